@@ -1,0 +1,367 @@
+//! Owns what a write does to an event (DESIGN §5): the one validation of an
+//! event's fields for every entry point, the upsert decision (new,
+//! reschedule, update, revive), and the Done and Remember actions.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use chrono_tz::Tz;
+
+use super::checkpoints::{Ladder, QuietHours};
+use super::fields::{AfterDue, DeepLink, DoneLabel, Title, parse_subtitle};
+use super::state::{State, Timeline};
+use super::time::{DEFAULT_LEAD_DAYS, Due, format_date, parse_date};
+use super::violations::Violations;
+
+/// An event's fields as they arrive, before validation.
+#[derive(Clone, Debug, Default)]
+pub struct RawFields {
+    pub title: String,
+    pub due_at: String,
+    pub subtitle: Option<String>,
+    pub fire_at: Option<String>,
+    pub after_due: Option<String>,
+    pub done_label: Option<String>,
+    pub deep_link: Option<String>,
+}
+
+/// An event's fields, validated. Absent values stay absent (`fire_at`,
+/// `done_label`) so that their defaults follow the due day and the reader's
+/// language.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSpec {
+    pub title: Title,
+    pub subtitle: Option<String>,
+    pub due: Due,
+    /// The fire day as given; `None` means 30 days before the due day.
+    pub fire_at: Option<NaiveDate>,
+    pub after_due: AfterDue,
+    pub done_label: Option<DoneLabel>,
+    pub deep_link: Option<DeepLink>,
+}
+
+impl EventSpec {
+    /// Validates every field, reporting all problems at once.
+    pub fn parse(raw: &RawFields) -> Result<Self, Violations> {
+        let mut violations = Violations::default();
+        let title = Title::parse("title", &raw.title, &mut violations);
+        let subtitle = parse_subtitle("subtitle", raw.subtitle.as_deref(), &mut violations);
+        let due = Due::parse("due_at", &raw.due_at, &mut violations);
+        let fire_at = raw
+            .fire_at
+            .as_deref()
+            .filter(|text| !text.trim().is_empty())
+            .and_then(|text| parse_date("fire_at", text, &mut violations).map(Some))
+            .unwrap_or(None);
+        let after_due = AfterDue::parse_optional("after_due", raw.after_due.as_deref(), &mut violations);
+        let done_label = DoneLabel::parse_optional("done_label", raw.done_label.as_deref(), &mut violations);
+        let deep_link = DeepLink::parse_optional("deep_link", raw.deep_link.as_deref(), &mut violations);
+        if let (Some(due), Some(fire)) = (&due, fire_at) {
+            let due_day = due.at.written_day();
+            if fire > due_day {
+                violations.add(
+                    "fire_at",
+                    format!("fire_at {} is after the due day {}", format_date(fire), format_date(due_day)),
+                );
+            }
+        }
+        let spec = match (title, due, after_due) {
+            (Some(title), Some(due), Some(after_due)) => {
+                Some(Self { title, subtitle, due, fire_at, after_due, done_label, deep_link })
+            }
+            _ => None,
+        };
+        violations.into_result(spec)
+    }
+
+    /// The day preparation starts: as given, or 30 days before the due day.
+    pub fn fire_date(&self) -> NaiveDate {
+        self.fire_at.unwrap_or_else(|| {
+            self.due
+                .at
+                .written_day()
+                .checked_sub_days(chrono::Days::new(DEFAULT_LEAD_DAYS))
+                .unwrap_or(self.due.at.written_day())
+        })
+    }
+
+    pub fn timeline(&self, zone: Tz) -> Timeline {
+        Timeline::new(&self.due.at, self.fire_date(), zone)
+    }
+
+    /// The raw form of these fields, for merging a partial update into them.
+    pub fn to_raw(&self) -> RawFields {
+        RawFields {
+            title: self.title.as_str().to_owned(),
+            due_at: self.due.text.clone(),
+            subtitle: self.subtitle.clone(),
+            fire_at: self.fire_at.map(format_date),
+            after_due: Some(self.after_due.as_str().to_owned()),
+            done_label: self.done_label.as_ref().map(|label| label.as_str().to_owned()),
+            deep_link: self.deep_link.as_ref().map(|link| link.as_str().to_owned()),
+        }
+    }
+}
+
+/// What an upsert did, as reported to the writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Created,
+    Updated,
+    Rescheduled,
+    Unchanged,
+    Revived,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Rescheduled => "rescheduled",
+            Self::Unchanged => "unchanged",
+            Self::Revived => "revived",
+        }
+    }
+}
+
+/// The lifecycle part of a stored event: what writes and the scheduler
+/// change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lifecycle {
+    pub state: State,
+    pub closed_at: Option<DateTime<Utc>>,
+    pub quiet_until: Option<DateTime<Utc>>,
+}
+
+impl Lifecycle {
+    /// A fresh lifecycle from the timeline alone: nothing quieted, and an
+    /// expired event closed at its due moment.
+    pub fn fresh(timeline: &Timeline, after_due: AfterDue, now: DateTime<Utc>) -> Self {
+        let state = timeline.open_state(after_due, now);
+        let closed_at = (state == State::Expired).then_some(timeline.due_moment);
+        Self { state, closed_at, quiet_until: None }
+    }
+
+    /// The lifecycle of an open event brought up to `now` (its fields or its
+    /// user's zone may have changed); closed and withdrawn events stay as they
+    /// are.
+    pub fn advanced(self, timeline: &Timeline, after_due: AfterDue, now: DateTime<Utc>) -> Self {
+        if !self.state.is_active() {
+            return self;
+        }
+        let fresh = Self::fresh(timeline, after_due, now);
+        Self { quiet_until: self.quiet_until, ..fresh }
+    }
+
+    /// When the scheduler must look at this event next: the next state change
+    /// of an open event, never for a closed one.
+    pub fn next_check(&self, timeline: &Timeline, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        if self.state.is_active() { timeline.next_change_after(now) } else { None }
+    }
+}
+
+/// The stored event an upsert meets under its key.
+#[derive(Clone, Debug)]
+pub struct Existing {
+    pub spec: EventSpec,
+    pub lifecycle: Lifecycle,
+}
+
+/// The upsert decision: what the event's lifecycle becomes and how to report
+/// it.
+pub fn decide_upsert(existing: Option<&Existing>, new: &EventSpec, zone: Tz, now: DateTime<Utc>) -> (Outcome, Lifecycle) {
+    let timeline = new.timeline(zone);
+    let fresh = Lifecycle::fresh(&timeline, new.after_due, now);
+    let Some(existing) = existing else { return (Outcome::Created, fresh) };
+    if existing.lifecycle.state == State::Withdrawn {
+        return (Outcome::Revived, fresh);
+    }
+    if existing.spec.due.at != new.due.at {
+        return (Outcome::Rescheduled, fresh);
+    }
+    let lifecycle = existing.lifecycle.advanced(&timeline, new.after_due, now);
+    let outcome = if existing.spec == *new && lifecycle == existing.lifecycle { Outcome::Unchanged } else { Outcome::Updated };
+    (outcome, lifecycle)
+}
+
+/// Done: closes an open event now; a closed or withdrawn one is returned as
+/// it is.
+pub fn mark_done(lifecycle: Lifecycle, now: DateTime<Utc>) -> Lifecycle {
+    if lifecycle.state.is_active() {
+        Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: lifecycle.quiet_until }
+    } else {
+        lifecycle
+    }
+}
+
+/// Remember: quiet until the next checkpoint (or, with none left, until the
+/// due moment); a closed or withdrawn event is returned as it is.
+pub fn mark_ack(
+    lifecycle: Lifecycle,
+    spec: &EventSpec,
+    zone: Tz,
+    quiet: QuietHours,
+    now: DateTime<Utc>,
+) -> Lifecycle {
+    if !lifecycle.state.is_active() {
+        return lifecycle;
+    }
+    let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone, quiet };
+    let until = ladder.next_after(now).unwrap_or_else(|| spec.due.at.moment_in(zone).max(now));
+    Lifecycle { quiet_until: Some(until), ..lifecycle }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveTime;
+    use chrono_tz::Europe::Berlin;
+
+    use super::*;
+
+    fn raw(title: &str, due_at: &str) -> RawFields {
+        RawFields { title: title.into(), due_at: due_at.into(), ..RawFields::default() }
+    }
+
+    fn spec(raw: RawFields) -> EventSpec {
+        EventSpec::parse(&raw).unwrap()
+    }
+
+    fn utc(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    fn existing(spec: EventSpec, state: State) -> Existing {
+        let closed_at = state.is_closed().then(|| utc("2026-12-02T10:00:00Z"));
+        Existing { spec, lifecycle: Lifecycle { state, closed_at, quiet_until: Some(utc("2026-12-05T07:00:00Z")) } }
+    }
+
+    const NOW: &str = "2026-12-03T12:00:00Z";
+
+    #[test]
+    fn defaults_are_thirty_days_of_preparation_keep_and_no_label() {
+        let event = spec(raw("Visa", "2026-12-14"));
+        assert_eq!(event.fire_date(), NaiveDate::from_ymd_opt(2026, 11, 14).unwrap());
+        assert_eq!(event.after_due, AfterDue::Keep);
+        assert_eq!(event.done_label, None);
+        assert_eq!(event.subtitle, None);
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_at_once() {
+        let violations = EventSpec::parse(&RawFields {
+            title: " ".into(),
+            due_at: "2026-12-14".into(),
+            fire_at: Some("2026-12-20".into()),
+            after_due: Some("forget".into()),
+            done_label: Some("x".repeat(65)),
+            deep_link: Some("javascript:alert(1)".into()),
+            subtitle: Some("s".repeat(201)),
+        })
+        .unwrap_err();
+        let fields: Vec<&str> = violations.iter().map(|violation| violation.field.as_str()).collect();
+        assert_eq!(fields, ["title", "subtitle", "after_due", "done_label", "deep_link", "fire_at"]);
+        assert!(violations.to_string().contains("fire_at 2026-12-20 is after the due day 2026-12-14"));
+    }
+
+    #[test]
+    fn a_past_fire_day_simply_starts_the_event_in_preparing() {
+        let event = spec(RawFields { fire_at: Some("2026-01-01".into()), ..raw("Visa", "2026-12-14") });
+        let (outcome, lifecycle) = decide_upsert(None, &event, Berlin, utc(NOW));
+        assert_eq!((outcome, lifecycle.state), (Outcome::Created, State::Preparing));
+    }
+
+    #[test]
+    fn a_new_key_is_created_in_its_computed_state() {
+        let (outcome, lifecycle) = decide_upsert(None, &spec(raw("Visa", "2027-06-01")), Berlin, utc(NOW));
+        assert_eq!((outcome, lifecycle.state, lifecycle.quiet_until), (Outcome::Created, State::Scheduled, None));
+    }
+
+    #[test]
+    fn a_new_due_date_reopens_a_done_event() {
+        let old = existing(spec(raw("Visa", "2026-12-01")), State::Done);
+        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-14")), Berlin, utc(NOW));
+        assert_eq!(outcome, Outcome::Rescheduled);
+        assert_eq!(lifecycle, Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None });
+    }
+
+    #[test]
+    fn a_new_due_date_reopens_an_expired_event_and_clears_remember() {
+        let old = existing(spec(RawFields { after_due: Some("expire".into()), ..raw("Visa", "2026-12-01") }), State::Expired);
+        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-03T18:00")), Berlin, utc(NOW));
+        assert_eq!(outcome, Outcome::Rescheduled);
+        assert_eq!(lifecycle, Lifecycle { state: State::Today, closed_at: None, quiet_until: None });
+    }
+
+    #[test]
+    fn the_same_due_date_keeps_a_done_event_done() {
+        let old = existing(spec(raw("Visa", "2026-12-14")), State::Done);
+        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa renewal", "2026-12-14")), Berlin, utc(NOW));
+        assert_eq!(outcome, Outcome::Updated);
+        assert_eq!(lifecycle, old.lifecycle);
+    }
+
+    #[test]
+    fn the_same_fields_again_are_unchanged() {
+        let old = existing(spec(raw("Visa", "2026-12-14")), State::Preparing);
+        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-14")), Berlin, utc(NOW));
+        assert_eq!(outcome, Outcome::Unchanged);
+        assert_eq!(lifecycle, old.lifecycle);
+    }
+
+    #[test]
+    fn the_same_instant_in_another_offset_is_not_a_reschedule() {
+        let old = existing(spec(raw("Flight", "2026-12-14T15:00+09:00")), State::Done);
+        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Flight", "2026-12-14T06:00Z")), Berlin, utc(NOW));
+        assert_eq!((outcome, lifecycle.state), (Outcome::Updated, State::Done));
+    }
+
+    #[test]
+    fn an_update_of_an_open_event_recomputes_its_state_and_keeps_remember() {
+        let old = existing(spec(RawFields { fire_at: Some("2026-12-10".into()), ..raw("Visa", "2026-12-14") }), State::Scheduled);
+        let moved_fire = spec(RawFields { fire_at: Some("2026-12-01".into()), ..raw("Visa", "2026-12-14") });
+        let (outcome, lifecycle) = decide_upsert(Some(&old), &moved_fire, Berlin, utc(NOW));
+        assert_eq!(outcome, Outcome::Updated);
+        assert_eq!(lifecycle.state, State::Preparing);
+        assert_eq!(lifecycle.quiet_until, old.lifecycle.quiet_until);
+    }
+
+    #[test]
+    fn switching_an_overdue_event_to_expire_closes_it_at_its_due_moment() {
+        let old = existing(spec(raw("Visa", "2026-12-01")), State::Overdue);
+        let expiring = spec(RawFields { after_due: Some("expire".into()), ..raw("Visa", "2026-12-01") });
+        let (outcome, lifecycle) = decide_upsert(Some(&old), &expiring, Berlin, utc(NOW));
+        assert_eq!((outcome, lifecycle.state), (Outcome::Updated, State::Expired));
+        assert_eq!(lifecycle.closed_at, Some(utc("2026-12-01T23:00:00Z")));
+    }
+
+    #[test]
+    fn any_upsert_revives_a_withdrawn_event() {
+        for due_at in ["2026-12-14", "2026-12-20"] {
+            let old = existing(spec(raw("Visa", "2026-12-14")), State::Withdrawn);
+            let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", due_at)), Berlin, utc(NOW));
+            assert_eq!(outcome, Outcome::Revived, "{due_at}");
+            assert_eq!(lifecycle, Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None });
+        }
+    }
+
+    #[test]
+    fn done_closes_an_open_event_and_is_a_no_op_on_a_closed_one() {
+        let now = utc(NOW);
+        let open = Lifecycle { state: State::Today, closed_at: None, quiet_until: None };
+        assert_eq!(mark_done(open, now), Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: None });
+        let expired = Lifecycle { state: State::Expired, closed_at: Some(utc("2026-12-01T00:00:00Z")), quiet_until: None };
+        assert_eq!(mark_done(expired, now), expired);
+    }
+
+    #[test]
+    fn remember_quiets_until_the_next_checkpoint() {
+        let quiet = QuietHours { start: NaiveTime::from_hms_opt(22, 0, 0).unwrap(), end: NaiveTime::from_hms_opt(8, 0, 0).unwrap() };
+        let event = spec(raw("Visa", "2026-12-14"));
+        let open = Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None };
+        // On Dec 3rd the next rung is D−7 = Dec 7th at 08:00 Berlin time.
+        let acked = mark_ack(open, &event, Berlin, quiet, utc(NOW));
+        assert_eq!(acked.quiet_until, Some(utc("2026-12-07T07:00:00Z")));
+        assert_eq!(acked.state, State::Preparing);
+        let done = Lifecycle { state: State::Done, closed_at: Some(utc(NOW)), quiet_until: None };
+        assert_eq!(mark_ack(done, &event, Berlin, quiet, utc(NOW)), done);
+    }
+}

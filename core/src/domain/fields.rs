@@ -1,0 +1,460 @@
+//! Owns the small validated values of Hado's data model: each is parsed once
+//! at the edge into a type, and code past the edge never checks it again.
+
+use std::fmt;
+
+use chrono::NaiveTime;
+use chrono_tz::Tz;
+
+use super::violations::Violations;
+
+/// Counts characters, not bytes: limits are about what a person reads.
+fn char_count(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// Checks a required text field: trimmed, 1..=max characters.
+fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations) -> Option<String> {
+    let text = raw.trim();
+    let count = char_count(text);
+    if count == 0 {
+        violations.add(field, format!("{field} is required and may not be blank"));
+        None
+    } else if count > max {
+        violations.add(field, format!("{field} is {count} characters long; at most {max} are allowed"));
+        None
+    } else {
+        Some(text.to_owned())
+    }
+}
+
+/// Checks an optional text field: trimmed, at most `max` characters; blank
+/// means absent.
+fn optional_text(field: &str, raw: Option<&str>, max: usize, violations: &mut Violations) -> Option<String> {
+    let text = raw.map(str::trim).filter(|text| !text.is_empty())?;
+    let count = char_count(text);
+    if count > max {
+        violations.add(field, format!("{field} is {count} characters long; at most {max} are allowed"));
+        return None;
+    }
+    Some(text.to_owned())
+}
+
+/// Quotes user input in a message, cut short so that a 10 MB value does not
+/// come back in its own error.
+pub fn quoted(raw: &str) -> String {
+    const SHOWN: usize = 40;
+    if raw.chars().count() <= SHOWN {
+        format!("'{raw}'")
+    } else {
+        let head: String = raw.chars().take(SHOWN).collect();
+        format!("'{head}…'")
+    }
+}
+
+macro_rules! text_value {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str(&self.0)
+            }
+        }
+    };
+}
+
+text_value!(
+    /// An event's title: 1 to 200 characters after trimming.
+    Title
+);
+text_value!(
+    /// A label for the Done button: 1 to 64 characters.
+    DoneLabel
+);
+text_value!(
+    /// An absolute `http` or `https` URL of at most 2048 characters.
+    DeepLink
+);
+text_value!(
+    /// A source's own key for an event: 1 to 255 characters.
+    SourceRef
+);
+text_value!(
+    /// A second part of an event's key: at most 64 characters, often empty.
+    Topic
+);
+text_value!(
+    /// A user's login: `[a-z0-9][a-z0-9._@-]{0,63}`.
+    Login
+);
+text_value!(
+    /// A source's name: `[a-z0-9][a-z0-9_-]{0,49}`.
+    SourceName
+);
+
+impl Title {
+    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        required_text(field, raw, 200, violations).map(Self)
+    }
+}
+
+/// An optional subtitle of at most 200 characters; blank means none.
+pub fn parse_subtitle(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<String> {
+    optional_text(field, raw, 200, violations)
+}
+
+impl DoneLabel {
+    /// An absent label is `None`: the reader's language supplies the default.
+    pub fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+        let raw = raw?;
+        required_text(field, raw, 64, violations).map(Self)
+    }
+}
+
+impl DeepLink {
+    /// Only absolute `http(s)` URLs pass: `javascript:`, `data:` and relative
+    /// links would run or resolve somewhere the person did not expect.
+    pub fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+        let text = raw.map(str::trim).filter(|text| !text.is_empty())?;
+        let count = char_count(text);
+        if count > 2048 {
+            violations.add(field, format!("{field} is {count} characters long; at most 2048 are allowed"));
+            return None;
+        }
+        let lower = text.to_ascii_lowercase();
+        let rest = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://"));
+        let host_ok = rest.is_some_and(|rest| {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+            !authority.is_empty()
+        });
+        if !host_ok || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            violations.add(
+                field,
+                format!("{field} {} must be an absolute http or https URL", quoted(text)),
+            );
+            return None;
+        }
+        Some(Self(text.to_owned()))
+    }
+}
+
+impl SourceRef {
+    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        // A ref is a key: it is kept exactly as given, surrounding spaces too
+        // would be a different key, so they are refused rather than trimmed.
+        let count = char_count(raw);
+        if count == 0 {
+            violations.add(field, format!("{field} is required"));
+            None
+        } else if count > 255 {
+            violations.add(field, format!("{field} is {count} characters long; at most 255 are allowed"));
+            None
+        } else if raw.trim() != raw {
+            violations.add(field, format!("{field} {} has leading or trailing spaces", quoted(raw)));
+            None
+        } else {
+            Some(Self(raw.to_owned()))
+        }
+    }
+
+    /// The key of a new event of the `manual` source.
+    pub fn new_manual(ulid: ulid::Ulid) -> Self {
+        Self(format!("manual:{ulid}"))
+    }
+
+    /// Wraps a ref read back from storage, where it was validated on write.
+    pub fn from_stored(raw: String) -> Self {
+        Self(raw)
+    }
+}
+
+impl Topic {
+    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        let count = char_count(raw);
+        if count > 64 {
+            violations.add(field, format!("{field} is {count} characters long; at most 64 are allowed"));
+            None
+        } else if raw.trim() != raw {
+            violations.add(field, format!("{field} {} has leading or trailing spaces", quoted(raw)));
+            None
+        } else {
+            Some(Self(raw.to_owned()))
+        }
+    }
+
+    pub fn empty() -> Self {
+        Self(String::new())
+    }
+
+    pub fn from_stored(raw: String) -> Self {
+        Self(raw)
+    }
+}
+
+/// Checks `text` against `[a-z0-9][<first and rest>]{0,max-1}`.
+fn matches_name(text: &str, max: usize, extra: &[char]) -> bool {
+    let mut chars = text.chars();
+    let Some(first) = chars.next() else { return false };
+    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    allowed(first) && text.len() <= max && chars.all(|c| allowed(c) || extra.contains(&c))
+}
+
+impl Login {
+    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        if matches_name(raw, 64, &['.', '_', '@', '-']) {
+            Some(Self(raw.to_owned()))
+        } else {
+            violations.add(
+                field,
+                format!(
+                    "{field} {} is not a valid login: use 1 to 64 characters of a-z, 0-9 and . _ @ -, starting with a letter or digit",
+                    quoted(raw)
+                ),
+            );
+            None
+        }
+    }
+
+    pub fn from_stored(raw: String) -> Self {
+        Self(raw)
+    }
+}
+
+impl SourceName {
+    /// The source of the events a person (or their agent) makes themselves.
+    pub const MANUAL: &'static str = "manual";
+
+    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        if matches_name(raw, 50, &['_', '-']) {
+            Some(Self(raw.to_owned()))
+        } else {
+            violations.add(
+                field,
+                format!(
+                    "{field} {} is not a valid source name: use 1 to 50 characters of a-z, 0-9, _ and -, starting with a letter or digit",
+                    quoted(raw)
+                ),
+            );
+            None
+        }
+    }
+
+    pub fn is_manual(&self) -> bool {
+        self.0 == Self::MANUAL
+    }
+}
+
+/// What happens when the due moment passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterDue {
+    /// The event stays in the inbox as overdue until it is done.
+    Keep,
+    /// The event closes as expired.
+    Expire,
+}
+
+impl AfterDue {
+    pub fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+        match raw.map(str::trim) {
+            None | Some("") | Some("keep") => Some(Self::Keep),
+            Some("expire") => Some(Self::Expire),
+            Some(other) => {
+                violations.add(field, format!("{field} {} must be keep or expire", quoted(other)));
+                None
+            }
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Keep => "keep",
+            Self::Expire => "expire",
+        }
+    }
+
+    pub fn from_stored(raw: &str) -> Self {
+        if raw == "expire" { Self::Expire } else { Self::Keep }
+    }
+}
+
+/// The language of a user's interface and default labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locale {
+    En,
+    Ru,
+}
+
+impl Locale {
+    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        match raw.trim() {
+            "en" => Some(Self::En),
+            "ru" => Some(Self::Ru),
+            other => {
+                violations.add(field, format!("{field} {} must be en or ru", quoted(other)));
+                None
+            }
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Ru => "ru",
+        }
+    }
+
+    pub fn from_stored(raw: &str) -> Self {
+        if raw == "ru" { Self::Ru } else { Self::En }
+    }
+
+    /// The label of the Done button when the source gave none.
+    pub fn default_done_label(self) -> &'static str {
+        match self {
+            Self::En => "Done",
+            Self::Ru => "Сделано",
+        }
+    }
+
+    /// How an expired event's closing reads in the archive.
+    pub fn expired_label(self) -> &'static str {
+        match self {
+            Self::En => "Expired",
+            Self::Ru => "Истекло",
+        }
+    }
+}
+
+/// Parses an IANA time zone name such as `Europe/Berlin`.
+pub fn parse_time_zone(field: &str, raw: &str, violations: &mut Violations) -> Option<Tz> {
+    match raw.trim().parse::<Tz>() {
+        Ok(zone) => Some(zone),
+        Err(_) => {
+            violations.add(
+                field,
+                format!("{field} {} is not an IANA time zone name such as Europe/Berlin", quoted(raw)),
+            );
+            None
+        }
+    }
+}
+
+/// Parses a wall-clock time written exactly as `HH:MM`.
+pub fn parse_clock_time(field: &str, raw: &str, violations: &mut Violations) -> Option<NaiveTime> {
+    let text = raw.trim();
+    let bytes = text.as_bytes();
+    let shaped = bytes.len() == 5
+        && bytes[2] == b':'
+        && [0, 1, 3, 4].iter().all(|&index| bytes[index].is_ascii_digit());
+    let time = shaped.then(|| NaiveTime::parse_from_str(text, "%H:%M").ok()).flatten();
+    if time.is_none() {
+        violations.add(field, format!("{field} {} must be a time of day as HH:MM, such as 22:00", quoted(raw)));
+    }
+    time
+}
+
+/// Formats a wall-clock time as `HH:MM`.
+pub fn format_clock_time(time: NaiveTime) -> String {
+    time.format("%H:%M").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check<T>(parse: impl FnOnce(&mut Violations) -> Option<T>) -> Result<T, String> {
+        let mut violations = Violations::default();
+        let value = parse(&mut violations);
+        match value {
+            Some(value) if violations.is_empty() => Ok(value),
+            _ => Err(violations.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_title_is_trimmed_and_must_not_be_blank() {
+        assert_eq!(check(|v| Title::parse("title", "  Visa  ", v)).unwrap().as_str(), "Visa");
+        assert_eq!(check(|v| Title::parse("title", "   ", v)).unwrap_err(), "title is required and may not be blank");
+    }
+
+    #[test]
+    fn a_ten_megabyte_title_is_refused_without_echoing_it() {
+        let huge = "x".repeat(10 * 1024 * 1024);
+        let error = check(|v| Title::parse("title", &huge, v)).unwrap_err();
+        assert_eq!(error, "title is 10485760 characters long; at most 200 are allowed");
+    }
+
+    #[test]
+    fn limits_count_characters_not_bytes() {
+        let cyrillic = "я".repeat(200);
+        assert!(check(|v| Title::parse("title", &cyrillic, v)).is_ok());
+        let too_long = "я".repeat(201);
+        assert!(check(|v| Title::parse("title", &too_long, v)).is_err());
+    }
+
+    #[test]
+    fn deep_links_must_be_absolute_http_urls() {
+        for good in ["https://example.com", "http://example.com/a?b=c#d", "HTTPS://Example.com/x"] {
+            assert!(check(|v| DeepLink::parse_optional("deep_link", Some(good), v)).is_ok(), "{good}");
+        }
+        for bad in ["javascript:alert(1)", "JavaScript:alert(1)", "/relative", "ftp://x", "https://", "https:///path", "data:text/html,x", "https://exa mple.com"] {
+            let error = check(|v| DeepLink::parse_optional("deep_link", Some(bad), v)).unwrap_err();
+            assert!(error.contains("must be an absolute http or https URL"), "{bad}: {error}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(2048));
+        assert!(check(|v| DeepLink::parse_optional("deep_link", Some(&long), v)).unwrap_err().contains("at most 2048"));
+    }
+
+    #[test]
+    fn logins_follow_the_documented_pattern() {
+        for good in ["anna", "a", "anna.k@example.com", "0day", "x_y-z"] {
+            assert!(check(|v| Login::parse("user", good, v)).is_ok(), "{good}");
+        }
+        for bad in ["", "anna k", "Anna", ".anna", "-a", &"a".repeat(65), "анна"] {
+            let error = check(|v| Login::parse("user", bad, v)).unwrap_err();
+            assert!(error.starts_with("user "), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn source_names_follow_the_documented_pattern() {
+        assert!(check(|v| SourceName::parse("name", "docs-2_x", v)).is_ok());
+        assert!(check(|v| SourceName::parse("name", &"a".repeat(50), v)).is_ok());
+        for bad in ["", "Docs", "a.b", &"a".repeat(51), "_x"] {
+            assert!(check(|v| SourceName::parse("name", bad, v)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quiet_times_must_be_hh_mm() {
+        assert_eq!(check(|v| parse_clock_time("quiet_start", "22:00", v)).unwrap(), NaiveTime::from_hms_opt(22, 0, 0).unwrap());
+        for bad in ["22", "7:00", "24:00", "22:60", "22:00:00", "ab:cd"] {
+            let error = check(|v| parse_clock_time("quiet_start", bad, v)).unwrap_err();
+            assert!(error.contains("must be a time of day as HH:MM"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn time_zones_must_be_iana_names() {
+        assert_eq!(check(|v| parse_time_zone("tz", "Europe/Berlin", v)).unwrap(), chrono_tz::Europe::Berlin);
+        assert!(check(|v| parse_time_zone("tz", "Mars/Olympus", v)).unwrap_err().contains("not an IANA time zone"));
+    }
+
+    #[test]
+    fn refs_and_topics_are_kept_exactly() {
+        assert!(check(|v| SourceRef::parse("ref", "visa-1", v)).is_ok());
+        assert!(check(|v| SourceRef::parse("ref", " visa", v)).is_err());
+        assert!(check(|v| SourceRef::parse("ref", "", v)).is_err());
+        assert!(check(|v| SourceRef::parse("ref", &"r".repeat(256), v)).is_err());
+        assert!(check(|v| Topic::parse("topic", "", v)).is_ok());
+        assert!(check(|v| Topic::parse("topic", &"t".repeat(65), v)).is_err());
+    }
+}

@@ -1,0 +1,9 @@
+//! Hado's rules with no IO, no async and no clock: values are parsed into
+//! types here once, and time always comes in as an argument.
+
+pub mod checkpoints;
+pub mod event;
+pub mod fields;
+pub mod state;
+pub mod time;
+pub mod violations;

@@ -1,0 +1,64 @@
+//! Owns the collection of validation failures: every bad field of a request
+//! (every bad item of a batch) is reported at once, by its path.
+
+use std::fmt;
+
+/// One field that failed validation, named by its path (`events[3].due_at`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldViolation {
+    pub field: String,
+    pub message: String,
+}
+
+/// Every violation found in one request, in the order they were found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Violations(Vec<FieldViolation>);
+
+impl Violations {
+    pub fn add(&mut self, field: &str, message: impl Into<String>) {
+        self.0.push(FieldViolation { field: field.to_owned(), message: message.into() });
+    }
+
+    /// Adds `other`'s violations with their fields put under `prefix`
+    /// (`events[3]` + `due_at` = `events[3].due_at`).
+    pub fn extend_prefixed(&mut self, prefix: &str, other: Violations) {
+        for violation in other.0 {
+            let field = format!("{prefix}.{}", violation.field);
+            let message = format!("{prefix}: {}", violation.message);
+            self.0.push(FieldViolation { field, message });
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &FieldViolation> {
+        self.0.iter()
+    }
+
+    /// `Ok(value)` when nothing was found wrong.
+    pub fn into_result<T>(self, value: Option<T>) -> Result<T, Violations> {
+        match value {
+            Some(value) if self.is_empty() => Ok(value),
+            _ => Err(self),
+        }
+    }
+}
+
+/// The messages alone: each already names its field.
+impl fmt::Display for Violations {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, violation) in self.0.iter().enumerate() {
+            if index > 0 {
+                formatter.write_str("; ")?;
+            }
+            formatter.write_str(&violation.message)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,14 @@
+//! Hado's wire contract: the `hado.v1` gRPC types and services generated from
+//! `proto/hado/v1`, the descriptor set for server reflection, and the mapping
+//! from gRPC codes to HTTP statuses that both gateways share.
+
+#[allow(clippy::all, missing_docs)]
+pub mod v1 {
+    tonic::include_proto!("hado.v1");
+}
+
+/// The encoded `FileDescriptorSet` of every `hado.v1` file, for reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hado_descriptor.bin"));
+
+pub mod error;
+pub mod metadata;
