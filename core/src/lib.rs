@@ -1,3 +1,130 @@
 //! Hado's core: the one home of event logic and storage, served over gRPC.
+//! See ARCHITECTURE.md for the map.
 
+pub mod clock;
+pub mod config;
 pub mod domain;
+pub mod engine;
+pub mod error;
+pub mod grpc;
+pub mod scheduler;
+pub mod storage;
+pub mod telemetry;
+pub mod tokens;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use clock::Clock;
+use config::CoreConfig;
+use engine::Engine;
+use storage::Store;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("HADO_DATABASE_URL: {0}")]
+    Database(#[from] storage::StoreError),
+    #[error("core could not start: {0}")]
+    Engine(#[from] error::CoreError),
+    #[error("gRPC server failed: {0}")]
+    Serve(#[from] tonic::transport::Error),
+}
+
+/// Opens the database (running migrations) and builds the engine.
+pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
+    let store = Store::connect(&config.database_url).await?;
+    Ok(Arc::new(Engine::new(store, clock, config.default_zone).await?))
+}
+
+/// Serves `engine` on `listener` with its scheduler until `shutdown`
+/// resolves; then stops the scheduler and closes the database.
+pub async fn serve(
+    engine: Arc<Engine>,
+    config: &CoreConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RunError> {
+    let (stop, stopped) = watch::channel(false);
+    let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped));
+    let credentials = grpc::Credentials { admin_token: config.admin_token.clone(), gateway_token: config.gateway_token.clone() };
+    let served = grpc::serve(engine.clone(), credentials, listener, shutdown).await;
+    let _ = stop.send(true);
+    let _ = scheduler.await;
+    engine.store().close().await;
+    Ok(served?)
+}
+
+/// Opens the database and serves until `shutdown`: what `hado-core` runs.
+pub async fn run(
+    config: CoreConfig,
+    listener: TcpListener,
+    clock: Arc<dyn Clock>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RunError> {
+    let engine = open(&config, clock).await?;
+    serve(engine, &config, listener, shutdown).await
+}
+
+/// Resolves on Ctrl-C or SIGTERM, for the binaries.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {}
+        _ = terminate => {}
+    }
+}
+
+/// The whole `hado-core` process: configuration from the environment, one
+/// clear line on any failure to start.
+pub async fn main_entry() -> std::process::ExitCode {
+    telemetry::init();
+    let config = match CoreConfig::from_env() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("hado-core: {error}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let listener = match TcpListener::bind(config.grpc_addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("hado-core: HADO_GRPC_ADDR: cannot listen on {}: {error}", config.grpc_addr);
+            return std::process::ExitCode::from(2);
+        }
+    };
+    tracing::info!(addr = %config.grpc_addr, "core starting");
+    let engine = match open(&config, Arc::new(clock::SystemClock)).await {
+        Ok(engine) => engine,
+        Err(error) => {
+            eprintln!("hado-core: {error}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    tracing::info!(addr = %config.grpc_addr, backend = ?engine.store().backend(), "core listening");
+    match serve(engine, &config, listener, shutdown_signal()).await {
+        Ok(()) => {
+            tracing::info!("core stopped");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("hado-core: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

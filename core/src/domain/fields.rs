@@ -62,6 +62,12 @@ macro_rules! text_value {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+
+            /// Wraps a value read back from storage, where it was validated
+            /// on its way in.
+            pub fn from_stored(raw: String) -> Self {
+                Self(raw)
+            }
         }
 
         impl fmt::Display for $name {
@@ -113,10 +119,10 @@ pub fn parse_subtitle(field: &str, raw: Option<&str>, violations: &mut Violation
 }
 
 impl DoneLabel {
-    /// An absent label is `None`: the reader's language supplies the default.
+    /// An absent or blank label is `None`: the reader's language supplies
+    /// the default.
     pub fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
-        let raw = raw?;
-        required_text(field, raw, 64, violations).map(Self)
+        optional_text(field, raw, 64, violations).map(Self)
     }
 }
 
@@ -170,11 +176,6 @@ impl SourceRef {
     pub fn new_manual(ulid: ulid::Ulid) -> Self {
         Self(format!("manual:{ulid}"))
     }
-
-    /// Wraps a ref read back from storage, where it was validated on write.
-    pub fn from_stored(raw: String) -> Self {
-        Self(raw)
-    }
 }
 
 impl Topic {
@@ -193,10 +194,6 @@ impl Topic {
 
     pub fn empty() -> Self {
         Self(String::new())
-    }
-
-    pub fn from_stored(raw: String) -> Self {
-        Self(raw)
     }
 }
 
@@ -222,10 +219,6 @@ impl Login {
             );
             None
         }
-    }
-
-    pub fn from_stored(raw: String) -> Self {
-        Self(raw)
     }
 }
 

@@ -1,0 +1,591 @@
+//! Owns every operation on the inbox — for sources, for the person and their
+//! agent, and for the operator — as one path from validated input through the
+//! domain's decisions to storage, with the clock as an input. The gRPC layer
+//! only authenticates and translates; gateways only call that.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use sqlx::AnyConnection;
+use tokio::sync::Notify;
+
+use crate::clock::Clock;
+use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFields};
+use crate::domain::fields::{Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone};
+use crate::domain::state::State;
+use crate::domain::violations::Violations;
+use crate::error::CoreError;
+use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
+use crate::tokens;
+
+/// A batch holds at most this many items.
+pub const MAX_BATCH: usize = 1000;
+
+/// The source a caller authenticated as.
+#[derive(Clone, Debug)]
+pub struct SourceCaller {
+    pub id: i64,
+    pub name: SourceName,
+}
+
+/// One item of a source's batch, as it arrives.
+#[derive(Clone, Debug, Default)]
+pub struct SourceItem {
+    pub user: String,
+    pub source_ref: String,
+    pub topic: String,
+    pub fields: RawFields,
+}
+
+/// What an upsert did to one item.
+#[derive(Clone, Copy, Debug)]
+pub struct UpsertReport {
+    pub id: i64,
+    pub outcome: Outcome,
+    pub state: State,
+}
+
+/// A key of a source's event, as it arrives.
+#[derive(Clone, Debug, Default)]
+pub struct RawKey {
+    pub user: String,
+    pub source_ref: String,
+    pub topic: String,
+}
+
+/// What a withdrawal found under one key.
+#[derive(Clone, Copy, Debug)]
+pub struct WithdrawReport {
+    pub found: Option<(i64, State)>,
+}
+
+/// A partial change to the user's own event: `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct EventPatch {
+    pub title: Option<String>,
+    pub due_at: Option<String>,
+    pub subtitle: Option<String>,
+    pub fire_at: Option<String>,
+    pub after_due: Option<String>,
+    pub done_label: Option<String>,
+    pub deep_link: Option<String>,
+}
+
+/// A partial change to a user's settings.
+#[derive(Clone, Debug, Default)]
+pub struct ProfilePatch {
+    pub tz: Option<String>,
+    pub quiet_start: Option<String>,
+    pub quiet_end: Option<String>,
+    pub locale: Option<String>,
+}
+
+/// Whether a user has an agent token, and its history.
+#[derive(Clone, Copy, Debug)]
+pub struct AgentTokenStatus {
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+pub struct Engine {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    default_zone: Tz,
+    manual_source_id: i64,
+    /// Woken after every write, so that the scheduler re-reads the earliest
+    /// check instead of sleeping past a new one.
+    wake: Arc<Notify>,
+}
+
+/// Parses one item of a batch, collecting its violations under `events[i]`.
+fn parse_item(index: usize, item: &SourceItem, violations: &mut Violations) -> Option<(Login, SourceRef, Topic, EventSpec)> {
+    let mut own = Violations::default();
+    let login = Login::parse("user", &item.user, &mut own);
+    let source_ref = SourceRef::parse("ref", &item.source_ref, &mut own);
+    let topic = Topic::parse("topic", &item.topic, &mut own);
+    let spec = match EventSpec::parse(&item.fields) {
+        Ok(spec) => Some(spec),
+        Err(spec_violations) => {
+            for violation in spec_violations.iter() {
+                own.add(&violation.field, violation.message.clone());
+            }
+            None
+        }
+    };
+    let valid = own.is_empty();
+    violations.extend_prefixed(&format!("events[{index}]"), own);
+    match (login, source_ref, topic, spec) {
+        (Some(login), Some(source_ref), Some(topic), Some(spec)) if valid => Some((login, source_ref, topic, spec)),
+        _ => None,
+    }
+}
+
+fn check_batch_size(field: &str, len: usize) -> Result<(), CoreError> {
+    if len > MAX_BATCH {
+        return Err(CoreError::invalid(field, format!("{field} holds {len} items; a batch holds at most {MAX_BATCH}")));
+    }
+    Ok(())
+}
+
+/// The error for a user's change to another source's event.
+fn owned_elsewhere(record: &EventRecord) -> CoreError {
+    let source = &record.source;
+    CoreError::FailedPrecondition(format!("this event belongs to source {source}; only {source} can change it"))
+}
+
+impl Engine {
+    pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz) -> Result<Self, CoreError> {
+        let manual_source_id = store
+            .source_id(SourceName::MANUAL)
+            .await?
+            .ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
+        Ok(Self { store, clock, default_zone, manual_source_id, wake: Arc::new(Notify::new()) })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    pub fn wake_handle(&self) -> Arc<Notify> {
+        self.wake.clone()
+    }
+
+    fn written(&self) {
+        self.wake.notify_one();
+    }
+
+    // ---- callers -------------------------------------------------------
+
+    pub async fn source_for_token(&self, token: &str) -> Result<Option<SourceCaller>, CoreError> {
+        let found = self.store.source_by_token(&tokens::hash(token)).await?;
+        Ok(found.map(|(id, name)| SourceCaller { id, name }))
+    }
+
+    pub async fn user_for_agent_token(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(users::user_by_agent_token(&mut connection, &tokens::hash(token), self.now()).await?)
+    }
+
+    /// The user a gateway names, created on first sight.
+    pub async fn user_for_login(&self, raw_login: &str) -> Result<UserRecord, CoreError> {
+        let mut violations = Violations::default();
+        let login = Login::parse("user", raw_login, &mut violations);
+        let login = violations.into_result(login).map_err(CoreError::Invalid)?;
+        let mut connection = self.store.pool().acquire().await?;
+        if let Some(user) = users::find_user(&mut connection, &login).await? {
+            return Ok(user);
+        }
+        drop(connection);
+        let mut transaction = self.store.begin_write().await?;
+        let user = users::ensure_user(&mut transaction, &login, self.default_zone, self.now()).await?;
+        transaction.commit().await?;
+        Ok(user)
+    }
+
+    // ---- sources -------------------------------------------------------
+
+    /// Validates the whole batch, then applies it in one transaction.
+    pub async fn upsert_batch(&self, source: &SourceCaller, items: &[SourceItem]) -> Result<Vec<UpsertReport>, CoreError> {
+        check_batch_size("events", items.len())?;
+        let mut violations = Violations::default();
+        let parsed: Vec<_> = items.iter().enumerate().map(|(index, item)| parse_item(index, item, &mut violations)).collect();
+        if !violations.is_empty() {
+            return Err(CoreError::Invalid(violations));
+        }
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let mut known_users: HashMap<String, UserRecord> = HashMap::new();
+        let mut reports = Vec::with_capacity(items.len());
+        for (login, source_ref, topic, spec) in parsed.into_iter().flatten() {
+            let user = match known_users.get(login.as_str()) {
+                Some(user) => user.clone(),
+                None => {
+                    let user = users::ensure_user(&mut transaction, &login, self.default_zone, now).await?;
+                    known_users.insert(login.as_str().to_owned(), user.clone());
+                    user
+                }
+            };
+            let key = EventKey { user_id: user.id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+            reports.push(self.upsert_one(&mut transaction, &user, key, &spec, now).await?);
+        }
+        transaction.commit().await?;
+        self.written();
+        Ok(reports)
+    }
+
+    /// The one upsert path, shared by sources and the user's own events.
+    async fn upsert_one(
+        &self,
+        connection: &mut AnyConnection,
+        user: &UserRecord,
+        key: EventKey<'_>,
+        spec: &EventSpec,
+        now: DateTime<Utc>,
+    ) -> Result<UpsertReport, CoreError> {
+        let stored = events::find_by_key(connection, key).await?;
+        let existing = stored.as_ref().map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
+        let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
+        let timeline = spec.timeline(user.zone);
+        let write = EventWrite { spec, lifecycle, due_at: timeline.due_moment, next_check_at: lifecycle.next_check(&timeline, now) };
+        let id = match (&stored, outcome) {
+            (None, _) => events::insert(connection, key, write, now).await?,
+            (Some(record), Outcome::Unchanged) => record.id,
+            (Some(record), _) => {
+                events::update(connection, record.id, write, now).await?;
+                record.id
+            }
+        };
+        Ok(UpsertReport { id, outcome, state: lifecycle.state })
+    }
+
+    /// Withdraws events by key; unknown keys are reported as not found.
+    pub async fn withdraw_batch(&self, source: &SourceCaller, keys: &[RawKey]) -> Result<Vec<WithdrawReport>, CoreError> {
+        check_batch_size("keys", keys.len())?;
+        let mut violations = Violations::default();
+        let mut parsed = Vec::with_capacity(keys.len());
+        for (index, key) in keys.iter().enumerate() {
+            let mut own = Violations::default();
+            let login = Login::parse("user", &key.user, &mut own);
+            let source_ref = SourceRef::parse("ref", &key.source_ref, &mut own);
+            let topic = Topic::parse("topic", &key.topic, &mut own);
+            violations.extend_prefixed(&format!("keys[{index}]"), own);
+            parsed.push((login, source_ref, topic));
+        }
+        if !violations.is_empty() {
+            return Err(CoreError::Invalid(violations));
+        }
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let mut reports = Vec::with_capacity(keys.len());
+        for (login, source_ref, topic) in parsed {
+            let (Some(login), Some(source_ref), Some(topic)) = (login, source_ref, topic) else { continue };
+            let Some(user) = users::find_user(&mut transaction, &login).await? else {
+                reports.push(WithdrawReport { found: None });
+                continue;
+            };
+            let key = EventKey { user_id: user.id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+            let found = match events::find_by_key(&mut transaction, key).await? {
+                Some(record) => Some((record.id, self.withdraw(&mut transaction, &record, now).await?)),
+                None => None,
+            };
+            reports.push(WithdrawReport { found });
+        }
+        transaction.commit().await?;
+        self.written();
+        Ok(reports)
+    }
+
+    async fn withdraw(&self, connection: &mut AnyConnection, record: &EventRecord, now: DateTime<Utc>) -> Result<State, CoreError> {
+        if record.lifecycle.state != State::Withdrawn {
+            let lifecycle = Lifecycle { state: State::Withdrawn, ..record.lifecycle };
+            let due_at = record.spec.due.at.moment_in(record.zone);
+            events::save_lifecycle(connection, record.id, lifecycle, due_at, None, now).await?;
+        }
+        Ok(State::Withdrawn)
+    }
+
+    /// A source's events of one user (all, or only the given refs).
+    pub async fn list_for_source(&self, source: &SourceCaller, raw_login: &str, refs: &[String]) -> Result<Vec<EventRecord>, CoreError> {
+        check_batch_size("refs", refs.len())?;
+        let mut violations = Violations::default();
+        let login = Login::parse("user", raw_login, &mut violations);
+        for (index, source_ref) in refs.iter().enumerate() {
+            SourceRef::parse(&format!("refs[{index}]"), source_ref, &mut violations);
+        }
+        let login = violations.into_result(login).map_err(CoreError::Invalid)?;
+        let mut connection = self.store.pool().acquire().await?;
+        let Some(user) = users::find_user(&mut connection, &login).await? else { return Ok(Vec::new()) };
+        drop(connection);
+        Ok(self.store.list_for_source(source.id, user.id, refs).await?)
+    }
+
+    // ---- the person and their agent -----------------------------------
+
+    pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool) -> Result<Vec<EventRecord>, CoreError> {
+        let state = match raw_state.filter(|raw| !raw.is_empty()) {
+            Some(raw) => {
+                let mut violations = Violations::default();
+                let state = State::parse_active_filter("state", raw, &mut violations);
+                Some(violations.into_result(state).map_err(CoreError::Invalid)?)
+            }
+            None => None,
+        };
+        if archive {
+            if state.is_some() {
+                return Err(CoreError::invalid("state", "state filters active events; leave it out with archive"));
+            }
+            return Ok(self.store.list_archive(user.id).await?);
+        }
+        Ok(self.store.list_active(user.id, state).await?)
+    }
+
+    /// One of the user's events; withdrawn events are gone for them.
+    async fn own_event(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        match events::find_for_user(connection, id, user.id).await? {
+            Some(record) if record.lifecycle.state != State::Withdrawn => Ok(record),
+            _ => Err(CoreError::event_not_found(id)),
+        }
+    }
+
+    pub async fn get_event(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        self.own_event(&mut connection, user, id).await
+    }
+
+    async fn reread(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        events::find_for_user(connection, id, user.id).await?.ok_or_else(|| CoreError::event_not_found(id))
+    }
+
+    /// Creates one of the user's own events, from the `manual` source.
+    pub async fn create_manual(&self, user: &UserRecord, fields: &RawFields) -> Result<EventRecord, CoreError> {
+        let spec = EventSpec::parse(fields).map_err(CoreError::Invalid)?;
+        let source_ref = SourceRef::new_manual(ulid::Ulid::new());
+        let topic = Topic::empty();
+        let key = EventKey { user_id: user.id, source_id: self.manual_source_id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let report = self.upsert_one(&mut transaction, user, key, &spec, now).await?;
+        let record = self.reread(&mut transaction, user, report.id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(record)
+    }
+
+    /// Changes the user's own event through the same upsert path: a new due
+    /// moment reschedules (and reopens), the same one only updates.
+    pub async fn update_manual(&self, user: &UserRecord, id: i64, patch: EventPatch) -> Result<EventRecord, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event(&mut transaction, user, id).await?;
+        if record.source_id != self.manual_source_id {
+            return Err(owned_elsewhere(&record));
+        }
+        let current = record.spec.to_raw();
+        let merged = RawFields {
+            title: patch.title.unwrap_or(current.title),
+            due_at: patch.due_at.unwrap_or(current.due_at),
+            subtitle: patch.subtitle.or(current.subtitle),
+            fire_at: patch.fire_at.or(current.fire_at),
+            after_due: patch.after_due.or(current.after_due),
+            done_label: patch.done_label.or(current.done_label),
+            deep_link: patch.deep_link.or(current.deep_link),
+        };
+        let spec = EventSpec::parse(&merged).map_err(CoreError::Invalid)?;
+        let key = EventKey { user_id: user.id, source_id: record.source_id, source_ref: &record.source_ref, topic: &record.topic };
+        self.upsert_one(&mut transaction, user, key, &spec, now).await?;
+        let updated = self.reread(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(updated)
+    }
+
+    /// Deletes (withdraws) the user's own event.
+    pub async fn delete_manual(&self, user: &UserRecord, id: i64) -> Result<i64, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event(&mut transaction, user, id).await?;
+        if record.source_id != self.manual_source_id {
+            return Err(owned_elsewhere(&record));
+        }
+        self.withdraw(&mut transaction, &record, now).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(id)
+    }
+
+    /// Done, on an event of any source.
+    pub async fn mark_done(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        self.act(user, id, |record, now| event::mark_done(record.lifecycle, now)).await
+    }
+
+    /// Remember, on an event of any source.
+    pub async fn mark_ack(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        let quiet = user.quiet;
+        self.act(user, id, move |record, now| event::mark_ack(record.lifecycle, &record.spec, record.zone, quiet, now)).await
+    }
+
+    async fn act(
+        &self,
+        user: &UserRecord,
+        id: i64,
+        action: impl FnOnce(&EventRecord, DateTime<Utc>) -> Lifecycle,
+    ) -> Result<EventRecord, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event(&mut transaction, user, id).await?;
+        let lifecycle = action(&record, now);
+        if lifecycle == record.lifecycle {
+            return Ok(record);
+        }
+        let timeline = record.spec.timeline(record.zone);
+        let next_check = lifecycle.next_check(&timeline, now);
+        events::save_lifecycle(&mut transaction, id, lifecycle, timeline.due_moment, next_check, now).await?;
+        let updated = self.reread(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(updated)
+    }
+
+    /// Changes the user's settings; a new zone recomputes their open events
+    /// in the same transaction.
+    pub async fn update_profile(&self, user: &UserRecord, patch: &ProfilePatch) -> Result<UserRecord, CoreError> {
+        let mut violations = Violations::default();
+        let zone = patch.tz.as_deref().map(|raw| parse_time_zone("tz", raw, &mut violations));
+        let quiet_start = patch.quiet_start.as_deref().map(|raw| parse_clock_time("quiet_start", raw, &mut violations));
+        let quiet_end = patch.quiet_end.as_deref().map(|raw| parse_clock_time("quiet_end", raw, &mut violations));
+        let locale = patch.locale.as_deref().map(|raw| Locale::parse("locale", raw, &mut violations));
+        if !violations.is_empty() {
+            return Err(CoreError::Invalid(violations));
+        }
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let current = users::user_by_id(&mut transaction, user.id).await?;
+        let zone = zone.flatten().unwrap_or(current.zone);
+        let mut quiet = current.quiet;
+        quiet.start = quiet_start.flatten().unwrap_or(quiet.start);
+        quiet.end = quiet_end.flatten().unwrap_or(quiet.end);
+        let locale = locale.flatten().unwrap_or(current.locale);
+        users::save_profile(&mut transaction, user.id, zone, quiet, locale, now).await?;
+        if zone != current.zone {
+            for record in events::open_for_user(&mut transaction, user.id).await? {
+                let timeline = record.spec.timeline(zone);
+                let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
+                let next_check = lifecycle.next_check(&timeline, now);
+                events::save_lifecycle(&mut transaction, record.id, lifecycle, timeline.due_moment, next_check, now).await?;
+            }
+        }
+        let updated = users::user_by_id(&mut transaction, user.id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(updated)
+    }
+
+    pub async fn agent_token_status(&self, user: &UserRecord) -> Result<Option<AgentTokenStatus>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        let status = users::agent_token_status(&mut connection, user.id).await?;
+        Ok(status.map(|(created_at, last_used_at)| AgentTokenStatus { created_at, last_used_at }))
+    }
+
+    /// Issues the user's agent token, replacing any earlier one at once.
+    pub async fn issue_agent_token(&self, user: &UserRecord) -> Result<String, CoreError> {
+        let (token, hash) = tokens::generate(tokens::AGENT_PREFIX);
+        let mut transaction = self.store.begin_write().await?;
+        users::replace_agent_token(&mut transaction, user.id, &hash, self.now()).await?;
+        transaction.commit().await?;
+        Ok(token)
+    }
+
+    pub async fn revoke_agent_token(&self, user: &UserRecord) -> Result<bool, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        let revoked = users::delete_agent_token(&mut transaction, user.id).await?;
+        transaction.commit().await?;
+        Ok(revoked)
+    }
+
+    // ---- the operator ---------------------------------------------------
+
+    fn parse_source_name(raw: &str) -> Result<SourceName, CoreError> {
+        let mut violations = Violations::default();
+        let name = SourceName::parse("name", raw, &mut violations);
+        violations.into_result(name).map_err(CoreError::Invalid)
+    }
+
+    fn refuse_manual(name: &SourceName, what: &str) -> Result<(), CoreError> {
+        if name.is_manual() {
+            return Err(CoreError::FailedPrecondition(format!(
+                "the manual source holds the people's own events; it has no token and cannot be {what}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Creates a source; its token is returned this once.
+    pub async fn create_source(&self, raw_name: &str) -> Result<(SourceName, String), CoreError> {
+        let name = Self::parse_source_name(raw_name)?;
+        Self::refuse_manual(&name, "created")?;
+        let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
+        match self.store.create_source(&name, &hash, self.now()).await? {
+            Some(_) => Ok((name, token)),
+            None => Err(CoreError::AlreadyExists(format!(
+                "source {name} already exists; rotate its token with RotateSourceToken"
+            ))),
+        }
+    }
+
+    pub async fn rotate_source_token(&self, raw_name: &str) -> Result<(SourceName, String), CoreError> {
+        let name = Self::parse_source_name(raw_name)?;
+        Self::refuse_manual(&name, "given one")?;
+        let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
+        if self.store.set_source_token(&name, &hash, self.now()).await? {
+            Ok((name, token))
+        } else {
+            Err(CoreError::NotFound(format!("source {name} not found")))
+        }
+    }
+
+    pub async fn list_sources(&self) -> Result<Vec<SourceRecord>, CoreError> {
+        Ok(self.store.list_sources().await?)
+    }
+
+    /// Deletes a source and its events; returns how many events went.
+    pub async fn delete_source(&self, raw_name: &str) -> Result<(SourceName, u64), CoreError> {
+        let name = Self::parse_source_name(raw_name)?;
+        Self::refuse_manual(&name, "deleted")?;
+        match self.store.delete_source(&name).await? {
+            Some(deleted) => {
+                self.written();
+                Ok((name, deleted))
+            }
+            None => Err(CoreError::NotFound(format!("source {name} not found"))),
+        }
+    }
+
+    pub async fn admin_issue_agent_token(&self, raw_login: &str) -> Result<(UserRecord, String), CoreError> {
+        let user = self.user_for_login(raw_login).await?;
+        let token = self.issue_agent_token(&user).await?;
+        Ok((user, token))
+    }
+
+    pub async fn admin_revoke_agent_token(&self, raw_login: &str) -> Result<bool, CoreError> {
+        let mut violations = Violations::default();
+        let login = Login::parse("login", raw_login, &mut violations);
+        let login = violations.into_result(login).map_err(CoreError::Invalid)?;
+        let mut connection = self.store.pool().acquire().await?;
+        let Some(user) = users::find_user(&mut connection, &login).await? else { return Ok(false) };
+        drop(connection);
+        self.revoke_agent_token(&user).await
+    }
+
+    pub async fn list_users(&self) -> Result<Vec<UserSummary>, CoreError> {
+        Ok(self.store.list_users().await?)
+    }
+
+    // ---- the scheduler --------------------------------------------------
+
+    /// Advances up to `limit` events whose next check has come, in one
+    /// transaction. Returns how many it advanced; the cost follows the due
+    /// rows, never the table.
+    pub async fn advance_due(&self, limit: i64) -> Result<usize, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let due = events::claim_due(&mut transaction, self.store.backend(), now, limit).await?;
+        for record in &due {
+            let timeline = record.spec.timeline(record.zone);
+            let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
+            let next_check = lifecycle.next_check(&timeline, now);
+            events::save_lifecycle(&mut transaction, record.id, lifecycle, timeline.due_moment, next_check, now).await?;
+        }
+        transaction.commit().await?;
+        Ok(due.len())
+    }
+
+    pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
+        Ok(self.store.earliest_check().await?)
+    }
+}

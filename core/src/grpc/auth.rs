@@ -1,0 +1,92 @@
+//! Owns who a gRPC caller is: every credential arrives as
+//! `authorization: Bearer …`, and each service accepts only its own kind.
+
+use tonic::metadata::MetadataMap;
+
+use hado_proto::metadata::{AUTHORIZATION, USER};
+
+use crate::engine::{Engine, SourceCaller};
+use crate::error::CoreError;
+use crate::storage::UserRecord;
+use crate::tokens::{self, AGENT_PREFIX, SOURCE_PREFIX};
+
+/// The configured secrets that callers present.
+#[derive(Clone)]
+pub struct Credentials {
+    pub admin_token: String,
+    pub gateway_token: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Credentials { .. }")
+    }
+}
+
+/// How the person behind an Inbox call was authenticated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// A gateway vouched for them (the web inbox).
+    Gateway,
+    /// Their agent token.
+    Agent,
+}
+
+/// The person behind an Inbox call.
+#[derive(Clone, Debug)]
+pub struct UserCaller {
+    pub user: UserRecord,
+    pub via: Via,
+}
+
+fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
+    let value = metadata
+        .get(AUTHORIZATION)
+        .ok_or_else(|| CoreError::Unauthenticated("an authorization header with a bearer token is required".into()))?;
+    let text = value.to_str().map_err(|_| CoreError::Unauthenticated("the authorization header is not text".into()))?;
+    let token = text
+        .strip_prefix("Bearer ")
+        .or_else(|| text.strip_prefix("bearer "))
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+        .ok_or_else(|| CoreError::Unauthenticated("the authorization header must be 'Bearer <token>'".into()))?;
+    Ok(token)
+}
+
+/// The source behind an Ingest call.
+pub async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<SourceCaller, CoreError> {
+    let token = bearer(metadata)?;
+    if !token.starts_with(SOURCE_PREFIX) {
+        return Err(CoreError::Unauthenticated("the Ingest service takes a source token (hado_src_…)".into()));
+    }
+    engine.source_for_token(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown source token".into()))
+}
+
+/// The person behind an Inbox call: an agent token, or the gateway
+/// credential with the login the gateway authenticated.
+pub async fn user(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserCaller, CoreError> {
+    let token = bearer(metadata)?;
+    if token.starts_with(AGENT_PREFIX) {
+        let user = engine.user_for_agent_token(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
+        return Ok(UserCaller { user, via: Via::Agent });
+    }
+    if tokens::same_secret(token, &credentials.gateway_token) {
+        let login = metadata
+            .get(USER)
+            .and_then(|value| value.to_str().ok())
+            .ok_or_else(|| CoreError::Unauthenticated(format!("the gateway credential needs the {USER} header naming the user")))?;
+        let user = engine.user_for_login(login).await?;
+        return Ok(UserCaller { user, via: Via::Gateway });
+    }
+    Err(CoreError::Unauthenticated("the Inbox service takes an agent token (hado_agent_…) or the gateway credential".into()))
+}
+
+/// Admits the operator.
+pub fn admin(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), CoreError> {
+    let token = bearer(metadata)?;
+    if tokens::same_secret(token, &credentials.admin_token) {
+        Ok(())
+    } else {
+        Err(CoreError::Unauthenticated("the Admin service takes the admin token".into()))
+    }
+}

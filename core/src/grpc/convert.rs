@@ -1,0 +1,68 @@
+//! Owns the translation of core's records into `hado.v1` messages, with every
+//! computed field filled in so that no client works one out.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use hado_proto::v1;
+
+use crate::domain::state::State;
+use crate::domain::time::format_date;
+use crate::storage::{EventRecord, UserRecord};
+use crate::domain::fields::format_clock_time;
+
+pub fn timestamp(instant: DateTime<Utc>) -> String {
+    instant.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+pub fn event(record: &EventRecord) -> v1::Event {
+    let spec = &record.spec;
+    let done_label = spec
+        .done_label
+        .as_ref()
+        .map(|label| label.as_str().to_owned())
+        .unwrap_or_else(|| record.locale.default_done_label().to_owned());
+    let closed_as = match record.lifecycle.state {
+        State::Done => Some(done_label.clone()),
+        State::Expired => Some(record.locale.expired_label().to_owned()),
+        _ => None,
+    };
+    let due_moment = spec.due.at.moment_in(record.zone);
+    v1::Event {
+        id: record.id,
+        source: record.source.clone(),
+        user: record.login.clone(),
+        r#ref: record.source_ref.clone(),
+        topic: record.topic.clone(),
+        title: spec.title.as_str().to_owned(),
+        subtitle: spec.subtitle.clone().unwrap_or_default(),
+        due_at: spec.due.text.clone(),
+        fire_at: format_date(spec.fire_date()),
+        after_due: spec.after_due.as_str().to_owned(),
+        done_label,
+        deep_link: spec.deep_link.as_ref().map(|link| link.as_str().to_owned()).unwrap_or_default(),
+        state: record.lifecycle.state.as_str().to_owned(),
+        quiet_until: record.lifecycle.quiet_until.map(timestamp),
+        closed_at: record.lifecycle.closed_at.map(timestamp),
+        closed_as,
+        editable: record.source == crate::domain::fields::SourceName::MANUAL,
+        due_instant: due_moment.with_timezone(&record.zone).to_rfc3339_opts(SecondsFormat::Secs, true),
+        all_day: !spec.due.at.has_time_of_day(),
+        created_at: timestamp(record.created_at),
+        updated_at: timestamp(record.updated_at),
+    }
+}
+
+pub fn events(records: &[EventRecord]) -> v1::EventList {
+    v1::EventList { events: records.iter().map(event).collect() }
+}
+
+pub fn profile(user: &UserRecord, now: DateTime<Utc>) -> v1::Profile {
+    v1::Profile {
+        login: user.login.as_str().to_owned(),
+        tz: user.zone.name().to_owned(),
+        quiet_start: format_clock_time(user.quiet.start),
+        quiet_end: format_clock_time(user.quiet.end),
+        locale: user.locale.as_str().to_owned(),
+        local_time: now.with_timezone(&user.zone).format("%Y-%m-%dT%H:%M (%A)").to_string(),
+    }
+}

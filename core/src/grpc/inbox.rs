@@ -1,0 +1,143 @@
+//! Owns the `hado.v1.Inbox` service: the person's (and their agent's) calls,
+//! each authenticated and handed to the engine.
+
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+
+use hado_proto::v1::{self, inbox_server::Inbox};
+
+use super::auth::{self, Credentials, UserCaller, Via};
+use super::convert;
+use crate::domain::event::RawFields;
+use crate::engine::{EventPatch, ProfilePatch};
+use crate::engine::Engine;
+use crate::error::CoreError;
+
+pub struct InboxService {
+    pub engine: Arc<Engine>,
+    pub credentials: Credentials,
+}
+
+impl InboxService {
+    async fn caller<T>(&self, request: &Request<T>) -> Result<UserCaller, Status> {
+        Ok(auth::user(&self.engine, &self.credentials, request.metadata()).await?)
+    }
+
+    /// The agent token is the person's to manage from the inbox; an agent may
+    /// not mint or revoke its own credentials.
+    async fn inbox_caller<T>(&self, request: &Request<T>) -> Result<UserCaller, Status> {
+        let caller = self.caller(request).await?;
+        if caller.via != Via::Gateway {
+            return Err(CoreError::PermissionDenied("agent tokens are managed from the inbox, not by an agent".into()).into());
+        }
+        Ok(caller)
+    }
+}
+
+#[tonic::async_trait]
+impl Inbox for InboxService {
+    async fn list_events(&self, request: Request<v1::ListEventsRequest>) -> Result<Response<v1::EventList>, Status> {
+        let caller = self.caller(&request).await?;
+        let body = request.into_inner();
+        let records = self.engine.list_events(&caller.user, body.state.as_deref(), body.archive).await?;
+        Ok(Response::new(convert::events(&records)))
+    }
+
+    async fn get_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
+        let caller = self.caller(&request).await?;
+        let record = self.engine.get_event(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(convert::event(&record)))
+    }
+
+    async fn create_event(&self, request: Request<v1::EventFields>) -> Result<Response<v1::Event>, Status> {
+        let caller = self.caller(&request).await?;
+        let record = self.engine.create_manual(&caller.user, &raw_fields(request.into_inner())).await?;
+        Ok(Response::new(convert::event(&record)))
+    }
+
+    async fn update_event(&self, request: Request<v1::UpdateEventRequest>) -> Result<Response<v1::Event>, Status> {
+        let caller = self.caller(&request).await?;
+        let body = request.into_inner();
+        let patch = EventPatch {
+            title: body.title,
+            due_at: body.due_at,
+            subtitle: body.subtitle,
+            fire_at: body.fire_at,
+            after_due: body.after_due,
+            done_label: body.done_label,
+            deep_link: body.deep_link,
+        };
+        let record = self.engine.update_manual(&caller.user, body.id, patch).await?;
+        Ok(Response::new(convert::event(&record)))
+    }
+
+    async fn delete_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::DeleteEventReply>, Status> {
+        let caller = self.caller(&request).await?;
+        let id = self.engine.delete_manual(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(v1::DeleteEventReply { id, state: "withdrawn".into() }))
+    }
+
+    async fn mark_done(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
+        let caller = self.caller(&request).await?;
+        let record = self.engine.mark_done(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(convert::event(&record)))
+    }
+
+    async fn mark_ack(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
+        let caller = self.caller(&request).await?;
+        let record = self.engine.mark_ack(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(convert::event(&record)))
+    }
+
+    async fn get_profile(&self, request: Request<v1::GetProfileRequest>) -> Result<Response<v1::Profile>, Status> {
+        let caller = self.caller(&request).await?;
+        Ok(Response::new(convert::profile(&caller.user, self.engine.now())))
+    }
+
+    async fn update_profile(&self, request: Request<v1::UpdateProfileRequest>) -> Result<Response<v1::Profile>, Status> {
+        let caller = self.caller(&request).await?;
+        let body = request.into_inner();
+        let patch = ProfilePatch { tz: body.tz, quiet_start: body.quiet_start, quiet_end: body.quiet_end, locale: body.locale };
+        let user = self.engine.update_profile(&caller.user, &patch).await?;
+        Ok(Response::new(convert::profile(&user, self.engine.now())))
+    }
+
+    async fn get_agent_token(&self, request: Request<v1::GetAgentTokenRequest>) -> Result<Response<v1::AgentTokenStatus>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let status = self.engine.agent_token_status(&caller.user).await?;
+        Ok(Response::new(v1::AgentTokenStatus {
+            issued: status.is_some(),
+            created_at: status.map(|status| convert::timestamp(status.created_at)),
+            last_used_at: status.and_then(|status| status.last_used_at).map(convert::timestamp),
+        }))
+    }
+
+    async fn issue_agent_token(&self, request: Request<v1::IssueMyAgentTokenRequest>) -> Result<Response<v1::IssuedToken>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let token = self.engine.issue_agent_token(&caller.user).await?;
+        Ok(Response::new(v1::IssuedToken { token }))
+    }
+
+    async fn revoke_agent_token(
+        &self,
+        request: Request<v1::RevokeMyAgentTokenRequest>,
+    ) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let revoked = self.engine.revoke_agent_token(&caller.user).await?;
+        Ok(Response::new(v1::RevokeAgentTokenReply { revoked }))
+    }
+}
+
+/// The wire's event fields as the domain's raw input.
+pub fn raw_fields(fields: v1::EventFields) -> RawFields {
+    RawFields {
+        title: fields.title,
+        due_at: fields.due_at,
+        subtitle: fields.subtitle,
+        fire_at: fields.fire_at,
+        after_due: fields.after_due,
+        done_label: fields.done_label,
+        deep_link: fields.deep_link,
+    }
+}

@@ -1,0 +1,66 @@
+//! Owns the `hado.v1.Ingest` service: a source's batches, withdrawals and
+//! reads of its own events.
+
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+
+use hado_proto::v1::{self, ingest_server::Ingest};
+
+use super::inbox::raw_fields;
+use super::{auth, convert};
+use crate::engine::{Engine, RawKey, SourceItem};
+
+pub struct IngestService {
+    pub engine: Arc<Engine>,
+}
+
+#[tonic::async_trait]
+impl Ingest for IngestService {
+    async fn upsert_events(&self, request: Request<v1::UpsertEventsRequest>) -> Result<Response<v1::UpsertEventsReply>, Status> {
+        let source = auth::source(&self.engine, request.metadata()).await?;
+        let items: Vec<SourceItem> = request
+            .into_inner()
+            .events
+            .into_iter()
+            .map(|item| SourceItem {
+                user: item.user,
+                source_ref: item.r#ref,
+                topic: item.topic,
+                fields: raw_fields(item.fields.unwrap_or_default()),
+            })
+            .collect();
+        let reports = self.engine.upsert_batch(&source, &items).await?;
+        let results = reports
+            .into_iter()
+            .map(|report| v1::UpsertResult { id: report.id, outcome: report.outcome.as_str().into(), state: report.state.as_str().into() })
+            .collect();
+        Ok(Response::new(v1::UpsertEventsReply { results }))
+    }
+
+    async fn withdraw_events(&self, request: Request<v1::WithdrawEventsRequest>) -> Result<Response<v1::WithdrawEventsReply>, Status> {
+        let source = auth::source(&self.engine, request.metadata()).await?;
+        let keys: Vec<RawKey> = request
+            .into_inner()
+            .keys
+            .into_iter()
+            .map(|key| RawKey { user: key.user, source_ref: key.r#ref, topic: key.topic })
+            .collect();
+        let reports = self.engine.withdraw_batch(&source, &keys).await?;
+        let results = reports
+            .into_iter()
+            .map(|report| match report.found {
+                Some((id, state)) => v1::WithdrawResult { found: true, id, state: state.as_str().into() },
+                None => v1::WithdrawResult { found: false, id: 0, state: String::new() },
+            })
+            .collect();
+        Ok(Response::new(v1::WithdrawEventsReply { results }))
+    }
+
+    async fn list_events(&self, request: Request<v1::IngestListRequest>) -> Result<Response<v1::EventList>, Status> {
+        let source = auth::source(&self.engine, request.metadata()).await?;
+        let body = request.into_inner();
+        let records = self.engine.list_for_source(&source, &body.user, &body.refs).await?;
+        Ok(Response::new(convert::events(&records)))
+    }
+}

@@ -1,0 +1,62 @@
+//! Owns core's gRPC edge: the three `hado.v1` services, server reflection
+//! (v1 and v1alpha, so that old and new grpcurl both work) and
+//! `grpc.health.v1`.
+
+mod admin;
+pub mod auth;
+pub mod convert;
+mod inbox;
+mod ingest;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+
+use hado_proto::v1::admin_server::AdminServer;
+use hado_proto::v1::inbox_server::InboxServer;
+use hado_proto::v1::ingest_server::IngestServer;
+
+use crate::engine::Engine;
+pub use auth::Credentials;
+
+/// Large enough for a full batch of 1000 events at their size limits, and
+/// for a too-long field to reach validation and get a precise error.
+const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Serves every service on `listener` until `shutdown` resolves; in-flight
+/// calls finish first.
+pub async fn serve(
+    engine: Arc<Engine>,
+    credentials: Credentials,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter.set_serving::<InboxServer<inbox::InboxService>>().await;
+    health_reporter.set_serving::<IngestServer<ingest::IngestService>>().await;
+    health_reporter.set_serving::<AdminServer<admin::AdminService>>().await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .expect("the compiled-in descriptor sets are valid");
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .expect("the compiled-in descriptor sets are valid");
+    let inbox = inbox::InboxService { engine: engine.clone(), credentials: credentials.clone() };
+    let ingest = ingest::IngestService { engine: engine.clone() };
+    let admin = admin::AdminService { engine, credentials };
+    tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(InboxServer::new(inbox).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .add_service(IngestServer::new(ingest).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .add_service(AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await
+}

@@ -1,0 +1,253 @@
+//! Owns the SQL for events: lookups by key and by id, the inbox and archive
+//! lists, writes, and the scheduler's claim of due rows.
+
+use chrono::{DateTime, Utc};
+use sqlx::{AnyConnection, Row};
+
+use super::records::{EventRecord, millis, select_events};
+use super::{Backend, Store, StoreError};
+use crate::domain::event::{EventSpec, Lifecycle};
+use crate::domain::state::State;
+use crate::domain::time::format_date;
+
+/// The archive shows at most this many events.
+pub const ARCHIVE_LIMIT: i64 = 100;
+
+/// An event's unique key: a source's ref and topic for one user.
+#[derive(Clone, Copy, Debug)]
+pub struct EventKey<'a> {
+    pub user_id: i64,
+    pub source_id: i64,
+    pub source_ref: &'a str,
+    pub topic: &'a str,
+}
+
+/// Everything written when an event's fields change.
+#[derive(Clone, Copy, Debug)]
+pub struct EventWrite<'a> {
+    pub spec: &'a EventSpec,
+    pub lifecycle: Lifecycle,
+    /// The due moment in the user's current zone, which orders the inbox.
+    pub due_at: DateTime<Utc>,
+    pub next_check_at: Option<DateTime<Utc>>,
+}
+
+fn optional_millis(instant: Option<DateTime<Utc>>) -> Option<i64> {
+    instant.map(millis)
+}
+
+fn decode_all(rows: Vec<sqlx::any::AnyRow>) -> Result<Vec<EventRecord>, StoreError> {
+    rows.iter().map(EventRecord::from_row).collect()
+}
+
+pub async fn find_by_key(connection: &mut AnyConnection, key: EventKey<'_>) -> Result<Option<EventRecord>, StoreError> {
+    let row = sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref = $3 AND e.topic = $4"))
+        .bind(key.source_id)
+        .bind(key.user_id)
+        .bind(key.source_ref)
+        .bind(key.topic)
+        .fetch_optional(&mut *connection)
+        .await?;
+    row.as_ref().map(EventRecord::from_row).transpose()
+}
+
+/// One of the user's events by id; another user's id finds nothing.
+pub async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64) -> Result<Option<EventRecord>, StoreError> {
+    let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2"))
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(&mut *connection)
+        .await?;
+    row.as_ref().map(EventRecord::from_row).transpose()
+}
+
+pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    let spec = write.spec;
+    let stored_due = spec.due.at.to_stored();
+    let row = sqlx::query(
+        "INSERT INTO events (user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
+         due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
+         next_check_at, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21) \
+         RETURNING id",
+    )
+    .bind(key.user_id)
+    .bind(key.source_id)
+    .bind(key.source_ref)
+    .bind(key.topic)
+    .bind(spec.title.as_str())
+    .bind(spec.subtitle.as_deref())
+    .bind(spec.due.text.as_str())
+    .bind(stored_due.date)
+    .bind(stored_due.time)
+    .bind(stored_due.offset_minutes.map(i64::from))
+    .bind(millis(write.due_at))
+    .bind(spec.fire_at.map(format_date))
+    .bind(format_date(spec.fire_date()))
+    .bind(spec.after_due.as_str())
+    .bind(spec.done_label.as_ref().map(|label| label.as_str()))
+    .bind(spec.deep_link.as_ref().map(|link| link.as_str()))
+    .bind(write.lifecycle.state.as_str())
+    .bind(optional_millis(write.lifecycle.quiet_until))
+    .bind(optional_millis(write.lifecycle.closed_at))
+    .bind(optional_millis(write.next_check_at))
+    .bind(millis(now))
+    .fetch_one(&mut *connection)
+    .await?;
+    Ok(row.try_get("id")?)
+}
+
+pub async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<(), StoreError> {
+    let spec = write.spec;
+    let stored_due = spec.due.at.to_stored();
+    sqlx::query(
+        "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
+         due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
+         quiet_until = $15, closed_at = $16, next_check_at = $17, updated_at = $18 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(spec.title.as_str())
+    .bind(spec.subtitle.as_deref())
+    .bind(spec.due.text.as_str())
+    .bind(stored_due.date)
+    .bind(stored_due.time)
+    .bind(stored_due.offset_minutes.map(i64::from))
+    .bind(millis(write.due_at))
+    .bind(spec.fire_at.map(format_date))
+    .bind(format_date(spec.fire_date()))
+    .bind(spec.after_due.as_str())
+    .bind(spec.done_label.as_ref().map(|label| label.as_str()))
+    .bind(spec.deep_link.as_ref().map(|link| link.as_str()))
+    .bind(write.lifecycle.state.as_str())
+    .bind(optional_millis(write.lifecycle.quiet_until))
+    .bind(optional_millis(write.lifecycle.closed_at))
+    .bind(optional_millis(write.next_check_at))
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// Saves a new lifecycle (and the due moment it was computed with) without
+/// touching the fields.
+pub async fn save_lifecycle(
+    connection: &mut AnyConnection,
+    id: i64,
+    lifecycle: Lifecycle,
+    due_at: DateTime<Utc>,
+    next_check_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE events SET state = $2, quiet_until = $3, closed_at = $4, next_check_at = $5, due_ms = $6, updated_at = $7 \
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(lifecycle.state.as_str())
+    .bind(optional_millis(lifecycle.quiet_until))
+    .bind(optional_millis(lifecycle.closed_at))
+    .bind(optional_millis(next_check_at))
+    .bind(millis(due_at))
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// A user's open events, for recomputing them after a zone change.
+pub async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
+    let rows = sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state IN ('scheduled', 'preparing', 'today', 'overdue')"))
+        .bind(user_id)
+        .fetch_all(&mut *connection)
+        .await?;
+    decode_all(rows)
+}
+
+/// Claims up to `limit` events whose next check is due. On Postgres the rows
+/// stay locked until the transaction ends and other replicas skip them, so
+/// that several cores share the work without doing any of it twice.
+pub async fn claim_due(
+    connection: &mut AnyConnection,
+    backend: Backend,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let query = match backend {
+        Backend::Sqlite => select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2"),
+        Backend::Postgres => {
+            select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED")
+        }
+    };
+    let rows = sqlx::query(query).bind(millis(now)).bind(limit).fetch_all(&mut *connection).await?;
+    decode_all(rows)
+}
+
+impl Store {
+    /// The user's active events ordered by due moment, optionally in one state.
+    pub async fn list_active(&self, user_id: i64, state: Option<State>) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = match state {
+            Some(state) => {
+                sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state = $2 ORDER BY e.due_ms, e.id"))
+                    .bind(user_id)
+                    .bind(state.as_str())
+                    .fetch_all(self.pool())
+                    .await?
+            }
+            None => {
+                sqlx::query(select_events!(
+                    "WHERE e.user_id = $1 AND e.state IN ('scheduled', 'preparing', 'today', 'overdue') ORDER BY e.due_ms, e.id"
+                ))
+                .bind(user_id)
+                .fetch_all(self.pool())
+                .await?
+            }
+        };
+        decode_all(rows)
+    }
+
+    /// The archive: done and expired, most recently closed first.
+    pub async fn list_archive(&self, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = sqlx::query(select_events!(
+            "WHERE e.user_id = $1 AND e.state IN ('done', 'expired') ORDER BY e.closed_at DESC, e.id DESC LIMIT $2"
+        ))
+        .bind(user_id)
+        .bind(ARCHIVE_LIMIT)
+        .fetch_all(self.pool())
+        .await?;
+        decode_all(rows)
+    }
+
+    /// A source's events for one user, all of them or only the given refs.
+    pub async fn list_for_source(&self, source_id: i64, user_id: i64, refs: &[String]) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = if refs.is_empty() {
+            sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id"))
+                .bind(source_id)
+                .bind(user_id)
+                .fetch_all(self.pool())
+                .await?
+        } else {
+            let placeholders: Vec<String> = (0..refs.len()).map(|index| format!("${}", index + 3)).collect();
+            let sql = format!(
+                "{} WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref IN ({}) ORDER BY e.due_ms, e.id",
+                select_events!(),
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(source_id).bind(user_id);
+            for source_ref in refs {
+                query = query.bind(source_ref.as_str());
+            }
+            query.fetch_all(self.pool()).await?
+        };
+        decode_all(rows)
+    }
+
+    /// The earliest pending check, so that the scheduler knows how long it
+    /// may sleep.
+    pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let row = sqlx::query("SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL")
+            .fetch_one(self.pool())
+            .await?;
+        let next: Option<i64> = row.try_get("next")?;
+        next.map(super::records::instant).transpose()
+    }
+}

@@ -1,0 +1,181 @@
+//! Owns Hado's storage: the connection to SQLite or Postgres (chosen by the
+//! URL's scheme), the migrations, and every SQL statement core runs. No other
+//! module — and no other crate — knows SQL.
+//!
+//! One set of `$1`-style queries runs on both backends through sqlx's `Any`
+//! driver; the few places where the dialects differ (how a write transaction
+//! starts, how the scheduler claims rows) live in [`Backend`].
+
+pub mod events;
+mod records;
+mod sources;
+pub mod users;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::migrate::Migrator;
+use sqlx::{AnyPool, Executor, Transaction};
+
+pub use events::{EventKey, EventWrite};
+pub use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// Which database a [`Store`] talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// Picks the backend from a database URL's scheme.
+    pub fn from_url(url: &str) -> Result<Self, StoreError> {
+        if url.starts_with("sqlite:") {
+            Ok(Self::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Self::Postgres)
+        } else {
+            Err(StoreError::BadUrl(
+                "the URL must start with sqlite:// (such as sqlite://hado-data/hado.db) or postgres://".into(),
+            ))
+        }
+    }
+
+    /// SQLite allows one writer: a write transaction takes the write lock up
+    /// front, so that it never fails half-way when upgrading a read lock.
+    fn begin_write_statement(self) -> Option<&'static str> {
+        match self {
+            Self::Sqlite => Some("BEGIN IMMEDIATE"),
+            Self::Postgres => None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}")]
+    BadUrl(String),
+    #[error("cannot open the database: {0}")]
+    Connect(sqlx::Error),
+    #[error("cannot migrate the database: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error(transparent)]
+    Query(#[from] sqlx::Error),
+    /// A stored value that validation would never have let in.
+    #[error("stored data is damaged: {0}")]
+    Corrupt(String),
+}
+
+/// A pool of connections to Hado's database.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+pub type Tx = Transaction<'static, sqlx::Any>;
+
+impl Store {
+    /// Connects, creating a SQLite file (and its folder) when missing, and
+    /// applies the migrations.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::from_url(url)?;
+        let url = match backend {
+            Backend::Sqlite => prepare_sqlite_url(url)?,
+            Backend::Postgres => url.to_owned(),
+        };
+        let options = AnyConnectOptions::from_str(&url).map_err(|error| StoreError::BadUrl(error.to_string()))?;
+        let pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        let pool_options = match backend {
+            Backend::Sqlite => pool_options.max_connections(8).after_connect(|connection, _| {
+                Box::pin(async move {
+                    connection
+                        .execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;")
+                        .await?;
+                    Ok(())
+                })
+            }),
+            Backend::Postgres => pool_options.max_connections(16),
+        };
+        let pool = pool_options.connect_with(options).await.map_err(StoreError::Connect)?;
+        let migrator = match backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator.run(&pool).await?;
+        Ok(Self { pool, backend })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Starts a transaction that will write.
+    pub async fn begin_write(&self) -> Result<Tx, StoreError> {
+        Ok(match self.backend.begin_write_statement() {
+            Some(statement) => self.pool.begin_with(statement).await?,
+            None => self.pool.begin().await?,
+        })
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Adds `mode=rwc` (create when missing) to a SQLite URL and creates the
+/// database's folder.
+fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
+    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if path.is_empty() {
+        return Err(StoreError::BadUrl("the SQLite URL names no file, such as sqlite://hado-data/hado.db".into()));
+    }
+    if path != ":memory:"
+        && let Some(folder) = std::path::Path::new(path).parent().filter(|folder| !folder.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(folder).map_err(|error| {
+            StoreError::BadUrl(format!("cannot create the database folder {}: {error}", folder.display()))
+        })?;
+    }
+    let query = if query.split('&').any(|pair| pair.starts_with("mode=")) {
+        query.to_owned()
+    } else if query.is_empty() {
+        "mode=rwc".to_owned()
+    } else {
+        format!("{query}&mode=rwc")
+    };
+    Ok(format!("sqlite://{path}?{query}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backend_follows_the_url_scheme() {
+        assert_eq!(Backend::from_url("sqlite://hado-data/hado.db").unwrap(), Backend::Sqlite);
+        assert_eq!(Backend::from_url("postgres://postgres@127.0.0.1/test").unwrap(), Backend::Postgres);
+        assert_eq!(Backend::from_url("postgresql://x/y").unwrap(), Backend::Postgres);
+        assert!(Backend::from_url("mysql://x/y").unwrap_err().to_string().contains("must start with sqlite://"));
+    }
+
+    #[test]
+    fn sqlite_urls_create_their_file() {
+        let folder = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/nested/hado.db", folder.path().display());
+        assert_eq!(prepare_sqlite_url(&url).unwrap(), format!("{url}?mode=rwc"));
+        assert!(folder.path().join("nested").is_dir());
+        assert_eq!(prepare_sqlite_url("sqlite::memory:?cache=shared").unwrap(), "sqlite://:memory:?cache=shared&mode=rwc");
+        assert_eq!(prepare_sqlite_url("sqlite://x.db?mode=ro").unwrap(), "sqlite://x.db?mode=ro");
+    }
+}

@@ -1,0 +1,163 @@
+//! Owns the rows core reads back, decoded into domain values. Everything in
+//! the database was validated on its way in, so a value that fails to decode
+//! is reported as damage, not as bad input.
+
+use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
+use chrono_tz::Tz;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::StoreError;
+use crate::domain::checkpoints::QuietHours;
+use crate::domain::event::{EventSpec, Lifecycle};
+use crate::domain::fields::{AfterDue, DeepLink, DoneLabel, Locale, Login, Title};
+use crate::domain::state::State;
+use crate::domain::time::{Due, DueAt, StoredDue};
+
+pub fn millis(instant: DateTime<Utc>) -> i64 {
+    instant.timestamp_millis()
+}
+
+pub fn instant(millis: i64) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::from_timestamp_millis(millis).ok_or_else(|| StoreError::Corrupt(format!("instant {millis} is out of range")))
+}
+
+fn optional_instant(millis: Option<i64>) -> Result<Option<DateTime<Utc>>, StoreError> {
+    millis.map(instant).transpose()
+}
+
+fn parse_date(text: &str) -> Result<NaiveDate, StoreError> {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| StoreError::Corrupt(format!("date {text:?}")))
+}
+
+fn parse_zone(text: &str) -> Result<Tz, StoreError> {
+    text.parse().map_err(|_| StoreError::Corrupt(format!("time zone {text:?}")))
+}
+
+fn parse_clock(text: &str) -> Result<NaiveTime, StoreError> {
+    NaiveTime::parse_from_str(text, "%H:%M").map_err(|_| StoreError::Corrupt(format!("clock time {text:?}")))
+}
+
+/// A user with their settings.
+#[derive(Clone, Debug)]
+pub struct UserRecord {
+    pub id: i64,
+    pub login: Login,
+    pub zone: Tz,
+    pub quiet: QuietHours,
+    pub locale: Locale,
+}
+
+impl UserRecord {
+    pub(super) fn from_row(row: &AnyRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: row.try_get("id")?,
+            login: Login::from_stored(row.try_get("login")?),
+            zone: parse_zone(row.try_get("tz")?)?,
+            quiet: QuietHours {
+                start: parse_clock(row.try_get("quiet_start")?)?,
+                end: parse_clock(row.try_get("quiet_end")?)?,
+            },
+            locale: Locale::from_stored(row.try_get("locale")?),
+        })
+    }
+}
+
+/// A user as the operator lists them.
+#[derive(Clone, Debug)]
+pub struct UserSummary {
+    pub user: UserRecord,
+    pub has_agent_token: bool,
+    pub active_events: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A source as the operator lists it.
+#[derive(Clone, Debug)]
+pub struct SourceRecord {
+    pub id: i64,
+    pub name: String,
+    pub has_token: bool,
+    pub events: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One event with what its replies need from its user and source.
+#[derive(Clone, Debug)]
+pub struct EventRecord {
+    pub id: i64,
+    pub user_id: i64,
+    pub login: String,
+    pub zone: Tz,
+    pub locale: Locale,
+    pub source_id: i64,
+    pub source: String,
+    pub source_ref: String,
+    pub topic: String,
+    pub spec: EventSpec,
+    pub lifecycle: Lifecycle,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The columns [`EventRecord::from_row`] reads, joined with the event's
+/// user and source.
+macro_rules! select_events {
+    ($($tail:literal)*) => {
+        concat!(
+            "SELECT e.id, e.user_id, u.login, u.tz, u.locale, e.source_id, s.name AS source, e.source_ref, e.topic, \
+             e.title, e.subtitle, e.due_at, e.due_date, e.due_time, e.due_offset_min, e.fire_at, e.fire_date, \
+             e.after_due, e.done_label, e.deep_link, e.state, e.quiet_until, e.closed_at, e.created_at, e.updated_at \
+             FROM events e JOIN users u ON u.id = e.user_id JOIN sources s ON s.id = e.source_id ",
+            $($tail),*
+        )
+    };
+}
+pub(super) use select_events;
+
+impl EventRecord {
+    pub(super) fn from_row(row: &AnyRow) -> Result<Self, StoreError> {
+        let stored_due = StoredDue {
+            date: row.try_get("due_date")?,
+            time: row.try_get("due_time")?,
+            offset_minutes: row.try_get::<Option<i64>, _>("due_offset_min")?.map(|minutes| minutes as i32),
+        };
+        let due_at = DueAt::from_stored(&stored_due).ok_or_else(|| StoreError::Corrupt(format!("due moment {stored_due:?}")))?;
+        let fire_at: Option<String> = row.try_get("fire_at")?;
+        let state: String = row.try_get("state")?;
+        let spec = EventSpec {
+            title: Title::from_stored(row.try_get("title")?),
+            subtitle: row.try_get("subtitle")?,
+            due: Due { at: due_at, text: row.try_get("due_at")? },
+            fire_at: fire_at.as_deref().map(parse_date).transpose()?,
+            after_due: AfterDue::from_stored(row.try_get("after_due")?),
+            done_label: row.try_get::<Option<String>, _>("done_label")?.map(DoneLabel::from_stored),
+            deep_link: row.try_get::<Option<String>, _>("deep_link")?.map(DeepLink::from_stored),
+        };
+        let lifecycle = Lifecycle {
+            state: State::from_stored(&state).ok_or_else(|| StoreError::Corrupt(format!("state {state:?}")))?,
+            closed_at: optional_instant(row.try_get("closed_at")?)?,
+            quiet_until: optional_instant(row.try_get("quiet_until")?)?,
+        };
+        Ok(Self {
+            id: row.try_get("id")?,
+            user_id: row.try_get("user_id")?,
+            login: row.try_get("login")?,
+            zone: parse_zone(row.try_get("tz")?)?,
+            locale: Locale::from_stored(row.try_get("locale")?),
+            source_id: row.try_get("source_id")?,
+            source: row.try_get("source")?,
+            source_ref: row.try_get("source_ref")?,
+            topic: row.try_get("topic")?,
+            spec,
+            lifecycle,
+            created_at: instant(row.try_get("created_at")?)?,
+            updated_at: instant(row.try_get("updated_at")?)?,
+        })
+    }
+
+    /// The stored fire day (the given one or its default).
+    pub fn fire_date(&self) -> NaiveDate {
+        self.spec.fire_date()
+    }
+}

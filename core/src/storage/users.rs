@@ -1,0 +1,157 @@
+//! Owns the SQL for users and their agent tokens.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use sqlx::{AnyConnection, Row};
+
+use super::records::{UserRecord, UserSummary, instant, millis};
+use super::{Store, StoreError};
+use crate::domain::checkpoints::QuietHours;
+use crate::domain::fields::{Locale, Login, format_clock_time};
+
+const SELECT_USER: &str = "SELECT id, login, tz, quiet_start, quiet_end, locale FROM users";
+
+/// Finds a user by login, creating them with the default settings on first
+/// sight: a source may push for someone who has never opened the inbox.
+pub async fn ensure_user(
+    connection: &mut AnyConnection,
+    login: &Login,
+    default_zone: Tz,
+    now: DateTime<Utc>,
+) -> Result<UserRecord, StoreError> {
+    sqlx::query(
+        "INSERT INTO users (login, tz, created_at, updated_at) VALUES ($1, $2, $3, $3) ON CONFLICT (login) DO NOTHING",
+    )
+    .bind(login.as_str())
+    .bind(default_zone.name())
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
+        .bind(login.as_str())
+        .fetch_one(&mut *connection)
+        .await?;
+    UserRecord::from_row(&row)
+}
+
+pub async fn find_user(connection: &mut AnyConnection, login: &Login) -> Result<Option<UserRecord>, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
+        .bind(login.as_str())
+        .fetch_optional(&mut *connection)
+        .await?;
+    row.as_ref().map(UserRecord::from_row).transpose()
+}
+
+pub async fn user_by_id(connection: &mut AnyConnection, id: i64) -> Result<UserRecord, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE id = $1")))
+        .bind(id)
+        .fetch_one(&mut *connection)
+        .await?;
+    UserRecord::from_row(&row)
+}
+
+/// Saves a user's settings.
+pub async fn save_profile(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    zone: Tz,
+    quiet: QuietHours,
+    locale: Locale,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE users SET tz = $2, quiet_start = $3, quiet_end = $4, locale = $5, updated_at = $6 WHERE id = $1")
+        .bind(user_id)
+        .bind(zone.name())
+        .bind(format_clock_time(quiet.start))
+        .bind(format_clock_time(quiet.end))
+        .bind(locale.as_str())
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// The user an agent token belongs to, marking the token as used.
+pub async fn user_by_agent_token(
+    connection: &mut AnyConnection,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<UserRecord>, StoreError> {
+    let row = sqlx::query(
+        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale FROM agent_tokens t \
+         JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1",
+    )
+    .bind(token_hash)
+    .fetch_optional(&mut *connection)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let user = UserRecord::from_row(&row)?;
+    sqlx::query("UPDATE agent_tokens SET last_used_at = $2 WHERE user_id = $1")
+        .bind(user.id)
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(Some(user))
+}
+
+/// Stores a user's one agent token, replacing (and so invalidating) any
+/// previous one.
+pub async fn replace_agent_token(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+    sqlx::query("INSERT INTO agent_tokens (user_id, token_hash, created_at, updated_at) VALUES ($1, $2, $3, $3)")
+        .bind(user_id)
+        .bind(token_hash)
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// Deletes a user's agent token; false when there was none.
+pub async fn delete_agent_token(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
+    let result = sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+    Ok(result.rows_affected() > 0)
+}
+
+/// When a user's agent token was issued and last used, if they have one.
+pub async fn agent_token_status(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Option<(DateTime<Utc>, Option<DateTime<Utc>>)>, StoreError> {
+    let row = sqlx::query("SELECT created_at, last_used_at FROM agent_tokens WHERE user_id = $1")
+        .bind(user_id)
+        .fetch_optional(&mut *connection)
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    let last_used: Option<i64> = row.try_get("last_used_at")?;
+    Ok(Some((instant(row.try_get("created_at")?)?, last_used.map(instant).transpose()?)))
+}
+
+impl Store {
+    pub async fn list_users(&self) -> Result<Vec<UserSummary>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, u.created_at, \
+             (SELECT COUNT(*) FROM agent_tokens t WHERE t.user_id = u.id) AS tokens, \
+             (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id \
+                AND e.state IN ('scheduled', 'preparing', 'today', 'overdue')) AS active_events \
+             FROM users u ORDER BY u.login",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(UserSummary {
+                    user: UserRecord::from_row(row)?,
+                    has_agent_token: row.try_get::<i64, _>("tokens")? > 0,
+                    active_events: row.try_get("active_events")?,
+                    created_at: instant(row.try_get("created_at")?)?,
+                })
+            })
+            .collect()
+    }
+}

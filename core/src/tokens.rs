@@ -1,0 +1,54 @@
+//! Owns Hado's secrets: random tokens shown once and stored only as their
+//! sha256, and constant-time comparison of configured secrets.
+
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+pub const SOURCE_PREFIX: &str = "hado_src_";
+pub const AGENT_PREFIX: &str = "hado_agent_";
+
+/// A fresh token (`prefix` + 64 hex digits of 32 random bytes) and the hash
+/// that is stored in its place.
+pub fn generate(prefix: &str) -> (String, String) {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    let token = format!("{prefix}{}", hex::encode(bytes));
+    let hash = hash(&token);
+    (token, hash)
+}
+
+/// The sha256 of a token, in hex: what storage holds and looks up.
+pub fn hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Compares two secrets in time that does not depend on where they differ.
+pub fn same_secret(given: &str, expected: &str) -> bool {
+    // Comparing the hashes keeps the time independent of the lengths too.
+    let given = Sha256::digest(given.as_bytes());
+    let expected = Sha256::digest(expected.as_bytes());
+    given.ct_eq(&expected).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_prefixed_random_hex_and_stored_as_their_hash() {
+        let (token, stored) = generate(SOURCE_PREFIX);
+        assert!(token.starts_with("hado_src_"));
+        assert_eq!(token.len(), "hado_src_".len() + 64);
+        assert_eq!(stored, hash(&token));
+        assert_eq!(stored.len(), 64);
+        assert_ne!(generate(SOURCE_PREFIX).0, token);
+    }
+
+    #[test]
+    fn secrets_compare_equal_only_when_equal() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "abcd"));
+    }
+}
