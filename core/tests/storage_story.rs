@@ -1,0 +1,220 @@
+//! The storage story: one walk through everything core stores, run against
+//! SQLite always and Postgres when `HADO_TEST_POSTGRES_URL` is set.
+
+mod common;
+
+use chrono::Duration;
+
+use common::{Backend, TestEngine, utc};
+use hado_core::domain::event::{Outcome, RawFields};
+use hado_core::domain::state::State;
+use hado_core::engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
+use hado_core::error::CoreError;
+
+fn item(user: &str, source_ref: &str, title: &str, due_at: &str) -> SourceItem {
+    SourceItem {
+        user: user.into(),
+        source_ref: source_ref.into(),
+        topic: String::new(),
+        fields: RawFields { title: title.into(), due_at: due_at.into(), ..RawFields::default() },
+    }
+}
+
+async fn sources_tokens_and_batches(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+
+    let (name, token) = engine.create_source("docs").await.unwrap();
+    assert_eq!(name.as_str(), "docs");
+    assert!(matches!(engine.create_source("docs").await, Err(CoreError::AlreadyExists(_))));
+    assert!(matches!(engine.create_source("manual").await, Err(CoreError::FailedPrecondition(_))));
+    let docs = engine.source_for_token(&token).await.unwrap().expect("the token finds its source");
+
+    // A batch for a user nobody has seen creates them.
+    let batch = [
+        item("anna", "visa", "Visa expires", "2026-12-14"),
+        item("anna", "rent", "Pay rent", "2026-12-01T18:00"),
+        item("anna", "trip", "Flight to Tokyo", "2027-03-01T10:00+09:00"),
+    ];
+    let reports = engine.upsert_batch(&docs, &batch).await.unwrap();
+    let outcomes: Vec<_> = reports.iter().map(|report| (report.outcome, report.state)).collect();
+    assert_eq!(
+        outcomes,
+        [(Outcome::Created, State::Preparing), (Outcome::Created, State::Today), (Outcome::Created, State::Scheduled)]
+    );
+    let anna = engine.user_for_login("anna").await.unwrap();
+    assert_eq!(anna.zone, chrono_tz::Europe::Berlin);
+
+    // The inbox is ordered by due moment; the filter keeps one state.
+    let inbox = engine.list_events(&anna, None, false).await.unwrap();
+    let titles: Vec<_> = inbox.iter().map(|record| record.spec.title.as_str()).collect();
+    assert_eq!(titles, ["Pay rent", "Visa expires", "Flight to Tokyo"]);
+    let today = engine.list_events(&anna, Some("today"), false).await.unwrap();
+    assert_eq!(today.len(), 1);
+    assert!(matches!(engine.list_events(&anna, Some("soon"), false).await, Err(CoreError::Invalid(_))));
+
+    // The same batch again changes nothing; a new title updates; a new due reschedules.
+    let again = engine.upsert_batch(&docs, &batch).await.unwrap();
+    assert!(again.iter().all(|report| report.outcome == Outcome::Unchanged));
+    let renamed = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal", "2026-12-14")]).await.unwrap();
+    assert_eq!(renamed[0].outcome, Outcome::Updated);
+    let visa_id = renamed[0].id;
+    assert_eq!(visa_id, reports[0].id);
+
+    // Done puts it in the archive; the same due keeps it done; a new due reopens it.
+    let done = engine.mark_done(&anna, visa_id).await.unwrap();
+    assert_eq!(done.lifecycle.state, State::Done);
+    assert_eq!(done.lifecycle.closed_at, Some(utc("2026-12-01T10:00:00Z")));
+    assert_eq!(engine.list_events(&anna, None, true).await.unwrap()[0].id, visa_id);
+    let kept = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal!", "2026-12-14")]).await.unwrap();
+    assert_eq!((kept[0].outcome, kept[0].state), (Outcome::Updated, State::Done));
+    let reopened = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal!", "2026-12-20")]).await.unwrap();
+    assert_eq!((reopened[0].outcome, reopened[0].state), (Outcome::Rescheduled, State::Preparing));
+    assert!(engine.list_events(&anna, None, true).await.unwrap().is_empty());
+
+    // Withdraw hides it everywhere; a re-push revives it.
+    let withdrawn = engine
+        .withdraw_batch(&docs, &[RawKey { user: "anna".into(), source_ref: "visa".into(), topic: String::new() }, RawKey {
+            user: "anna".into(),
+            source_ref: "nothing".into(),
+            topic: String::new(),
+        }])
+        .await
+        .unwrap();
+    assert_eq!(withdrawn[0].found, Some((visa_id, State::Withdrawn)));
+    assert_eq!(withdrawn[1].found, None);
+    assert!(matches!(engine.get_event(&anna, visa_id).await, Err(CoreError::NotFound(_))));
+    assert_eq!(engine.list_events(&anna, None, false).await.unwrap().len(), 2);
+    let revived = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal!", "2026-12-20")]).await.unwrap();
+    assert_eq!((revived[0].outcome, revived[0].id), (Outcome::Revived, visa_id));
+
+    // A source reads back its own events, all or by ref.
+    assert_eq!(engine.list_for_source(&docs, "anna", &[]).await.unwrap().len(), 3);
+    let by_ref = engine.list_for_source(&docs, "anna", &["rent".into(), "trip".into()]).await.unwrap();
+    assert_eq!(by_ref.len(), 2);
+    assert!(engine.list_for_source(&docs, "nobody", &[]).await.unwrap().is_empty());
+
+    // An invalid batch writes nothing, not even its valid items or new users.
+    let before = engine.list_events(&anna, None, false).await.unwrap().len();
+    let invalid = [item("anna", "new-one", "New", "2026-12-24"), item("bob smith", "x", "", "2026-02-30")];
+    let Err(CoreError::Invalid(violations)) = engine.upsert_batch(&docs, &invalid).await else { panic!("the batch is refused") };
+    let fields: Vec<_> = violations.iter().map(|violation| violation.field.as_str()).collect();
+    assert_eq!(fields, ["events[1].user", "events[1].title", "events[1].due_at"]);
+    assert_eq!(engine.list_events(&anna, None, false).await.unwrap().len(), before);
+    assert!(engine.list_users().await.unwrap().iter().all(|summary| summary.user.login.as_str() != "bob smith"));
+    let too_many: Vec<_> = (0..1001).map(|index| item("anna", &format!("r{index}"), "x", "2026-12-24")).collect();
+    assert!(matches!(engine.upsert_batch(&docs, &too_many).await, Err(CoreError::Invalid(_))));
+
+    // Rotating the token stops the old one at once; deleting the source takes its events.
+    let (_, rotated) = engine.rotate_source_token("docs").await.unwrap();
+    assert!(engine.source_for_token(&token).await.unwrap().is_none());
+    assert!(engine.source_for_token(&rotated).await.unwrap().is_some());
+    let listed = engine.list_sources().await.unwrap();
+    let docs_listed = listed.iter().find(|source| source.name == "docs").unwrap();
+    assert_eq!((docs_listed.has_token, docs_listed.events), (true, 3));
+    assert_eq!(engine.delete_source("docs").await.unwrap().1, 3);
+    assert!(engine.list_events(&anna, None, false).await.unwrap().is_empty());
+
+    test.stop().await;
+}
+
+async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let anna = engine.user_for_login("anna").await.unwrap();
+
+    let created = engine
+        .create_manual(&anna, &RawFields { title: "Dentist".into(), due_at: "2026-12-10T09:00".into(), ..RawFields::default() })
+        .await
+        .unwrap();
+    assert_eq!(created.source, "manual");
+    assert!(created.source_ref.starts_with("manual:"));
+    assert_eq!(created.spec.fire_date().to_string(), "2026-11-10");
+    assert_eq!(created.lifecycle.state, State::Preparing);
+
+    // An update merges the given fields; a blank subtitle clears it.
+    let patch = EventPatch { subtitle: Some("Dr. Weiss".into()), ..EventPatch::default() };
+    let updated = engine.update_manual(&anna, created.id, patch).await.unwrap();
+    assert_eq!(updated.spec.subtitle.as_deref(), Some("Dr. Weiss"));
+    assert_eq!(updated.spec.due.text, "2026-12-10T09:00");
+    let cleared = engine.update_manual(&anna, created.id, EventPatch { subtitle: Some(String::new()), ..EventPatch::default() }).await.unwrap();
+    assert_eq!(cleared.spec.subtitle, None);
+    let bad = engine.update_manual(&anna, created.id, EventPatch { fire_at: Some("2026-12-11".into()), ..EventPatch::default() }).await;
+    assert!(matches!(bad, Err(CoreError::Invalid(_))));
+
+    // Another user sees "not found", never the event.
+    let bob = engine.user_for_login("bob").await.unwrap();
+    assert!(matches!(engine.get_event(&bob, created.id).await, Err(CoreError::NotFound(_))));
+    assert!(matches!(engine.mark_done(&bob, created.id).await, Err(CoreError::NotFound(_))));
+    assert!(matches!(engine.delete_manual(&bob, created.id).await, Err(CoreError::NotFound(_))));
+
+    // Remember quiets until the next checkpoint: D−7, Dec 3rd at 08:00 Berlin time.
+    let acked = engine.mark_ack(&anna, created.id).await.unwrap();
+    assert_eq!(acked.lifecycle.quiet_until, Some(utc("2026-12-03T07:00:00Z")));
+
+    // The scheduler advances due events as the clock moves; a tick costs the due rows only.
+    assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-09T23:00:00Z")));
+    test.clock.set(utc("2026-12-10T07:00:00Z"));
+    assert_eq!(engine.advance_due(500).await.unwrap(), 1);
+    assert_eq!(engine.get_event(&anna, created.id).await.unwrap().lifecycle.state, State::Today);
+    assert_eq!(engine.advance_due(500).await.unwrap(), 0);
+    test.clock.advance(Duration::hours(2));
+    hado_core::scheduler::drain(engine).await.unwrap();
+    assert_eq!(engine.get_event(&anna, created.id).await.unwrap().lifecycle.state, State::Overdue);
+    assert_eq!(engine.earliest_check().await.unwrap(), None);
+
+    // Moving to Tokyo recomputes the user's floating events at once.
+    let evening = engine
+        .create_manual(&anna, &RawFields { title: "Call home".into(), due_at: "2026-12-10T17:00".into(), ..RawFields::default() })
+        .await
+        .unwrap();
+    assert_eq!(evening.lifecycle.state, State::Today);
+    let moved = engine.update_profile(&anna, &ProfilePatch { tz: Some("Asia/Tokyo".into()), ..ProfilePatch::default() }).await.unwrap();
+    assert_eq!(moved.zone, chrono_tz::Asia::Tokyo);
+    // 09:00 UTC is 18:00 in Tokyo: the 17:00 call is now overdue there.
+    assert_eq!(engine.get_event(&moved, evening.id).await.unwrap().lifecycle.state, State::Overdue);
+    let bad_profile = ProfilePatch { tz: Some("Mars/Base".into()), quiet_start: Some("25:00".into()), ..ProfilePatch::default() };
+    let Err(CoreError::Invalid(violations)) = engine.update_profile(&moved, &bad_profile).await else { panic!("refused") };
+    assert_eq!(violations.len(), 2);
+
+    // Delete is a withdrawal of the user's own event.
+    assert_eq!(engine.delete_manual(&moved, evening.id).await.unwrap(), evening.id);
+    assert!(matches!(engine.get_event(&moved, evening.id).await, Err(CoreError::NotFound(_))));
+
+    // One agent token per user: re-issuing stops the old one at once.
+    let (_, first) = engine.admin_issue_agent_token("carol").await.unwrap();
+    assert_eq!(engine.user_for_agent_token(&first).await.unwrap().unwrap().login.as_str(), "carol");
+    let (_, second) = engine.admin_issue_agent_token("carol").await.unwrap();
+    assert!(engine.user_for_agent_token(&first).await.unwrap().is_none());
+    let carol = engine.user_for_agent_token(&second).await.unwrap().unwrap();
+    assert!(engine.agent_token_status(&carol).await.unwrap().unwrap().last_used_at.is_some());
+    assert!(engine.admin_revoke_agent_token("carol").await.unwrap());
+    assert!(engine.user_for_agent_token(&second).await.unwrap().is_none());
+    assert!(!engine.admin_revoke_agent_token("carol").await.unwrap());
+    assert!(!engine.admin_revoke_agent_token("nobody").await.unwrap());
+
+    test.stop().await;
+}
+
+async fn the_scheduler_claims_only_due_rows_in_batches(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let (_, token) = engine.create_source("bulk").await.unwrap();
+    let bulk = engine.source_for_token(&token).await.unwrap().unwrap();
+    // 1200 events start preparing on the 2nd; 300 only next year.
+    let soon: Vec<_> = (0..1200).map(|index| item("dana", &format!("soon-{index}"), "Soon", "2026-12-20")).collect();
+    let later: Vec<_> = (0..300).map(|index| item("dana", &format!("later-{index}"), "Later", "2027-06-01")).collect();
+    for chunk in soon.chunks(1000).chain(later.chunks(1000)) {
+        engine.upsert_batch(&bulk, chunk).await.unwrap();
+    }
+    let dana = engine.user_for_login("dana").await.unwrap();
+    assert_eq!(engine.list_events(&dana, Some("preparing"), false).await.unwrap().len(), 1200);
+    test.clock.set(utc("2026-12-20T00:30:00Z"));
+    assert_eq!(engine.advance_due(500).await.unwrap(), 500);
+    assert_eq!(hado_core::scheduler::drain(engine).await.unwrap(), 700);
+    assert_eq!(engine.list_events(&dana, Some("today"), false).await.unwrap().len(), 1200);
+    assert_eq!(engine.list_events(&dana, Some("scheduled"), false).await.unwrap().len(), 300);
+    test.stop().await;
+}
+
+on_both_backends!(sources_tokens_and_batches, manual_events_profiles_and_agent_tokens, the_scheduler_claims_only_due_rows_in_batches);
