@@ -1,0 +1,266 @@
+//! gRPC integration tests: a real tonic client against core on an ephemeral
+//! port, on SQLite and on Postgres.
+
+mod common;
+
+use tonic::Code;
+use tonic_types::StatusExt;
+
+use common::{Backend, TestCore};
+use hado_proto::v1::{
+    self, EventFields, EventId, EventKey, IngestListRequest, ListEventsRequest, SourceEvent, UpdateEventRequest,
+    UpdateProfileRequest, UpsertEventsRequest, UserLogin, WithdrawEventsRequest,
+};
+
+fn fields(title: &str, due_at: &str) -> EventFields {
+    EventFields { title: title.into(), due_at: due_at.into(), ..EventFields::default() }
+}
+
+fn source_event(user: &str, source_ref: &str, title: &str, due_at: &str) -> SourceEvent {
+    SourceEvent { user: user.into(), r#ref: source_ref.into(), topic: String::new(), fields: Some(fields(title, due_at)) }
+}
+
+fn push(events: Vec<SourceEvent>) -> UpsertEventsRequest {
+    UpsertEventsRequest { events }
+}
+
+fn active() -> ListEventsRequest {
+    ListEventsRequest { state: None, archive: false }
+}
+
+async fn the_auth_matrix(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let docs_token = core.source_token("docs").await;
+    let mail_token = core.source_token("mail").await;
+
+    // No token, an unknown token, and each wrong kind of token are all UNAUTHENTICATED.
+    let channel = core.channel();
+    let mut bare = v1::ingest_client::IngestClient::new(channel.clone());
+    assert_eq!(bare.upsert_events(push(vec![])).await.unwrap_err().code(), Code::Unauthenticated);
+    let unknown_source = "hado_src_".to_owned() + &"0".repeat(64);
+    assert_eq!(core.ingest(&unknown_source).upsert_events(push(vec![])).await.unwrap_err().message(), "unknown source token");
+    let unknown_agent = "hado_agent_".to_owned() + &"0".repeat(64);
+    assert_eq!(core.agent(&unknown_agent).list_events(active()).await.unwrap_err().message(), "unknown agent token");
+    assert_eq!(core.agent(&docs_token).list_events(active()).await.unwrap_err().code(), Code::Unauthenticated);
+    assert_eq!(core.ingest(common::ADMIN_TOKEN).upsert_events(push(vec![])).await.unwrap_err().code(), Code::Unauthenticated);
+    let mut admin_as_source = v1::admin_client::AdminClient::with_interceptor(channel.clone(), common::Bearer::new(&docs_token, None));
+    assert_eq!(admin_as_source.list_users(v1::ListUsersRequest {}).await.unwrap_err().code(), Code::Unauthenticated);
+    let mut gateway_as_admin = v1::admin_client::AdminClient::with_interceptor(channel.clone(), common::Bearer::new(common::GATEWAY_TOKEN, None));
+    assert_eq!(gateway_as_admin.list_users(v1::ListUsersRequest {}).await.unwrap_err().code(), Code::Unauthenticated);
+    // The gateway credential without a user, or with a malformed one, is refused.
+    let mut gateway_alone = v1::inbox_client::InboxClient::with_interceptor(channel.clone(), common::Bearer::new(common::GATEWAY_TOKEN, None));
+    assert_eq!(gateway_alone.list_events(active()).await.unwrap_err().code(), Code::Unauthenticated);
+    assert_eq!(core.inbox_as("Anna Smith").list_events(active()).await.unwrap_err().code(), Code::InvalidArgument);
+
+    // A source sees only its own events; the other source's key is simply a different key.
+    let pushed = core.ingest(&docs_token).upsert_events(push(vec![source_event("anna", "visa", "Visa", "2026-12-14")])).await.unwrap();
+    let visa_id = pushed.get_ref().results[0].id;
+    let mail_view = core.ingest(&mail_token).list_events(IngestListRequest { user: "anna".into(), refs: vec![] }).await.unwrap();
+    assert!(mail_view.get_ref().events.is_empty());
+    let mail_withdraw = core
+        .ingest(&mail_token)
+        .withdraw_events(WithdrawEventsRequest { keys: vec![EventKey { user: "anna".into(), r#ref: "visa".into(), topic: String::new() }] })
+        .await
+        .unwrap();
+    assert!(!mail_withdraw.get_ref().results[0].found);
+    assert_eq!(core.inbox_as("anna").get_event(EventId { id: visa_id }).await.unwrap().get_ref().state, "preparing");
+
+    // Another user's id is "not found", never "forbidden".
+    for status in [
+        core.inbox_as("bob").get_event(EventId { id: visa_id }).await.unwrap_err(),
+        core.inbox_as("bob").mark_done(EventId { id: visa_id }).await.unwrap_err(),
+        core.inbox_as("bob").mark_ack(EventId { id: visa_id }).await.unwrap_err(),
+        core.inbox_as("bob").delete_event(EventId { id: visa_id }).await.unwrap_err(),
+    ] {
+        assert_eq!((status.code(), status.message()), (Code::NotFound, format!("event {visa_id} not found").as_str()));
+    }
+
+    // The user may close but not change another source's event.
+    let status = core.inbox_as("anna").update_event(UpdateEventRequest { id: visa_id, title: Some("Mine".into()), ..Default::default() }).await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition);
+    assert_eq!(status.message(), "this event belongs to source docs; only docs can change it");
+    assert_eq!(core.inbox_as("anna").delete_event(EventId { id: visa_id }).await.unwrap_err().code(), Code::FailedPrecondition);
+    assert_eq!(core.inbox_as("anna").get_event(EventId { id: visa_id }).await.unwrap().get_ref().title, "Visa");
+
+    // Agent tokens: issued by the operator, revoked and re-issued tokens stop at once.
+    let first = core.admin().issue_agent_token(UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    assert!(first.starts_with("hado_agent_"));
+    assert_eq!(core.agent(&first).get_event(EventId { id: visa_id }).await.unwrap().get_ref().id, visa_id);
+    let second = core.admin().issue_agent_token(UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    assert_eq!(core.agent(&first).list_events(active()).await.unwrap_err().code(), Code::Unauthenticated);
+    assert_eq!(core.agent(&second).list_events(active()).await.unwrap().get_ref().events.len(), 1);
+    // An agent may not manage agent tokens; the inbox may.
+    let status = core.agent(&second).issue_agent_token(v1::IssueMyAgentTokenRequest {}).await.unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied);
+    assert!(core.inbox_as("anna").get_agent_token(v1::GetAgentTokenRequest {}).await.unwrap().get_ref().issued);
+    assert!(core.admin().revoke_agent_token(UserLogin { login: "anna".into() }).await.unwrap().get_ref().revoked);
+    assert_eq!(core.agent(&second).list_events(active()).await.unwrap_err().code(), Code::Unauthenticated);
+    let third = core.inbox_as("anna").issue_agent_token(v1::IssueMyAgentTokenRequest {}).await.unwrap().into_inner().token;
+    assert_eq!(core.agent(&third).get_profile(v1::GetProfileRequest {}).await.unwrap().get_ref().login, "anna");
+    assert!(core.inbox_as("anna").revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await.unwrap().get_ref().revoked);
+    assert_eq!(core.agent(&third).get_profile(v1::GetProfileRequest {}).await.unwrap_err().code(), Code::Unauthenticated);
+
+    // A rotated source token stops the old one.
+    core.admin().rotate_source_token(v1::SourceName { name: "docs".into() }).await.unwrap();
+    assert_eq!(core.ingest(&docs_token).list_events(IngestListRequest { user: "anna".into(), refs: vec![] }).await.unwrap_err().code(), Code::Unauthenticated);
+
+    core.stop().await;
+}
+
+async fn batches_are_validated_whole_and_applied_atomically(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let token = core.source_token("docs").await;
+    let mut ingest = core.ingest(&token);
+
+    let mut bad_link = source_event("anna", "b", "B", "2026-12-14");
+    bad_link.fields.as_mut().unwrap().deep_link = Some("javascript:alert(1)".into());
+    let mut late_fire = source_event("anna", "c", "C", "2026-12-14");
+    late_fire.fields.as_mut().unwrap().fire_at = Some("2026-12-20".into());
+    let batch = vec![source_event("anna", "a", "A", "2026-12-14"), bad_link, late_fire, source_event("anna", "d", &"x".repeat(10 * 1024 * 1024), "2026-12-14")];
+    let status = ingest.upsert_events(push(batch)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let details = status.get_error_details();
+    let violations: Vec<(String, String)> = details
+        .bad_request()
+        .expect("field violations are attached")
+        .field_violations
+        .iter()
+        .map(|violation| (violation.field.clone(), violation.description.clone()))
+        .collect();
+    assert_eq!(violations.len(), 3);
+    assert_eq!(violations[0].0, "events[1].deep_link");
+    assert_eq!(violations[1], ("events[2].fire_at".into(), "events[2]: fire_at 2026-12-20 is after the due day 2026-12-14".into()));
+    assert_eq!(violations[2], ("events[3].title".into(), "events[3]: title is 10485760 characters long; at most 200 are allowed".into()));
+    assert!(status.message().len() < 1000, "the message does not echo the huge title");
+    let listed = ingest.list_events(IngestListRequest { user: "anna".into(), refs: vec![] }).await.unwrap();
+    assert!(listed.get_ref().events.is_empty(), "nothing of an invalid batch is written");
+
+    let too_many: Vec<_> = (0..1001).map(|index| source_event("anna", &format!("r{index}"), "T", "2026-12-14")).collect();
+    let status = ingest.upsert_events(push(too_many)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert_eq!(status.message(), "events holds 1001 items; a batch holds at most 1000");
+
+    let full: Vec<_> = (0..1000).map(|index| source_event("anna", &format!("r{index}"), "T", "2026-12-14")).collect();
+    let reply = ingest.upsert_events(push(full)).await.unwrap();
+    assert_eq!(reply.get_ref().results.len(), 1000);
+    assert!(reply.get_ref().results.iter().all(|result| result.outcome == "created"));
+
+    // Bad filters and bad profile values get precise errors.
+    let mut inbox = core.inbox_as("anna");
+    let status = inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false }).await.unwrap_err();
+    assert_eq!(status.message(), "state 'soon' is not an active state: use scheduled, preparing, today or overdue");
+    let status = inbox
+        .update_profile(UpdateProfileRequest { tz: Some("Mars/Base".into()), quiet_start: Some("7pm".into()), ..Default::default() })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("tz 'Mars/Base' is not an IANA time zone name"));
+    assert!(status.message().contains("quiet_start '7pm' must be a time of day as HH:MM"));
+    assert_eq!(inbox.get_profile(v1::GetProfileRequest {}).await.unwrap().get_ref().tz, "Europe/Berlin");
+
+    core.stop().await;
+}
+
+async fn upsert_semantics_seen_from_outside(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let token = core.source_token("docs").await;
+    let mut ingest = core.ingest(&token);
+    let mut inbox = core.inbox_as("anna");
+
+    let id = ingest.upsert_events(push(vec![source_event("anna", "visa", "Visa", "2026-12-14")])).await.unwrap().get_ref().results[0].id;
+    let done = inbox.mark_done(EventId { id }).await.unwrap().into_inner();
+    assert_eq!((done.state.as_str(), done.closed_as.as_deref()), ("done", Some("Done")));
+    assert_eq!(inbox.mark_done(EventId { id }).await.unwrap().into_inner(), done, "done again is a no-op");
+
+    // The same due moment keeps it done; the source sees it closed.
+    let same = ingest.upsert_events(push(vec![source_event("anna", "visa", "Visa (renewed)", "2026-12-14")])).await.unwrap();
+    assert_eq!((same.get_ref().results[0].outcome.as_str(), same.get_ref().results[0].state.as_str()), ("updated", "done"));
+    let seen = ingest.list_events(IngestListRequest { user: "anna".into(), refs: vec!["visa".into()] }).await.unwrap();
+    assert_eq!(seen.get_ref().events[0].state, "done");
+
+    // A new due moment reopens it.
+    let moved = ingest.upsert_events(push(vec![source_event("anna", "visa", "Visa (renewed)", "2026-12-21")])).await.unwrap();
+    assert_eq!((moved.get_ref().results[0].outcome.as_str(), moved.get_ref().results[0].state.as_str()), ("rescheduled", "preparing"));
+
+    // Withdraw, then re-push: revived under the same id.
+    let withdrawn = ingest
+        .withdraw_events(WithdrawEventsRequest { keys: vec![EventKey { user: "anna".into(), r#ref: "visa".into(), topic: String::new() }] })
+        .await
+        .unwrap();
+    assert_eq!(withdrawn.get_ref().results[0].state, "withdrawn");
+    assert!(inbox.list_events(active()).await.unwrap().get_ref().events.is_empty());
+    assert_eq!(inbox.get_event(EventId { id }).await.unwrap_err().code(), Code::NotFound);
+    let revived = ingest.upsert_events(push(vec![source_event("anna", "visa", "Visa (renewed)", "2026-12-21")])).await.unwrap();
+    assert_eq!((revived.get_ref().results[0].outcome.as_str(), revived.get_ref().results[0].id), ("revived", id));
+
+    // The user's own events: defaults, computed fields, edits and the archive.
+    let mut own = fields("Dentist", "2026-12-03T15:00");
+    own.after_due = Some("expire".into());
+    let created = inbox.create_event(own).await.unwrap().into_inner();
+    assert_eq!((created.source.as_str(), created.editable, created.fire_at.as_str()), ("manual", true, "2026-11-03"));
+    assert_eq!((created.due_at.as_str(), created.due_instant.as_str(), created.all_day), ("2026-12-03T15:00", "2026-12-03T15:00:00+01:00", false));
+    assert_eq!(created.done_label, "Done");
+    let flight = inbox.create_event(fields("Flight", "2026-12-24T10:00+09:00")).await.unwrap().into_inner();
+    assert_eq!(flight.due_at, "2026-12-24T10:00+09:00", "due_at echoes the form it was given");
+    let docs_event = inbox.get_event(EventId { id }).await.unwrap().into_inner();
+    assert!(!docs_event.editable);
+
+    // The event expires with the clock; the archive says how it closed.
+    core.clock.set(common::utc("2026-12-03T14:30:00Z"));
+    hado_core::scheduler::drain(&core.engine).await.unwrap();
+    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true }).await.unwrap().into_inner().events;
+    assert_eq!(archive.len(), 1);
+    assert_eq!((archive[0].state.as_str(), archive[0].closed_as.as_deref()), ("expired", Some("Expired")));
+    // Rescheduling the expired event through UpdateEvent reopens it.
+    let reopened = inbox
+        .update_event(UpdateEventRequest { id: created.id, due_at: Some("2026-12-05T15:00".into()), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((reopened.state.as_str(), reopened.closed_at), ("preparing", None));
+
+    // Russian users get Russian defaults; the profile reports local time.
+    let profile = inbox.update_profile(UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() }).await.unwrap().into_inner();
+    assert_eq!(profile.local_time, "2026-12-03T15:30 (Thursday)");
+    let acked = inbox.mark_ack(EventId { id: created.id }).await.unwrap().into_inner();
+    assert_eq!(acked.done_label, "Сделано");
+    assert!(acked.quiet_until.is_some());
+    let deleted = inbox.delete_event(EventId { id: created.id }).await.unwrap().into_inner();
+    assert_eq!(deleted.state, "withdrawn");
+
+    core.stop().await;
+}
+
+async fn reflection_and_health_answer(backend: Backend) {
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let mut reflection = ServerReflectionClient::new(core.channel());
+    let request = ServerReflectionRequest { host: String::new(), message_request: Some(MessageRequest::ListServices(String::new())) };
+    let mut stream = reflection.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
+    let reply = stream.message().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(services)) = reply.message_response else { panic!("a service list") };
+    let names: Vec<_> = services.service.iter().map(|service| service.name.as_str()).collect();
+    for expected in ["hado.v1.Inbox", "hado.v1.Ingest", "hado.v1.Admin", "grpc.health.v1.Health"] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+
+    use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient as AlphaClient;
+    use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest as AlphaRequest;
+    use tonic_reflection::pb::v1alpha::ServerReflectionRequest as AlphaServerReflectionRequest;
+    let mut alpha = AlphaClient::new(core.channel());
+    let request = AlphaServerReflectionRequest { host: String::new(), message_request: Some(AlphaRequest::ListServices(String::new())) };
+    let mut stream = alpha.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
+    assert!(stream.message().await.unwrap().unwrap().message_response.is_some(), "v1alpha answers too");
+    core.stop().await;
+}
+
+on_both_backends!(
+    the_auth_matrix,
+    batches_are_validated_whole_and_applied_atomically,
+    upsert_semantics_seen_from_outside,
+    reflection_and_health_answer,
+);
