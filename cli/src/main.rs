@@ -1,0 +1,96 @@
+//! `hado`: the operator's tool. `hado up` runs Hado on this machine; the
+//! other commands are calls to core's Admin service.
+
+mod admin;
+mod settings;
+mod up;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "hado", version, about = "Hado, the personal deadline inbox: run it and administer it")]
+struct Cli {
+    /// Where `hado up` keeps its database and generated secrets.
+    #[arg(long, global = true, env = "HADO_DATA_DIR", default_value = "hado-data")]
+    data_dir: std::path::PathBuf,
+    /// Core's gRPC address for the admin commands (default: http:// + HADO_GRPC_ADDR).
+    #[arg(long, global = true, env = "HADO_CORE_URL")]
+    core_url: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run Hado here: core on an embedded SQLite file, as child processes, until Ctrl-C.
+    Up,
+    /// Run the core process itself (what `hado up` starts; configured by HADO_* variables).
+    #[command(hide = true)]
+    Core,
+    /// Manage the services that push events.
+    Source {
+        #[command(subcommand)]
+        command: SourceCommand,
+    },
+    /// Issue (or with --revoke, revoke) a user's agent token for MCP; re-issuing stops the old token.
+    AgentToken {
+        /// The user's login; the user is created if Hado has not seen them yet.
+        login: String,
+        #[arg(long)]
+        revoke: bool,
+    },
+    /// List the users Hado knows.
+    Users,
+}
+
+#[derive(Subcommand)]
+enum SourceCommand {
+    /// Create a source and print its token (shown this once).
+    Create { name: String },
+    /// Give a source a new token; the old one stops working at once.
+    Rotate { name: String },
+    /// List the sources.
+    List,
+    /// Delete a source together with all of its events.
+    Delete {
+        name: String,
+        /// Confirm the deletion of the source's events.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("hado: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let settings = settings::Settings::new(cli.data_dir, cli.core_url);
+        let result = match cli.command {
+            Command::Up => up::run(&settings).await,
+            Command::Core => return hado_core::main_entry().await,
+            Command::Source { command } => match command {
+                SourceCommand::Create { name } => admin::create_source(&settings, &name).await,
+                SourceCommand::Rotate { name } => admin::rotate_source(&settings, &name).await,
+                SourceCommand::List => admin::list_sources(&settings).await,
+                SourceCommand::Delete { name, yes } => admin::delete_source(&settings, &name, yes).await,
+            },
+            Command::AgentToken { login, revoke } => admin::agent_token(&settings, &login, revoke).await,
+            Command::Users => admin::list_users(&settings).await,
+        };
+        match result {
+            Ok(code) => code,
+            Err(error) => {
+                eprintln!("hado: {error:#}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}

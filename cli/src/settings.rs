@@ -1,0 +1,132 @@
+//! Owns where the CLI finds things: the data folder, the secrets `hado up`
+//! generates into it once, and core's address. The environment wins over
+//! the files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use rand::RngCore;
+
+/// The secrets `hado up` generates, in the order they are written.
+pub const SECRET_VARIABLES: [&str; 3] = ["HADO_ADMIN_TOKEN", "HADO_GATEWAY_TOKEN", "HADO_SECRET"];
+
+pub struct Settings {
+    pub data_dir: PathBuf,
+    core_url: Option<String>,
+}
+
+impl Settings {
+    pub fn new(data_dir: PathBuf, core_url: Option<String>) -> Self {
+        Self { data_dir, core_url }
+    }
+
+    pub fn secrets_path(&self) -> PathBuf {
+        self.data_dir.join("secrets.env")
+    }
+
+    pub fn grpc_addr(&self) -> String {
+        std::env::var("HADO_GRPC_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_core::config::DEFAULT_GRPC_ADDR.into())
+    }
+
+    pub fn core_url(&self) -> String {
+        self.core_url.clone().unwrap_or_else(|| format!("http://{}", self.grpc_addr()))
+    }
+
+    pub fn database_url(&self) -> String {
+        std::env::var("HADO_DATABASE_URL")
+            .ok()
+            .filter(|url| !url.is_empty())
+            .unwrap_or_else(|| format!("sqlite://{}/hado.db", self.data_dir.display()))
+    }
+
+    /// A secret from the environment, else from the data folder.
+    pub fn secret(&self, variable: &str) -> anyhow::Result<String> {
+        if let Ok(value) = std::env::var(variable)
+            && !value.trim().is_empty()
+        {
+            return Ok(value.trim().to_owned());
+        }
+        let path = self.secrets_path();
+        let secrets = read_secrets(&path).with_context(|| {
+            format!("{variable} is not set and {} cannot be read; run `hado up` once in this folder, or set {variable}", path.display())
+        })?;
+        match secrets.get(variable) {
+            Some(value) => Ok(value.clone()),
+            None => bail!("{variable} is not set and {} does not hold it", path.display()),
+        }
+    }
+
+    /// Reads the data folder's secrets, generating any that are missing (once,
+    /// readable by the owner only).
+    pub fn ensure_secrets(&self) -> anyhow::Result<BTreeMap<String, String>> {
+        std::fs::create_dir_all(&self.data_dir).with_context(|| format!("cannot create {}", self.data_dir.display()))?;
+        let path = self.secrets_path();
+        let mut secrets = if path.exists() { read_secrets(&path)? } else { BTreeMap::new() };
+        let missing: Vec<&str> = SECRET_VARIABLES.into_iter().filter(|variable| !secrets.contains_key(*variable)).collect();
+        if !missing.is_empty() {
+            for variable in missing {
+                secrets.insert(variable.to_owned(), random_secret());
+            }
+            write_secrets(&path, &secrets)?;
+        }
+        Ok(secrets)
+    }
+}
+
+fn random_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+fn read_secrets(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .filter_map(|line| line.split_once('='))
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .collect())
+}
+
+fn write_secrets(path: &Path, secrets: &BTreeMap<String, String>) -> anyhow::Result<()> {
+    let mut text = String::from("# Generated once by `hado up`. Keep this file private; the environment overrides it.\n");
+    for variable in SECRET_VARIABLES {
+        if let Some(value) = secrets.get(variable) {
+            text.push_str(&format!("{variable}={value}\n"));
+        }
+    }
+    let temporary = path.with_extension("env.tmp");
+    std::fs::write(&temporary, text).with_context(|| format!("cannot write {}", temporary.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600))?;
+    }
+    std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_generated_once_and_kept() {
+        let folder = tempfile::tempdir().unwrap();
+        let settings = Settings::new(folder.path().join("data"), None);
+        let first = settings.ensure_secrets().unwrap();
+        assert_eq!(first.len(), 3);
+        assert!(first.values().all(|value| value.len() == 64));
+        let second = settings.ensure_secrets().unwrap();
+        assert_eq!(first, second);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(settings.secrets_path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

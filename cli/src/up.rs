@@ -1,0 +1,152 @@
+//! Owns `hado up`: Hado on one machine with local defaults. Core runs as a
+//! child process of this one (the same binary, `hado core`) on an embedded
+//! SQLite file; its secrets are generated once into the data folder. Ctrl-C,
+//! SIGTERM, or any child dying stops every child.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use tokio::process::{Child, Command};
+
+use crate::settings::Settings;
+
+/// How long core may take to answer its health check at start.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a child may take to stop after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct Process {
+    name: &'static str,
+    child: Child,
+}
+
+pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
+    let secrets = settings.ensure_secrets()?;
+    let executable = std::env::current_exe().context("cannot find the hado executable to start core")?;
+    let database_url = settings.database_url();
+    let grpc_addr = settings.grpc_addr();
+    let mut command = Command::new(&executable);
+    command.arg("core").env("HADO_DATABASE_URL", &database_url).env("HADO_GRPC_ADDR", &grpc_addr).kill_on_drop(true);
+    for (variable, value) in &secrets {
+        if std::env::var(variable).map(|set| set.trim().is_empty()).unwrap_or(true) {
+            command.env(variable, value);
+        }
+    }
+    let child = command.spawn().context("cannot start core")?;
+    let mut processes = vec![Process { name: "core", child }];
+
+    eprintln!("hado: starting core on {grpc_addr} with {database_url} …");
+    if let Err(error) = wait_until_healthy(settings, &mut processes[0]).await {
+        stop_all(&mut processes).await;
+        return Err(error);
+    }
+
+    println!();
+    println!("Hado is running.");
+    println!("  core (gRPC, with reflection)  {grpc_addr}");
+    println!("  database                      {database_url}");
+    println!("  secrets                       {}", settings.secrets_path().display());
+    println!("The web inbox (gateway-http) and the MCP gateway (gateway-mcp) are not built yet; see README.md.");
+    println!();
+    println!("Try, in another terminal:");
+    println!("  cargo run -q -p hado -- source create docs     # a token for a service that pushes events");
+    println!("  cargo run -q -p hado -- agent-token anna       # a token for anna's AI agent");
+    println!("  grpcurl -plaintext {grpc_addr} list");
+    println!();
+    println!("Ctrl-C stops Hado.");
+
+    let exit = tokio::select! {
+        _ = hado_core::shutdown_signal() => {
+            eprintln!("hado: stopping …");
+            ExitCode::SUCCESS
+        }
+        (name, status) = first_exit(&mut processes) => {
+            eprintln!("hado: {name} stopped ({status}); stopping the rest");
+            ExitCode::FAILURE
+        }
+    };
+    stop_all(&mut processes).await;
+    Ok(exit)
+}
+
+async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyhow::Result<()> {
+    use tonic_health::pb::health_client::HealthClient;
+    use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
+
+    let url = settings.core_url();
+    let channel = tonic::transport::Channel::from_shared(url.clone())
+        .with_context(|| format!("HADO_CORE_URL {url:?} is not a URL"))?
+        .connect_lazy();
+    let mut client = HealthClient::new(channel);
+    let started = tokio::time::Instant::now();
+    loop {
+        if let Some(status) = process.child.try_wait()? {
+            bail!("{} exited during start ({status}); its log above says why", process.name);
+        }
+        let request = HealthCheckRequest { service: String::new() };
+        if let Ok(reply) = client.check(request).await
+            && reply.get_ref().status == ServingStatus::Serving as i32
+        {
+            return Ok(());
+        }
+        if started.elapsed() > START_TIMEOUT {
+            bail!("{} did not answer its health check at {url} within {}s", process.name, START_TIMEOUT.as_secs());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Resolves when the first child exits, with its name and status.
+async fn first_exit(processes: &mut [Process]) -> (&'static str, String) {
+    let waits = processes.iter_mut().map(|process| {
+        Box::pin(async move {
+            let status = process.child.wait().await.map(|status| status.to_string()).unwrap_or_else(|error| error.to_string());
+            (process.name, status)
+        })
+    });
+    futures_select_all(waits).await
+}
+
+async fn futures_select_all<F: std::future::Future + Unpin>(futures: impl Iterator<Item = F>) -> F::Output {
+    let mut futures: Vec<F> = futures.collect();
+    std::future::poll_fn(move |context| {
+        for future in futures.iter_mut() {
+            if let std::task::Poll::Ready(output) = std::pin::Pin::new(future).poll(context) {
+                return std::task::Poll::Ready(output);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// Asks every child to stop (SIGTERM), then kills what has not stopped in time.
+async fn stop_all(processes: &mut [Process]) {
+    for process in processes.iter_mut() {
+        terminate(&process.child);
+    }
+    for process in processes.iter_mut() {
+        match tokio::time::timeout(STOP_TIMEOUT, process.child.wait()).await {
+            Ok(_) => {}
+            Err(_) => {
+                eprintln!("hado: {} did not stop within {}s; killing it", process.name, STOP_TIMEOUT.as_secs());
+                let _ = process.child.kill().await;
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn terminate(child: &Child) {
+    if let Some(pid) = child.id() {
+        // SAFETY: kill(2) with a pid this process spawned and has not reaped.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn terminate(_child: &Child) {}
