@@ -1,0 +1,316 @@
+//! Core's benchmarks: batch upsert throughput over gRPC against plain sqlx
+//! inserts, `ListEvents` latency for a user with 10,000 events, and the
+//! scheduler's pass with 1,000 due events among 10,000 and 1,000,000 stored.
+//!
+//! `cargo bench -p hado-core --bench core` runs them on SQLite; with
+//! `HADO_BENCH_POSTGRES_URL` set (a server whose user may create databases)
+//! on Postgres too. Each prints its numbers; BENCHMARKS.md records them.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use sqlx::Connection;
+use tokio::net::TcpListener;
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+
+use hado_core::clock::ManualClock;
+use hado_core::config::CoreConfig;
+use hado_core::engine::Engine;
+use hado_proto::v1::ingest_client::IngestClient;
+use hado_proto::v1::inbox_client::InboxClient;
+use hado_proto::v1::{EventFields, ListEventsRequest, SourceEvent, UpsertEventsRequest};
+
+const SECRET: &str = "bench-secret-0123456789abcdef0123456789";
+const NOW: &str = "2026-12-01T10:00:00Z";
+
+struct Database {
+    label: &'static str,
+    url: String,
+    drop: Option<(String, String)>,
+    _folder: Option<tempfile::TempDir>,
+}
+
+async fn database(label: &'static str, postgres: Option<&str>) -> Database {
+    match postgres {
+        None => {
+            let folder = tempfile::tempdir().unwrap();
+            let url = format!("sqlite://{}/bench.db", folder.path().display());
+            Database { label, url, drop: None, _folder: Some(folder) }
+        }
+        Some(admin_url) => {
+            let name = format!("hado_bench_{}", ulid::Ulid::new().to_string().to_lowercase());
+            let mut connection = sqlx::PgConnection::connect(admin_url).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut connection).await.unwrap();
+            let base = admin_url.rsplit_once('/').map(|(base, _)| base).unwrap();
+            Database { label, url: format!("{base}/{name}"), drop: Some((admin_url.to_owned(), name)), _folder: None }
+        }
+    }
+}
+
+impl Database {
+    async fn remove(self) {
+        if let Some((admin_url, name)) = &self.drop {
+            let mut connection = sqlx::PgConnection::connect(admin_url).await.unwrap();
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut connection).await;
+        }
+    }
+}
+
+fn utc(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+}
+
+struct Running {
+    engine: Arc<Engine>,
+    channel: Channel,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn start(database: &Database) -> Running {
+    let config = CoreConfig {
+        database_url: database.url.clone(),
+        grpc_addr: "127.0.0.1:0".parse().unwrap(),
+        admin_token: SECRET.into(),
+        gateway_token: SECRET.into(),
+        default_zone: chrono_tz::Europe::Berlin,
+    };
+    let clock = Arc::new(ManualClock::new(utc(NOW)));
+    let engine = hado_core::open(&config, clock.clone()).await.unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = engine.clone();
+    let task = tokio::spawn(async move {
+        hado_core::serve(served, &config, listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
+    Running { engine, channel, stop, task }
+}
+
+fn with_bearer<T>(message: T, token: &str, user: Option<&str>) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let value: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+    request.metadata_mut().insert("authorization", value);
+    if let Some(user) = user {
+        request.metadata_mut().insert("x-hado-user", user.parse().unwrap());
+    }
+    request
+}
+
+fn batch(user: &str, prefix: &str, start: usize, count: usize) -> UpsertEventsRequest {
+    let events = (start..start + count)
+        .map(|index| SourceEvent {
+            user: user.into(),
+            r#ref: format!("{prefix}-{index}"),
+            topic: String::new(),
+            fields: Some(EventFields {
+                title: format!("Event number {index}"),
+                due_at: format!("2027-{:02}-{:02}", 1 + index % 12, 1 + index % 28),
+                subtitle: Some("benchmark".into()),
+                ..EventFields::default()
+            }),
+        })
+        .collect();
+    UpsertEventsRequest { events }
+}
+
+fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * fraction).round() as usize]
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// Batches of 500 through gRPC, and the same rows by plain sqlx.
+async fn upsert_throughput(database: &Database) {
+    let running = start(database).await;
+    let (_, token) = running.engine.create_source("bench").await.unwrap();
+    let mut client = IngestClient::new(running.channel.clone()).max_encoding_message_size(64 << 20);
+    const BATCHES: usize = 20;
+    const SIZE: usize = 500;
+    let started = Instant::now();
+    for number in 0..BATCHES {
+        client.upsert_events(with_bearer(batch("writer", "grpc", number * SIZE, SIZE), &token, None)).await.unwrap();
+    }
+    let grpc = started.elapsed();
+    println!(
+        "[{}] upsert over gRPC: {} batches of {SIZE} new events in {:.0} ms = {:.0} events/s",
+        database.label,
+        BATCHES,
+        millis(grpc),
+        (BATCHES * SIZE) as f64 / grpc.as_secs_f64()
+    );
+    let started = Instant::now();
+    for number in 0..BATCHES {
+        client.upsert_events(with_bearer(batch("writer", "grpc", number * SIZE, SIZE), &token, None)).await.unwrap();
+    }
+    let unchanged = started.elapsed();
+    println!(
+        "[{}] upsert over gRPC, same batches again (all unchanged): {:.0} events/s",
+        database.label,
+        (BATCHES * SIZE) as f64 / unchanged.as_secs_f64()
+    );
+
+    // The limit: the same kind of rows, one plain INSERT each, one transaction a batch.
+    let pool = running.engine.store().pool().clone();
+    let started = Instant::now();
+    for number in 0..BATCHES {
+        let mut transaction = pool.begin().await.unwrap();
+        for index in number * SIZE..(number + 1) * SIZE {
+            sqlx::query(
+                "INSERT INTO events (user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_ms, \
+                 fire_date, after_due, state, next_check_at, created_at, updated_at) \
+                 VALUES (1, 1, $1, '', $2, 'benchmark', '2027-01-01', '2027-01-01', 0, '2026-12-02', 'keep', 'scheduled', $3, 0, 0)",
+            )
+            .bind(format!("plain-{index}"))
+            .bind(format!("Event number {index}"))
+            .bind(i64::MAX)
+            .execute(&mut *transaction)
+            .await
+            .unwrap();
+        }
+        transaction.commit().await.unwrap();
+    }
+    let plain = started.elapsed();
+    println!(
+        "[{}] plain sqlx INSERTs, no service: {:.0} events/s",
+        database.label,
+        (BATCHES * SIZE) as f64 / plain.as_secs_f64()
+    );
+    let _ = running.stop.send(());
+    let _ = running.task.await;
+}
+
+/// `ListEvents` for a user with 10,000 active events.
+async fn list_latency(database: &Database) {
+    let running = start(database).await;
+    let (_, token) = running.engine.create_source("bench").await.unwrap();
+    let mut ingest = IngestClient::new(running.channel.clone()).max_encoding_message_size(64 << 20);
+    for number in 0..10 {
+        ingest.upsert_events(with_bearer(batch("heavy", "list", number * 1000, 1000), &token, None)).await.unwrap();
+    }
+    let mut inbox = InboxClient::new(running.channel.clone()).max_decoding_message_size(64 << 20);
+    for (label, state) in [("all 10,000 active", None), ("state=preparing", Some("preparing".to_owned()))] {
+        let mut samples = Vec::new();
+        let mut returned = 0;
+        for _ in 0..30 {
+            let started = Instant::now();
+            let reply = inbox
+                .list_events(with_bearer(ListEventsRequest { state: state.clone(), archive: false }, SECRET, Some("heavy")))
+                .await
+                .unwrap();
+            samples.push(started.elapsed());
+            returned = reply.get_ref().events.len();
+        }
+        samples.sort();
+        println!(
+            "[{}] ListEvents, {label} ({returned} returned): p50 {:.1} ms, p99 {:.1} ms",
+            database.label,
+            millis(percentile(&samples, 0.5)),
+            millis(percentile(&samples, 0.99))
+        );
+    }
+    let _ = running.stop.send(());
+    let _ = running.task.await;
+}
+
+/// Seeds `count` events of one user straight into the table: one statement
+/// that both backends run, fast enough for a million rows.
+async fn seed(engine: &Engine, prefix: &str, count: i64, due: bool) {
+    let (due_day, fire_day, next_check) = if due {
+        ("2026-12-20", "2026-11-20", utc("2026-11-19T23:00:00Z").timestamp_millis())
+    } else {
+        ("2027-06-01", "2027-05-02", utc("2027-05-01T22:00:00Z").timestamp_millis())
+    };
+    let user = engine.user_for_login("load").await.unwrap();
+    sqlx::query(
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $1 - 1) \
+         INSERT INTO events (user_id, source_id, source_ref, topic, title, due_at, due_date, due_ms, fire_date, after_due, \
+         state, next_check_at, created_at, updated_at) \
+         SELECT $2, 1, $3 || i, '', 'Seeded', $4, $4, 0, $5, 'keep', 'scheduled', $6, 0, 0 FROM n",
+    )
+    .bind(count)
+    .bind(user.id)
+    .bind(format!("{prefix}-"))
+    .bind(due_day)
+    .bind(fire_day)
+    .bind(next_check)
+    .execute(engine.store().pool())
+    .await
+    .unwrap();
+}
+
+/// A scheduler pass with 1,000 due among `stored` events. The engine runs
+/// without its background loop, so that only the timed pass moves events.
+async fn scheduler_pass(database: &Database, stored: i64) {
+    let config = CoreConfig {
+        database_url: database.url.clone(),
+        grpc_addr: "127.0.0.1:0".parse().unwrap(),
+        admin_token: SECRET.into(),
+        gateway_token: SECRET.into(),
+        default_zone: chrono_tz::Europe::Berlin,
+    };
+    let clock = Arc::new(ManualClock::new(utc("2026-11-01T10:00:00Z")));
+    let engine = hado_core::open(&config, clock.clone()).await.unwrap();
+    let started = Instant::now();
+    seed(&engine, "idle", stored - 1000, false).await;
+    seed(&engine, "due", 1000, true).await;
+    let seeding = started.elapsed();
+    let empty_started = Instant::now();
+    let nothing = hado_core::scheduler::drain(&engine).await.unwrap();
+    let empty_pass = empty_started.elapsed();
+    clock.set(utc(NOW));
+    let pass_started = Instant::now();
+    let advanced = hado_core::scheduler::drain(&engine).await.unwrap();
+    let pass = pass_started.elapsed();
+    println!(
+        "[{}] scheduler, {stored} stored (seeded in {:.1} s): pass with 1,000 due: {:.1} ms ({advanced} advanced); \
+         pass with nothing due: {:.2} ms ({nothing} advanced)",
+        database.label,
+        seeding.as_secs_f64(),
+        millis(pass),
+        millis(empty_pass),
+    );
+    engine.store().close().await;
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let postgres = std::env::var("HADO_BENCH_POSTGRES_URL").ok().filter(|url| !url.is_empty());
+        let mut backends: Vec<(&'static str, Option<&str>)> = vec![("sqlite", None)];
+        match &postgres {
+            Some(url) => backends.push(("postgres", Some(url.as_str()))),
+            None => println!("(Postgres skipped: set HADO_BENCH_POSTGRES_URL to include it)"),
+        }
+        let only = std::env::args().skip(1).find(|argument| !argument.starts_with('-'));
+        let wanted = |name: &str| only.as_deref().is_none_or(|only| name.contains(only));
+        for (label, url) in backends {
+            if wanted("upsert") {
+                let database = database(label, url).await;
+                upsert_throughput(&database).await;
+                database.remove().await;
+            }
+            if wanted("list") {
+                let database = database(label, url).await;
+                list_latency(&database).await;
+                database.remove().await;
+            }
+            if wanted("scheduler") {
+                for stored in [10_000, 1_000_000] {
+                    let database = database(label, url).await;
+                    scheduler_pass(&database, stored).await;
+                    database.remove().await;
+                }
+            }
+        }
+    });
+}
