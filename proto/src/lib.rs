@@ -12,3 +12,4 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "
 
 pub mod error;
 pub mod metadata;
+pub mod views;
