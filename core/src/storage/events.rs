@@ -61,10 +61,37 @@ pub async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
-pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// Binds an event's fields in the order both [`insert`] and [`update`] name
+/// them: title, subtitle, due_at, due_date, due_time, due_offset_min, due_ms,
+/// fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until,
+/// closed_at, next_check_at, and the time of the write.
+fn bind_write<'q>(query: AnyQuery<'q>, write: EventWrite<'_>, now: DateTime<Utc>) -> AnyQuery<'q> {
     let spec = write.spec;
     let stored_due = spec.due.at.to_stored();
-    let row = sqlx::query(
+    query
+        .bind(spec.title.as_str().to_owned())
+        .bind(spec.subtitle.clone())
+        .bind(spec.due.text.clone())
+        .bind(stored_due.date)
+        .bind(stored_due.time)
+        .bind(stored_due.offset_minutes.map(i64::from))
+        .bind(millis(write.due_at))
+        .bind(spec.fire_at.map(format_date))
+        .bind(format_date(spec.fire_date()))
+        .bind(spec.after_due.as_str())
+        .bind(spec.done_label.as_ref().map(|label| label.as_str().to_owned()))
+        .bind(spec.deep_link.as_ref().map(|link| link.as_str().to_owned()))
+        .bind(write.lifecycle.state.as_str())
+        .bind(optional_millis(write.lifecycle.quiet_until))
+        .bind(optional_millis(write.lifecycle.closed_at))
+        .bind(optional_millis(write.next_check_at))
+        .bind(millis(now))
+}
+
+pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    let query = sqlx::query(
         "INSERT INTO events (user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
          due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
          next_check_at, created_at, updated_at) \
@@ -73,58 +100,20 @@ pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: Ev
     )
     .bind(key.user_id)
     .bind(key.source_id)
-    .bind(key.source_ref)
-    .bind(key.topic)
-    .bind(spec.title.as_str())
-    .bind(spec.subtitle.as_deref())
-    .bind(spec.due.text.as_str())
-    .bind(stored_due.date)
-    .bind(stored_due.time)
-    .bind(stored_due.offset_minutes.map(i64::from))
-    .bind(millis(write.due_at))
-    .bind(spec.fire_at.map(format_date))
-    .bind(format_date(spec.fire_date()))
-    .bind(spec.after_due.as_str())
-    .bind(spec.done_label.as_ref().map(|label| label.as_str()))
-    .bind(spec.deep_link.as_ref().map(|link| link.as_str()))
-    .bind(write.lifecycle.state.as_str())
-    .bind(optional_millis(write.lifecycle.quiet_until))
-    .bind(optional_millis(write.lifecycle.closed_at))
-    .bind(optional_millis(write.next_check_at))
-    .bind(millis(now))
-    .fetch_one(&mut *connection)
-    .await?;
+    .bind(key.source_ref.to_owned())
+    .bind(key.topic.to_owned());
+    let row = bind_write(query, write, now).fetch_one(&mut *connection).await?;
     Ok(row.try_get("id")?)
 }
 
 pub async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<(), StoreError> {
-    let spec = write.spec;
-    let stored_due = spec.due.at.to_stored();
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
          due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
          quiet_until = $15, closed_at = $16, next_check_at = $17, updated_at = $18 WHERE id = $1",
     )
-    .bind(id)
-    .bind(spec.title.as_str())
-    .bind(spec.subtitle.as_deref())
-    .bind(spec.due.text.as_str())
-    .bind(stored_due.date)
-    .bind(stored_due.time)
-    .bind(stored_due.offset_minutes.map(i64::from))
-    .bind(millis(write.due_at))
-    .bind(spec.fire_at.map(format_date))
-    .bind(format_date(spec.fire_date()))
-    .bind(spec.after_due.as_str())
-    .bind(spec.done_label.as_ref().map(|label| label.as_str()))
-    .bind(spec.deep_link.as_ref().map(|link| link.as_str()))
-    .bind(write.lifecycle.state.as_str())
-    .bind(optional_millis(write.lifecycle.quiet_until))
-    .bind(optional_millis(write.lifecycle.closed_at))
-    .bind(optional_millis(write.next_check_at))
-    .bind(millis(now))
-    .execute(&mut *connection)
-    .await?;
+    .bind(id);
+    bind_write(query, write, now).execute(&mut *connection).await?;
     Ok(())
 }
 
