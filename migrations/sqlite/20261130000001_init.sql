@@ -21,7 +21,8 @@ CREATE TABLE sources (
 );
 
 -- The source of the events people (and their agents) make themselves.
-INSERT INTO sources (name, token_hash, created_at, updated_at) VALUES ('manual', NULL, 0, 0);
+INSERT INTO sources (name, token_hash, created_at, updated_at)
+VALUES ('manual', NULL, CAST(strftime('%s', 'now') AS INTEGER) * 1000, CAST(strftime('%s', 'now') AS INTEGER) * 1000);
 
 CREATE TABLE agent_tokens (
     id           INTEGER PRIMARY KEY,

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
-use sqlx::{AnyPool, Executor, Transaction};
+use sqlx::{AnyPool, Connection, Executor, Transaction};
 
 pub use events::{EventKey, EventWrite};
 pub use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
@@ -90,6 +90,9 @@ impl Store {
             Backend::Postgres => url.to_owned(),
         };
         let options = AnyConnectOptions::from_str(&url).map_err(|error| StoreError::BadUrl(error.to_string()))?;
+        // One direct connection first: a pool would only report that it
+        // timed out, where this names the cause (refused, unknown host, auth).
+        sqlx::AnyConnection::connect_with(&options).await.map_err(StoreError::Connect)?.close().await.map_err(StoreError::Connect)?;
         let pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
         let pool_options = match backend {
             Backend::Sqlite => pool_options.max_connections(8).after_connect(|connection, _| {
@@ -167,6 +170,15 @@ mod tests {
         assert_eq!(Backend::from_url("postgres://postgres@127.0.0.1/test").unwrap(), Backend::Postgres);
         assert_eq!(Backend::from_url("postgresql://x/y").unwrap(), Backend::Postgres);
         assert!(Backend::from_url("mysql://x/y").unwrap_err().to_string().contains("must start with sqlite://"));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_postgres_is_named_at_start() {
+        let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let error = Store::connect(&format!("postgres://postgres@127.0.0.1:{closed_port}/hado")).await.unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("cannot open the database:"), "{message}");
+        assert!(message.to_lowercase().contains("refused"), "{message}");
     }
 
     #[test]

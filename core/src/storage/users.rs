@@ -86,9 +86,11 @@ pub async fn user_by_agent_token(
     .await?;
     let Some(row) = row else { return Ok(None) };
     let user = UserRecord::from_row(&row)?;
-    sqlx::query("UPDATE agent_tokens SET last_used_at = $2 WHERE user_id = $1")
+    // Marked at most once a minute, so that an agent's every call is not a write.
+    sqlx::query("UPDATE agent_tokens SET last_used_at = $2 WHERE user_id = $1 AND (last_used_at IS NULL OR last_used_at < $3)")
         .bind(user.id)
         .bind(millis(now))
+        .bind(millis(now - chrono::Duration::minutes(1)))
         .execute(&mut *connection)
         .await?;
     Ok(Some(user))
