@@ -38,12 +38,14 @@ fn start(folder: &Path, port: u16) -> Child {
             let _ = sender.send(line);
         }
     });
-    loop {
-        let line = receiver.recv_timeout(Duration::from_secs(120)).expect("hado up prints that it is running");
+    while let Ok(line) = receiver.recv_timeout(Duration::from_secs(120)) {
         if line == "Hado is running." {
             return up;
         }
     }
+    let _ = up.kill();
+    let _ = up.wait();
+    panic!("hado up did not print that it is running");
 }
 
 fn signal(pid: u32, signal: libc::c_int) {
