@@ -62,6 +62,16 @@ fn utc(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
 }
 
+fn config(database: &Database) -> CoreConfig {
+    CoreConfig {
+        database_url: database.url.clone(),
+        grpc_addr: "127.0.0.1:0".parse().unwrap(),
+        admin_token: SECRET.into(),
+        gateway_token: SECRET.into(),
+        default_zone: chrono_tz::Europe::Berlin,
+    }
+}
+
 struct Running {
     engine: Arc<Engine>,
     channel: Channel,
@@ -70,13 +80,7 @@ struct Running {
 }
 
 async fn start(database: &Database) -> Running {
-    let config = CoreConfig {
-        database_url: database.url.clone(),
-        grpc_addr: "127.0.0.1:0".parse().unwrap(),
-        admin_token: SECRET.into(),
-        gateway_token: SECRET.into(),
-        default_zone: chrono_tz::Europe::Berlin,
-    };
+    let config = config(database);
     let clock = Arc::new(ManualClock::new(utc(NOW)));
     let engine = hado_core::open(&config, clock.clone()).await.unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -243,13 +247,7 @@ async fn seed(engine: &Engine, prefix: &str, count: i64, due: bool) {
 /// A scheduler pass with 1,000 due among `stored` events. The engine runs
 /// without its background loop, so that only the timed pass moves events.
 async fn scheduler_pass(database: &Database, stored: i64) {
-    let config = CoreConfig {
-        database_url: database.url.clone(),
-        grpc_addr: "127.0.0.1:0".parse().unwrap(),
-        admin_token: SECRET.into(),
-        gateway_token: SECRET.into(),
-        default_zone: chrono_tz::Europe::Berlin,
-    };
+    let config = config(database);
     let clock = Arc::new(ManualClock::new(utc("2026-11-01T10:00:00Z")));
     let engine = hado_core::open(&config, clock.clone()).await.unwrap();
     let started = Instant::now();

@@ -122,6 +122,13 @@ fn parse_item(index: usize, item: &SourceItem, violations: &mut Violations) -> O
     }
 }
 
+/// Parses one value, turning its violations into the caller's error.
+fn parse_one<T>(parse: impl FnOnce(&mut Violations) -> Option<T>) -> Result<T, CoreError> {
+    let mut violations = Violations::default();
+    let value = parse(&mut violations);
+    violations.into_result(value).map_err(CoreError::Invalid)
+}
+
 fn check_batch_size(field: &str, len: usize) -> Result<(), CoreError> {
     if len > MAX_BATCH {
         return Err(CoreError::invalid(field, format!("{field} holds {len} items; a batch holds at most {MAX_BATCH}")));
@@ -174,9 +181,7 @@ impl Engine {
 
     /// The user a gateway names, created on first sight.
     pub async fn user_for_login(&self, raw_login: &str) -> Result<UserRecord, CoreError> {
-        let mut violations = Violations::default();
-        let login = Login::parse("user", raw_login, &mut violations);
-        let login = violations.into_result(login).map_err(CoreError::Invalid)?;
+        let login = parse_one(|violations| Login::parse("user", raw_login, violations))?;
         let mut connection = self.store.pool().acquire().await?;
         if let Some(user) = users::find_user(&mut connection, &login).await? {
             return Ok(user);
@@ -310,9 +315,7 @@ impl Engine {
     pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool) -> Result<Vec<EventRecord>, CoreError> {
         let state = match raw_state.filter(|raw| !raw.is_empty()) {
             Some(raw) => {
-                let mut violations = Violations::default();
-                let state = State::parse_active_filter("state", raw, &mut violations);
-                Some(violations.into_result(state).map_err(CoreError::Invalid)?)
+                Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?)
             }
             None => None,
         };
@@ -491,9 +494,7 @@ impl Engine {
     // ---- the operator ---------------------------------------------------
 
     fn parse_source_name(raw: &str) -> Result<SourceName, CoreError> {
-        let mut violations = Violations::default();
-        let name = SourceName::parse("name", raw, &mut violations);
-        violations.into_result(name).map_err(CoreError::Invalid)
+        parse_one(|violations| SourceName::parse("name", raw, violations))
     }
 
     fn refuse_manual(name: &SourceName, what: &str) -> Result<(), CoreError> {
@@ -553,9 +554,7 @@ impl Engine {
     }
 
     pub async fn admin_revoke_agent_token(&self, raw_login: &str) -> Result<bool, CoreError> {
-        let mut violations = Violations::default();
-        let login = Login::parse("login", raw_login, &mut violations);
-        let login = violations.into_result(login).map_err(CoreError::Invalid)?;
+        let login = parse_one(|violations| Login::parse("login", raw_login, violations))?;
         let mut connection = self.store.pool().acquire().await?;
         let Some(user) = users::find_user(&mut connection, &login).await? else { return Ok(false) };
         drop(connection);
