@@ -58,7 +58,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     println!("Ctrl-C stops Hado.");
 
     let exit = tokio::select! {
-        _ = hado_core::shutdown_signal() => {
+        _ = hado_proto::process::shutdown_signal() => {
             eprintln!("hado: stopping …");
             ExitCode::SUCCESS
         }

@@ -27,22 +27,13 @@ impl std::fmt::Debug for CoreConfig {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("{variable}: {problem}")]
-pub struct ConfigError {
-    pub variable: &'static str,
-    pub problem: String,
-}
+pub use hado_proto::process::{ConfigError, socket_addr};
+use hado_proto::process::{Lookup, read};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
 pub const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
 
-/// Reads one variable through `lookup`, which tests replace.
-fn read(lookup: &dyn Fn(&str) -> Option<String>, variable: &'static str) -> Option<String> {
-    lookup(variable).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
-}
-
-fn secret(lookup: &dyn Fn(&str) -> Option<String>, variable: &'static str) -> Result<String, ConfigError> {
+fn secret(lookup: Lookup<'_>, variable: &'static str) -> Result<String, ConfigError> {
     let value = read(lookup, variable).ok_or_else(|| ConfigError {
         variable,
         problem: format!("is not set; set it to a random secret of at least {MIN_SECRET_LEN} characters (`hado up` generates one)"),
@@ -53,17 +44,12 @@ fn secret(lookup: &dyn Fn(&str) -> Option<String>, variable: &'static str) -> Re
     Ok(value)
 }
 
-pub fn socket_addr(lookup: &dyn Fn(&str) -> Option<String>, variable: &'static str, default: &str) -> Result<SocketAddr, ConfigError> {
-    let value = read(lookup, variable).unwrap_or_else(|| default.to_owned());
-    value.parse().map_err(|_| ConfigError { variable, problem: format!("{value:?} is not an address such as {default}") })
-}
-
 impl CoreConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(&|variable| std::env::var(variable).ok())
+        Self::from_lookup(&hado_proto::process::environment)
     }
 
-    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+    pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let database_url = read(lookup, "HADO_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
         crate::storage::Backend::from_url(&database_url)
             .map_err(|error| ConfigError { variable: "HADO_DATABASE_URL", problem: error.to_string() })?;

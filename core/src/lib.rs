@@ -9,7 +9,8 @@ pub mod error;
 pub mod grpc;
 pub mod scheduler;
 pub mod storage;
-pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tokens;
 
 use std::future::Future;
@@ -68,32 +69,12 @@ pub async fn run(
     serve(engine, &config, listener, shutdown).await
 }
 
-/// Resolves on Ctrl-C or SIGTERM, for the binaries.
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = interrupt => {}
-        _ = terminate => {}
-    }
-}
+pub use hado_proto::process::shutdown_signal;
 
 /// The whole `hado-core` process: configuration from the environment, one
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
-    telemetry::init();
+    hado_proto::process::init_logging();
     let config = match CoreConfig::from_env() {
         Ok(config) => config,
         Err(error) => {

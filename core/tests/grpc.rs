@@ -1,12 +1,10 @@
 //! gRPC integration tests: a real tonic client against core on an ephemeral
 //! port, on SQLite and on Postgres.
 
-mod common;
-
 use tonic::Code;
 use tonic_types::StatusExt;
 
-use common::{Backend, TestCore};
+use hado_core::testing::{self, Backend, TestCore};
 use hado_proto::v1::{
     self, EventFields, EventId, EventKey, IngestListRequest, ListEventsRequest, SourceEvent, UpdateEventRequest,
     UpdateProfileRequest, UpsertEventsRequest, UserLogin, WithdrawEventsRequest,
@@ -42,13 +40,13 @@ async fn the_auth_matrix(backend: Backend) {
     let unknown_agent = "hado_agent_".to_owned() + &"0".repeat(64);
     assert_eq!(core.agent(&unknown_agent).list_events(active()).await.unwrap_err().message(), "unknown agent token");
     assert_eq!(core.agent(&docs_token).list_events(active()).await.unwrap_err().code(), Code::Unauthenticated);
-    assert_eq!(core.ingest(common::ADMIN_TOKEN).upsert_events(push(vec![])).await.unwrap_err().code(), Code::Unauthenticated);
-    let mut admin_as_source = v1::admin_client::AdminClient::with_interceptor(channel.clone(), common::Bearer::new(&docs_token, None));
+    assert_eq!(core.ingest(testing::ADMIN_TOKEN).upsert_events(push(vec![])).await.unwrap_err().code(), Code::Unauthenticated);
+    let mut admin_as_source = v1::admin_client::AdminClient::with_interceptor(channel.clone(), testing::Bearer::new(&docs_token, None));
     assert_eq!(admin_as_source.list_users(v1::ListUsersRequest {}).await.unwrap_err().code(), Code::Unauthenticated);
-    let mut gateway_as_admin = v1::admin_client::AdminClient::with_interceptor(channel.clone(), common::Bearer::new(common::GATEWAY_TOKEN, None));
+    let mut gateway_as_admin = v1::admin_client::AdminClient::with_interceptor(channel.clone(), testing::Bearer::new(testing::GATEWAY_TOKEN, None));
     assert_eq!(gateway_as_admin.list_users(v1::ListUsersRequest {}).await.unwrap_err().code(), Code::Unauthenticated);
     // The gateway credential without a user, or with a malformed one, is refused.
-    let mut gateway_alone = v1::inbox_client::InboxClient::with_interceptor(channel.clone(), common::Bearer::new(common::GATEWAY_TOKEN, None));
+    let mut gateway_alone = v1::inbox_client::InboxClient::with_interceptor(channel.clone(), testing::Bearer::new(testing::GATEWAY_TOKEN, None));
     assert_eq!(gateway_alone.list_events(active()).await.unwrap_err().code(), Code::Unauthenticated);
     assert_eq!(core.inbox_as("Anna Smith").list_events(active()).await.unwrap_err().code(), Code::InvalidArgument);
 
@@ -206,7 +204,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     assert!(!docs_event.editable);
 
     // The event expires with the clock; the archive says how it closed.
-    core.clock.set(common::utc("2026-12-03T14:30:00Z"));
+    core.clock.set(testing::utc("2026-12-03T14:30:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
     let archive = inbox.list_events(ListEventsRequest { state: None, archive: true }).await.unwrap().into_inner().events;
     assert_eq!(archive.len(), 1);
@@ -258,7 +256,7 @@ async fn reflection_and_health_answer(backend: Backend) {
     core.stop().await;
 }
 
-on_both_backends!(
+hado_core::on_both_backends!(
     the_auth_matrix,
     batches_are_validated_whole_and_applied_atomically,
     upsert_semantics_seen_from_outside,

@@ -1,11 +1,9 @@
 //! The storage story: one walk through everything core stores, run against
 //! SQLite always and Postgres when `HADO_TEST_POSTGRES_URL` is set.
 
-mod common;
-
 use chrono::Duration;
 
-use common::{Backend, TestEngine, utc};
+use hado_core::testing::{Backend, TestEngine, utc};
 use hado_core::domain::event::{Outcome, RawFields};
 use hado_core::domain::state::State;
 use hado_core::engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
@@ -217,4 +215,4 @@ async fn the_scheduler_claims_only_due_rows_in_batches(backend: Backend) {
     test.stop().await;
 }
 
-on_both_backends!(sources_tokens_and_batches, manual_events_profiles_and_agent_tokens, the_scheduler_claims_only_due_rows_in_batches);
+hado_core::on_both_backends!(sources_tokens_and_batches, manual_events_profiles_and_agent_tokens, the_scheduler_claims_only_due_rows_in_batches);

@@ -1,6 +1,8 @@
 //! Hado's wire contract: the `hado.v1` gRPC types and services generated from
-//! `proto/hado/v1`, the descriptor set for server reflection, and the mapping
-//! from gRPC codes to HTTP statuses that both gateways share.
+//! `proto/hado/v1`, the descriptor set for server reflection, the mapping
+//! from gRPC codes to HTTP statuses and the JSON views both gateways share,
+//! and the few process conventions (settings, logging, signals) every Hado
+//! binary follows.
 
 #[allow(clippy::all, missing_docs)]
 pub mod v1 {
@@ -12,4 +14,5 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "
 
 pub mod error;
 pub mod metadata;
+pub mod process;
 pub mod views;

@@ -1,7 +1,9 @@
-//! Owns the JSON shapes of an event that both gateways serve: the client
-//! view (what a source reads back and what webhooks carry) and the user view
-//! (the inbox and the agent), built from core's `hado.v1.Event` with every
-//! computed field already filled in by core.
+//! Owns the JSON shapes that both gateways serve: the client view of an
+//! event (what a source reads back and what webhooks carry), the user view
+//! (the inbox and the agent) and the profile, built from core's messages
+//! with every computed field already filled in by core. With the `schema`
+//! feature each view also describes itself as a JSON schema, for MCP output
+//! schemas and the OpenAPI document.
 
 use serde::Serialize;
 
@@ -9,24 +11,36 @@ use crate::v1;
 
 /// An event as a source sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClientEvent {
+    /// The event's id.
     pub id: i64,
+    /// The login of the person the event belongs to.
     pub user: String,
+    /// The source's own key for the event.
     #[serde(rename = "ref")]
     pub source_ref: String,
+    /// The source's topic within that key ("" when unused).
     pub topic: String,
     pub title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subtitle: Option<String>,
+    /// When it is due, as given: `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` (local time) or with an offset (a fixed instant).
     pub due_at: String,
+    /// The day preparing starts (`YYYY-MM-DD`).
     pub fire_at: String,
+    /// What happens after the due day: `keep` (stays overdue) or `expire` (closes as expired).
     pub after_due: String,
+    /// The label of the Done button.
     pub done_label: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deep_link: Option<String>,
+    /// One of scheduled, preparing, today, overdue, done, expired, withdrawn.
     pub state: String,
+    /// Set after Remember: reminders stay quiet until this instant (UTC).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quiet_until: Option<String>,
+    /// When the event closed (UTC), for done, expired and withdrawn events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_at: Option<String>,
     pub created_at: String,
@@ -36,13 +50,47 @@ pub struct ClientEvent {
 /// An event as its user (or their agent) sees it: the client view plus who
 /// owns it, whether they may edit it, and how it closed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UserEvent {
     #[serde(flatten)]
     pub event: ClientEvent,
+    /// The source that owns the event; `manual` for the user's own.
     pub source: String,
+    /// True when the user (and their agent) may change or delete it: only `manual` events.
     pub editable: bool,
+    /// In the archive, how it closed: the done label, or "Expired".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_as: Option<String>,
+}
+
+/// A person's settings and current local time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Profile {
+    pub login: String,
+    /// IANA time zone name, such as Europe/Berlin.
+    pub tz: String,
+    /// Start of quiet hours, `HH:MM` local time: no reminders from then.
+    pub quiet_start: String,
+    /// End of quiet hours, `HH:MM` local time.
+    pub quiet_end: String,
+    /// Interface language: `en` or `ru`.
+    pub locale: String,
+    /// The user's current local date and time with the weekday, such as `2026-12-01T09:30 (Tuesday)`, for resolving "tomorrow".
+    pub local_time: String,
+}
+
+impl From<&v1::Profile> for Profile {
+    fn from(profile: &v1::Profile) -> Self {
+        Self {
+            login: profile.login.clone(),
+            tz: profile.tz.clone(),
+            quiet_start: profile.quiet_start.clone(),
+            quiet_end: profile.quiet_end.clone(),
+            locale: profile.locale.clone(),
+            local_time: profile.local_time.clone(),
+        }
+    }
 }
 
 fn non_empty(text: &str) -> Option<String> {

@@ -1,8 +1,7 @@
-//! The test harness: a core on an ephemeral port over a fresh database
-//! (SQLite always, Postgres when `HADO_TEST_POSTGRES_URL` is set), a manual
-//! clock, and typed tonic clients for each kind of caller.
-
-#![allow(dead_code)]
+//! Owns the test harness every crate's tests share (behind the `testing`
+//! feature): a core on an ephemeral port over a fresh database (SQLite
+//! always, Postgres when `HADO_TEST_POSTGRES_URL` is set), a manual clock,
+//! and typed tonic clients for each kind of caller.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -16,9 +15,9 @@ use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::transport::Channel;
 
-use hado_core::clock::ManualClock;
-use hado_core::config::CoreConfig;
-use hado_core::engine::Engine;
+use crate::clock::ManualClock;
+use crate::config::CoreConfig;
+use crate::engine::Engine;
 use hado_proto::v1::admin_client::AdminClient;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
@@ -63,7 +62,7 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $story() {
-                    super::$story($crate::common::Backend::Sqlite).await;
+                    super::$story($crate::testing::Backend::Sqlite).await;
                 }
             )*
         }
@@ -72,7 +71,7 @@ macro_rules! on_both_backends {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $story() {
                     let test = concat!(module_path!(), "::", stringify!($story));
-                    if let Some(backend) = $crate::common::Backend::postgres(test) {
+                    if let Some(backend) = $crate::testing::Backend::postgres(test) {
                         super::$story(backend).await;
                     }
                 }
@@ -145,7 +144,7 @@ impl TestEngine {
     pub async fn start(backend: &Backend, now: &str) -> Self {
         let database = TestDatabase::create(backend).await;
         let clock = Arc::new(ManualClock::new(utc(now)));
-        let engine = hado_core::open(&config(&database.url), clock.clone()).await.expect("core opens its database");
+        let engine = crate::open(&config(&database.url), clock.clone()).await.expect("core opens its database");
         Self { engine, clock, database }
     }
 
@@ -171,13 +170,13 @@ impl TestCore {
         let database = TestDatabase::create(backend).await;
         let clock = Arc::new(ManualClock::new(utc(now)));
         let config = config(&database.url);
-        let engine = hado_core::open(&config, clock.clone()).await.expect("core opens its database");
+        let engine = crate::open(&config, clock.clone()).await.expect("core opens its database");
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (shutdown, stopped) = oneshot::channel::<()>();
         let served = engine.clone();
         let task = tokio::spawn(async move {
-            hado_core::serve(served, &config, listener, async {
+            crate::serve(served, &config, listener, async {
                 let _ = stopped.await;
             })
             .await

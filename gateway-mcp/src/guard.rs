@@ -1,0 +1,135 @@
+//! Owns who may reach the MCP server over HTTP, checked before rmcp sees a
+//! request: only POST; a `Host` and `Origin` the gateway serves (so a web
+//! page cannot rebind a name to it); an agent bearer token from the
+//! `Authorization` header only (never the query string, never
+//! `X-Remote-User`), which core resolves on every request so a revoked or
+//! re-issued token stops at once; a per-token rate limit; and at most 1 MiB
+//! of body. Every refusal is JSON `{"error": …}`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use hado_proto::v1::GetProfileRequest;
+
+use crate::config::{host_of_authority, host_of_url};
+use crate::core_link::{AgentToken, Core, Failure};
+use crate::rate_limit::RateLimiter;
+
+/// The largest request body `/mcp` reads.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+pub struct Guard {
+    core: Core,
+    allowed_hosts: Vec<String>,
+    limiter: RateLimiter,
+    calls_per_minute: u32,
+}
+
+impl Guard {
+    pub fn new(core: Core, allowed_hosts: Vec<String>, calls_per_minute: u32) -> Self {
+        Self { core, allowed_hosts, limiter: RateLimiter::per_minute(calls_per_minute), calls_per_minute }
+    }
+
+    fn serves_host(&self, host: &str) -> bool {
+        self.allowed_hosts.iter().any(|allowed| allowed == host)
+    }
+}
+
+fn refusal(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut response = refusal(StatusCode::UNAUTHORIZED, message);
+    response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// The bearer token of the `Authorization` header, if there is one.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn request_host(request: &Request) -> Option<String> {
+    match request.headers().get(HOST) {
+        Some(value) => host_of_authority(value.to_str().ok()?),
+        None => request.uri().authority().and_then(|authority| host_of_authority(authority.as_str())),
+    }
+}
+
+pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams");
+        response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    match request_host(&request) {
+        Some(host) if guard.serves_host(&host) => {}
+        Some(host) => return refusal(StatusCode::FORBIDDEN, &format!("host {host} is not served here; add it to HADO_ALLOWED_HOSTS")),
+        None => return refusal(StatusCode::FORBIDDEN, "the request names no valid Host"),
+    }
+    if let Some(origin) = request.headers().get(ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !host_of_url(origin).is_some_and(|host| guard.serves_host(&host)) {
+            return refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"));
+        }
+    }
+    let Some(token) = bearer(request.headers()) else {
+        return unauthorized("an agent bearer token is required");
+    };
+    let Some(agent_token) = AgentToken::parse(token) else {
+        return unauthorized("unknown agent token");
+    };
+    if let Err(wait) = guard.limiter.take(token, Instant::now()) {
+        let mut response =
+            refusal(StatusCode::TOO_MANY_REQUESTS, &format!("too many calls: the limit is {} a minute per agent token", guard.calls_per_minute));
+        let seconds = wait.max(Duration::from_secs(1)).as_secs_f64().ceil() as u64;
+        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
+        return response;
+    }
+    let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024));
+    let declared = request.headers().get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
+        return too_large();
+    }
+    let (mut parts, body) = request.into_parts();
+    let Ok(body) = to_bytes(body, MAX_BODY_BYTES).await else {
+        return too_large();
+    };
+    match guard.core.inbox(&agent_token).get_profile(GetProfileRequest {}).await {
+        Ok(_) => {}
+        Err(status) => match guard.core.explain(&status) {
+            Failure::UnknownToken => return unauthorized("unknown agent token"),
+            // Core is down or refused for another reason: let the request
+            // through, so that a tool call answers with what went wrong.
+            failure => tracing::warn!(reason = failure.message(), "could not check an agent token with core"),
+        },
+    }
+    parts.extensions.insert(agent_token);
+    next.run(Request::from_parts(parts, Body::from(body))).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_authorization_header_carries_a_token() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert_eq!(bearer(&headers), None);
+        headers.insert(AUTHORIZATION, HeaderValue::from_static("bearer  hado_agent_x "));
+        assert_eq!(bearer(&headers), Some("hado_agent_x"));
+    }
+}

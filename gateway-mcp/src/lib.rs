@@ -1,0 +1,166 @@
+//! Hado's MCP gateway: the agent's door to its owner's inbox. It serves the
+//! nine tools over streamable HTTP at `POST /mcp` (stateless: no sessions,
+//! so any number of gateways can stand behind a proxy) or over stdio, and
+//! turns each tool call into one gRPC call to core. It stores nothing and
+//! decides nothing about events. See ARCHITECTURE.md for the map.
+
+pub mod config;
+pub mod core_link;
+pub mod guard;
+pub mod rate_limit;
+pub mod tools;
+
+use std::future::Future;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use axum::Router;
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use config::McpConfig;
+use core_link::{AgentToken, Core, Failure};
+use guard::{Guard, MAX_BODY_BYTES};
+use hado_proto::process::{self, ConfigError};
+use tools::HadoMcp;
+
+/// The route the MCP server answers on.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The HTTP application: the guard in front of rmcp's streamable HTTP
+/// service. `stop` ends any response still streaming at shutdown.
+pub fn router(config: &McpConfig, core: Core, stop: CancellationToken) -> Router {
+    let prototype = HadoMcp::new(core.clone(), None);
+    let transport = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        // The guard checks Host and Origin against the configured hosts
+        // before rmcp sees the request.
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_cancellation_token(stop);
+    let service = StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), transport);
+    let guard = Arc::new(Guard::new(core, config.allowed_hosts.clone(), config.calls_per_minute));
+    Router::new().route_service(MCP_PATH, service).route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+}
+
+/// Serves `/mcp` on `listener` until `shutdown` resolves, letting requests
+/// in flight finish.
+pub async fn run(config: McpConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), RunError> {
+    let core = Core::connect_lazy(&config.core_url)?;
+    let stop = CancellationToken::new();
+    let app = router(&config, core, stop.clone());
+    let stopping = stop.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stopping.cancel();
+        })
+        .await
+        .map_err(RunError::Serve)
+}
+
+/// Serves one agent over stdin/stdout until the client closes them: for
+/// clients that launch their servers as processes. The token comes from
+/// `HADO_AGENT_TOKEN` and is checked with core first when core is up.
+pub async fn run_stdio(core_url: &str, token: &str) -> Result<(), RunError> {
+    let core = Core::connect_lazy(core_url)?;
+    let token = AgentToken::parse(token).ok_or_else(|| ConfigError {
+        variable: "HADO_AGENT_TOKEN",
+        problem: "is not an agent token (hado_agent_…); issue one with `hado agent-token LOGIN`".into(),
+    })?;
+    match core.inbox(&token).get_profile(hado_proto::v1::GetProfileRequest {}).await {
+        Ok(_) => {}
+        Err(status) => match core.explain(&status) {
+            Failure::UnknownToken => {
+                return Err(ConfigError { variable: "HADO_AGENT_TOKEN", problem: "core does not know this agent token".into() }.into());
+            }
+            failure => tracing::warn!(reason = failure.message(), "serving anyway; tool calls will say when core answers again"),
+        },
+    }
+    let running = HadoMcp::new(core, Some(token)).serve(rmcp::transport::stdio()).await.map_err(|error| RunError::Stdio(error.to_string()))?;
+    running.waiting().await.map_err(|error| RunError::Stdio(error.to_string()))?;
+    Ok(())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("serving HTTP failed: {0}")]
+    Serve(std::io::Error),
+    #[error("serving stdio failed: {0}")]
+    Stdio(String),
+}
+
+/// The whole gateway process: `--stdio` for one agent over stdin/stdout,
+/// otherwise `/mcp` on `HADO_MCP_ADDR`. One clear line on any failure to start.
+pub async fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
+    process::init_logging();
+    let mut stdio = false;
+    for arg in args {
+        match arg.as_str() {
+            "--stdio" => stdio = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                eprintln!("hado gateway-mcp: unexpected argument {other:?}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if stdio {
+        let started = match (config::core_url(&process::environment), process::read(&process::environment, "HADO_AGENT_TOKEN")) {
+            (Ok(core_url), Some(token)) => run_stdio(&core_url, &token).await,
+            (Err(error), _) => Err(error.into()),
+            (_, None) => Err(ConfigError { variable: "HADO_AGENT_TOKEN", problem: "is not set; --stdio serves the agent this token belongs to".into() }.into()),
+        };
+        return match started {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("hado gateway-mcp: {error}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let config = match McpConfig::from_env() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("hado gateway-mcp: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let listener = match TcpListener::bind(config.addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("hado gateway-mcp: HADO_MCP_ADDR: cannot listen on {}: {error}", config.addr);
+            return ExitCode::from(2);
+        }
+    };
+    tracing::info!(addr = %config.addr, core = %config.core_url, "gateway-mcp listening");
+    match run(config, listener, process::shutdown_signal()).await {
+        Ok(()) => {
+            tracing::info!("gateway-mcp stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("hado gateway-mcp: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "\
+Usage: hado-gateway-mcp [--stdio]
+
+Serves Hado's MCP tools to an agent.
+  (no flag)  streamable HTTP at POST /mcp on HADO_MCP_ADDR (default 127.0.0.1:8081);
+             each request carries `Authorization: Bearer hado_agent_…`
+  --stdio    one agent over stdin/stdout, with the token in HADO_AGENT_TOKEN
+
+Core is reached at HADO_CORE_URL (default http://127.0.0.1:50051).";

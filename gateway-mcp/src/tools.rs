@@ -1,0 +1,350 @@
+//! Owns the nine MCP tools and the words the model reads. Each tool is one
+//! call to core's `Inbox` service as the agent's user; the gateway decides
+//! nothing about events itself.
+
+use std::future::Future;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use hado_proto::v1;
+use hado_proto::views::{Profile, UserEvent};
+
+use crate::core_link::{AgentToken, Core, Inbox};
+
+/// What the model reads once, when it connects.
+pub const INSTRUCTIONS: &str = "\
+Hado is the user's deadline inbox; you act as the user, on their events only.
+Active states, by urgency: scheduled (not yet preparing), preparing (from fire_at), today (due today), overdue (past due, after_due=keep).
+The archive holds done and expired events (after_due=expire closes as expired after the due day).
+mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint. Never use one for the other.
+Events from other sources (docs, a bank, …) can be read and closed with mark_done or mark_ack, but not changed or deleted: editable=false. Their source would overwrite an edit.
+Events you create belong to the source manual, like ones the user adds by hand; those you may update and delete (editable=true).
+due_at takes three forms: YYYY-MM-DD (a whole day), YYYY-MM-DDTHH:MM (a local time in the user's zone), or with an offset such as 2026-12-14T09:00+01:00 (a fixed instant). Use an offset only when the event is tied to a place.
+Call get_profile for the user's zone and current local time before resolving words like \"tomorrow\".
+A recurring thing is separate events: create one per occurrence that matters now, not a rule.";
+
+/// The field descriptions `create_event` and `update_event` share.
+const DUE_AT: &str = "When it is due. YYYY-MM-DD for a whole day; YYYY-MM-DDTHH:MM for a local time that follows the user's time zone; YYYY-MM-DDTHH:MM+HH:MM (with an offset) for a fixed instant. Give an offset only when the event is tied to a place (a flight, an appointment in another city).";
+
+/// The active states `list_events` can filter by.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[serde(rename_all = "lowercase")]
+pub enum ActiveState {
+    Scheduled,
+    Preparing,
+    Today,
+    Overdue,
+}
+
+impl ActiveState {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "scheduled",
+            Self::Preparing => "preparing",
+            Self::Today => "today",
+            Self::Overdue => "overdue",
+        }
+    }
+}
+
+/// What happens after the due day.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[serde(rename_all = "lowercase")]
+pub enum AfterDue {
+    Keep,
+    Expire,
+}
+
+impl AfterDue {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Keep => "keep",
+            Self::Expire => "expire",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListEventsArgs {
+    /// Only active events in this state. Leave out for every active event.
+    #[serde(default)]
+    pub state: Option<ActiveState>,
+    /// true for the archive instead: the 100 most recently closed events (done and expired). Default false.
+    #[serde(default)]
+    pub archive: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventIdArgs {
+    /// The event's id, from list_events or get_event.
+    pub id: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateEventArgs {
+    /// What is due, at most 200 characters.
+    pub title: String,
+    #[schemars(description = DUE_AT)]
+    pub due_at: String,
+    /// A second line of detail, at most 200 characters.
+    #[serde(default)]
+    pub subtitle: Option<String>,
+    /// The day preparing starts, YYYY-MM-DD, no later than the due day. Default: 30 days before the due day.
+    #[serde(default)]
+    pub fire_at: Option<String>,
+    /// keep: the event stays overdue until done (default). expire: it closes as expired after the due day.
+    #[serde(default)]
+    pub after_due: Option<AfterDue>,
+    /// The label of the Done button, at most 64 characters. Default: Done, in the user's language.
+    #[serde(default)]
+    pub done_label: Option<String>,
+    /// A link the reminder opens, such as the page where the thing gets done.
+    #[serde(default)]
+    pub deep_link: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateEventArgs {
+    /// The id of an editable (manual) event.
+    pub id: i64,
+    /// A new title, at most 200 characters.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// A new due moment, in the forms of create_event. A different due_at is a reschedule: it reopens a done or expired event and clears Remember. The same due_at changes only the other fields.
+    #[serde(default)]
+    pub due_at: Option<String>,
+    /// A new second line; an empty string removes it.
+    #[serde(default)]
+    pub subtitle: Option<String>,
+    /// A new preparation start day, YYYY-MM-DD, no later than the due day.
+    #[serde(default)]
+    pub fire_at: Option<String>,
+    /// keep or expire, as in create_event.
+    #[serde(default)]
+    pub after_due: Option<AfterDue>,
+    /// A new Done button label, at most 64 characters.
+    #[serde(default)]
+    pub done_label: Option<String>,
+    /// A new link; an empty string removes it.
+    #[serde(default)]
+    pub deep_link: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateProfileArgs {
+    /// An IANA time zone name, such as Europe/Berlin. Local due times follow it.
+    #[serde(default)]
+    pub tz: Option<String>,
+    /// Start of quiet hours, HH:MM local time: no reminders from then.
+    #[serde(default)]
+    pub quiet_start: Option<String>,
+    /// End of quiet hours, HH:MM local time. Quiet hours may cross midnight.
+    #[serde(default)]
+    pub quiet_end: Option<String>,
+}
+
+/// The events `list_events` found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventList {
+    pub events: Vec<UserEvent>,
+}
+
+/// What `delete_event` did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Deleted {
+    pub id: i64,
+    /// Always `withdrawn`.
+    pub state: String,
+}
+
+/// A tool call that failed in a way the model can act on: sent back as a
+/// tool result with `isError: true` and the exact reason.
+#[derive(Debug)]
+pub struct ToolFailure(pub String);
+
+impl IntoCallToolResult for ToolFailure {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        Ok(CallToolResult::error(vec![ContentBlock::text(self.0)]).into())
+    }
+}
+
+
+/// The MCP server: one per request over HTTP (cloned from a prototype, so
+/// the tool list is built once), one per process over stdio.
+#[derive(Clone)]
+pub struct HadoMcp {
+    core: Core,
+    /// The token of a stdio session, which has no HTTP request to carry one.
+    fixed_token: Option<AgentToken>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl HadoMcp {
+    pub fn new(core: Core, fixed_token: Option<AgentToken>) -> Self {
+        Self { core, fixed_token, tool_router: Self::tool_router() }
+    }
+
+    /// The Inbox client for this call's user: the token the HTTP guard
+    /// admitted, or the stdio session's.
+    fn inbox(&self, context: &RequestContext<RoleServer>) -> Result<Inbox, ToolFailure> {
+        let from_request = context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<AgentToken>());
+        let token = from_request.or(self.fixed_token.as_ref()).ok_or_else(|| ToolFailure("an agent bearer token is required".into()))?;
+        Ok(self.core.inbox(token))
+    }
+
+    async fn call<T>(&self, reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>) -> Result<T, ToolFailure> {
+        match reply.await {
+            Ok(response) => Ok(response.into_inner()),
+            Err(status) => {
+                let failure = self.core.explain(&status);
+                tracing::debug!(code = ?status.code(), "core refused a tool call");
+                Err(ToolFailure(failure.message().to_owned()))
+            }
+        }
+    }
+}
+
+#[tool_router]
+impl HadoMcp {
+    /// The user's inbox: active events, most urgent first (today, overdue, preparing, scheduled, each by due moment), or with archive=true the closed ones.
+    /// Each event says its source and whether it is editable.
+    #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
+    async fn list_events(&self, Parameters(args): Parameters<ListEventsArgs>, context: RequestContext<RoleServer>) -> Result<Json<EventList>, ToolFailure> {
+        let request = v1::ListEventsRequest { state: args.state.map(|state| state.as_str().to_owned()), archive: args.archive };
+        let list = self.call(self.inbox(&context)?.list_events(request)).await?;
+        Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect() }))
+    }
+
+    /// One event of the user's by id, from any source.
+    #[tool(annotations(title = "Get event", read_only_hint = true, open_world_hint = false))]
+    async fn get_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let event = self.call(self.inbox(&context)?.get_event(v1::EventId { id: args.id })).await?;
+        Ok(Json(UserEvent::from(&event)))
+    }
+
+    /// Adds an event of the user's own (source manual), exactly like the inbox's Add button.
+    /// due_at is YYYY-MM-DD (a whole day), YYYY-MM-DDTHH:MM (a local time) or with an offset (a fixed instant); an offset only when the event is tied to a place.
+    /// Defaults: fire_at 30 days before the due day, after_due keep, done_label Done. A recurring thing is separate events.
+    #[tool(annotations(title = "Create event", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false))]
+    async fn create_event(&self, Parameters(args): Parameters<CreateEventArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let fields = v1::EventFields {
+            title: args.title,
+            due_at: args.due_at,
+            subtitle: args.subtitle,
+            fire_at: args.fire_at,
+            after_due: args.after_due.map(|after_due| after_due.as_str().to_owned()),
+            done_label: args.done_label,
+            deep_link: args.deep_link,
+        };
+        let event = self.call(self.inbox(&context)?.create_event(fields)).await?;
+        Ok(Json(UserEvent::from(&event)))
+    }
+
+    /// Changes any of the fields of an editable (manual) event; other sources' events cannot be changed.
+    /// A new due_at is a reschedule: it reopens a done or expired event, clears Remember and restarts the reminders.
+    /// The same due_at (or none) only updates the other fields and leaves a closed event closed.
+    #[tool(annotations(title = "Update event", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn update_event(&self, Parameters(args): Parameters<UpdateEventArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let request = v1::UpdateEventRequest {
+            id: args.id,
+            title: args.title,
+            due_at: args.due_at,
+            subtitle: args.subtitle,
+            fire_at: args.fire_at,
+            after_due: args.after_due.map(|after_due| after_due.as_str().to_owned()),
+            done_label: args.done_label,
+            deep_link: args.deep_link,
+        };
+        let event = self.call(self.inbox(&context)?.update_event(request)).await?;
+        Ok(Json(UserEvent::from(&event)))
+    }
+
+    /// Removes an editable (manual) event: it becomes withdrawn and leaves the inbox. Other sources' events cannot be deleted; close them with mark_done instead.
+    #[tool(annotations(title = "Delete event", read_only_hint = false, destructive_hint = true, open_world_hint = false))]
+    async fn delete_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<Deleted>, ToolFailure> {
+        let reply = self.call(self.inbox(&context)?.delete_event(v1::EventId { id: args.id })).await?;
+        Ok(Json(Deleted { id: reply.id, state: reply.state }))
+    }
+
+    /// Done: the thing is finished and the event closes into the archive. Works on events from any source. A closed event is returned as it is.
+    #[tool(annotations(title = "Mark done", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn mark_done(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let event = self.call(self.inbox(&context)?.mark_done(v1::EventId { id: args.id })).await?;
+        Ok(Json(UserEvent::from(&event)))
+    }
+
+    /// Remember: "I know". The event stays open and its reminders go quiet until the next checkpoint (quiet_until). Not the same as done. Works on events from any source; a closed event is returned as it is.
+    #[tool(annotations(title = "Remember", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn mark_ack(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let event = self.call(self.inbox(&context)?.mark_ack(v1::EventId { id: args.id })).await?;
+        Ok(Json(UserEvent::from(&event)))
+    }
+
+    /// The user's login, time zone, quiet hours, language and current local date and time (with the weekday), for resolving words like "tomorrow".
+    #[tool(annotations(title = "Get profile", read_only_hint = true, open_world_hint = false))]
+    async fn get_profile(&self, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
+        let profile = self.call(self.inbox(&context)?.get_profile(v1::GetProfileRequest {})).await?;
+        Ok(Json(Profile::from(&profile)))
+    }
+
+    /// Changes the user's time zone and quiet hours; give any of them. A new zone moves local due times with it.
+    #[tool(annotations(title = "Update profile", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn update_profile(&self, Parameters(args): Parameters<UpdateProfileArgs>, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
+        let request = v1::UpdateProfileRequest { tz: args.tz, quiet_start: args.quiet_start, quiet_end: args.quiet_end, locale: None };
+        let profile = self.call(self.inbox(&context)?.update_profile(request)).await?;
+        Ok(Json(Profile::from(&profile)))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for HadoMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("hado", env!("CARGO_PKG_VERSION")).with_title("Hado"))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Vec<rmcp::model::Tool> {
+        HadoMcp::tool_router().list_all()
+    }
+
+    #[test]
+    fn the_instructions_fit_in_fifteen_lines() {
+        assert!(INSTRUCTIONS.lines().count() <= 15, "{} lines", INSTRUCTIONS.lines().count());
+    }
+
+    #[test]
+    fn every_argument_of_every_tool_is_described() {
+        let tools = tools();
+        assert_eq!(tools.len(), 9);
+        for tool in &tools {
+            let schema = serde_json::Value::Object((*tool.input_schema).clone());
+            let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+            for (name, property) in properties {
+                let described = property.get("description").and_then(|text| text.as_str()).is_some_and(|text| !text.is_empty());
+                assert!(described, "{}.{name} has no description: {property}", tool.name);
+            }
+            assert!(tool.output_schema.is_some(), "{} has no output schema", tool.name);
+            assert!(tool.description.as_deref().is_some_and(|text| !text.is_empty()), "{} has no description", tool.name);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Owns what every Hado process does the same way: reading `HADO_*`
+//! settings (a bad one stops the process with one line naming it), logging
+//! with `tracing` as text or JSON (`HADO_LOG_FORMAT`), and stopping on a
+//! signal.
+
+use std::net::SocketAddr;
+
+use tracing_subscriber::EnvFilter;
+
+/// A setting that is missing or malformed, named so the operator can fix it.
+#[derive(Debug, thiserror::Error)]
+#[error("{variable}: {problem}")]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub problem: String,
+}
+
+/// Where settings come from: the environment, or a table in tests.
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Reads the process environment.
+pub fn environment(variable: &str) -> Option<String> {
+    std::env::var(variable).ok()
+}
+
+/// Reads one variable; blank counts as unset.
+pub fn read(lookup: Lookup<'_>, variable: &'static str) -> Option<String> {
+    lookup(variable).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
+}
+
+/// Reads a listening address such as `127.0.0.1:8081`.
+pub fn socket_addr(lookup: Lookup<'_>, variable: &'static str, default: &str) -> Result<SocketAddr, ConfigError> {
+    let value = read(lookup, variable).unwrap_or_else(|| default.to_owned());
+    value.parse().map_err(|_| ConfigError { variable, problem: format!("{value:?} is not an address such as {default}") })
+}
+
+/// Reads a positive whole number.
+pub fn positive_number(lookup: Lookup<'_>, variable: &'static str, default: u32) -> Result<u32, ConfigError> {
+    let Some(value) = read(lookup, variable) else { return Ok(default) };
+    match value.parse::<u32>() {
+        Ok(number) if number > 0 => Ok(number),
+        _ => Err(ConfigError { variable, problem: format!("{value:?} is not a whole number above zero") }),
+    }
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`), as JSON when
+/// `HADO_LOG_FORMAT=json`.
+pub fn init_logging() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let json = std::env::var("HADO_LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // A second init (a test that starts two processes' worth of code) keeps the first.
+    let _ = if json { builder.json().try_init() } else { builder.try_init() };
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {}
+        _ = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_number_or_address_names_its_variable() {
+        let lookup = |variable: &str| match variable {
+            "A" => Some("0".to_owned()),
+            "B" => Some("localhost".to_owned()),
+            "C" => Some("  ".to_owned()),
+            _ => None,
+        };
+        assert_eq!(positive_number(&lookup, "A", 5).unwrap_err().to_string(), "A: \"0\" is not a whole number above zero");
+        assert_eq!(socket_addr(&lookup, "B", "127.0.0.1:1").unwrap_err().variable, "B");
+        assert_eq!(positive_number(&lookup, "C", 5).unwrap(), 5, "blank counts as unset");
+    }
+}
