@@ -159,9 +159,10 @@ pub struct TestCore {
     pub addr: SocketAddr,
     pub engine: Arc<Engine>,
     pub clock: Arc<ManualClock>,
+    config: CoreConfig,
     channel: Channel,
     shutdown: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
+    task: Option<tokio::task::JoinHandle<()>>,
     database: TestDatabase,
 }
 
@@ -173,18 +174,47 @@ impl TestCore {
         let engine = crate::open(&config, clock.clone()).await.expect("core opens its database");
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect_lazy();
+        let mut core = Self { addr, engine, clock, config, channel, shutdown: None, task: None, database };
+        core.serve_on(listener);
+        wait_until_serving(core.channel.clone()).await;
+        core
+    }
+
+    fn serve_on(&mut self, listener: TcpListener) {
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let served = engine.clone();
-        let task = tokio::spawn(async move {
+        let (served, config) = (self.engine.clone(), self.config.clone());
+        self.task = Some(tokio::spawn(async move {
             crate::serve(served, &config, listener, async {
                 let _ = stopped.await;
             })
             .await
             .expect("core serves");
-        });
-        let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect_lazy();
-        wait_until_serving(channel.clone()).await;
-        Self { addr, engine, clock, channel, shutdown: Some(shutdown), task, database }
+        }));
+        self.shutdown = Some(shutdown);
+    }
+
+    /// Stops serving (as if core went down) but keeps the database.
+    pub async fn pause(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    /// Serves again on the same address over the same database.
+    pub async fn resume(&mut self) {
+        self.engine = crate::open(&self.config, self.clock.clone()).await.expect("core reopens its database");
+        let listener = TcpListener::bind(self.addr).await.expect("core's address is free again");
+        self.serve_on(listener);
+        wait_until_serving(self.channel.clone()).await;
+    }
+
+    /// The URL gateways use to reach this core.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     pub fn admin(&self) -> AdminClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
@@ -216,10 +246,7 @@ impl TestCore {
     }
 
     pub async fn stop(mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        let _ = (&mut self.task).await;
+        self.pause().await;
         self.database.drop_now().await;
     }
 }

@@ -5,9 +5,9 @@
 use std::future::Future;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
@@ -310,8 +310,26 @@ impl HadoMcp {
     }
 }
 
+/// How rmcp words an argument that does not fit the tool's schema.
+const ARGUMENTS_MISFIT: &str = "failed to deserialize parameters:";
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for HadoMcp {
+    /// Dispatches to the tool, except that arguments of the wrong shape are
+    /// protocol misuse and answer as a JSON-RPC invalid-params error: rmcp
+    /// would return them as a tool result, which is kept for what core refuses.
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let response = self.tool_router.call(ToolCallContext::new(self, request, context)).await?;
+        if let CallToolResponse::Complete(result) = &response
+            && result.is_error == Some(true)
+            && let Some(text) = result.content.first().and_then(|block| block.as_text())
+            && text.text.starts_with(ARGUMENTS_MISFIT)
+        {
+            return Err(ErrorData::invalid_params(text.text.clone(), None));
+        }
+        Ok(response)
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("hado", env!("CARGO_PKG_VERSION")).with_title("Hado"))

@@ -1,0 +1,361 @@
+//! MCP integration tests through the real stack: core on an ephemeral port
+//! over a fresh database (SQLite, and Postgres when its URL is set), the
+//! gateway in front of it, and rmcp's own streamable HTTP client, or plain
+//! HTTP where the test is about what the guard answers.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use hado_core::testing::{Backend, TestCore};
+use hado_gateway_mcp::config::McpConfig;
+use hado_proto::v1;
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+
+/// Core plus gateway-mcp, each on an ephemeral port.
+struct Stack {
+    core: TestCore,
+    url: String,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Stack {
+    async fn start(backend: &Backend, calls_per_minute: u32) -> Self {
+        let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
+        let mut config = McpConfig { calls_per_minute, ..McpConfig::local(&core.url()) };
+        config.allowed_hosts.push("hado.example.com".into());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            hado_gateway_mcp::run(config, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("gateway-mcp serves");
+        });
+        Self { core, url, shutdown: Some(shutdown), task }
+    }
+
+    async fn agent_token(&self, login: &str) -> String {
+        let issued = self.core.admin().issue_agent_token(v1::UserLogin { login: login.into() }).await.expect("agent token issued");
+        issued.into_inner().token
+    }
+
+    async fn client(&self, token: &str) -> RunningService<RoleClient, ()> {
+        let transport = StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).auth_header(token));
+        ().serve(transport).await.expect("the MCP client connects")
+    }
+
+    /// A raw POST to `/mcp`, for what the guard answers.
+    async fn post(&self, headers: &[(&str, &str)], body: &str) -> reqwest::Response {
+        let mut request = reqwest::Client::new()
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_owned());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.expect("the gateway answers")
+    }
+
+    async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        let _ = (&mut self.task).await;
+        self.core.stop().await;
+    }
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, tool: &'static str, arguments: Value) -> CallToolResult {
+    let arguments = arguments.as_object().cloned().expect("arguments are an object");
+    client.call_tool(CallToolRequestParams::new(tool).with_arguments(arguments)).await.unwrap_or_else(|error| panic!("{tool} answered: {error}"))
+}
+
+/// The structured content of a successful call, checked against its text.
+fn ok(result: CallToolResult) -> Value {
+    assert_ne!(result.is_error, Some(true), "the call failed: {result:?}");
+    let structured = result.structured_content.clone().expect("structured content");
+    let text = result.content[0].as_text().expect("a text block").text.clone();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured, "the text is the same JSON");
+    structured
+}
+
+/// The message of a call that failed as a tool result.
+fn tool_error(result: CallToolResult) -> String {
+    assert_eq!(result.is_error, Some(true), "the call should have failed: {result:?}");
+    result.content[0].as_text().expect("a text block").text.clone()
+}
+
+async fn error_body(response: reqwest::Response) -> (StatusCode, Option<String>, Value) {
+    let status = response.status();
+    let challenge = response.headers().get("www-authenticate").map(|value| value.to_str().unwrap().to_owned());
+    (status, challenge, response.json().await.expect("a JSON error"))
+}
+
+fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
+    tools.iter().find(|tool| tool.name == name).unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+async fn every_tool_works_as_the_tokens_user(backend: Backend) {
+    let stack = Stack::start(&backend, 600).await;
+    let anna = stack.client(&stack.agent_token("anna").await).await;
+
+    let info = anna.peer_info().expect("the server introduced itself");
+    assert!(info.instructions.as_deref().is_some_and(|text| text.contains("Remember")));
+    let tools = anna.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, ["create_event", "delete_event", "get_event", "get_profile", "list_events", "mark_ack", "mark_done", "update_event", "update_profile"]);
+    for read in ["list_events", "get_event", "get_profile"] {
+        assert_eq!(tool(&tools, read).annotations.as_ref().unwrap().read_only_hint, Some(true), "{read}");
+    }
+    assert_eq!(tool(&tools, "delete_event").annotations.as_ref().unwrap().destructive_hint, Some(true));
+    for action in ["mark_done", "mark_ack"] {
+        let annotations = tool(&tools, action).annotations.as_ref().unwrap();
+        assert_eq!((annotations.idempotent_hint, annotations.destructive_hint), (Some(true), Some(false)), "{action}");
+    }
+    assert_eq!(tool(&tools, "create_event").annotations.as_ref().unwrap().destructive_hint, Some(false));
+    let create = tool(&tools, "create_event");
+    assert_eq!(create.input_schema["required"], json!(["title", "due_at"]));
+    assert!(create.description.as_deref().unwrap().contains("an offset only when the event is tied to a place"));
+    assert!(tool(&tools, "update_event").description.as_deref().unwrap().contains("A new due_at is a reschedule"));
+
+    // The profile, with the local time that resolves "tomorrow".
+    let profile = ok(call(&anna, "get_profile", json!({})).await);
+    assert_eq!(profile["login"], "anna");
+    assert_eq!(profile["local_time"], "2026-12-01T11:00 (Tuesday)", "Berlin is UTC+1 in December");
+    let profile = ok(call(&anna, "update_profile", json!({"tz": "Asia/Tokyo", "quiet_start": "23:00"})).await);
+    assert_eq!((profile["tz"].as_str(), profile["quiet_start"].as_str()), (Some("Asia/Tokyo"), Some("23:00")));
+    assert_eq!(profile["local_time"], "2026-12-01T19:00 (Tuesday)");
+    assert_eq!(tool_error(call(&anna, "update_profile", json!({"tz": "Mars/Base"})).await), "tz 'Mars/Base' is not an IANA time zone name such as Europe/Berlin");
+
+    // create_event takes the inbox's defaults.
+    let dentist = ok(call(&anna, "create_event", json!({"title": "Dentist", "due_at": "2026-12-20T15:00"})).await);
+    assert_eq!(
+        (dentist["source"].as_str(), dentist["editable"].as_bool(), dentist["fire_at"].as_str(), dentist["after_due"].as_str(), dentist["state"].as_str()),
+        (Some("manual"), Some(true), Some("2026-11-20"), Some("keep"), Some("preparing"))
+    );
+    let dentist_id = dentist["id"].as_i64().unwrap();
+    let bad = tool_error(call(&anna, "create_event", json!({"title": "Visa", "due_at": "2026-12-14", "fire_at": "2026-12-20"})).await);
+    assert_eq!(bad, "fire_at 2026-12-20 is after the due day 2026-12-14");
+
+    // A source's event: readable and closable, never changeable.
+    let docs = stack.core.source_token("docs").await;
+    let pushed = stack
+        .core
+        .ingest(&docs)
+        .upsert_events(v1::UpsertEventsRequest {
+            events: vec![v1::SourceEvent {
+                user: "anna".into(),
+                r#ref: "visa".into(),
+                topic: String::new(),
+                fields: Some(v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() }),
+            }],
+        })
+        .await
+        .unwrap();
+    let visa_id = pushed.get_ref().results[0].id;
+    let visa = ok(call(&anna, "get_event", json!({"id": visa_id})).await);
+    assert_eq!((visa["source"].as_str(), visa["editable"].as_bool()), (Some("docs"), Some(false)));
+    let refused = "this event belongs to source docs; only docs can change it";
+    assert_eq!(tool_error(call(&anna, "update_event", json!({"id": visa_id, "title": "Mine"})).await), refused);
+    assert_eq!(tool_error(call(&anna, "delete_event", json!({"id": visa_id})).await), refused);
+    assert_eq!(ok(call(&anna, "get_event", json!({"id": visa_id})).await), visa, "the refused calls changed nothing");
+
+    let listed = ok(call(&anna, "list_events", json!({})).await);
+    let ids: Vec<i64> = listed["events"].as_array().unwrap().iter().map(|event| event["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [visa_id, dentist_id], "by due moment");
+    let preparing = ok(call(&anna, "list_events", json!({"state": "preparing"})).await);
+    assert_eq!(preparing["events"].as_array().unwrap().len(), 2);
+    assert_eq!(ok(call(&anna, "list_events", json!({"state": "overdue"})).await)["events"], json!([]));
+
+    // Remember and Done on another source's event; both are idempotent.
+    let acked = ok(call(&anna, "mark_ack", json!({"id": visa_id})).await);
+    assert!(acked["quiet_until"].is_string() && acked["state"] == "preparing");
+    let done = ok(call(&anna, "mark_done", json!({"id": visa_id})).await);
+    assert_eq!((done["state"].as_str(), done["closed_as"].as_str()), (Some("done"), Some("Done")));
+    assert_eq!(ok(call(&anna, "mark_done", json!({"id": visa_id})).await), done);
+    let archive = ok(call(&anna, "list_events", json!({"archive": true})).await);
+    assert_eq!(archive["events"].as_array().unwrap().iter().map(|event| event["id"].clone()).collect::<Vec<_>>(), [json!(visa_id)]);
+
+    // Updating one's own event: the same due_at leaves a done event closed, a new one reopens it.
+    ok(call(&anna, "mark_done", json!({"id": dentist_id})).await);
+    let renamed = ok(call(&anna, "update_event", json!({"id": dentist_id, "title": "Dentist, Dr. Weiss", "due_at": "2026-12-20T15:00"})).await);
+    assert_eq!((renamed["title"].as_str(), renamed["state"].as_str()), (Some("Dentist, Dr. Weiss"), Some("done")));
+    let moved = ok(call(&anna, "update_event", json!({"id": dentist_id, "due_at": "2026-12-22T09:30"})).await);
+    assert_eq!((moved["state"].as_str(), moved["closed_as"].as_str(), moved["due_at"].as_str()), (Some("preparing"), None, Some("2026-12-22T09:30")));
+    let deleted = ok(call(&anna, "delete_event", json!({"id": dentist_id})).await);
+    assert_eq!(deleted, json!({"id": dentist_id, "state": "withdrawn"}));
+    assert_eq!(ok(call(&anna, "list_events", json!({})).await)["events"], json!([]));
+
+    // Another user's agent: anna's ids are simply not found.
+    let bob = stack.client(&stack.agent_token("bob").await).await;
+    for tool in ["get_event", "mark_done", "mark_ack", "delete_event"] {
+        assert_eq!(tool_error(call(&bob, tool, json!({"id": visa_id})).await), format!("event {visa_id} not found"), "{tool}");
+    }
+    assert_eq!(tool_error(call(&bob, "update_event", json!({"id": visa_id, "title": "x"})).await), format!("event {visa_id} not found"));
+
+    // Protocol misuse is a JSON-RPC error, not a tool result.
+    let unknown = anna.call_tool(CallToolRequestParams::new("drop_everything")).await.unwrap_err();
+    assert!(unknown.to_string().contains("drop_everything") || unknown.to_string().to_lowercase().contains("not found"), "{unknown}");
+    let arguments = json!({"id": "seven"}).as_object().cloned().unwrap();
+    let wrong_type = anna.call_tool(CallToolRequestParams::new("get_event").with_arguments(arguments)).await.unwrap_err();
+    assert!(matches!(&wrong_type, rmcp::ServiceError::McpError(error) if error.code == rmcp::model::ErrorCode::INVALID_PARAMS), "{wrong_type}");
+    let arguments = json!({"id": 1, "colour": "red"}).as_object().cloned().unwrap();
+    let unknown_argument = anna.call_tool(CallToolRequestParams::new("get_event").with_arguments(arguments)).await.unwrap_err();
+    assert!(unknown_argument.to_string().contains("colour"), "{unknown_argument}");
+
+    anna.cancel().await.unwrap();
+    bob.cancel().await.unwrap();
+    stack.stop().await;
+}
+
+async fn the_guard_answers_each_auth_case(backend: Backend) {
+    let stack = Stack::start(&backend, 600).await;
+    let token = stack.agent_token("anna").await;
+    let bearer = format!("Bearer {token}");
+
+    let missing = "an agent bearer token is required";
+    let unknown = "unknown agent token";
+    for (headers, message) in [
+        (vec![], missing),
+        (vec![("x-remote-user", "anna")], missing),
+        (vec![("authorization", "Basic YW5uYTpwdw==")], missing),
+        (vec![("authorization", "Bearer hado_agent_0000000000000000000000000000000000000000000000000000000000000000")], unknown),
+        (vec![("authorization", "Bearer hado_src_0000000000000000000000000000000000000000000000000000000000000000")], unknown),
+    ] {
+        let (status, challenge, body) = error_body(stack.post(&headers, INITIALIZE).await).await;
+        assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), json!({"error": message})), "{headers:?}");
+    }
+    // A token in the query string is never read.
+    let in_query = reqwest::Client::new()
+        .post(format!("{}?token={token}&access_token={token}", stack.url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_query.status(), StatusCode::UNAUTHORIZED);
+
+    let accepted = stack.post(&[("authorization", &bearer)], INITIALIZE).await;
+    assert_eq!(accepted.status(), StatusCode::OK);
+    let reply: Value = accepted.json().await.unwrap();
+    assert_eq!(reply["result"]["serverInfo"]["name"], "hado");
+
+    // GET and DELETE are not served, with or without a token.
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let response = reqwest::Client::new().request(method.clone(), &stack.url).header("authorization", &bearer).send().await.unwrap();
+        assert_eq!((response.status(), response.headers()["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST"), "{method}");
+    }
+
+    // Re-issuing stops the old token at once, mid-session too; revoking stops the new one.
+    let client = stack.client(&token).await;
+    ok(call(&client, "get_profile", json!({})).await);
+    let reissued = stack.agent_token("anna").await;
+    assert_ne!(reissued, token);
+    let (status, _, body) = error_body(stack.post(&[("authorization", &bearer)], INITIALIZE).await).await;
+    assert_eq!((status, body), (StatusCode::UNAUTHORIZED, json!({"error": unknown})));
+    assert!(client.call_tool(CallToolRequestParams::new("get_profile")).await.is_err(), "the old session is refused");
+    let renewed = stack.client(&reissued).await;
+    assert_eq!(ok(call(&renewed, "get_profile", json!({})).await)["login"], "anna");
+    stack.core.admin().revoke_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap();
+    let (status, _, _) = error_body(stack.post(&[("authorization", &format!("Bearer {reissued}"))], INITIALIZE).await).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    stack.stop().await;
+}
+
+async fn origin_host_size_and_rate_are_limited(backend: Backend) {
+    let stack = Stack::start(&backend, 5).await;
+    let bearer = format!("Bearer {}", stack.agent_token("anna").await);
+    let authorized = |extra: &[(&'static str, &'static str)]| {
+        let mut headers: Vec<(&str, String)> = vec![("authorization", bearer.clone())];
+        headers.extend(extra.iter().map(|(name, value)| (*name, value.to_string())));
+        headers
+    };
+    let post = |headers: Vec<(&'static str, String)>, body: String| {
+        let stack = &stack;
+        async move {
+            let borrowed: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            stack.post(&borrowed, &body).await
+        }
+    };
+
+    // A foreign Origin or Host is refused before the token is even looked at.
+    let (status, _, body) = error_body(post(authorized(&[("origin", "https://evil.example")]), INITIALIZE.into()).await).await;
+    assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "origin https://evil.example may not call this server"})));
+    assert_eq!(post(vec![("origin", "null".into())], INITIALIZE.into()).await.status(), StatusCode::FORBIDDEN);
+    let (status, _, body) = error_body(post(authorized(&[("host", "evil.example")]), INITIALIZE.into()).await).await;
+    assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "host evil.example is not served here; add it to HADO_ALLOWED_HOSTS"})));
+    // The configured public host, and an Origin on it or on loopback, are fine.
+    assert_eq!(post(authorized(&[("origin", "https://hado.example.com")]), INITIALIZE.into()).await.status(), StatusCode::OK);
+    assert_eq!(post(authorized(&[("host", "hado.example.com"), ("origin", "http://localhost:5173")]), INITIALIZE.into()).await.status(), StatusCode::OK);
+
+    // More than 1 MiB of body is refused.
+    let huge = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(1024 * 1024));
+    let (status, _, body) = error_body(post(authorized(&[]), huge).await).await;
+    assert_eq!((status, body), (StatusCode::PAYLOAD_TOO_LARGE, json!({"error": "the request body is over 1024 KiB"})));
+
+    // Five calls a minute: the two accepted above and the refused body count,
+    // refusals for Origin and Host do not. The fourth and fifth pass, the sixth waits.
+    for _ in 0..2 {
+        assert_eq!(post(authorized(&[]), INITIALIZE.into()).await.status(), StatusCode::OK);
+    }
+    let limited = post(authorized(&[]), INITIALIZE.into()).await;
+    let retry_after: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=12).contains(&retry_after), "one call frees up every 12 s at 5 a minute, not {retry_after}");
+    let (status, _, body) = error_body(limited).await;
+    assert_eq!((status, body), (StatusCode::TOO_MANY_REQUESTS, json!({"error": "too many calls: the limit is 5 a minute per agent token"})));
+    // Another token has its own allowance.
+    let other = format!("Bearer {}", stack.agent_token("bob").await);
+    assert_eq!(post(vec![("authorization", other)], INITIALIZE.into()).await.status(), StatusCode::OK);
+
+    stack.stop().await;
+}
+
+async fn a_core_outage_is_a_tool_error_and_passes_by_itself(backend: Backend) {
+    let mut stack = Stack::start(&backend, 600).await;
+    let client = stack.client(&stack.agent_token("anna").await).await;
+    ok(call(&client, "create_event", json!({"title": "Passport", "due_at": "2027-01-10"})).await);
+
+    stack.core.pause().await;
+    let message = tool_error(call(&client, "list_events", json!({})).await);
+    assert!(message.contains("cannot be reached") && message.contains(&stack.core.url()), "{message}");
+
+    stack.core.resume().await;
+    let mut listed = None;
+    for _ in 0..100 {
+        let result = call(&client, "list_events", json!({})).await;
+        if result.is_error != Some(true) {
+            listed = Some(ok(result));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let listed = listed.expect("the gateway reconnects once core is back");
+    assert_eq!(listed["events"][0]["title"], "Passport");
+
+    client.cancel().await.unwrap();
+    stack.stop().await;
+}
+
+hado_core::on_both_backends!(
+    every_tool_works_as_the_tokens_user,
+    the_guard_answers_each_auth_case,
+    origin_host_size_and_rate_are_limited,
+    a_core_outage_is_a_tool_error_and_passes_by_itself,
+);
