@@ -1,0 +1,72 @@
+"""Drives gateway-mcp with the official Python MCP SDK over streamable HTTP:
+lists the tools, then create -> list -> ack -> done -> archive.
+
+Usage: sdk_scenario.py MCP_URL AGENT_TOKEN. Exits non-zero on the first
+thing that is not as it should be, saying what.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+EXPECTED_TOOLS = {
+    "list_events", "get_event", "create_event", "update_event", "delete_event",
+    "mark_done", "mark_ack", "get_profile", "update_profile",
+}
+
+
+def check(condition, what):
+    if not condition:
+        raise SystemExit(f"sdk scenario: {what}")
+
+
+def structured(result, tool):
+    check(not result.is_error, f"{tool} failed: {result.content}")
+    check(result.structured_content is not None, f"{tool} returned no structured content")
+    text = json.loads(result.content[0].text)
+    check(text == result.structured_content, f"{tool}: the text and the structured content differ")
+    return result.structured_content
+
+
+async def scenario(url, token):
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with http, streamable_http_client(url, http_client=http) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            check(set(tools) == EXPECTED_TOOLS, f"tools are {sorted(tools)}")
+            for name, tool in tools.items():
+                check(tool.output_schema is not None, f"{name} has no output schema")
+                for argument, schema in tool.input_schema.get("properties", {}).items():
+                    check(schema.get("description"), f"{name}.{argument} has no description")
+            check(tools["get_event"].annotations.read_only_hint is True, "get_event is not read-only")
+            check(tools["delete_event"].annotations.destructive_hint is True, "delete_event is not destructive")
+
+            created = structured(await session.call_tool("create_event", {"title": "Renew passport", "due_at": "2027-03-01"}), "create_event")
+            check(created["editable"] is True and created["source"] == "manual", f"created {created}")
+            event_id = created["id"]
+
+            listed = structured(await session.call_tool("list_events", {}), "list_events")
+            check([event["id"] for event in listed["events"]] == [event_id], f"listed {listed}")
+
+            acked = structured(await session.call_tool("mark_ack", {"id": event_id}), "mark_ack")
+            check(acked["state"] != "done" and "quiet_until" in acked, f"acked {acked}")
+
+            done = structured(await session.call_tool("mark_done", {"id": event_id}), "mark_done")
+            check(done["state"] == "done" and done.get("closed_as"), f"done {done}")
+
+            active = structured(await session.call_tool("list_events", {}), "list_events")
+            check(active["events"] == [], f"still active: {active}")
+            archive = structured(await session.call_tool("list_events", {"archive": True}), "list_events")
+            check([event["id"] for event in archive["events"]] == [event_id], f"archive {archive}")
+
+            missing = await session.call_tool("get_event", {"id": event_id + 1000})
+            check(missing.is_error and "not found" in missing.content[0].text, f"a missing id gave {missing}")
+    print(f"sdk scenario: {len(tools)} tools listed; create, list, ack, done and archive all as expected")
+
+
+if __name__ == "__main__":
+    asyncio.run(scenario(sys.argv[1], sys.argv[2]))
