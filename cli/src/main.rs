@@ -29,6 +29,12 @@ enum Command {
     /// Run the core process itself (what `hado up` starts; configured by HADO_* variables).
     #[command(hide = true)]
     Core,
+    /// Serve MCP: with --stdio to one agent over stdin/stdout (token in HADO_AGENT_TOKEN),
+    /// otherwise over HTTP at HADO_MCP_ADDR (what `hado up` starts).
+    GatewayMcp {
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Manage the services that push events.
     Source {
         #[command(subcommand)]
@@ -76,6 +82,7 @@ fn main() -> ExitCode {
         let result = match cli.command {
             Command::Up => up::run(&settings).await,
             Command::Core => return hado_core::main_entry().await,
+            Command::GatewayMcp { stdio } => return hado_gateway_mcp::main_entry(stdio.then(|| "--stdio".to_owned())).await,
             Command::Source { command } => match command {
                 SourceCommand::Create { name } => admin::create_source(&settings, &name).await,
                 SourceCommand::Rotate { name } => admin::rotate_source(&settings, &name).await,

@@ -29,6 +29,10 @@ impl Settings {
         std::env::var("HADO_GRPC_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_core::config::DEFAULT_GRPC_ADDR.into())
     }
 
+    pub fn mcp_addr(&self) -> String {
+        std::env::var("HADO_MCP_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_gateway_mcp::config::DEFAULT_MCP_ADDR.into())
+    }
+
     pub fn core_url(&self) -> String {
         self.core_url.clone().unwrap_or_else(|| format!("http://{}", self.grpc_addr()))
     }

@@ -1,7 +1,8 @@
-//! Owns `hado up`: Hado on one machine with local defaults. Core runs as a
-//! child process of this one (the same binary, `hado core`) on an embedded
-//! SQLite file; its secrets are generated once into the data folder. Ctrl-C,
-//! SIGTERM, or any child dying stops every child.
+//! Owns `hado up`: Hado on one machine with local defaults. Core and the MCP
+//! gateway run as child processes of this one (the same binary, `hado core`
+//! and `hado gateway-mcp`), core on an embedded SQLite file; the secrets are
+//! generated once into the data folder. Ctrl-C, SIGTERM, or any child dying
+//! stops every child.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -43,17 +44,32 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         return Err(error);
     }
 
+    let mcp_addr = settings.mcp_addr();
+    let mut command = Command::new(&executable);
+    command.arg("gateway-mcp").env("HADO_CORE_URL", settings.core_url()).env("HADO_MCP_ADDR", &mcp_addr).kill_on_drop(true);
+    let child = command.spawn().context("cannot start gateway-mcp")?;
+    processes.push(Process { name: "gateway-mcp", child });
+    if let Err(error) = wait_until_listening(&mcp_addr, processes.last_mut().expect("just pushed")).await {
+        stop_all(&mut processes).await;
+        return Err(error);
+    }
+
+    let mcp_url = format!("http://{mcp_addr}/mcp");
     println!();
     println!("Hado is running.");
     println!("  core (gRPC, with reflection)  {grpc_addr}");
+    println!("  MCP for agents                {mcp_url}");
     println!("  database                      {database_url}");
     println!("  secrets                       {}", settings.secrets_path().display());
-    println!("The web inbox (gateway-http) and the MCP gateway (gateway-mcp) are not built yet; see README.md.");
+    println!("The web inbox (gateway-http) is not built yet; see README.md.");
     println!();
     println!("Try, in another terminal:");
     println!("  cargo run -q -p hado -- source create docs     # a token for a service that pushes events");
     println!("  cargo run -q -p hado -- agent-token anna       # a token for anna's AI agent");
     println!("  grpcurl -plaintext {grpc_addr} list");
+    println!();
+    println!("Connect anna's agent (Claude Code) with that token:");
+    println!("  claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
     println!();
     println!("Ctrl-C stops Hado.");
 
@@ -95,6 +111,23 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
             bail!("{} did not answer its health check at {url} within {}s", process.name, START_TIMEOUT.as_secs());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until a gateway accepts connections on `addr`.
+async fn wait_until_listening(addr: &str, process: &mut Process) -> anyhow::Result<()> {
+    let started = tokio::time::Instant::now();
+    loop {
+        if let Some(status) = process.child.try_wait()? {
+            bail!("{} exited during start ({status}); its log above says why", process.name);
+        }
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            return Ok(());
+        }
+        if started.elapsed() > START_TIMEOUT {
+            bail!("{} did not listen on {addr} within {}s", process.name, START_TIMEOUT.as_secs());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -15,11 +15,23 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-fn hado(folder: &Path, port: u16) -> Command {
+/// The ports one `hado up` listens on.
+#[derive(Clone, Copy)]
+struct Ports {
+    grpc: u16,
+    mcp: u16,
+}
+
+fn free_ports() -> Ports {
+    Ports { grpc: free_port(), mcp: free_port() }
+}
+
+fn hado(folder: &Path, ports: Ports) -> Command {
     let mut command = Command::new(HADO);
     command
         .current_dir(folder)
-        .env("HADO_GRPC_ADDR", format!("127.0.0.1:{port}"))
+        .env("HADO_GRPC_ADDR", format!("127.0.0.1:{}", ports.grpc))
+        .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", ports.mcp))
         .env_remove("HADO_CORE_URL")
         .env_remove("HADO_DATABASE_URL")
         .env_remove("HADO_ADMIN_TOKEN")
@@ -28,9 +40,9 @@ fn hado(folder: &Path, port: u16) -> Command {
     command
 }
 
-/// Starts `hado up` and waits for its "running" line.
-fn start(folder: &Path, port: u16) -> Child {
-    let mut up = hado(folder, port).arg("up").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+/// Starts `hado up` and returns it with what it printed, up to its last line.
+fn start(folder: &Path, ports: Ports) -> (Child, Vec<String>) {
+    let mut up = hado(folder, ports).arg("up").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let stdout = up.stdout.take().unwrap();
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
@@ -38,9 +50,12 @@ fn start(folder: &Path, port: u16) -> Child {
             let _ = sender.send(line);
         }
     });
+    let mut printed = Vec::new();
     while let Ok(line) = receiver.recv_timeout(Duration::from_secs(120)) {
-        if line == "Hado is running." {
-            return up;
+        let last = line == "Ctrl-C stops Hado.";
+        printed.push(line);
+        if last {
+            return (up, printed);
         }
     }
     let _ = up.kill();
@@ -76,13 +91,32 @@ fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
     panic!("the process did not stop");
 }
 
+/// POSTs an MCP initialize with `token` and returns the HTTP status.
+fn mcp_initialize(port: u16, token: &str) -> u16 {
+    use std::io::{Read, Write};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply.split_whitespace().nth(1).and_then(|status| status.parse().ok()).unwrap_or(0)
+}
+
 #[test]
 fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let folder = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut up = start(folder.path(), port);
-    let core = children_of(up.id());
-    assert_eq!(core.len(), 1, "core runs as a child process");
+    let port = free_ports();
+    let (mut up, printed) = start(folder.path(), port);
+    let children = children_of(up.id());
+    assert_eq!(children.len(), 2, "core and gateway-mcp run as child processes");
+    let mcp_url = format!("http://127.0.0.1:{}/mcp", port.mcp);
+    let connect = format!("claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
+    assert!(printed.iter().any(|line| line.trim() == connect), "the connect line names the real address: {printed:#?}");
 
     let secrets = std::fs::read_to_string(folder.path().join("hado-data/secrets.env")).unwrap();
     assert!(secrets.contains("HADO_ADMIN_TOKEN=") && secrets.contains("HADO_GATEWAY_TOKEN="));
@@ -95,7 +129,9 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("source docs already exists"));
     let token = hado(folder.path(), port).args(["agent-token", "anna"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&token.stdout).contains("hado_agent_"));
+    let token = String::from_utf8_lossy(&token.stdout).split_whitespace().find(|word| word.starts_with("hado_agent_")).unwrap().to_owned();
+    assert_eq!(mcp_initialize(port.mcp, &token), 200, "gateway-mcp serves the agent through core");
+    assert_eq!(mcp_initialize(port.mcp, "hado_agent_unknown"), 401);
     let users = hado(folder.path(), port).arg("users").output().unwrap();
     assert!(String::from_utf8_lossy(&users.stdout).contains("anna"));
     let refused = hado(folder.path(), port).args(["source", "delete", "docs"]).output().unwrap();
@@ -103,10 +139,10 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
 
     signal(up.id(), libc::SIGTERM);
     assert!(wait_with_timeout(&mut up).success());
-    assert!(core.iter().all(|pid| !alive(*pid)), "core stopped with hado up");
+    assert!(children.iter().all(|pid| !alive(*pid)), "core and gateway-mcp stopped with hado up");
 
     // A second start reuses the same secrets and database.
-    let mut up = start(folder.path(), port);
+    let (mut up, _) = start(folder.path(), port);
     let listed = hado(folder.path(), port).args(["source", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("docs"));
     signal(up.id(), libc::SIGINT);
@@ -114,20 +150,20 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
 }
 
 #[test]
-fn hado_up_stops_when_core_dies() {
+fn hado_up_stops_when_a_child_dies() {
     let folder = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut up = start(folder.path(), port);
-    let core = children_of(up.id());
-    signal(core[0], libc::SIGKILL);
+    let (mut up, _) = start(folder.path(), free_ports());
+    let children = children_of(up.id());
+    signal(children[0], libc::SIGKILL);
     let status = wait_with_timeout(&mut up);
     assert!(!status.success(), "a dead child makes hado up fail");
+    assert!(children.iter().all(|pid| !alive(*pid)), "the other child stopped too");
 }
 
 #[test]
 fn admin_commands_explain_a_missing_core() {
     let folder = tempfile::tempdir().unwrap();
-    let output = hado(folder.path(), free_port()).arg("users").output().unwrap();
+    let output = hado(folder.path(), free_ports()).arg("users").output().unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("HADO_ADMIN_TOKEN is not set"), "{stderr}");
