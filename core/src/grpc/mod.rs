@@ -12,7 +12,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 
 use hado_proto::v1::admin_server::AdminServer;
 use hado_proto::v1::inbox_server::InboxServer;
@@ -57,6 +57,8 @@ pub async fn serve(
         .add_service(InboxServer::new(inbox).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(IngestServer::new(ingest).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        // Without TCP_NODELAY, the last segment of a reply larger than one
+        // packet waits for the client's delayed ACK: ~40 ms on every list.
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
         .await
 }

@@ -1,0 +1,263 @@
+//! gateway-mcp's benchmarks: tool-call latency (p50/p99) and throughput for
+//! `create_event` and `list_events` (200 events) at 1 and 16 concurrent MCP
+//! sessions, next to the same Inbox calls made over gRPC directly (the
+//! gateway's overhead), next to the official TypeScript reference server's
+//! `echo` tool (`@modelcontextprotocol/server-everything`, streamable HTTP)
+//! as a peer, and the gateway's resident memory idle and after the load.
+//!
+//! Core runs in this process on a temporary SQLite file; the gateway runs as
+//! its own process (the release binary), so its memory is its own. The peer
+//! runs when `HADO_BENCH_EVERYTHING` names its installed `dist/index.js`.
+//! BENCHMARKS.md records the numbers and the commands.
+
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+use hado_core::testing::{Backend, Bearer, TestCore};
+use hado_proto::v1::inbox_client::InboxClient;
+use hado_proto::v1::{self, EventFields, ListEventsRequest};
+
+const GATEWAY: &str = env!("CARGO_BIN_EXE_hado-gateway-mcp");
+const LISTED_EVENTS: usize = 200;
+/// Calls per session (or per gRPC task) in each measurement.
+const CALLS_ALONE: usize = 300;
+const CALLS_EACH_OF_16: usize = 60;
+
+type Client = RunningService<RoleClient, ()>;
+type Inbox = InboxClient<InterceptedService<Channel, Bearer>>;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn mcp_client(url: &str, token: Option<&str>) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the MCP client connects")
+}
+
+async fn call(client: &Client, tool: &'static str, arguments: Value) {
+    let arguments = arguments.as_object().cloned().unwrap();
+    let result = client.call_tool(CallToolRequestParams::new(tool).with_arguments(arguments)).await.expect("the call is answered");
+    assert_ne!(result.is_error, Some(true), "{tool} failed: {result:?}");
+}
+
+/// Latencies of every call and the wall time of the whole run.
+struct Run {
+    latencies: Vec<Duration>,
+    wall: Duration,
+}
+
+impl Run {
+    fn print(mut self, label: &str, sessions: usize) {
+        self.latencies.sort();
+        let count = self.latencies.len();
+        let p50 = self.latencies[count / 2];
+        let p99 = self.latencies[(count * 99 / 100).min(count - 1)];
+        let per_second = count as f64 / self.wall.as_secs_f64();
+        println!(
+            "{label:<44} {sessions:>2} session(s)  p50 {:>7.2} ms  p99 {:>7.2} ms  {per_second:>7.0} calls/s  ({count} calls)",
+            p50.as_secs_f64() * 1e3,
+            p99.as_secs_f64() * 1e3
+        );
+    }
+}
+
+/// Runs `calls` calls on each of the workers at once, timing each call.
+async fn measure<W, F, Fut>(workers: Vec<W>, calls: usize, operation: F) -> Run
+where
+    W: Clone + Send + 'static,
+    F: Fn(W, usize) -> Fut + Send + Sync + Clone + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let started = Instant::now();
+    let tasks: Vec<_> = workers
+        .into_iter()
+        .enumerate()
+        .map(|(index, worker)| {
+            let operation = operation.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(calls);
+                for call in 0..calls {
+                    let began = Instant::now();
+                    operation(worker.clone(), index * calls + call).await;
+                    latencies.push(began.elapsed());
+                }
+                (worker, latencies)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap().1);
+    }
+    Run { latencies, wall: started.elapsed() }
+}
+
+fn resident_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|line| line.starts_with(field))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or(0)
+}
+
+async fn wait_for_port(port: u16) {
+    for _ in 0..400 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("nothing listens on {port}");
+}
+
+async fn sessions(url: &str, token: Option<&str>, count: usize) -> Vec<Arc<Client>> {
+    let mut clients = Vec::with_capacity(count);
+    for _ in 0..count {
+        clients.push(Arc::new(mcp_client(url, token).await));
+    }
+    clients
+}
+
+async fn bench_hado() {
+    let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
+    let token_of = |login: &'static str| {
+        let mut admin = core.admin();
+        async move { admin.issue_agent_token(v1::UserLogin { login: login.into() }).await.unwrap().into_inner().token }
+    };
+    let (lister, creator) = (token_of("anna").await, token_of("bob").await);
+
+    let port = free_port();
+    let mut gateway = tokio::process::Command::new(GATEWAY)
+        .env("HADO_CORE_URL", core.url())
+        .env("HADO_MCP_ADDR", format!("127.0.0.1:{port}"))
+        .env("HADO_MCP_RATE_LIMIT", "100000000")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the gateway starts");
+    let pid = gateway.id().unwrap();
+    wait_for_port(port).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+
+    let mut anna: Inbox = core.agent(&lister);
+    for index in 0..LISTED_EVENTS {
+        let fields = EventFields { title: format!("Event {index}"), due_at: format!("2027-{:02}-{:02}", index % 12 + 1, index % 28 + 1), ..Default::default() };
+        anna.create_event(fields).await.unwrap();
+    }
+    let warm = mcp_client(&url, Some(&lister)).await;
+    call(&warm, "list_events", json!({})).await;
+    println!("gateway-mcp resident memory, idle: {} KiB", resident_kib(pid, "VmRSS:"));
+    warm.cancel().await.unwrap();
+
+    println!("\nHado, create_event (a new manual event each call)");
+    for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
+        let clients = sessions(&url, Some(&creator), sessions_count).await;
+        measure(clients, calls, |client: Arc<Client>, index| {
+            let arguments = json!({"title": format!("Bench {index}"), "due_at": "2027-03-01T09:00"});
+            async move { call(&client, "create_event", arguments).await }
+        })
+        .await
+        .print("MCP tools/call create_event", sessions_count);
+        let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&creator)).collect();
+        measure(inboxes, calls, |mut inbox: Inbox, index| {
+            let fields = EventFields { title: format!("Bench {index}"), due_at: "2027-03-01T09:00".into(), ..Default::default() };
+            async move {
+                inbox.create_event(fields).await.unwrap();
+            }
+        })
+        .await
+        .print("gRPC Inbox.CreateEvent directly", sessions_count);
+    }
+
+    println!("\nHado, list_events ({LISTED_EVENTS} active events)");
+    for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
+        let clients = sessions(&url, Some(&lister), sessions_count).await;
+        measure(clients, calls, |client: Arc<Client>, _| async move { call(&client, "list_events", json!({})).await })
+            .await
+            .print("MCP tools/call list_events", sessions_count);
+        let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&lister)).collect();
+        measure(inboxes, calls, |mut inbox: Inbox, _| {
+            async move {
+                let listed = inbox.list_events(ListEventsRequest { state: None, archive: false }).await.unwrap();
+                assert_eq!(listed.get_ref().events.len(), LISTED_EVENTS);
+            }
+        })
+        .await
+        .print("gRPC Inbox.ListEvents directly", sessions_count);
+    }
+    println!(
+        "\ngateway-mcp resident memory after the load: {} KiB now, {} KiB at its peak",
+        resident_kib(pid, "VmRSS:"),
+        resident_kib(pid, "VmHWM:")
+    );
+
+    let _ = gateway.start_kill();
+    let _ = gateway.wait().await;
+    core.stop().await;
+}
+
+/// The peer: the official TypeScript reference server's `echo` tool.
+async fn bench_everything(script: &str) {
+    let port = free_port();
+    let mut server = tokio::process::Command::new("node")
+        .arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts the reference server");
+    let pid = server.id().unwrap();
+    wait_for_port(port).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    println!("\nPeer: @modelcontextprotocol/server-everything, echo");
+    println!("reference server resident memory, idle: {} KiB", resident_kib(pid, "VmRSS:"));
+    for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
+        let clients = sessions(&url, None, sessions_count).await;
+        measure(clients, calls, |client: Arc<Client>, index| {
+            let arguments = json!({"message": format!("hello {index}")});
+            async move { call(&client, "echo", arguments).await }
+        })
+        .await
+        .print("MCP tools/call echo (reference server)", sessions_count);
+    }
+    println!("reference server resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
+    let _ = server.start_kill();
+    let _ = server.wait().await;
+}
+
+#[tokio::main]
+async fn main() {
+    let filter: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with('-')).collect();
+    let wants = |group: &str| filter.is_empty() || filter.iter().any(|wanted| group.contains(wanted.as_str()));
+    if wants("hado") {
+        bench_hado().await;
+    }
+    if wants("everything") {
+        match std::env::var("HADO_BENCH_EVERYTHING") {
+            Ok(script) if !script.is_empty() => bench_everything(&script).await,
+            _ => println!(
+                "\nPeer skipped: set HADO_BENCH_EVERYTHING to the reference server's dist/index.js (npm install @modelcontextprotocol/server-everything)"
+            ),
+        }
+    }
+}
