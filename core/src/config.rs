@@ -5,9 +5,6 @@ use std::net::SocketAddr;
 
 use chrono_tz::Tz;
 
-/// Secrets shorter than this are refused: they would be guessable.
-const MIN_SECRET_LEN: usize = 32;
-
 #[derive(Clone)]
 pub struct CoreConfig {
     pub database_url: String,
@@ -28,21 +25,10 @@ impl std::fmt::Debug for CoreConfig {
 }
 
 pub use hado_proto::process::{ConfigError, socket_addr};
-use hado_proto::process::{Lookup, read};
+use hado_proto::process::{Lookup, read, secret};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
 pub const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
-
-fn secret(lookup: Lookup<'_>, variable: &'static str) -> Result<String, ConfigError> {
-    let value = read(lookup, variable).ok_or_else(|| ConfigError {
-        variable,
-        problem: format!("is not set; set it to a random secret of at least {MIN_SECRET_LEN} characters (`hado up` generates one)"),
-    })?;
-    if value.len() < MIN_SECRET_LEN {
-        return Err(ConfigError { variable, problem: format!("is {} characters long; use at least {MIN_SECRET_LEN}", value.len()) });
-    }
-    Ok(value)
-}
 
 impl CoreConfig {
     pub fn from_env() -> Result<Self, ConfigError> {

@@ -4,10 +4,10 @@
 
 use std::net::SocketAddr;
 
-use hado_proto::process::{self, ConfigError, Lookup, read};
+use hado_proto::process::{self, ConfigError, Lookup, core_url, host_of_url, read};
 
 pub const DEFAULT_MCP_ADDR: &str = "127.0.0.1:8081";
-pub const DEFAULT_CORE_URL: &str = "http://127.0.0.1:50051";
+pub use hado_proto::process::DEFAULT_CORE_URL;
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
 
 /// Host names every gateway answers to, besides the configured public ones.
@@ -69,35 +69,6 @@ impl McpConfig {
     }
 }
 
-/// Reads `HADO_CORE_URL`, accepting a bare `host:port` as plain HTTP.
-pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
-    let value = read(lookup, "HADO_CORE_URL").unwrap_or_else(|| DEFAULT_CORE_URL.to_owned());
-    let url = if value.contains("://") { value.clone() } else { format!("http://{value}") };
-    if host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(ConfigError { variable: "HADO_CORE_URL", problem: format!("{value:?} is not a URL such as {DEFAULT_CORE_URL}") });
-    }
-    Ok(url)
-}
-
-/// The lowercased host name of `scheme://host[:port][/…]`, without brackets
-/// around an IPv6 address.
-pub fn host_of_url(url: &str) -> Option<String> {
-    let (_, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    host_of_authority(authority)
-}
-
-/// The lowercased host name of `host[:port]` or `[v6]:port`.
-pub fn host_of_authority(authority: &str) -> Option<String> {
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        rest.split_once(']')?.0
-    } else {
-        authority.rsplit_once(':').map_or(authority, |(host, port)| if port.chars().all(|c| c.is_ascii_digit()) { host } else { authority })
-    };
-    (!host.is_empty() && !host.contains(['/', ' ', '@'])).then(|| host.to_ascii_lowercase())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,14 +106,5 @@ mod tests {
         assert_eq!(config(&[("HADO_CORE_URL", "ftp://core")]).unwrap_err().variable, "HADO_CORE_URL");
         assert_eq!(config(&[("HADO_MCP_RATE_LIMIT", "-1")]).unwrap_err().variable, "HADO_MCP_RATE_LIMIT");
         assert_eq!(config(&[("HADO_MCP_ADDR", "8081")]).unwrap_err().variable, "HADO_MCP_ADDR");
-    }
-
-    #[test]
-    fn hosts_are_read_from_urls_and_authorities() {
-        assert_eq!(host_of_url("https://user@Example.com:8443/mcp").as_deref(), Some("example.com"));
-        assert_eq!(host_of_url("http://[::1]:8081").as_deref(), Some("::1"));
-        assert_eq!(host_of_authority("127.0.0.1:8081").as_deref(), Some("127.0.0.1"));
-        assert_eq!(host_of_authority("localhost").as_deref(), Some("localhost"));
-        assert_eq!(host_of_url("null"), None);
     }
 }

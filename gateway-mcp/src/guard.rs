@@ -18,8 +18,8 @@ use axum::response::{IntoResponse, Response};
 
 use hado_proto::v1::GetProfileRequest;
 
-use crate::config::{host_of_authority, host_of_url};
-use crate::core_link::{AgentToken, Core, Failure};
+use hado_proto::process::{host_of_authority, host_of_url};
+use crate::core_link::{self, AgentToken, Core, Failure};
 use crate::rate_limit::RateLimiter;
 
 /// The largest request body `/mcp` reads.
@@ -106,10 +106,10 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     let Ok(body) = to_bytes(body, MAX_BODY_BYTES).await else {
         return too_large();
     };
-    match guard.core.inbox(&agent_token).get_profile(GetProfileRequest {}).await {
+    match core_link::inbox(&guard.core, &agent_token).get_profile(GetProfileRequest {}).await {
         Ok(_) => {}
         Err(status) => match guard.core.explain(&status) {
-            Failure::UnknownToken => return unauthorized("unknown agent token"),
+            Failure::Unauthenticated(_) => return unauthorized("unknown agent token"),
             // Core is down or refused for another reason: let the request
             // through, so that a tool call answers with what went wrong.
             failure => tracing::warn!(reason = failure.message(), "could not check an agent token with core"),

@@ -77,10 +77,10 @@ pub async fn run_stdio(core_url: &str, token: &str) -> Result<(), RunError> {
         variable: "HADO_AGENT_TOKEN",
         problem: "is not an agent token (hado_agent_…); issue one with `hado agent-token LOGIN`".into(),
     })?;
-    match core.inbox(&token).get_profile(hado_proto::v1::GetProfileRequest {}).await {
+    match core_link::inbox(&core, &token).get_profile(hado_proto::v1::GetProfileRequest {}).await {
         Ok(_) => {}
         Err(status) => match core.explain(&status) {
-            Failure::UnknownToken => {
+            Failure::Unauthenticated(_) => {
                 return Err(ConfigError { variable: "HADO_AGENT_TOKEN", problem: "core does not know this agent token".into() }.into());
             }
             failure => tracing::warn!(reason = failure.message(), "serving anyway; tool calls will say when core answers again"),
@@ -120,7 +120,7 @@ pub async fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
         }
     }
     if stdio {
-        let started = match (config::core_url(&process::environment), process::read(&process::environment, "HADO_AGENT_TOKEN")) {
+        let started = match (process::core_url(&process::environment), process::read(&process::environment, "HADO_AGENT_TOKEN")) {
             (Ok(core_url), Some(token)) => run_stdio(&core_url, &token).await,
             (Err(error), _) => Err(error.into()),
             (_, None) => Err(ConfigError { variable: "HADO_AGENT_TOKEN", problem: "is not set; --stdio serves the agent this token belongs to".into() }.into()),

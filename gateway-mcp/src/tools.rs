@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use hado_proto::v1;
 use hado_proto::views::{Profile, UserEvent};
 
-use crate::core_link::{AgentToken, Core, Inbox};
+use crate::core_link::{self, AgentToken, Core, Inbox};
 
 /// What the model reads once, when it connects.
 pub const INSTRUCTIONS: &str = "\
@@ -203,7 +203,7 @@ impl HadoMcp {
     fn inbox(&self, context: &RequestContext<RoleServer>) -> Result<Inbox, ToolFailure> {
         let from_request = context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<AgentToken>());
         let token = from_request.or(self.fixed_token.as_ref()).ok_or_else(|| ToolFailure("an agent bearer token is required".into()))?;
-        Ok(self.core.inbox(token))
+        Ok(core_link::inbox(&self.core, token))
     }
 
     async fn call<T>(&self, reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>) -> Result<T, ToolFailure> {

@@ -12,6 +12,7 @@ pub mod v1 {
 /// The encoded `FileDescriptorSet` of every `hado.v1` file, for reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hado_descriptor.bin"));
 
+pub mod client;
 pub mod error;
 pub mod metadata;
 pub mod process;

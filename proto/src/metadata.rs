@@ -1,5 +1,8 @@
 //! The metadata keys of Hado's gRPC calls, named once so that core and every
-//! client spell them the same way.
+//! client spell them the same way, and the interceptor that attaches them.
+
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
 
 /// `authorization: Bearer <token>` carries every credential: a source token,
 /// an agent token, the gateway credential or the admin token.
@@ -11,4 +14,42 @@ pub const USER: &str = "x-hado-user";
 /// Formats a bearer credential for the `authorization` key.
 pub fn bearer(token: &str) -> String {
     format!("Bearer {token}")
+}
+
+/// What a client attaches to every call: `authorization: Bearer <token>`,
+/// and with the gateway credential the user the gateway vouches for. Its
+/// `Debug` never shows the token.
+#[derive(Clone)]
+pub struct Credential {
+    authorization: MetadataValue<Ascii>,
+    user: Option<MetadataValue<Ascii>>,
+}
+
+impl Credential {
+    /// A bearer token alone: a source, an agent or the admin. `None` when the
+    /// token cannot travel as metadata.
+    pub fn bearer(token: &str) -> Option<Self> {
+        Some(Self { authorization: bearer(token).parse().ok()?, user: None })
+    }
+
+    /// The gateway credential speaking for `login`.
+    pub fn gateway(token: &str, login: &str) -> Option<Self> {
+        Some(Self { authorization: bearer(token).parse().ok()?, user: Some(login.parse().ok()?) })
+    }
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Credential").field("user", &self.user).finish_non_exhaustive()
+    }
+}
+
+impl Interceptor for Credential {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        request.metadata_mut().insert(AUTHORIZATION, self.authorization.clone());
+        if let Some(user) = &self.user {
+            request.metadata_mut().insert(USER, user.clone());
+        }
+        Ok(request)
+    }
 }

@@ -43,6 +43,53 @@ pub fn positive_number(lookup: Lookup<'_>, variable: &'static str, default: u32)
     }
 }
 
+/// Secrets shorter than this are refused: they would be guessable.
+pub const MIN_SECRET_LEN: usize = 32;
+
+/// Reads a required secret of at least [`MIN_SECRET_LEN`] characters.
+pub fn secret(lookup: Lookup<'_>, variable: &'static str) -> Result<String, ConfigError> {
+    let value = read(lookup, variable).ok_or_else(|| ConfigError {
+        variable,
+        problem: format!("is not set; set it to a random secret of at least {MIN_SECRET_LEN} characters (`hado up` generates one)"),
+    })?;
+    if value.len() < MIN_SECRET_LEN {
+        return Err(ConfigError { variable, problem: format!("is {} characters long; use at least {MIN_SECRET_LEN}", value.len()) });
+    }
+    Ok(value)
+}
+
+pub const DEFAULT_CORE_URL: &str = "http://127.0.0.1:50051";
+
+/// Reads `HADO_CORE_URL`, where a gateway finds core, accepting a bare
+/// `host:port` as plain HTTP.
+pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
+    let value = read(lookup, "HADO_CORE_URL").unwrap_or_else(|| DEFAULT_CORE_URL.to_owned());
+    let url = if value.contains("://") { value.clone() } else { format!("http://{value}") };
+    if host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(ConfigError { variable: "HADO_CORE_URL", problem: format!("{value:?} is not a URL such as {DEFAULT_CORE_URL}") });
+    }
+    Ok(url)
+}
+
+/// The lowercased host name of `scheme://host[:port][/…]`, without brackets
+/// around an IPv6 address.
+pub fn host_of_url(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    host_of_authority(authority)
+}
+
+/// The lowercased host name of `host[:port]` or `[v6]:port`.
+pub fn host_of_authority(authority: &str) -> Option<String> {
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        rest.split_once(']')?.0
+    } else {
+        authority.rsplit_once(':').map_or(authority, |(host, port)| if port.chars().all(|c| c.is_ascii_digit()) { host } else { authority })
+    };
+    (!host.is_empty() && !host.contains(['/', ' ', '@'])).then(|| host.to_ascii_lowercase())
+}
+
 /// Logs to stderr, filtered by `RUST_LOG` (default `info`), as JSON when
 /// `HADO_LOG_FORMAT=json`.
 pub fn init_logging() {
@@ -90,5 +137,14 @@ mod tests {
         assert_eq!(positive_number(&lookup, "A", 5).unwrap_err().to_string(), "A: \"0\" is not a whole number above zero");
         assert_eq!(socket_addr(&lookup, "B", "127.0.0.1:1").unwrap_err().variable, "B");
         assert_eq!(positive_number(&lookup, "C", 5).unwrap(), 5, "blank counts as unset");
+    }
+
+    #[test]
+    fn hosts_are_read_from_urls_and_authorities() {
+        assert_eq!(host_of_url("https://user@Example.com:8443/mcp").as_deref(), Some("example.com"));
+        assert_eq!(host_of_url("http://[::1]:8081").as_deref(), Some("::1"));
+        assert_eq!(host_of_authority("127.0.0.1:8081").as_deref(), Some("127.0.0.1"));
+        assert_eq!(host_of_authority("localhost").as_deref(), Some("localhost"));
+        assert_eq!(host_of_url("null"), None);
     }
 }
