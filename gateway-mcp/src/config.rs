@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use hado_proto::process::{self, ConfigError, Lookup, core_url, host_of_url, read};
 
-pub const DEFAULT_MCP_ADDR: &str = "127.0.0.1:8081";
+pub use hado_proto::process::DEFAULT_MCP_ADDR;
 pub use hado_proto::process::DEFAULT_CORE_URL;
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
 

@@ -59,6 +59,8 @@ pub fn secret(lookup: Lookup<'_>, variable: &'static str) -> Result<String, Conf
 }
 
 pub const DEFAULT_CORE_URL: &str = "http://127.0.0.1:50051";
+/// Where gateway-mcp listens by default; gateway-http names it in the connect line.
+pub const DEFAULT_MCP_ADDR: &str = "127.0.0.1:8081";
 
 /// Reads `HADO_CORE_URL`, where a gateway finds core, accepting a bare
 /// `host:port` as plain HTTP.

@@ -1,0 +1,181 @@
+//! Owns the sources' REST API under `/api`: batch upsert, batch withdraw and
+//! reading back. Each request is one `hado.v1.Ingest` call with the source's
+//! own token; core validates, decides and answers.
+
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use hado_proto::v1;
+use hado_proto::views::ClientEvent;
+
+use crate::AppState;
+use crate::auth::SourceCredential;
+use crate::error::{ApiError, ApiJson};
+
+/// One event a source pushes. Every field is checked by core, which names
+/// each bad one by its item's index; a missing required field reads as
+/// empty, so that core reports it with all the others.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("required" = ["user", "ref", "title", "due_at"]))]
+pub struct PushedEvent {
+    /// The login of the person the event is for; created on first sight.
+    #[serde(default)]
+    pub user: String,
+    /// The source's own key for the event (1–255 characters).
+    #[serde(rename = "ref")]
+    #[serde(default)]
+    pub source_ref: String,
+    /// A second part of the key (≤ 64 characters), for several events per ref.
+    #[serde(default)]
+    pub topic: Option<String>,
+    /// 1–200 characters.
+    #[serde(default)]
+    pub title: String,
+    /// ≤ 200 characters.
+    #[serde(default)]
+    pub subtitle: Option<String>,
+    /// `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` (local time) or with an offset (a fixed instant).
+    #[serde(default)]
+    pub due_at: String,
+    /// `YYYY-MM-DD`, not after the due day; default 30 days before it.
+    #[serde(default)]
+    pub fire_at: Option<String>,
+    /// `keep` (default) or `expire`.
+    #[serde(default)]
+    pub after_due: Option<String>,
+    /// The Done button's label, 1–64 characters.
+    #[serde(default)]
+    pub done_label: Option<String>,
+    /// An absolute http(s) URL.
+    #[serde(default)]
+    pub deep_link: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpsertBody {
+    /// At most 1000 events, validated whole and written in one transaction.
+    pub events: Vec<PushedEvent>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UpsertResult {
+    pub id: i64,
+    /// created, updated, rescheduled, unchanged or revived.
+    pub outcome: String,
+    pub state: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UpsertReply {
+    /// One result per event, in the order sent.
+    pub results: Vec<UpsertResult>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("required" = ["user", "ref"]))]
+pub struct EventKey {
+    #[serde(default)]
+    pub user: String,
+    #[serde(rename = "ref")]
+    #[serde(default)]
+    pub source_ref: String,
+    #[serde(default)]
+    pub topic: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WithdrawBody {
+    /// At most 1000 keys.
+    pub events: Vec<EventKey>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WithdrawResult {
+    /// False when the source has no event with this key.
+    pub found: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WithdrawReply {
+    pub results: Vec<WithdrawResult>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClientEventList {
+    pub events: Vec<ClientEvent>,
+}
+
+fn source_event(item: PushedEvent) -> v1::SourceEvent {
+    v1::SourceEvent {
+        user: item.user,
+        r#ref: item.source_ref,
+        topic: item.topic.unwrap_or_default(),
+        fields: Some(v1::EventFields {
+            title: item.title,
+            due_at: item.due_at,
+            subtitle: item.subtitle,
+            fire_at: item.fire_at,
+            after_due: item.after_due,
+            done_label: item.done_label,
+            deep_link: item.deep_link,
+        }),
+    }
+}
+
+pub async fn upsert(
+    State(state): State<AppState>,
+    SourceCredential(credential): SourceCredential,
+    ApiJson(body): ApiJson<UpsertBody>,
+) -> Result<axum::Json<UpsertReply>, ApiError> {
+    let request = v1::UpsertEventsRequest { events: body.events.into_iter().map(source_event).collect() };
+    let reply = state.ingest(credential).upsert_events(request).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
+    let results = reply.into_inner().results.into_iter().map(|result| UpsertResult { id: result.id, outcome: result.outcome, state: result.state }).collect();
+    Ok(axum::Json(UpsertReply { results }))
+}
+
+pub async fn withdraw(
+    State(state): State<AppState>,
+    SourceCredential(credential): SourceCredential,
+    ApiJson(body): ApiJson<WithdrawBody>,
+) -> Result<axum::Json<WithdrawReply>, ApiError> {
+    let keys = body.events.into_iter().map(|key| v1::EventKey { user: key.user, r#ref: key.source_ref, topic: key.topic.unwrap_or_default() }).collect();
+    let reply = state.ingest(credential).withdraw_events(v1::WithdrawEventsRequest { keys }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
+    let results = reply
+        .into_inner()
+        .results
+        .into_iter()
+        .map(|result| WithdrawResult { found: result.found, id: result.found.then_some(result.id), state: result.found.then_some(result.state) })
+        .collect();
+    Ok(axum::Json(WithdrawReply { results }))
+}
+
+/// `GET /api/events?user=anna&ref=visa&ref=passport`: the source's events
+/// for one user, optionally only those refs.
+pub async fn list(
+    State(state): State<AppState>,
+    SourceCredential(credential): SourceCredential,
+    RawQuery(query): RawQuery,
+) -> Result<axum::Json<ClientEventList>, ApiError> {
+    let mut user = None;
+    let mut refs = Vec::new();
+    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match key.as_ref() {
+            "user" => user = Some(value.into_owned()),
+            "ref" => refs.push(value.into_owned()),
+            other => return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("unknown query parameter {other:?}; use user and ref"))),
+        }
+    }
+    let user = user.ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "the user query parameter is required"))?;
+    let reply = state.ingest(credential).list_events(v1::IngestListRequest { user, refs }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
+    Ok(axum::Json(ClientEventList { events: reply.get_ref().events.iter().map(ClientEvent::from).collect() }))
+}

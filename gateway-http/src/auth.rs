@@ -1,0 +1,70 @@
+//! Owns who a request comes from. Sources present a bearer token, which
+//! core resolves. The inbox's person is named by `X-Remote-User`, believed
+//! only from a trusted proxy's address; a gateway bound to loopback with
+//! `HADO_LOCAL_USER` set serves that one user instead. Nothing else names a
+//! user: a header from anyone else is ignored and the request refused.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRef, FromRequestParts};
+use axum::http::StatusCode;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+
+use hado_proto::metadata::Credential;
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// The header a trusted proxy names the signed-in user with.
+pub const REMOTE_USER: &str = "x-remote-user";
+
+/// A source's bearer token, to be resolved by core.
+pub struct SourceCredential(pub Credential);
+
+impl<S: Send + Sync> FromRequestParts<S> for SourceCredential {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let token = parts
+            .headers
+            .get(AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split_once(' '))
+            .filter(|(scheme, token)| scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty())
+            .map(|(_, token)| token.trim());
+        let token = token.ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "a source bearer token is required (Authorization: Bearer hado_src_…)"))?;
+        Credential::bearer(token).map(Self).ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unknown source token"))
+    }
+}
+
+/// The person using the inbox.
+#[derive(Clone, Debug)]
+pub struct InboxUser(pub String);
+
+/// Why no person could be named, or the person.
+pub fn inbox_user(state: &AppState, peer: SocketAddr, headers: &axum::http::HeaderMap) -> Result<InboxUser, &'static str> {
+    if state.config.trusts(peer.ip()) {
+        let login = headers.get(REMOTE_USER).and_then(|value| value.to_str().ok()).map(str::trim).filter(|login| !login.is_empty());
+        return login.map(|login| InboxUser(login.to_owned())).ok_or("the trusted proxy did not name a user in X-Remote-User");
+    }
+    match &state.config.local_user {
+        Some(login) if state.config.addr.ip().is_loopback() && peer.ip().is_loopback() => Ok(InboxUser(login.clone())),
+        _ => Err("sign in through the proxy in front of Hado"),
+    }
+}
+
+impl<S> FromRequestParts<S> for InboxUser
+where
+    AppState: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let state = AppState::from_ref(state);
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
+        let peer = peer.ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown"))?;
+        inbox_user(&state, peer, &parts.headers).map_err(|reason| ApiError::new(StatusCode::UNAUTHORIZED, reason))
+    }
+}

@@ -1,0 +1,162 @@
+//! Owns gateway-http's configuration, read from `HADO_*` environment
+//! variables. A missing or malformed setting stops the gateway at start with
+//! one line naming it.
+
+use std::net::{IpAddr, SocketAddr};
+
+use hado_proto::process::{self, ConfigError, Lookup, read};
+
+pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
+
+#[derive(Clone, Debug)]
+pub struct HttpConfig {
+    /// Where the gateway listens (`HADO_HTTP_ADDR`).
+    pub addr: SocketAddr,
+    /// Core's gRPC address (`HADO_CORE_URL`).
+    pub core_url: String,
+    /// The gateway's credential for core's Inbox (`HADO_GATEWAY_TOKEN`).
+    pub gateway_token: Secret,
+    /// Peers whose `X-Remote-User` is believed (`HADO_TRUSTED_PROXIES`).
+    pub trusted_proxies: Vec<IpRange>,
+    /// The one user of a gateway bound to loopback (`HADO_LOCAL_USER`).
+    pub local_user: Option<String>,
+    /// The public address, for links the gateway prints (`HADO_PUBLIC_URL`).
+    pub public_url: Option<String>,
+    /// Where agents reach gateway-mcp, for the connect line in settings
+    /// (`HADO_MCP_URL`; default: the public URL + `/mcp`).
+    pub mcp_url: Option<String>,
+}
+
+/// A secret that never shows in `Debug` output.
+#[derive(Clone)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Secret(..)")
+    }
+}
+
+impl HttpConfig {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&process::environment)
+    }
+
+    pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
+        let trusted_proxies = match read(lookup, "HADO_TRUSTED_PROXIES") {
+            None => Vec::new(),
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(|item| {
+                    IpRange::parse(item).ok_or_else(|| ConfigError {
+                        variable: "HADO_TRUSTED_PROXIES",
+                        problem: format!("{item:?} is not an IP address or range such as 10.0.0.0/8"),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let public_url = read(lookup, "HADO_PUBLIC_URL").map(|url| url.trim_end_matches('/').to_owned());
+        if let Some(url) = &public_url
+            && process::host_of_url(url).is_none()
+        {
+            return Err(ConfigError { variable: "HADO_PUBLIC_URL", problem: format!("{url:?} is not a URL such as https://hado.example.com") });
+        }
+        let mcp_url = read(lookup, "HADO_MCP_URL").or_else(|| public_url.as_ref().map(|url| format!("{url}/mcp")));
+        Ok(Self {
+            addr: process::socket_addr(lookup, "HADO_HTTP_ADDR", DEFAULT_HTTP_ADDR)?,
+            core_url: process::core_url(lookup)?,
+            gateway_token: Secret(process::secret(lookup, "HADO_GATEWAY_TOKEN")?),
+            trusted_proxies,
+            local_user: read(lookup, "HADO_LOCAL_USER"),
+            public_url,
+            mcp_url,
+        })
+    }
+
+    pub fn trusts(&self, peer: IpAddr) -> bool {
+        self.trusted_proxies.iter().any(|range| range.contains(peer))
+    }
+}
+
+/// An IP address or a CIDR range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpRange {
+    network: IpAddr,
+    prefix: u8,
+}
+
+impl IpRange {
+    pub fn parse(text: &str) -> Option<Self> {
+        let (address, prefix) = match text.split_once('/') {
+            Some((address, prefix)) => (address, Some(prefix.parse::<u8>().ok()?)),
+            None => (text, None),
+        };
+        let network: IpAddr = address.parse().ok()?;
+        let bits = if network.is_ipv4() { 32 } else { 128 };
+        let prefix = prefix.unwrap_or(bits);
+        (prefix <= bits).then_some(Self { network, prefix })
+    }
+
+    pub fn contains(&self, address: IpAddr) -> bool {
+        let address = match address {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(address),
+            v4 => v4,
+        };
+        match (self.network, address) {
+            (IpAddr::V4(network), IpAddr::V4(address)) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                u32::from(network) & mask == u32::from(address) & mask
+            }
+            (IpAddr::V6(network), IpAddr::V6(address)) => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(self.prefix)).unwrap_or(0);
+                u128::from(network) & mask == u128::from(address) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "0123456789abcdef0123456789abcdef";
+
+    fn config(pairs: &[(&str, &str)]) -> Result<HttpConfig, ConfigError> {
+        let mut owned: Vec<(String, String)> = pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
+        owned.push(("HADO_GATEWAY_TOKEN".into(), SECRET.into()));
+        HttpConfig::from_lookup(&move |variable| owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone()))
+    }
+
+    #[test]
+    fn defaults_trust_no_proxy() {
+        let config = config(&[]).unwrap();
+        assert_eq!(config.addr.to_string(), DEFAULT_HTTP_ADDR);
+        assert!(!config.trusts("127.0.0.1".parse().unwrap()));
+        assert_eq!((config.local_user, config.mcp_url), (None, None));
+    }
+
+    #[test]
+    fn proxies_are_addresses_or_ranges() {
+        let config = config(&[("HADO_TRUSTED_PROXIES", "10.0.0.0/8, ::1,192.168.1.7"), ("HADO_PUBLIC_URL", "https://hado.example.com/")]).unwrap();
+        for trusted in ["10.1.2.3", "::1", "192.168.1.7", "::ffff:10.9.9.9"] {
+            assert!(config.trusts(trusted.parse().unwrap()), "{trusted}");
+        }
+        for untrusted in ["11.0.0.1", "192.168.1.8", "127.0.0.1"] {
+            assert!(!config.trusts(untrusted.parse().unwrap()), "{untrusted}");
+        }
+        assert_eq!(config.mcp_url.as_deref(), Some("https://hado.example.com/mcp"));
+    }
+
+    #[test]
+    fn each_bad_setting_is_named() {
+        assert_eq!(config(&[("HADO_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err().variable, "HADO_TRUSTED_PROXIES");
+        assert_eq!(config(&[("HADO_TRUSTED_PROXIES", "proxy.local")]).unwrap_err().variable, "HADO_TRUSTED_PROXIES");
+        assert_eq!(config(&[("HADO_HTTP_ADDR", "8080")]).unwrap_err().variable, "HADO_HTTP_ADDR");
+        assert_eq!(config(&[("HADO_PUBLIC_URL", "hado")]).unwrap_err().variable, "HADO_PUBLIC_URL");
+        let missing = HttpConfig::from_lookup(&|_| None).unwrap_err();
+        assert_eq!(missing.variable, "HADO_GATEWAY_TOKEN");
+    }
+}

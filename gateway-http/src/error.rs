@@ -1,0 +1,143 @@
+//! Owns the one JSON error shape of the API (`{"error", "violations"?}`),
+//! how core's gRPC statuses map onto it (keeping core's words), and the JSON
+//! body extractor whose rejections take the same shape.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tonic::Status;
+use tonic_types::StatusExt;
+
+use hado_proto::client::{Core, Failure};
+use hado_proto::error::http_status;
+
+/// Every error the API answers, as JSON.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    /// What went wrong, in words.
+    pub error: String,
+    /// For invalid input: every bad field, each with the index of its batch item when there is one.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub violations: Vec<Violation>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Violation {
+    /// The position of the item in the batch, from 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// The field, such as `due_at`.
+    pub field: String,
+    pub message: String,
+}
+
+impl Violation {
+    /// Splits `events[3].due_at` into index 3 and field `due_at`.
+    pub fn at(path: &str, message: String) -> Self {
+        let indexed = path.split_once('[').and_then(|(_, rest)| {
+            let (number, after) = rest.split_once(']')?;
+            Some((number.parse::<usize>().ok()?, after.trim_start_matches('.')))
+        });
+        match indexed {
+            Some((index, field)) => Self { index: Some(index), field: field.to_owned(), message },
+            None => Self { index: None, field: path.to_owned(), message },
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub body: ErrorBody,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self { status, body: ErrorBody { error: message.into(), violations: Vec::new() } }
+    }
+
+    /// Core's answer, with its status mapped and its words kept.
+    pub fn from_core(core: &Core, status: &Status) -> Self {
+        match core.explain(status) {
+            Failure::Unreachable(message) => Self::new(StatusCode::SERVICE_UNAVAILABLE, message),
+            Failure::Unauthenticated(message) => Self::new(StatusCode::UNAUTHORIZED, message),
+            Failure::Refused { code, message } => {
+                let http = StatusCode::from_u16(http_status(code)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                let violations = status
+                    .get_details_bad_request()
+                    .map(|details| details.field_violations.into_iter().map(|violation| Violation::at(&violation.field, violation.description)).collect())
+                    .unwrap_or_default();
+                Self { status: http, body: ErrorBody { error: message, violations } }
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, axum::Json(self.body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+/// A JSON body whose every rejection is an [`ApiError`]: 415 without a JSON
+/// content type, 400 for malformed JSON, 422 naming the field whose value
+/// has the wrong shape.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let json = request
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.split(';').next().is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json")));
+        if !json {
+            return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json"));
+        }
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| ApiError::new(rejection.status(), format!("the body could not be read: {}", rejection.body_text())))?;
+        let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
+        let parsed: Result<T, _> = serde_path_to_error::deserialize(&mut deserializer);
+        match parsed {
+            Ok(value) => match deserializer.end() {
+                Ok(()) => Ok(Self(value)),
+                Err(error) => Err(ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {error}"))),
+            },
+            Err(error) => {
+                let path = error.path().to_string();
+                let inner = error.into_inner();
+                if inner.is_data() {
+                    let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {inner}"));
+                    failure.body.violations.push(Violation::at(&path, inner.to_string()));
+                    Err(failure)
+                } else {
+                    Err(ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {inner}")))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_paths_split_into_index_and_field() {
+        assert_eq!(Violation::at("events[3].due_at", "x".into()), Violation { index: Some(3), field: "due_at".into(), message: "x".into() });
+        assert_eq!(Violation::at("tz", "y".into()), Violation { index: None, field: "tz".into(), message: "y".into() });
+        assert_eq!(Violation::at("events[12]", "z".into()).index, Some(12));
+    }
+}

@@ -1,0 +1,142 @@
+//! Hado's HTTP gateway: the sources' REST API (`/api`), the inbox's JSON API
+//! (`/me`), health (`/up`) and the API's OpenAPI document. Each request
+//! becomes gRPC calls to core; the gateway stores nothing and decides
+//! nothing about events. See ARCHITECTURE.md for the map.
+
+pub mod api;
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod health;
+pub mod me;
+pub mod openapi;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+use config::HttpConfig;
+use error::ApiError;
+use hado_proto::client::Core;
+use hado_proto::metadata::Credential;
+use hado_proto::process::{self, ConfigError};
+use hado_proto::v1::inbox_client::InboxClient;
+use hado_proto::v1::ingest_client::IngestClient;
+
+/// The largest request body read: a full batch of 1000 events fits easily.
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+pub type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
+pub type Ingest = IngestClient<InterceptedService<Channel, Credential>>;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub core: Core,
+    pub config: Arc<HttpConfig>,
+}
+
+impl AppState {
+    pub fn new(config: HttpConfig) -> Result<Self, ConfigError> {
+        Ok(Self { core: Core::connect_lazy(&config.core_url)?, config: Arc::new(config) })
+    }
+
+    /// Ingest, called with a source's own credential.
+    pub fn ingest(&self, credential: Credential) -> Ingest {
+        IngestClient::with_interceptor(self.core.channel(), credential)
+    }
+
+    /// Inbox, called with the gateway credential for `login`.
+    pub fn inbox(&self, login: &str) -> Result<Inbox, ApiError> {
+        let credential = Credential::gateway(&self.config.gateway_token.0, login)
+            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))?;
+        Ok(InboxClient::with_interceptor(self.core.channel(), credential))
+    }
+
+    pub fn failed(&self, status: &tonic::Status) -> ApiError {
+        ApiError::from_core(&self.core, status)
+    }
+
+    /// The line that connects Claude Code to this Hado with `token`.
+    pub fn connect_line(&self, token: &str) -> String {
+        let url = self.config.mcp_url.clone().unwrap_or_else(|| format!("http://{}/mcp", hado_proto::process::DEFAULT_MCP_ADDR));
+        format!("claude mcp add --transport http hado {url} --header \"Authorization: Bearer {token}\"")
+    }
+}
+
+/// Every route of the gateway.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/api/events", post(api::upsert).get(api::list))
+        .route("/api/events/withdraw", post(api::withdraw))
+        .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
+        .route("/up", get(health::up))
+        .route("/me", get(me::profile).patch(me::update_profile))
+        .route("/me/events", get(me::events).post(me::create))
+        .route("/me/archive", get(me::archive))
+        .route("/me/events/{id}", get(me::event).patch(me::update).delete(me::delete))
+        .route("/me/events/{id}/done", post(me::done))
+        .route("/me/events/{id}/ack", post(me::ack))
+        .route("/me/agent-token", get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page") })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+/// Serves on `listener` until `shutdown` resolves, letting requests in
+/// flight finish.
+pub async fn run(config: HttpConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), RunError> {
+    let app = router(AppState::new(config)?);
+    let listener = listener.tap_io(|connection| {
+        let _ = connection.set_nodelay(true);
+    });
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown).await.map_err(RunError::Serve)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("serving HTTP failed: {0}")]
+    Serve(std::io::Error),
+}
+
+/// The whole gateway process. One clear line on any failure to start.
+pub async fn main_entry() -> ExitCode {
+    process::init_logging();
+    let config = match HttpConfig::from_env() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("hado gateway-http: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let listener = match TcpListener::bind(config.addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("hado gateway-http: HADO_HTTP_ADDR: cannot listen on {}: {error}", config.addr);
+            return ExitCode::from(2);
+        }
+    };
+    tracing::info!(addr = %config.addr, core = %config.core_url, "gateway-http listening");
+    match run(config, listener, process::shutdown_signal()).await {
+        Ok(()) => {
+            tracing::info!("gateway-http stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("hado gateway-http: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Owns the inbox's JSON API under `/me`: the signed-in person's profile,
+//! events, archive, actions and agent token. Each request is one
+//! `hado.v1.Inbox` call made with the gateway credential for that person.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use hado_proto::v1;
+use hado_proto::views::{Profile, UserEvent};
+
+use crate::AppState;
+use crate::auth::InboxUser;
+use crate::error::{ApiError, ApiJson};
+
+type Reply<T> = Result<axum::Json<T>, ApiError>;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileChange {
+    pub tz: Option<String>,
+    pub quiet_start: Option<String>,
+    pub quiet_end: Option<String>,
+    /// `en` or `ru`.
+    pub locale: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateFilter {
+    pub state: Option<String>,
+}
+
+/// A new event of the person's own (`manual`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewEvent {
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub due_at: String,
+    pub subtitle: Option<String>,
+    pub fire_at: Option<String>,
+    pub after_due: Option<String>,
+    pub done_label: Option<String>,
+    pub deep_link: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventChange {
+    pub title: Option<String>,
+    pub due_at: Option<String>,
+    pub subtitle: Option<String>,
+    pub fire_at: Option<String>,
+    pub after_due: Option<String>,
+    pub done_label: Option<String>,
+    pub deep_link: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UserEventList {
+    pub events: Vec<UserEvent>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Deleted {
+    pub id: i64,
+    pub state: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AgentTokenStatus {
+    pub issued: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct IssuedAgentToken {
+    /// `hado_agent_…`, shown this once; any earlier token stopped working.
+    pub token: String,
+    /// The `claude mcp add` line that connects Claude Code with it.
+    pub connect: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Revoked {
+    pub revoked: bool,
+}
+
+pub async fn profile(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Profile> {
+    let profile = state.inbox(&login)?.get_profile(v1::GetProfileRequest {}).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(Profile::from(profile.get_ref())))
+}
+
+pub async fn update_profile(State(state): State<AppState>, InboxUser(login): InboxUser, ApiJson(change): ApiJson<ProfileChange>) -> Reply<Profile> {
+    let request = v1::UpdateProfileRequest { tz: change.tz, quiet_start: change.quiet_start, quiet_end: change.quiet_end, locale: change.locale };
+    let profile = state.inbox(&login)?.update_profile(request).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(Profile::from(profile.get_ref())))
+}
+
+pub async fn events(State(state): State<AppState>, InboxUser(login): InboxUser, Query(filter): Query<StateFilter>) -> Reply<UserEventList> {
+    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false }).await
+}
+
+pub async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<UserEventList> {
+    list(&state, &login, v1::ListEventsRequest { state: None, archive: true }).await
+}
+
+async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> Reply<UserEventList> {
+    let list = state.inbox(login)?.list_events(request).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(UserEventList { events: list.get_ref().events.iter().map(UserEvent::from).collect() }))
+}
+
+pub async fn create(State(state): State<AppState>, InboxUser(login): InboxUser, ApiJson(new): ApiJson<NewEvent>) -> Result<(StatusCode, axum::Json<UserEvent>), ApiError> {
+    let fields = v1::EventFields {
+        title: new.title,
+        due_at: new.due_at,
+        subtitle: new.subtitle,
+        fire_at: new.fire_at,
+        after_due: new.after_due,
+        done_label: new.done_label,
+        deep_link: new.deep_link,
+    };
+    let event = state.inbox(&login)?.create_event(fields).await.map_err(|status| state.failed(&status))?;
+    Ok((StatusCode::CREATED, axum::Json(UserEvent::from(event.get_ref()))))
+}
+
+pub async fn event(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+    let event = state.inbox(&login)?.get_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(UserEvent::from(event.get_ref())))
+}
+
+pub async fn update(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>, ApiJson(change): ApiJson<EventChange>) -> Reply<UserEvent> {
+    let request = v1::UpdateEventRequest {
+        id,
+        title: change.title,
+        due_at: change.due_at,
+        subtitle: change.subtitle,
+        fire_at: change.fire_at,
+        after_due: change.after_due,
+        done_label: change.done_label,
+        deep_link: change.deep_link,
+    };
+    let event = state.inbox(&login)?.update_event(request).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(UserEvent::from(event.get_ref())))
+}
+
+pub async fn delete(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<Deleted> {
+    let reply = state.inbox(&login)?.delete_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(Deleted { id: reply.get_ref().id, state: reply.get_ref().state.clone() }))
+}
+
+pub async fn done(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+    let event = state.inbox(&login)?.mark_done(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(UserEvent::from(event.get_ref())))
+}
+
+pub async fn ack(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+    let event = state.inbox(&login)?.mark_ack(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(UserEvent::from(event.get_ref())))
+}
+
+pub async fn agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<AgentTokenStatus> {
+    let status = state.inbox(&login)?.get_agent_token(v1::GetAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
+    Ok(axum::Json(AgentTokenStatus { issued: status.issued, created_at: status.created_at, last_used_at: status.last_used_at }))
+}
+
+pub async fn issue_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<IssuedAgentToken> {
+    let issued = state.inbox(&login)?.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
+    let connect = state.connect_line(&issued.token);
+    Ok(axum::Json(IssuedAgentToken { token: issued.token, connect }))
+}
+
+pub async fn revoke_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Revoked> {
+    let reply = state.inbox(&login)?.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(Revoked { revoked: reply.get_ref().revoked }))
+}
