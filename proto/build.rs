@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use prost::Message;
 
-const PROTOS: &[&str] = &["hado/v1/events.proto", "hado/v1/inbox.proto", "hado/v1/ingest.proto", "hado/v1/admin.proto"];
+const PROTOS: &[&str] = &["hado/v1/events.proto", "hado/v1/inbox.proto", "hado/v1/ingest.proto", "hado/v1/admin.proto", "hado/v1/links.proto"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);

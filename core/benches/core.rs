@@ -68,6 +68,7 @@ fn config(database: &Database) -> CoreConfig {
         grpc_addr: "127.0.0.1:0".parse().unwrap(),
         admin_token: SECRET.into(),
         gateway_token: SECRET.into(),
+        secret: SECRET.into(),
         default_zone: chrono_tz::Europe::Berlin,
     }
 }

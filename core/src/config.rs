@@ -11,6 +11,8 @@ pub struct CoreConfig {
     pub grpc_addr: SocketAddr,
     pub admin_token: String,
     pub gateway_token: String,
+    /// Signs action links (`HADO_SECRET`).
+    pub secret: String,
     pub default_zone: Tz,
 }
 
@@ -49,6 +51,7 @@ impl CoreConfig {
             grpc_addr: socket_addr(lookup, "HADO_GRPC_ADDR", DEFAULT_GRPC_ADDR)?,
             admin_token: secret(lookup, "HADO_ADMIN_TOKEN")?,
             gateway_token: secret(lookup, "HADO_GATEWAY_TOKEN")?,
+            secret: secret(lookup, "HADO_SECRET")?,
             default_zone,
         })
     }
@@ -67,7 +70,7 @@ mod tests {
 
     #[test]
     fn defaults_work_once_the_secrets_are_set() {
-        let config = config(&[("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET)]).unwrap();
+        let config = config(&[("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)]).unwrap();
         assert_eq!(config.database_url, DEFAULT_DATABASE_URL);
         assert_eq!(config.grpc_addr.to_string(), DEFAULT_GRPC_ADDR);
         assert_eq!(config.default_zone, chrono_tz::UTC);
@@ -75,11 +78,11 @@ mod tests {
 
     #[test]
     fn each_bad_setting_is_named() {
-        let error = config(&[("HADO_GATEWAY_TOKEN", SECRET)]).unwrap_err();
+        let error = config(&[("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)]).unwrap_err();
         assert_eq!(error.variable, "HADO_ADMIN_TOKEN");
-        let error = config(&[("HADO_ADMIN_TOKEN", "short"), ("HADO_GATEWAY_TOKEN", SECRET)]).unwrap_err();
+        let error = config(&[("HADO_ADMIN_TOKEN", "short"), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)]).unwrap_err();
         assert_eq!(error.to_string(), "HADO_ADMIN_TOKEN: is 5 characters long; use at least 32");
-        let base = [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET)];
+        let base = [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
         let with = |pair: (&'static str, &'static str)| {
             let mut pairs = base.to_vec();
             pairs.push(pair);

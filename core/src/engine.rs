@@ -17,6 +17,7 @@ use crate::domain::fields::{Locale, Login, SourceName, SourceRef, Topic, parse_c
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
 use crate::error::CoreError;
+use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner};
 use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
 use crate::tokens;
 
@@ -94,6 +95,8 @@ pub struct Engine {
     clock: Arc<dyn Clock>,
     default_zone: Tz,
     manual_source_id: i64,
+    /// Signs and checks action links with `HADO_SECRET`.
+    links: LinkSigner,
     /// Woken after every write, so that the scheduler re-reads the earliest
     /// check instead of sleeping past a new one.
     wake: Arc<Notify>,
@@ -143,12 +146,12 @@ fn owned_elsewhere(record: &EventRecord) -> CoreError {
 }
 
 impl Engine {
-    pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz) -> Result<Self, CoreError> {
+    pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner) -> Result<Self, CoreError> {
         let manual_source_id = store
             .source_id(SourceName::MANUAL)
             .await?
             .ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
-        Ok(Self { store, clock, default_zone, manual_source_id, wake: Arc::new(Notify::new()) })
+        Ok(Self { store, clock, default_zone, manual_source_id, links, wake: Arc::new(Notify::new()) })
     }
 
     pub fn store(&self) -> &Store {
@@ -411,6 +414,33 @@ impl Engine {
     pub async fn mark_ack(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
         let quiet = user.quiet;
         self.act(user, id, move |record, now| event::mark_ack(record.lifecycle, &record.spec, record.zone, quiet, now)).await
+    }
+
+    /// An action link for one of the user's events, valid for 30 days.
+    pub fn issue_action_link(&self, user: &UserRecord, event_id: i64, action: LinkAction) -> String {
+        self.links.issue(event_id, user.id, action, self.now())
+    }
+
+    /// What a link names, checked, with its user and event as they are now.
+    pub async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+        let link = self.links.check(token, self.now()).map_err(|problem| match problem {
+            LinkProblem::Forged => CoreError::Unauthenticated(problem.to_string()),
+            LinkProblem::Expired(_) => CoreError::FailedPrecondition(problem.to_string()),
+        })?;
+        let mut connection = self.store.pool().acquire().await?;
+        let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
+        let event = self.own_event(&mut connection, &user, link.event_id).await?;
+        Ok((link, user, event))
+    }
+
+    /// Performs a link's action as the event's user.
+    pub async fn use_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+        let (link, user, _) = self.inspect_action_link(token).await?;
+        let event = match link.action {
+            LinkAction::Done => self.mark_done(&user, link.event_id).await?,
+            LinkAction::Remember => self.mark_ack(&user, link.event_id).await?,
+        };
+        Ok((link, user, event))
     }
 
     async fn act(

@@ -7,6 +7,7 @@ pub mod domain;
 pub mod engine;
 pub mod error;
 pub mod grpc;
+pub mod links;
 pub mod scheduler;
 pub mod storage;
 #[cfg(feature = "testing")]
@@ -37,7 +38,7 @@ pub enum RunError {
 /// Opens the database (running migrations) and builds the engine.
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
-    Ok(Arc::new(Engine::new(store, clock, config.default_zone).await?))
+    Ok(Arc::new(Engine::new(store, clock, config.default_zone, links::LinkSigner::new(&config.secret)).await?))
 }
 
 /// Serves `engine` on `listener` with its scheduler until `shutdown`

@@ -24,6 +24,7 @@ use hado_proto::v1::ingest_client::IngestClient;
 
 pub const ADMIN_TOKEN: &str = "admin-secret-for-tests-0123456789abcdef";
 pub const GATEWAY_TOKEN: &str = "gateway-secret-for-tests-0123456789abcdef";
+pub const LINK_SECRET: &str = "link-secret-for-tests-0123456789abcdef";
 
 /// The variable that points the tests at a Postgres server.
 pub const POSTGRES_VARIABLE: &str = "HADO_TEST_POSTGRES_URL";
@@ -129,6 +130,7 @@ pub fn config(database_url: &str) -> CoreConfig {
         grpc_addr: "127.0.0.1:0".parse().unwrap(),
         admin_token: ADMIN_TOKEN.to_owned(),
         gateway_token: GATEWAY_TOKEN.to_owned(),
+        secret: LINK_SECRET.to_owned(),
         default_zone: chrono_tz::Europe::Berlin,
     }
 }

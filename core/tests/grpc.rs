@@ -256,7 +256,38 @@ async fn reflection_and_health_answer(backend: Backend) {
     core.stop().await;
 }
 
+async fn action_links_act_once_as_the_events_user(backend: Backend) {
+    use hado_core::links::LinkAction;
+    use v1::links_client::LinksClient;
+
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let event = core.inbox_as("anna").create_event(fields("Visa", "2026-12-14")).await.unwrap().into_inner();
+    let anna = core.engine.user_for_login("anna").await.unwrap();
+    let done = core.engine.issue_action_link(&anna, event.id, LinkAction::Done);
+    let request = |token: &str| v1::ActionLinkRequest { token: token.into() };
+
+    // Only the gateway credential may call, and without naming a user.
+    let mut as_agent = LinksClient::with_interceptor(core.channel(), testing::Bearer::new(testing::ADMIN_TOKEN, None));
+    assert_eq!(as_agent.inspect_action_link(request(&done)).await.unwrap_err().code(), Code::Unauthenticated);
+    let mut links = LinksClient::with_interceptor(core.channel(), testing::Bearer::new(testing::GATEWAY_TOKEN, None));
+
+    let seen = links.inspect_action_link(request(&done)).await.unwrap().into_inner();
+    assert_eq!((seen.action.as_str(), seen.event.as_ref().unwrap().state.as_str(), seen.locale.as_str()), ("done", "preparing", "en"));
+    let used = links.use_action_link(request(&done)).await.unwrap().into_inner();
+    assert_eq!(used.event.as_ref().unwrap().state, "done");
+    let again = links.use_action_link(request(&done)).await.unwrap().into_inner();
+    assert_eq!(again.event.unwrap().closed_at, used.event.unwrap().closed_at, "a second use changes nothing");
+
+    let forged = links.use_action_link(request(&done.replace('.', "x."))).await.unwrap_err();
+    assert_eq!((forged.code(), forged.message()), (Code::Unauthenticated, "this link is not valid"));
+    core.clock.set(testing::utc("2026-12-31T10:00:01Z"));
+    let expired = links.use_action_link(request(&done)).await.unwrap_err();
+    assert_eq!((expired.code(), expired.message()), (Code::FailedPrecondition, "this link expired on 2026-12-31 10:00:00 UTC"));
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
+    action_links_act_once_as_the_events_user,
     the_auth_matrix,
     batches_are_validated_whole_and_applied_atomically,
     upsert_semantics_seen_from_outside,

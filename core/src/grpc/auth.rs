@@ -90,3 +90,13 @@ pub fn admin(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), Co
         Err(CoreError::Unauthenticated("the Admin service takes the admin token".into()))
     }
 }
+
+/// Admits the gateway credential alone, for calls that name no user.
+pub fn gateway(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), CoreError> {
+    let token = bearer(metadata)?;
+    if tokens::same_secret(token, &credentials.gateway_token) {
+        Ok(())
+    } else {
+        Err(CoreError::Unauthenticated("the Links service takes the gateway credential".into()))
+    }
+}

@@ -1,4 +1,4 @@
-//! Owns core's gRPC edge: the three `hado.v1` services, server reflection
+//! Owns core's gRPC edge: the four `hado.v1` services, server reflection
 //! (v1 and v1alpha, so that old and new grpcurl both work) and
 //! `grpc.health.v1`.
 
@@ -7,6 +7,7 @@ pub mod auth;
 pub mod convert;
 mod inbox;
 mod ingest;
+mod links;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use tonic::transport::server::TcpIncoming;
 use hado_proto::v1::admin_server::AdminServer;
 use hado_proto::v1::inbox_server::InboxServer;
 use hado_proto::v1::ingest_server::IngestServer;
+use hado_proto::v1::links_server::LinksServer;
 
 use crate::engine::Engine;
 pub use auth::Credentials;
@@ -37,6 +39,7 @@ pub async fn serve(
     health_reporter.set_serving::<InboxServer<inbox::InboxService>>().await;
     health_reporter.set_serving::<IngestServer<ingest::IngestService>>().await;
     health_reporter.set_serving::<AdminServer<admin::AdminService>>().await;
+    health_reporter.set_serving::<LinksServer<links::LinksService>>().await;
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -49,6 +52,7 @@ pub async fn serve(
         .expect("the compiled-in descriptor sets are valid");
     let inbox = inbox::InboxService { engine: engine.clone(), credentials: credentials.clone() };
     let ingest = ingest::IngestService { engine: engine.clone() };
+    let links = links::LinksService { engine: engine.clone(), credentials: credentials.clone() };
     let admin = admin::AdminService { engine, credentials };
     tonic::transport::Server::builder()
         .add_service(health_service)
@@ -57,6 +61,7 @@ pub async fn serve(
         .add_service(InboxServer::new(inbox).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(IngestServer::new(ingest).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .add_service(LinksServer::new(links))
         // Without TCP_NODELAY, the last segment of a reply larger than one
         // packet waits for the client's delayed ACK: ~40 ms on every list.
         .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
