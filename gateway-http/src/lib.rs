@@ -1,5 +1,6 @@
 //! Hado's HTTP gateway: the sources' REST API (`/api`), the inbox's JSON API
-//! (`/me`), health (`/up`) and the API's OpenAPI document. Each request
+//! (`/me`), the web inbox (`/`), action links (`/a/<token>`), health (`/up`)
+//! and the API's OpenAPI document. Each request
 //! becomes gRPC calls to core; the gateway stores nothing and decides
 //! nothing about events. See ARCHITECTURE.md for the map.
 
@@ -10,6 +11,7 @@ pub mod error;
 pub mod health;
 pub mod me;
 pub mod openapi;
+pub mod web;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -76,7 +78,25 @@ impl AppState {
 
 /// Every route of the gateway.
 pub fn router(state: AppState) -> Router {
+    let pages = Router::new()
+        .route("/", get(web::inbox_page))
+        .route("/archive", get(web::archive_page))
+        .route("/new", get(web::new_page))
+        .route("/events", post(web::create))
+        .route("/events/{id}", post(web::update))
+        .route("/events/{id}/edit", get(web::edit_page))
+        .route("/events/{id}/done", post(web::done))
+        .route("/events/{id}/ack", post(web::ack))
+        .route("/events/{id}/delete", post(web::delete))
+        .route("/settings", get(web::settings_page).post(web::save_settings))
+        .route("/settings/agent-token", post(web::issue_agent_token))
+        .route("/settings/agent-token/revoke", post(web::revoke_agent_token))
+        .route_layer(axum::middleware::from_fn(web::same_origin_forms));
     Router::new()
+        .merge(pages)
+        .route("/a/{token}", get(web::link_page).post(web::use_link))
+        .route("/static/hado.css", get(web::stylesheet))
+        .route("/static/hado.js", get(web::script))
         .route("/api/events", post(api::upsert).get(api::list))
         .route("/api/events/withdraw", post(api::withdraw))
         .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))

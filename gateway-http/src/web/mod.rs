@@ -1,0 +1,597 @@
+//! Owns the web inbox: server-rendered pages (templates compiled into the
+//! binary) that work without JavaScript, with plain forms and
+//! POST-redirect-GET, in English and Russian; and the action-link pages at
+//! `/a/<token>`. Every page is gRPC calls to core as the signed-in person.
+
+pub mod view;
+pub mod words;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::LazyLock;
+
+use askama::Template;
+use axum::Form;
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use tonic::Code;
+
+use hado_proto::client::Failure;
+use hado_proto::metadata::Credential;
+use hado_proto::process::{host_of_authority, host_of_url};
+use hado_proto::v1::{self, links_client::LinksClient};
+
+use crate::auth::{InboxUser, inbox_user};
+use crate::error::ApiError;
+use crate::{AppState, Inbox};
+use view::{Card, Groups, Viewer};
+use words::Words;
+
+static ZONES: LazyLock<Vec<&'static str>> = LazyLock::new(|| chrono_tz::TZ_VARIANTS.iter().map(|zone| zone.name()).collect());
+
+/// The navigation bar: where the person is, and how many events need them.
+pub struct Nav {
+    pub current: &'static str,
+    pub attention: usize,
+}
+
+pub struct Section<'a> {
+    pub state: &'static str,
+    pub heading: &'static str,
+    pub cards: &'a [Card],
+}
+
+#[derive(Template)]
+#[template(path = "inbox.html")]
+struct InboxPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    groups: Groups,
+}
+
+impl InboxPage {
+    fn sections(&self) -> Vec<Section<'_>> {
+        let (t, groups) = (self.t, &self.groups);
+        vec![
+            Section { state: "today", heading: t.today, cards: &groups.today },
+            Section { state: "overdue", heading: t.overdue, cards: &groups.overdue },
+            Section { state: "preparing", heading: t.preparing, cards: &groups.preparing },
+            Section { state: "scheduled", heading: t.scheduled, cards: &groups.scheduled },
+        ]
+    }
+}
+
+#[derive(Template)]
+#[template(path = "archive.html")]
+struct ArchivePage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    cards: Vec<Card>,
+}
+
+/// The Add and Edit form, with what was typed and each field's error.
+#[derive(Default)]
+pub struct EventForm {
+    pub id: Option<i64>,
+    pub title: String,
+    pub subtitle: String,
+    pub due_date: String,
+    pub due_time: String,
+    /// The offset of a fixed-instant due moment, kept as it was.
+    pub due_offset: String,
+    pub fire_date: String,
+    pub after_due: String,
+    pub done_label: String,
+    pub deep_link: String,
+    pub errors: HashMap<String, String>,
+    pub general: String,
+}
+
+impl EventForm {
+    pub fn error(&self, field: &str) -> &str {
+        self.errors.get(field).map(String::as_str).unwrap_or("")
+    }
+
+    fn from_input(id: Option<i64>, input: &HashMap<String, String>) -> Self {
+        let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).unwrap_or_default();
+        Self {
+            id,
+            title: field("title"),
+            subtitle: field("subtitle"),
+            due_date: field("due_date"),
+            due_time: field("due_time"),
+            due_offset: field("due_offset"),
+            fire_date: field("fire_date"),
+            after_due: field("after_due"),
+            done_label: field("done_label"),
+            deep_link: field("deep_link"),
+            ..Self::default()
+        }
+    }
+
+    fn from_event(event: &v1::Event) -> Self {
+        let (date, rest) = event.due_at.split_at(event.due_at.len().min(10));
+        let rest = rest.trim_start_matches('T');
+        let (time, offset) = rest.split_at(rest.len().min(5));
+        Self {
+            id: Some(event.id),
+            title: event.title.clone(),
+            subtitle: event.subtitle.clone(),
+            due_date: date.to_owned(),
+            due_time: time.to_owned(),
+            due_offset: offset.to_owned(),
+            fire_date: event.fire_at.clone(),
+            after_due: event.after_due.clone(),
+            done_label: event.done_label.clone(),
+            deep_link: event.deep_link.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// `due_at` in one of core's forms: a date, a local time, or as given with its offset.
+    fn due_at(&self) -> String {
+        match (self.due_time.is_empty(), self.due_offset.is_empty()) {
+            (true, _) => self.due_date.clone(),
+            (false, true) => format!("{}T{}", self.due_date, self.due_time),
+            (false, false) => format!("{}T{}{}", self.due_date, self.due_time, self.due_offset),
+        }
+    }
+
+    fn optional(value: &str) -> Option<String> {
+        (!value.is_empty()).then(|| value.to_owned())
+    }
+
+    fn fields(&self) -> v1::EventFields {
+        v1::EventFields {
+            title: self.title.clone(),
+            due_at: self.due_at(),
+            subtitle: Self::optional(&self.subtitle),
+            fire_at: Self::optional(&self.fire_date),
+            after_due: Self::optional(&self.after_due),
+            done_label: Self::optional(&self.done_label),
+            deep_link: Self::optional(&self.deep_link),
+        }
+    }
+
+    fn change(&self, id: i64) -> v1::UpdateEventRequest {
+        v1::UpdateEventRequest {
+            id,
+            title: Some(self.title.clone()),
+            due_at: Some(self.due_at()),
+            // An emptied field is cleared; an empty fire day or label keeps the current one.
+            subtitle: Some(self.subtitle.clone()),
+            fire_at: Self::optional(&self.fire_date),
+            after_due: Self::optional(&self.after_due),
+            done_label: Self::optional(&self.done_label),
+            deep_link: Some(self.deep_link.clone()),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "form.html")]
+struct FormPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    form: EventForm,
+}
+
+#[derive(Default)]
+pub struct SettingsForm {
+    pub tz: String,
+    pub tz_is_default: bool,
+    pub quiet_start: String,
+    pub quiet_end: String,
+    pub locale: String,
+    pub errors: HashMap<String, String>,
+    pub general: String,
+}
+
+impl SettingsForm {
+    pub fn error(&self, field: &str) -> &str {
+        self.errors.get(field).map(String::as_str).unwrap_or("")
+    }
+
+    fn from_profile(profile: &v1::Profile) -> Self {
+        Self {
+            tz: profile.tz.clone(),
+            tz_is_default: profile.tz == "UTC",
+            quiet_start: profile.quiet_start.clone(),
+            quiet_end: profile.quiet_end.clone(),
+            locale: profile.locale.clone(),
+            ..Self::default()
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "settings.html")]
+struct SettingsPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    form: SettingsForm,
+    zones: &'static [&'static str],
+    saved: bool,
+    issued: Option<String>,
+    agent_issued: bool,
+    agent_created: String,
+    agent_last_used: String,
+}
+
+#[derive(Template)]
+#[template(path = "link.html")]
+struct LinkPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    card: Option<Card>,
+    message: String,
+    button: Option<String>,
+    expires: String,
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+struct MessagePage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    message: String,
+    second: String,
+}
+
+fn render(status: StatusCode, page: impl Template) -> Response {
+    match page.render() {
+        Ok(html) => {
+            let mut response = (status, Html(html)).into_response();
+            response.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        Err(error) => {
+            tracing::error!(%error, "a page failed to render");
+            (StatusCode::INTERNAL_SERVER_ERROR, "the page failed to render").into_response()
+        }
+    }
+}
+
+/// A page with one message, in both languages when the person is unknown.
+fn message(status: StatusCode, english: &str, russian: &str) -> Response {
+    render(status, MessagePage { t: &words::EN, nav: None, message: english.to_owned(), second: russian.to_owned() })
+}
+
+/// What a failed call to core shows on a page.
+fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> Response {
+    match state.core.explain(status) {
+        Failure::Unreachable(_) => render(StatusCode::SERVICE_UNAVAILABLE, MessagePage { t, nav: None, message: t.core_down.into(), second: String::new() }),
+        failure => {
+            let error = ApiError::from_core(&state.core, status);
+            render(error.status, MessagePage { t, nav: None, message: failure.message().to_owned(), second: String::new() })
+        }
+    }
+}
+
+/// The signed-in person of a page, with their profile and an Inbox client.
+pub struct Session {
+    pub viewer: Viewer,
+    pub t: &'static Words,
+    pub inbox: Inbox,
+}
+
+impl Session {
+    async fn start(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> Result<Self, Response> {
+        let InboxUser(login) = inbox_user(state, peer, headers).map_err(|_| message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out))?;
+        let mut inbox = state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
+        let profile = inbox.get_profile(v1::GetProfileRequest {}).await.map_err(|status| failure_page(state, &words::EN, &status))?.into_inner();
+        let t = words::for_locale(&profile.locale);
+        Ok(Self { viewer: Viewer::new(login, profile), t, inbox })
+    }
+
+    /// The navigation bar, counting the events that need attention.
+    async fn nav(&mut self, current: &'static str) -> Option<Nav> {
+        let mut attention = 0;
+        for state in ["today", "overdue"] {
+            let request = v1::ListEventsRequest { state: Some(state.into()), archive: false };
+            attention += self.inbox.list_events(request).await.map(|list| list.get_ref().events.len()).unwrap_or(0);
+        }
+        Some(Nav { current, attention })
+    }
+}
+
+/// Refuses form posts that another site's page sends in the person's name:
+/// the browser's `Sec-Fetch-Site` or `Origin` must say the form is ours.
+pub async fn same_origin_forms(request: Request, next: Next) -> Response {
+    if request.method() == Method::POST && !is_same_origin(request.headers()) {
+        return message(StatusCode::FORBIDDEN, "This form was sent from another site, so it was not accepted.", "Эта форма отправлена с другого сайта, поэтому не принята.");
+    }
+    next.run(request).await
+}
+
+fn is_same_origin(headers: &HeaderMap) -> bool {
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok()) {
+        return site == "same-origin" || site == "none";
+    }
+    match headers.get(ORIGIN).and_then(|value| value.to_str().ok()) {
+        None => true,
+        Some(origin) => {
+            let host = headers.get(HOST).and_then(|value| value.to_str().ok()).and_then(host_of_authority);
+            host.is_some() && host_of_url(origin) == host
+        }
+    }
+}
+
+type Peer = ConnectInfo<SocketAddr>;
+
+pub async fn inbox_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: false }).await {
+        Ok(list) => list.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let groups = Groups::new(&list.events, &session.viewer, session.t);
+    let nav = Some(Nav { current: "inbox", attention: groups.attention() });
+    let _ = &mut session;
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups })
+}
+
+pub async fn archive_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true }).await {
+        Ok(list) => list.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let cards = list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
+    let nav = session.nav("archive").await;
+    render(StatusCode::OK, ArchivePage { t: session.t, nav, cards })
+}
+
+pub async fn new_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let nav = session.nav("new").await;
+    render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm { after_due: "keep".into(), ..EventForm::default() } })
+}
+
+pub async fn edit_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let event = match session.inbox.get_event(v1::EventId { id }).await {
+        Ok(event) => event.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let nav = session.nav("").await;
+    render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm::from_event(&event) })
+}
+
+/// Puts core's refusal next to the fields it names, or above the form.
+fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>, String) {
+    let error = ApiError::from_core(&state.core, status);
+    if error.body.violations.is_empty() {
+        return (HashMap::new(), error.body.error);
+    }
+    (error.body.violations.into_iter().map(|violation| (violation.field, violation.message)).collect(), String::new())
+}
+
+async fn save_event(state: AppState, peer: SocketAddr, headers: HeaderMap, id: Option<i64>, input: HashMap<String, String>) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let mut form = EventForm::from_input(id, &input);
+    let saved = match id {
+        None => session.inbox.create_event(form.fields()).await,
+        Some(id) => session.inbox.update_event(form.change(id)).await,
+    };
+    match saved {
+        Ok(event) => Redirect::to(&format!("/#event-{}", event.get_ref().id)).into_response(),
+        Err(status) if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) => {
+            (form.errors, form.general) = refusal(&state, &status);
+            let nav = session.nav(if id.is_some() { "" } else { "new" }).await;
+            render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { t: session.t, nav, form })
+        }
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+pub async fn create(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {
+    save_event(state, peer, headers, None, input).await
+}
+
+pub async fn update(
+    State(state): State<AppState>,
+    ConnectInfo(peer): Peer,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Form(input): Form<HashMap<String, String>>,
+) -> Response {
+    save_event(state, peer, headers, Some(id), input).await
+}
+
+/// Done, Remember and Delete: one call, then back to the inbox.
+async fn act(state: AppState, peer: SocketAddr, headers: HeaderMap, id: i64, action: &str) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let done = match action {
+        "done" => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
+        "ack" => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
+        _ => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
+    };
+    match done {
+        Ok(()) if action == "delete" => Redirect::to("/").into_response(),
+        Ok(()) => Redirect::to(&format!("/#event-{id}")).into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+pub async fn done(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
+    act(state, peer, headers, id, "done").await
+}
+
+pub async fn ack(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
+    act(state, peer, headers, id, "ack").await
+}
+
+pub async fn delete(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
+    act(state, peer, headers, id, "delete").await
+}
+
+async fn settings_page_for(state: &AppState, session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
+    let agent = session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
+    let nav = session.nav("settings").await;
+    let _ = state;
+    render(
+        status,
+        SettingsPage {
+            t: session.t,
+            nav,
+            form,
+            zones: ZONES.as_slice(),
+            saved,
+            issued,
+            agent_issued: agent.issued,
+            agent_created: agent.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+            agent_last_used: agent.last_used_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+        },
+    )
+}
+
+#[derive(serde::Deserialize)]
+pub struct SettingsQuery {
+    saved: Option<String>,
+}
+
+pub async fn settings_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Query(query): Query<SettingsQuery>) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    settings_page_for(&state, &mut session, form, query.saved.is_some(), None, StatusCode::OK).await
+}
+
+pub async fn save_settings(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
+    let request = v1::UpdateProfileRequest { tz: field("tz"), quiet_start: field("quiet_start"), quiet_end: field("quiet_end"), locale: field("locale") };
+    match session.inbox.update_profile(request.clone()).await {
+        Ok(_) => Redirect::to("/settings?saved=1").into_response(),
+        Err(status) if status.code() == Code::InvalidArgument => {
+            let mut form = SettingsForm {
+                tz: request.tz.unwrap_or_default(),
+                quiet_start: request.quiet_start.unwrap_or_default(),
+                quiet_end: request.quiet_end.unwrap_or_default(),
+                locale: request.locale.unwrap_or_else(|| session.viewer.profile.locale.clone()),
+                ..SettingsForm::default()
+            };
+            (form.errors, form.general) = refusal(&state, &status);
+            settings_page_for(&state, &mut session, form, false, None, StatusCode::UNPROCESSABLE_ENTITY).await
+        }
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+pub async fn issue_agent_token(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let issued = match session.inbox.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await {
+        Ok(issued) => issued.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    let connect = state.connect_line(&issued.token);
+    settings_page_for(&state, &mut session, form, false, Some(connect), StatusCode::OK).await
+}
+
+pub async fn revoke_agent_token(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    match session.inbox.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await {
+        Ok(_) => Redirect::to("/settings").into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+fn links(state: &AppState) -> Option<LinksClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Credential>>> {
+    Credential::bearer(&state.config.gateway_token.0).map(|credential| LinksClient::with_interceptor(state.core.channel(), credential))
+}
+
+/// What a link that does not work shows: never an action.
+fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
+    match status.code() {
+        Code::Unauthenticated => message(StatusCode::BAD_REQUEST, "This link is not valid.", "Эта ссылка недействительна."),
+        Code::FailedPrecondition => message(
+            StatusCode::GONE,
+            &format!("This link has expired ({}). Open the inbox to act on the event.", status.message()),
+            "Срок действия ссылки истёк. Откройте входящие, чтобы ответить на событие.",
+        ),
+        Code::NotFound => message(StatusCode::NOT_FOUND, "This event no longer exists.", "Этого события больше нет."),
+        _ => failure_page(state, &words::EN, status),
+    }
+}
+
+fn link_viewer(reply: &v1::ActionLinkReply) -> (Viewer, &'static Words) {
+    let profile = reply.profile.clone().unwrap_or_default();
+    let t = words::for_locale(&profile.locale);
+    (Viewer::new(profile.login.clone(), profile), t)
+}
+
+pub async fn link_page(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    let Some(mut client) = links(&state) else { return message(StatusCode::INTERNAL_SERVER_ERROR, "the gateway credential is unusable", "") };
+    let reply = match client.inspect_action_link(v1::ActionLinkRequest { token }).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) => return link_problem(&state, &status),
+    };
+    let (viewer, t) = link_viewer(&reply);
+    let event = reply.event.clone().unwrap_or_default();
+    let closed = matches!(event.state.as_str(), "done" | "expired");
+    let (text, button) = match (closed, reply.action.as_str()) {
+        (true, _) => (t.link_already_closed.to_owned(), None),
+        (false, "done") => (t.confirm_done.to_owned(), Some(event.done_label.clone())),
+        (false, _) => (t.confirm_remember.to_owned(), Some(t.remember.to_owned())),
+    };
+    let expires = viewer.local(&reply.expires_at).unwrap_or_default();
+    render(StatusCode::OK, LinkPage { t, nav: None, card: Some(Card::new(&event, &viewer, t)), message: text, button, expires })
+}
+
+pub async fn use_link(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    let Some(mut client) = links(&state) else { return message(StatusCode::INTERNAL_SERVER_ERROR, "the gateway credential is unusable", "") };
+    let reply = match client.use_action_link(v1::ActionLinkRequest { token }).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) => return link_problem(&state, &status),
+    };
+    let (viewer, t) = link_viewer(&reply);
+    let event = reply.event.clone().unwrap_or_default();
+    let text = match (reply.action.as_str(), event.state.as_str()) {
+        ("done", _) => t.link_done,
+        (_, "done" | "expired") => t.link_already_closed,
+        _ => t.link_remembered,
+    };
+    render(StatusCode::OK, LinkPage { t, nav: None, card: Some(Card::new(&event, &viewer, t)), message: text.to_owned(), button: None, expires: String::new() })
+}
+
+pub async fn stylesheet() -> impl IntoResponse {
+    ([(CONTENT_TYPE, "text/css; charset=utf-8"), (CACHE_CONTROL, "public, max-age=3600")], include_str!("../../static/hado.css"))
+}
+
+pub async fn script() -> impl IntoResponse {
+    ([(CONTENT_TYPE, "text/javascript; charset=utf-8"), (CACHE_CONTROL, "public, max-age=3600")], include_str!("../../static/hado.js"))
+}

@@ -1,0 +1,113 @@
+//! Owns how core's events and profile look on a page: the card of one
+//! event (its due moment in words, its buttons) and the person's "today".
+//! Presentation only: states, labels and defaults all come from core.
+
+use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
+use chrono_tz::Tz;
+
+use hado_proto::v1;
+
+use super::words::Words;
+
+/// What a page needs to know about its person.
+#[derive(Clone, Debug)]
+pub struct Viewer {
+    pub login: String,
+    pub zone: Tz,
+    pub today: NaiveDate,
+    pub profile: v1::Profile,
+}
+
+impl Viewer {
+    pub fn new(login: String, profile: v1::Profile) -> Self {
+        let zone = profile.tz.parse().unwrap_or(chrono_tz::UTC);
+        let today = profile.local_time.get(..10).and_then(|date| date.parse().ok()).unwrap_or_else(|| Utc::now().with_timezone(&zone).date_naive());
+        Self { login, zone, today, profile }
+    }
+
+    /// An instant from core (RFC 3339, UTC) as the person's local date and time.
+    pub fn local(&self, instant: &str) -> Option<String> {
+        let instant = DateTime::parse_from_rfc3339(instant).ok()?.with_timezone(&self.zone);
+        Some(instant.format("%Y-%m-%d %H:%M").to_string())
+    }
+}
+
+/// One event on a page.
+#[derive(Clone, Debug)]
+pub struct Card {
+    pub id: i64,
+    pub title: String,
+    pub subtitle: String,
+    pub source: String,
+    pub manual: bool,
+    pub state: String,
+    pub when: String,
+    pub done_label: String,
+    pub deep_link: String,
+    pub editable: bool,
+    pub quiet_until: String,
+    pub closed_as: String,
+    pub closed_at: String,
+}
+
+/// The due day and time of an event in its person's zone: as given for a
+/// date or a local time, converted for a fixed instant.
+pub fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<NaiveTime>)> {
+    let due = event.due_at.as_str();
+    if due.len() == 10 {
+        return Some((due.parse().ok()?, None));
+    }
+    if due.len() == 16 {
+        let moment = chrono::NaiveDateTime::parse_from_str(due, "%Y-%m-%dT%H:%M").ok()?;
+        return Some((moment.date(), Some(moment.time())));
+    }
+    let instant = DateTime::parse_from_rfc3339(&event.due_instant).ok()?.with_timezone(&zone);
+    Some((instant.date_naive(), Some(instant.time())))
+}
+
+impl Card {
+    pub fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
+        let when = match due_parts(event, viewer.zone) {
+            Some((date, time)) => words.due_in_words(viewer.today, date, time, event.state == "overdue"),
+            None => event.due_at.clone(),
+        };
+        Self {
+            id: event.id,
+            title: event.title.clone(),
+            subtitle: event.subtitle.clone(),
+            source: event.source.clone(),
+            manual: event.source == "manual",
+            state: event.state.clone(),
+            when,
+            done_label: event.done_label.clone(),
+            deep_link: event.deep_link.clone(),
+            editable: event.editable,
+            quiet_until: event.quiet_until.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
+            closed_as: event.closed_as.clone().unwrap_or_default(),
+            closed_at: event.closed_at.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
+        }
+    }
+}
+
+/// The active events in the inbox's four groups, most urgent first.
+pub struct Groups {
+    pub today: Vec<Card>,
+    pub overdue: Vec<Card>,
+    pub preparing: Vec<Card>,
+    pub scheduled: Vec<Card>,
+}
+
+impl Groups {
+    pub fn new(events: &[v1::Event], viewer: &Viewer, words: &Words) -> Self {
+        let pick = |state: &str| events.iter().filter(|event| event.state == state).map(|event| Card::new(event, viewer, words)).collect();
+        Self { today: pick("today"), overdue: pick("overdue"), preparing: pick("preparing"), scheduled: pick("scheduled") }
+    }
+
+    pub fn attention(&self) -> usize {
+        self.today.len() + self.overdue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.today.is_empty() && self.overdue.is_empty() && self.preparing.is_empty() && self.scheduled.is_empty()
+    }
+}

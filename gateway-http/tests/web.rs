@@ -1,0 +1,223 @@
+//! The web inbox and action links through the real stack, as a browser
+//! without JavaScript sees them: plain HTTP, forms, redirects and HTML.
+
+use reqwest::StatusCode;
+use reqwest::redirect::Policy;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use hado_core::links::LinkAction;
+use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore, utc};
+use hado_gateway_http::config::{HttpConfig, Secret};
+use hado_proto::v1;
+
+struct Stack {
+    core: TestCore,
+    base: String,
+    client: reqwest::Client,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Stack {
+    /// Local mode: the gateway on loopback serves the one local user, anna.
+    async fn start(backend: &Backend) -> Self {
+        let core = TestCore::start(backend, "2026-12-11T09:00:00Z").await;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = HttpConfig {
+            addr,
+            core_url: core.url(),
+            gateway_token: Secret(GATEWAY_TOKEN.into()),
+            trusted_proxies: Vec::new(),
+            local_user: Some("anna".into()),
+            public_url: None,
+            mcp_url: None,
+        };
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            hado_gateway_http::run(config, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("gateway-http serves");
+        });
+        let client = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
+        Self { core, base: format!("http://{addr}"), client, shutdown: Some(shutdown), task }
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, String) {
+        let response = self.client.get(format!("{}{path}", self.base)).send().await.unwrap();
+        (response.status(), response.text().await.unwrap())
+    }
+
+    /// Posts a form the way a browser on the same site does.
+    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String, String) {
+        let response = self.client.post(format!("{}{path}", self.base)).header("sec-fetch-site", "same-origin").form(form).send().await.unwrap();
+        let location = response.headers().get("location").map(|value| value.to_str().unwrap().to_owned()).unwrap_or_default();
+        (response.status(), location, response.text().await.unwrap())
+    }
+
+    async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        let _ = (&mut self.task).await;
+        self.core.stop().await;
+    }
+}
+
+fn event_id(location: &str) -> i64 {
+    location.rsplit("event-").next().unwrap().parse().unwrap()
+}
+
+async fn the_web_inbox_works_without_javascript(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+
+    let (status, page) = stack.get("/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Nothing needs you right now."), "{page}");
+
+    // Add: a bad form comes back with the errors next to the fields and the input kept.
+    let (status, _, page) = stack.post("/events", &[("title", "Dentist"), ("due_date", "2026-12-32"), ("subtitle", "Dr. Weiss")]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains(r#"id="due-error""#) && page.contains("2026-12-32"), "{page}");
+    assert!(page.contains(r#"value="Dentist""#) && page.contains(r#"value="Dr. Weiss""#), "the input is kept");
+
+    // A good one redirects to the inbox (POST-redirect-GET).
+    let (status, location, _) = stack.post("/events", &[("title", "Dentist"), ("due_date", "2026-12-14"), ("due_time", "15:00"), ("after_due", "keep")]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let dentist = event_id(&location);
+    let (_, location, _) = stack.post("/events", &[("title", "Tax return"), ("due_date", "2026-12-09"), ("after_due", "keep")]).await;
+    let tax = event_id(&location);
+    let docs = stack.core.source_token("docs").await;
+    stack
+        .core
+        .ingest(&docs)
+        .upsert_events(v1::UpsertEventsRequest {
+            events: vec![v1::SourceEvent {
+                user: "anna".into(),
+                r#ref: "visa".into(),
+                topic: String::new(),
+                fields: Some(v1::EventFields {
+                    title: "Visa".into(),
+                    due_at: "2027-03-01".into(),
+                    done_label: Some("Renewed".into()),
+                    deep_link: Some("https://docs.example.com/visa".into()),
+                    ..Default::default()
+                }),
+            }],
+        })
+        .await
+        .unwrap();
+
+    let (_, page) = stack.get("/").await;
+    let overdue = page.find("Overdue").expect("an overdue group");
+    let preparing = page.find("Preparing").expect("a preparing group");
+    let scheduled = page.find("Scheduled").expect("a scheduled group");
+    assert!(overdue < preparing && preparing < scheduled, "groups in order of urgency");
+    assert!(page.contains("2 days overdue"), "{page}");
+    assert!(page.contains("in 3 days, Mon 14 Dec 15:00"), "{page}");
+    assert!(page.contains(">Renewed</button>") && page.contains("https://docs.example.com/visa") && page.contains(r#"<span class="source">docs</span>"#));
+    assert!(page.contains(&format!("/events/{dentist}/edit")), "own events can be edited");
+    assert!(page.contains(r#"<span class="badge" id="badge">1</span>"#), "one event needs attention: {page}");
+
+    // Remember, then Done; the event moves to the archive.
+    let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[]).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("/#event-{dentist}").as_str()));
+    assert!(stack.get("/").await.1.contains("quiet until"));
+    stack.post(&format!("/events/{tax}/done"), &[]).await;
+    let (_, archive) = stack.get("/archive").await;
+    assert!(archive.contains("Tax return") && archive.contains(r#"<span class="closed-as">Done</span>"#), "{archive}");
+    assert!(!stack.get("/").await.1.contains("Tax return"));
+
+    // Edit and delete one's own event.
+    let (status, form) = stack.get(&format!("/events/{dentist}/edit")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(form.contains(r#"value="2026-12-14""#) && form.contains(r#"value="15:00""#));
+    let (status, _, _) =
+        stack.post(&format!("/events/{dentist}"), &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("after_due", "keep")]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(stack.get("/").await.1.contains("Dentist, Dr. Weiss"));
+    let (status, location, _) = stack.post(&format!("/events/{dentist}/delete"), &[]).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
+    assert!(!stack.get("/").await.1.contains("Dentist"));
+
+    // Settings: language switches the whole interface; a bad zone is shown next to the field.
+    let (status, page) = stack.get("/settings").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains(r#"<option value="Europe/Berlin">"#) && page.contains(r#"list="zones""#));
+    let (status, _, page) = stack.post("/settings", &[("tz", "Mars/Base"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains("is not an IANA time zone name") && page.contains(r#"value="Mars/Base""#), "{page}");
+    let (status, location, _) = stack.post("/settings", &[("tz", "Europe/Berlin"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "ru")]).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/settings?saved=1"));
+    let (_, page) = stack.get("/").await;
+    assert!(page.contains(r#"<html lang="ru">"#) && page.contains("Входящие") && page.contains("Запланировано"), "{page}");
+    assert!(!page.contains(">Inbox<"), "no English left in the navigation");
+
+    // The agent token, shown once with the connect line.
+    let (status, _, page) = stack.post("/settings/agent-token", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("claude mcp add --transport http hado http://127.0.0.1:8081/mcp --header &#34;Authorization: Bearer hado_agent_"), "{page}");
+    assert!(!stack.get("/settings").await.1.contains("hado_agent_"), "the token is not shown again");
+
+    // A form sent from another site is refused and changes nothing.
+    let response = stack.client.post(format!("{}/settings", stack.base)).header("sec-fetch-site", "cross-site").form(&[("locale", "en")]).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert!(stack.get("/").await.1.contains(r#"<html lang="ru">"#));
+
+    stack.stop().await;
+}
+
+async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let event = stack.core.inbox_as("anna").create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() }).await.unwrap().into_inner();
+    let anna = stack.core.engine.user_for_login("anna").await.unwrap();
+    let done = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Done);
+    let remember = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Remember);
+
+    // GET only shows a confirmation: a link previewer closes nothing.
+    let (status, page) = stack.get(&format!("/a/{remember}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Visa") && page.contains("Remember it?") && page.contains(r#"<form method="post">"#), "{page}");
+    let (status, page) = stack.get(&format!("/a/{done}")).await;
+    assert!(status == StatusCode::OK && page.contains("Mark as done?"));
+    assert_eq!(stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().get_ref().state, "preparing");
+
+    // POST acts; using the same link again changes nothing more.
+    let (status, _, page) = stack.post(&format!("/a/{remember}"), &[]).await;
+    assert!(status == StatusCode::OK && page.contains("quiet until the next checkpoint"), "{page}");
+    let (status, _, page) = stack.post(&format!("/a/{done}"), &[]).await;
+    assert!(status == StatusCode::OK && page.contains("Marked as done."), "{page}");
+    let closed_at = stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().closed_at;
+    let (status, _, _) = stack.post(&format!("/a/{done}"), &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().closed_at, closed_at, "replayed: nothing changed");
+    let (_, page) = stack.get(&format!("/a/{remember}")).await;
+    assert!(page.contains("already closed") && !page.contains(r#"<form method="post">"#), "{page}");
+
+    // Forged and expired links get a clear page, never an action.
+    let other = stack.core.inbox_as("anna").create_event(v1::EventFields { title: "Passport".into(), due_at: "2027-01-20".into(), ..Default::default() }).await.unwrap().into_inner();
+    let forged = done.replacen(&done[..4], "AAAA", 1);
+    for (method_post, token) in [(false, forged.as_str()), (true, forged.as_str()), (true, "nonsense")] {
+        let (status, page) = if method_post {
+            let (status, _, page) = stack.post(&format!("/a/{token}"), &[]).await;
+            (status, page)
+        } else {
+            stack.get(&format!("/a/{token}")).await
+        };
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(page.contains("This link is not valid.") && page.contains("Эта ссылка недействительна."));
+    }
+    let late = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done);
+    stack.core.clock.set(utc("2027-01-10T09:00:01Z"));
+    let (status, _, page) = stack.post(&format!("/a/{late}"), &[]).await;
+    assert_eq!(status, StatusCode::GONE);
+    assert!(page.contains("This link has expired"), "{page}");
+    assert_ne!(stack.core.inbox_as("anna").get_event(v1::EventId { id: other.id }).await.unwrap().get_ref().state, "done", "no action");
+
+    stack.stop().await;
+}
+
+hado_core::on_both_backends!(the_web_inbox_works_without_javascript, action_links_confirm_then_act_and_refuse_what_is_not_valid);
