@@ -24,7 +24,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run Hado here: core on an embedded SQLite file, as child processes, until Ctrl-C.
+    /// Run Hado here: core on an embedded SQLite file and both gateways, as child processes, until Ctrl-C.
     Up,
     /// Run the core process itself (what `hado up` starts; configured by HADO_* variables).
     #[command(hide = true)]
@@ -35,6 +35,10 @@ enum Command {
         #[arg(long)]
         stdio: bool,
     },
+    /// Run the HTTP gateway: REST for sources, the web inbox, action links
+    /// (what `hado up` starts; configured by HADO_* variables).
+    #[command(hide = true)]
+    GatewayHttp,
     /// Manage the services that push events.
     Source {
         #[command(subcommand)]
@@ -82,6 +86,7 @@ fn main() -> ExitCode {
         let result = match cli.command {
             Command::Up => up::run(&settings).await,
             Command::Core => return hado_core::main_entry().await,
+            Command::GatewayHttp => return hado_gateway_http::main_entry().await,
             Command::GatewayMcp { stdio } => return hado_gateway_mcp::main_entry(stdio.then(|| "--stdio".to_owned())).await,
             Command::Source { command } => match command {
                 SourceCommand::Create { name } => admin::create_source(&settings, &name).await,

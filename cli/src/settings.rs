@@ -33,6 +33,15 @@ impl Settings {
         std::env::var("HADO_MCP_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_gateway_mcp::config::DEFAULT_MCP_ADDR.into())
     }
 
+    pub fn http_addr(&self) -> String {
+        std::env::var("HADO_HTTP_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_gateway_http::config::DEFAULT_HTTP_ADDR.into())
+    }
+
+    /// Who the web inbox of `hado up` serves: `HADO_LOCAL_USER`, else `me`.
+    pub fn local_user(&self) -> String {
+        std::env::var("HADO_LOCAL_USER").ok().map(|login| login.trim().to_owned()).filter(|login| !login.is_empty()).unwrap_or_else(|| "me".into())
+    }
+
     pub fn core_url(&self) -> String {
         self.core_url.clone().unwrap_or_else(|| format!("http://{}", self.grpc_addr()))
     }

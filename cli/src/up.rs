@@ -1,6 +1,7 @@
-//! Owns `hado up`: Hado on one machine with local defaults. Core and the MCP
-//! gateway run as child processes of this one (the same binary, `hado core`
-//! and `hado gateway-mcp`), core on an embedded SQLite file; the secrets are
+//! Owns `hado up`: Hado on one machine with local defaults. Core and both
+//! gateways run as child processes of this one (the same binary: `hado
+//! core`, `hado gateway-mcp`, `hado gateway-http`), core on an embedded
+//! SQLite file, the web inbox for one local user on loopback; the secrets are
 //! generated once into the data folder. Ctrl-C, SIGTERM, or any child dying
 //! stops every child.
 
@@ -45,6 +46,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     }
 
     let mcp_addr = settings.mcp_addr();
+    let mcp_url = format!("http://{mcp_addr}/mcp");
     let mut command = Command::new(&executable);
     command.arg("gateway-mcp").env("HADO_CORE_URL", settings.core_url()).env("HADO_MCP_ADDR", &mcp_addr).kill_on_drop(true);
     let child = command.spawn().context("cannot start gateway-mcp")?;
@@ -54,21 +56,43 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         return Err(error);
     }
 
-    let mcp_url = format!("http://{mcp_addr}/mcp");
+    let http_addr = settings.http_addr();
+    let local_user = settings.local_user();
+    let mut command = Command::new(&executable);
+    command
+        .arg("gateway-http")
+        .env("HADO_CORE_URL", settings.core_url())
+        .env("HADO_HTTP_ADDR", &http_addr)
+        .env("HADO_LOCAL_USER", &local_user)
+        .env("HADO_MCP_URL", &mcp_url)
+        .kill_on_drop(true);
+    if std::env::var("HADO_GATEWAY_TOKEN").map(|set| set.trim().is_empty()).unwrap_or(true)
+        && let Some((variable, value)) = secrets.iter().find(|(variable, _)| *variable == "HADO_GATEWAY_TOKEN")
+    {
+        command.env(variable, value);
+    }
+    let child = command.spawn().context("cannot start gateway-http")?;
+    processes.push(Process { name: "gateway-http", child });
+    if let Err(error) = wait_until_listening(&http_addr, processes.last_mut().expect("just pushed")).await {
+        stop_all(&mut processes).await;
+        return Err(error);
+    }
+
     println!();
     println!("Hado is running.");
-    println!("  core (gRPC, with reflection)  {grpc_addr}");
+    println!("  web inbox (as {local_user:<10})     http://{http_addr}/");
+    println!("  REST API for sources          http://{http_addr}/api/events  (OpenAPI: http://{http_addr}/openapi.json)");
     println!("  MCP for agents                {mcp_url}");
+    println!("  core (gRPC, with reflection)  {grpc_addr}");
     println!("  database                      {database_url}");
     println!("  secrets                       {}", settings.secrets_path().display());
-    println!("The web inbox (gateway-http) is not built yet; see README.md.");
     println!();
     println!("Try, in another terminal:");
     println!("  cargo run -q -p hado -- source create docs     # a token for a service that pushes events");
-    println!("  cargo run -q -p hado -- agent-token anna       # a token for anna's AI agent");
+    println!("  cargo run -q -p hado -- agent-token {local_user:<10} # a token for your AI agent (or use Settings in the inbox)");
     println!("  grpcurl -plaintext {grpc_addr} list");
     println!();
-    println!("Connect anna's agent (Claude Code) with that token:");
+    println!("Connect your agent (Claude Code) with that token:");
     println!("  claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
     println!();
     println!("Ctrl-C stops Hado.");

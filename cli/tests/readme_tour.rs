@@ -40,6 +40,7 @@ fn the_readme_tour_works_as_written() {
         .current_dir(folder.path())
         .env("HADO_GRPC_ADDR", &address)
         .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
+        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
         .env_remove("HADO_CORE_URL")
         .env_remove("HADO_ADMIN_TOKEN")
         .env_remove("HADO_DATABASE_URL")
@@ -64,6 +65,7 @@ fn the_readme_tour_works_as_written() {
         .current_dir(folder.path())
         .env("HADO_GRPC_ADDR", &address)
         .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
+        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
         .output()
         .unwrap();
     // SAFETY: kill(2) on the process this test started.

@@ -20,10 +20,11 @@ fn free_port() -> u16 {
 struct Ports {
     grpc: u16,
     mcp: u16,
+    http: u16,
 }
 
 fn free_ports() -> Ports {
-    Ports { grpc: free_port(), mcp: free_port() }
+    Ports { grpc: free_port(), mcp: free_port(), http: free_port() }
 }
 
 fn hado(folder: &Path, ports: Ports) -> Command {
@@ -32,6 +33,8 @@ fn hado(folder: &Path, ports: Ports) -> Command {
         .current_dir(folder)
         .env("HADO_GRPC_ADDR", format!("127.0.0.1:{}", ports.grpc))
         .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", ports.mcp))
+        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{}", ports.http))
+        .env_remove("HADO_LOCAL_USER")
         .env_remove("HADO_CORE_URL")
         .env_remove("HADO_DATABASE_URL")
         .env_remove("HADO_ADMIN_TOKEN")
@@ -91,6 +94,17 @@ fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
     panic!("the process did not stop");
 }
 
+/// GETs `path` from the web gateway: the status and the body.
+fn http_get(port: u16, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let status = reply.split_whitespace().nth(1).and_then(|status| status.parse().ok()).unwrap_or(0);
+    (status, reply)
+}
+
 /// POSTs an MCP initialize with `token` and returns the HTTP status.
 fn mcp_initialize(port: u16, token: &str) -> u16 {
     use std::io::{Read, Write};
@@ -113,7 +127,7 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let port = free_ports();
     let (mut up, printed) = start(folder.path(), port);
     let children = children_of(up.id());
-    assert_eq!(children.len(), 2, "core and gateway-mcp run as child processes");
+    assert_eq!(children.len(), 3, "core and both gateways run as child processes");
     let mcp_url = format!("http://127.0.0.1:{}/mcp", port.mcp);
     let connect = format!("claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
     assert!(printed.iter().any(|line| line.trim() == connect), "the connect line names the real address: {printed:#?}");
@@ -134,6 +148,12 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let token = String::from_utf8_lossy(&token.stdout).split_whitespace().find(|word| word.starts_with("hado_agent_")).unwrap().to_owned();
     assert_eq!(mcp_initialize(port.mcp, &token), 200, "gateway-mcp serves the agent through core");
     assert_eq!(mcp_initialize(port.mcp, "hado_agent_unknown"), 401);
+    let (status, page) = http_get(port.http, "/");
+    assert_eq!(status, 200, "the web inbox serves the local user");
+    assert!(page.contains("<title>Inbox · Hado</title>"), "{page}");
+    let (status, profile) = http_get(port.http, "/me");
+    assert_eq!(status, 200);
+    assert!(profile.contains(r#""login":"me""#), "{profile}");
     let users = hado(folder.path(), port).arg("users").output().unwrap();
     assert!(String::from_utf8_lossy(&users.stdout).contains("anna"));
     let refused = hado(folder.path(), port).args(["source", "delete", "docs"]).output().unwrap();
@@ -141,7 +161,7 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
 
     signal(up.id(), libc::SIGTERM);
     assert!(wait_with_timeout(&mut up).success());
-    assert!(children.iter().all(|pid| !alive(*pid)), "core and gateway-mcp stopped with hado up");
+    assert!(children.iter().all(|pid| !alive(*pid)), "core and the gateways stopped with hado up");
 
     // A second start reuses the same secrets and database.
     let (mut up, _) = start(folder.path(), port);
