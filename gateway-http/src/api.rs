@@ -23,34 +23,44 @@ use crate::error::{ApiError, ApiJson};
 pub struct PushedEvent {
     /// The login of the person the event is for; created on first sight.
     #[serde(default)]
+    #[schemars(pattern(r"^[a-z0-9][a-z0-9._@-]{0,63}$"))]
     pub user: String,
     /// The source's own key for the event (1–255 characters).
     #[serde(rename = "ref")]
     #[serde(default)]
+    #[schemars(length(min = 1, max = 255), pattern(r"\S"))]
     pub source_ref: String,
     /// A second part of the key (≤ 64 characters), for several events per ref.
     #[serde(default)]
+    #[schemars(length(max = 64))]
     pub topic: Option<String>,
-    /// 1–200 characters.
+    /// 1–200 characters, not all blank.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 200), pattern(r"\S"))]
     pub title: String,
     /// ≤ 200 characters.
     #[serde(default)]
+    #[schemars(length(max = 200))]
     pub subtitle: Option<String>,
     /// `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` (local time) or with an offset (a fixed instant).
     #[serde(default)]
+    #[schemars(pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})?)?$"))]
     pub due_at: String,
     /// `YYYY-MM-DD`, not after the due day; default 30 days before it.
     #[serde(default)]
+    #[schemars(pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
     pub fire_at: Option<String>,
     /// `keep` (default) or `expire`.
     #[serde(default)]
+    #[schemars(pattern(r"^(keep|expire)$"))]
     pub after_due: Option<String>,
-    /// The Done button's label, 1–64 characters.
+    /// The Done button's label, 1–64 characters, not all blank.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 64), pattern(r"\S"))]
     pub done_label: Option<String>,
-    /// An absolute http(s) URL.
+    /// An absolute http(s) URL, at most 2048 characters.
     #[serde(default)]
+    #[schemars(length(max = 2048), pattern(r"^https?://[^\s/?#]+[^\s]*$"))]
     pub deep_link: Option<String>,
 }
 
@@ -58,6 +68,7 @@ pub struct PushedEvent {
 #[serde(deny_unknown_fields)]
 pub struct UpsertBody {
     /// At most 1000 events, validated whole and written in one transaction.
+    #[schemars(length(max = 1000))]
     pub events: Vec<PushedEvent>,
 }
 
@@ -80,11 +91,14 @@ pub struct UpsertReply {
 #[schemars(extend("required" = ["user", "ref"]))]
 pub struct EventKey {
     #[serde(default)]
+    #[schemars(pattern(r"^[a-z0-9][a-z0-9._@-]{0,63}$"))]
     pub user: String,
     #[serde(rename = "ref")]
     #[serde(default)]
+    #[schemars(length(min = 1, max = 255), pattern(r"\S"))]
     pub source_ref: String,
     #[serde(default)]
+    #[schemars(length(max = 64))]
     pub topic: Option<String>,
 }
 
@@ -92,6 +106,7 @@ pub struct EventKey {
 #[serde(deny_unknown_fields)]
 pub struct WithdrawBody {
     /// At most 1000 keys.
+    #[schemars(length(max = 1000))]
     pub events: Vec<EventKey>,
 }
 

@@ -90,7 +90,9 @@ impl IntoResponse for ApiError {
 
 /// A JSON body whose every rejection is an [`ApiError`]: 415 without a JSON
 /// content type, 400 for malformed JSON, 422 naming the field whose value
-/// has the wrong shape.
+/// has the wrong shape. Every request body is an object, and no body holds
+/// arrays of arrays; serde would otherwise read an array as a struct, so
+/// both are refused before it does.
 pub struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
@@ -108,13 +110,17 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         let bytes = Bytes::from_request(request, state)
             .await
             .map_err(|rejection| ApiError::new(rejection.status(), format!("the body could not be read: {}", rejection.body_text())))?;
-        let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
-        let parsed: Result<T, _> = serde_path_to_error::deserialize(&mut deserializer);
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {error}")))?;
+        if let Some(path) = misplaced_array(&value) {
+            let message = "expected an object, found an array".to_owned();
+            let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {message}"));
+            failure.body.violations.push(Violation::at(&path, message));
+            return Err(failure);
+        }
+        let parsed: Result<T, _> = serde_path_to_error::deserialize(value);
         match parsed {
-            Ok(value) => match deserializer.end() {
-                Ok(()) => Ok(Self(value)),
-                Err(error) => Err(ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {error}"))),
-            },
+            Ok(value) => Ok(Self(value)),
             Err(error) => {
                 let path = error.path().to_string();
                 let inner = error.into_inner();
@@ -130,9 +136,36 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// Where an array stands in place of an object: at the root, or as an
+/// element of an array.
+fn misplaced_array(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    fn walk(value: &Value, path: &str) -> Option<String> {
+        match value {
+            Value::Object(map) => map.iter().find_map(|(key, inner)| walk(inner, &if path == "." { key.clone() } else { format!("{path}.{key}") })),
+            Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| match item {
+                Value::Array(_) => Some(format!("{path}[{index}]")),
+                other => walk(other, &format!("{path}[{index}]")),
+            }),
+            _ => None,
+        }
+    }
+    match value {
+        Value::Array(_) => Some(".".to_owned()),
+        other => walk(other, "."),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arrays_standing_for_objects_are_found() {
+        assert_eq!(misplaced_array(&serde_json::json!([[]])).as_deref(), Some("."));
+        assert_eq!(misplaced_array(&serde_json::json!({"events": [{}, ["anna", "visa"]]})).as_deref(), Some("events[1]"));
+        assert_eq!(misplaced_array(&serde_json::json!({"events": [{"user": "anna"}]})), None);
+    }
 
     #[test]
     fn batch_paths_split_into_index_and_field() {

@@ -151,6 +151,18 @@ async fn the_rest_contract_holds(backend: Backend) {
     assert_eq!((status, shape["violations"][0]["index"].as_i64(), shape["violations"][0]["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(0), Some("title")));
     let (status, _) = stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [], "extra": 1}))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    // A whole batch of bad items is reported in full (far beyond HTTP/2's usual header size).
+    let all_bad: Vec<Value> = (0..1000).map(|index| json!({"user": "Anna", "ref": format!("r{index}"), "title": " ", "due_at": "2027-13-01"})).collect();
+    let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": all_bad }))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(error["violations"].as_array().unwrap().len(), 3000, "every violation of every item");
+    assert!(error["error"].as_str().unwrap().ends_with("and 2980 more, all listed in the error details"));
+    // Arrays never stand in for objects.
+    for body in [json!([[]]), json!({"events": [["anna", "visa", "Visa", "2027-01-01"]]})] {
+        let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(body)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
+        assert!(error["error"].as_str().unwrap().ends_with("expected an object, found an array"));
+    }
     let too_many: Vec<Value> = (0..1001).map(|index| item("anna", &format!("r{index}"), "t", "2027-01-01")).collect();
     let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": too_many }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");

@@ -12,6 +12,7 @@ use crate::process::ConfigError;
 /// How long one call to core may take before the caller hears it failed.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
 
 /// Core, as a gateway reaches it.
 #[derive(Clone, Debug)]
@@ -28,7 +29,10 @@ impl Core {
             .map_err(|error| ConfigError { variable: "HADO_CORE_URL", problem: format!("{url:?}: {error}") })?
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(CALL_TIMEOUT)
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            // A refused batch of 1000 events carries every violation in the
+            // status details, a header far beyond HTTP/2's usual 16 KiB.
+            .http2_max_header_list_size(MAX_HEADER_LIST_BYTES);
         Ok(Self { channel: endpoint.connect_lazy(), url: url.to_owned() })
     }
 

@@ -50,15 +50,42 @@ impl Violations {
     }
 }
 
-/// The messages alone: each already names its field.
+/// How many messages the one-line summary lists. The summary travels as a
+/// gRPC header, which clients cap (16 KiB is common); every violation still
+/// travels in the status details.
+pub const SUMMARY_LIMIT: usize = 20;
+
+/// The messages alone (each already names its field), the first
+/// [`SUMMARY_LIMIT`] of them.
 impl fmt::Display for Violations {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (index, violation) in self.0.iter().enumerate() {
+        for (index, violation) in self.0.iter().take(SUMMARY_LIMIT).enumerate() {
             if index > 0 {
                 formatter.write_str("; ")?;
             }
             formatter.write_str(&violation.message)?;
         }
+        if self.0.len() > SUMMARY_LIMIT {
+            write!(formatter, "; and {} more, all listed in the error details", self.0.len() - SUMMARY_LIMIT)?;
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_names_the_first_twenty_and_counts_the_rest() {
+        let mut violations = Violations::default();
+        for index in 0..25 {
+            violations.add("title", format!("events[{index}]: title is required"));
+        }
+        let summary = violations.to_string();
+        assert!(summary.starts_with("events[0]: title is required; events[1]"));
+        assert!(summary.contains("events[19]") && !summary.contains("events[20]"));
+        assert!(summary.ends_with("; and 5 more, all listed in the error details"));
+        assert_eq!(violations.iter().count(), 25, "every violation is kept for the details");
     }
 }
