@@ -1,0 +1,170 @@
+//! The repository's Caddyfile with a real Caddy (Debian's `caddy`): it
+//! validates as shipped, and with its basic-auth variant switched on it sits
+//! in front of gateway-http, strips a client's own `X-Remote-User`, and keeps
+//! the public routes open and the rest behind the sign-in.
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
+use hado_gateway_http::config::{HttpConfig, IpRange, Secret};
+
+const CADDYFILE: &str = include_str!("../../Caddyfile");
+const PASSWORD: &str = "correct horse battery staple";
+
+fn caddy_available(test: &str) -> bool {
+    let found = Command::new("caddy").arg("version").output().is_ok_and(|output| output.status.success());
+    if !found {
+        assert!(std::env::var("CI").is_err(), "caddy must be installed under CI (apt-get install caddy) for {test}");
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: caddy is not installed (apt-get install caddy)");
+    }
+    found
+}
+
+/// The shipped Caddyfile with the forward_auth block taken out and the
+/// commented basic-auth block switched on, as its comments tell a person to.
+fn with_basic_auth(caddyfile: &str) -> String {
+    #[derive(PartialEq)]
+    enum Block {
+        Outside,
+        ForwardAuth,
+        BasicAuth,
+    }
+    let mut block = Block::Outside;
+    let mut lines = Vec::new();
+    for line in caddyfile.lines() {
+        let marker = line.trim();
+        if marker == "# --- sign-in: forward_auth ---" {
+            block = Block::ForwardAuth;
+        } else if marker == "# --- sign-in: basic auth ---" {
+            block = Block::BasicAuth;
+        } else if marker == "# --- end of sign-in ---" {
+            block = Block::Outside;
+        } else if block == Block::ForwardAuth {
+            continue;
+        } else if block == Block::BasicAuth {
+            lines.push(line.replacen("# ", "", 1));
+        } else {
+            lines.push(line.to_owned());
+        }
+    }
+    lines.join("\n")
+}
+
+fn caddy(arguments: &[&str], folder: &std::path::Path, environment: &[(&str, String)]) -> Command {
+    let mut command = Command::new("caddy");
+    command.args(arguments).current_dir(folder).env("HOME", folder).env("XDG_DATA_HOME", folder).env("XDG_CONFIG_HOME", folder);
+    for (name, value) in environment {
+        command.env(name, value);
+    }
+    command
+}
+
+#[test]
+fn the_shipped_caddyfile_validates() {
+    if !caddy_available("caddy validate") {
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("Caddyfile"), CADDYFILE).unwrap();
+    let environment = [("HADO_PUBLIC_HOST", "hado.example.com".to_owned()), ("HADO_CADDY_ADMIN", "off".to_owned())];
+    for file in [CADDYFILE.to_owned(), with_basic_auth(CADDYFILE).replace("{$HADO_BASIC_AUTH_HASH}", "$2a$14$abcdefghijklmnopqrstuuvwxyz0123456789abcdefghijklmnopq")] {
+        std::fs::write(folder.path().join("Caddyfile"), &file).unwrap();
+        let output = caddy(&["validate", "--config", "Caddyfile", "--adapter", "caddyfile"], folder.path(), &environment).output().unwrap();
+        assert!(output.status.success(), "{}\n{file}", String::from_utf8_lossy(&output.stderr));
+    }
+}
+
+async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
+    if !caddy_available("the Caddy run") {
+        return;
+    }
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gateway_addr = listener.local_addr().unwrap();
+    let config = HttpConfig {
+        addr: gateway_addr,
+        core_url: core.url(),
+        gateway_token: Secret(GATEWAY_TOKEN.into()),
+        trusted_proxies: vec![IpRange::parse("127.0.0.1").unwrap()],
+        local_user: None,
+        public_url: None,
+        mcp_url: None,
+    };
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let gateway = tokio::spawn(hado_gateway_http::run(config, listener, async {
+        let _ = stopped.await;
+    }));
+
+    let folder = tempfile::tempdir().unwrap();
+    let hash = caddy(&["hash-password", "--plaintext", PASSWORD], folder.path(), &[]).output().unwrap();
+    let hash = String::from_utf8(hash.stdout).unwrap().trim().to_owned();
+    std::fs::write(folder.path().join("Caddyfile"), with_basic_auth(CADDYFILE)).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let environment = [
+        ("HADO_CADDY_ADMIN", "off".to_owned()),
+        ("HADO_PUBLIC_HOST", format!("http://127.0.0.1:{port}")),
+        ("HADO_HTTP_UPSTREAM", gateway_addr.to_string()),
+        ("HADO_MCP_UPSTREAM", "127.0.0.1:9".to_owned()),
+        ("HADO_BASIC_AUTH_USER", "anna".to_owned()),
+        ("HADO_BASIC_AUTH_HASH", hash),
+    ];
+    let mut running = caddy(&["run", "--config", "Caddyfile", "--adapter", "caddyfile"], folder.path(), &environment)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("caddy starts");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let mut listening = false;
+    for _ in 0..200 {
+        if client.get(format!("{base}/up")).send().await.is_ok() {
+            listening = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(listening, "caddy listens");
+
+    // Signed in as anna, a spoofed header naming bob is dropped: the inbox is anna's.
+    let me = client.get(format!("{base}/me")).basic_auth("anna", Some(PASSWORD)).header("x-remote-user", "bob").send().await.unwrap();
+    assert_eq!(me.status(), StatusCode::OK);
+    assert_eq!(me.json::<Value>().await.unwrap()["login"], "anna");
+    let page = client.get(format!("{base}/")).basic_auth("anna", Some(PASSWORD)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.text().await.unwrap().contains("<title>Inbox · Hado</title>"));
+
+    // Not signed in, the header alone gets nobody in.
+    for headers in [vec![("x-remote-user", "anna")], vec![]] {
+        let mut request = client.get(format!("{base}/me"));
+        for (name, value) in &headers {
+            request = request.header(*name, *value);
+        }
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::UNAUTHORIZED, "{headers:?}");
+    }
+    let wrong = client.get(format!("{base}/me")).basic_auth("anna", Some("guess")).send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+
+    // Public routes stay open and still never take the header for a user.
+    let up = client.get(format!("{base}/up")).header("x-remote-user", "anna").send().await.unwrap();
+    assert_eq!(up.status(), StatusCode::OK);
+    let api = client.get(format!("{base}/api/events?user=anna")).header("x-remote-user", "anna").send().await.unwrap();
+    assert_eq!(api.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(api.json::<Value>().await.unwrap()["error"], "a source bearer token is required (Authorization: Bearer hado_src_…)");
+    let document = client.get(format!("{base}/openapi.json")).send().await.unwrap();
+    assert_eq!(document.status(), StatusCode::OK);
+
+    let _ = running.kill();
+    let _ = running.wait();
+    let _ = shutdown.send(());
+    gateway.await.unwrap().unwrap();
+    core.stop().await;
+}
+
+hado_core::on_both_backends!(caddy_with_basic_auth_strips_a_spoofed_user);
