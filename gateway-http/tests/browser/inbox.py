@@ -1,0 +1,100 @@
+"""Drives the web inbox in Debian's headless Chromium through WebDriver
+(Selenium + chromedriver): add an event, Remember, Done, find it in the
+archive, take the browser's time zone, switch the language. Saves a
+screenshot after each step.
+
+Usage: inbox.py BASE_URL SCREENSHOT_DIR. Exits non-zero on the first thing
+that is not as it should be, saying what.
+"""
+
+import os
+import sys
+
+# The browser's own zone, which the settings page should offer.
+os.environ["TZ"] = "America/New_York"
+os.environ["SE_OFFLINE"] = "true"
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+BASE, SHOTS = sys.argv[1], sys.argv[2]
+os.makedirs(SHOTS, exist_ok=True)
+
+
+def check(condition, what):
+    if not condition:
+        raise SystemExit(f"browser: {what}")
+
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=420,900", "--lang=en-US"):
+    options.add_argument(argument)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver.implicitly_wait(5)
+step = 0
+
+
+def shot(name):
+    global step
+    step += 1
+    driver.save_screenshot(os.path.join(SHOTS, f"{step:02d}-{name}.png"))
+
+
+def body():
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+try:
+    driver.get(BASE + "/")
+    check("Nothing needs you right now." in body(), "the empty inbox says so")
+    shot("empty-inbox")
+
+    # Add an event through the form (date and time inputs are set as a picker would).
+    driver.find_element(By.LINK_TEXT, "Add").click()
+    driver.find_element(By.NAME, "title").send_keys("Renew passport")
+    driver.find_element(By.NAME, "subtitle").send_keys("Bring two photos")
+    driver.execute_script("arguments[0].value = '2026-12-14'", driver.find_element(By.NAME, "due_date"))
+    driver.execute_script("arguments[0].value = '09:30'", driver.find_element(By.NAME, "due_time"))
+    shot("add-form")
+    driver.find_element(By.CSS_SELECTOR, "form.event-form button.primary").click()
+    check(driver.current_url.startswith(BASE + "/#event-"), f"back in the inbox after adding, not {driver.current_url}")
+    card = driver.find_element(By.CSS_SELECTOR, "article.card")
+    check("Renew passport" in card.text and "Bring two photos" in card.text, f"the card shows the event: {card.text}")
+    check("in 3 days, Mon 14 Dec 09:30" in card.text, f"the due moment in words: {card.text}")
+    shot("inbox-with-event")
+
+    # Remember: still in the inbox, quiet until the next checkpoint.
+    card.find_element(By.CSS_SELECTOR, "button.remember").click()
+    card = driver.find_element(By.CSS_SELECTOR, "article.card")
+    check("quiet until" in card.text, f"Remember quiets the event: {card.text}")
+    shot("remembered")
+
+    # Done: it leaves the inbox for the archive.
+    card.find_element(By.CSS_SELECTOR, "button.done").click()
+    check("Renew passport" not in body(), "done events leave the inbox")
+    driver.find_element(By.LINK_TEXT, "Archive").click()
+    archived = driver.find_element(By.CSS_SELECTOR, "article.card")
+    check("Renew passport" in archived.text and "Done" in archived.text, f"the archive shows how it closed: {archived.text}")
+    shot("archive")
+
+    # Settings: the browser's zone is offered, and Russian switches the whole interface.
+    driver.find_element(By.LINK_TEXT, "Settings").click()
+    zone = driver.find_element(By.NAME, "tz")
+    check(zone.get_attribute("value") == "America/New_York", f"the browser's zone is preselected, not {zone.get_attribute('value')}")
+    Select(driver.find_element(By.NAME, "locale")).select_by_value("ru")
+    shot("settings")
+    driver.find_element(By.CSS_SELECTOR, "form.settings button.primary").click()
+    check("Сохранено." in body(), "the settings are saved")
+    check(driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru", "the page is in Russian")
+    check(driver.find_element(By.NAME, "tz").get_attribute("value") == "America/New_York", "the zone was saved")
+    driver.find_element(By.LINK_TEXT, "Архив").click()
+    check("Архив" in body() and "Сделано" in body(), f"the archive speaks Russian: {body()}")
+    driver.find_element(By.LINK_TEXT, "Входящие").click()
+    check("Сейчас ничего не требует внимания." in body(), "the inbox speaks Russian")
+    shot("russian-inbox")
+    print(f"browser: {step} screenshots in {SHOTS}; add, remember, done, archive, zone and language all as expected")
+finally:
+    driver.quit()
