@@ -33,14 +33,14 @@ fn the_readme_tour_works_as_written() {
     assert!(blocks.len() >= 5, "the tour has its commands");
 
     let folder = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let address = format!("127.0.0.1:{port}");
+    let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let (address, http_address) = (free(), free());
     let mut up = Command::new(HADO)
         .arg("up")
         .current_dir(folder.path())
         .env("HADO_GRPC_ADDR", &address)
-        .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
-        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
+        .env("HADO_MCP_ADDR", free())
+        .env("HADO_HTTP_ADDR", &http_address)
         .env_remove("HADO_CORE_URL")
         .env_remove("HADO_ADMIN_TOKEN")
         .env_remove("HADO_DATABASE_URL")
@@ -58,14 +58,13 @@ fn the_readme_tour_works_as_written() {
     // The tour as a person pastes it, with the test's own core and binary.
     let script = format!("set -euo pipefail\n{}", blocks.join("\n"))
         .replace("127.0.0.1:50051", &address)
+        .replace("127.0.0.1:8080", &http_address)
         .replace("cargo run -q -p hado --", HADO);
     let output = Command::new("bash")
         .arg("-c")
         .arg(&script)
         .current_dir(folder.path())
         .env("HADO_GRPC_ADDR", &address)
-        .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
-        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()))
         .output()
         .unwrap();
     // SAFETY: kill(2) on the process this test started.
@@ -87,6 +86,7 @@ fn the_readme_tour_works_as_written() {
     assert!(stdout.contains("\"outcome\": \"created\""), "the pushed batch:\n{stdout}");
     assert!(stdout.contains("\"closedAs\": \"Done\""), "the archive after MarkDone:\n{stdout}");
     assert!(stderr.contains("Code: InvalidArgument"), "{stderr}");
+    assert!(stdout.contains(r#""outcome":"created""#) && stdout.contains(r#""ref":"tax-2026""#), "the REST push and read-back:\n{stdout}");
     assert!(
         stderr.contains("events[0]: title is required and may not be blank; events[0]: due_at '2026-02-30' is not a real calendar date"),
         "{stderr}"

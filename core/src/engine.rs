@@ -315,7 +315,7 @@ impl Engine {
 
     // ---- the person and their agent -----------------------------------
 
-    pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool) -> Result<Vec<EventRecord>, CoreError> {
+    pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool, limit: Option<u32>) -> Result<Vec<EventRecord>, CoreError> {
         let state = match raw_state.filter(|raw| !raw.is_empty()) {
             Some(raw) => {
                 Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?)
@@ -328,7 +328,7 @@ impl Engine {
             }
             return Ok(self.store.list_archive(user.id).await?);
         }
-        Ok(self.store.list_active(user.id, state).await?)
+        Ok(self.store.list_active(user.id, state, limit).await?)
     }
 
     /// One of the user's events; withdrawn events are gone for them.

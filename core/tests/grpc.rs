@@ -23,7 +23,7 @@ fn push(events: Vec<SourceEvent>) -> UpsertEventsRequest {
 }
 
 fn active() -> ListEventsRequest {
-    ListEventsRequest { state: None, archive: false }
+    ListEventsRequest { state: None, archive: false, limit: None }
 }
 
 async fn the_auth_matrix(backend: Backend) {
@@ -145,7 +145,7 @@ async fn batches_are_validated_whole_and_applied_atomically(backend: Backend) {
 
     // Bad filters and bad profile values get precise errors.
     let mut inbox = core.inbox_as("anna");
-    let status = inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false }).await.unwrap_err();
+    let status = inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false, limit: None }).await.unwrap_err();
     assert_eq!(status.message(), "state 'soon' is not an active state: use scheduled, preparing, today or overdue");
     let status = inbox
         .update_profile(UpdateProfileRequest { tz: Some("Mars/Base".into()), quiet_start: Some("7pm".into()), ..Default::default() })
@@ -206,7 +206,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     // The event expires with the clock; the archive says how it closed.
     core.clock.set(testing::utc("2026-12-03T14:30:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
-    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true }).await.unwrap().into_inner().events;
+    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None }).await.unwrap().into_inner().events;
     assert_eq!(archive.len(), 1);
     assert_eq!((archive[0].state.as_str(), archive[0].closed_as.as_deref()), ("expired", Some("Expired")));
     // Rescheduling the expired event through UpdateEvent reopens it.

@@ -44,12 +44,15 @@ async fn sources_tokens_and_batches(backend: Backend) {
     assert_eq!(anna.zone, chrono_tz::Europe::Berlin);
 
     // The inbox is ordered by due moment; the filter keeps one state.
-    let inbox = engine.list_events(&anna, None, false).await.unwrap();
+    let inbox = engine.list_events(&anna, None, false, None).await.unwrap();
     let titles: Vec<_> = inbox.iter().map(|record| record.spec.title.as_str()).collect();
     assert_eq!(titles, ["Pay rent", "Visa expires", "Flight to Tokyo"]);
-    let today = engine.list_events(&anna, Some("today"), false).await.unwrap();
+    let today = engine.list_events(&anna, Some("today"), false, None).await.unwrap();
     assert_eq!(today.len(), 1);
-    assert!(matches!(engine.list_events(&anna, Some("soon"), false).await, Err(CoreError::Invalid(_))));
+    let first = engine.list_events(&anna, None, false, Some(2)).await.unwrap();
+    let first: Vec<_> = first.iter().map(|record| record.spec.title.as_str()).collect();
+    assert_eq!(first, ["Pay rent", "Visa expires"], "a limit keeps the most urgent");
+    assert!(matches!(engine.list_events(&anna, Some("soon"), false, None).await, Err(CoreError::Invalid(_))));
 
     // The same batch again changes nothing; a new title updates; a new due reschedules.
     let again = engine.upsert_batch(&docs, &batch).await.unwrap();
@@ -63,12 +66,12 @@ async fn sources_tokens_and_batches(backend: Backend) {
     let done = engine.mark_done(&anna, visa_id).await.unwrap();
     assert_eq!(done.lifecycle.state, State::Done);
     assert_eq!(done.lifecycle.closed_at, Some(utc("2026-12-01T10:00:00Z")));
-    assert_eq!(engine.list_events(&anna, None, true).await.unwrap()[0].id, visa_id);
+    assert_eq!(engine.list_events(&anna, None, true, None).await.unwrap()[0].id, visa_id);
     let kept = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal!", "2026-12-14")]).await.unwrap();
     assert_eq!((kept[0].outcome, kept[0].state), (Outcome::Updated, State::Done));
     let reopened = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal!", "2026-12-20")]).await.unwrap();
     assert_eq!((reopened[0].outcome, reopened[0].state), (Outcome::Rescheduled, State::Preparing));
-    assert!(engine.list_events(&anna, None, true).await.unwrap().is_empty());
+    assert!(engine.list_events(&anna, None, true, None).await.unwrap().is_empty());
 
     // Withdraw hides it everywhere; a re-push revives it.
     let withdrawn = engine
@@ -82,7 +85,7 @@ async fn sources_tokens_and_batches(backend: Backend) {
     assert_eq!(withdrawn[0].found, Some((visa_id, State::Withdrawn)));
     assert_eq!(withdrawn[1].found, None);
     assert!(matches!(engine.get_event(&anna, visa_id).await, Err(CoreError::NotFound(_))));
-    assert_eq!(engine.list_events(&anna, None, false).await.unwrap().len(), 2);
+    assert_eq!(engine.list_events(&anna, None, false, None).await.unwrap().len(), 2);
     let revived = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal!", "2026-12-20")]).await.unwrap();
     assert_eq!((revived[0].outcome, revived[0].id), (Outcome::Revived, visa_id));
 
@@ -93,12 +96,12 @@ async fn sources_tokens_and_batches(backend: Backend) {
     assert!(engine.list_for_source(&docs, "nobody", &[]).await.unwrap().is_empty());
 
     // An invalid batch writes nothing, not even its valid items or new users.
-    let before = engine.list_events(&anna, None, false).await.unwrap().len();
+    let before = engine.list_events(&anna, None, false, None).await.unwrap().len();
     let invalid = [item("anna", "new-one", "New", "2026-12-24"), item("bob smith", "x", "", "2026-02-30")];
     let Err(CoreError::Invalid(violations)) = engine.upsert_batch(&docs, &invalid).await else { panic!("the batch is refused") };
     let fields: Vec<_> = violations.iter().map(|violation| violation.field.as_str()).collect();
     assert_eq!(fields, ["events[1].user", "events[1].title", "events[1].due_at"]);
-    assert_eq!(engine.list_events(&anna, None, false).await.unwrap().len(), before);
+    assert_eq!(engine.list_events(&anna, None, false, None).await.unwrap().len(), before);
     assert!(engine.list_users().await.unwrap().iter().all(|summary| summary.user.login.as_str() != "bob smith"));
     let too_many: Vec<_> = (0..1001).map(|index| item("anna", &format!("r{index}"), "x", "2026-12-24")).collect();
     assert!(matches!(engine.upsert_batch(&docs, &too_many).await, Err(CoreError::Invalid(_))));
@@ -111,7 +114,7 @@ async fn sources_tokens_and_batches(backend: Backend) {
     let docs_listed = listed.iter().find(|source| source.name == "docs").unwrap();
     assert_eq!((docs_listed.has_token, docs_listed.events), (true, 3));
     assert_eq!(engine.delete_source("docs").await.unwrap().1, 3);
-    assert!(engine.list_events(&anna, None, false).await.unwrap().is_empty());
+    assert!(engine.list_events(&anna, None, false, None).await.unwrap().is_empty());
 
     test.stop().await;
 }
@@ -206,12 +209,12 @@ async fn the_scheduler_claims_only_due_rows_in_batches(backend: Backend) {
         engine.upsert_batch(&bulk, chunk).await.unwrap();
     }
     let dana = engine.user_for_login("dana").await.unwrap();
-    assert_eq!(engine.list_events(&dana, Some("preparing"), false).await.unwrap().len(), 1200);
+    assert_eq!(engine.list_events(&dana, Some("preparing"), false, None).await.unwrap().len(), 1200);
     test.clock.set(utc("2026-12-20T00:30:00Z"));
     assert_eq!(engine.advance_due(500).await.unwrap(), 500);
     assert_eq!(hado_core::scheduler::drain(engine).await.unwrap(), 700);
-    assert_eq!(engine.list_events(&dana, Some("today"), false).await.unwrap().len(), 1200);
-    assert_eq!(engine.list_events(&dana, Some("scheduled"), false).await.unwrap().len(), 300);
+    assert_eq!(engine.list_events(&dana, Some("today"), false, None).await.unwrap().len(), 1200);
+    assert_eq!(engine.list_events(&dana, Some("scheduled"), false, None).await.unwrap().len(), 300);
     test.stop().await;
 }
 

@@ -30,6 +30,8 @@ pub struct ProfileChange {
 #[serde(deny_unknown_fields)]
 pub struct StateFilter {
     pub state: Option<String>,
+    /// At most this many, the most urgent first.
+    pub limit: Option<u32>,
 }
 
 /// A new event of the person's own (`manual`).
@@ -103,12 +105,17 @@ pub async fn update_profile(State(state): State<AppState>, InboxUser(login): Inb
     Ok(axum::Json(Profile::from(profile.get_ref())))
 }
 
-pub async fn events(State(state): State<AppState>, InboxUser(login): InboxUser, Query(filter): Query<StateFilter>) -> Reply<UserEventList> {
-    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false }).await
+pub async fn events(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    filter: Result<Query<StateFilter>, axum::extract::rejection::QueryRejection>,
+) -> Reply<UserEventList> {
+    let Query(filter) = filter.map_err(|rejection| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text()))?;
+    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit }).await
 }
 
 pub async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<UserEventList> {
-    list(&state, &login, v1::ListEventsRequest { state: None, archive: true }).await
+    list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None }).await
 }
 
 async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> Reply<UserEventList> {

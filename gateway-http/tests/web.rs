@@ -143,6 +143,21 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
     assert!(!stack.get("/").await.1.contains("Dentist"));
 
+    // Far-off events: the inbox shows the nearest 50 scheduled and links to the rest.
+    for index in 0..55 {
+        let fields = v1::EventFields { title: format!("Someday {index:02}"), due_at: format!("2028-01-{:02}", index % 28 + 1), ..Default::default() };
+        stack.core.inbox_as("anna").create_event(fields).await.unwrap();
+    }
+    let (_, page) = stack.get("/").await;
+    assert_eq!(page.matches("Someday").count(), 49, "the visa, due sooner, takes one of the 50 places");
+    assert!(page.contains(r#"<a href="/?all=scheduled#scheduled">Show every scheduled event</a>"#));
+    let (_, page) = stack.get("/?all=scheduled").await;
+    assert_eq!(page.matches("Someday").count(), 55);
+    let response = stack.client.get(format!("{}/me/events?limit=3", stack.base)).send().await.unwrap();
+    assert_eq!(response.json::<serde_json::Value>().await.unwrap()["events"].as_array().unwrap().len(), 3);
+    let response = stack.client.get(format!("{}/me/events?limit=-3", stack.base)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+
     // Settings: language switches the whole interface; a bad zone is shown next to the field.
     let (status, page) = stack.get("/settings").await;
     assert_eq!(status, StatusCode::OK);

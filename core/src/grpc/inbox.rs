@@ -40,7 +40,7 @@ impl Inbox for InboxService {
     async fn list_events(&self, request: Request<v1::ListEventsRequest>) -> Result<Response<v1::EventList>, Status> {
         let caller = self.caller(&request).await?;
         let body = request.into_inner();
-        let records = self.engine.list_events(&caller.user, body.state.as_deref(), body.archive).await?;
+        let records = self.engine.list_events(&caller.user, body.state.as_deref(), body.archive, body.limit).await?;
         Ok(Response::new(convert::events(&records)))
     }
 

@@ -172,21 +172,25 @@ pub async fn claim_due(
 }
 
 impl Store {
-    /// The user's active events ordered by due moment, optionally in one state.
-    pub async fn list_active(&self, user_id: i64, state: Option<State>) -> Result<Vec<EventRecord>, StoreError> {
+    /// The user's active events ordered by due moment, optionally in one
+    /// state, at most `limit` of them.
+    pub async fn list_active(&self, user_id: i64, state: Option<State>, limit: Option<u32>) -> Result<Vec<EventRecord>, StoreError> {
+        let limit = limit.map_or(i64::MAX, i64::from);
         let rows = match state {
             Some(state) => {
-                sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state = $2 ORDER BY e.due_ms, e.id"))
+                sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state = $2 ORDER BY e.due_ms, e.id LIMIT $3"))
                     .bind(user_id)
                     .bind(state.as_str())
+                    .bind(limit)
                     .fetch_all(self.pool())
                     .await?
             }
             None => {
                 sqlx::query(select_events!(
-                    "WHERE e.user_id = $1 AND e.state IN ('scheduled', 'preparing', 'today', 'overdue') ORDER BY e.due_ms, e.id"
+                    "WHERE e.user_id = $1 AND e.state IN ('scheduled', 'preparing', 'today', 'overdue') ORDER BY e.due_ms, e.id LIMIT $2"
                 ))
                 .bind(user_id)
+                .bind(limit)
                 .fetch_all(self.pool())
                 .await?
             }

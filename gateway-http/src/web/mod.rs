@@ -50,6 +50,7 @@ struct InboxPage {
     t: &'static Words,
     nav: Option<Nav>,
     groups: Groups,
+    more_scheduled: bool,
 }
 
 impl InboxPage {
@@ -291,7 +292,7 @@ impl Session {
     async fn nav(&mut self, current: &'static str) -> Option<Nav> {
         let mut attention = 0;
         for state in ["today", "overdue"] {
-            let request = v1::ListEventsRequest { state: Some(state.into()), archive: false };
+            let request = v1::ListEventsRequest { state: Some(state.into()), archive: false, limit: None };
             attention += self.inbox.list_events(request).await.map(|list| list.get_ref().events.len()).unwrap_or(0);
         }
         Some(Nav { current, attention })
@@ -322,19 +323,40 @@ fn is_same_origin(headers: &HeaderMap) -> bool {
 
 type Peer = ConnectInfo<SocketAddr>;
 
-pub async fn inbox_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+/// How many scheduled events the inbox shows before "show all": the
+/// page's cost follows what needs attention soon, not everything stored.
+pub const SCHEDULED_SHOWN: u32 = 50;
+
+#[derive(serde::Deserialize)]
+pub struct InboxQuery {
+    all: Option<String>,
+}
+
+pub async fn inbox_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Query(query): Query<InboxQuery>) -> Response {
     let mut session = match Session::start(&state, peer, &headers).await {
         Ok(session) => session,
         Err(page) => return page,
     };
-    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: false }).await {
-        Ok(list) => list.into_inner(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
-    let groups = Groups::new(&list.events, &session.viewer, session.t);
+    let show_all = query.all.is_some();
+    let mut events = Vec::new();
+    let mut more_scheduled = false;
+    for group in ["today", "overdue", "preparing", "scheduled"] {
+        let limit = (group == "scheduled" && !show_all).then_some(SCHEDULED_SHOWN + 1);
+        match session.inbox.list_events(v1::ListEventsRequest { state: Some(group.into()), archive: false, limit }).await {
+            Ok(list) => {
+                let mut list = list.into_inner().events;
+                if limit.is_some() && list.len() > SCHEDULED_SHOWN as usize {
+                    list.truncate(SCHEDULED_SHOWN as usize);
+                    more_scheduled = true;
+                }
+                events.extend(list);
+            }
+            Err(status) => return failure_page(&state, session.t, &status),
+        }
+    }
+    let groups = Groups::new(&events, &session.viewer, session.t);
     let nav = Some(Nav { current: "inbox", attention: groups.attention() });
-    let _ = &mut session;
-    render(StatusCode::OK, InboxPage { t: session.t, nav, groups })
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled })
 }
 
 pub async fn archive_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
@@ -342,7 +364,7 @@ pub async fn archive_page(State(state): State<AppState>, ConnectInfo(peer): Peer
         Ok(session) => session,
         Err(page) => return page,
     };
-    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true }).await {
+    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true, limit: None }).await {
         Ok(list) => list.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
     };

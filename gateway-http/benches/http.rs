@@ -1,0 +1,135 @@
+//! gateway-http's benchmarks: the inbox page's render time and `/me/events`
+//! latency for a person with 500 and with 10,000 events, REST batch upsert
+//! throughput next to the same batches over gRPC directly, and the gateway's
+//! resident memory.
+//!
+//! Core runs in this process on a temporary SQLite file; the gateway is the
+//! release binary in its own process, so its memory is its own. Each timing
+//! is one HTTP request from send to the last byte read.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
+use hado_proto::v1::{EventFields, SourceEvent, UpsertEventsRequest};
+
+const GATEWAY: &str = env!("CARGO_BIN_EXE_hado-gateway-http");
+const BATCH: usize = 500;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn resident_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status.lines().find(|line| line.starts_with(field)).and_then(|line| line.split_whitespace().nth(1)).and_then(|kib| kib.parse().ok()).unwrap_or(0)
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let count = samples.len();
+    (samples[count / 2].as_secs_f64() * 1e3, samples[(count * 99 / 100).min(count - 1)].as_secs_f64() * 1e3)
+}
+
+fn due_at(index: usize) -> String {
+    // Spread over the next three years so every group of the inbox has events.
+    let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap() + chrono::Duration::days((index % 1100) as i64);
+    day.format("%Y-%m-%d").to_string()
+}
+
+fn item(user: &str, prefix: &str, index: usize) -> Value {
+    json!({"user": user, "ref": format!("{prefix}-{index}"), "title": format!("Event {index}"), "subtitle": "From the benchmark", "due_at": due_at(index)})
+}
+
+fn source_event(user: &str, prefix: &str, index: usize) -> SourceEvent {
+    SourceEvent {
+        user: user.into(),
+        r#ref: format!("{prefix}-{index}"),
+        topic: String::new(),
+        fields: Some(EventFields { title: format!("Event {index}"), due_at: due_at(index), subtitle: Some("From the benchmark".into()), ..Default::default() }),
+    }
+}
+
+async fn timed_get(client: &reqwest::Client, url: &str, user: &str, rounds: usize) -> (Vec<Duration>, usize) {
+    let mut samples = Vec::with_capacity(rounds);
+    let mut bytes = 0;
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let response = client.get(url).header("x-remote-user", user).send().await.unwrap();
+        assert!(response.status().is_success(), "{url}: {}", response.status());
+        bytes = response.bytes().await.unwrap().len();
+        samples.push(started.elapsed());
+    }
+    (samples, bytes)
+}
+
+#[tokio::main]
+async fn main() {
+    let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
+    let token = core.source_token("bench").await;
+    let port = free_port();
+    let mut gateway = tokio::process::Command::new(GATEWAY)
+        .env("HADO_CORE_URL", core.url())
+        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{port}"))
+        .env("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN)
+        .env("HADO_TRUSTED_PROXIES", "127.0.0.1")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the gateway starts");
+    let pid = gateway.id().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    for _ in 0..400 {
+        if client.get(format!("{base}/up")).send().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    println!("gateway-http resident memory, idle: {} KiB", resident_kib(pid, "VmRSS:"));
+
+    // Batch upsert: REST against gRPC, the same batches of 500 new events.
+    println!("\nBatch upsert, {BATCH} new events a batch, 10 batches each");
+    let mut ingest = core.ingest(&token);
+    let started = Instant::now();
+    for batch in 0..10 {
+        let events: Vec<SourceEvent> = (0..BATCH).map(|index| source_event("grpc", "g", batch * BATCH + index)).collect();
+        ingest.upsert_events(UpsertEventsRequest { events }).await.unwrap();
+    }
+    println!("gRPC Ingest.UpsertEvents directly   {:>7.0} events/s", (10 * BATCH) as f64 / started.elapsed().as_secs_f64());
+    let started = Instant::now();
+    for batch in 0..10 {
+        let events: Vec<Value> = (0..BATCH).map(|index| item("rest", "r", batch * BATCH + index)).collect();
+        let response = client.post(format!("{base}/api/events")).bearer_auth(&token).json(&json!({ "events": events })).send().await.unwrap();
+        assert!(response.status().is_success());
+        response.bytes().await.unwrap();
+    }
+    println!("REST POST /api/events               {:>7.0} events/s", (10 * BATCH) as f64 / started.elapsed().as_secs_f64());
+
+    // The inbox for 500 and for 10,000 events.
+    for (user, count) in [("small", 500_usize), ("large", 10_000)] {
+        for batch in 0..count.div_ceil(BATCH) {
+            let events: Vec<SourceEvent> = (batch * BATCH..((batch + 1) * BATCH).min(count)).map(|index| source_event(user, "e", index)).collect();
+            ingest.upsert_events(UpsertEventsRequest { events }).await.unwrap();
+        }
+        let rounds = if count > 1000 { 10 } else { 30 };
+        println!("\n{count} active events");
+        let (samples, bytes) = timed_get(&client, &format!("{base}/"), user, rounds).await;
+        let (p50, p99) = percentiles(samples);
+        println!("GET / (inbox page)      p50 {p50:>8.1} ms  p99 {p99:>8.1} ms  {:>6} KiB of HTML", bytes / 1024);
+        let (samples, bytes) = timed_get(&client, &format!("{base}/me/events"), user, rounds).await;
+        let (p50, p99) = percentiles(samples);
+        println!("GET /me/events (JSON)   p50 {p50:>8.1} ms  p99 {p99:>8.1} ms  {:>6} KiB of JSON", bytes / 1024);
+        let (samples, _) = timed_get(&client, &format!("{base}/me/events?state=today"), user, rounds).await;
+        let (p50, p99) = percentiles(samples);
+        println!("GET /me/events?state=today  p50 {p50:>4.1} ms  p99 {p99:>4.1} ms");
+    }
+    println!("\ngateway-http resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
+
+    let _ = gateway.start_kill();
+    let _ = gateway.wait().await;
+    core.stop().await;
+}
