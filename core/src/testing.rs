@@ -55,6 +55,22 @@ impl Backend {
     }
 }
 
+/// Whether an outside tool a test drives (a browser, a checker, an SDK) is
+/// here. Without it the test is skipped with a line that bypasses the test
+/// runner's capture; under CI it must be here, so a skip never passes there.
+pub fn tool_available(test: &str, found: bool, install: &str) -> bool {
+    if !found {
+        assert!(std::env::var("CI").is_err(), "{test} needs {install} under CI");
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: needs {install}");
+    }
+    found
+}
+
+/// Whether `program` runs with `arguments` and succeeds.
+pub fn runs(program: &str, arguments: &[&str]) -> bool {
+    std::process::Command::new(program).args(arguments).output().is_ok_and(|output| output.status.success())
+}
+
 /// Generates one `#[tokio::test]` per backend for each story function.
 #[macro_export]
 macro_rules! on_both_backends {

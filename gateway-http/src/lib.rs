@@ -134,29 +134,11 @@ pub enum RunError {
 /// The whole gateway process. One clear line on any failure to start.
 pub async fn main_entry() -> ExitCode {
     process::init_logging();
-    let config = match HttpConfig::from_env() {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("hado gateway-http: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    let listener = match TcpListener::bind(config.addr).await {
-        Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("hado gateway-http: HADO_HTTP_ADDR: cannot listen on {}: {error}", config.addr);
-            return ExitCode::from(2);
-        }
-    };
-    tracing::info!(addr = %config.addr, core = %config.core_url, "gateway-http listening");
-    match run(config, listener, process::shutdown_signal()).await {
-        Ok(()) => {
-            tracing::info!("gateway-http stopped");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("hado gateway-http: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    process::serve_process(
+        "gateway-http",
+        HttpConfig::from_env(),
+        |config| ("HADO_HTTP_ADDR", config.addr),
+        |config, listener| run(config, listener, process::shutdown_signal()),
+    )
+    .await
 }

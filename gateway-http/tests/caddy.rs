@@ -3,28 +3,23 @@
 //! in front of gateway-http, strips a client's own `X-Remote-User`, and keeps
 //! the public routes open and the rest behind the sign-in.
 
-use std::io::Write as _;
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::Value;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
-use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
-use hado_gateway_http::config::{HttpConfig, IpRange, Secret};
+use common::Gateway;
+use hado_core::testing::{self, Backend, TestCore};
+use hado_gateway_http::config::IpRange;
 
 const CADDYFILE: &str = include_str!("../../Caddyfile");
 const PASSWORD: &str = "correct horse battery staple";
 
 fn caddy_available(test: &str) -> bool {
-    let found = Command::new("caddy").arg("version").output().is_ok_and(|output| output.status.success());
-    if !found {
-        assert!(std::env::var("CI").is_err(), "caddy must be installed under CI (apt-get install caddy) for {test}");
-        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: caddy is not installed (apt-get install caddy)");
-    }
-    found
+    testing::tool_available(test, testing::runs("caddy", &["version"]), "apt-get install caddy")
 }
 
 /// The shipped Caddyfile with the forward_auth block taken out and the
@@ -86,21 +81,10 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
         return;
     }
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let gateway_addr = listener.local_addr().unwrap();
-    let config = HttpConfig {
-        addr: gateway_addr,
-        core_url: core.url(),
-        gateway_token: Secret(GATEWAY_TOKEN.into()),
-        trusted_proxies: vec![IpRange::parse("127.0.0.1").unwrap()],
-        local_user: None,
-        public_url: None,
-        mcp_url: None,
-    };
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    let gateway = tokio::spawn(hado_gateway_http::run(config, listener, async {
-        let _ = stopped.await;
-    }));
+    let mut config = common::config(&core);
+    config.trusted_proxies = vec![IpRange::parse("127.0.0.1").unwrap()];
+    let gateway = Gateway::start(config).await;
+    let gateway_addr = gateway.addr;
 
     let folder = tempfile::tempdir().unwrap();
     let hash = caddy(&["hash-password", "--plaintext", PASSWORD], folder.path(), &[]).output().unwrap();
@@ -162,8 +146,7 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
 
     let _ = running.kill();
     let _ = running.wait();
-    let _ = shutdown.send(());
-    gateway.await.unwrap().unwrap();
+    gateway.stop().await;
     core.stop().await;
 }
 

@@ -2,13 +2,14 @@
 //! fresh database (SQLite, and Postgres when its URL is set), the gateway in
 //! front of it, and plain HTTP from reqwest.
 
+mod common;
+
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
-use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
-use hado_gateway_http::config::{HttpConfig, IpRange, Secret};
+use common::Gateway;
+use hado_core::testing::{Backend, TestCore};
+use hado_gateway_http::config::IpRange;
 
 /// How the gateway under test decides who the inbox's person is.
 #[derive(Clone, Copy)]
@@ -23,38 +24,23 @@ enum Trust {
 
 struct Stack {
     core: TestCore,
+    gateway: Gateway,
     base: String,
     client: reqwest::Client,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
 }
 
 impl Stack {
     async fn start(backend: &Backend, trust: Trust) -> Self {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let config = HttpConfig {
-            addr,
-            core_url: core.url(),
-            gateway_token: Secret(GATEWAY_TOKEN.into()),
-            trusted_proxies: match trust {
-                Trust::LoopbackProxy => vec![IpRange::parse("127.0.0.0/8").unwrap()],
-                Trust::OtherProxy | Trust::LocalUser => vec![IpRange::parse("10.0.0.1").unwrap()],
-            },
-            local_user: matches!(trust, Trust::LocalUser).then(|| "me".to_owned()),
-            public_url: None,
-            mcp_url: Some("https://hado.example.com/mcp".into()),
+        let mut config = common::config(&core);
+        config.trusted_proxies = match trust {
+            Trust::LoopbackProxy => vec![IpRange::parse("127.0.0.0/8").unwrap()],
+            Trust::OtherProxy | Trust::LocalUser => vec![IpRange::parse("10.0.0.1").unwrap()],
         };
-        let (shutdown, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            hado_gateway_http::run(config, listener, async {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("gateway-http serves");
-        });
-        Self { core, base: format!("http://{addr}"), client: reqwest::Client::new(), shutdown: Some(shutdown), task }
+        config.local_user = matches!(trust, Trust::LocalUser).then(|| "me".to_owned());
+        config.mcp_url = Some("https://hado.example.com/mcp".into());
+        let gateway = Gateway::start(config).await;
+        Self { core, base: gateway.base.clone(), gateway, client: reqwest::Client::new() }
     }
 
     /// Sends a request; `body` goes as JSON. Returns the status and the JSON reply.
@@ -72,11 +58,8 @@ impl Stack {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
-    async fn stop(mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        let _ = (&mut self.task).await;
+    async fn stop(self) {
+        self.gateway.stop().await;
         self.core.stop().await;
     }
 }

@@ -1,49 +1,32 @@
 //! The web inbox and action links through the real stack, as a browser
 //! without JavaScript sees them: plain HTTP, forms, redirects and HTML.
 
+mod common;
+
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
+use common::Gateway;
 use hado_core::links::LinkAction;
-use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore, utc};
-use hado_gateway_http::config::{HttpConfig, Secret};
+use hado_core::testing::{Backend, TestCore, utc};
 use hado_proto::v1;
 
 struct Stack {
     core: TestCore,
+    gateway: Gateway,
     base: String,
     client: reqwest::Client,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
 }
 
 impl Stack {
     /// Local mode: the gateway on loopback serves the one local user, anna.
     async fn start(backend: &Backend) -> Self {
         let core = TestCore::start(backend, "2026-12-11T09:00:00Z").await;
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let config = HttpConfig {
-            addr,
-            core_url: core.url(),
-            gateway_token: Secret(GATEWAY_TOKEN.into()),
-            trusted_proxies: Vec::new(),
-            local_user: Some("anna".into()),
-            public_url: None,
-            mcp_url: None,
-        };
-        let (shutdown, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            hado_gateway_http::run(config, listener, async {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("gateway-http serves");
-        });
+        let mut config = common::config(&core);
+        config.local_user = Some("anna".into());
+        let gateway = Gateway::start(config).await;
         let client = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
-        Self { core, base: format!("http://{addr}"), client, shutdown: Some(shutdown), task }
+        Self { core, base: gateway.base.clone(), gateway, client }
     }
 
     async fn get(&self, path: &str) -> (StatusCode, String) {
@@ -58,11 +41,8 @@ impl Stack {
         (response.status(), location, response.text().await.unwrap())
     }
 
-    async fn stop(mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        let _ = (&mut self.task).await;
+    async fn stop(self) {
+        self.gateway.stop().await;
         self.core.stop().await;
     }
 }

@@ -133,31 +133,13 @@ pub async fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
             }
         };
     }
-    let config = match McpConfig::from_env() {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("hado gateway-mcp: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    let listener = match TcpListener::bind(config.addr).await {
-        Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("hado gateway-mcp: HADO_MCP_ADDR: cannot listen on {}: {error}", config.addr);
-            return ExitCode::from(2);
-        }
-    };
-    tracing::info!(addr = %config.addr, core = %config.core_url, "gateway-mcp listening");
-    match run(config, listener, process::shutdown_signal()).await {
-        Ok(()) => {
-            tracing::info!("gateway-mcp stopped");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("hado gateway-mcp: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    process::serve_process(
+        "gateway-mcp",
+        McpConfig::from_env(),
+        |config| ("HADO_MCP_ADDR", config.addr),
+        |config, listener| run(config, listener, process::shutdown_signal()),
+    )
+    .await
 }
 
 const USAGE: &str = "\

@@ -2,30 +2,18 @@
 //! Python MCP SDK (`pip install mcp`) over streamable HTTP, running
 //! `tests/python/sdk_scenario.py` against core + gateway on ephemeral ports.
 
-use std::io::Write as _;
-use std::process::Command;
-
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use hado_core::testing::{Backend, TestCore};
+use hado_core::testing::{self, Backend, TestCore};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
 
 const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/sdk_scenario.py");
 
-/// Whether `python3` can import the SDK; under CI it must.
-fn sdk_available(test: &str) -> bool {
-    let found = Command::new("python3").args(["-c", "import mcp.client.streamable_http"]).output().is_ok_and(|output| output.status.success());
-    if !found {
-        assert!(std::env::var("CI").is_err(), "the Python MCP SDK must be installed under CI (pip install mcp) for {test}");
-        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: the Python MCP SDK is not installed (pip install mcp)");
-    }
-    found
-}
-
 async fn the_python_sdk_runs_the_whole_scenario(backend: Backend) {
-    if !sdk_available("the Python MCP SDK scenario") {
+    let found = testing::runs("python3", &["-c", "import mcp.client.streamable_http"]);
+    if !testing::tool_available("the Python MCP SDK scenario", found, "pip install 'mcp>=2,<3'") {
         return;
     }
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;

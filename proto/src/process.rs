@@ -102,6 +102,48 @@ pub fn init_logging() {
     let _ = if json { builder.json().try_init() } else { builder.try_init() };
 }
 
+/// Runs a server process the same way for every binary: read its settings,
+/// listen on its address, serve until Ctrl-C or SIGTERM. A failure to start
+/// is one line naming the setting, and exit code 2.
+pub async fn serve_process<C, E, Fut>(
+    name: &str,
+    settings: Result<C, ConfigError>,
+    address: impl Fn(&C) -> (&'static str, SocketAddr),
+    serve: impl FnOnce(C, tokio::net::TcpListener) -> Fut,
+) -> std::process::ExitCode
+where
+    E: std::fmt::Display,
+    Fut: std::future::Future<Output = Result<(), E>>,
+{
+    use std::process::ExitCode;
+    let config = match settings {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("hado {name}: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let (variable, addr) = address(&config);
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("hado {name}: {variable}: cannot listen on {addr}: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    tracing::info!(%addr, "{name} listening");
+    match serve(config, listener).await {
+        Ok(()) => {
+            tracing::info!("{name} stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("hado {name}: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Resolves on Ctrl-C or SIGTERM.
 pub async fn shutdown_signal() {
     let interrupt = async {

@@ -469,10 +469,9 @@ pub async fn delete(State(state): State<AppState>, ConnectInfo(peer): Peer, head
     act(state, peer, headers, id, "delete").await
 }
 
-async fn settings_page_for(state: &AppState, session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
+async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
     let agent = session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
     let nav = session.nav("settings").await;
-    let _ = state;
     render(
         status,
         SettingsPage {
@@ -500,7 +499,7 @@ pub async fn settings_page(State(state): State<AppState>, ConnectInfo(peer): Pee
         Err(page) => return page,
     };
     let form = SettingsForm::from_profile(&session.viewer.profile);
-    settings_page_for(&state, &mut session, form, query.saved.is_some(), None, StatusCode::OK).await
+    settings_page_for(&mut session, form, query.saved.is_some(), None, StatusCode::OK).await
 }
 
 pub async fn save_settings(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {
@@ -521,7 +520,7 @@ pub async fn save_settings(State(state): State<AppState>, ConnectInfo(peer): Pee
                 ..SettingsForm::default()
             };
             (form.errors, form.general) = refusal(&state, &status);
-            settings_page_for(&state, &mut session, form, false, None, StatusCode::UNPROCESSABLE_ENTITY).await
+            settings_page_for(&mut session, form, false, None, StatusCode::UNPROCESSABLE_ENTITY).await
         }
         Err(status) => failure_page(&state, session.t, &status),
     }
@@ -538,7 +537,7 @@ pub async fn issue_agent_token(State(state): State<AppState>, ConnectInfo(peer):
     };
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let connect = state.connect_line(&issued.token);
-    settings_page_for(&state, &mut session, form, false, Some(connect), StatusCode::OK).await
+    settings_page_for(&mut session, form, false, Some(connect), StatusCode::OK).await
 }
 
 pub async fn revoke_agent_token(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {

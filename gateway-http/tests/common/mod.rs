@@ -1,0 +1,58 @@
+//! What gateway-http's test files share: the gateway on an ephemeral port in
+//! front of a test core, stopped when the test is done.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use hado_core::testing::{GATEWAY_TOKEN, TestCore};
+use hado_gateway_http::config::{HttpConfig, Secret};
+
+/// A configuration for `core` that trusts no proxy and has no local user;
+/// tests change what they are about.
+pub fn config(core: &TestCore) -> HttpConfig {
+    HttpConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        core_url: core.url(),
+        gateway_token: Secret(GATEWAY_TOKEN.into()),
+        trusted_proxies: Vec::new(),
+        local_user: None,
+        public_url: None,
+        mcp_url: None,
+    }
+}
+
+/// gateway-http on an ephemeral port.
+pub struct Gateway {
+    pub addr: SocketAddr,
+    pub base: String,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Gateway {
+    pub async fn start(mut config: HttpConfig) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        config.addr = addr;
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            hado_gateway_http::run(config, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("gateway-http serves");
+        });
+        Self { addr, base: format!("http://{addr}"), shutdown: Some(shutdown), task }
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
