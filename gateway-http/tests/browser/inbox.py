@@ -17,7 +17,8 @@ os.environ["SE_OFFLINE"] = "true"
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE, SHOTS = sys.argv[1], sys.argv[2]
 os.makedirs(SHOTS, exist_ok=True)
@@ -47,19 +48,26 @@ def body():
     return driver.find_element(By.TAG_NAME, "body").text
 
 
+def go(element):
+    """Clicks something that loads a new page, and waits until it has."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+
+
 try:
     driver.get(BASE + "/")
     check("Nothing needs you right now." in body(), "the empty inbox says so")
     shot("empty-inbox")
 
     # Add an event through the form (date and time inputs are set as a picker would).
-    driver.find_element(By.LINK_TEXT, "Add").click()
+    go(driver.find_element(By.LINK_TEXT, "Add"))
     driver.find_element(By.NAME, "title").send_keys("Renew passport")
     driver.find_element(By.NAME, "subtitle").send_keys("Bring two photos")
     driver.execute_script("arguments[0].value = '2026-12-14'", driver.find_element(By.NAME, "due_date"))
     driver.execute_script("arguments[0].value = '09:30'", driver.find_element(By.NAME, "due_time"))
     shot("add-form")
-    driver.find_element(By.CSS_SELECTOR, "form.event-form button.primary").click()
+    go(driver.find_element(By.CSS_SELECTOR, "form.event-form button.primary"))
     check(driver.current_url.startswith(BASE + "/#event-"), f"back in the inbox after adding, not {driver.current_url}")
     card = driver.find_element(By.CSS_SELECTOR, "article.card")
     check("Renew passport" in card.text and "Bring two photos" in card.text, f"the card shows the event: {card.text}")
@@ -67,32 +75,32 @@ try:
     shot("inbox-with-event")
 
     # Remember: still in the inbox, quiet until the next checkpoint.
-    card.find_element(By.CSS_SELECTOR, "button.remember").click()
+    go(card.find_element(By.CSS_SELECTOR, "button.remember"))
     card = driver.find_element(By.CSS_SELECTOR, "article.card")
     check("quiet until" in card.text, f"Remember quiets the event: {card.text}")
     shot("remembered")
 
     # Done: it leaves the inbox for the archive.
-    card.find_element(By.CSS_SELECTOR, "button.done").click()
+    go(card.find_element(By.CSS_SELECTOR, "button.done"))
     check("Renew passport" not in body(), "done events leave the inbox")
-    driver.find_element(By.LINK_TEXT, "Archive").click()
+    go(driver.find_element(By.LINK_TEXT, "Archive"))
     archived = driver.find_element(By.CSS_SELECTOR, "article.card")
     check("Renew passport" in archived.text and "Done" in archived.text, f"the archive shows how it closed: {archived.text}")
     shot("archive")
 
     # Settings: the browser's zone is offered, and Russian switches the whole interface.
-    driver.find_element(By.LINK_TEXT, "Settings").click()
+    go(driver.find_element(By.LINK_TEXT, "Settings"))
     zone = driver.find_element(By.NAME, "tz")
     check(zone.get_attribute("value") == "America/New_York", f"the browser's zone is preselected, not {zone.get_attribute('value')}")
     Select(driver.find_element(By.NAME, "locale")).select_by_value("ru")
     shot("settings")
-    driver.find_element(By.CSS_SELECTOR, "form.settings button.primary").click()
+    go(driver.find_element(By.CSS_SELECTOR, "form.settings button.primary"))
     check("Сохранено." in body(), "the settings are saved")
     check(driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru", "the page is in Russian")
     check(driver.find_element(By.NAME, "tz").get_attribute("value") == "America/New_York", "the zone was saved")
-    driver.find_element(By.LINK_TEXT, "Архив").click()
+    go(driver.find_element(By.LINK_TEXT, "Архив"))
     check("Архив" in body() and "Сделано" in body(), f"the archive speaks Russian: {body()}")
-    driver.find_element(By.LINK_TEXT, "Входящие").click()
+    go(driver.find_element(By.LINK_TEXT, "Входящие"))
     check("Сейчас ничего не требует внимания." in body(), "the inbox speaks Russian")
     shot("russian-inbox")
     print(f"browser: {step} screenshots in {SHOTS}; add, remember, done, archive, zone and language all as expected")
