@@ -1,7 +1,7 @@
 //! Owns every word of the web inbox in its two languages, and how a due
 //! moment reads in each ("in 3 days, Mon 14 Dec", "через 3 дня, пн 14 дек").
 
-use chrono::{Datelike, NaiveDate, NaiveTime, Weekday};
+use chrono::{Datelike, NaiveDate, NaiveTime};
 
 /// The interface's words in one language.
 pub struct Words {
@@ -38,7 +38,6 @@ pub struct Words {
     pub cancel: &'static str,
     pub new_event: &'static str,
     pub edit_event: &'static str,
-    pub closed: &'static str,
     pub archive_empty: &'static str,
     pub time_zone: &'static str,
     pub time_zone_hint: &'static str,
@@ -106,7 +105,6 @@ pub const EN: Words = Words {
     cancel: "Cancel",
     new_event: "New event",
     edit_event: "Edit event",
-    closed: "closed",
     archive_empty: "Nothing closed yet.",
     time_zone: "Time zone",
     time_zone_hint: "type to search",
@@ -174,7 +172,6 @@ pub const RU: Words = Words {
     cancel: "Отмена",
     new_event: "Новое событие",
     edit_event: "Изменить событие",
-    closed: "закрыто",
     archive_empty: "Пока ничего не закрыто.",
     time_zone: "Часовой пояс",
     time_zone_hint: "начните вводить для поиска",
@@ -271,10 +268,6 @@ impl Words {
                 }
             }
         }
-    }
-
-    pub fn weekday(&self, weekday: Weekday) -> &'static str {
-        self.weekdays[weekday.num_days_from_monday() as usize]
     }
 }
 
