@@ -4,6 +4,7 @@
 pub mod checkpoints;
 pub mod event;
 pub mod fields;
+pub mod reminders;
 pub mod state;
 pub mod time;
 pub mod violations;
