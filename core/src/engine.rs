@@ -16,8 +16,11 @@ use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFie
 use crate::domain::fields::{Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone};
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
+use crate::domain::checkpoints::Ladder;
+use crate::domain::reminders::{self, Reminders};
 use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner};
+use crate::storage::events::LifecycleWrite;
 use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
 use crate::tokens;
 
@@ -240,7 +243,14 @@ impl Engine {
         let existing = stored.as_ref().map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
         let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
         let timeline = spec.timeline(user.zone);
-        let write = EventWrite { spec, lifecycle, due_at: timeline.due_moment, next_check_at: lifecycle.next_check(&timeline, now) };
+        let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone: user.zone, quiet: user.quiet };
+        let reminders = match (&stored, outcome) {
+            (Some(record), Outcome::Unchanged) => record.reminders,
+            (Some(record), Outcome::Updated) => record.reminders.rebased(&lifecycle, &ladder, now),
+            _ => Reminders::start(&lifecycle, &ladder, now),
+        };
+        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+        let write = EventWrite { spec, lifecycle, due_at: timeline.due_moment, reminders, next_check_at };
         let id = match (&stored, outcome) {
             (None, _) => events::insert(connection, key, write, now).await?,
             (Some(record), Outcome::Unchanged) => record.id,
@@ -293,7 +303,8 @@ impl Engine {
         if record.lifecycle.state != State::Withdrawn {
             let lifecycle = Lifecycle { state: State::Withdrawn, ..record.lifecycle };
             let due_at = record.spec.due.at.moment_in(record.zone);
-            events::save_lifecycle(connection, record.id, lifecycle, due_at, None, now).await?;
+            let write = LifecycleWrite { lifecycle, reminders: Reminders::default(), due_at, next_check_at: None };
+            events::save_lifecycle(connection, record.id, write, now).await?;
         }
         Ok(State::Withdrawn)
     }
@@ -337,6 +348,13 @@ impl Engine {
             Some(record) if record.lifecycle.state != State::Withdrawn => Ok(record),
             _ => Err(CoreError::event_not_found(id)),
         }
+    }
+
+    /// How many of the user's open events need attention (the inbox badge).
+    pub async fn attention_count(&self, user: &UserRecord) -> Result<u32, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        let count = events::attention_count(&mut connection, user.id).await?;
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
     }
 
     pub async fn get_event(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
@@ -453,12 +471,15 @@ impl Engine {
         let mut transaction = self.store.begin_write().await?;
         let record = self.own_event(&mut transaction, user, id).await?;
         let lifecycle = action(&record, now);
-        if lifecycle == record.lifecycle {
+        // Remember answers the reminder; Done (or any close) ends the ladder.
+        let reminders = if !lifecycle.state.is_active() { Reminders::default() } else { record.reminders.remembered() };
+        if lifecycle == record.lifecycle && reminders == record.reminders {
             return Ok(record);
         }
         let timeline = record.spec.timeline(record.zone);
-        let next_check = lifecycle.next_check(&timeline, now);
-        events::save_lifecycle(&mut transaction, id, lifecycle, timeline.due_moment, next_check, now).await?;
+        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+        let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+        events::save_lifecycle(&mut transaction, id, write, now).await?;
         let updated = self.reread(&mut transaction, user, id).await?;
         transaction.commit().await?;
         self.written();
@@ -485,12 +506,17 @@ impl Engine {
         quiet.end = quiet_end.flatten().unwrap_or(quiet.end);
         let locale = locale.flatten().unwrap_or(current.locale);
         users::save_profile(&mut transaction, user.id, zone, quiet, locale, now).await?;
-        if zone != current.zone {
+        // A new zone moves local due moments and every checkpoint; new quiet
+        // hours move the checkpoints.
+        if zone != current.zone || quiet != current.quiet {
             for record in events::open_for_user(&mut transaction, user.id).await? {
                 let timeline = record.spec.timeline(zone);
                 let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
-                let next_check = lifecycle.next_check(&timeline, now);
-                events::save_lifecycle(&mut transaction, record.id, lifecycle, timeline.due_moment, next_check, now).await?;
+                let ladder = Ladder { zone, quiet, ..record.ladder() };
+                let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
+                let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+                let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+                events::save_lifecycle(&mut transaction, record.id, write, now).await?;
             }
         }
         let updated = users::user_by_id(&mut transaction, user.id).await?;
@@ -606,9 +632,18 @@ impl Engine {
         let due = events::claim_due(&mut transaction, self.store.backend(), now, limit).await?;
         for record in &due {
             let timeline = record.spec.timeline(record.zone);
+            let ladder = record.ladder();
             let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
-            let next_check = lifecycle.next_check(&timeline, now);
-            events::save_lifecycle(&mut transaction, record.id, lifecycle, timeline.due_moment, next_check, now).await?;
+            // An open event without a ladder place (written before reminders
+            // existed) takes its place now.
+            let placed = if record.reminders == Reminders::default() { Reminders::start(&lifecycle, &ladder, now) } else { record.reminders };
+            let (reminders, fired) = placed.tick(&lifecycle, &ladder, now);
+            if let Some(fired) = fired {
+                tracing::debug!(event = record.id, kind = ?fired.kind, suppressed = ?fired.suppressed, "reminder due");
+            }
+            let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+            let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+            events::save_lifecycle(&mut transaction, record.id, write, now).await?;
         }
         transaction.commit().await?;
         Ok(due.len())

@@ -153,16 +153,28 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     let acked = engine.mark_ack(&anna, created.id).await.unwrap();
     assert_eq!(acked.lifecycle.quiet_until, Some(utc("2026-12-03T07:00:00Z")));
 
-    // The scheduler advances due events as the clock moves; a tick costs the due rows only.
-    assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-09T23:00:00Z")));
+    // The scheduler wakes for the next checkpoint or state change, whichever
+    // comes first: here the D−7 checkpoint that Remember quieted until.
+    assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-03T07:00:00Z")));
+    assert!(!acked.reminders.needs_attention());
+    // Back after a week away: one pass advances the state and fires only the
+    // latest missed checkpoint, which asks for attention.
     test.clock.set(utc("2026-12-10T07:00:00Z"));
     assert_eq!(engine.advance_due(500).await.unwrap(), 1);
-    assert_eq!(engine.get_event(&anna, created.id).await.unwrap().lifecycle.state, State::Today);
-    assert_eq!(engine.advance_due(500).await.unwrap(), 0);
+    let today = engine.get_event(&anna, created.id).await.unwrap();
+    assert_eq!(today.lifecycle.state, State::Today);
+    assert_eq!(today.reminders.attention_since, Some(utc("2026-12-10T07:00:00Z")));
+    assert_eq!(today.reminders.checkpoint, Some(utc("2026-12-11T07:00:00Z")), "the next is D+1; none is left behind");
+    assert_eq!(engine.advance_due(500).await.unwrap(), 0, "nothing fires twice");
     test.clock.advance(Duration::hours(2));
     hado_core::scheduler::drain(engine).await.unwrap();
-    assert_eq!(engine.get_event(&anna, created.id).await.unwrap().lifecycle.state, State::Overdue);
-    assert_eq!(engine.earliest_check().await.unwrap(), None);
+    let overdue = engine.get_event(&anna, created.id).await.unwrap();
+    assert_eq!(overdue.lifecycle.state, State::Overdue);
+    assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-10T10:00:00Z")), "the unanswered reminder repeats 3 hours on");
+    // Remember ends the attention and its repeats until the next checkpoint.
+    let remembered = engine.mark_ack(&anna, created.id).await.unwrap();
+    assert_eq!((remembered.reminders.attention_since, remembered.reminders.repeat_at), (None, None));
+    assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-11T07:00:00Z")));
 
     // Moving to Tokyo recomputes the user's floating events at once.
     let evening = engine

@@ -100,7 +100,14 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(page.contains("in 3 days, Mon 14 Dec 15:00"), "{page}");
     assert!(page.contains(">Renewed</button>") && page.contains("https://docs.example.com/visa") && page.contains(r#"<span class="source">docs</span>"#));
     assert!(page.contains(&format!("/events/{dentist}/edit")), "own events can be edited");
+    assert!(!page.contains(r#"class="badge""#), "no reminder has reached anything yet");
+
+    // The next morning's checkpoint (D+3 of the overdue tax return) asks for attention.
+    stack.core.clock.set(utc("2026-12-12T07:00:00Z"));
+    hado_core::scheduler::drain(&stack.core.engine).await.unwrap();
+    let (_, page) = stack.get("/").await;
     assert!(page.contains(r#"<span class="badge" id="badge">1</span>"#), "one event needs attention: {page}");
+    assert!(page.contains(&format!(r#"<article class="card overdue attention" id="event-{tax}">"#)), "{page}");
 
     // Remember, then Done; the event moves to the archive.
     let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[]).await;

@@ -61,6 +61,8 @@ pub struct UserEvent {
     /// In the archive, how it closed: the done label, or "Expired".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_as: Option<String>,
+    /// A reminder reached the event and is unanswered (neither Remember nor Done yet).
+    pub needs_attention: bool,
 }
 
 /// A person's settings and current local time.
@@ -78,6 +80,8 @@ pub struct Profile {
     pub locale: String,
     /// The user's current local date and time with the weekday, such as `2026-12-01T09:30 (Tuesday)`, for resolving "tomorrow".
     pub local_time: String,
+    /// How many open events need attention: reminded and not yet answered.
+    pub attention: u32,
 }
 
 impl From<&v1::Profile> for Profile {
@@ -89,6 +93,7 @@ impl From<&v1::Profile> for Profile {
             quiet_end: profile.quiet_end.clone(),
             locale: profile.locale.clone(),
             local_time: profile.local_time.clone(),
+            attention: profile.attention,
         }
     }
 }
@@ -122,7 +127,13 @@ impl From<&v1::Event> for ClientEvent {
 
 impl From<&v1::Event> for UserEvent {
     fn from(event: &v1::Event) -> Self {
-        Self { event: ClientEvent::from(event), source: event.source.clone(), editable: event.editable, closed_as: event.closed_as.clone() }
+        Self {
+            event: ClientEvent::from(event),
+            source: event.source.clone(),
+            editable: event.editable,
+            closed_as: event.closed_as.clone(),
+            needs_attention: event.needs_attention,
+        }
     }
 }
 

@@ -49,6 +49,7 @@ pub fn event(record: &EventRecord) -> v1::Event {
         all_day: !spec.due.at.has_time_of_day(),
         created_at: timestamp(record.created_at),
         updated_at: timestamp(record.updated_at),
+        needs_attention: record.lifecycle.state.is_active() && record.reminders.needs_attention(),
     }
 }
 
@@ -56,7 +57,7 @@ pub fn events(records: &[EventRecord]) -> v1::EventList {
     v1::EventList { events: records.iter().map(event).collect() }
 }
 
-pub fn profile(user: &UserRecord, now: DateTime<Utc>) -> v1::Profile {
+pub fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Profile {
     v1::Profile {
         login: user.login.as_str().to_owned(),
         tz: user.zone.name().to_owned(),
@@ -64,5 +65,6 @@ pub fn profile(user: &UserRecord, now: DateTime<Utc>) -> v1::Profile {
         quiet_end: format_clock_time(user.quiet.end),
         locale: user.locale.as_str().to_owned(),
         local_time: now.with_timezone(&user.zone).format("%Y-%m-%dT%H:%M (%A)").to_string(),
+        attention,
     }
 }

@@ -18,12 +18,12 @@ pub struct LinksService {
     pub credentials: Credentials,
 }
 
-fn reply((link, user, event): (ActionLink, UserRecord, EventRecord), now: chrono::DateTime<chrono::Utc>) -> Response<v1::ActionLinkReply> {
+fn reply((link, user, event): (ActionLink, UserRecord, EventRecord), now: chrono::DateTime<chrono::Utc>, attention: u32) -> Response<v1::ActionLinkReply> {
     Response::new(v1::ActionLinkReply {
         action: link.action.as_str().to_owned(),
         event: Some(convert::event(&event)),
         expires_at: convert::timestamp(link.expires_at),
-        profile: Some(convert::profile(&user, now)),
+        profile: Some(convert::profile(&user, now, attention)),
     })
 }
 
@@ -31,11 +31,15 @@ fn reply((link, user, event): (ActionLink, UserRecord, EventRecord), now: chrono
 impl Links for LinksService {
     async fn inspect_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
-        Ok(reply(self.engine.inspect_action_link(&request.get_ref().token).await?, self.engine.now()))
+        let found = self.engine.inspect_action_link(&request.get_ref().token).await?;
+        let attention = self.engine.attention_count(&found.1).await?;
+        Ok(reply(found, self.engine.now(), attention))
     }
 
     async fn use_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
-        Ok(reply(self.engine.use_action_link(&request.get_ref().token).await?, self.engine.now()))
+        let used = self.engine.use_action_link(&request.get_ref().token).await?;
+        let attention = self.engine.attention_count(&used.1).await?;
+        Ok(reply(used, self.engine.now(), attention))
     }
 }

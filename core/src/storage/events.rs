@@ -6,6 +6,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::records::{EventRecord, millis, select_events};
 use super::{Backend, Store, StoreError};
+use crate::domain::reminders::Reminders;
 use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::state::State;
 use crate::domain::time::format_date;
@@ -29,6 +30,7 @@ pub struct EventWrite<'a> {
     pub lifecycle: Lifecycle,
     /// The due moment in the user's current zone, which orders the inbox.
     pub due_at: DateTime<Utc>,
+    pub reminders: Reminders,
     pub next_check_at: Option<DateTime<Utc>>,
 }
 
@@ -66,7 +68,8 @@ type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
 /// Binds an event's fields in the order both [`insert`] and [`update`] name
 /// them: title, subtitle, due_at, due_date, due_time, due_offset_min, due_ms,
 /// fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until,
-/// closed_at, next_check_at, and the time of the write.
+/// closed_at, checkpoint_at, attention_since, repeat_at, next_check_at, and
+/// the time of the write.
 fn bind_write<'q>(query: AnyQuery<'q>, write: EventWrite<'_>, now: DateTime<Utc>) -> AnyQuery<'q> {
     let spec = write.spec;
     let stored_due = spec.due.at.to_stored();
@@ -86,6 +89,9 @@ fn bind_write<'q>(query: AnyQuery<'q>, write: EventWrite<'_>, now: DateTime<Utc>
         .bind(write.lifecycle.state.as_str())
         .bind(optional_millis(write.lifecycle.quiet_until))
         .bind(optional_millis(write.lifecycle.closed_at))
+        .bind(optional_millis(write.reminders.checkpoint))
+        .bind(optional_millis(write.reminders.attention_since))
+        .bind(optional_millis(write.reminders.repeat_at))
         .bind(optional_millis(write.next_check_at))
         .bind(millis(now))
 }
@@ -94,8 +100,8 @@ pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: Ev
     let query = sqlx::query(
         "INSERT INTO events (user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
          due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
-         next_check_at, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21) \
+         checkpoint_at, attention_since, repeat_at, next_check_at, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $24) \
          RETURNING id",
     )
     .bind(key.user_id)
@@ -110,33 +116,40 @@ pub async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'
     let query = sqlx::query(
         "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
          due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
-         quiet_until = $15, closed_at = $16, next_check_at = $17, updated_at = $18 WHERE id = $1",
+         quiet_until = $15, closed_at = $16, checkpoint_at = $17, attention_since = $18, repeat_at = $19, \
+         next_check_at = $20, updated_at = $21 WHERE id = $1",
     )
     .bind(id);
     bind_write(query, write, now).execute(&mut *connection).await?;
     Ok(())
 }
 
-/// Saves a new lifecycle (and the due moment it was computed with) without
-/// touching the fields.
-pub async fn save_lifecycle(
-    connection: &mut AnyConnection,
-    id: i64,
-    lifecycle: Lifecycle,
-    due_at: DateTime<Utc>,
-    next_check_at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
+/// What changes when an event's lifecycle moves without its fields changing.
+#[derive(Clone, Copy, Debug)]
+pub struct LifecycleWrite {
+    pub lifecycle: Lifecycle,
+    pub reminders: Reminders,
+    /// The due moment in the user's current zone.
+    pub due_at: DateTime<Utc>,
+    pub next_check_at: Option<DateTime<Utc>>,
+}
+
+/// Saves a new lifecycle and ladder place (and the due moment they were
+/// computed with) without touching the fields.
+pub async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: LifecycleWrite, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE events SET state = $2, quiet_until = $3, closed_at = $4, next_check_at = $5, due_ms = $6, updated_at = $7 \
-         WHERE id = $1",
+        "UPDATE events SET state = $2, quiet_until = $3, closed_at = $4, checkpoint_at = $5, attention_since = $6, \
+         repeat_at = $7, next_check_at = $8, due_ms = $9, updated_at = $10 WHERE id = $1",
     )
     .bind(id)
-    .bind(lifecycle.state.as_str())
-    .bind(optional_millis(lifecycle.quiet_until))
-    .bind(optional_millis(lifecycle.closed_at))
-    .bind(optional_millis(next_check_at))
-    .bind(millis(due_at))
+    .bind(write.lifecycle.state.as_str())
+    .bind(optional_millis(write.lifecycle.quiet_until))
+    .bind(optional_millis(write.lifecycle.closed_at))
+    .bind(optional_millis(write.reminders.checkpoint))
+    .bind(optional_millis(write.reminders.attention_since))
+    .bind(optional_millis(write.reminders.repeat_at))
+    .bind(optional_millis(write.next_check_at))
+    .bind(millis(write.due_at))
     .bind(millis(now))
     .execute(&mut *connection)
     .await?;
@@ -169,6 +182,18 @@ pub async fn claim_due(
     };
     let rows = sqlx::query(query).bind(millis(now)).bind(limit).fetch_all(&mut *connection).await?;
     decode_all(rows)
+}
+
+/// How many of the user's open events need attention.
+pub async fn attention_count(connection: &mut AnyConnection, user_id: i64) -> Result<i64, StoreError> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS count FROM events WHERE user_id = $1 AND attention_since IS NOT NULL \
+         AND state IN ('scheduled', 'preparing', 'today', 'overdue')",
+    )
+    .bind(user_id)
+    .fetch_one(&mut *connection)
+    .await?;
+    Ok(row.try_get("count")?)
 }
 
 impl Store {

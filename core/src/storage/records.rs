@@ -8,9 +8,10 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::StoreError;
-use crate::domain::checkpoints::QuietHours;
+use crate::domain::checkpoints::{Ladder, QuietHours};
 use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::fields::{AfterDue, DeepLink, DoneLabel, Locale, Login, Title};
+use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
 use crate::domain::time::{Due, DueAt, StoredDue};
 
@@ -96,6 +97,9 @@ pub struct EventRecord {
     pub topic: String,
     pub spec: EventSpec,
     pub lifecycle: Lifecycle,
+    /// The user's quiet hours, which place the event's checkpoints.
+    pub quiet: QuietHours,
+    pub reminders: Reminders,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -107,7 +111,8 @@ macro_rules! select_events {
         concat!(
             "SELECT e.id, e.user_id, u.login, u.tz, u.locale, e.source_id, s.name AS source, e.source_ref, e.topic, \
              e.title, e.subtitle, e.due_at, e.due_date, e.due_time, e.due_offset_min, e.fire_at, e.fire_date, \
-             e.after_due, e.done_label, e.deep_link, e.state, e.quiet_until, e.closed_at, e.created_at, e.updated_at \
+             e.after_due, e.done_label, e.deep_link, e.state, e.quiet_until, e.closed_at, e.created_at, e.updated_at, \
+             e.checkpoint_at, e.attention_since, e.repeat_at, u.quiet_start, u.quiet_end \
              FROM events e JOIN users u ON u.id = e.user_id JOIN sources s ON s.id = e.source_id ",
             $($tail),*
         )
@@ -151,9 +156,20 @@ impl EventRecord {
             topic: row.try_get("topic")?,
             spec,
             lifecycle,
+            quiet: QuietHours { start: parse_clock(row.try_get("quiet_start")?)?, end: parse_clock(row.try_get("quiet_end")?)? },
+            reminders: Reminders {
+                checkpoint: optional_instant(row.try_get("checkpoint_at")?)?,
+                attention_since: optional_instant(row.try_get("attention_since")?)?,
+                repeat_at: optional_instant(row.try_get("repeat_at")?)?,
+            },
             created_at: instant(row.try_get("created_at")?)?,
             updated_at: instant(row.try_get("updated_at")?)?,
         })
+    }
+
+    /// The event's checkpoint ladder in its user's zone and quiet hours.
+    pub fn ladder(&self) -> Ladder {
+        Ladder { due: self.spec.due.at, fire_date: self.spec.fire_date(), after_due: self.spec.after_due, zone: self.zone, quiet: self.quiet }
     }
 
     /// The stored fire day (the given one or its default).

@@ -288,14 +288,9 @@ impl Session {
         Ok(Self { viewer: Viewer::new(login, profile), t, inbox })
     }
 
-    /// The navigation bar, counting the events that need attention.
-    async fn nav(&mut self, current: &'static str) -> Option<Nav> {
-        let mut attention = 0;
-        for state in ["today", "overdue"] {
-            let request = v1::ListEventsRequest { state: Some(state.into()), archive: false, limit: None };
-            attention += self.inbox.list_events(request).await.map(|list| list.get_ref().events.len()).unwrap_or(0);
-        }
-        Some(Nav { current, attention })
+    /// The navigation bar, with core's count of the events that need attention.
+    fn nav(&self, current: &'static str) -> Option<Nav> {
+        Some(Nav { current, attention: self.viewer.profile.attention as usize })
     }
 }
 
@@ -355,7 +350,7 @@ pub async fn inbox_page(State(state): State<AppState>, ConnectInfo(peer): Peer, 
         }
     }
     let groups = Groups::new(&events, &session.viewer, session.t);
-    let nav = Some(Nav { current: "inbox", attention: groups.attention() });
+    let nav = session.nav("inbox");
     render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled })
 }
 
@@ -369,16 +364,16 @@ pub async fn archive_page(State(state): State<AppState>, ConnectInfo(peer): Peer
         Err(status) => return failure_page(&state, session.t, &status),
     };
     let cards = list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
-    let nav = session.nav("archive").await;
+    let nav = session.nav("archive");
     render(StatusCode::OK, ArchivePage { t: session.t, nav, cards })
 }
 
 pub async fn new_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
+    let session = match Session::start(&state, peer, &headers).await {
         Ok(session) => session,
         Err(page) => return page,
     };
-    let nav = session.nav("new").await;
+    let nav = session.nav("new");
     render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm { after_due: "keep".into(), ..EventForm::default() } })
 }
 
@@ -391,7 +386,7 @@ pub async fn edit_page(State(state): State<AppState>, ConnectInfo(peer): Peer, h
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
     };
-    let nav = session.nav("").await;
+    let nav = session.nav("");
     render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm::from_event(&event) })
 }
 
@@ -418,7 +413,7 @@ async fn save_event(state: AppState, peer: SocketAddr, headers: HeaderMap, id: O
         Ok(event) => Redirect::to(&format!("/#event-{}", event.get_ref().id)).into_response(),
         Err(status) if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) => {
             (form.errors, form.general) = refusal(&state, &status);
-            let nav = session.nav(if id.is_some() { "" } else { "new" }).await;
+            let nav = session.nav(if id.is_some() { "" } else { "new" });
             render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { t: session.t, nav, form })
         }
         Err(status) => failure_page(&state, session.t, &status),
@@ -471,7 +466,7 @@ pub async fn delete(State(state): State<AppState>, ConnectInfo(peer): Peer, head
 
 async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
     let agent = session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
-    let nav = session.nav("settings").await;
+    let nav = session.nav("settings");
     render(
         status,
         SettingsPage {

@@ -48,6 +48,7 @@ pub struct Card {
     pub quiet_until: String,
     pub closed_as: String,
     pub closed_at: String,
+    pub needs_attention: bool,
 }
 
 /// The due day and time of an event in its person's zone: as given for a
@@ -85,6 +86,7 @@ impl Card {
             quiet_until: event.quiet_until.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
             closed_as: event.closed_as.clone().unwrap_or_default(),
             closed_at: event.closed_at.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
+            needs_attention: event.needs_attention,
         }
     }
 }
@@ -101,10 +103,6 @@ impl Groups {
     pub fn new(events: &[v1::Event], viewer: &Viewer, words: &Words) -> Self {
         let pick = |state: &str| events.iter().filter(|event| event.state == state).map(|event| Card::new(event, viewer, words)).collect();
         Self { today: pick("today"), overdue: pick("overdue"), preparing: pick("preparing"), scheduled: pick("scheduled") }
-    }
-
-    pub fn attention(&self) -> usize {
-        self.today.len() + self.overdue.len()
     }
 
     pub fn is_empty(&self) -> bool {
