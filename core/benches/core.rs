@@ -70,6 +70,8 @@ fn config(database: &Database) -> CoreConfig {
         gateway_token: SECRET.into(),
         secret: SECRET.into(),
         default_zone: chrono_tz::Europe::Berlin,
+        public_url: "http://127.0.0.1:8080".into(),
+        webhook_allow_private: true,
     }
 }
 

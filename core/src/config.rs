@@ -14,6 +14,12 @@ pub struct CoreConfig {
     /// Signs action links (`HADO_SECRET`).
     pub secret: String,
     pub default_zone: Tz,
+    /// The HTTP gateway's public address, for the action links reminders
+    /// carry (`HADO_PUBLIC_URL`).
+    pub public_url: String,
+    /// Whether webhooks may target private and loopback addresses
+    /// (`HADO_WEBHOOK_ALLOW_PRIVATE`).
+    pub webhook_allow_private: bool,
 }
 
 impl std::fmt::Debug for CoreConfig {
@@ -31,6 +37,24 @@ use hado_proto::process::{Lookup, read, secret};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
 pub const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
+
+pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
+
+fn public_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
+    let url = read(lookup, "HADO_PUBLIC_URL").unwrap_or_else(|| DEFAULT_PUBLIC_URL.to_owned());
+    if hado_proto::process::host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(ConfigError { variable: "HADO_PUBLIC_URL", problem: format!("{url:?} is not a URL such as https://hado.example.com") });
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+fn flag(lookup: Lookup<'_>, variable: &'static str) -> Result<bool, ConfigError> {
+    match read(lookup, variable).map(|value| value.to_ascii_lowercase()).as_deref() {
+        None | Some("0" | "false" | "no") => Ok(false),
+        Some("1" | "true" | "yes") => Ok(true),
+        Some(other) => Err(ConfigError { variable, problem: format!("{other:?} is not true or false") }),
+    }
+}
 
 impl CoreConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
@@ -52,6 +76,8 @@ impl CoreConfig {
             admin_token: secret(lookup, "HADO_ADMIN_TOKEN")?,
             gateway_token: secret(lookup, "HADO_GATEWAY_TOKEN")?,
             secret: secret(lookup, "HADO_SECRET")?,
+            public_url: public_url(lookup)?,
+            webhook_allow_private: flag(lookup, "HADO_WEBHOOK_ALLOW_PRIVATE")?,
             default_zone,
         })
     }

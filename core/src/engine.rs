@@ -13,13 +13,14 @@ use tokio::sync::Notify;
 
 use crate::clock::Clock;
 use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFields};
-use crate::domain::fields::{Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone};
+use crate::domain::fields::{DeepLink, Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone};
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
 use crate::domain::checkpoints::Ladder;
-use crate::domain::reminders::{self, Reminders};
+use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
 use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner};
+use crate::storage::channels::{self, ChannelRecord, NewDelivery};
 use crate::storage::events::LifecycleWrite;
 use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
 use crate::tokens;
@@ -100,9 +101,51 @@ pub struct Engine {
     manual_source_id: i64,
     /// Signs and checks action links with `HADO_SECRET`.
     links: LinkSigner,
+    /// Where reminders may go and what their links point at.
+    outbound: Outbound,
     /// Woken after every write, so that the scheduler re-reads the earliest
     /// check instead of sleeping past a new one.
     wake: Arc<Notify>,
+    /// Woken when deliveries are queued, so that the delivery loop sends them
+    /// at once.
+    deliveries_queued: Arc<Notify>,
+}
+
+/// Where reminders may go and what their links point at.
+#[derive(Clone, Debug)]
+pub struct Outbound {
+    /// The public address of the HTTP gateway, for action links (`HADO_PUBLIC_URL`).
+    pub public_url: String,
+    /// Whether webhooks may target private and loopback addresses (`HADO_WEBHOOK_ALLOW_PRIVATE`).
+    pub allow_private: bool,
+}
+
+/// A webhook channel just added, with its signing secret (shown this once).
+#[derive(Clone, Debug)]
+pub struct AddedWebhook {
+    pub channel: ChannelRecord,
+    pub secret: String,
+}
+
+/// Whether `host` names this machine or a private network.
+pub fn is_private_host(host: &str) -> bool {
+    let host = host.trim_matches(['[', ']']);
+    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(address) => is_private_address(address),
+        Err(_) => false,
+    }
+}
+
+pub fn is_private_address(address: std::net::IpAddr) -> bool {
+    match address {
+        std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_unspecified() || v4.octets()[0] == 100 && (64..128).contains(&v4.octets()[1]),
+        std::net::IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00 || (v6.segments()[0] & 0xffc0) == 0xfe80 || v6.to_ipv4_mapped().is_some_and(|v4| is_private_address(std::net::IpAddr::V4(v4)))
+        }
+    }
 }
 
 /// Parses one item of a batch, collecting its violations under `events[i]`.
@@ -149,12 +192,21 @@ fn owned_elsewhere(record: &EventRecord) -> CoreError {
 }
 
 impl Engine {
-    pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner) -> Result<Self, CoreError> {
+    pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner, outbound: Outbound) -> Result<Self, CoreError> {
         let manual_source_id = store
             .source_id(SourceName::MANUAL)
             .await?
             .ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
-        Ok(Self { store, clock, default_zone, manual_source_id, links, wake: Arc::new(Notify::new()) })
+        Ok(Self {
+            store,
+            clock,
+            default_zone,
+            manual_source_id,
+            links,
+            outbound,
+            wake: Arc::new(Notify::new()),
+            deliveries_queued: Arc::new(Notify::new()),
+        })
     }
 
     pub fn store(&self) -> &Store {
@@ -167,6 +219,10 @@ impl Engine {
 
     pub fn wake_handle(&self) -> Arc<Notify> {
         self.wake.clone()
+    }
+
+    pub fn deliveries_handle(&self) -> Arc<Notify> {
+        self.deliveries_queued.clone()
     }
 
     fn written(&self) {
@@ -621,6 +677,136 @@ impl Engine {
         Ok(self.store.list_users().await?)
     }
 
+    // ---- channels and deliveries ----------------------------------------
+
+    pub fn outbound(&self) -> &Outbound {
+        &self.outbound
+    }
+
+    pub async fn list_channels(&self, user: &UserRecord) -> Result<Vec<ChannelRecord>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(channels::for_user(&mut connection, user.id).await?)
+    }
+
+    /// Adds a webhook for the user and makes its signing secret.
+    pub async fn add_webhook(&self, user: &UserRecord, raw_url: &str) -> Result<AddedWebhook, CoreError> {
+        let url = raw_url.trim();
+        let parsed = DeepLink::parse_optional("url", Some(url), &mut Violations::default());
+        let host = url.split_once("://").map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or("")).unwrap_or("");
+        let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
+        let host = if host.starts_with('[') { host.split_once(']').map_or(host, |(inside, _)| inside) } else { host.rsplit_once(':').map_or(host, |(name, _)| name) };
+        if parsed.is_none() || host.is_empty() {
+            return Err(CoreError::invalid("url", format!("url {url:?} is not an absolute http or https URL")));
+        }
+        if !self.outbound.allow_private && is_private_host(host) {
+            return Err(CoreError::invalid("url", format!("url {url:?} points at a private or loopback address, which is refused")));
+        }
+        let mut bytes = [0u8; 32];
+        rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
+        let secret = format!("whsec_{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes));
+        let mut transaction = self.store.begin_write().await?;
+        let channel = channels::add(&mut transaction, user.id, "webhook", url, Some(&secret), self.now()).await?;
+        transaction.commit().await?;
+        Ok(AddedWebhook { channel, secret })
+    }
+
+    async fn own_channel(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<ChannelRecord, CoreError> {
+        channels::find(connection, user.id, id).await?.ok_or_else(|| CoreError::NotFound(format!("channel {id} not found")))
+    }
+
+    pub async fn set_channel_enabled(&self, user: &UserRecord, id: i64, enabled: bool) -> Result<ChannelRecord, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        self.own_channel(&mut transaction, user, id).await?;
+        channels::set_enabled(&mut transaction, user.id, id, enabled, self.now()).await?;
+        let channel = self.own_channel(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        Ok(channel)
+    }
+
+    pub async fn remove_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        if !channels::remove(&mut transaction, user.id, id).await? {
+            return Err(CoreError::NotFound(format!("channel {id} not found")));
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// Queues a test message to one of the user's channels, now.
+    pub async fn test_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        self.own_channel(&mut transaction, user, id).await?;
+        let test = NewDelivery { event_id: None, channel_id: Some(id), kind: "test", due_at: now, status: "pending", next_attempt_at: Some(now), note: None };
+        channels::insert_delivery(&mut transaction, test, now).await?;
+        transaction.commit().await?;
+        self.deliveries_queued.notify_one();
+        Ok(())
+    }
+
+    /// The delivery log of one of the user's events.
+    pub async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<channels::DeliveryRecord>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        self.own_event(&mut connection, user, id).await?;
+        Ok(channels::for_event(&mut connection, id).await?)
+    }
+
+    /// Claims due deliveries for sending, each with its event (none for a
+    /// test message), leased for `lease`.
+    pub async fn claim_deliveries(&self, limit: i64, lease: chrono::Duration) -> Result<Vec<(channels::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let claimed = channels::claim_deliveries(&mut transaction, self.store.backend(), now, now + lease, limit).await?;
+        let mut with_events = Vec::with_capacity(claimed.len());
+        for delivery in claimed {
+            let event = match delivery.event_id {
+                Some(event_id) => events::find_for_user(&mut transaction, event_id, delivery.channel.user_id).await?,
+                None => None,
+            };
+            with_events.push((delivery, event));
+        }
+        transaction.commit().await?;
+        Ok(with_events)
+    }
+
+    /// Records how sending went; a failure or a 410 also shows on the channel.
+    pub async fn record_attempt(&self, delivery: &channels::ClaimedDelivery, outcome: &crate::delivery::Attempt) -> Result<(), CoreError> {
+        use crate::delivery::Attempt;
+        let now = self.now();
+        let attempts = delivery.attempts + 1;
+        let mut transaction = self.store.begin_write().await?;
+        match outcome {
+            Attempt::Sent => {
+                channels::finish_delivery(&mut transaction, delivery.id, "sent", attempts, None, None, now).await?;
+                channels::set_last_error(&mut transaction, delivery.channel.id, None, now).await?;
+            }
+            Attempt::Retry { at, error } => {
+                channels::finish_delivery(&mut transaction, delivery.id, "pending", attempts, Some(*at), Some(error), now).await?;
+            }
+            Attempt::Failed { error } => {
+                channels::finish_delivery(&mut transaction, delivery.id, "failed", attempts, None, Some(error), now).await?;
+                channels::set_last_error(&mut transaction, delivery.channel.id, Some(error), now).await?;
+            }
+            Attempt::Gone { error } => {
+                channels::finish_delivery(&mut transaction, delivery.id, "failed", attempts, None, Some(error), now).await?;
+                channels::disable_with_error(&mut transaction, delivery.channel.id, error, now).await?;
+            }
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// An action link for the event of a delivery.
+    pub fn action_url(&self, user_id: i64, event_id: i64, action: LinkAction) -> String {
+        let token = self.links.issue(event_id, user_id, action, self.now());
+        format!("{}/a/{token}", self.outbound.public_url.trim_end_matches('/'))
+    }
+
+    pub async fn earliest_delivery(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(channels::earliest_pending(&mut connection).await?)
+    }
+
     // ---- the scheduler --------------------------------------------------
 
     /// Advances up to `limit` events whose next check has come, in one
@@ -630,6 +816,11 @@ impl Engine {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let due = events::claim_due(&mut transaction, self.store.backend(), now, limit).await?;
+        let mut users: Vec<i64> = due.iter().map(|record| record.user_id).collect();
+        users.sort_unstable();
+        users.dedup();
+        let routes = channels::enabled_for_users(&mut transaction, &users).await?;
+        let mut queued = 0;
         for record in &due {
             let timeline = record.spec.timeline(record.zone);
             let ladder = record.ladder();
@@ -639,14 +830,46 @@ impl Engine {
             let placed = if record.reminders == Reminders::default() { Reminders::start(&lifecycle, &ladder, now) } else { record.reminders };
             let (reminders, fired) = placed.tick(&lifecycle, &ladder, now);
             if let Some(fired) = fired {
-                tracing::debug!(event = record.id, kind = ?fired.kind, suppressed = ?fired.suppressed, "reminder due");
+                queued += self.queue_reminder(&mut transaction, record, fired, &routes, now).await?;
             }
             let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
             let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
             events::save_lifecycle(&mut transaction, record.id, write, now).await?;
         }
         transaction.commit().await?;
+        if queued > 0 {
+            self.deliveries_queued.notify_one();
+        }
         Ok(due.len())
+    }
+
+    /// Writes the deliveries of a reminder that came due: one per enabled
+    /// channel of the event's user, or one line in the event's log saying it
+    /// was quieted. Returns how many are to be sent.
+    async fn queue_reminder(
+        &self,
+        connection: &mut AnyConnection,
+        record: &EventRecord,
+        fired: Fired,
+        routes: &[ChannelRecord],
+        now: DateTime<Utc>,
+    ) -> Result<usize, CoreError> {
+        let kind = match fired.kind {
+            ReminderKind::Checkpoint => "checkpoint",
+            ReminderKind::Repeat => "repeat",
+        };
+        if fired.suppressed.is_some() {
+            let quieted = NewDelivery { event_id: Some(record.id), channel_id: None, kind, due_at: fired.due, status: "suppressed", next_attempt_at: None, note: Some("quiet after Remember") };
+            channels::insert_delivery(connection, quieted, now).await?;
+            return Ok(0);
+        }
+        let mut queued = 0;
+        for route in routes.iter().filter(|route| route.user_id == record.user_id) {
+            let delivery = NewDelivery { event_id: Some(record.id), channel_id: Some(route.id), kind, due_at: fired.due, status: "pending", next_attempt_at: Some(now), note: None };
+            channels::insert_delivery(connection, delivery, now).await?;
+            queued += 1;
+        }
+        Ok(queued)
     }
 
     pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, CoreError> {

@@ -3,6 +3,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod delivery;
 pub mod domain;
 pub mod engine;
 pub mod error;
@@ -38,11 +39,12 @@ pub enum RunError {
 /// Opens the database (running migrations) and builds the engine.
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
-    Ok(Arc::new(Engine::new(store, clock, config.default_zone, links::LinkSigner::new(&config.secret)).await?))
+    let outbound = engine::Outbound { public_url: config.public_url.clone(), allow_private: config.webhook_allow_private };
+    Ok(Arc::new(Engine::new(store, clock, config.default_zone, links::LinkSigner::new(&config.secret), outbound).await?))
 }
 
-/// Serves `engine` on `listener` with its scheduler until `shutdown`
-/// resolves; then stops the scheduler and closes the database.
+/// Serves `engine` on `listener` with its scheduler and delivery loop until
+/// `shutdown` resolves; then stops both and closes the database.
 pub async fn serve(
     engine: Arc<Engine>,
     config: &CoreConfig,
@@ -50,11 +52,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), RunError> {
     let (stop, stopped) = watch::channel(false);
-    let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped));
+    let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
+    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone()), stopped));
     let credentials = grpc::Credentials { admin_token: config.admin_token.clone(), gateway_token: config.gateway_token.clone() };
     let served = grpc::serve(engine.clone(), credentials, listener, shutdown).await;
     let _ = stop.send(true);
     let _ = scheduler.await;
+    let _ = deliveries.await;
     engine.store().close().await;
     Ok(served?)
 }

@@ -148,6 +148,8 @@ pub fn config(database_url: &str) -> CoreConfig {
         gateway_token: GATEWAY_TOKEN.to_owned(),
         secret: LINK_SECRET.to_owned(),
         default_zone: chrono_tz::Europe::Berlin,
+        public_url: "http://127.0.0.1:8080".into(),
+        webhook_allow_private: true,
     }
 }
 

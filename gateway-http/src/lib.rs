@@ -83,7 +83,7 @@ pub fn router(state: AppState) -> Router {
         .route("/archive", get(web::archive_page))
         .route("/new", get(web::new_page))
         .route("/events", post(web::create))
-        .route("/events/{id}", post(web::update))
+        .route("/events/{id}", get(web::event_page).post(web::update))
         .route("/events/{id}/edit", get(web::edit_page))
         .route("/events/{id}/done", post(web::done))
         .route("/events/{id}/ack", post(web::ack))
@@ -91,6 +91,8 @@ pub fn router(state: AppState) -> Router {
         .route("/settings", get(web::settings_page).post(web::save_settings))
         .route("/settings/agent-token", post(web::issue_agent_token))
         .route("/settings/agent-token/revoke", post(web::revoke_agent_token))
+        .route("/settings/webhooks", post(web::add_webhook))
+        .route("/settings/channels/{id}/{action}", post(web::channel_action))
         .route_layer(axum::middleware::from_fn(web::same_origin_forms));
     Router::new()
         .merge(pages)

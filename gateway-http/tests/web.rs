@@ -222,4 +222,75 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(the_web_inbox_works_without_javascript, action_links_confirm_then_act_and_refuse_what_is_not_valid);
+/// A webhook receiver on loopback that counts what it is sent.
+async fn receiver() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = count.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let counted = counted.clone();
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, count)
+}
+
+async fn wait_for(count: &std::sync::atomic::AtomicUsize, at_least: usize) {
+    for _ in 0..200 {
+        if count.load(std::sync::atomic::Ordering::SeqCst) >= at_least {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the receiver got {} requests, not {at_least}", count.load(std::sync::atomic::Ordering::SeqCst));
+}
+
+async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let (url, received) = receiver().await;
+
+    let (status, _, page) = stack.post("/settings/webhooks", &[("url", "not a url")]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains(r#"id="url-error""#) && page.contains(r#"value="not a url""#), "{page}");
+    let (status, _, page) = stack.post("/settings/webhooks", &[("url", &url)]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains(r#"<pre id="webhook-secret">whsec_"#), "the secret is shown once: {page}");
+    let channel: i64 = page.split(r#"id="channel-"#).nth(1).and_then(|rest| rest.split('"').next()).unwrap().parse().unwrap();
+    assert!(!stack.get("/settings").await.1.contains("whsec_"), "and only once");
+
+    let (status, location, _) = stack.post(&format!("/settings/channels/{channel}/test"), &[]).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/settings?tested=1#reminders"));
+    wait_for(&received, 1).await;
+
+    // A checkpoint's reminder goes out and shows in the event's log.
+    let event = stack.core.inbox_as("anna").create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-15".into(), ..Default::default() }).await.unwrap().into_inner();
+    stack.core.clock.set(utc("2026-12-12T07:00:00Z"));
+    hado_core::scheduler::drain(&stack.core.engine).await.unwrap();
+    hado_core::delivery::drain(&hado_core::delivery::Deliverer::new(stack.core.engine.clone())).await.unwrap();
+    wait_for(&received, 2).await;
+    let (status, page) = stack.get(&format!("/events/{}", event.id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains(&format!("webhook {channel} · <strong>sent</strong>")), "{page}");
+
+    // Off, on, and removed.
+    stack.post(&format!("/settings/channels/{channel}/off"), &[]).await;
+    assert!(stack.get("/settings").await.1.contains(" · off</p>"));
+    stack.post(&format!("/settings/channels/{channel}/remove"), &[]).await;
+    assert!(!stack.get("/settings").await.1.contains(&format!(r#"id="channel-{channel}""#)));
+
+    stack.stop().await;
+}
+
+hado_core::on_both_backends!(
+    the_web_inbox_works_without_javascript,
+    action_links_confirm_then_act_and_refuse_what_is_not_valid,
+    reminders_go_to_a_webhook_set_up_in_settings,
+);

@@ -63,6 +63,32 @@ pub struct UserEvent {
     pub closed_as: Option<String>,
     /// A reminder reached the event and is unanswered (neither Remember nor Done yet).
     pub needs_attention: bool,
+    /// How its reminders went, newest first: only when one event is asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deliveries: Vec<Delivery>,
+}
+
+/// One reminder to one channel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Delivery {
+    /// Such as "webhook 3"; empty when the reminder was quieted.
+    pub channel: String,
+    /// checkpoint or repeat.
+    pub kind: String,
+    /// The checkpoint moment, UTC.
+    pub due_at: String,
+    /// pending, sent, failed or suppressed.
+    pub status: String,
+    pub attempts: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl From<&v1::Delivery> for Delivery {
+    fn from(line: &v1::Delivery) -> Self {
+        Self { channel: line.channel.clone(), kind: line.kind.clone(), due_at: line.due_at.clone(), status: line.status.clone(), attempts: line.attempts, note: line.note.clone() }
+    }
 }
 
 /// A person's settings and current local time.
@@ -133,6 +159,7 @@ impl From<&v1::Event> for UserEvent {
             editable: event.editable,
             closed_as: event.closed_as.clone(),
             needs_attention: event.needs_attention,
+            deliveries: event.deliveries.iter().map(Delivery::from).collect(),
         }
     }
 }

@@ -7,6 +7,7 @@ use hado_proto::v1;
 
 use crate::domain::state::State;
 use crate::domain::time::format_date;
+use crate::storage::channels::{ChannelRecord, DeliveryRecord};
 use crate::storage::{EventRecord, UserRecord};
 use crate::domain::fields::format_clock_time;
 
@@ -50,6 +51,7 @@ pub fn event(record: &EventRecord) -> v1::Event {
         created_at: timestamp(record.created_at),
         updated_at: timestamp(record.updated_at),
         needs_attention: record.lifecycle.state.is_active() && record.reminders.needs_attention(),
+        deliveries: Vec::new(),
     }
 }
 
@@ -66,5 +68,32 @@ pub fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Pro
         locale: user.locale.as_str().to_owned(),
         local_time: now.with_timezone(&user.zone).format("%Y-%m-%dT%H:%M (%A)").to_string(),
         attention,
+    }
+}
+
+pub fn channel(record: &ChannelRecord) -> v1::Channel {
+    v1::Channel {
+        id: record.id,
+        kind: record.kind.clone(),
+        target: record.target.clone(),
+        enabled: record.enabled,
+        last_error: record.last_error.clone(),
+        created_at: timestamp(record.created_at),
+    }
+}
+
+pub fn delivery(record: &DeliveryRecord) -> v1::Delivery {
+    v1::Delivery {
+        id: record.id,
+        channel: match (&record.channel_kind, record.channel_id) {
+            (Some(kind), Some(id)) => format!("{kind} {id}"),
+            _ => String::new(),
+        },
+        kind: record.kind.clone(),
+        due_at: timestamp(record.due_at),
+        status: record.status.clone(),
+        attempts: record.attempts,
+        note: record.note.clone(),
+        updated_at: timestamp(record.updated_at),
     }
 }

@@ -47,7 +47,9 @@ impl Inbox for InboxService {
     async fn get_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
         let record = self.engine.get_event(&caller.user, request.get_ref().id).await?;
-        Ok(Response::new(convert::event(&record)))
+        let mut event = convert::event(&record);
+        event.deliveries = self.engine.event_deliveries(&caller.user, record.id).await?.iter().map(convert::delivery).collect();
+        Ok(Response::new(event))
     }
 
     async fn create_event(&self, request: Request<v1::EventFields>) -> Result<Response<v1::Event>, Status> {
@@ -128,6 +130,36 @@ impl Inbox for InboxService {
         let caller = self.inbox_caller(&request).await?;
         let revoked = self.engine.revoke_agent_token(&caller.user).await?;
         Ok(Response::new(v1::RevokeAgentTokenReply { revoked }))
+    }
+
+    async fn list_channels(&self, request: Request<v1::ListChannelsRequest>) -> Result<Response<v1::ChannelList>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let channels = self.engine.list_channels(&caller.user).await?;
+        Ok(Response::new(v1::ChannelList { channels: channels.iter().map(convert::channel).collect() }))
+    }
+
+    async fn add_webhook(&self, request: Request<v1::AddWebhookRequest>) -> Result<Response<v1::AddedWebhook>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let added = self.engine.add_webhook(&caller.user, &request.get_ref().url).await?;
+        Ok(Response::new(v1::AddedWebhook { channel: Some(convert::channel(&added.channel)), secret: added.secret }))
+    }
+
+    async fn test_channel(&self, request: Request<v1::ChannelId>) -> Result<Response<v1::TestChannelReply>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        self.engine.test_channel(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(v1::TestChannelReply {}))
+    }
+
+    async fn set_channel_enabled(&self, request: Request<v1::SetChannelEnabledRequest>) -> Result<Response<v1::Channel>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let channel = self.engine.set_channel_enabled(&caller.user, request.get_ref().id, request.get_ref().enabled).await?;
+        Ok(Response::new(convert::channel(&channel)))
+    }
+
+    async fn remove_channel(&self, request: Request<v1::ChannelId>) -> Result<Response<v1::RemoveChannelReply>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        self.engine.remove_channel(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(v1::RemoveChannelReply {}))
     }
 }
 

@@ -6,6 +6,7 @@
 //! driver; the few places where the dialects differ (how a write transaction
 //! starts, how the scheduler claims rows) live in [`Backend`].
 
+pub mod channels;
 pub mod events;
 mod records;
 mod sources;

@@ -65,6 +65,24 @@ impl InboxPage {
     }
 }
 
+/// One line of an event's delivery log, as the page shows it.
+pub struct LogLine {
+    pub when: String,
+    pub channel: String,
+    pub status: String,
+    pub attempts: i64,
+    pub note: String,
+}
+
+#[derive(Template)]
+#[template(path = "event.html")]
+struct EventPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    card: Card,
+    log: Vec<LogLine>,
+}
+
 #[derive(Template)]
 #[template(path = "archive.html")]
 struct ArchivePage {
@@ -220,6 +238,20 @@ struct SettingsPage {
     agent_issued: bool,
     agent_created: String,
     agent_last_used: String,
+    channels: Vec<v1::Channel>,
+    webhook_secret: Option<String>,
+    webhook_url: String,
+    webhook_error: String,
+    test_queued: bool,
+}
+
+/// What the reminders section of the settings page shows besides the list.
+#[derive(Default)]
+pub struct ChannelNotice {
+    pub webhook_secret: Option<String>,
+    pub webhook_url: String,
+    pub webhook_error: String,
+    pub test_queued: bool,
 }
 
 #[derive(Template)]
@@ -377,6 +409,31 @@ pub async fn new_page(State(state): State<AppState>, ConnectInfo(peer): Peer, he
     render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm { after_due: "keep".into(), ..EventForm::default() } })
 }
 
+pub async fn event_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let event = match session.inbox.get_event(v1::EventId { id }).await {
+        Ok(event) => event.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let log = event
+        .deliveries
+        .iter()
+        .map(|line| LogLine {
+            when: session.viewer.local(&line.due_at).unwrap_or_default(),
+            channel: if line.channel.is_empty() { "—".into() } else { line.channel.clone() },
+            status: line.status.clone(),
+            attempts: line.attempts,
+            note: line.note.clone().unwrap_or_default(),
+        })
+        .collect();
+    let card = Card::new(&event, &session.viewer, session.t);
+    let nav = session.nav("");
+    render(StatusCode::OK, EventPage { t: session.t, nav, card, log })
+}
+
 pub async fn edit_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
     let mut session = match Session::start(&state, peer, &headers).await {
         Ok(session) => session,
@@ -465,7 +522,12 @@ pub async fn delete(State(state): State<AppState>, ConnectInfo(peer): Peer, head
 }
 
 async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
+    settings_page_with(session, form, saved, issued, ChannelNotice::default(), status).await
+}
+
+async fn settings_page_with(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, notice: ChannelNotice, status: StatusCode) -> Response {
     let agent = session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
+    let channels = session.inbox.list_channels(v1::ListChannelsRequest {}).await.map(|reply| reply.into_inner().channels).unwrap_or_default();
     let nav = session.nav("settings");
     render(
         status,
@@ -479,13 +541,57 @@ async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: boo
             agent_issued: agent.issued,
             agent_created: agent.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
             agent_last_used: agent.last_used_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+            channels,
+            webhook_secret: notice.webhook_secret,
+            webhook_url: notice.webhook_url,
+            webhook_error: notice.webhook_error,
+            test_queued: notice.test_queued,
         },
     )
+}
+
+pub async fn add_webhook(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let url = input.get("url").map(|url| url.trim().to_owned()).unwrap_or_default();
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    match session.inbox.add_webhook(v1::AddWebhookRequest { url: url.clone() }).await {
+        Ok(added) => {
+            let notice = ChannelNotice { webhook_secret: Some(added.into_inner().secret), ..ChannelNotice::default() };
+            settings_page_with(&mut session, form, false, None, notice, StatusCode::OK).await
+        }
+        Err(status) if status.code() == Code::InvalidArgument => {
+            let notice = ChannelNotice { webhook_url: url, webhook_error: status.message().to_owned(), ..ChannelNotice::default() };
+            settings_page_with(&mut session, form, false, None, notice, StatusCode::UNPROCESSABLE_ENTITY).await
+        }
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+/// Test, turn on or off, or remove one of the person's channels.
+pub async fn channel_action(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path((id, action)): Path<(i64, String)>) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let done = match action.as_str() {
+        "test" => session.inbox.test_channel(v1::ChannelId { id }).await.map(|_| "?tested=1"),
+        "on" | "off" => session.inbox.set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" }).await.map(|_| ""),
+        "remove" => session.inbox.remove_channel(v1::ChannelId { id }).await.map(|_| ""),
+        _ => return message(StatusCode::NOT_FOUND, "no such page", "нет такой страницы"),
+    };
+    match done {
+        Ok(query) => Redirect::to(&format!("/settings{query}#reminders")).into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
 }
 
 #[derive(serde::Deserialize)]
 pub struct SettingsQuery {
     saved: Option<String>,
+    tested: Option<String>,
 }
 
 pub async fn settings_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Query(query): Query<SettingsQuery>) -> Response {
@@ -494,7 +600,8 @@ pub async fn settings_page(State(state): State<AppState>, ConnectInfo(peer): Pee
         Err(page) => return page,
     };
     let form = SettingsForm::from_profile(&session.viewer.profile);
-    settings_page_for(&mut session, form, query.saved.is_some(), None, StatusCode::OK).await
+    let notice = ChannelNotice { test_queued: query.tested.is_some(), ..ChannelNotice::default() };
+    settings_page_with(&mut session, form, query.saved.is_some(), None, notice, StatusCode::OK).await
 }
 
 pub async fn save_settings(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {

@@ -1,0 +1,254 @@
+//! Owns sending reminders: the delivery loop that claims pending deliveries,
+//! posts each to its webhook signed per the Standard Webhooks spec
+//! (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…`), and records
+//! the outcome: sent; retried on the Standard Webhooks schedule with jitter,
+//! honouring `Retry-After`; failed, with the error shown on the channel; or,
+//! on 410 Gone, the channel disabled.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use chrono::{DateTime, Utc};
+use hmac::{Hmac, Mac};
+use rand::Rng;
+use serde_json::{Value, json};
+use sha2::Sha256;
+use tokio::sync::watch;
+
+use hado_proto::views::ClientEvent;
+
+use crate::engine::{Engine, is_private_address};
+use crate::grpc::convert;
+use crate::links::LinkAction;
+use crate::storage::EventRecord;
+use crate::storage::channels::ClaimedDelivery;
+
+/// How long a receiver has to answer.
+pub const TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a claimed delivery is this core's before another may send it.
+const LEASE: chrono::Duration = chrono::Duration::seconds(60);
+const CLAIM_BATCH: i64 = 50;
+const MAX_IDLE: Duration = Duration::from_secs(30);
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
+
+/// The Standard Webhooks retry schedule: the wait after each failed attempt.
+pub const RETRY_SCHEDULE: [chrono::Duration; 9] = [
+    chrono::Duration::seconds(5),
+    chrono::Duration::minutes(5),
+    chrono::Duration::minutes(30),
+    chrono::Duration::hours(2),
+    chrono::Duration::hours(5),
+    chrono::Duration::hours(10),
+    chrono::Duration::hours(14),
+    chrono::Duration::hours(20),
+    chrono::Duration::hours(24),
+];
+
+/// How one attempt went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    Sent,
+    Retry { at: DateTime<Utc>, error: String },
+    Failed { error: String },
+    /// The receiver answered 410: it wants no more.
+    Gone { error: String },
+}
+
+/// The `v1,…` signature of a Standard Webhooks message.
+pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -> Option<String> {
+    let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok()?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).ok()?;
+    mac.update(format!("{message_id}.{timestamp}.{body}").as_bytes());
+    Some(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
+}
+
+/// The wait before the next attempt after `attempts` failed ones, with ±10%
+/// jitter, or none when the schedule is spent. A receiver's `Retry-After`
+/// (up to a day) wins over the schedule.
+pub fn next_attempt(now: DateTime<Utc>, attempts: i64, retry_after: Option<Duration>) -> Option<DateTime<Utc>> {
+    let index = usize::try_from(attempts - 1).ok()?;
+    let scheduled = *RETRY_SCHEDULE.get(index)?;
+    let wait = match retry_after {
+        Some(wait) => chrono::Duration::from_std(wait.min(Duration::from_secs(86_400))).unwrap_or(scheduled),
+        None => {
+            let jitter = rand::rng().random_range(0.9..1.1);
+            chrono::Duration::milliseconds((scheduled.num_milliseconds() as f64 * jitter) as i64)
+        }
+    };
+    Some(now + wait)
+}
+
+/// The JSON a webhook receives.
+pub fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Value {
+    match event {
+        Some(event) => json!({
+            "type": format!("reminder.{}", delivery.kind),
+            "event": ClientEvent::from(&convert::event(event)),
+            "checkpoint": convert::timestamp(delivery.due_at),
+            "actions": {
+                "done_url": engine.action_url(event.user_id, event.id, LinkAction::Done),
+                "remember_url": engine.action_url(event.user_id, event.id, LinkAction::Remember),
+            },
+        }),
+        None => json!({ "type": "test", "message": "This is a test message from Hado: this webhook is connected." }),
+    }
+}
+
+/// Sends deliveries.
+#[derive(Clone)]
+pub struct Deliverer {
+    engine: Arc<Engine>,
+    http: reqwest::Client,
+}
+
+impl Deliverer {
+    pub fn new(engine: Arc<Engine>) -> Self {
+        let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("an HTTP client builds");
+        Self { engine, http }
+    }
+
+    /// Refuses a target that resolves to a private or loopback address,
+    /// unless the operator allows them.
+    async fn check_target(&self, url: &str) -> Result<(), String> {
+        if self.engine.outbound().allow_private {
+            return Ok(());
+        }
+        let parsed = reqwest::Url::parse(url).map_err(|error| format!("the URL {url:?} is not valid: {error}"))?;
+        let host = parsed.host_str().ok_or_else(|| format!("the URL {url:?} names no host"))?;
+        let port = parsed.port_or_known_default().unwrap_or(443);
+        let addresses: Vec<IpAddr> = match host.trim_matches(['[', ']']).parse::<IpAddr>() {
+            Ok(address) => vec![address],
+            Err(_) => tokio::net::lookup_host((host, port)).await.map_err(|error| format!("{host} cannot be resolved: {error}"))?.map(|socket| socket.ip()).collect(),
+        };
+        if addresses.iter().any(|address| is_private_address(*address)) {
+            return Err(format!("{host} resolves to a private or loopback address, which is refused (HADO_WEBHOOK_ALLOW_PRIVATE allows it)"));
+        }
+        Ok(())
+    }
+
+    /// One attempt at one delivery.
+    pub async fn attempt(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Attempt {
+        let now = self.engine.now();
+        let attempts = delivery.attempts + 1;
+        let retry_or_fail = |error: String, retry_after: Option<Duration>| match next_attempt(now, attempts, retry_after) {
+            Some(at) => Attempt::Retry { at, error },
+            None => Attempt::Failed { error: format!("{error} (gave up after {attempts} attempts)") },
+        };
+        let channel = &delivery.channel;
+        if channel.kind != "webhook" {
+            return Attempt::Failed { error: format!("channels of kind {} cannot be sent to yet", channel.kind) };
+        }
+        if let Err(error) = self.check_target(&channel.target).await {
+            return Attempt::Failed { error };
+        }
+        let body = payload(&self.engine, delivery, event).to_string();
+        let timestamp = now.timestamp();
+        let Some(signature) = sign(channel.secret.as_deref().unwrap_or_default(), &delivery.message_id, timestamp, &body) else {
+            return Attempt::Failed { error: "the channel's signing secret is damaged; remove the webhook and add it again".into() };
+        };
+        let sent = self
+            .http
+            .post(&channel.target)
+            .header("content-type", "application/json")
+            .header("webhook-id", &delivery.message_id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+            .await;
+        match sent {
+            Ok(response) if response.status().is_success() => Attempt::Sent,
+            Ok(response) if response.status() == reqwest::StatusCode::GONE => {
+                Attempt::Gone { error: "the receiver answered 410 Gone, so this webhook was turned off".into() }
+            }
+            Ok(response) => {
+                let status = response.status();
+                let retry_after = response
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|value| value.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                retry_or_fail(format!("the receiver answered {status}"), retry_after)
+            }
+            Err(error) if error.is_timeout() => retry_or_fail(format!("the receiver did not answer within {} s", TIMEOUT.as_secs()), None),
+            Err(error) => retry_or_fail(format!("the receiver could not be reached: {}", error.without_url()), None),
+        }
+    }
+}
+
+/// Sends every delivery that is due now. Returns how many it attempted.
+pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreError> {
+    let mut total = 0;
+    loop {
+        let claimed = deliverer.engine.claim_deliveries(CLAIM_BATCH, LEASE).await?;
+        let count = claimed.len();
+        let attempts = claimed.iter().map(|(delivery, event)| async move { (delivery, deliverer.attempt(delivery, event.as_ref()).await) });
+        for (delivery, outcome) in futures::future::join_all(attempts).await {
+            if let Attempt::Failed { error } | Attempt::Gone { error } = &outcome {
+                tracing::warn!(delivery = delivery.id, channel = delivery.channel.id, %error, "delivery failed");
+            }
+            deliverer.engine.record_attempt(delivery, &outcome).await?;
+        }
+        total += count;
+        if count < CLAIM_BATCH as usize {
+            return Ok(total);
+        }
+    }
+}
+
+/// The delivery loop: sends what is due, sleeps until the next pending
+/// delivery (or until woken by newly queued ones), until `stop`.
+pub async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
+    let queued = deliverer.engine.deliveries_handle();
+    loop {
+        let pause = match drain(&deliverer).await {
+            Ok(_) => match deliverer.engine.earliest_delivery().await {
+                Ok(Some(next)) => (next - deliverer.engine.now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE),
+                Ok(None) => MAX_IDLE,
+                Err(error) => {
+                    tracing::warn!(%error, "the delivery loop could not read its next delivery");
+                    RETRY_AFTER_FAILURE
+                }
+            },
+            Err(error) => {
+                tracing::warn!(%error, "a delivery pass failed; retrying");
+                RETRY_AFTER_FAILURE
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = queued.notified() => {}
+            _ = stop.changed() => return,
+        }
+        if *stop.borrow() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_follow_the_standard_webhooks_example() {
+        // The example of the Standard Webhooks specification.
+        let signature = sign("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, r#"{"test": 2432232314}"#);
+        assert_eq!(signature.as_deref(), Some("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="));
+    }
+
+    #[test]
+    fn retries_follow_the_schedule_then_stop_and_retry_after_wins() {
+        let now = DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z").unwrap().with_timezone(&Utc);
+        let first = next_attempt(now, 1, None).unwrap() - now;
+        assert!(first >= chrono::Duration::milliseconds(4500) && first <= chrono::Duration::milliseconds(5500), "{first}");
+        let last = next_attempt(now, 9, None).unwrap() - now;
+        assert!(last >= chrono::Duration::hours(21) && last <= chrono::Duration::hours(27));
+        assert_eq!(next_attempt(now, 10, None), None, "after ten attempts the delivery fails");
+        assert_eq!(next_attempt(now, 1, Some(Duration::from_secs(120))), Some(now + chrono::Duration::seconds(120)));
+    }
+}

@@ -1,0 +1,277 @@
+//! Owns the SQL of channels (where a person's reminders go) and deliveries
+//! (the outbox: one row per reminder per channel, claimed with a lease so
+//! that a core that dies mid-send loses nothing and two cores never send the
+//! same row at once).
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::records::{instant, millis};
+use super::{Backend, StoreError};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelRecord {
+    pub id: i64,
+    pub user_id: i64,
+    pub kind: String,
+    pub target: String,
+    pub secret: Option<String>,
+    pub enabled: bool,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.created_at";
+
+fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
+    Ok(ChannelRecord {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        kind: row.try_get("kind")?,
+        target: row.try_get("target")?,
+        secret: row.try_get("secret")?,
+        enabled: row.try_get::<i64, _>("enabled")? != 0,
+        last_error: row.try_get("last_error")?,
+        created_at: instant(row.try_get("created_at")?)?,
+    })
+}
+
+pub async fn add(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    kind: &str,
+    target: &str,
+    secret: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<ChannelRecord, StoreError> {
+    let row = sqlx::query(
+        "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING id",
+    )
+    .bind(user_id)
+    .bind(kind.to_owned())
+    .bind(target.to_owned())
+    .bind(secret.map(str::to_owned))
+    .bind(millis(now))
+    .fetch_one(&mut *connection)
+    .await?;
+    let id: i64 = row.try_get("id")?;
+    find(connection, user_id, id).await?.ok_or_else(|| StoreError::Corrupt("a channel vanished as it was added".into()))
+}
+
+/// One of the user's channels.
+pub async fn find(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<Option<ChannelRecord>, StoreError> {
+    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.id = $1 AND c.user_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
+    row.as_ref().map(channel).transpose()
+}
+
+pub async fn for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<ChannelRecord>, StoreError> {
+    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.user_id = $1 ORDER BY c.id");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(query)).bind(user_id).fetch_all(&mut *connection).await?;
+    rows.iter().map(channel).collect()
+}
+
+/// The enabled channels of some users, for one scheduler pass.
+pub async fn enabled_for_users(connection: &mut AnyConnection, user_ids: &[i64]) -> Result<Vec<ChannelRecord>, StoreError> {
+    if user_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders: Vec<String> = (1..=user_ids.len()).map(|index| format!("${index}")).collect();
+    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.enabled = 1 AND c.user_id IN ({}) ORDER BY c.id", placeholders.join(", "));
+    let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+    for user_id in user_ids {
+        statement = statement.bind(*user_id);
+    }
+    let rows = statement.fetch_all(&mut *connection).await?;
+    rows.iter().map(channel).collect()
+}
+
+pub async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id: i64, enabled: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
+    let done = sqlx::query("UPDATE channels SET enabled = $3, last_error = CASE WHEN $3 = 1 THEN NULL ELSE last_error END, updated_at = $4 WHERE id = $1 AND user_id = $2")
+        .bind(id)
+        .bind(user_id)
+        .bind(i64::from(enabled))
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Stops a channel for good reason (the receiver said 410 Gone), saying why.
+pub async fn disable_with_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query("UPDATE channels SET enabled = 0, last_error = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(error.to_owned())
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+pub async fn set_last_error(connection: &mut AnyConnection, id: i64, error: Option<&str>, now: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query("UPDATE channels SET last_error = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(error.map(str::to_owned))
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+pub async fn remove(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM channels WHERE id = $1 AND user_id = $2").bind(id).bind(user_id).execute(&mut *connection).await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// A delivery to write.
+#[derive(Clone, Copy, Debug)]
+pub struct NewDelivery<'a> {
+    /// None for a test message.
+    pub event_id: Option<i64>,
+    pub channel_id: Option<i64>,
+    pub kind: &'a str,
+    pub due_at: DateTime<Utc>,
+    pub status: &'a str,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub note: Option<&'a str>,
+}
+
+pub async fn insert_delivery(connection: &mut AnyConnection, delivery: NewDelivery<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    let message_id = format!("msg_{}", ulid::Ulid::new());
+    let row = sqlx::query(
+        "INSERT INTO deliveries (message_id, event_id, channel_id, kind, due_at, status, attempts, next_attempt_at, last_error, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9, $9) RETURNING id",
+    )
+    .bind(message_id)
+    .bind(delivery.event_id)
+    .bind(delivery.channel_id)
+    .bind(delivery.kind.to_owned())
+    .bind(millis(delivery.due_at))
+    .bind(delivery.status.to_owned())
+    .bind(delivery.next_attempt_at.map(millis))
+    .bind(delivery.note.map(str::to_owned))
+    .bind(millis(now))
+    .fetch_one(&mut *connection)
+    .await?;
+    Ok(row.try_get("id")?)
+}
+
+/// A delivery claimed for sending, with its channel.
+#[derive(Clone, Debug)]
+pub struct ClaimedDelivery {
+    pub id: i64,
+    pub message_id: String,
+    pub event_id: Option<i64>,
+    pub kind: String,
+    pub due_at: DateTime<Utc>,
+    pub attempts: i64,
+    pub channel: ChannelRecord,
+}
+
+/// Claims up to `limit` pending deliveries that are due, leasing them until
+/// `lease_until`: if this core dies before it records the outcome, another
+/// pass sends them again after the lease (at least once, never lost).
+pub async fn claim_deliveries(
+    connection: &mut AnyConnection,
+    backend: Backend,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<ClaimedDelivery>, StoreError> {
+    let lock = match backend {
+        Backend::Sqlite => "",
+        Backend::Postgres => " FOR UPDATE OF d SKIP LOCKED",
+    };
+    let query = format!(
+        "SELECT d.id AS delivery_id, d.message_id, d.event_id, d.kind AS delivery_kind, d.due_at, d.attempts, {CHANNEL_COLUMNS} \
+         FROM deliveries d JOIN channels c ON c.id = d.channel_id \
+         WHERE d.status = 'pending' AND d.next_attempt_at <= $1 ORDER BY d.next_attempt_at LIMIT $2{lock}"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(query)).bind(millis(now)).bind(limit).fetch_all(&mut *connection).await?;
+    let mut claimed = Vec::with_capacity(rows.len());
+    for row in &rows {
+        claimed.push(ClaimedDelivery {
+            id: row.try_get("delivery_id")?,
+            message_id: row.try_get("message_id")?,
+            event_id: row.try_get("event_id")?,
+            kind: row.try_get("delivery_kind")?,
+            due_at: instant(row.try_get("due_at")?)?,
+            attempts: row.try_get("attempts")?,
+            channel: channel(row)?,
+        });
+    }
+    for delivery in &claimed {
+        sqlx::query("UPDATE deliveries SET next_attempt_at = $2 WHERE id = $1").bind(delivery.id).bind(millis(lease_until)).execute(&mut *connection).await?;
+    }
+    Ok(claimed)
+}
+
+/// Records how an attempt went: `sent`, `failed`, or `pending` again with
+/// the next attempt's time.
+pub async fn finish_delivery(
+    connection: &mut AnyConnection,
+    id: i64,
+    status: &str,
+    attempts: i64,
+    next_attempt_at: Option<DateTime<Utc>>,
+    error: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, updated_at = $6 WHERE id = $1")
+        .bind(id)
+        .bind(status.to_owned())
+        .bind(attempts)
+        .bind(next_attempt_at.map(millis))
+        .bind(error.map(str::to_owned))
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// One line of an event's delivery log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliveryRecord {
+    pub id: i64,
+    pub channel_id: Option<i64>,
+    pub channel_kind: Option<String>,
+    pub kind: String,
+    pub due_at: DateTime<Utc>,
+    pub status: String,
+    pub attempts: i64,
+    pub note: Option<String>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// An event's delivery log, newest first (at most 50 lines).
+pub async fn for_event(connection: &mut AnyConnection, event_id: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT d.id, d.channel_id, c.kind AS channel_kind, d.kind, d.due_at, d.status, d.attempts, d.last_error, d.updated_at \
+         FROM deliveries d LEFT JOIN channels c ON c.id = d.channel_id WHERE d.event_id = $1 ORDER BY d.id DESC LIMIT 50",
+    )
+    .bind(event_id)
+    .fetch_all(&mut *connection)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(DeliveryRecord {
+                id: row.try_get("id")?,
+                channel_id: row.try_get("channel_id")?,
+                channel_kind: row.try_get("channel_kind")?,
+                kind: row.try_get("kind")?,
+                due_at: instant(row.try_get("due_at")?)?,
+                status: row.try_get("status")?,
+                attempts: row.try_get("attempts")?,
+                note: row.try_get("last_error")?,
+                updated_at: instant(row.try_get("updated_at")?)?,
+            })
+        })
+        .collect()
+}
+
+/// When the next pending delivery is due, for the delivery loop's sleep.
+pub async fn earliest_pending(connection: &mut AnyConnection) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let row = sqlx::query("SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
+    row.try_get::<Option<i64>, _>("next")?.map(instant).transpose()
+}

@@ -1,0 +1,162 @@
+//! Reminders by webhook, end to end: a checkpoint fires in the scheduler,
+//! the delivery loop posts to a real HTTP receiver on loopback, signatures
+//! are verified by the Standard Webhooks reference library (PyPI's
+//! `standardwebhooks`, through `tests/webhooks/verify.py`), 500s are retried
+//! on the schedule, and a 410 turns the channel off.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use chrono::Duration as Span;
+use serde_json::{Value, json};
+use tonic::Code;
+
+use hado_core::delivery::{self, Deliverer};
+use hado_core::testing::{self, Backend, TestCore, utc};
+use hado_proto::v1;
+
+const VERIFY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/webhooks/verify.py");
+
+#[derive(Clone, Debug)]
+struct Received {
+    path: String,
+    headers: Value,
+    body: String,
+}
+
+/// A webhook receiver that records every request and answers each path
+/// with its scripted statuses, then 200.
+#[derive(Clone, Default)]
+struct Receiver {
+    received: Arc<Mutex<Vec<Received>>>,
+    script: Arc<Mutex<Vec<(String, VecDeque<u16>)>>>,
+}
+
+async fn receive(State(receiver): State<Receiver>, Path(path): Path<String>, headers: HeaderMap, body: String) -> StatusCode {
+    let headers = headers.iter().filter(|(name, _)| name.as_str().starts_with("webhook-")).map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap()))).collect();
+    receiver.received.lock().unwrap().push(Received { path: path.clone(), headers: Value::Object(headers), body });
+    let mut script = receiver.script.lock().unwrap();
+    let status = script.iter_mut().find(|(scripted, _)| *scripted == path).and_then(|(_, statuses)| statuses.pop_front()).unwrap_or(200);
+    StatusCode::from_u16(status).unwrap()
+}
+
+impl Receiver {
+    async fn start(&self) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new().route("/{path}", axum::routing::post(receive)).with_state(self.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        base
+    }
+
+    fn script(&self, path: &str, statuses: &[u16]) {
+        self.script.lock().unwrap().push((path.to_owned(), statuses.iter().copied().collect()));
+    }
+
+    fn at(&self, path: &str) -> Vec<Received> {
+        self.received.lock().unwrap().iter().filter(|received| received.path == path).cloned().collect()
+    }
+
+    async fn wait_for(&self, path: &str, count: usize) -> Vec<Received> {
+        for _ in 0..200 {
+            let found = self.at(path);
+            if found.len() >= count {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("{path} received {} requests, not {count}", self.at(path).len());
+    }
+}
+
+async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let receiver = Receiver::default();
+    let base = receiver.start().await;
+    let mut anna = core.inbox_as("anna");
+
+    let good = anna.add_webhook(v1::AddWebhookRequest { url: format!("{base}/good") }).await.unwrap().into_inner();
+    let secret = good.secret.clone();
+    assert!(secret.starts_with("whsec_"));
+    let good_id = good.channel.unwrap().id;
+    let gone_id = anna.add_webhook(v1::AddWebhookRequest { url: format!("{base}/gone") }).await.unwrap().into_inner().channel.unwrap().id;
+    receiver.script("gone", &[410]);
+    let bad = anna.add_webhook(v1::AddWebhookRequest { url: "ftp://example.com/hook".into() }).await.unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+
+    // Channels are the person's to manage from the inbox, not the agent's.
+    let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    assert_eq!(core.agent(&token).list_channels(v1::ListChannelsRequest {}).await.unwrap_err().code(), Code::PermissionDenied);
+
+    // A test message goes out at once.
+    anna.test_channel(v1::ChannelId { id: good_id }).await.unwrap();
+    let test = receiver.wait_for("good", 1).await;
+    assert_eq!(serde_json::from_str::<Value>(&test[0].body).unwrap()["type"], "test");
+
+    // The D−3 checkpoint of an event due on the 5th fires on the 2nd at 08:00 Berlin time.
+    let event = anna.create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), ..Default::default() }).await.unwrap().into_inner();
+    receiver.script("good", &[500, 503]);
+    core.clock.set(utc("2026-12-02T07:00:00Z"));
+    hado_core::scheduler::drain(&core.engine).await.unwrap();
+    let deliverer = Deliverer::new(core.engine.clone());
+    delivery::drain(&deliverer).await.unwrap();
+    receiver.wait_for("gone", 1).await;
+    receiver.wait_for("good", 2).await;
+
+    // 500 and 503 are retried on the schedule: after about 5 s, then about 5 min.
+    core.clock.advance(Span::seconds(6));
+    delivery::drain(&deliverer).await.unwrap();
+    receiver.wait_for("good", 3).await;
+    core.clock.advance(Span::minutes(6));
+    delivery::drain(&deliverer).await.unwrap();
+    let good_requests = receiver.wait_for("good", 4).await;
+    let reminders: Vec<&Received> = good_requests.iter().skip(1).collect();
+    let ids: Vec<&Value> = reminders.iter().map(|received| &received.headers["webhook-id"]).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "every attempt carries the same id, so the receiver can drop duplicates");
+    let body: Value = serde_json::from_str(&reminders[2].body).unwrap();
+    assert_eq!((body["type"].as_str(), body["event"]["title"].as_str(), body["event"]["id"].as_i64()), (Some("reminder.checkpoint"), Some("Visa"), Some(event.id)));
+    assert_eq!(body["checkpoint"], "2026-12-02T07:00:00Z");
+    assert!(body["event"].get("editable").is_none(), "the client view");
+    for action in ["done_url", "remember_url"] {
+        assert!(body["actions"][action].as_str().unwrap().starts_with("http://127.0.0.1:8080/a/"), "{body}");
+    }
+
+    // The delivery log and the channels show what happened.
+    let logged = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
+    assert!(logged.needs_attention);
+    let mut log: Vec<(String, String, i64)> = logged.deliveries.iter().map(|line| (line.channel.clone(), line.status.clone(), line.attempts)).collect();
+    log.sort();
+    let mut expected = vec![(format!("webhook {gone_id}"), "failed".to_owned(), 1), (format!("webhook {good_id}"), "sent".to_owned(), 3)];
+    expected.sort();
+    assert_eq!(log, expected);
+    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+    let gone = channels.iter().find(|channel| channel.id == gone_id).unwrap();
+    assert!(!gone.enabled && gone.last_error.as_deref().is_some_and(|error| error.contains("410")), "{gone:?}");
+    let good = channels.iter().find(|channel| channel.id == good_id).unwrap();
+    assert!(good.enabled && good.last_error.is_none());
+
+    // Every body to the good receiver verifies with the reference library.
+    let found = testing::runs("python3", &["-c", "import standardwebhooks"]);
+    if testing::tool_available("verifying webhooks with standardwebhooks", found, "pip install standardwebhooks") {
+        let deliveries: Vec<Value> = good_requests.iter().map(|received| json!({"secret": secret, "headers": received.headers, "body": received.body})).collect();
+        let mut verify = tokio::process::Command::new("python3").arg(VERIFY).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        use tokio::io::AsyncWriteExt;
+        verify.stdin.take().unwrap().write_all(serde_json::to_string(&deliveries).unwrap().as_bytes()).await.unwrap();
+        let output = verify.wait_with_output().await.unwrap();
+        assert!(output.status.success(), "{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "verified 4 deliveries");
+    }
+
+    // Remember answers the reminder; channels can be turned off and removed.
+    let remembered = anna.mark_ack(v1::EventId { id: event.id }).await.unwrap().into_inner();
+    assert!(!remembered.needs_attention);
+    anna.set_channel_enabled(v1::SetChannelEnabledRequest { id: good_id, enabled: false }).await.unwrap();
+    anna.remove_channel(v1::ChannelId { id: gone_id }).await.unwrap();
+    assert_eq!(anna.remove_channel(v1::ChannelId { id: gone_id }).await.unwrap_err().code(), Code::NotFound);
+    core.stop().await;
+}
+
+hado_core::on_both_backends!(webhooks_are_signed_retried_and_turned_off_by_410);
