@@ -29,8 +29,13 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let executable = std::env::current_exe().context("cannot find the hado executable to start core")?;
     let database_url = settings.database_url();
     let grpc_addr = settings.grpc_addr();
+    let http_addr = settings.http_addr();
     let mut command = Command::new(&executable);
     command.arg("core").env("HADO_DATABASE_URL", &database_url).env("HADO_GRPC_ADDR", &grpc_addr).kill_on_drop(true);
+    if std::env::var("HADO_PUBLIC_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
+        // Action links in reminders point at this machine's web inbox.
+        command.env("HADO_PUBLIC_URL", format!("http://{http_addr}"));
+    }
     for (variable, value) in &secrets {
         if std::env::var(variable).map(|set| set.trim().is_empty()).unwrap_or(true) {
             command.env(variable, value);
@@ -56,7 +61,6 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         return Err(error);
     }
 
-    let http_addr = settings.http_addr();
     let local_user = settings.local_user();
     let mut command = Command::new(&executable);
     command
