@@ -28,8 +28,9 @@ use crate::storage::channels::ClaimedDelivery;
 
 /// How long a receiver has to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(15);
-/// How long a claimed delivery is this core's before another may send it.
-const LEASE: chrono::Duration = chrono::Duration::seconds(60);
+/// How long a claimed delivery is this core's before another may send it:
+/// longer than a receiver may take ([`TIMEOUT`]).
+const LEASE: chrono::Duration = chrono::Duration::seconds(20);
 const CLAIM_BATCH: i64 = 50;
 const MAX_IDLE: Duration = Duration::from_secs(30);
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
