@@ -1,6 +1,7 @@
 //! Core's benchmarks: batch upsert throughput over gRPC against plain sqlx
 //! inserts, `ListEvents` latency for a user with 10,000 events, and the
-//! scheduler's pass with 1,000 due events among 10,000 and 1,000,000 stored.
+//! scheduler's pass with 1,000 or 10,000 due checkpoints among 10,000 and
+//! 1,000,000 stored events, and signed webhook deliveries per second.
 //!
 //! `cargo bench -p hado-core --bench core` runs them on SQLite; with
 //! `HADO_BENCH_POSTGRES_URL` set (a server whose user may create databases)
@@ -222,40 +223,52 @@ async fn list_latency(database: &Database) {
 }
 
 /// Seeds `count` events of one user straight into the table: one statement
-/// that both backends run, fast enough for a million rows.
+/// that both backends run, fast enough for a million rows. Due events are
+/// preparing with a checkpoint that has passed; the others wait for 2027.
 async fn seed(engine: &Engine, prefix: &str, count: i64, due: bool) {
-    let (due_day, fire_day, next_check) = if due {
-        ("2026-12-20", "2026-11-20", utc("2026-11-19T23:00:00Z").timestamp_millis())
+    let (due_day, fire_day, state, next_check) = if due {
+        ("2026-12-20", "2026-11-20", "preparing", utc("2026-12-01T07:00:00Z").timestamp_millis())
     } else {
-        ("2027-06-01", "2027-05-02", utc("2027-05-01T22:00:00Z").timestamp_millis())
+        ("2027-06-01", "2027-05-02", "scheduled", utc("2027-05-01T22:00:00Z").timestamp_millis())
     };
     let user = engine.user_for_login("load").await.unwrap();
     sqlx::query(
         "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $1 - 1) \
          INSERT INTO events (user_id, source_id, source_ref, topic, title, due_at, due_date, due_ms, fire_date, after_due, \
-         state, next_check_at, created_at, updated_at) \
-         SELECT $2, 1, $3 || i, '', 'Seeded', $4, $4, 0, $5, 'keep', 'scheduled', $6, 0, 0 FROM n",
+         state, checkpoint_at, next_check_at, created_at, updated_at) \
+         SELECT $2, 1, $3 || i, '', 'Seeded', $4, $4, 0, $5, 'keep', $6, $7, $7, 0, 0 FROM n",
     )
     .bind(count)
     .bind(user.id)
     .bind(format!("{prefix}-"))
     .bind(due_day)
     .bind(fire_day)
+    .bind(state)
     .bind(next_check)
     .execute(engine.store().pool())
     .await
     .unwrap();
 }
 
-/// A scheduler pass with 1,000 due among `stored` events. The engine runs
-/// without its background loop, so that only the timed pass moves events.
-async fn scheduler_pass(database: &Database, stored: i64) {
+/// A webhook for the seeded user, so that every fired checkpoint writes a delivery.
+async fn webhook(engine: &Engine, url: &str) {
+    let user = engine.user_for_login("load").await.unwrap();
+    let quiet_none = hado_core::engine::ProfilePatch { quiet_start: Some("00:00".into()), quiet_end: Some("00:00".into()), ..Default::default() };
+    engine.update_profile(&user, &quiet_none).await.unwrap();
+    engine.add_webhook(&user, url).await.unwrap();
+}
+
+/// A scheduler pass with `due` checkpoints due among `stored` events, each
+/// writing a delivery to the user's webhook. The engine runs without its
+/// background loops, so that only the timed pass moves events.
+async fn scheduler_pass(database: &Database, stored: i64, due: i64) {
     let config = config(database);
     let clock = Arc::new(ManualClock::new(utc("2026-11-01T10:00:00Z")));
     let engine = hado_core::open(&config, clock.clone()).await.unwrap();
+    webhook(&engine, "http://127.0.0.1:9/never-called").await;
     let started = Instant::now();
-    seed(&engine, "idle", stored - 1000, false).await;
-    seed(&engine, "due", 1000, true).await;
+    seed(&engine, "idle", stored - due, false).await;
+    seed(&engine, "due", due, true).await;
     let seeding = started.elapsed();
     let empty_started = Instant::now();
     let nothing = hado_core::scheduler::drain(&engine).await.unwrap();
@@ -265,13 +278,35 @@ async fn scheduler_pass(database: &Database, stored: i64) {
     let advanced = hado_core::scheduler::drain(&engine).await.unwrap();
     let pass = pass_started.elapsed();
     println!(
-        "[{}] scheduler, {stored} stored (seeded in {:.1} s): pass with 1,000 due: {:.1} ms ({advanced} advanced); \
+        "[{}] scheduler, {stored} stored (seeded in {:.1} s): pass with {due} due checkpoints: {:.1} ms ({advanced} advanced, a delivery each); \
          pass with nothing due: {:.2} ms ({nothing} advanced)",
         database.label,
         seeding.as_secs_f64(),
         millis(pass),
         millis(empty_pass),
     );
+    engine.store().close().await;
+}
+
+/// Deliveries per second to a webhook receiver on loopback: 2,000 fired
+/// checkpoints, then the delivery loop's drain is timed.
+async fn delivery_throughput(database: &Database) {
+    let app = axum::Router::new().route("/hook", axum::routing::post(|| async { "ok" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let config = config(database);
+    let clock = Arc::new(ManualClock::new(utc("2026-11-01T10:00:00Z")));
+    let engine = hado_core::open(&config, clock.clone()).await.unwrap();
+    webhook(&engine, &url).await;
+    seed(&engine, "due", 2000, true).await;
+    clock.set(utc(NOW));
+    hado_core::scheduler::drain(&engine).await.unwrap();
+    let deliverer = hado_core::delivery::Deliverer::new(engine.clone());
+    let started = Instant::now();
+    let sent = hado_core::delivery::drain(&deliverer).await.unwrap();
+    let elapsed = started.elapsed();
+    println!("[{}] deliveries: {sent} signed webhook posts in {:.0} ms = {:.0} deliveries/s", database.label, millis(elapsed), sent as f64 / elapsed.as_secs_f64());
     engine.store().close().await;
 }
 
@@ -298,11 +333,16 @@ fn main() {
                 database.remove().await;
             }
             if wanted("scheduler") {
-                for stored in [10_000, 1_000_000] {
+                for (stored, due) in [(10_000, 1_000), (1_000_000, 1_000), (1_000_000, 10_000)] {
                     let database = database(label, url).await;
-                    scheduler_pass(&database, stored).await;
+                    scheduler_pass(&database, stored, due).await;
                     database.remove().await;
                 }
+            }
+            if wanted("deliveries") {
+                let database = database(label, url).await;
+                delivery_throughput(&database).await;
+                database.remove().await;
             }
         }
     });
