@@ -21,7 +21,7 @@ use crate::core_link::{self, AgentToken, Core, Inbox};
 /// What the model reads once, when it connects.
 pub const INSTRUCTIONS: &str = "\
 Hado is the user's deadline inbox; you act as the user, on their events only.
-Active states, by urgency: scheduled (not yet preparing), preparing (from fire_at), today (due today), overdue (past due, after_due=keep).
+Active states, by urgency: scheduled (not yet preparing), preparing (from fire_at), today (due today), overdue (past due, after_due=keep). needs_attention means a reminder reached the user and is unanswered.
 The archive holds done and expired events (after_due=expire closes as expired after the due day).
 mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint. Never use one for the other.
 Events from other sources (docs, a bank, …) can be read and closed with mark_done or mark_ack, but not changed or deleted: editable=false. Their source would overwrite an edit.
@@ -229,7 +229,7 @@ impl HadoMcp {
         Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect() }))
     }
 
-    /// One event of the user's by id, from any source.
+    /// One event of the user's by id, from any source, with the log of the reminders it sent (sent, failed, or quieted by Remember).
     #[tool(annotations(title = "Get event", read_only_hint = true, open_world_hint = false))]
     async fn get_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
         let event = self.call(self.inbox(&context)?.get_event(v1::EventId { id: args.id })).await?;
