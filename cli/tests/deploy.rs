@@ -1,0 +1,96 @@
+//! The deployment files hold together: compose.yaml parses (with PyYAML;
+//! no Docker engine is needed) and runs the services the README names, only
+//! Caddy publishes ports, every setting it needs is in .env.example, Caddy
+//! gets every setting the Caddyfile reads, and the Dockerfile builds in
+//! stages and runs as a user without baking secrets in.
+
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::process::Command;
+
+use serde_json::Value;
+
+const COMPOSE: &str = include_str!("../../compose.yaml");
+const ENV_EXAMPLE: &str = include_str!("../../.env.example");
+const CADDYFILE: &str = include_str!("../../Caddyfile");
+const DOCKERFILE: &str = include_str!("../../Dockerfile");
+const README: &str = include_str!("../../README.md");
+
+/// compose.yaml as JSON, through PyYAML (merge keys and all).
+fn compose() -> Option<Value> {
+    let script = "import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))";
+    let child = Command::new("python3").args(["-c", script]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn();
+    let Ok(mut child) = child else { return None };
+    child.stdin.take().unwrap().write_all(COMPOSE.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    if !output.status.success() {
+        let missing = String::from_utf8_lossy(&output.stderr).contains("No module named 'yaml'");
+        assert!(missing, "compose.yaml does not parse:\n{}", String::from_utf8_lossy(&output.stderr));
+        return None;
+    }
+    Some(serde_json::from_slice(&output.stdout).unwrap())
+}
+
+/// The names inside `${…}` (compose) or `{$…}` (Caddyfile) placeholders, and
+/// whether each has a default.
+fn placeholders(text: &str, open: &str) -> Vec<(String, bool)> {
+    text.split(open)
+        .skip(1)
+        .map(|rest| {
+            let inside = rest.split('}').next().unwrap_or_default();
+            let name: String = inside.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            (name, inside.contains(":-") || (open == "{$" && inside.contains(':')))
+        })
+        .collect()
+}
+
+#[test]
+fn compose_runs_the_documented_services_with_documented_settings() {
+    let Some(compose) = compose() else {
+        assert!(std::env::var("CI").is_err(), "PyYAML must be installed under CI (pip install pyyaml)");
+        let _ = writeln!(std::io::stderr(), "SKIPPED the compose.yaml check: needs pip install pyyaml");
+        return;
+    };
+    let services = compose["services"].as_object().unwrap();
+    let names: BTreeSet<&str> = services.keys().map(String::as_str).collect();
+    assert_eq!(names, BTreeSet::from(["caddy", "core", "gateway-http", "gateway-mcp", "postgres"]));
+    for name in &names {
+        assert!(README.contains(&format!("`{name}`")), "the README names the {name} service");
+    }
+    for (name, service) in services {
+        assert_eq!(service.get("ports").is_some(), name == "caddy", "only Caddy publishes ports ({name})");
+    }
+    let postgres = &services["postgres"];
+    assert!(postgres["healthcheck"]["test"].is_array());
+    assert!(postgres["volumes"][0].as_str().unwrap().starts_with("postgres-data:"));
+    assert!(compose["volumes"].get("postgres-data").is_some(), "a named volume");
+    assert_eq!(services["core"]["depends_on"]["postgres"]["condition"], "service_healthy");
+    for gateway in ["gateway-http", "gateway-mcp"] {
+        assert_eq!(services[gateway]["environment"]["HADO_CORE_URL"], "http://core:50051");
+    }
+    assert_eq!(services["gateway-http"]["environment"]["HADO_TRUSTED_PROXIES"], services["caddy"]["networks"]["default"]["ipv4_address"], "only Caddy names users");
+
+    // Every setting compose.yaml needs without a default is in .env.example.
+    let documented: BTreeSet<&str> = ENV_EXAMPLE.lines().filter_map(|line| line.trim_start_matches("# ").split_once('=')).map(|(name, _)| name.trim()).collect();
+    for (name, has_default) in placeholders(COMPOSE, "${") {
+        assert!(has_default || documented.contains(name.as_str()), "{name} is used by compose.yaml but not in .env.example");
+    }
+    // Caddy gets every setting the Caddyfile reads, but those of its commented variant and its admin address.
+    let caddy = services["caddy"]["environment"].as_object().unwrap();
+    for (name, _) in placeholders(CADDYFILE, "{$") {
+        let optional = name.starts_with("HADO_BASIC_AUTH") || name == "HADO_CADDY_ADMIN";
+        assert!(optional || caddy.contains_key(&name), "the Caddyfile reads {name}, which compose.yaml does not give Caddy");
+    }
+}
+
+#[test]
+fn the_image_builds_in_stages_and_runs_unprivileged_without_secrets() {
+    assert!(DOCKERFILE.contains("AS build") && DOCKERFILE.contains("COPY --from=build"), "a multi-stage build");
+    assert!(DOCKERFILE.contains("cargo build --release --locked -p hado\n"), "a dependency layer built from the manifests first");
+    assert!(DOCKERFILE.lines().any(|line| line.trim() == "USER hado"), "runs as a user, not root");
+    for line in DOCKERFILE.lines().filter(|line| line.starts_with("ENV ") || line.starts_with("ARG ")) {
+        assert!(!["TOKEN", "SECRET", "PASSWORD"].iter().any(|word| line.contains(word)), "no secret in the image: {line}");
+    }
+    let ignored = include_str!("../../.dockerignore");
+    assert!(ignored.lines().any(|line| line == ".env") && ignored.lines().any(|line| line == "hado-data"), "secrets stay out of the build context");
+}
