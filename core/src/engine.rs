@@ -603,6 +603,40 @@ impl Engine {
         Ok(revoked)
     }
 
+    /// Gives the user a new secret calendar feed; any earlier URL stops working.
+    pub async fn issue_calendar_feed(&self, user: &UserRecord) -> Result<String, CoreError> {
+        let (token, hash) = tokens::generate(tokens::CALENDAR_PREFIX);
+        let mut transaction = self.store.begin_write().await?;
+        users::replace_calendar_feed(&mut transaction, user.id, &hash, self.now()).await?;
+        transaction.commit().await?;
+        Ok(token)
+    }
+
+    pub async fn revoke_calendar_feed(&self, user: &UserRecord) -> Result<bool, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        let revoked = users::delete_calendar_feed(&mut transaction, user.id).await?;
+        transaction.commit().await?;
+        Ok(revoked)
+    }
+
+    pub async fn calendar_feed_created(&self, user: &UserRecord) -> Result<Option<DateTime<Utc>>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(users::calendar_feed_created(&mut connection, user.id).await?)
+    }
+
+    /// The person and active events a calendar feed token opens.
+    pub async fn calendar_feed(&self, token: &str) -> Result<(UserRecord, Vec<EventRecord>), CoreError> {
+        let unknown = || CoreError::Unauthenticated("unknown calendar feed".into());
+        if !token.starts_with(tokens::CALENDAR_PREFIX) {
+            return Err(unknown());
+        }
+        let mut connection = self.store.pool().acquire().await?;
+        let user = users::user_by_calendar_feed(&mut connection, &tokens::hash(token)).await?.ok_or_else(unknown)?;
+        drop(connection);
+        let events = self.store.list_active(user.id, None, None).await?;
+        Ok((user, events))
+    }
+
     // ---- the operator ---------------------------------------------------
 
     fn parse_source_name(raw: &str) -> Result<SourceName, CoreError> {

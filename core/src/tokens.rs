@@ -7,6 +7,7 @@ use subtle::ConstantTimeEq;
 
 pub const SOURCE_PREFIX: &str = "hado_src_";
 pub const AGENT_PREFIX: &str = "hado_agent_";
+pub const CALENDAR_PREFIX: &str = "hado_ics_";
 
 /// A fresh token (`prefix` + 64 hex digits of 32 random bytes) and the hash
 /// that is stored in its place.

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod ics;
 pub mod me;
 pub mod openapi;
 pub mod web;
@@ -92,11 +93,14 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/agent-token", post(web::issue_agent_token))
         .route("/settings/agent-token/revoke", post(web::revoke_agent_token))
         .route("/settings/webhooks", post(web::add_webhook))
+        .route("/settings/calendar", post(web::issue_calendar_feed))
+        .route("/settings/calendar/revoke", post(web::revoke_calendar_feed))
         .route("/settings/channels/{id}/{action}", post(web::channel_action))
         .route_layer(axum::middleware::from_fn(web::same_origin_forms));
     Router::new()
         .merge(pages)
         .route("/a/{token}", get(web::link_page).post(web::use_link))
+        .route("/ics/{file}", get(ics::feed))
         .route("/static/hado.css", get(web::stylesheet))
         .route("/static/hado.js", get(web::script))
         .route("/api/events", post(api::upsert).get(api::list))

@@ -164,6 +164,15 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(page.contains("claude mcp add --transport http hado http://127.0.0.1:8081/mcp --header &#34;Authorization: Bearer hado_agent_"), "{page}");
     assert!(!stack.get("/settings").await.1.contains("hado_agent_"), "the token is not shown again");
 
+    // The calendar address, shown once; it works until turned off.
+    let (status, _, page) = stack.post("/settings/calendar", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    let feed = page.split(r#"<pre id="calendar-url">"#).nth(1).and_then(|rest| rest.split('<').next()).unwrap().to_owned();
+    assert!(feed.starts_with(&format!("{}/ics/hado_ics_", stack.base)) && feed.ends_with(".ics"), "{feed}");
+    assert_eq!(stack.client.get(&feed).send().await.unwrap().status(), StatusCode::OK);
+    stack.post("/settings/calendar/revoke", &[]).await;
+    assert_eq!(stack.client.get(&feed).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+
     // A form sent from another site is refused and changes nothing.
     let response = stack.client.post(format!("{}/settings", stack.base)).header("sec-fetch-site", "cross-site").form(&[("locale", "en")]).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);

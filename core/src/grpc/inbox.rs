@@ -132,6 +132,22 @@ impl Inbox for InboxService {
         Ok(Response::new(v1::RevokeAgentTokenReply { revoked }))
     }
 
+    async fn get_calendar_feed(&self, request: Request<v1::GetCalendarFeedRequest>) -> Result<Response<v1::CalendarFeedStatus>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let created = self.engine.calendar_feed_created(&caller.user).await?;
+        Ok(Response::new(v1::CalendarFeedStatus { issued: created.is_some(), created_at: created.map(convert::timestamp) }))
+    }
+
+    async fn issue_calendar_feed(&self, request: Request<v1::IssueCalendarFeedRequest>) -> Result<Response<v1::IssuedToken>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        Ok(Response::new(v1::IssuedToken { token: self.engine.issue_calendar_feed(&caller.user).await? }))
+    }
+
+    async fn revoke_calendar_feed(&self, request: Request<v1::RevokeCalendarFeedRequest>) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        Ok(Response::new(v1::RevokeAgentTokenReply { revoked: self.engine.revoke_calendar_feed(&caller.user).await? }))
+    }
+
     async fn list_channels(&self, request: Request<v1::ListChannelsRequest>) -> Result<Response<v1::ChannelList>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let channels = self.engine.list_channels(&caller.user).await?;

@@ -36,6 +36,13 @@ impl Links for LinksService {
         Ok(reply(found, self.engine.now(), attention))
     }
 
+    async fn calendar_feed(&self, request: Request<v1::CalendarFeedRequest>) -> Result<Response<v1::CalendarFeedReply>, Status> {
+        auth::gateway(&self.credentials, request.metadata())?;
+        let (user, events) = self.engine.calendar_feed(&request.get_ref().token).await?;
+        let attention = self.engine.attention_count(&user).await?;
+        Ok(Response::new(v1::CalendarFeedReply { profile: Some(convert::profile(&user, self.engine.now(), attention)), events: convert::events(&events).events }))
+    }
+
     async fn use_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         let used = self.engine.use_action_link(&request.get_ref().token).await?;

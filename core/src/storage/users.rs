@@ -157,3 +157,36 @@ impl Store {
             .collect()
     }
 }
+
+/// Gives the user a new calendar feed token; any earlier one stops working.
+pub async fn replace_calendar_feed(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+    sqlx::query("INSERT INTO calendar_feeds (user_id, token_hash, created_at) VALUES ($1, $2, $3)")
+        .bind(user_id)
+        .bind(token_hash)
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+pub async fn delete_calendar_feed(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
+    let result = sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+    Ok(result.rows_affected() > 0)
+}
+
+/// When the user's calendar feed was made, if they have one.
+pub async fn calendar_feed_created(connection: &mut AnyConnection, user_id: i64) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let row = sqlx::query("SELECT created_at FROM calendar_feeds WHERE user_id = $1").bind(user_id).fetch_optional(&mut *connection).await?;
+    row.map(|row| instant(row.try_get("created_at")?)).transpose()
+}
+
+pub async fn user_by_calendar_feed(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<UserRecord>, StoreError> {
+    let row = sqlx::query(
+        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale FROM calendar_feeds f JOIN users u ON u.id = f.user_id WHERE f.token_hash = $1",
+    )
+    .bind(token_hash)
+    .fetch_optional(&mut *connection)
+    .await?;
+    row.as_ref().map(UserRecord::from_row).transpose()
+}

@@ -243,6 +243,8 @@ struct SettingsPage {
     webhook_url: String,
     webhook_error: String,
     test_queued: bool,
+    calendar_url: Option<String>,
+    calendar_created: String,
 }
 
 /// What the reminders section of the settings page shows besides the list.
@@ -252,6 +254,8 @@ pub struct ChannelNotice {
     pub webhook_url: String,
     pub webhook_error: String,
     pub test_queued: bool,
+    /// The calendar feed's URL, right after it was made.
+    pub calendar_url: Option<String>,
 }
 
 #[derive(Template)]
@@ -528,6 +532,7 @@ async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: boo
 async fn settings_page_with(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, notice: ChannelNotice, status: StatusCode) -> Response {
     let agent = session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
     let channels = session.inbox.list_channels(v1::ListChannelsRequest {}).await.map(|reply| reply.into_inner().channels).unwrap_or_default();
+    let calendar = session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
     let nav = session.nav("settings");
     render(
         status,
@@ -546,8 +551,36 @@ async fn settings_page_with(session: &mut Session, form: SettingsForm, saved: bo
             webhook_url: notice.webhook_url,
             webhook_error: notice.webhook_error,
             test_queued: notice.test_queued,
+            calendar_url: notice.calendar_url,
+            calendar_created: calendar.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
         },
     )
+}
+
+pub async fn issue_calendar_feed(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let token = match session.inbox.issue_calendar_feed(v1::IssueCalendarFeedRequest {}).await {
+        Ok(issued) => issued.into_inner().token,
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let base = state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
+    let notice = ChannelNotice { calendar_url: Some(format!("{base}/ics/{token}.ics")), ..ChannelNotice::default() };
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    settings_page_with(&mut session, form, false, None, notice, StatusCode::OK).await
+}
+
+pub async fn revoke_calendar_feed(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    match session.inbox.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await {
+        Ok(_) => Redirect::to("/settings#calendar").into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
 }
 
 pub async fn add_webhook(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {

@@ -1,0 +1,163 @@
+//! Owns the calendar feed: `GET /ics/<token>.ics` serves a person's active
+//! events as RFC 5545 — all-day events for dates, floating local times for
+//! local due times, UTC for fixed instants — each with an alarm on its fire
+//! day and a stable UID, and answers `If-None-Match` with 304 so that
+//! calendar apps poll cheaply.
+
+use axum::extract::{Path, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use sha2::{Digest, Sha256};
+
+use hado_proto::metadata::Credential;
+use hado_proto::v1::{self, links_client::LinksClient};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// The local time of the alarm on an event's fire day.
+const ALARM_TIME: NaiveTime = match NaiveTime::from_hms_opt(9, 0, 0) {
+    Some(time) => time,
+    None => NaiveTime::MIN,
+};
+
+/// Escapes text for a property value (RFC 5545 §3.3.11).
+fn text(value: &str) -> String {
+    value.replace('\\', "\\\\").replace(';', "\\;").replace(',', "\\,").replace("\r\n", "\\n").replace('\n', "\\n")
+}
+
+/// Folds a content line at 75 octets, never inside a character (§3.1).
+fn fold(line: &str, out: &mut String) {
+    let mut width = 0;
+    for character in line.chars() {
+        let size = character.len_utf8();
+        if width + size > 75 {
+            out.push_str("\r\n ");
+            width = 1;
+        }
+        out.push(character);
+        width += size;
+    }
+    out.push_str("\r\n");
+}
+
+fn utc_stamp(instant: DateTime<Utc>) -> String {
+    instant.format("%Y%m%dT%H%M%SZ").to_string()
+}
+
+fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text).ok().map(|instant| instant.with_timezone(&Utc))
+}
+
+/// The DTSTART (and DTEND for a whole day) of an event's due moment.
+fn due_lines(event: &v1::Event) -> Vec<String> {
+    let due = event.due_at.as_str();
+    if let Ok(date) = NaiveDate::parse_from_str(due, "%Y-%m-%d") {
+        let next = date.succ_opt().unwrap_or(date);
+        return vec![format!("DTSTART;VALUE=DATE:{}", date.format("%Y%m%d")), format!("DTEND;VALUE=DATE:{}", next.format("%Y%m%d"))];
+    }
+    if let Ok(local) = NaiveDateTime::parse_from_str(due, "%Y-%m-%dT%H:%M") {
+        return vec![format!("DTSTART:{}", local.format("%Y%m%dT%H%M%S"))];
+    }
+    match parse_instant(&event.due_instant) {
+        Some(instant) => vec![format!("DTSTART:{}", utc_stamp(instant))],
+        None => Vec::new(),
+    }
+}
+
+/// The whole calendar of one person.
+pub fn calendar(profile: &v1::Profile, events: &[v1::Event], host: &str) -> String {
+    let zone: Tz = profile.tz.parse().unwrap_or(chrono_tz::UTC);
+    let mut out = String::new();
+    for line in ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Hado//Deadline inbox//EN", "CALSCALE:GREGORIAN", "METHOD:PUBLISH"] {
+        fold(line, &mut out);
+    }
+    fold(&format!("X-WR-CALNAME:{}", text(&format!("Hado · {}", profile.login))), &mut out);
+    for event in events {
+        fold("BEGIN:VEVENT", &mut out);
+        fold(&format!("UID:hado-event-{}@{host}", event.id), &mut out);
+        let stamp = parse_instant(&event.updated_at).unwrap_or_else(Utc::now);
+        fold(&format!("DTSTAMP:{}", utc_stamp(stamp)), &mut out);
+        for line in due_lines(event) {
+            fold(&line, &mut out);
+        }
+        fold(&format!("SUMMARY:{}", text(&event.title)), &mut out);
+        let mut description = Vec::new();
+        if !event.subtitle.is_empty() {
+            description.push(event.subtitle.clone());
+        }
+        if event.source != "manual" {
+            description.push(format!("from {}", event.source));
+        }
+        if !description.is_empty() {
+            fold(&format!("DESCRIPTION:{}", text(&description.join("\n"))), &mut out);
+        }
+        if !event.deep_link.is_empty() {
+            fold(&format!("URL:{}", event.deep_link), &mut out);
+        }
+        fold(&format!("CATEGORIES:{}", text(&event.state)), &mut out);
+        if let Ok(fire) = NaiveDate::parse_from_str(&event.fire_at, "%Y-%m-%d") {
+            let alarm = zone.from_local_datetime(&fire.and_time(ALARM_TIME)).earliest().map(|local| local.with_timezone(&Utc));
+            if let Some(alarm) = alarm {
+                for line in ["BEGIN:VALARM", "ACTION:DISPLAY"] {
+                    fold(line, &mut out);
+                }
+                fold(&format!("DESCRIPTION:{}", text(&format!("Start preparing: {}", event.title))), &mut out);
+                fold(&format!("TRIGGER;VALUE=DATE-TIME:{}", utc_stamp(alarm)), &mut out);
+                fold("END:VALARM", &mut out);
+            }
+        }
+        fold("END:VEVENT", &mut out);
+    }
+    fold("END:VCALENDAR", &mut out);
+    out
+}
+
+/// `GET /ics/<token>.ics`.
+pub async fn feed(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
+    let not_found = || ApiError::new(StatusCode::NOT_FOUND, "no such calendar feed").into_response();
+    let Some(token) = file.strip_suffix(".ics") else { return not_found() };
+    let Some(credential) = Credential::bearer(&state.config.gateway_token.0) else { return not_found() };
+    let mut links = LinksClient::with_interceptor(state.core.channel(), credential);
+    let reply = match links.calendar_feed(v1::CalendarFeedRequest { token: token.to_owned() }).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) if status.code() == tonic::Code::Unauthenticated => return not_found(),
+        Err(status) => return ApiError::from_core(&state.core, &status).into_response(),
+    };
+    let host = state.config.public_url.as_deref().and_then(hado_proto::process::host_of_url).unwrap_or_else(|| "hado".into());
+    let body = calendar(&reply.profile.unwrap_or_default(), &reply.events, &host);
+    let etag = format!("\"{}\"", &hex::encode(Sha256::digest(body.as_bytes()))[..32]);
+    let mut response = if headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|tags| tags.split(',').any(|tag| tag.trim() == etag)) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(CONTENT_TYPE, "text/calendar; charset=utf-8")], body).into_response()
+    };
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        response.headers_mut().insert(ETAG, value);
+    }
+    response.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("private, max-age=300"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_fold_at_75_octets_between_characters() {
+        let mut out = String::new();
+        fold(&format!("SUMMARY:{}", "ё".repeat(60)), &mut out);
+        for line in out.split("\r\n").filter(|line| !line.is_empty()) {
+            assert!(line.len() <= 75, "{} octets", line.len());
+        }
+        assert_eq!(out.replace("\r\n ", "").trim_end(), format!("SUMMARY:{}", "ё".repeat(60)));
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(text("a, b; c\\d\ne"), "a\\, b\\; c\\\\d\\ne");
+    }
+}
