@@ -2,6 +2,7 @@
 //! other commands are calls to core's Admin service.
 
 mod admin;
+mod backup;
 mod settings;
 mod up;
 
@@ -53,6 +54,15 @@ enum Command {
     },
     /// List the users Hado knows.
     Users,
+    /// Copy the database to a new file (SQLite: while Hado runs; Postgres: with pg_dump).
+    Backup { file: std::path::PathBuf },
+    /// Replace the database with a backup (stop Hado first); newer migrations then run.
+    Restore {
+        file: std::path::PathBuf,
+        /// Confirm replacing the whole database.
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -96,6 +106,8 @@ fn main() -> ExitCode {
             },
             Command::AgentToken { login, revoke } => admin::agent_token(&settings, &login, revoke).await,
             Command::Users => admin::list_users(&settings).await,
+            Command::Backup { file } => backup::backup(&settings, &file).await,
+            Command::Restore { file, yes } => backup::restore(&settings, &file, yes).await,
         };
         match result {
             Ok(code) => code,

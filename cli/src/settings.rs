@@ -53,6 +53,15 @@ impl Settings {
             .unwrap_or_else(|| format!("sqlite://{}/hado.db", self.data_dir.display()))
     }
 
+    /// The database URL without its password, for messages.
+    pub fn database_display(&self) -> String {
+        let url = self.database_url();
+        match url.split_once("://").and_then(|(scheme, rest)| rest.split_once('@').map(|(credentials, host)| (scheme, credentials, host))) {
+            Some((scheme, credentials, host)) => format!("{scheme}://{}@{host}", credentials.split(':').next().unwrap_or_default()),
+            None => url,
+        }
+    }
+
     /// A secret from the environment, else from the data folder.
     pub fn secret(&self, variable: &str) -> anyhow::Result<String> {
         if let Ok(value) = std::env::var(variable)

@@ -3,96 +3,10 @@
 
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod common;
 
-const HADO: &str = env!("CARGO_BIN_EXE_hado");
+use common::{alive, children_of, free_ports, hado, signal, start, wait_with_timeout};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// The ports one `hado up` listens on.
-#[derive(Clone, Copy)]
-struct Ports {
-    grpc: u16,
-    mcp: u16,
-    http: u16,
-}
-
-fn free_ports() -> Ports {
-    Ports { grpc: free_port(), mcp: free_port(), http: free_port() }
-}
-
-fn hado(folder: &Path, ports: Ports) -> Command {
-    let mut command = Command::new(HADO);
-    command
-        .current_dir(folder)
-        .env("HADO_GRPC_ADDR", format!("127.0.0.1:{}", ports.grpc))
-        .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", ports.mcp))
-        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{}", ports.http))
-        .env_remove("HADO_LOCAL_USER")
-        .env_remove("HADO_CORE_URL")
-        .env_remove("HADO_DATABASE_URL")
-        .env_remove("HADO_ADMIN_TOKEN")
-        .env_remove("HADO_GATEWAY_TOKEN")
-        .env_remove("HADO_DATA_DIR");
-    command
-}
-
-/// Starts `hado up` and returns it with what it printed, up to its last line.
-fn start(folder: &Path, ports: Ports) -> (Child, Vec<String>) {
-    let mut up = hado(folder, ports).arg("up").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-    let stdout = up.stdout.take().unwrap();
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = sender.send(line);
-        }
-    });
-    let mut printed = Vec::new();
-    while let Ok(line) = receiver.recv_timeout(Duration::from_secs(120)) {
-        let last = line == "Ctrl-C stops Hado.";
-        printed.push(line);
-        if last {
-            return (up, printed);
-        }
-    }
-    let _ = up.kill();
-    let _ = up.wait();
-    panic!("hado up did not print that it is running");
-}
-
-fn signal(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill(2) on a process this test started.
-    unsafe {
-        libc::kill(pid as libc::pid_t, signal);
-    }
-}
-
-fn children_of(pid: u32) -> Vec<u32> {
-    let path = format!("/proc/{pid}/task/{pid}/children");
-    std::fs::read_to_string(path).unwrap_or_default().split_whitespace().filter_map(|child| child.parse().ok()).collect()
-}
-
-fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
-}
-
-fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
-    for _ in 0..300 {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    panic!("the process did not stop");
-}
 
 /// GETs `path` from the web gateway: the status and the body.
 fn http_get(port: u16, path: &str) -> (u16, String) {

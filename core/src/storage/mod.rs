@@ -84,6 +84,46 @@ impl Store {
     /// Connects, creating a SQLite file (and its folder) when missing, and
     /// applies the migrations.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let (pool, backend) = Self::open_pool(url).await?;
+        Self::migrator(backend).run(&pool).await?;
+        Ok(Self { pool, backend })
+    }
+
+    /// Brings the database at `url` up to migration `version` and no further:
+    /// what an earlier release of Hado left behind, for testing upgrades.
+    pub async fn migrate_to(url: &str, version: i64) -> Result<(), StoreError> {
+        let (pool, backend) = Self::open_pool(url).await?;
+        Self::migrator(backend).run_to(version, &pool).await?;
+        pool.close().await;
+        Ok(())
+    }
+
+    fn migrator(backend: Backend) -> &'static Migrator {
+        match backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        }
+    }
+
+    /// Writes a consistent copy of a SQLite database to `file` while it is
+    /// in use (`VACUUM INTO`). Postgres is backed up with `pg_dump`.
+    pub async fn backup_sqlite(&self, file: &std::path::Path) -> Result<(), StoreError> {
+        let target = file.to_str().ok_or_else(|| StoreError::BadUrl(format!("{} is not a UTF-8 path", file.display())))?;
+        sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Whether `file` is a SQLite database that Hado's migrations made.
+    pub async fn is_hado_sqlite(file: &std::path::Path) -> bool {
+        sqlx::any::install_default_drivers();
+        let Some(path) = file.to_str() else { return false };
+        let Ok(mut connection) = sqlx::AnyConnection::connect(&format!("sqlite://{path}?mode=ro")).await else { return false };
+        let count: Result<i64, _> = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations").fetch_one(&mut connection).await;
+        let _ = connection.close().await;
+        count.is_ok_and(|count| count > 0)
+    }
+
+    async fn open_pool(url: &str) -> Result<(AnyPool, Backend), StoreError> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
         let url = match backend {
@@ -107,12 +147,7 @@ impl Store {
             Backend::Postgres => pool_options.max_connections(16),
         };
         let pool = pool_options.connect_with(options).await.map_err(StoreError::Connect)?;
-        let migrator = match backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
-        migrator.run(&pool).await?;
-        Ok(Self { pool, backend })
+        Ok((pool, backend))
     }
 
     pub fn backend(&self) -> Backend {

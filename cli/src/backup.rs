@@ -1,0 +1,95 @@
+//! Owns `hado backup` and `hado restore`. SQLite: a consistent copy taken
+//! while Hado runs (`VACUUM INTO`), and a restore that replaces the database
+//! file while Hado is stopped. Postgres: `pg_dump` and `pg_restore` (the
+//! client tools of the server's major version). Either way the restored
+//! database is then brought up to this release's migrations.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+
+use hado_core::storage::{Backend, Store};
+
+use crate::settings::Settings;
+
+fn run_tool(program: &str, arguments: &[&str]) -> anyhow::Result<()> {
+    let output = std::process::Command::new(program).args(arguments).output().map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => anyhow::anyhow!("{program} is not installed; install the PostgreSQL client tools of your server's major version"),
+        _ => anyhow::anyhow!("{program} could not run: {error}"),
+    })?;
+    if !output.status.success() {
+        bail!("{program} failed: {}", String::from_utf8_lossy(&output.stderr).trim());
+    }
+    Ok(())
+}
+
+fn path_text(path: &Path) -> anyhow::Result<&str> {
+    path.to_str().with_context(|| format!("{} is not a UTF-8 path", path.display()))
+}
+
+/// The SQLite file of a `sqlite://` URL.
+fn sqlite_file(url: &str) -> PathBuf {
+    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    PathBuf::from(rest.split('?').next().unwrap_or(rest))
+}
+
+pub async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<ExitCode> {
+    if file.exists() {
+        bail!("{} already exists; name a new file, so that no backup is overwritten", file.display());
+    }
+    let url = settings.database_url();
+    match Backend::from_url(&url)? {
+        Backend::Sqlite => {
+            let store = Store::connect(&url).await.context("cannot open the database")?;
+            store.backup_sqlite(file).await.context("the backup failed")?;
+            store.close().await;
+        }
+        Backend::Postgres => run_tool("pg_dump", &["--format=custom", "--no-owner", "--file", path_text(file)?, "--dbname", &url])?,
+    }
+    let size = std::fs::metadata(file).map(|metadata| metadata.len()).unwrap_or(0);
+    println!("Backed up the database to {} ({size} bytes).", file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a core answers at the configured address.
+async fn core_is_running(settings: &Settings) -> bool {
+    let Ok(endpoint) = tonic::transport::Endpoint::from_shared(settings.core_url()) else { return false };
+    let Ok(channel) = endpoint.connect_timeout(std::time::Duration::from_secs(1)).connect().await else { return false };
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await.is_ok()
+}
+
+pub async fn restore(settings: &Settings, file: &Path, confirmed: bool) -> anyhow::Result<ExitCode> {
+    let url = settings.database_url();
+    if !confirmed {
+        bail!("restoring replaces the whole database ({}) with {}; run again with --yes to confirm", settings.database_display(), file.display());
+    }
+    if !file.is_file() {
+        bail!("{} is not a backup file", file.display());
+    }
+    if core_is_running(settings).await {
+        bail!("Hado is running (core answers at {}); stop it first, then restore", settings.core_url());
+    }
+    match Backend::from_url(&url)? {
+        Backend::Sqlite => {
+            // Check that the file is a Hado database before anything is replaced.
+            if !Store::is_hado_sqlite(file).await {
+                bail!("{} is not a Hado database", file.display());
+            }
+            let target = sqlite_file(&url);
+            if let Some(folder) = target.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+                std::fs::create_dir_all(folder)?;
+            }
+            for suffix in ["-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", target.display()));
+            }
+            std::fs::copy(file, &target).with_context(|| format!("cannot write {}", target.display()))?;
+        }
+        Backend::Postgres => run_tool("pg_restore", &["--clean", "--if-exists", "--no-owner", "--dbname", &url, path_text(file)?])?,
+    }
+    // A backup from an earlier release is brought up to this one.
+    Store::connect(&url).await.context("the restored database cannot be opened")?.close().await;
+    println!("Restored {} into the database; start Hado again.", file.display());
+    Ok(ExitCode::SUCCESS)
+}

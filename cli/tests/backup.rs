@@ -1,0 +1,95 @@
+//! `hado backup` and `hado restore` as a person runs them: a backup taken
+//! while Hado runs, the data lost, the backup restored, Hado started again
+//! with everything there. On SQLite always, on Postgres (with pg_dump and
+//! pg_restore) when its URL is set.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use common::{Ports, free_ports, hado, signal, start_on, wait_with_timeout};
+
+fn run(folder: &Path, ports: Ports, database: Option<&str>, arguments: &[&str]) -> (bool, String) {
+    let mut command = hado(folder, ports);
+    if let Some(url) = database {
+        command.env("HADO_DATABASE_URL", url);
+    }
+    let output = command.args(arguments).output().unwrap();
+    (output.status.success(), format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)))
+}
+
+/// Starts `hado up` (on `database`, or its SQLite default), runs `during`, stops it.
+fn with_hado_up(folder: &Path, ports: Ports, database: Option<&str>, during: impl FnOnce()) {
+    let (mut up, _) = start_on(folder, ports, database);
+    during();
+    signal(up.id(), libc::SIGTERM);
+    assert!(wait_with_timeout(&mut up).success());
+}
+
+fn round_trip(database: Option<&str>, fresh: Option<&str>) {
+    let folder = tempfile::tempdir().unwrap();
+    let ports = free_ports();
+    let backup = folder.path().join("hado-backup.bin");
+    let backup_text = backup.to_str().unwrap().to_owned();
+
+    with_hado_up(folder.path(), ports, database, || {
+        let (created, output) = run(folder.path(), ports, database, &["source", "create", "docs"]);
+        assert!(created, "{output}");
+        let (backed_up, output) = run(folder.path(), ports, database, &["backup", &backup_text]);
+        assert!(backed_up, "a backup while Hado runs: {output}");
+        assert!(output.contains("Backed up the database to"), "{output}");
+        let (again, output) = run(folder.path(), ports, database, &["backup", &backup_text]);
+        assert!(!again && output.contains("already exists"), "a backup never overwrites: {output}");
+        let (refused, output) = run(folder.path(), ports, database, &["restore", &backup_text, "--yes"]);
+        assert!(!refused && output.contains("stop it first"), "no restore under a running Hado: {output}");
+    });
+
+    // The data is lost: a new SQLite file, or a fresh Postgres database.
+    let target = fresh.or(database);
+    if database.is_none() {
+        for file in ["hado.db", "hado.db-wal", "hado.db-shm"] {
+            let _ = std::fs::remove_file(folder.path().join("hado-data").join(file));
+        }
+    }
+    let (unconfirmed, output) = run(folder.path(), ports, target, &["restore", &backup_text]);
+    assert!(!unconfirmed && output.contains("--yes"), "{output}");
+    let (not_a_backup, output) = run(folder.path(), ports, target, &["restore", "Cargo.toml", "--yes"]);
+    assert!(!not_a_backup, "{output}");
+    let (restored, output) = run(folder.path(), ports, target, &["restore", &backup_text, "--yes"]);
+    assert!(restored, "{output}");
+
+    with_hado_up(folder.path(), ports, target, || {
+        let (listed, output) = run(folder.path(), ports, target, &["source", "list"]);
+        assert!(listed && output.contains("docs"), "the restored database has the source: {output}");
+    });
+}
+
+#[test]
+fn a_sqlite_backup_restores_after_the_data_is_lost() {
+    round_trip(None, None);
+}
+
+#[test]
+fn a_postgres_backup_restores_into_a_fresh_database() {
+    let Ok(admin) = std::env::var("HADO_TEST_POSTGRES_URL").map(|url| url.trim().to_owned()).and_then(|url| if url.is_empty() { Err(std::env::VarError::NotPresent) } else { Ok(url) }) else {
+        assert!(std::env::var("CI").is_err(), "HADO_TEST_POSTGRES_URL must be set under CI");
+        let _ = writeln!(std::io::stderr(), "SKIPPED the Postgres backup test: HADO_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let base = admin.rsplit_once('/').map(|(base, _)| base).unwrap().to_owned();
+    let suffix = std::process::id();
+    let names = [format!("hado_backup_{suffix}_a"), format!("hado_backup_{suffix}_b")];
+    for name in &names {
+        let created = Command::new("psql").args([admin.as_str(), "-q", "-c", &format!("CREATE DATABASE {name}")]).output().unwrap();
+        assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    }
+    let (first, second) = (format!("{base}/{}", names[0]), format!("{base}/{}", names[1]));
+    round_trip(Some(&first), Some(&second));
+    for name in &names {
+        let _ = Command::new("psql").args([admin.as_str(), "-q", "-c", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]).output();
+    }
+}
