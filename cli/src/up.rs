@@ -41,6 +41,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
             command.env(variable, value);
         }
     }
+    metrics_address(&mut command, "HADO_CORE_METRICS_ADDR");
     let child = command.spawn().context("cannot start core")?;
     let mut processes = vec![Process { name: "core", child }];
 
@@ -54,6 +55,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let mcp_url = format!("http://{mcp_addr}/mcp");
     let mut command = Command::new(&executable);
     command.arg("gateway-mcp").env("HADO_CORE_URL", settings.core_url()).env("HADO_MCP_ADDR", &mcp_addr).kill_on_drop(true);
+    metrics_address(&mut command, "HADO_MCP_METRICS_ADDR");
     let child = command.spawn().context("cannot start gateway-mcp")?;
     processes.push(Process { name: "gateway-mcp", child });
     if let Err(error) = wait_until_listening(&mcp_addr, processes.last_mut().expect("just pushed")).await {
@@ -75,6 +77,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     {
         command.env(variable, value);
     }
+    metrics_address(&mut command, "HADO_HTTP_METRICS_ADDR");
     let child = command.spawn().context("cannot start gateway-http")?;
     processes.push(Process { name: "gateway-http", child });
     if let Err(error) = wait_until_listening(&http_addr, processes.last_mut().expect("just pushed")).await {
@@ -139,6 +142,17 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
             bail!("{} did not answer its health check at {url} within {}s", process.name, START_TIMEOUT.as_secs());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Each child serves metrics on its own address, when one is set for it
+/// (`HADO_CORE_METRICS_ADDR`, …); one shared HADO_METRICS_ADDR would clash.
+fn metrics_address(command: &mut Command, variable: &str) {
+    command.env_remove("HADO_METRICS_ADDR");
+    if let Ok(addr) = std::env::var(variable)
+        && !addr.trim().is_empty()
+    {
+        command.env("HADO_METRICS_ADDR", addr.trim());
     }
 }
 

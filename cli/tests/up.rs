@@ -68,6 +68,17 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let (status, profile) = http_get(port.http, "/me");
     assert_eq!(status, 200);
     assert!(profile.contains(r#""login":"me""#), "{profile}");
+
+    // Each process serves its metrics, and the scenario above moved them.
+    let (status, core_metrics) = http_get(port.metrics[0], "/metrics");
+    assert_eq!(status, 200);
+    assert!(core_metrics.contains(r#"hado_grpc_requests_total{method="/hado.v1.Admin/CreateSource",code="0"}"#), "{core_metrics}");
+    assert!(core_metrics.contains(r#"hado_grpc_requests_total{method="/hado.v1.Admin/CreateSource",code="6"} 1"#), "the refused second source: {core_metrics}");
+    assert!(core_metrics.contains("hado_grpc_request_duration_seconds_bucket") && core_metrics.contains("hado_scheduler_pass_seconds"), "{core_metrics}");
+    let (_, http_metrics) = http_get(port.metrics[1], "/metrics");
+    assert!(http_metrics.contains(r#"hado_http_requests_total{route="/me",method="GET",status="200"} 1"#), "{http_metrics}");
+    let (_, mcp_metrics) = http_get(port.metrics[2], "/metrics");
+    assert!(mcp_metrics.contains(r#"hado_http_requests_total{route="/mcp",method="POST",status="401"} 1"#), "{mcp_metrics}");
     let users = hado(folder.path(), port).arg("users").output().unwrap();
     assert!(String::from_utf8_lossy(&users.stdout).contains("anna"));
     let refused = hado(folder.path(), port).args(["source", "delete", "docs"]).output().unwrap();

@@ -192,10 +192,20 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
             if let Attempt::Failed { error } | Attempt::Gone { error } = &outcome {
                 tracing::warn!(delivery = delivery.id, channel = delivery.channel.id, %error, "delivery failed");
             }
+            let label = match outcome {
+                Attempt::Sent => "sent",
+                Attempt::Retry { .. } => "retry",
+                Attempt::Failed { .. } => "failed",
+                Attempt::Gone { .. } => "gone",
+            };
+            metrics::counter!("hado_deliveries_total", "channel" => delivery.channel.kind.clone(), "outcome" => label).increment(1);
             deliverer.engine.record_attempt(delivery, &outcome).await?;
         }
         total += count;
         if count < CLAIM_BATCH as usize {
+            if let Ok(pending) = deliverer.engine.pending_deliveries().await {
+                metrics::gauge!("hado_deliveries_pending").set(pending as f64);
+            }
             return Ok(total);
         }
     }

@@ -836,6 +836,12 @@ impl Engine {
         format!("{}/a/{token}", self.outbound.public_url.trim_end_matches('/'))
     }
 
+    /// How many deliveries wait to be sent (the queue depth).
+    pub async fn pending_deliveries(&self) -> Result<i64, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(channels::pending_count(&mut connection).await?)
+    }
+
     pub async fn earliest_delivery(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
         let mut connection = self.store.pool().acquire().await?;
         Ok(channels::earliest_pending(&mut connection).await?)
@@ -893,6 +899,7 @@ impl Engine {
             ReminderKind::Repeat => "repeat",
         };
         if fired.suppressed.is_some() {
+            metrics::counter!("hado_reminders_total", "kind" => kind, "outcome" => "suppressed").increment(1);
             let quieted = NewDelivery { event_id: Some(record.id), channel_id: None, kind, due_at: fired.due, status: "suppressed", next_attempt_at: None, note: Some("quiet after Remember") };
             channels::insert_delivery(connection, quieted, now).await?;
             return Ok(0);
@@ -903,6 +910,8 @@ impl Engine {
             channels::insert_delivery(connection, delivery, now).await?;
             queued += 1;
         }
+        let outcome = if queued > 0 { "queued" } else { "no_channel" };
+        metrics::counter!("hado_reminders_total", "kind" => kind, "outcome" => outcome).increment(1);
         Ok(queued)
     }
 

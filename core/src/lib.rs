@@ -80,6 +80,14 @@ pub use hado_proto::process::shutdown_signal;
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
     hado_proto::process::init_logging();
+    match hado_proto::process::start_metrics(&hado_proto::process::environment) {
+        Ok(Some(metrics)) => tracing::info!(%metrics, "core serves metrics at /metrics"),
+        Ok(None) => {}
+        Err(error) => {
+            eprintln!("hado-core: {error}");
+            return std::process::ExitCode::from(2);
+        }
+    }
     let config = match CoreConfig::from_env() {
         Ok(config) => config,
         Err(error) => {

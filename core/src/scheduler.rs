@@ -35,8 +35,17 @@ pub async fn drain(engine: &Engine) -> Result<usize, crate::error::CoreError> {
 pub async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
     let wake = engine.wake_handle();
     loop {
-        let pause = match drain(&engine).await {
+        // How late the most overdue check is when the pass starts.
+        if let Ok(Some(earliest)) = engine.earliest_check().await {
+            let lag = (engine.now() - earliest).num_milliseconds().max(0) as f64 / 1000.0;
+            metrics::gauge!("hado_scheduler_lag_seconds").set(lag);
+        }
+        let started = std::time::Instant::now();
+        let pass = drain(&engine).await;
+        metrics::histogram!("hado_scheduler_pass_seconds").record(started.elapsed().as_secs_f64());
+        let pause = match pass {
             Ok(advanced) => {
+                metrics::counter!("hado_scheduler_advanced_total").increment(advanced as u64);
                 if advanced > 0 {
                     tracing::debug!(advanced, "scheduler pass");
                 }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod health;
 pub mod ics;
 pub mod me;
+pub mod metrics;
 pub mod openapi;
 pub mod web;
 
@@ -115,6 +116,7 @@ pub fn router(state: AppState) -> Router {
         .route("/me/events/{id}/ack", post(me::ack))
         .route("/me/agent-token", get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page") })
+        .layer(axum::middleware::from_fn(metrics::record))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }

@@ -67,7 +67,15 @@ fn request_host(request: &Request) -> Option<String> {
     }
 }
 
+/// Counts every request to `/mcp` by status, whatever the guard decided.
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let method = request.method().to_string();
+    let response = admit(guard, request, next).await;
+    metrics::counter!("hado_http_requests_total", "route" => "/mcp", "method" => method, "status" => response.status().as_u16().to_string()).increment(1);
+    response
+}
+
+async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
         let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams");
         response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));

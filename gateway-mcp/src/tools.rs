@@ -315,10 +315,35 @@ const ARGUMENTS_MISFIT: &str = "failed to deserialize parameters:";
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for HadoMcp {
-    /// Dispatches to the tool, except that arguments of the wrong shape are
-    /// protocol misuse and answer as a JSON-RPC invalid-params error: rmcp
-    /// would return them as a tool result, which is kept for what core refuses.
+    /// Dispatches to the tool, counted and timed. Arguments of the wrong
+    /// shape are protocol misuse and answer as a JSON-RPC invalid-params
+    /// error: rmcp would return them as a tool result, which is kept for what
+    /// core refuses.
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        // Only known tool names become metric labels.
+        let tool = if self.tool_router.has_route(request.name.as_ref()) { request.name.to_string() } else { "unknown".to_owned() };
+        let started = std::time::Instant::now();
+        let answer = self.dispatch(request, context).await;
+        let outcome = match &answer {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => "tool_error",
+            Ok(_) => "ok",
+            Err(_) => "protocol_error",
+        };
+        metrics::counter!("hado_mcp_tool_calls_total", "tool" => tool.clone(), "outcome" => outcome).increment(1);
+        metrics::histogram!("hado_mcp_tool_call_duration_seconds", "tool" => tool).record(started.elapsed().as_secs_f64());
+        answer
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("hado", env!("CARGO_PKG_VERSION")).with_title("Hado"))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+impl HadoMcp {
+    /// Runs the tool; arguments of the wrong shape become a JSON-RPC error.
+    async fn dispatch(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let response = self.tool_router.call(ToolCallContext::new(self, request, context)).await?;
         if let CallToolResponse::Complete(result) = &response
             && result.is_error == Some(true)
@@ -328,12 +353,6 @@ impl ServerHandler for HadoMcp {
             return Err(ErrorData::invalid_params(text.text.clone(), None));
         }
         Ok(response)
-    }
-
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("hado", env!("CARGO_PKG_VERSION")).with_title("Hado"))
-            .with_instructions(INSTRUCTIONS)
     }
 }
 

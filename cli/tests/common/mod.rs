@@ -21,10 +21,12 @@ pub struct Ports {
     pub grpc: u16,
     pub mcp: u16,
     pub http: u16,
+    /// Where each process serves its metrics: core, gateway-http, gateway-mcp.
+    pub metrics: [u16; 3],
 }
 
 pub fn free_ports() -> Ports {
-    Ports { grpc: free_port(), mcp: free_port(), http: free_port() }
+    Ports { grpc: free_port(), mcp: free_port(), http: free_port(), metrics: [free_port(), free_port(), free_port()] }
 }
 
 pub fn hado(folder: &Path, ports: Ports) -> Command {
@@ -34,6 +36,9 @@ pub fn hado(folder: &Path, ports: Ports) -> Command {
         .env("HADO_GRPC_ADDR", format!("127.0.0.1:{}", ports.grpc))
         .env("HADO_MCP_ADDR", format!("127.0.0.1:{}", ports.mcp))
         .env("HADO_HTTP_ADDR", format!("127.0.0.1:{}", ports.http))
+        .env("HADO_CORE_METRICS_ADDR", format!("127.0.0.1:{}", ports.metrics[0]))
+        .env("HADO_HTTP_METRICS_ADDR", format!("127.0.0.1:{}", ports.metrics[1]))
+        .env("HADO_MCP_METRICS_ADDR", format!("127.0.0.1:{}", ports.metrics[2]))
         .env_remove("HADO_LOCAL_USER")
         .env_remove("HADO_CORE_URL")
         .env_remove("HADO_DATABASE_URL")

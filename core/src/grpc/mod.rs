@@ -8,6 +8,7 @@ pub mod convert;
 mod inbox;
 mod ingest;
 mod links;
+mod metrics;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -55,6 +56,7 @@ pub async fn serve(
     let links = links::LinksService { engine: engine.clone(), credentials: credentials.clone() };
     let admin = admin::AdminService { engine, credentials };
     tonic::transport::Server::builder()
+        .layer(metrics::GrpcMetricsLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -275,3 +275,8 @@ pub async fn earliest_pending(connection: &mut AnyConnection) -> Result<Option<D
     let row = sqlx::query("SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
     row.try_get::<Option<i64>, _>("next")?.map(instant).transpose()
 }
+
+pub async fn pending_count(connection: &mut AnyConnection) -> Result<i64, StoreError> {
+    let row = sqlx::query("SELECT COUNT(*) AS count FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
+    Ok(row.try_get("count")?)
+}
