@@ -143,6 +143,10 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     assert_eq!(api.json::<Value>().await.unwrap()["error"], "a source bearer token is required (Authorization: Bearer hado_src_…)");
     let document = client.get(format!("{base}/openapi.json")).send().await.unwrap();
     assert_eq!(document.status(), StatusCode::OK);
+    let feed = client.get(format!("{base}/ics/hado_ics_unknown.ics")).send().await.unwrap();
+    assert_eq!(feed.status(), StatusCode::NOT_FOUND, "calendar feeds pass Caddy without a sign-in; the gateway answers");
+    let link = client.get(format!("{base}/a/forged")).send().await.unwrap();
+    assert_eq!(link.status(), StatusCode::BAD_REQUEST, "action links pass too");
 
     let _ = running.kill();
     let _ = running.wait();
