@@ -17,3 +17,4 @@ pub mod error;
 pub mod metadata;
 pub mod process;
 pub mod views;
+pub mod wording;

@@ -1,7 +1,9 @@
-//! Owns every word of the web inbox in its two languages, and how a due
-//! moment reads in each ("in 3 days, Mon 14 Dec", "через 3 дня, пн 14 дек").
+//! Owns every word of the web inbox in its two languages; how a due moment
+//! reads is `hado_proto::wording`'s, shared with core's Telegram messages.
 
-use chrono::{Datelike, NaiveDate, NaiveTime};
+use chrono::{NaiveDate, NaiveTime};
+
+use hado_proto::wording::{self, Lang};
 
 /// The interface's words in one language.
 pub struct Words {
@@ -91,8 +93,6 @@ pub struct Words {
     pub details: &'static str,
     pub delivery_log: &'static str,
     pub no_deliveries: &'static str,
-    weekdays: [&'static str; 7],
-    months: [&'static str; 12],
 }
 
 pub const EN: Words = Words {
@@ -182,8 +182,6 @@ pub const EN: Words = Words {
     details: "Details",
     delivery_log: "Reminders sent",
     no_deliveries: "No reminder has gone out for this event yet.",
-    weekdays: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"],
-    months: ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"],
 };
 
 pub const RU: Words = Words {
@@ -273,97 +271,19 @@ pub const RU: Words = Words {
     details: "Подробнее",
     delivery_log: "Отправленные напоминания",
     no_deliveries: "Для этого события напоминаний ещё не было.",
-    weekdays: ["пн", "вт", "ср", "чт", "пт", "сб", "вс"],
-    months: ["янв", "фев", "мар", "апр", "мая", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"],
 };
 
 pub fn for_locale(locale: &str) -> &'static Words {
     if locale == "ru" { &RU } else { &EN }
 }
 
-/// Russian picks one of three forms by the number: 1 день, 2 дня, 5 дней.
-fn russian_plural(count: i64, one: &'static str, few: &'static str, many: &'static str) -> &'static str {
-    let (last, last_two) = (count % 10, count % 100);
-    if last == 1 && last_two != 11 {
-        one
-    } else if (2..=4).contains(&last) && !(12..=14).contains(&last_two) {
-        few
-    } else {
-        many
-    }
-}
-
 impl Words {
-    fn day_count(&self, days: i64) -> String {
-        if self.lang == "ru" {
-            format!("{days} {}", russian_plural(days, "день", "дня", "дней"))
-        } else if days == 1 {
-            "1 day".to_owned()
-        } else {
-            format!("{days} days")
-        }
+    fn language(&self) -> Lang {
+        Lang::from_locale(self.lang)
     }
 
-    /// "Mon 14 Dec" / "пн 14 дек".
-    pub fn short_date(&self, date: NaiveDate) -> String {
-        let weekday = self.weekdays[date.weekday().num_days_from_monday() as usize];
-        format!("{weekday} {} {}", date.day(), self.months[date.month0() as usize])
-    }
-
-    /// The due moment relative to the user's today, in words.
+    /// The due moment relative to the person's today, in words.
     pub fn due_in_words(&self, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>, overdue: bool) -> String {
-        let days = (due_date - today).num_days();
-        let at = due_time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
-        let ru = self.lang == "ru";
-        match days {
-            0 if overdue => {
-                if ru {
-                    format!("просрочено, срок был сегодня{at}")
-                } else {
-                    format!("overdue since today{at}")
-                }
-            }
-            0 => if ru { format!("сегодня{at}") } else { format!("today{at}") },
-            1 => if ru { format!("завтра{at}, {}", self.short_date(due_date)) } else { format!("tomorrow{at}, {}", self.short_date(due_date)) },
-            days if days > 1 => {
-                if ru {
-                    format!("через {}, {}{at}", self.day_count(days), self.short_date(due_date))
-                } else {
-                    format!("in {}, {}{at}", self.day_count(days), self.short_date(due_date))
-                }
-            }
-            days => {
-                if ru {
-                    format!("просрочено на {}", self.day_count(-days))
-                } else {
-                    format!("{} overdue", self.day_count(-days))
-                }
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn date(text: &str) -> NaiveDate {
-        text.parse().unwrap()
-    }
-
-    #[test]
-    fn due_moments_read_naturally_in_both_languages() {
-        let today = date("2026-12-11");
-        let at = |hour| NaiveTime::from_hms_opt(hour, 0, 0);
-        assert_eq!(EN.due_in_words(today, date("2026-12-14"), None, false), "in 3 days, Mon 14 Dec");
-        assert_eq!(RU.due_in_words(today, date("2026-12-14"), None, false), "через 3 дня, пн 14 дек");
-        assert_eq!(EN.due_in_words(today, date("2026-12-12"), at(9), false), "tomorrow 09:00, Sat 12 Dec");
-        assert_eq!(EN.due_in_words(today, date("2026-12-11"), at(15), false), "today 15:00");
-        assert_eq!(EN.due_in_words(today, date("2026-12-11"), at(9), true), "overdue since today 09:00");
-        assert_eq!(EN.due_in_words(today, date("2026-12-09"), None, true), "2 days overdue");
-        assert_eq!(RU.due_in_words(today, date("2026-12-10"), None, true), "просрочено на 1 день");
-        assert_eq!(RU.due_in_words(today, date("2026-12-16"), None, false), "через 5 дней, ср 16 дек");
-        assert_eq!(RU.due_in_words(today, date("2026-12-01"), None, true), "просрочено на 10 дней");
-        assert_eq!(RU.due_in_words(today, date("2026-11-20"), None, true), "просрочено на 21 день");
+        wording::due_in_words(self.language(), today, due_date, due_time, overdue)
     }
 }

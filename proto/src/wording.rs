@@ -1,0 +1,121 @@
+//! Owns how a due moment reads, in English and Russian: "in 3 days, Mon 14
+//! Dec", "через 3 дня, пн 14 дек", "2 days overdue". The web inbox and
+//! core's Telegram messages say it the same way.
+
+use chrono::{Datelike, NaiveDate, NaiveTime};
+
+/// The languages Hado speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Ru,
+}
+
+impl Lang {
+    /// `ru` is Russian; anything else English.
+    pub fn from_locale(locale: &str) -> Self {
+        if locale == "ru" { Self::Ru } else { Self::En }
+    }
+}
+
+const WEEKDAYS: [[&str; 7]; 2] = [["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], ["пн", "вт", "ср", "чт", "пт", "сб", "вс"]];
+const MONTHS: [[&str; 12]; 2] = [
+    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"],
+    ["янв", "фев", "мар", "апр", "мая", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"],
+];
+
+/// Russian picks one of three forms by the number: 1 день, 2 дня, 5 дней.
+fn russian_plural(count: i64, one: &'static str, few: &'static str, many: &'static str) -> &'static str {
+    let (last, last_two) = (count % 10, count % 100);
+    if last == 1 && last_two != 11 {
+        one
+    } else if (2..=4).contains(&last) && !(12..=14).contains(&last_two) {
+        few
+    } else {
+        many
+    }
+}
+
+fn day_count(lang: Lang, days: i64) -> String {
+    match lang {
+        Lang::Ru => format!("{days} {}", russian_plural(days, "день", "дня", "дней")),
+        Lang::En if days == 1 => "1 day".to_owned(),
+        Lang::En => format!("{days} days"),
+    }
+}
+
+/// "Mon 14 Dec" / "пн 14 дек".
+pub fn short_date(lang: Lang, date: NaiveDate) -> String {
+    let index = lang as usize;
+    let weekday = WEEKDAYS[index][date.weekday().num_days_from_monday() as usize];
+    format!("{weekday} {} {}", date.day(), MONTHS[index][date.month0() as usize])
+}
+
+/// The due moment relative to the person's today, in words.
+pub fn due_in_words(lang: Lang, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>, overdue: bool) -> String {
+    let days = (due_date - today).num_days();
+    let at = due_time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
+    let ru = lang == Lang::Ru;
+    match days {
+        0 if overdue => {
+            if ru {
+                format!("просрочено, срок был сегодня{at}")
+            } else {
+                format!("overdue since today{at}")
+            }
+        }
+        0 => {
+            if ru {
+                format!("сегодня{at}")
+            } else {
+                format!("today{at}")
+            }
+        }
+        1 => {
+            if ru {
+                format!("завтра{at}, {}", short_date(lang, due_date))
+            } else {
+                format!("tomorrow{at}, {}", short_date(lang, due_date))
+            }
+        }
+        days if days > 1 => {
+            if ru {
+                format!("через {}, {}{at}", day_count(lang, days), short_date(lang, due_date))
+            } else {
+                format!("in {}, {}{at}", day_count(lang, days), short_date(lang, due_date))
+            }
+        }
+        days => {
+            if ru {
+                format!("просрочено на {}", day_count(lang, -days))
+            } else {
+                format!("{} overdue", day_count(lang, -days))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn date(text: &str) -> NaiveDate {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn due_moments_read_naturally_in_both_languages() {
+        let today = date("2026-12-11");
+        let at = |hour| NaiveTime::from_hms_opt(hour, 0, 0);
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-14"), None, false), "in 3 days, Mon 14 Dec");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-14"), None, false), "через 3 дня, пн 14 дек");
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-12"), at(9), false), "tomorrow 09:00, Sat 12 Dec");
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-11"), at(15), false), "today 15:00");
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-11"), at(9), true), "overdue since today 09:00");
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-09"), None, true), "2 days overdue");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-10"), None, true), "просрочено на 1 день");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-16"), None, false), "через 5 дней, ср 16 дек");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-01"), None, true), "просрочено на 10 дней");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2026-11-20"), None, true), "просрочено на 21 день");
+    }
+}
