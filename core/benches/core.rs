@@ -73,6 +73,7 @@ fn config(database: &Database) -> CoreConfig {
         default_zone: chrono_tz::Europe::Berlin,
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
+        telegram: None,
     }
 }
 

@@ -20,6 +20,9 @@ pub struct CoreConfig {
     /// Whether webhooks may target private and loopback addresses
     /// (`HADO_WEBHOOK_ALLOW_PRIVATE`).
     pub webhook_allow_private: bool,
+    /// The Telegram bot (`HADO_TELEGRAM_BOT_TOKEN`, `HADO_TELEGRAM_API_URL`,
+    /// `HADO_TELEGRAM_WEBHOOK_SECRET` for webhook mode); none without a token.
+    pub telegram: Option<crate::telegram::TelegramConfig>,
 }
 
 impl std::fmt::Debug for CoreConfig {
@@ -56,6 +59,21 @@ fn flag(lookup: Lookup<'_>, variable: &'static str) -> Result<bool, ConfigError>
     }
 }
 
+pub const DEFAULT_TELEGRAM_API_URL: &str = "https://api.telegram.org";
+
+fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig>, ConfigError> {
+    let Some(token) = read(lookup, "HADO_TELEGRAM_BOT_TOKEN") else { return Ok(None) };
+    if !token.contains(':') {
+        return Err(ConfigError { variable: "HADO_TELEGRAM_BOT_TOKEN", problem: "is not a bot token such as 123456:ABC-DEF… (BotFather gives one)".into() });
+    }
+    let api_url = read(lookup, "HADO_TELEGRAM_API_URL").unwrap_or_else(|| DEFAULT_TELEGRAM_API_URL.to_owned());
+    if hado_proto::process::host_of_url(&api_url).is_none() {
+        return Err(ConfigError { variable: "HADO_TELEGRAM_API_URL", problem: format!("{api_url:?} is not a URL such as {DEFAULT_TELEGRAM_API_URL}") });
+    }
+    let webhook = read(lookup, "HADO_TELEGRAM_WEBHOOK_SECRET").is_some();
+    Ok(Some(crate::telegram::TelegramConfig { token, api_url, webhook }))
+}
+
 impl CoreConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(&hado_proto::process::environment)
@@ -78,6 +96,7 @@ impl CoreConfig {
             secret: secret(lookup, "HADO_SECRET")?,
             public_url: public_url(lookup)?,
             webhook_allow_private: flag(lookup, "HADO_WEBHOOK_ALLOW_PRIVATE")?,
+            telegram: telegram(lookup)?,
             default_zone,
         })
     }

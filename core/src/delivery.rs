@@ -1,5 +1,6 @@
 //! Owns sending reminders: the delivery loop that claims pending deliveries,
-//! posts each to its webhook signed per the Standard Webhooks spec
+//! sends each to its Telegram chat or posts it to its webhook, signed per the
+//! Standard Webhooks spec
 //! (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…`), and records
 //! the outcome: sent; retried on the Standard Webhooks schedule with jitter,
 //! honouring `Retry-After`; failed, with the error shown on the channel; or,
@@ -25,6 +26,7 @@ use crate::grpc::convert;
 use crate::links::LinkAction;
 use crate::storage::EventRecord;
 use crate::storage::channels::ClaimedDelivery;
+use crate::telegram::{self, BotError};
 
 /// How long a receiver has to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(15);
@@ -139,8 +141,15 @@ impl Deliverer {
             None => Attempt::Failed { error: format!("{error} (gave up after {attempts} attempts)") },
         };
         let channel = &delivery.channel;
+        if channel.kind == "telegram" {
+            return match self.send_telegram(delivery, event).await {
+                Ok(()) => Attempt::Sent,
+                Err(error) if error.forbidden => Attempt::Gone { error: format!("{}; the bot may no longer write to this chat, so the channel was turned off", error.message) },
+                Err(error) => retry_or_fail(error.message, error.retry_after.map(Duration::from_secs)),
+            };
+        }
         if channel.kind != "webhook" {
-            return Attempt::Failed { error: format!("channels of kind {} cannot be sent to yet", channel.kind) };
+            return Attempt::Failed { error: format!("channels of kind {} cannot be sent to", channel.kind) };
         }
         if let Err(error) = self.check_target(&channel.target).await {
             return Attempt::Failed { error };
@@ -178,6 +187,22 @@ impl Deliverer {
             Err(error) if error.is_timeout() => retry_or_fail(format!("the receiver did not answer within {} s", TIMEOUT.as_secs()), None),
             Err(error) => retry_or_fail(format!("the receiver could not be reached: {}", error.without_url()), None),
         }
+    }
+}
+
+impl Deliverer {
+    async fn send_telegram(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Result<(), BotError> {
+        let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
+        let bot = self.engine.outbound().telegram.clone().ok_or_else(|| failed("Telegram is not set up on this Hado (HADO_TELEGRAM_BOT_TOKEN)".into()))?;
+        let chat_id: i64 = delivery.channel.target.parse().map_err(|_| failed(format!("{:?} is not a Telegram chat", delivery.channel.target)))?;
+        let (text, keyboard) = match event {
+            Some(event) => {
+                let (text, keyboard) = telegram::reminder(&self.engine, event).await.map_err(|error| failed(error.to_string()))?;
+                (text, Some(keyboard))
+            }
+            None => ("This is a test message from Hado: this chat is connected. / Тестовое сообщение Hado: чат подключён.".to_owned(), None),
+        };
+        bot.send_message(chat_id, &text, keyboard).await.map(|_| ())
     }
 }
 

@@ -118,6 +118,8 @@ pub struct Outbound {
     pub public_url: String,
     /// Whether webhooks may target private and loopback addresses (`HADO_WEBHOOK_ALLOW_PRIVATE`).
     pub allow_private: bool,
+    /// The Telegram bot, when one is set up.
+    pub telegram: Option<crate::telegram::Bot>,
 }
 
 /// A webhook channel just added, with its signing secret (shown this once).

@@ -11,6 +11,7 @@ pub mod grpc;
 pub mod links;
 pub mod scheduler;
 pub mod storage;
+pub mod telegram;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tokens;
@@ -39,7 +40,11 @@ pub enum RunError {
 /// Opens the database (running migrations) and builds the engine.
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
-    let outbound = engine::Outbound { public_url: config.public_url.clone(), allow_private: config.webhook_allow_private };
+    let outbound = engine::Outbound {
+        public_url: config.public_url.clone(),
+        allow_private: config.webhook_allow_private,
+        telegram: config.telegram.as_ref().map(telegram::Bot::new),
+    };
     Ok(Arc::new(Engine::new(store, clock, config.default_zone, links::LinkSigner::new(&config.secret), outbound).await?))
 }
 
@@ -53,12 +58,19 @@ pub async fn serve(
 ) -> Result<(), RunError> {
     let (stop, stopped) = watch::channel(false);
     let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
-    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone()), stopped));
+    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone()), stopped.clone()));
+    let polling = match engine.outbound().telegram.clone() {
+        Some(bot) if !bot.webhook => Some(tokio::spawn(telegram::poll(engine.clone(), bot, stopped))),
+        _ => None,
+    };
     let credentials = grpc::Credentials { admin_token: config.admin_token.clone(), gateway_token: config.gateway_token.clone() };
     let served = grpc::serve(engine.clone(), credentials, listener, shutdown).await;
     let _ = stop.send(true);
     let _ = scheduler.await;
     let _ = deliveries.await;
+    if let Some(polling) = polling {
+        let _ = polling.await;
+    }
     engine.store().close().await;
     Ok(served?)
 }

@@ -150,6 +150,7 @@ pub fn config(database_url: &str) -> CoreConfig {
         default_zone: chrono_tz::Europe::Berlin,
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
+        telegram: None,
     }
 }
 
@@ -188,9 +189,15 @@ pub struct TestCore {
 
 impl TestCore {
     pub async fn start(backend: &Backend, now: &str) -> Self {
+        Self::start_configured(backend, now, |_| {}).await
+    }
+
+    /// A core whose configuration `configure` changes first (a Telegram bot, say).
+    pub async fn start_configured(backend: &Backend, now: &str, configure: impl FnOnce(&mut CoreConfig)) -> Self {
         let database = TestDatabase::create(backend).await;
         let clock = Arc::new(ManualClock::new(utc(now)));
-        let config = config(&database.url);
+        let mut config = config(&database.url);
+        configure(&mut config);
         let engine = crate::open(&config, clock.clone()).await.expect("core opens its database");
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -148,6 +148,15 @@ impl Inbox for InboxService {
         Ok(Response::new(v1::RevokeAgentTokenReply { revoked: self.engine.revoke_calendar_feed(&caller.user).await? }))
     }
 
+    async fn create_telegram_link(&self, request: Request<v1::CreateTelegramLinkRequest>) -> Result<Response<v1::TelegramLink>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let bot = self.engine.outbound().telegram.clone().ok_or_else(|| {
+            CoreError::FailedPrecondition("Telegram is not set up on this Hado: the operator sets HADO_TELEGRAM_BOT_TOKEN".into())
+        })?;
+        let (url, expires_at) = crate::telegram::link_url(&self.engine, &bot, caller.user.id).await?;
+        Ok(Response::new(v1::TelegramLink { url, expires_at: convert::timestamp(expires_at) }))
+    }
+
     async fn list_channels(&self, request: Request<v1::ListChannelsRequest>) -> Result<Response<v1::ChannelList>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let channels = self.engine.list_channels(&caller.user).await?;

@@ -10,6 +10,7 @@ use hado_proto::v1::{self, links_server::Links};
 use super::auth::{self, Credentials};
 use super::convert;
 use crate::engine::Engine;
+use crate::error::CoreError;
 use crate::links::ActionLink;
 use crate::storage::{EventRecord, UserRecord};
 
@@ -41,6 +42,15 @@ impl Links for LinksService {
         let (user, events) = self.engine.calendar_feed(&request.get_ref().token).await?;
         let attention = self.engine.attention_count(&user).await?;
         Ok(Response::new(v1::CalendarFeedReply { profile: Some(convert::profile(&user, self.engine.now(), attention)), events: convert::events(&events).events }))
+    }
+
+    async fn telegram_update(&self, request: Request<v1::TelegramUpdateRequest>) -> Result<Response<v1::TelegramUpdateReply>, Status> {
+        auth::gateway(&self.credentials, request.metadata())?;
+        let bot = self.engine.outbound().telegram.clone().ok_or_else(|| CoreError::FailedPrecondition("Telegram is not set up on this Hado".into()))?;
+        let update: serde_json::Value =
+            serde_json::from_str(&request.get_ref().update_json).map_err(|error| CoreError::invalid("update_json", format!("update_json is not JSON: {error}")))?;
+        crate::telegram::handle_update(&self.engine, &bot, &update).await?;
+        Ok(Response::new(v1::TelegramUpdateReply {}))
     }
 
     async fn use_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {

@@ -8,6 +8,7 @@
 
 pub mod channels;
 pub mod events;
+pub mod telegram;
 mod records;
 mod sources;
 pub mod users;

@@ -1,0 +1,66 @@
+//! Owns the SQL of Telegram: linking codes, handled updates, button ids.
+
+use chrono::{DateTime, Utc};
+use sqlx::{AnyConnection, Row};
+
+use super::StoreError;
+use super::channels::ChannelRecord;
+use super::records::millis;
+
+pub async fn insert_link(connection: &mut AnyConnection, code: &str, user_id: i64, expires_at: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO telegram_links (code, user_id, expires_at) VALUES ($1, $2, $3)")
+        .bind(code.to_owned())
+        .bind(user_id)
+        .bind(millis(expires_at))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// Uses up a linking code: the user it names, when it has not expired.
+pub async fn take_link(connection: &mut AnyConnection, code: &str, now: DateTime<Utc>) -> Result<Option<i64>, StoreError> {
+    let row = sqlx::query("SELECT user_id, expires_at FROM telegram_links WHERE code = $1").bind(code.to_owned()).fetch_optional(&mut *connection).await?;
+    sqlx::query("DELETE FROM telegram_links WHERE code = $1 OR expires_at < $2").bind(code.to_owned()).bind(millis(now)).execute(&mut *connection).await?;
+    let Some(row) = row else { return Ok(None) };
+    let expires_at: i64 = row.try_get("expires_at")?;
+    Ok((expires_at > millis(now)).then(|| row.try_get("user_id")).transpose()?)
+}
+
+/// Records an update as handled; false when it already was.
+pub async fn record_update(connection: &mut AnyConnection, update_id: i64, now: DateTime<Utc>) -> Result<bool, StoreError> {
+    let done = sqlx::query("INSERT INTO telegram_updates (update_id, received_at) VALUES ($1, $2) ON CONFLICT (update_id) DO NOTHING")
+        .bind(update_id)
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+pub async fn insert_button(connection: &mut AnyConnection, id: &str, event_id: i64, user_id: i64, action: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO telegram_buttons (id, event_id, user_id, action, created_at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(id.to_owned())
+        .bind(event_id)
+        .bind(user_id)
+        .bind(action.to_owned())
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// The event, user and action a button stands for.
+pub async fn find_button(connection: &mut AnyConnection, id: &str) -> Result<Option<(i64, i64, String)>, StoreError> {
+    let row = sqlx::query("SELECT event_id, user_id, action FROM telegram_buttons WHERE id = $1").bind(id.to_owned()).fetch_optional(&mut *connection).await?;
+    row.map(|row| Ok((row.try_get("event_id")?, row.try_get("user_id")?, row.try_get("action")?))).transpose()
+}
+
+/// The Telegram channel of a chat, if a person linked it.
+pub async fn channel_for_chat(connection: &mut AnyConnection, chat_id: i64) -> Result<Option<ChannelRecord>, StoreError> {
+    let row = sqlx::query("SELECT id, user_id FROM channels WHERE kind = 'telegram' AND target = $1 ORDER BY id LIMIT 1")
+        .bind(chat_id.to_string())
+        .fetch_optional(&mut *connection)
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    let (id, user_id): (i64, i64) = (row.try_get("id")?, row.try_get("user_id")?);
+    super::channels::find(connection, user_id, id).await
+}

@@ -1,0 +1,343 @@
+//! Owns Telegram (DESIGN §7): the Bot API client (its base URL is a
+//! setting, so tests run a local fake), linking a chat with a one-time code,
+//! handling updates once each (by `update_id`), reminder messages with
+//! [done label] [Remember] [Open] buttons, what a press does, `/list`, and
+//! the long-polling loop. In webhook mode the HTTP gateway forwards updates
+//! instead of the loop fetching them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use rand::Rng;
+use serde_json::{Value, json};
+use tokio::sync::{OnceCell, watch};
+
+use hado_proto::wording::{self, Lang};
+
+use crate::engine::Engine;
+use crate::error::CoreError;
+use crate::links::LinkAction;
+use crate::storage::channels::{self, ChannelRecord};
+use crate::storage::{EventRecord, telegram, users};
+
+/// How long a linking code works.
+pub const LINK_LIFETIME: chrono::Duration = chrono::Duration::hours(1);
+const POLL_TIMEOUT_SECONDS: u64 = 25;
+
+/// The bot's settings.
+#[derive(Clone, Debug)]
+pub struct TelegramConfig {
+    pub token: String,
+    /// Such as https://api.telegram.org (`HADO_TELEGRAM_API_URL`).
+    pub api_url: String,
+    /// Set in webhook mode: the gateway checks Telegram's secret header and
+    /// core does not poll.
+    pub webhook: bool,
+}
+
+/// A Bot API call that did not succeed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BotError {
+    pub message: String,
+    /// Telegram's `retry_after`, on 429.
+    pub retry_after: Option<u64>,
+    /// The bot may no longer write to the chat (blocked, chat gone).
+    pub forbidden: bool,
+}
+
+/// The Bot API client. Its `Debug` never shows the token.
+#[derive(Clone)]
+pub struct Bot {
+    http: reqwest::Client,
+    base: String,
+    pub webhook: bool,
+    username: Arc<OnceCell<String>>,
+}
+
+impl std::fmt::Debug for Bot {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Bot { .. }")
+    }
+}
+
+impl Bot {
+    pub fn new(config: &TelegramConfig) -> Self {
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)).build().expect("an HTTP client builds");
+        Self { http, base: format!("{}/bot{}", config.api_url.trim_end_matches('/'), config.token), webhook: config.webhook, username: Arc::new(OnceCell::new()) }
+    }
+
+    async fn call(&self, method: &str, body: Value) -> Result<Value, BotError> {
+        let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
+        let response = self.http.post(format!("{}/{method}", self.base)).json(&body).send().await.map_err(|error| failed(format!("Telegram cannot be reached: {}", error.without_url())))?;
+        let status = response.status();
+        let reply: Value = response.json().await.map_err(|_| failed(format!("Telegram answered {status} without JSON")))?;
+        if reply["ok"] == true {
+            return Ok(reply["result"].clone());
+        }
+        Err(BotError {
+            message: format!("Telegram refused {method}: {}", reply["description"].as_str().unwrap_or("no reason given")),
+            retry_after: reply["parameters"]["retry_after"].as_u64(),
+            forbidden: status == reqwest::StatusCode::FORBIDDEN,
+        })
+    }
+
+    /// The bot's @name, asked once.
+    pub async fn username(&self) -> Result<String, BotError> {
+        self.username.get_or_try_init(|| async { Ok(self.call("getMe", json!({})).await?["username"].as_str().unwrap_or_default().to_owned()) }).await.cloned()
+    }
+
+    pub async fn send_message(&self, chat_id: i64, text: &str, keyboard: Option<Value>) -> Result<Value, BotError> {
+        let mut body = json!({ "chat_id": chat_id, "text": text });
+        if let Some(keyboard) = keyboard {
+            body["reply_markup"] = json!({ "inline_keyboard": keyboard });
+        }
+        self.call("sendMessage", body).await
+    }
+
+    async fn edit_message(&self, chat_id: i64, message_id: i64, text: &str) -> Result<Value, BotError> {
+        self.call("editMessageText", json!({ "chat_id": chat_id, "message_id": message_id, "text": text })).await
+    }
+
+    async fn answer_callback(&self, id: &str, text: &str) -> Result<Value, BotError> {
+        self.call("answerCallbackQuery", json!({ "callback_query_id": id, "text": text })).await
+    }
+}
+
+/// The words of the bot, in the person's language.
+struct Say(Lang);
+
+impl Say {
+    fn ru(&self) -> bool {
+        self.0 == Lang::Ru
+    }
+    fn remember(&self) -> &'static str {
+        if self.ru() { "Помню" } else { "Remember" }
+    }
+    fn open(&self) -> &'static str {
+        if self.ru() { "Открыть" } else { "Open" }
+    }
+    fn linked(&self, login: &str) -> String {
+        if self.ru() { format!("Готово: напоминания Hado для {login} будут приходить в этот чат.") } else { format!("Linked: Hado's reminders for {login} come to this chat.") }
+    }
+    fn quiet_until(&self, until: &str) -> String {
+        if self.ru() { format!("тихо до {until}") } else { format!("quiet until {until}") }
+    }
+}
+
+fn random_id(length: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let mut rng = rand::rng();
+    (0..length).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+}
+
+/// The event's due moment in words, in its person's zone and language.
+fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
+    let lang = Lang::from_locale(event.locale.as_str());
+    let today = now.with_timezone(&event.zone).date_naive();
+    // A date's due moment is the end of its day, so the day comes from the date.
+    let day = event.spec.due.at.day_in(event.zone);
+    let time = event.spec.due.at.has_time_of_day().then(|| event.spec.due.at.moment_in(event.zone).with_timezone(&event.zone).time());
+    wording::due_in_words(lang, today, day, time, event.lifecycle.state.as_str() == "overdue")
+}
+
+fn local(event: &EventRecord, instant: DateTime<Utc>) -> String {
+    instant.with_timezone(&event.zone).format("%Y-%m-%d %H:%M").to_string()
+}
+
+/// A reminder's text and buttons; the buttons' ids are stored first.
+pub async fn reminder(engine: &Engine, event: &EventRecord) -> Result<(String, Value), CoreError> {
+    let say = Say(Lang::from_locale(event.locale.as_str()));
+    let now = engine.now();
+    let mut text = format!("⏰ {}", event.spec.title.as_str());
+    if let Some(subtitle) = &event.spec.subtitle {
+        text.push_str(&format!("\n{subtitle}"));
+    }
+    text.push_str(&format!("\n{}", due_words(event, now)));
+    let done_label = event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned());
+    let (done, remember) = (random_id(12), random_id(12));
+    let mut transaction = engine.store().begin_write().await?;
+    telegram::insert_button(&mut transaction, &done, event.id, event.user_id, LinkAction::Done.as_str(), now).await?;
+    telegram::insert_button(&mut transaction, &remember, event.id, event.user_id, LinkAction::Remember.as_str(), now).await?;
+    transaction.commit().await?;
+    let mut keyboard = vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": say.remember(), "callback_data": format!("b:{remember}") }])];
+    if let Some(link) = &event.spec.deep_link {
+        keyboard.push(json!([{ "text": say.open(), "url": link.as_str() }]));
+    }
+    Ok((text, Value::Array(keyboard)))
+}
+
+/// A one-time link that binds a Telegram chat to the person.
+pub async fn link_url(engine: &Engine, bot: &Bot, user_id: i64) -> Result<(String, DateTime<Utc>), CoreError> {
+    let username = bot.username().await.map_err(|error| CoreError::FailedPrecondition(error.message))?;
+    let code = random_id(24);
+    let expires_at = engine.now() + LINK_LIFETIME;
+    let mut transaction = engine.store().begin_write().await?;
+    telegram::insert_link(&mut transaction, &code, user_id, expires_at).await?;
+    transaction.commit().await?;
+    Ok((format!("https://t.me/{username}?start={code}"), expires_at))
+}
+
+/// Handles one update, once: an update seen before is dropped.
+pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Value) -> Result<(), CoreError> {
+    let Some(update_id) = update["update_id"].as_i64() else { return Ok(()) };
+    let now = engine.now();
+    let mut transaction = engine.store().begin_write().await?;
+    let fresh = telegram::record_update(&mut transaction, update_id, now).await?;
+    transaction.commit().await?;
+    if !fresh {
+        return Ok(());
+    }
+    if let Some(callback) = update.get("callback_query") {
+        return press(engine, bot, callback).await;
+    }
+    let Some(message) = update.get("message") else { return Ok(()) };
+    let (Some(chat_id), Some(text)) = (message["chat"]["id"].as_i64(), message["text"].as_str()) else { return Ok(()) };
+    let reply = if let Some(code) = text.strip_prefix("/start") {
+        link_chat(engine, code.trim(), chat_id).await?
+    } else if text.trim() == "/list" {
+        list(engine, chat_id).await?
+    } else {
+        "Send /list to see what needs your attention. / Отправьте /list, чтобы увидеть, что требует внимания.".to_owned()
+    };
+    if let Err(error) = bot.send_message(chat_id, &reply, None).await {
+        tracing::warn!(error = %error.message, "could not answer a Telegram message");
+    }
+    Ok(())
+}
+
+async fn link_chat(engine: &Engine, code: &str, chat_id: i64) -> Result<String, CoreError> {
+    let now = engine.now();
+    let mut transaction = engine.store().begin_write().await?;
+    let Some(user_id) = telegram::take_link(&mut transaction, code, now).await? else {
+        transaction.commit().await?;
+        return Ok("This link is not valid or has expired; make a new one in Hado's settings. / Ссылка недействительна или устарела; создайте новую в настройках Hado.".into());
+    };
+    let user = users::user_by_id(&mut transaction, user_id).await?;
+    let linked = channels::for_user(&mut transaction, user_id).await?.into_iter().find(|channel| channel.kind == "telegram" && channel.target == chat_id.to_string());
+    match linked {
+        Some(channel) => {
+            channels::set_enabled(&mut transaction, user_id, channel.id, true, now).await?;
+        }
+        None => {
+            channels::add(&mut transaction, user_id, "telegram", &chat_id.to_string(), None, now).await?;
+        }
+    }
+    transaction.commit().await?;
+    Ok(Say(Lang::from_locale(user.locale.as_str())).linked(user.login.as_str()))
+}
+
+async fn chat_channel(engine: &Engine, chat_id: i64) -> Result<Option<ChannelRecord>, CoreError> {
+    let mut connection = engine.store().pool().acquire().await?;
+    Ok(telegram::channel_for_chat(&mut connection, chat_id).await?)
+}
+
+/// `/list`: what needs the person's attention, then what is due today or overdue.
+async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
+    let Some(channel) = chat_channel(engine, chat_id).await? else {
+        return Ok("This chat is not linked to Hado yet: use the link in Hado's settings. / Этот чат ещё не связан с Hado: воспользуйтесь ссылкой в настройках Hado.".into());
+    };
+    let mut connection = engine.store().pool().acquire().await?;
+    let user = users::user_by_id(&mut connection, channel.user_id).await?;
+    drop(connection);
+    let events = engine.list_events(&user, None, false, None).await?;
+    let now = engine.now();
+    let wanted: Vec<&EventRecord> = events.iter().filter(|event| event.reminders.needs_attention() || matches!(event.lifecycle.state.as_str(), "today" | "overdue")).collect();
+    let ru = user.locale.as_str() == "ru";
+    if wanted.is_empty() {
+        return Ok(if ru { "Сейчас ничего не требует внимания." } else { "Nothing needs you right now." }.into());
+    }
+    let mut text = if ru { "Требует внимания:".to_owned() } else { "Needs your attention:".to_owned() };
+    for event in wanted.iter().take(30) {
+        text.push_str(&format!("\n• {} — {}", event.spec.title.as_str(), due_words(event, now)));
+    }
+    Ok(text)
+}
+
+/// A button press: the action as the event's person, the callback always
+/// answered, the message edited to show what happened.
+async fn press(engine: &Engine, bot: &Bot, callback: &Value) -> Result<(), CoreError> {
+    let id = callback["id"].as_str().unwrap_or_default();
+    let button = callback["data"].as_str().and_then(|data| data.strip_prefix("b:")).unwrap_or_default();
+    let mut connection = engine.store().pool().acquire().await?;
+    let found = telegram::find_button(&mut connection, button).await?;
+    let outcome = match found {
+        Some((event_id, user_id, action)) => {
+            let user = users::user_by_id(&mut connection, user_id).await?;
+            drop(connection);
+            let acted = match LinkAction::parse(&action) {
+                Some(LinkAction::Done) => engine.mark_done(&user, event_id).await,
+                _ => engine.mark_ack(&user, event_id).await,
+            };
+            acted.ok().map(|event| (action, event))
+        }
+        None => None,
+    };
+    let Some((action, event)) = outcome else {
+        let _ = bot.answer_callback(id, "This button no longer works. / Эта кнопка больше не работает.").await;
+        return Ok(());
+    };
+    let say = Say(Lang::from_locale(event.locale.as_str()));
+    let (short, text) = match (action.as_str(), event.lifecycle.state.as_str()) {
+        (_, "done" | "expired") => {
+            let closed = if event.lifecycle.state.as_str() == "done" {
+                event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned())
+            } else {
+                event.locale.expired_label().to_owned()
+            };
+            (format!("✅ {closed}"), format!("✅ {} — {closed}", event.spec.title.as_str()))
+        }
+        _ => {
+            let until = event.lifecycle.quiet_until.map(|until| local(&event, until)).unwrap_or_default();
+            let quiet = say.quiet_until(&until);
+            (format!("🔕 {quiet}"), format!("🔕 {} — {quiet}", event.spec.title.as_str()))
+        }
+    };
+    if let Err(error) = bot.answer_callback(id, &short).await {
+        tracing::warn!(error = %error.message, "could not answer a Telegram button");
+    }
+    if let (Some(chat_id), Some(message_id)) = (callback["message"]["chat"]["id"].as_i64(), callback["message"]["message_id"].as_i64())
+        && let Err(error) = bot.edit_message(chat_id, message_id, &text).await
+    {
+        tracing::warn!(error = %error.message, "could not edit a Telegram reminder");
+    }
+    Ok(())
+}
+
+/// Long polling: fetches updates and handles each, until `stop`.
+pub async fn poll(engine: Arc<Engine>, bot: Bot, mut stop: watch::Receiver<bool>) {
+    let mut offset: Option<i64> = None;
+    loop {
+        let mut body = json!({ "timeout": POLL_TIMEOUT_SECONDS, "allowed_updates": ["message", "callback_query"] });
+        if let Some(offset) = offset {
+            body["offset"] = json!(offset);
+        }
+        let fetched = tokio::select! {
+            fetched = bot.call("getUpdates", body) => fetched,
+            _ = stop.changed() => return,
+        };
+        match fetched {
+            Ok(updates) => {
+                for update in updates.as_array().into_iter().flatten() {
+                    if let Err(error) = handle_update(&engine, &bot, update).await {
+                        tracing::warn!(%error, "a Telegram update failed");
+                    }
+                    if let Some(update_id) = update["update_id"].as_i64() {
+                        offset = Some(update_id + 1);
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::warn!(error = %error.message, "fetching Telegram updates failed; retrying");
+                let wait = Duration::from_secs(error.retry_after.unwrap_or(2));
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = stop.changed() => return,
+                }
+            }
+        }
+        if *stop.borrow() {
+            return;
+        }
+    }
+}
