@@ -54,6 +54,11 @@ enum Command {
     },
     /// List the users Hado knows.
     Users,
+    /// Print the Bot API call that points Telegram's webhook at this Hado (webhook mode).
+    TelegramWebhook {
+        /// Hado's public address, such as https://hado.example.com.
+        public_url: String,
+    },
     /// Copy the database to a new file (SQLite: while Hado runs; Postgres: with pg_dump).
     Backup { file: std::path::PathBuf },
     /// Replace the database with a backup (stop Hado first); newer migrations then run.
@@ -106,6 +111,7 @@ fn main() -> ExitCode {
             },
             Command::AgentToken { login, revoke } => admin::agent_token(&settings, &login, revoke).await,
             Command::Users => admin::list_users(&settings).await,
+            Command::TelegramWebhook { public_url } => telegram_webhook(&public_url),
             Command::Backup { file } => backup::backup(&settings, &file).await,
             Command::Restore { file, yes } => backup::restore(&settings, &file, yes).await,
         };
@@ -117,4 +123,23 @@ fn main() -> ExitCode {
             }
         }
     })
+}
+
+/// Prints the `setWebhook` call for webhook mode; the token and the secret
+/// stay in the environment, named, never printed.
+fn telegram_webhook(public_url: &str) -> anyhow::Result<ExitCode> {
+    let base = public_url.trim_end_matches('/');
+    if !(base.starts_with("https://") || base.starts_with("http://")) || hado_proto::process::host_of_url(base).is_none() {
+        anyhow::bail!("{public_url:?} is not Hado's public address, such as https://hado.example.com");
+    }
+    let api = std::env::var("HADO_TELEGRAM_API_URL").ok().filter(|url| !url.trim().is_empty()).unwrap_or_else(|| "https://api.telegram.org".into());
+    println!("Webhook mode: set HADO_TELEGRAM_WEBHOOK_SECRET (a random secret) for core and gateway-http, restart them, then run once:");
+    println!();
+    println!("  curl -sS \"{}/bot$HADO_TELEGRAM_BOT_TOKEN/setWebhook\" \\", api.trim_end_matches('/'));
+    println!("    --data-urlencode \"url={base}/hooks/telegram\" \\");
+    println!("    --data-urlencode \"secret_token=$HADO_TELEGRAM_WEBHOOK_SECRET\" \\");
+    println!("    --data-urlencode 'allowed_updates=[\"message\",\"callback_query\"]'");
+    println!();
+    println!("Telegram then posts each update to {base}/hooks/telegram with that secret; without the secret set, core polls instead.");
+    Ok(ExitCode::SUCCESS)
 }

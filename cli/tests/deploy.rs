@@ -94,3 +94,21 @@ fn the_image_builds_in_stages_and_runs_unprivileged_without_secrets() {
     let ignored = include_str!("../../.dockerignore");
     assert!(ignored.lines().any(|line| line == ".env") && ignored.lines().any(|line| line == "hado-data"), "secrets stay out of the build context");
 }
+
+#[test]
+fn the_telegram_webhook_call_names_the_hook_and_prints_no_secret() {
+    let output = Command::new(env!("CARGO_BIN_EXE_hado"))
+        .args(["telegram-webhook", "https://hado.example.com/"])
+        .env("HADO_TELEGRAM_BOT_TOKEN", "123456:do-not-print")
+        .env("HADO_TELEGRAM_WEBHOOK_SECRET", "do-not-print-either")
+        .env_remove("HADO_TELEGRAM_API_URL")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{printed}");
+    assert!(printed.contains(r#"curl -sS "https://api.telegram.org/bot$HADO_TELEGRAM_BOT_TOKEN/setWebhook""#), "{printed}");
+    assert!(printed.contains(r#"--data-urlencode "url=https://hado.example.com/hooks/telegram""#), "{printed}");
+    assert!(!printed.contains("do-not-print"), "secrets stay in the environment");
+    let refused = Command::new(env!("CARGO_BIN_EXE_hado")).args(["telegram-webhook", "hado.example.com"]).output().unwrap();
+    assert!(!refused.status.success());
+}

@@ -921,3 +921,18 @@ impl Engine {
         Ok(self.store.earliest_check().await?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_loopback_targets_are_recognised() {
+        for private in ["localhost", "api.localhost", "127.0.0.1", "10.1.2.3", "192.168.0.5", "172.20.0.1", "169.254.1.1", "100.64.0.1", "[::1]", "fd00::2", "fe80::1", "0.0.0.0"] {
+            assert!(is_private_host(private), "{private}");
+        }
+        for public in ["hooks.example.com", "93.184.216.34", "2606:4700::1111", "172.32.0.1"] {
+            assert!(!is_private_host(public), "{public}");
+        }
+    }
+}

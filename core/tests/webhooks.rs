@@ -159,4 +159,16 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(webhooks_are_signed_retried_and_turned_off_by_410);
+async fn private_targets_are_refused_unless_allowed(backend: Backend) {
+    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| config.webhook_allow_private = false).await;
+    let mut anna = core.inbox_as("anna");
+    for url in ["http://127.0.0.1:8080/hook", "http://localhost/hook", "https://192.168.1.10/hook", "http://[::1]/hook"] {
+        let refused = anna.add_webhook(v1::AddWebhookRequest { url: url.into() }).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{url}");
+        assert!(refused.message().contains("private or loopback address"), "{}", refused.message());
+    }
+    assert!(anna.add_webhook(v1::AddWebhookRequest { url: "https://hooks.example.com/hado".into() }).await.is_ok());
+    core.stop().await;
+}
+
+hado_core::on_both_backends!(webhooks_are_signed_retried_and_turned_off_by_410, private_targets_are_refused_unless_allowed);

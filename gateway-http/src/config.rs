@@ -25,6 +25,9 @@ pub struct HttpConfig {
     /// Where agents reach gateway-mcp, for the connect line in settings
     /// (`HADO_MCP_URL`; default: the public URL + `/mcp`).
     pub mcp_url: Option<String>,
+    /// Telegram's webhook secret (`HADO_TELEGRAM_WEBHOOK_SECRET`): set in
+    /// webhook mode, when `/hooks/telegram` takes Telegram's updates.
+    pub telegram_webhook_secret: Option<Secret>,
 }
 
 /// A secret that never shows in `Debug` output.
@@ -72,6 +75,7 @@ impl HttpConfig {
             local_user: read(lookup, "HADO_LOCAL_USER"),
             public_url,
             mcp_url,
+            telegram_webhook_secret: read(lookup, "HADO_TELEGRAM_WEBHOOK_SECRET").map(Secret),
         })
     }
 

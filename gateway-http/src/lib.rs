@@ -9,6 +9,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod hooks;
 pub mod ics;
 pub mod me;
 pub mod metrics;
@@ -95,6 +96,7 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/agent-token/revoke", post(web::revoke_agent_token))
         .route("/settings/webhooks", post(web::add_webhook))
         .route("/settings/calendar", post(web::issue_calendar_feed))
+        .route("/settings/telegram", post(web::link_telegram))
         .route("/settings/calendar/revoke", post(web::revoke_calendar_feed))
         .route("/settings/channels/{id}/{action}", post(web::channel_action))
         .route_layer(axum::middleware::from_fn(web::same_origin_forms));
@@ -102,6 +104,7 @@ pub fn router(state: AppState) -> Router {
         .merge(pages)
         .route("/a/{token}", get(web::link_page).post(web::use_link))
         .route("/ics/{file}", get(ics::feed))
+        .route("/hooks/telegram", post(hooks::telegram))
         .route("/static/hado.css", get(web::stylesheet))
         .route("/static/hado.js", get(web::script))
         .route("/api/events", post(api::upsert).get(api::list))

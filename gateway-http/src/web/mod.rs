@@ -245,6 +245,8 @@ struct SettingsPage {
     test_queued: bool,
     calendar_url: Option<String>,
     calendar_created: String,
+    telegram_link: Option<String>,
+    telegram_error: String,
 }
 
 /// What the reminders section of the settings page shows besides the list.
@@ -256,6 +258,9 @@ pub struct ChannelNotice {
     pub test_queued: bool,
     /// The calendar feed's URL, right after it was made.
     pub calendar_url: Option<String>,
+    /// A one-time Telegram link, right after it was made, or why there is none.
+    pub telegram_link: Option<String>,
+    pub telegram_error: String,
 }
 
 #[derive(Template)]
@@ -552,6 +557,8 @@ async fn settings_page_with(session: &mut Session, form: SettingsForm, saved: bo
             webhook_error: notice.webhook_error,
             test_queued: notice.test_queued,
             calendar_url: notice.calendar_url,
+            telegram_link: notice.telegram_link,
+            telegram_error: notice.telegram_error,
             calendar_created: calendar.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
         },
     )
@@ -568,6 +575,20 @@ pub async fn issue_calendar_feed(State(state): State<AppState>, ConnectInfo(peer
     };
     let base = state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
     let notice = ChannelNotice { calendar_url: Some(format!("{base}/ics/{token}.ics")), ..ChannelNotice::default() };
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    settings_page_with(&mut session, form, false, None, notice, StatusCode::OK).await
+}
+
+pub async fn link_telegram(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
+    let mut session = match Session::start(&state, peer, &headers).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
+    let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
+        Ok(link) => ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() },
+        Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice { telegram_error: status.message().to_owned(), ..ChannelNotice::default() },
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
     let form = SettingsForm::from_profile(&session.viewer.profile);
     settings_page_with(&mut session, form, false, None, notice, StatusCode::OK).await
 }

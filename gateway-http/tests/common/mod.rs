@@ -22,6 +22,7 @@ pub fn config(core: &TestCore) -> HttpConfig {
         local_user: None,
         public_url: None,
         mcp_url: None,
+        telegram_webhook_secret: None,
     }
 }
 

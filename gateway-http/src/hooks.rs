@@ -1,0 +1,47 @@
+//! Owns `/hooks/telegram`: in webhook mode Telegram posts each update here
+//! with the secret it was given in `setWebhook`; the gateway checks that
+//! secret (`X-Telegram-Bot-Api-Secret-Token`) and forwards the update to core
+//! as one gRPC call. Any other caller gets 401, and a Hado without webhook
+//! mode answers 404.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+
+use hado_proto::metadata::Credential;
+use hado_proto::v1::{self, links_client::LinksClient};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
+
+/// Compares two secrets by their hashes, so that the time taken does not
+/// depend on where they differ.
+fn same_secret(given: &str, expected: &str) -> bool {
+    Sha256::digest(given.as_bytes()) == Sha256::digest(expected.as_bytes())
+}
+
+pub async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: String) -> Response {
+    let Some(secret) = &state.config.telegram_webhook_secret else {
+        return ApiError::new(StatusCode::NOT_FOUND, "Telegram webhook mode is not set up on this Hado").into_response();
+    };
+    let given = headers.get(SECRET_HEADER).and_then(|value| value.to_str().ok()).unwrap_or_default();
+    if !same_secret(given, &secret.0) {
+        return ApiError::new(StatusCode::UNAUTHORIZED, "the Telegram secret token is missing or wrong").into_response();
+    }
+    let Some(credential) = Credential::bearer(&state.config.gateway_token.0) else {
+        return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the gateway credential is unusable").into_response();
+    };
+    let mut links = LinksClient::with_interceptor(state.core.channel(), credential);
+    match links.telegram_update(v1::TelegramUpdateRequest { update_json: body }).await {
+        Ok(_) => (StatusCode::OK, axum::Json(serde_json::json!({}))).into_response(),
+        // Telegram posts an update again until it gets a 2xx: a refusal it
+        // cannot fix is acknowledged; core being away is not.
+        Err(status) if matches!(status.code(), tonic::Code::InvalidArgument | tonic::Code::FailedPrecondition) => {
+            (StatusCode::OK, axum::Json(serde_json::json!({ "ignored": status.message() }))).into_response()
+        }
+        Err(status) => ApiError::from_core(&state.core, &status).into_response(),
+    }
+}
