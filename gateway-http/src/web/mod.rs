@@ -12,7 +12,8 @@ use std::sync::LazyLock;
 
 use askama::Template;
 use axum::Form;
-use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
@@ -320,6 +321,17 @@ pub struct Session {
     pub inbox: Inbox,
 }
 
+/// Every page's person: a request without one gets the signed-out page.
+impl FromRequestParts<AppState> for Session {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
+        let peer = peer.ok_or_else(|| message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", ""))?;
+        Session::start(state, peer, &parts.headers).await
+    }
+}
+
 impl Session {
     async fn start(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> Result<Self, Response> {
         let InboxUser(login) = inbox_user(state, peer, headers).map_err(|_| message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out))?;
@@ -357,8 +369,6 @@ fn is_same_origin(headers: &HeaderMap) -> bool {
     }
 }
 
-type Peer = ConnectInfo<SocketAddr>;
-
 /// How many scheduled events the inbox shows before "show all": the
 /// page's cost follows what needs attention soon, not everything stored.
 pub const SCHEDULED_SHOWN: u32 = 50;
@@ -368,11 +378,7 @@ pub struct InboxQuery {
     all: Option<String>,
 }
 
-pub async fn inbox_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Query(query): Query<InboxQuery>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
     let show_all = query.all.is_some();
     let mut events = Vec::new();
     let mut more_scheduled = false;
@@ -395,11 +401,7 @@ pub async fn inbox_page(State(state): State<AppState>, ConnectInfo(peer): Peer, 
     render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled })
 }
 
-pub async fn archive_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn archive_page(State(state): State<AppState>, mut session: Session) -> Response {
     let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true, limit: None }).await {
         Ok(list) => list.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -409,20 +411,12 @@ pub async fn archive_page(State(state): State<AppState>, ConnectInfo(peer): Peer
     render(StatusCode::OK, ArchivePage { t: session.t, nav, cards })
 }
 
-pub async fn new_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn new_page(session: Session) -> Response {
     let nav = session.nav("new");
     render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm { after_due: "keep".into(), ..EventForm::default() } })
 }
 
-pub async fn event_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn event_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
     let event = match session.inbox.get_event(v1::EventId { id }).await {
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -443,11 +437,7 @@ pub async fn event_page(State(state): State<AppState>, ConnectInfo(peer): Peer, 
     render(StatusCode::OK, EventPage { t: session.t, nav, card, log })
 }
 
-pub async fn edit_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn edit_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
     let event = match session.inbox.get_event(v1::EventId { id }).await {
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -465,11 +455,7 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
     (error.body.violations.into_iter().map(|violation| (violation.field, violation.message)).collect(), String::new())
 }
 
-async fn save_event(state: AppState, peer: SocketAddr, headers: HeaderMap, id: Option<i64>, input: HashMap<String, String>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+async fn save_event(state: AppState, mut session: Session, id: Option<i64>, input: HashMap<String, String>) -> Response {
     let mut form = EventForm::from_input(id, &input);
     let saved = match id {
         None => session.inbox.create_event(form.fields()).await,
@@ -486,26 +472,21 @@ async fn save_event(state: AppState, peer: SocketAddr, headers: HeaderMap, id: O
     }
 }
 
-pub async fn create(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {
-    save_event(state, peer, headers, None, input).await
+pub async fn create(State(state): State<AppState>, session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+    save_event(state, session, None, input).await
 }
 
 pub async fn update(
     State(state): State<AppState>,
-    ConnectInfo(peer): Peer,
-    headers: HeaderMap,
+    session: Session,
     Path(id): Path<i64>,
     Form(input): Form<HashMap<String, String>>,
 ) -> Response {
-    save_event(state, peer, headers, Some(id), input).await
+    save_event(state, session, Some(id), input).await
 }
 
 /// Done, Remember and Delete: one call, then back to the inbox.
-async fn act(state: AppState, peer: SocketAddr, headers: HeaderMap, id: i64, action: &str) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+async fn act(state: AppState, mut session: Session, id: i64, action: &str) -> Response {
     let done = match action {
         "done" => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
         "ack" => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
@@ -518,16 +499,16 @@ async fn act(state: AppState, peer: SocketAddr, headers: HeaderMap, id: i64, act
     }
 }
 
-pub async fn done(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
-    act(state, peer, headers, id, "done").await
+pub async fn done(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, "done").await
 }
 
-pub async fn ack(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
-    act(state, peer, headers, id, "ack").await
+pub async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, "ack").await
 }
 
-pub async fn delete(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path(id): Path<i64>) -> Response {
-    act(state, peer, headers, id, "delete").await
+pub async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, "delete").await
 }
 
 async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
@@ -564,11 +545,7 @@ async fn settings_page_with(session: &mut Session, form: SettingsForm, saved: bo
     )
 }
 
-pub async fn issue_calendar_feed(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn issue_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
     let token = match session.inbox.issue_calendar_feed(v1::IssueCalendarFeedRequest {}).await {
         Ok(issued) => issued.into_inner().token,
         Err(status) => return failure_page(&state, session.t, &status),
@@ -579,11 +556,7 @@ pub async fn issue_calendar_feed(State(state): State<AppState>, ConnectInfo(peer
     settings_page_with(&mut session, form, false, None, notice, StatusCode::OK).await
 }
 
-pub async fn link_telegram(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
     let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
         Ok(link) => ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() },
         Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice { telegram_error: status.message().to_owned(), ..ChannelNotice::default() },
@@ -593,22 +566,14 @@ pub async fn link_telegram(State(state): State<AppState>, ConnectInfo(peer): Pee
     settings_page_with(&mut session, form, false, None, notice, StatusCode::OK).await
 }
 
-pub async fn revoke_calendar_feed(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn revoke_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
     match session.inbox.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await {
         Ok(_) => Redirect::to("/settings#calendar").into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
-pub async fn add_webhook(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn add_webhook(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
     let url = input.get("url").map(|url| url.trim().to_owned()).unwrap_or_default();
     let form = SettingsForm::from_profile(&session.viewer.profile);
     match session.inbox.add_webhook(v1::AddWebhookRequest { url: url.clone() }).await {
@@ -625,11 +590,7 @@ pub async fn add_webhook(State(state): State<AppState>, ConnectInfo(peer): Peer,
 }
 
 /// Test, turn on or off, or remove one of the person's channels.
-pub async fn channel_action(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Path((id, action)): Path<(i64, String)>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn channel_action(State(state): State<AppState>, mut session: Session, Path((id, action)): Path<(i64, String)>) -> Response {
     let done = match action.as_str() {
         "test" => session.inbox.test_channel(v1::ChannelId { id }).await.map(|_| "?tested=1"),
         "on" | "off" => session.inbox.set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" }).await.map(|_| ""),
@@ -648,21 +609,13 @@ pub struct SettingsQuery {
     tested: Option<String>,
 }
 
-pub async fn settings_page(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Query(query): Query<SettingsQuery>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn settings_page(mut session: Session, Query(query): Query<SettingsQuery>) -> Response {
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let notice = ChannelNotice { test_queued: query.tested.is_some(), ..ChannelNotice::default() };
     settings_page_with(&mut session, form, query.saved.is_some(), None, notice, StatusCode::OK).await
 }
 
-pub async fn save_settings(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap, Form(input): Form<HashMap<String, String>>) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn save_settings(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
     let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
     let request = v1::UpdateProfileRequest { tz: field("tz"), quiet_start: field("quiet_start"), quiet_end: field("quiet_end"), locale: field("locale") };
     match session.inbox.update_profile(request.clone()).await {
@@ -682,11 +635,7 @@ pub async fn save_settings(State(state): State<AppState>, ConnectInfo(peer): Pee
     }
 }
 
-pub async fn issue_agent_token(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn issue_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
     let issued = match session.inbox.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await {
         Ok(issued) => issued.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -696,11 +645,7 @@ pub async fn issue_agent_token(State(state): State<AppState>, ConnectInfo(peer):
     settings_page_for(&mut session, form, false, Some(connect), StatusCode::OK).await
 }
 
-pub async fn revoke_agent_token(State(state): State<AppState>, ConnectInfo(peer): Peer, headers: HeaderMap) -> Response {
-    let mut session = match Session::start(&state, peer, &headers).await {
-        Ok(session) => session,
-        Err(page) => return page,
-    };
+pub async fn revoke_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
     match session.inbox.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await {
         Ok(_) => Redirect::to("/settings").into_response(),
         Err(status) => failure_page(&state, session.t, &status),
