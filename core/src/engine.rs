@@ -268,20 +268,28 @@ impl Engine {
             return Err(CoreError::Invalid(violations));
         }
         let now = self.now();
+        let parsed: Vec<_> = parsed.into_iter().flatten().collect();
         let mut transaction = self.store.begin_write().await?;
         let mut known_users: HashMap<String, UserRecord> = HashMap::new();
-        let mut reports = Vec::with_capacity(items.len());
-        for (login, source_ref, topic, spec) in parsed.into_iter().flatten() {
-            let user = match known_users.get(login.as_str()) {
-                Some(user) => user.clone(),
-                None => {
-                    let user = users::ensure_user(&mut transaction, &login, self.default_zone, now).await?;
-                    known_users.insert(login.as_str().to_owned(), user.clone());
-                    user
-                }
-            };
-            let key = EventKey { user_id: user.id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
-            reports.push(self.upsert_one(&mut transaction, &user, key, &spec, now).await?);
+        for (login, ..) in &parsed {
+            if !known_users.contains_key(login.as_str()) {
+                let user = users::ensure_user(&mut transaction, login, self.default_zone, now).await?;
+                known_users.insert(login.as_str().to_owned(), user);
+            }
+        }
+        // The batch's existing events in a few queries, not one per item.
+        let keys: Vec<(i64, &str, &str)> =
+            parsed.iter().map(|(login, source_ref, topic, _)| (known_users[login.as_str()].id, source_ref.as_str(), topic.as_str())).collect();
+        let mut stored = events::find_by_keys(&mut transaction, source.id, &keys).await?;
+        let mut reports = Vec::with_capacity(parsed.len());
+        let mut seen = std::collections::HashSet::new();
+        for ((login, source_ref, topic, spec), (user_id, _, _)) in parsed.iter().zip(&keys) {
+            let user = &known_users[login.as_str()];
+            let key = EventKey { user_id: *user_id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+            let lookup = (*user_id, source_ref.as_str().to_owned(), topic.as_str().to_owned());
+            // A key that comes twice in one batch meets its own first write.
+            let existing = if seen.insert(lookup.clone()) { stored.remove(&lookup) } else { events::find_by_key(&mut transaction, key).await? };
+            reports.push(self.upsert_one(&mut transaction, user, key, existing, spec, now).await?);
         }
         transaction.commit().await?;
         self.written();
@@ -294,10 +302,10 @@ impl Engine {
         connection: &mut AnyConnection,
         user: &UserRecord,
         key: EventKey<'_>,
+        stored: Option<EventRecord>,
         spec: &EventSpec,
         now: DateTime<Utc>,
     ) -> Result<UpsertReport, CoreError> {
-        let stored = events::find_by_key(connection, key).await?;
         let existing = stored.as_ref().map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
         let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
         let timeline = spec.timeline(user.zone);
@@ -432,7 +440,8 @@ impl Engine {
         let key = EventKey { user_id: user.id, source_id: self.manual_source_id, source_ref: source_ref.as_str(), topic: topic.as_str() };
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        let report = self.upsert_one(&mut transaction, user, key, &spec, now).await?;
+        let existing = events::find_by_key(&mut transaction, key).await?;
+        let report = self.upsert_one(&mut transaction, user, key, existing, &spec, now).await?;
         let record = self.reread(&mut transaction, user, report.id).await?;
         transaction.commit().await?;
         self.written();
@@ -460,7 +469,8 @@ impl Engine {
         };
         let spec = EventSpec::parse(&merged).map_err(CoreError::Invalid)?;
         let key = EventKey { user_id: user.id, source_id: record.source_id, source_ref: &record.source_ref, topic: &record.topic };
-        self.upsert_one(&mut transaction, user, key, &spec, now).await?;
+        let existing = events::find_by_key(&mut transaction, key).await?;
+        self.upsert_one(&mut transaction, user, key, existing, &spec, now).await?;
         let updated = self.reread(&mut transaction, user, id).await?;
         transaction.commit().await?;
         self.written();

@@ -54,6 +54,11 @@ async fn sources_tokens_and_batches(backend: Backend) {
     assert_eq!(first, ["Pay rent", "Visa expires"], "a limit keeps the most urgent");
     assert!(matches!(engine.list_events(&anna, Some("soon"), false, None).await, Err(CoreError::Invalid(_))));
 
+    // A key that comes twice in one batch: the second meets the first.
+    let repeated = [item("bob", "visa", "Visa", "2026-12-14"), item("bob", "visa", "Visa", "2026-12-20"), item("bob", "visa", "Visa, renewed", "2026-12-20")];
+    let outcomes: Vec<_> = engine.upsert_batch(&docs, &repeated).await.unwrap().iter().map(|report| report.outcome).collect();
+    assert_eq!(outcomes, [Outcome::Created, Outcome::Rescheduled, Outcome::Updated]);
+
     // The same batch again changes nothing; a new title updates; a new due reschedules.
     let again = engine.upsert_batch(&docs, &batch).await.unwrap();
     assert!(again.iter().all(|report| report.outcome == Outcome::Unchanged));
@@ -112,8 +117,8 @@ async fn sources_tokens_and_batches(backend: Backend) {
     assert!(engine.source_for_token(&rotated).await.unwrap().is_some());
     let listed = engine.list_sources().await.unwrap();
     let docs_listed = listed.iter().find(|source| source.name == "docs").unwrap();
-    assert_eq!((docs_listed.has_token, docs_listed.events), (true, 3));
-    assert_eq!(engine.delete_source("docs").await.unwrap().1, 3);
+    assert_eq!((docs_listed.has_token, docs_listed.events), (true, 4), "anna's three and bob's one");
+    assert_eq!(engine.delete_source("docs").await.unwrap().1, 4);
     assert!(engine.list_events(&anna, None, false, None).await.unwrap().is_empty());
 
     test.stop().await;

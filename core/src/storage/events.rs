@@ -53,6 +53,32 @@ pub async fn find_by_key(connection: &mut AnyConnection, key: EventKey<'_>) -> R
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
+/// How many keys one lookup carries (three parameters each).
+const KEYS_PER_QUERY: usize = 300;
+
+/// The existing events of one source under the given (user, ref, topic)
+/// keys, in one query per few hundred keys.
+pub async fn find_by_keys(
+    connection: &mut AnyConnection,
+    source_id: i64,
+    keys: &[(i64, &str, &str)],
+) -> Result<std::collections::HashMap<(i64, String, String), EventRecord>, StoreError> {
+    let mut found = std::collections::HashMap::with_capacity(keys.len());
+    for chunk in keys.chunks(KEYS_PER_QUERY) {
+        let tuples: Vec<String> = (0..chunk.len()).map(|index| format!("(${}, ${}, ${})", 3 * index + 2, 3 * index + 3, 3 * index + 4)).collect();
+        let query = format!(concat!(select_events!(), "WHERE e.source_id = $1 AND (e.user_id, e.source_ref, e.topic) IN ({})"), tuples.join(", "));
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(query)).bind(source_id);
+        for (user_id, source_ref, topic) in chunk {
+            statement = statement.bind(*user_id).bind(source_ref.to_string()).bind(topic.to_string());
+        }
+        for row in statement.fetch_all(&mut *connection).await? {
+            let record = EventRecord::from_row(&row)?;
+            found.insert((record.user_id, record.source_ref.clone(), record.topic.clone()), record);
+        }
+    }
+    Ok(found)
+}
+
 /// One of the user's events by id; another user's id finds nothing.
 pub async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64) -> Result<Option<EventRecord>, StoreError> {
     let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2"))
