@@ -122,10 +122,17 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     let (status, form) = stack.get(&format!("/events/{dentist}/edit")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(form.contains(r#"value="2026-12-14""#) && form.contains(r#"value="15:00""#));
-    let (status, _, _) =
-        stack.post(&format!("/events/{dentist}"), &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("after_due", "keep")]).await;
+    let (status, _, _) = stack
+        .post(&format!("/events/{dentist}"), &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("fire_date", "2026-12-10"), ("done_label", "Went"), ("after_due", "keep")])
+        .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert!(stack.get("/").await.1.contains("Dentist, Dr. Weiss"));
+    let edited = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
+    assert_eq!((edited.fire_at.as_str(), edited.done_label.as_str()), ("2026-12-10", "Went"));
+    // Emptied fields go back to their defaults.
+    stack.post(&format!("/events/{dentist}"), &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("fire_date", ""), ("done_label", ""), ("after_due", "keep")]).await;
+    let reset = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
+    assert_eq!((reset.fire_at.as_str(), reset.done_label.as_str()), ("2026-11-15", "Done"));
     let (status, location, _) = stack.post(&format!("/events/{dentist}/delete"), &[]).await;
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
     assert!(!stack.get("/").await.1.contains("Dentist"));

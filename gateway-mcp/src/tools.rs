@@ -129,13 +129,13 @@ pub struct UpdateEventArgs {
     /// A new second line; an empty string removes it.
     #[serde(default)]
     pub subtitle: Option<String>,
-    /// A new preparation start day, YYYY-MM-DD, no later than the due day.
+    /// A new preparation start day, YYYY-MM-DD, no later than the due day; an empty string returns to the default (30 days before).
     #[serde(default)]
     pub fire_at: Option<String>,
     /// keep or expire, as in create_event.
     #[serde(default)]
     pub after_due: Option<AfterDue>,
-    /// A new Done button label, at most 64 characters.
+    /// A new Done button label, at most 64 characters; an empty string returns to the default.
     #[serde(default)]
     pub done_label: Option<String>,
     /// A new link; an empty string removes it.

@@ -181,11 +181,12 @@ impl EventForm {
             id,
             title: Some(self.title.clone()),
             due_at: Some(self.due_at()),
-            // An emptied field is cleared; an empty fire day or label keeps the current one.
+            // An emptied field is cleared: no details or link, and the
+            // default fire day and Done label again.
             subtitle: Some(self.subtitle.clone()),
-            fire_at: Self::optional(&self.fire_date),
+            fire_at: Some(self.fire_date.clone()),
             after_due: Self::optional(&self.after_due),
-            done_label: Self::optional(&self.done_label),
+            done_label: Some(self.done_label.clone()),
             deep_link: Some(self.deep_link.clone()),
         }
     }
