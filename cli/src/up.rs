@@ -87,7 +87,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
 
     println!();
     println!("Hado is running.");
-    println!("  web inbox (as {local_user:<10})     http://{http_addr}/");
+    println!("  {:<30}http://{http_addr}/", format!("web inbox (as {local_user})"));
     println!("  REST API for sources          http://{http_addr}/api/events  (OpenAPI: http://{http_addr}/openapi.json)");
     println!("  MCP for agents                {mcp_url}");
     println!("  core (gRPC, with reflection)  {grpc_addr}");
@@ -96,7 +96,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     println!();
     println!("Try, in another terminal:");
     println!("  cargo run -q -p hado -- source create docs     # a token for a service that pushes events");
-    println!("  cargo run -q -p hado -- agent-token {local_user:<10} # a token for your AI agent (or use Settings in the inbox)");
+    println!("  {:<47}# a token for your AI agent (or use Settings in the inbox)", format!("cargo run -q -p hado -- agent-token {local_user}"));
     println!("  grpcurl -plaintext {grpc_addr} list");
     println!();
     println!("Connect your agent (Claude Code) with that token:");
