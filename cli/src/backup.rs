@@ -4,7 +4,7 @@
 //! client tools of the server's major version). Either way the restored
 //! database is then brought up to this release's migrations.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -26,12 +26,6 @@ fn run_tool(program: &str, arguments: &[&str]) -> anyhow::Result<()> {
 
 fn path_text(path: &Path) -> anyhow::Result<&str> {
     path.to_str().with_context(|| format!("{} is not a UTF-8 path", path.display()))
-}
-
-/// The SQLite file of a `sqlite://` URL.
-fn sqlite_file(url: &str) -> PathBuf {
-    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
-    PathBuf::from(rest.split('?').next().unwrap_or(rest))
 }
 
 pub async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<ExitCode> {
@@ -77,7 +71,7 @@ pub async fn restore(settings: &Settings, file: &Path, confirmed: bool) -> anyho
             if !Store::is_hado_sqlite(file).await {
                 bail!("{} is not a Hado database", file.display());
             }
-            let target = sqlite_file(&url);
+            let target = hado_core::storage::sqlite_file(&url);
             if let Some(folder) = target.parent().filter(|folder| !folder.as_os_str().is_empty()) {
                 std::fs::create_dir_all(folder)?;
             }

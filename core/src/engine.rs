@@ -738,18 +738,13 @@ impl Engine {
     pub async fn add_webhook(&self, user: &UserRecord, raw_url: &str) -> Result<AddedWebhook, CoreError> {
         let url = raw_url.trim();
         let parsed = DeepLink::parse_optional("url", Some(url), &mut Violations::default());
-        let host = url.split_once("://").map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or("")).unwrap_or("");
-        let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
-        let host = if host.starts_with('[') { host.split_once(']').map_or(host, |(inside, _)| inside) } else { host.rsplit_once(':').map_or(host, |(name, _)| name) };
-        if parsed.is_none() || host.is_empty() {
+        let Some(host) = parsed.and_then(|_| hado_proto::process::host_of_url(url)) else {
             return Err(CoreError::invalid("url", format!("url {url:?} is not an absolute http or https URL")));
-        }
-        if !self.outbound.allow_private && is_private_host(host) {
+        };
+        if !self.outbound.allow_private && is_private_host(&host) {
             return Err(CoreError::invalid("url", format!("url {url:?} points at a private or loopback address, which is refused")));
         }
-        let mut bytes = [0u8; 32];
-        rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
-        let secret = format!("whsec_{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes));
+        let secret = tokens::webhook_secret();
         let mut transaction = self.store.begin_write().await?;
         let channel = channels::add(&mut transaction, user.id, "webhook", url, Some(&secret), self.now()).await?;
         transaction.commit().await?;

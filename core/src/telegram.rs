@@ -229,7 +229,7 @@ async fn link_chat(engine: &Engine, code: &str, chat_id: i64) -> Result<String, 
 
 async fn chat_channel(engine: &Engine, chat_id: i64) -> Result<Option<ChannelRecord>, CoreError> {
     let mut connection = engine.store().pool().acquire().await?;
-    Ok(telegram::channel_for_chat(&mut connection, chat_id).await?)
+    Ok(channels::find_by_target(&mut connection, "telegram", &chat_id.to_string()).await?)
 }
 
 /// `/list`: what needs the person's attention, then what is due today or overdue.

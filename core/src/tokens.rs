@@ -1,9 +1,9 @@
 //! Owns Hado's secrets: random tokens shown once and stored only as their
-//! sha256, and constant-time comparison of configured secrets.
+//! sha256, webhook signing secrets, and constant-time comparison of
+//! configured secrets.
 
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 pub const SOURCE_PREFIX: &str = "hado_src_";
 pub const AGENT_PREFIX: &str = "hado_agent_";
@@ -19,18 +19,20 @@ pub fn generate(prefix: &str) -> (String, String) {
     (token, hash)
 }
 
+/// A webhook signing secret: `whsec_` and 32 random bytes in base64, as the
+/// Standard Webhooks libraries expect. Kept as is, since it signs.
+pub fn webhook_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("whsec_{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes))
+}
+
 /// The sha256 of a token, in hex: what storage holds and looks up.
 pub fn hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// Compares two secrets in time that does not depend on where they differ.
-pub fn same_secret(given: &str, expected: &str) -> bool {
-    // Comparing the hashes keeps the time independent of the lengths too.
-    let given = Sha256::digest(given.as_bytes());
-    let expected = Sha256::digest(expected.as_bytes());
-    given.ct_eq(&expected).into()
-}
+pub use hado_proto::metadata::same_secret;
 
 #[cfg(test)]
 mod tests {

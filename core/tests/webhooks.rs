@@ -4,7 +4,7 @@
 //! `standardwebhooks`, through `tests/webhooks/verify.py`), 500s are retried
 //! on the schedule, and a 410 turns the channel off.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,14 +32,14 @@ struct Received {
 #[derive(Clone, Default)]
 struct Receiver {
     received: Arc<Mutex<Vec<Received>>>,
-    script: Arc<Mutex<Vec<(String, VecDeque<u16>)>>>,
+    script: Arc<Mutex<HashMap<String, VecDeque<u16>>>>,
 }
 
 async fn receive(State(receiver): State<Receiver>, Path(path): Path<String>, headers: HeaderMap, body: String) -> StatusCode {
     let headers = headers.iter().filter(|(name, _)| name.as_str().starts_with("webhook-")).map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap()))).collect();
     receiver.received.lock().unwrap().push(Received { path: path.clone(), headers: Value::Object(headers), body });
     let mut script = receiver.script.lock().unwrap();
-    let status = script.iter_mut().find(|(scripted, _)| *scripted == path).and_then(|(_, statuses)| statuses.pop_front()).unwrap_or(200);
+    let status = script.get_mut(&path).and_then(VecDeque::pop_front).unwrap_or(200);
     StatusCode::from_u16(status).unwrap()
 }
 
@@ -53,7 +53,7 @@ impl Receiver {
     }
 
     fn script(&self, path: &str, statuses: &[u16]) {
-        self.script.lock().unwrap().push((path.to_owned(), statuses.iter().copied().collect()));
+        self.script.lock().unwrap().insert(path.to_owned(), statuses.iter().copied().collect());
     }
 
     fn at(&self, path: &str) -> Vec<Received> {

@@ -7,21 +7,13 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
-
-use hado_proto::metadata::Credential;
+use hado_proto::metadata::{Credential, same_secret};
 use hado_proto::v1::{self, links_client::LinksClient};
 
 use crate::AppState;
 use crate::error::ApiError;
 
 pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
-
-/// Compares two secrets by their hashes, so that the time taken does not
-/// depend on where they differ.
-fn same_secret(given: &str, expected: &str) -> bool {
-    Sha256::digest(given.as_bytes()) == Sha256::digest(expected.as_bytes())
-}
 
 pub async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: String) -> Response {
     let Some(secret) = &state.config.telegram_webhook_secret else {

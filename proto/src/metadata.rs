@@ -16,6 +16,15 @@ pub fn bearer(token: &str) -> String {
     format!("Bearer {token}")
 }
 
+/// Compares a presented secret with the expected one in time that depends
+/// neither on where they differ nor on their lengths (their hashes are
+/// compared), for every process that checks a configured secret.
+pub fn same_secret(given: &str, expected: &str) -> bool {
+    use sha2::{Digest, Sha256};
+    use subtle::ConstantTimeEq;
+    Sha256::digest(given.as_bytes()).ct_eq(&Sha256::digest(expected.as_bytes())).into()
+}
+
 /// What a client attaches to every call: `authorization: Bearer <token>`,
 /// and with the gateway credential the user the gateway vouches for. Its
 /// `Debug` never shows the token.

@@ -59,7 +59,8 @@ pub fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, 
     if let Some(url) = database {
         command.env("HADO_DATABASE_URL", url);
     }
-    let mut up = command.arg("up").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let log = folder.join("hado-up.stderr");
+    let mut up = command.arg("up").stdout(Stdio::piped()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
     let stdout = up.stdout.take().unwrap();
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
@@ -77,7 +78,7 @@ pub fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, 
     }
     let _ = up.kill();
     let _ = up.wait();
-    panic!("hado up did not print that it is running");
+    panic!("hado up did not print that it is running; it said:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
 }
 
 pub fn signal(pid: u32, signal: libc::c_int) {

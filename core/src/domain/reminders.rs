@@ -116,10 +116,7 @@ impl Reminders {
 
     /// When the scheduler must look at the event for its reminders.
     pub fn next_check(&self) -> Option<DateTime<Utc>> {
-        match (self.checkpoint, self.repeat_at) {
-            (Some(checkpoint), Some(repeat)) => Some(checkpoint.min(repeat)),
-            (checkpoint, repeat) => checkpoint.or(repeat),
-        }
+        earliest(self.checkpoint, self.repeat_at)
     }
 
     pub fn needs_attention(&self) -> bool {

@@ -66,6 +66,14 @@ pub async fn find(connection: &mut AnyConnection, user_id: i64, id: i64) -> Resu
     row.as_ref().map(channel).transpose()
 }
 
+/// The channel of a kind with this target (a Telegram chat, say), the
+/// earliest if several people linked it.
+pub async fn find_by_target(connection: &mut AnyConnection, kind: &str, target: &str) -> Result<Option<ChannelRecord>, StoreError> {
+    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.kind = $1 AND c.target = $2 ORDER BY c.id LIMIT 1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(kind.to_owned()).bind(target.to_owned()).fetch_optional(&mut *connection).await?;
+    row.as_ref().map(channel).transpose()
+}
+
 pub async fn for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<ChannelRecord>, StoreError> {
     let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.user_id = $1 ORDER BY c.id");
     let rows = sqlx::query(sqlx::AssertSqlSafe(query)).bind(user_id).fetch_all(&mut *connection).await?;

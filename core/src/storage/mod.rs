@@ -174,9 +174,19 @@ impl Store {
 
 /// Adds `mode=rwc` (create when missing) to a SQLite URL and creates the
 /// database's folder.
-fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
+/// The file and the query of a `sqlite://FILE?…` URL.
+fn sqlite_parts(url: &str) -> (&str, &str) {
     let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
-    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    rest.split_once('?').unwrap_or((rest, ""))
+}
+
+/// The database file a `sqlite://` URL names.
+pub fn sqlite_file(url: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(sqlite_parts(url).0)
+}
+
+fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
+    let (path, query) = sqlite_parts(url);
     if path.is_empty() {
         return Err(StoreError::BadUrl("the SQLite URL names no file, such as sqlite://hado-data/hado.db".into()));
     }

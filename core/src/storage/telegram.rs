@@ -4,7 +4,6 @@ use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
 use super::StoreError;
-use super::channels::ChannelRecord;
 use super::records::millis;
 
 pub async fn insert_link(connection: &mut AnyConnection, code: &str, user_id: i64, expires_at: DateTime<Utc>) -> Result<(), StoreError> {
@@ -52,15 +51,4 @@ pub async fn insert_button(connection: &mut AnyConnection, id: &str, event_id: i
 pub async fn find_button(connection: &mut AnyConnection, id: &str) -> Result<Option<(i64, i64, String)>, StoreError> {
     let row = sqlx::query("SELECT event_id, user_id, action FROM telegram_buttons WHERE id = $1").bind(id.to_owned()).fetch_optional(&mut *connection).await?;
     row.map(|row| Ok((row.try_get("event_id")?, row.try_get("user_id")?, row.try_get("action")?))).transpose()
-}
-
-/// The Telegram channel of a chat, if a person linked it.
-pub async fn channel_for_chat(connection: &mut AnyConnection, chat_id: i64) -> Result<Option<ChannelRecord>, StoreError> {
-    let row = sqlx::query("SELECT id, user_id FROM channels WHERE kind = 'telegram' AND target = $1 ORDER BY id LIMIT 1")
-        .bind(chat_id.to_string())
-        .fetch_optional(&mut *connection)
-        .await?;
-    let Some(row) = row else { return Ok(None) };
-    let (id, user_id): (i64, i64) = (row.try_get("id")?, row.try_get("user_id")?);
-    super::channels::find(connection, user_id, id).await
 }
