@@ -94,8 +94,7 @@ impl Inbox for InboxService {
 
     async fn get_profile(&self, request: Request<v1::GetProfileRequest>) -> Result<Response<v1::Profile>, Status> {
         let caller = self.caller(&request).await?;
-        let attention = self.engine.attention_count(&caller.user).await?;
-        Ok(Response::new(convert::profile(&caller.user, self.engine.now(), attention)))
+        Ok(Response::new(super::profile(&self.engine, &caller.user).await?))
     }
 
     async fn update_profile(&self, request: Request<v1::UpdateProfileRequest>) -> Result<Response<v1::Profile>, Status> {
@@ -103,8 +102,7 @@ impl Inbox for InboxService {
         let body = request.into_inner();
         let patch = ProfilePatch { tz: body.tz, quiet_start: body.quiet_start, quiet_end: body.quiet_end, locale: body.locale };
         let user = self.engine.update_profile(&caller.user, &patch).await?;
-        let attention = self.engine.attention_count(&user).await?;
-        Ok(Response::new(convert::profile(&user, self.engine.now(), attention)))
+        Ok(Response::new(super::profile(&self.engine, &user).await?))
     }
 
     async fn get_agent_token(&self, request: Request<v1::GetAgentTokenRequest>) -> Result<Response<v1::AgentTokenStatus>, Status> {

@@ -19,29 +19,26 @@ pub struct LinksService {
     pub credentials: Credentials,
 }
 
-fn reply((link, user, event): (ActionLink, UserRecord, EventRecord), now: chrono::DateTime<chrono::Utc>, attention: u32) -> Response<v1::ActionLinkReply> {
-    Response::new(v1::ActionLinkReply {
+async fn reply(engine: &Engine, (link, user, event): (ActionLink, UserRecord, EventRecord)) -> Result<Response<v1::ActionLinkReply>, Status> {
+    Ok(Response::new(v1::ActionLinkReply {
         action: link.action.as_str().to_owned(),
         event: Some(convert::event(&event)),
         expires_at: convert::timestamp(link.expires_at),
-        profile: Some(convert::profile(&user, now, attention)),
-    })
+        profile: Some(super::profile(engine, &user).await?),
+    }))
 }
 
 #[tonic::async_trait]
 impl Links for LinksService {
     async fn inspect_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
-        let found = self.engine.inspect_action_link(&request.get_ref().token).await?;
-        let attention = self.engine.attention_count(&found.1).await?;
-        Ok(reply(found, self.engine.now(), attention))
+        reply(&self.engine, self.engine.inspect_action_link(&request.get_ref().token).await?).await
     }
 
     async fn calendar_feed(&self, request: Request<v1::CalendarFeedRequest>) -> Result<Response<v1::CalendarFeedReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         let (user, events) = self.engine.calendar_feed(&request.get_ref().token).await?;
-        let attention = self.engine.attention_count(&user).await?;
-        Ok(Response::new(v1::CalendarFeedReply { profile: Some(convert::profile(&user, self.engine.now(), attention)), events: convert::events(&events).events }))
+        Ok(Response::new(v1::CalendarFeedReply { profile: Some(super::profile(&self.engine, &user).await?), events: convert::events(&events).events }))
     }
 
     async fn telegram_update(&self, request: Request<v1::TelegramUpdateRequest>) -> Result<Response<v1::TelegramUpdateReply>, Status> {
@@ -55,8 +52,6 @@ impl Links for LinksService {
 
     async fn use_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
-        let used = self.engine.use_action_link(&request.get_ref().token).await?;
-        let attention = self.engine.attention_count(&used.1).await?;
-        Ok(reply(used, self.engine.now(), attention))
+        reply(&self.engine, self.engine.use_action_link(&request.get_ref().token).await?).await
     }
 }

@@ -24,6 +24,13 @@ use hado_proto::v1::links_server::LinksServer;
 use crate::engine::Engine;
 pub use auth::Credentials;
 
+/// A user's profile as every reply carries it: settings, local time, and
+/// how many events need attention.
+async fn profile(engine: &Engine, user: &crate::storage::UserRecord) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
+    let attention = engine.attention_count(user).await?;
+    Ok(convert::profile(user, engine.now(), attention))
+}
+
 /// Large enough for a full batch of 1000 events at their size limits, and
 /// for a too-long field to reach validation and get a precise error.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
