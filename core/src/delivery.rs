@@ -21,9 +21,10 @@ use tokio::sync::watch;
 
 use hado_proto::views::ClientEvent;
 
-use crate::engine::{Engine, is_private_address};
+use crate::engine::Engine;
 use crate::grpc::convert;
 use crate::links::LinkAction;
+use crate::targets::RefusedTarget;
 use crate::storage::EventRecord;
 use crate::storage::channels::ClaimedDelivery;
 use crate::telegram::{self, BotError};
@@ -92,8 +93,8 @@ pub fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&Event
             "event": ClientEvent::from(&convert::event(event)),
             "checkpoint": convert::timestamp(delivery.due_at),
             "actions": {
-                "done_url": engine.action_url(event.user_id, event.id, LinkAction::Done),
-                "remember_url": engine.action_url(event.user_id, event.id, LinkAction::Remember),
+                "done_url": engine.action_url(event, LinkAction::Done),
+                "remember_url": engine.action_url(event, LinkAction::Remember),
             },
         }),
         None => json!({ "type": "test", "message": "This is a test message from Hado: this webhook is connected." }),
@@ -109,27 +110,29 @@ pub struct Deliverer {
 
 impl Deliverer {
     pub fn new(engine: Arc<Engine>) -> Self {
-        let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().expect("an HTTP client builds");
+        // No redirects and no proxy: the address the resolver checked is
+        // the one connected to.
+        let http = reqwest::Client::builder()
+            .timeout(TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(engine.outbound().targets().resolver())
+            .build()
+            .expect("an HTTP client builds");
         Self { engine, http }
     }
 
-    /// Refuses a target that resolves to a private or loopback address,
-    /// unless the operator allows them.
-    async fn check_target(&self, url: &str) -> Result<(), String> {
-        if self.engine.outbound().allow_private {
-            return Ok(());
+    /// Refuses a target whose written address webhooks may not reach;
+    /// names are checked by the client's resolver as they are connected to.
+    fn check_target(&self, url: &str) -> Result<(), String> {
+        let parsed = url::Url::parse(url).map_err(|error| format!("the URL {url:?} is not valid: {error}"))?;
+        let targets = self.engine.outbound().targets();
+        match parsed.host() {
+            None => Err(format!("the URL {url:?} names no host")),
+            Some(url::Host::Ipv4(address)) => targets.check_literal(IpAddr::V4(address)),
+            Some(url::Host::Ipv6(address)) => targets.check_literal(IpAddr::V6(address)),
+            Some(url::Host::Domain(_)) => Ok(()),
         }
-        let parsed = reqwest::Url::parse(url).map_err(|error| format!("the URL {url:?} is not valid: {error}"))?;
-        let host = parsed.host_str().ok_or_else(|| format!("the URL {url:?} names no host"))?;
-        let port = parsed.port_or_known_default().unwrap_or(443);
-        let addresses: Vec<IpAddr> = match host.trim_matches(['[', ']']).parse::<IpAddr>() {
-            Ok(address) => vec![address],
-            Err(_) => tokio::net::lookup_host((host, port)).await.map_err(|error| format!("{host} cannot be resolved: {error}"))?.map(|socket| socket.ip()).collect(),
-        };
-        if addresses.iter().any(|address| is_private_address(*address)) {
-            return Err(format!("{host} resolves to a private or loopback address, which is refused (HADO_WEBHOOK_ALLOW_PRIVATE allows it)"));
-        }
-        Ok(())
     }
 
     /// One attempt at one delivery.
@@ -151,7 +154,7 @@ impl Deliverer {
         if channel.kind != "webhook" {
             return Attempt::Failed { error: format!("channels of kind {} cannot be sent to", channel.kind) };
         }
-        if let Err(error) = self.check_target(&channel.target).await {
+        if let Err(error) = self.check_target(&channel.target) {
             return Attempt::Failed { error };
         }
         let body = payload(&self.engine, delivery, event).to_string();
@@ -185,7 +188,10 @@ impl Deliverer {
                 retry_or_fail(format!("the receiver answered {status}"), retry_after)
             }
             Err(error) if error.is_timeout() => retry_or_fail(format!("the receiver did not answer within {} s", TIMEOUT.as_secs()), None),
-            Err(error) => retry_or_fail(format!("the receiver could not be reached: {}", error.without_url()), None),
+            Err(error) => match RefusedTarget::behind(&error) {
+                Some(refused) => Attempt::Failed { error: refused.to_string() },
+                None => retry_or_fail(format!("the receiver could not be reached: {}", error.without_url()), None),
+            },
         }
     }
 }
@@ -197,7 +203,7 @@ impl Deliverer {
         let chat_id: i64 = delivery.channel.target.parse().map_err(|_| failed(format!("{:?} is not a Telegram chat", delivery.channel.target)))?;
         let (text, keyboard) = match event {
             Some(event) => {
-                let (text, keyboard) = telegram::reminder(&self.engine, event).await.map_err(|error| failed(error.to_string()))?;
+                let (text, keyboard) = telegram::reminder(&self.engine, event, chat_id).await.map_err(|error| failed(error.to_string()))?;
                 (text, Some(keyboard))
             }
             None => ("This is a test message from Hado: this chat is connected. / Тестовое сообщение Hado: чат подключён.".to_owned(), None),

@@ -13,13 +13,14 @@ use tokio::sync::Notify;
 
 use crate::clock::Clock;
 use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFields};
-use crate::domain::fields::{DeepLink, Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone};
+use crate::domain::fields::{DeepLink, Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone, quoted};
+use crate::targets::TargetPolicy;
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
 use crate::domain::checkpoints::Ladder;
 use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
 use crate::error::CoreError;
-use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner};
+use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner, revision_of};
 use crate::storage::channels::{self, ChannelRecord, NewDelivery};
 use crate::storage::events::LifecycleWrite;
 use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
@@ -122,32 +123,18 @@ pub struct Outbound {
     pub telegram: Option<crate::telegram::Bot>,
 }
 
+impl Outbound {
+    /// Which addresses webhooks may reach.
+    pub fn targets(&self) -> TargetPolicy {
+        TargetPolicy { allow_private: self.allow_private }
+    }
+}
+
 /// A webhook channel just added, with its signing secret (shown this once).
 #[derive(Clone, Debug)]
 pub struct AddedWebhook {
     pub channel: ChannelRecord,
     pub secret: String,
-}
-
-/// Whether `host` names this machine or a private network.
-pub fn is_private_host(host: &str) -> bool {
-    let host = host.trim_matches(['[', ']']);
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
-        return true;
-    }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(address) => is_private_address(address),
-        Err(_) => false,
-    }
-}
-
-pub fn is_private_address(address: std::net::IpAddr) -> bool {
-    match address {
-        std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_unspecified() || v4.octets()[0] == 100 && (64..128).contains(&v4.octets()[1]),
-        std::net::IpAddr::V6(v6) => {
-            v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00 || (v6.segments()[0] & 0xffc0) == 0xfe80 || v6.to_ipv4_mapped().is_some_and(|v4| is_private_address(std::net::IpAddr::V4(v4)))
-        }
-    }
 }
 
 /// Parses one item of a batch, collecting its violations under `events[i]`.
@@ -502,20 +489,30 @@ impl Engine {
         self.act(user, id, move |record, now| event::mark_ack(record.lifecycle, &record.spec, record.zone, quiet, now)).await
     }
 
-    /// An action link for one of the user's events, valid for 30 days.
-    pub fn issue_action_link(&self, user: &UserRecord, event_id: i64, action: LinkAction) -> String {
-        self.links.issue(event_id, user.id, action, self.now())
+    /// An action link for one of the user's events as it is now, valid for
+    /// 30 days or until the event is rescheduled.
+    pub async fn issue_action_link(&self, user: &UserRecord, event_id: i64, action: LinkAction) -> Result<String, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        let event = self.own_event(&mut connection, user, event_id).await?;
+        Ok(self.link_token(&event, action))
+    }
+
+    fn link_token(&self, event: &EventRecord, action: LinkAction) -> String {
+        self.links.issue(event.id, event.user_id, action, revision_of(&event.spec.due.text), self.now())
     }
 
     /// What a link names, checked, with its user and event as they are now.
     pub async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         let link = self.links.check(token, self.now()).map_err(|problem| match problem {
             LinkProblem::Forged => CoreError::Unauthenticated(problem.to_string()),
-            LinkProblem::Expired(_) => CoreError::FailedPrecondition(problem.to_string()),
+            LinkProblem::Expired(_) | LinkProblem::Outdated => CoreError::FailedPrecondition(problem.to_string()),
         })?;
         let mut connection = self.store.pool().acquire().await?;
         let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
         let event = self.own_event(&mut connection, &user, link.event_id).await?;
+        if link.revision != revision_of(&event.spec.due.text) {
+            return Err(CoreError::FailedPrecondition(LinkProblem::Outdated.to_string()));
+        }
         Ok((link, user, event))
     }
 
@@ -738,11 +735,11 @@ impl Engine {
     pub async fn add_webhook(&self, user: &UserRecord, raw_url: &str) -> Result<AddedWebhook, CoreError> {
         let url = raw_url.trim();
         let parsed = DeepLink::parse_optional("url", Some(url), &mut Violations::default());
-        let Some(host) = parsed.and_then(|_| hado_proto::process::host_of_url(url)) else {
-            return Err(CoreError::invalid("url", format!("url {url:?} is not an absolute http or https URL")));
+        let Some(parsed) = parsed.and_then(|link| url::Url::parse(link.as_str()).ok()) else {
+            return Err(CoreError::invalid("url", format!("url {} is not an absolute http or https URL", quoted(url))));
         };
-        if !self.outbound.allow_private && is_private_host(&host) {
-            return Err(CoreError::invalid("url", format!("url {url:?} points at a private or loopback address, which is refused")));
+        if let Err(problem) = self.outbound.targets().check_new(&parsed).await {
+            return Err(CoreError::invalid("url", format!("url {}: {problem}", quoted(url))));
         }
         let secret = tokens::webhook_secret();
         let mut transaction = self.store.begin_write().await?;
@@ -838,8 +835,8 @@ impl Engine {
     }
 
     /// An action link for the event of a delivery.
-    pub fn action_url(&self, user_id: i64, event_id: i64, action: LinkAction) -> String {
-        let token = self.links.issue(event_id, user_id, action, self.now());
+    pub fn action_url(&self, event: &EventRecord, action: LinkAction) -> String {
+        let token = self.link_token(event, action);
         format!("{}/a/{token}", self.outbound.public_url.trim_end_matches('/'))
     }
 
@@ -924,20 +921,5 @@ impl Engine {
 
     pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
         Ok(self.store.earliest_check().await?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn private_and_loopback_targets_are_recognised() {
-        for private in ["localhost", "api.localhost", "127.0.0.1", "10.1.2.3", "192.168.0.5", "172.20.0.1", "169.254.1.1", "100.64.0.1", "[::1]", "fd00::2", "fe80::1", "0.0.0.0"] {
-            assert!(is_private_host(private), "{private}");
-        }
-        for public in ["hooks.example.com", "93.184.216.34", "2606:4700::1111", "172.32.0.1"] {
-            assert!(!is_private_host(public), "{public}");
-        }
     }
 }

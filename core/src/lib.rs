@@ -11,6 +11,7 @@ pub mod grpc;
 pub mod links;
 pub mod scheduler;
 pub mod storage;
+pub mod targets;
 pub mod telegram;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -1,7 +1,9 @@
-//! Owns action links: a token naming one event, its user and one action
-//! (Done or Remember), signed with `HADO_SECRET` (HMAC-SHA256) and valid for
-//! 30 days, so that a reminder can carry buttons that work without signing
-//! in. Pure: the instant comes in as an argument.
+//! Owns action links: a token naming one event, its user, one action
+//! (Done or Remember) and the event's revision (its due moment as it was
+//! when the link was made), signed with `HADO_SECRET` (HMAC-SHA256) and
+//! valid for 30 days, so that a reminder can carry buttons that work
+//! without signing in, and a reminder from before a reschedule no longer
+//! acts. Pure: the instant comes in as an argument.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -12,7 +14,10 @@ use sha2::Sha256;
 /// How long a link works after it is made.
 pub const LIFETIME: Duration = Duration::days(30);
 
-const VERSION: &str = "a1";
+/// The token format. `a1` links, which named no revision, are refused as
+/// out of date.
+const VERSION: &str = "a2";
+const UNREVISED_VERSION: &str = "a1";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkAction {
@@ -44,6 +49,33 @@ pub struct ActionLink {
     pub user_id: i64,
     pub action: LinkAction,
     pub expires_at: DateTime<Utc>,
+    /// The event's revision the link was made for ([`revision_of`]).
+    pub revision: Revision,
+}
+
+/// A short tag of an event's due moment: when the due moment changes, so
+/// does the tag, and links made before no longer match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Revision([u8; 8]);
+
+impl Revision {
+    fn as_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        let bytes = hex::decode(text).ok()?;
+        Some(Self(bytes.try_into().ok()?))
+    }
+}
+
+/// The revision of an event whose due moment is written `due_text`.
+pub fn revision_of(due_text: &str) -> Revision {
+    use sha2::Digest;
+    let digest = Sha256::digest(due_text.as_bytes());
+    let mut tag = [0u8; 8];
+    tag.copy_from_slice(&digest[..8]);
+    Revision(tag)
 }
 
 /// Why a link does not work.
@@ -53,6 +85,8 @@ pub enum LinkProblem {
     Forged,
     #[error("this link expired on {0}")]
     Expired(DateTime<Utc>),
+    #[error("this reminder is out of date: the event has changed since it was sent, so nothing was done; open Hado to see it now")]
+    Outdated,
 }
 
 /// Signs and checks links with one key.
@@ -76,18 +110,24 @@ impl LinkSigner {
         Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes a key of any length")
     }
 
-    /// A link for `action` on the event, valid for [`LIFETIME`] from `now`.
-    pub fn issue(&self, event_id: i64, user_id: i64, action: LinkAction, now: DateTime<Utc>) -> String {
+    /// A link for `action` on the event at `revision`, valid for
+    /// [`LIFETIME`] from `now`.
+    pub fn issue(&self, event_id: i64, user_id: i64, action: LinkAction, revision: Revision, now: DateTime<Utc>) -> String {
         let expires = (now + LIFETIME).timestamp();
-        let payload = format!("{VERSION}.{event_id}.{user_id}.{}.{expires}", action.as_str());
+        let payload = format!("{VERSION}.{event_id}.{user_id}.{}.{expires}.{}", action.as_str(), revision.as_hex());
         let mut mac = self.mac();
         mac.update(payload.as_bytes());
         let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
         format!("{}.{signature}", URL_SAFE_NO_PAD.encode(payload))
     }
 
-    /// The link's content when its signature holds and it has not expired.
+    /// The link's content when its signature holds, it has not expired and
+    /// it names a revision. Whether the revision is still the event's is
+    /// for the caller, who has the event.
     pub fn check(&self, token: &str, now: DateTime<Utc>) -> Result<ActionLink, LinkProblem> {
+        if token.len() > 512 {
+            return Err(LinkProblem::Forged);
+        }
         let (payload, signature) = token.split_once('.').ok_or(LinkProblem::Forged)?;
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| LinkProblem::Forged)?;
         let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| LinkProblem::Forged)?;
@@ -96,7 +136,10 @@ impl LinkSigner {
         mac.verify_slice(&signature).map_err(|_| LinkProblem::Forged)?;
         let payload = String::from_utf8(payload).map_err(|_| LinkProblem::Forged)?;
         let parts: Vec<&str> = payload.split('.').collect();
-        let [VERSION, event_id, user_id, action, expires] = parts.as_slice() else {
+        if parts.first() == Some(&UNREVISED_VERSION) {
+            return Err(LinkProblem::Outdated);
+        }
+        let [VERSION, event_id, user_id, action, expires, revision] = parts.as_slice() else {
             return Err(LinkProblem::Forged);
         };
         let link = ActionLink {
@@ -104,6 +147,7 @@ impl LinkSigner {
             user_id: user_id.parse().map_err(|_| LinkProblem::Forged)?,
             action: LinkAction::parse(action).ok_or(LinkProblem::Forged)?,
             expires_at: expires.parse().ok().and_then(|seconds| DateTime::from_timestamp(seconds, 0)).ok_or(LinkProblem::Forged)?,
+            revision: Revision::parse(revision).ok_or(LinkProblem::Forged)?,
         };
         if now >= link.expires_at {
             return Err(LinkProblem::Expired(link.expires_at));
@@ -124,9 +168,11 @@ mod tests {
     fn a_link_works_for_thirty_days_then_expires() {
         let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
         let now = at("2026-12-01T10:00:00Z");
-        let token = signer.issue(42, 7, LinkAction::Done, now);
+        let token = signer.issue(42, 7, LinkAction::Done, revision_of("2026-12-14"), now);
         let link = signer.check(&token, now + Duration::days(29)).unwrap();
         assert_eq!((link.event_id, link.user_id, link.action), (42, 7, LinkAction::Done));
+        assert_eq!(link.revision, revision_of("2026-12-14"));
+        assert_ne!(link.revision, revision_of("2026-12-15"), "a new due moment is a new revision");
         assert_eq!(signer.check(&token, now + LIFETIME), Err(LinkProblem::Expired(at("2026-12-31T10:00:00Z"))));
     }
 
@@ -134,7 +180,7 @@ mod tests {
     fn a_changed_or_foreign_link_is_refused() {
         let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
         let now = at("2026-12-01T10:00:00Z");
-        let token = signer.issue(42, 7, LinkAction::Remember, now);
+        let token = signer.issue(42, 7, LinkAction::Remember, revision_of("2026-12-14"), now);
         let (payload, signature) = token.split_once('.').unwrap();
         let other_event = URL_SAFE_NO_PAD.encode(String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap().replace(".42.", ".43."));
         for forged in [format!("{other_event}.{signature}"), format!("{payload}.{}", &signature[1..]), "garbage".into(), String::new()] {
@@ -142,5 +188,15 @@ mod tests {
         }
         let stranger = LinkSigner::new("another-secret-0123456789abcdef01234567");
         assert_eq!(stranger.check(&token, now), Err(LinkProblem::Forged));
+    }
+
+    #[test]
+    fn a_link_of_the_first_format_is_out_of_date() {
+        let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
+        let payload = format!("a1.42.7.done.{}", at("2026-12-31T10:00:00Z").timestamp());
+        let mut mac = signer.mac();
+        mac.update(payload.as_bytes());
+        let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()));
+        assert_eq!(signer.check(&token, at("2026-12-01T10:00:00Z")), Err(LinkProblem::Outdated));
     }
 }

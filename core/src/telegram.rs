@@ -145,8 +145,9 @@ fn local(event: &EventRecord, instant: DateTime<Utc>) -> String {
     instant.with_timezone(&event.zone).format("%Y-%m-%d %H:%M").to_string()
 }
 
-/// A reminder's text and buttons; the buttons' ids are stored first.
-pub async fn reminder(engine: &Engine, event: &EventRecord) -> Result<(String, Value), CoreError> {
+/// A reminder's text and buttons for `chat_id`; the buttons' ids are
+/// stored first, bound to that chat.
+pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Result<(String, Value), CoreError> {
     let say = Say(Lang::from_locale(event.locale.as_str()));
     let now = engine.now();
     let mut text = format!("⏰ {}", event.spec.title.as_str());
@@ -157,8 +158,10 @@ pub async fn reminder(engine: &Engine, event: &EventRecord) -> Result<(String, V
     let done_label = event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned());
     let (done, remember) = (random_id(12), random_id(12));
     let mut transaction = engine.store().begin_write().await?;
-    telegram::insert_button(&mut transaction, &done, event.id, event.user_id, LinkAction::Done.as_str(), now).await?;
-    telegram::insert_button(&mut transaction, &remember, event.id, event.user_id, LinkAction::Remember.as_str(), now).await?;
+    for (id, action) in [(&done, LinkAction::Done), (&remember, LinkAction::Remember)] {
+        let button = telegram::Button { event_id: event.id, user_id: event.user_id, action: action.as_str().into(), chat_id: Some(chat_id.to_string()) };
+        telegram::insert_button(&mut transaction, id, &button, now).await?;
+    }
     transaction.commit().await?;
     let mut keyboard = vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": say.remember(), "callback_data": format!("b:{remember}") }])];
     if let Some(link) = &event.spec.deep_link {
@@ -254,22 +257,42 @@ async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
     Ok(text)
 }
 
-/// A button press: the action as the event's person, the callback always
-/// answered, the message edited to show what happened.
+/// Whether a button was pressed in the chat its reminder was sent to (for
+/// buttons made before chats were recorded: a chat linked to its person).
+async fn pressed_from_its_chat(connection: &mut sqlx::AnyConnection, button: &telegram::Button, pressed_in: Option<&str>) -> Result<bool, CoreError> {
+    let Some(pressed_in) = pressed_in else { return Ok(false) };
+    if let Some(chat) = &button.chat_id {
+        return Ok(chat == pressed_in);
+    }
+    let linked = channels::find_by_target(connection, "telegram", pressed_in).await?;
+    Ok(linked.is_some_and(|channel| channel.user_id == button.user_id))
+}
+
+/// A button press, from the chat its reminder went to: the action as the
+/// event's person, the callback always answered, the message edited to show
+/// what happened. A press from any other chat does nothing but say so.
 async fn press(engine: &Engine, bot: &Bot, callback: &Value) -> Result<(), CoreError> {
     let id = callback["id"].as_str().unwrap_or_default();
     let button = callback["data"].as_str().and_then(|data| data.strip_prefix("b:")).unwrap_or_default();
+    let pressed_in = callback["message"]["chat"]["id"].as_i64().map(|chat| chat.to_string());
     let mut connection = engine.store().pool().acquire().await?;
-    let found = telegram::find_button(&mut connection, button).await?;
+    let found = match telegram::find_button(&mut connection, button).await? {
+        Some(found) if pressed_from_its_chat(&mut connection, &found, pressed_in.as_deref()).await? => Some(found),
+        Some(_) => {
+            tracing::warn!("a Telegram button was pressed outside the chat its reminder went to; ignored");
+            None
+        }
+        None => None,
+    };
     let outcome = match found {
-        Some((event_id, user_id, action)) => {
-            let user = users::user_by_id(&mut connection, user_id).await?;
+        Some(found) => {
+            let user = users::user_by_id(&mut connection, found.user_id).await?;
             drop(connection);
-            let acted = match LinkAction::parse(&action) {
-                Some(LinkAction::Done) => engine.mark_done(&user, event_id).await,
-                _ => engine.mark_ack(&user, event_id).await,
+            let acted = match LinkAction::parse(&found.action) {
+                Some(LinkAction::Done) => engine.mark_done(&user, found.event_id).await,
+                _ => engine.mark_ack(&user, found.event_id).await,
             };
-            acted.ok().map(|event| (action, event))
+            acted.ok().map(|event| (found.action, event))
         }
         None => None,
     };

@@ -272,6 +272,19 @@ impl TestCore {
         reply.into_inner().token
     }
 
+    /// Stores a webhook for `login` without the checks of `AddWebhook`, as
+    /// if its name had resolved to a public address when it was added and
+    /// to another since (DNS rebinding). Returns the channel's id.
+    pub async fn plant_webhook(&self, login: &str, url: &str) -> i64 {
+        let login = crate::domain::fields::Login::from_stored(login.to_owned());
+        let now = crate::clock::Clock::now(&*self.clock);
+        let mut transaction = self.engine.store().begin_write().await.expect("a write transaction");
+        let user = crate::storage::users::ensure_user(&mut transaction, &login, chrono_tz::Europe::Berlin, now).await.expect("the user");
+        let channel = crate::storage::channels::add(&mut transaction, user.id, "webhook", url, Some(&crate::tokens::webhook_secret()), now).await.expect("the channel");
+        transaction.commit().await.expect("committed");
+        channel.id
+    }
+
     pub async fn stop(mut self) {
         self.pause().await;
         self.database.drop_now().await;

@@ -263,7 +263,7 @@ async fn action_links_act_once_as_the_events_user(backend: Backend) {
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let event = core.inbox_as("anna").create_event(fields("Visa", "2026-12-14")).await.unwrap().into_inner();
     let anna = core.engine.user_for_login("anna").await.unwrap();
-    let done = core.engine.issue_action_link(&anna, event.id, LinkAction::Done);
+    let done = core.engine.issue_action_link(&anna, event.id, LinkAction::Done).await.unwrap();
     let request = |token: &str| v1::ActionLinkRequest { token: token.into() };
 
     // Only the gateway credential may call, and without naming a user.

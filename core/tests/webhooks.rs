@@ -162,12 +162,39 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
 async fn private_targets_are_refused_unless_allowed(backend: Backend) {
     let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| config.webhook_allow_private = false).await;
     let mut anna = core.inbox_as("anna");
-    for url in ["http://127.0.0.1:8080/hook", "http://localhost/hook", "https://192.168.1.10/hook", "http://[::1]/hook"] {
+    for url in [
+        "http://127.0.0.1:8080/hook", "http://localhost/hook", "https://192.168.1.10/hook", "http://[::1]/hook",
+        // Reserved, documentation and benchmarking ranges, and loopback written in disguise.
+        "http://192.0.2.1/hook", "http://198.18.0.1/hook", "http://240.0.0.1/hook", "http://[::127.0.0.1]/hook",
+        "http://2130706433/hook", "http://127.1/hook", "http://0x7f000001/hook", "http://[::ffff:7f00:1]/hook",
+    ] {
         let refused = anna.add_webhook(v1::AddWebhookRequest { url: url.into() }).await.unwrap_err();
         assert_eq!(refused.code(), Code::InvalidArgument, "{url}");
-        assert!(refused.message().contains("private or loopback address"), "{}", refused.message());
+        assert!(refused.message().starts_with("url ") && refused.message().contains("refused"), "{url}: {}", refused.message());
     }
     assert!(anna.add_webhook(v1::AddWebhookRequest { url: "https://hooks.example.com/hado".into() }).await.is_ok());
+    assert!(anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels.len() == 1, "nothing refused was stored");
+
+    // A name that resolves to loopback only when it is sent to (as after DNS
+    // rebinding), and an address written in disguise that got in somehow:
+    // the client connects only to addresses that pass, so nothing arrives.
+    let receiver = Receiver::default();
+    let base = receiver.start().await;
+    let port = base.rsplit(':').next().unwrap();
+    core.plant_webhook("anna", &format!("http://localhost:{port}/rebound")).await;
+    core.plant_webhook("anna", &format!("http://2130706433:{port}/disguised")).await;
+    anna.create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), ..Default::default() }).await.unwrap();
+    core.clock.set(utc("2026-12-02T07:00:00Z"));
+    hado_core::scheduler::drain(&core.engine).await.unwrap();
+    delivery::drain(&Deliverer::new(core.engine.clone())).await.unwrap();
+    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+    for path in ["rebound", "disguised"] {
+        let channel = channels.iter().find(|channel| channel.target.ends_with(path)).unwrap();
+        let error = channel.last_error.clone().unwrap_or_default();
+        assert!(error.contains("refused"), "{path}: {channel:?}");
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(receiver.received.lock().unwrap().is_empty(), "nothing reached the loopback receiver");
     core.stop().await;
 }
 

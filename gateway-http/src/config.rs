@@ -5,6 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use hado_proto::process::{self, ConfigError, Lookup, read};
+use hado_runtime::{AllowedHosts, Limits};
 
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 
@@ -28,6 +29,12 @@ pub struct HttpConfig {
     /// Telegram's webhook secret (`HADO_TELEGRAM_WEBHOOK_SECRET`): set in
     /// webhook mode, when `/hooks/telegram` takes Telegram's updates.
     pub telegram_webhook_secret: Option<Secret>,
+    /// The host names served: loopback, the host of `HADO_PUBLIC_URL`, and
+    /// `HADO_ALLOWED_HOSTS`. Any other `Host` is refused on every route.
+    pub allowed_hosts: AllowedHosts,
+    /// Timeouts and the connection cap (`HADO_HEADER_TIMEOUT`,
+    /// `HADO_REQUEST_TIMEOUT`, `HADO_IDLE_TIMEOUT`, `HADO_MAX_CONNECTIONS`).
+    pub limits: Limits,
 }
 
 /// A secret that never shows in `Debug` output.
@@ -76,6 +83,8 @@ impl HttpConfig {
             public_url,
             mcp_url,
             telegram_webhook_secret: read(lookup, "HADO_TELEGRAM_WEBHOOK_SECRET").map(Secret),
+            allowed_hosts: AllowedHosts::from_lookup(lookup)?,
+            limits: Limits::from_lookup(lookup)?,
         })
     }
 

@@ -4,6 +4,7 @@
 //! as one gRPC call. Any other caller gets 401, and a Hado without webhook
 //! mode answers 404.
 
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -15,7 +16,11 @@ use crate::error::ApiError;
 
 pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 
-pub async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: String) -> Response {
+/// Telegram's updates are a few KiB; this is far more than any needs.
+pub const MAX_UPDATE_BYTES: usize = 256 * 1024;
+
+/// The secret is checked from the headers before a byte of the body is read.
+pub async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
     let Some(secret) = &state.config.telegram_webhook_secret else {
         return ApiError::new(StatusCode::NOT_FOUND, "Telegram webhook mode is not set up on this Hado").into_response();
     };
@@ -23,6 +28,13 @@ pub async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: S
     if !same_secret(given, &secret.0) {
         return ApiError::new(StatusCode::UNAUTHORIZED, "the Telegram secret token is missing or wrong").into_response();
     }
+    let body = match crate::edge::read_body(body, MAX_UPDATE_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(error) => return error.into_response(),
+    };
+    let Ok(body) = String::from_utf8(body.to_vec()) else {
+        return ApiError::new(StatusCode::BAD_REQUEST, "the update is not UTF-8 text").into_response();
+    };
     let Some(credential) = Credential::bearer(&state.config.gateway_token.0) else {
         return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the gateway credential is unusable").into_response();
     };

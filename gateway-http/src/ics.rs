@@ -24,9 +24,13 @@ const ALARM_TIME: NaiveTime = match NaiveTime::from_hms_opt(9, 0, 0) {
     None => NaiveTime::MIN,
 };
 
-/// Escapes text for a property value (RFC 5545 §3.3.11).
+/// Escapes text for a property value (RFC 5545 §3.3.11). Core refuses
+/// control characters in text, but the feed does not rely on it: a line
+/// break of any kind becomes `\n`, and any other control character but
+/// tab is dropped, so no value can start a property of its own.
 fn text(value: &str) -> String {
-    value.replace('\\', "\\\\").replace(';', "\\;").replace(',', "\\,").replace("\r\n", "\\n").replace('\n', "\\n")
+    let escaped = value.replace('\\', "\\\\").replace(';', "\\;").replace(',', "\\,").replace("\r\n", "\\n").replace(['\r', '\n'], "\\n");
+    escaped.chars().filter(|character| !character.is_control() || *character == '\t').collect()
 }
 
 /// Folds a content line at 75 octets, never inside a character (§3.1).
@@ -159,5 +163,11 @@ mod tests {
     #[test]
     fn text_is_escaped() {
         assert_eq!(text("a, b; c\\d\ne"), "a\\, b\\; c\\\\d\\ne");
+    }
+
+    #[test]
+    fn a_lone_carriage_return_cannot_start_a_property() {
+        assert_eq!(text("Visa\rATTENDEE:mailto:x@example.com"), "Visa\\nATTENDEE:mailto:x@example.com");
+        assert_eq!(text("nul\0 and bell\u{7}\tend"), "nul and bell\tend");
     }
 }

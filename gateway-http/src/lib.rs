@@ -7,6 +7,7 @@
 pub mod api;
 pub mod auth;
 pub mod config;
+pub mod edge;
 pub mod error;
 pub mod health;
 pub mod hooks;
@@ -17,7 +18,6 @@ pub mod openapi;
 pub mod web;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -25,7 +25,6 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
@@ -49,11 +48,13 @@ pub type Ingest = IngestClient<InterceptedService<Channel, Credential>>;
 pub struct AppState {
     pub core: Core,
     pub config: Arc<HttpConfig>,
+    /// Core's recent answers for source tokens, checked before a body is read.
+    pub token_checks: Arc<edge::TokenChecks>,
 }
 
 impl AppState {
     pub fn new(config: HttpConfig) -> Result<Self, ConfigError> {
-        Ok(Self { core: Core::connect_lazy(&config.core_url)?, config: Arc::new(config) })
+        Ok(Self { core: Core::connect_lazy(&config.core_url)?, config: Arc::new(config), token_checks: Arc::default() })
     }
 
     /// Ingest, called with a source's own credential.
@@ -99,18 +100,8 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/telegram", post(web::link_telegram))
         .route("/settings/calendar/revoke", post(web::revoke_calendar_feed))
         .route("/settings/channels/{id}/{action}", post(web::channel_action))
-        .route_layer(axum::middleware::from_fn(web::same_origin_forms));
-    Router::new()
-        .merge(pages)
-        .route("/a/{token}", get(web::link_page).post(web::use_link))
-        .route("/ics/{file}", get(ics::feed))
-        .route("/hooks/telegram", post(hooks::telegram))
-        .route("/static/hado.css", get(web::stylesheet))
-        .route("/static/hado.js", get(web::script))
-        .route("/api/events", post(api::upsert).get(api::list))
-        .route("/api/events/withdraw", post(api::withdraw))
-        .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
-        .route("/up", get(health::up))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms));
+    let me = Router::new()
         .route("/me", get(me::profile).patch(me::update_profile))
         .route("/me/events", get(me::events).post(me::create))
         .route("/me/archive", get(me::archive))
@@ -118,20 +109,37 @@ pub fn router(state: AppState) -> Router {
         .route("/me/events/{id}/done", post(me::done))
         .route("/me/events/{id}/ack", post(me::ack))
         .route("/me/agent-token", get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), edge::me_writes));
+    // A source's token is checked with core before its body is read.
+    let api = Router::new()
+        .route("/api/events", post(api::upsert).get(api::list))
+        .route("/api/events/withdraw", post(api::withdraw))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), edge::source_first));
+    Router::new()
+        .merge(pages)
+        .merge(me)
+        .merge(api)
+        .route("/a/{token}", get(web::link_page).post(web::use_link))
+        .route("/ics/{file}", get(ics::feed))
+        .route("/hooks/telegram", post(hooks::telegram))
+        .route("/static/hado.css", get(web::stylesheet))
+        .route("/static/hado.js", get(web::script))
+        .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
+        .route("/up", get(health::up))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page") })
         .layer(axum::middleware::from_fn(metrics::record))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        // Outermost: a foreign Host is refused before anything else runs.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), edge::edge))
         .with_state(state)
 }
 
 /// Serves on `listener` until `shutdown` resolves, letting requests in
 /// flight finish.
 pub async fn run(config: HttpConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), RunError> {
+    let limits = config.limits;
     let app = router(AppState::new(config)?);
-    let listener = listener.tap_io(|connection| {
-        let _ = connection.set_nodelay(true);
-    });
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown).await.map_err(RunError::Serve)
+    hado_runtime::serve(listener, app, limits, shutdown).await.map_err(RunError::Serve)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -45,12 +45,15 @@ impl Stack {
 
     /// Sends a request; `body` goes as JSON. Returns the status and the JSON reply.
     async fn send(&self, method: Method, path: &str, headers: &[(&str, &str)], body: Option<Value>) -> (StatusCode, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        let mut request = self.client.request(method.clone(), format!("{}{path}", self.base));
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        if let Some(body) = body {
-            request = request.json(&body);
+        match body {
+            Some(body) => request = request.json(&body),
+            // Writes under /me are taken as JSON only, whether or not they carry a body.
+            None if method != Method::GET => request = request.header("content-type", "application/json"),
+            None => {}
         }
         let response = request.send().await.expect("the gateway answers");
         let status = response.status();

@@ -192,8 +192,8 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
     let stack = Stack::start(&backend).await;
     let event = stack.core.inbox_as("anna").create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() }).await.unwrap().into_inner();
     let anna = stack.core.engine.user_for_login("anna").await.unwrap();
-    let done = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Done);
-    let remember = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Remember);
+    let done = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Done).await.unwrap();
+    let remember = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Remember).await.unwrap();
 
     // GET only shows a confirmation: a link previewer closes nothing.
     let (status, page) = stack.get(&format!("/a/{remember}")).await;
@@ -228,7 +228,7 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(page.contains("This link is not valid.") && page.contains("Эта ссылка недействительна."));
     }
-    let late = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done);
+    let late = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
     stack.core.clock.set(utc("2027-01-10T09:00:01Z"));
     let (status, _, page) = stack.post(&format!("/a/{late}"), &[]).await;
     assert_eq!(status, StatusCode::GONE);

@@ -4,14 +4,12 @@
 
 use std::net::SocketAddr;
 
-use hado_proto::process::{self, ConfigError, Lookup, core_url, host_of_url, read};
+use hado_proto::process::{self, ConfigError, Lookup, core_url};
+use hado_runtime::{AllowedHosts, Limits};
 
 pub use hado_proto::process::DEFAULT_MCP_ADDR;
 pub use hado_proto::process::DEFAULT_CORE_URL;
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
-
-/// Host names every gateway answers to, besides the configured public ones.
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 #[derive(Clone, Debug)]
 pub struct McpConfig {
@@ -21,9 +19,11 @@ pub struct McpConfig {
     pub core_url: String,
     /// Host names accepted in `Host` and `Origin`: the host of
     /// `HADO_PUBLIC_URL`, those in `HADO_ALLOWED_HOSTS`, and loopback.
-    pub allowed_hosts: Vec<String>,
+    pub allowed_hosts: AllowedHosts,
     /// Calls a minute allowed per agent token (`HADO_MCP_RATE_LIMIT`).
     pub calls_per_minute: u32,
+    /// Timeouts and the connection cap, as for gateway-http.
+    pub limits: Limits,
 }
 
 impl McpConfig {
@@ -32,29 +32,12 @@ impl McpConfig {
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
-        let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect();
-        if let Some(public_url) = read(lookup, "HADO_PUBLIC_URL") {
-            allowed_hosts.push(host_of_url(&public_url).ok_or_else(|| ConfigError {
-                variable: "HADO_PUBLIC_URL",
-                problem: format!("{public_url:?} is not a URL such as https://hado.example.com"),
-            })?);
-        }
-        if let Some(extra) = read(lookup, "HADO_ALLOWED_HOSTS") {
-            for host in extra.split(',').map(str::trim).filter(|host| !host.is_empty()) {
-                if host.contains(['/', ' ', ':']) && !host.starts_with('[') {
-                    return Err(ConfigError {
-                        variable: "HADO_ALLOWED_HOSTS",
-                        problem: format!("{host:?} is not a host name; list names such as hado.example.com, separated by commas"),
-                    });
-                }
-                allowed_hosts.push(host.trim_matches(['[', ']']).to_ascii_lowercase());
-            }
-        }
         Ok(Self {
             addr: process::socket_addr(lookup, "HADO_MCP_ADDR", DEFAULT_MCP_ADDR)?,
             core_url: core_url(lookup)?,
-            allowed_hosts,
+            allowed_hosts: AllowedHosts::from_lookup(lookup)?,
             calls_per_minute: process::positive_number(lookup, "HADO_MCP_RATE_LIMIT", DEFAULT_RATE_LIMIT)?,
+            limits: Limits::from_lookup(lookup)?,
         })
     }
 
@@ -63,8 +46,9 @@ impl McpConfig {
         Self {
             addr: DEFAULT_MCP_ADDR.parse().expect("the default address parses"),
             core_url: core_url.to_owned(),
-            allowed_hosts: LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect(),
+            allowed_hosts: AllowedHosts::loopback(),
             calls_per_minute: DEFAULT_RATE_LIMIT,
+            limits: Limits::default(),
         }
     }
 }
@@ -83,7 +67,7 @@ mod tests {
         let config = config(&[]).unwrap();
         assert_eq!(config.addr.to_string(), DEFAULT_MCP_ADDR);
         assert_eq!(config.core_url, DEFAULT_CORE_URL);
-        assert_eq!(config.allowed_hosts, ["localhost", "127.0.0.1", "::1"]);
+        assert_eq!(config.allowed_hosts, AllowedHosts::loopback());
         assert_eq!(config.calls_per_minute, 60);
     }
 
@@ -95,7 +79,7 @@ mod tests {
             ("HADO_CORE_URL", "core:50051"),
         ])
         .unwrap();
-        assert!(config.allowed_hosts.ends_with(&["hado.example.com".into(), "inbox.example.org".into(), "fd00::1".into()]));
+        assert!(config.allowed_hosts.names().ends_with(&["hado.example.com".into(), "inbox.example.org".into(), "fd00::1".into()]));
         assert_eq!(config.core_url, "http://core:50051");
     }
 

@@ -4,21 +4,21 @@
 //! `Authorization` header only (never the query string, never
 //! `X-Remote-User`), which core resolves on every request so a revoked or
 //! re-issued token stops at once; a per-token rate limit; and at most 1 MiB
-//! of body. Every refusal is JSON `{"error": …}`.
+//! of body, read only once the token is known. Every refusal is JSON `{"error": …}`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use hado_proto::v1::GetProfileRequest;
 
-use hado_proto::process::{host_of_authority, host_of_url};
+use hado_runtime::AllowedHosts;
 use crate::core_link::{self, AgentToken, Core, Failure};
 use crate::rate_limit::RateLimiter;
 
@@ -27,18 +27,14 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 pub struct Guard {
     core: Core,
-    allowed_hosts: Vec<String>,
+    allowed_hosts: AllowedHosts,
     limiter: RateLimiter,
     calls_per_minute: u32,
 }
 
 impl Guard {
-    pub fn new(core: Core, allowed_hosts: Vec<String>, calls_per_minute: u32) -> Self {
+    pub fn new(core: Core, allowed_hosts: AllowedHosts, calls_per_minute: u32) -> Self {
         Self { core, allowed_hosts, limiter: RateLimiter::per_minute(calls_per_minute), calls_per_minute }
-    }
-
-    fn serves_host(&self, host: &str) -> bool {
-        self.allowed_hosts.iter().any(|allowed| allowed == host)
     }
 }
 
@@ -60,13 +56,6 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-fn request_host(request: &Request) -> Option<String> {
-    match request.headers().get(HOST) {
-        Some(value) => host_of_authority(value.to_str().ok()?),
-        None => request.uri().authority().and_then(|authority| host_of_authority(authority.as_str())),
-    }
-}
-
 /// Counts every request to `/mcp` by status, whatever the guard decided.
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let method = request.method().to_string();
@@ -76,19 +65,17 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
 }
 
 async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
+    if let Err(refusal_reason) = guard.allowed_hosts.admit(request.headers(), request.uri()) {
+        return refusal(StatusCode::FORBIDDEN, &refusal_reason.to_string());
+    }
     if request.method() != Method::POST {
         let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams");
         response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    match request_host(&request) {
-        Some(host) if guard.serves_host(&host) => {}
-        Some(host) => return refusal(StatusCode::FORBIDDEN, &format!("host {host} is not served here; add it to HADO_ALLOWED_HOSTS")),
-        None => return refusal(StatusCode::FORBIDDEN, "the request names no valid Host"),
-    }
     if let Some(origin) = request.headers().get(ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
-        if !host_of_url(origin).is_some_and(|host| guard.serves_host(&host)) {
+        if !guard.allowed_hosts.serves_origin(origin) {
             return refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"));
         }
     }
@@ -105,15 +92,6 @@ async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
         return response;
     }
-    let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024));
-    let declared = request.headers().get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
-        return too_large();
-    }
-    let (mut parts, body) = request.into_parts();
-    let Ok(body) = to_bytes(body, MAX_BODY_BYTES).await else {
-        return too_large();
-    };
     match core_link::inbox(&guard.core, &agent_token).get_profile(GetProfileRequest {}).await {
         Ok(_) => {}
         Err(status) => match guard.core.explain(&status) {
@@ -123,6 +101,15 @@ async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
             failure => tracing::warn!(reason = failure.message(), "could not check an agent token with core"),
         },
     }
+    let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024));
+    let declared = request.headers().get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
+        return too_large();
+    }
+    let (mut parts, body) = request.into_parts();
+    let Ok(body) = to_bytes(body, MAX_BODY_BYTES).await else {
+        return too_large();
+    };
     parts.extensions.insert(agent_token);
     next.run(Request::from_parts(parts, Body::from(body))).await
 }

@@ -15,7 +15,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -55,17 +54,11 @@ pub async fn run(config: McpConfig, listener: TcpListener, shutdown: impl Future
     let stop = CancellationToken::new();
     let app = router(&config, core, stop.clone());
     let stopping = stop.clone();
-    // Replies go out whole at once: no waiting on the client's delayed ACK.
-    let listener = listener.tap_io(|connection| {
-        let _ = connection.set_nodelay(true);
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stopping.cancel();
-        })
-        .await
-        .map_err(RunError::Serve)
+    let shutdown = async move {
+        shutdown.await;
+        stopping.cancel();
+    };
+    hado_runtime::serve(listener, app, config.limits, shutdown).await.map_err(RunError::Serve)
 }
 
 /// Serves one agent over stdin/stdout until the client closes them: for

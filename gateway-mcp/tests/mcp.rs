@@ -33,7 +33,7 @@ impl Stack {
     async fn start(backend: &Backend, calls_per_minute: u32) -> Self {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
         let mut config = McpConfig { calls_per_minute, ..McpConfig::local(&core.url()) };
-        config.allowed_hosts.push("hado.example.com".into());
+        config.allowed_hosts = hado_runtime::AllowedHosts::from_lookup(&|variable| (variable == "HADO_ALLOWED_HOSTS").then(|| "hado.example.com".into())).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let (shutdown, stopped) = oneshot::channel::<()>();

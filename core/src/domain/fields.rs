@@ -13,11 +13,27 @@ fn char_count(text: &str) -> usize {
     text.chars().count()
 }
 
+/// Refuses C0 control characters other than tab, and DEL, anywhere in a
+/// text value: a carriage return would split a calendar line or a header,
+/// and NUL cannot be stored by every backend.
+fn refuse_control(field: &str, text: &str, violations: &mut Violations) -> bool {
+    match text.chars().position(|c| c.is_ascii_control() && c != '\t') {
+        Some(position) => {
+            let found = text.chars().nth(position).map_or(0, u32::from);
+            violations.add(field, format!("{field} contains the control character U+{found:04X} at position {}; only tab is allowed", position + 1));
+            true
+        }
+        None => false,
+    }
+}
+
 /// Checks a required text field: trimmed, 1..=max characters.
 fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations) -> Option<String> {
     let text = raw.trim();
     let count = char_count(text);
-    if count == 0 {
+    if refuse_control(field, text, violations) {
+        None
+    } else if count == 0 {
         violations.add(field, format!("{field} is required and may not be blank"));
         None
     } else if count > max {
@@ -33,6 +49,9 @@ fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations
 fn optional_text(field: &str, raw: Option<&str>, max: usize, violations: &mut Violations) -> Option<String> {
     let text = raw.map(str::trim).filter(|text| !text.is_empty())?;
     let count = char_count(text);
+    if refuse_control(field, text, violations) {
+        return None;
+    }
     if count > max {
         violations.add(field, format!("{field} is {count} characters long; at most {max} are allowed"));
         return None;
@@ -99,7 +118,9 @@ text_value!(
     Topic
 );
 text_value!(
-    /// A user's login: `[a-z0-9][a-z0-9._@-]{0,63}`.
+    /// A user's login: `[a-z0-9][a-z0-9._@-]{0,63}`. Logins are not case
+    /// sensitive: `Anna` (as a sign-in provider may send it) is read as
+    /// `anna`, so one person is always one user.
     Login
 );
 text_value!(
@@ -136,16 +157,26 @@ impl DeepLink {
             violations.add(field, format!("{field} is {count} characters long; at most 2048 are allowed"));
             return None;
         }
+        if refuse_control(field, text, violations) {
+            return None;
+        }
+        // Parsed as browsers parse it: a scheme of http or https written
+        // out with `//`, a host, and no user name or password (which would
+        // make `https://bank.example@evil.example` read as the bank).
         let lower = text.to_ascii_lowercase();
-        let rest = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://"));
-        let host_ok = rest.is_some_and(|rest| {
-            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-            !authority.is_empty()
+        let authority_first = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://"));
+        let written_absolute = authority_first.is_some_and(|rest| !rest.starts_with('/')) && !text.contains('\\');
+        let parsed = url::Url::parse(text).ok().filter(|url| {
+            written_absolute
+                && matches!(url.scheme(), "http" | "https")
+                && url.host_str().is_some_and(|host| !host.is_empty())
+                && url.username().is_empty()
+                && url.password().is_none()
         });
-        if !host_ok || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        if parsed.is_none() || text.chars().any(char::is_whitespace) {
             violations.add(
                 field,
-                format!("{field} {} must be an absolute http or https URL", quoted(text)),
+                format!("{field} {} must be an absolute http or https URL with a host and no user name or password", quoted(text)),
             );
             return None;
         }
@@ -158,7 +189,9 @@ impl SourceRef {
         // A ref is a key: it is kept exactly as given, surrounding spaces too
         // would be a different key, so they are refused rather than trimmed.
         let count = char_count(raw);
-        if count == 0 {
+        if refuse_control(field, raw, violations) {
+            None
+        } else if count == 0 {
             violations.add(field, format!("{field} is required"));
             None
         } else if count > 255 {
@@ -181,7 +214,9 @@ impl SourceRef {
 impl Topic {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         let count = char_count(raw);
-        if count > 64 {
+        if refuse_control(field, raw, violations) {
+            None
+        } else if count > 64 {
             violations.add(field, format!("{field} is {count} characters long; at most 64 are allowed"));
             None
         } else if raw.trim() != raw {
@@ -207,8 +242,9 @@ fn matches_name(text: &str, max: usize, extra: &[char]) -> bool {
 
 impl Login {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        if matches_name(raw, 64, &['.', '_', '@', '-']) {
-            Some(Self(raw.to_owned()))
+        let login = raw.to_ascii_lowercase();
+        if matches_name(&login, 64, &['.', '_', '@', '-']) {
+            Some(Self(login))
         } else {
             violations.add(
                 field,
@@ -398,7 +434,10 @@ mod tests {
         for good in ["https://example.com", "http://example.com/a?b=c#d", "HTTPS://Example.com/x"] {
             assert!(check(|v| DeepLink::parse_optional("deep_link", Some(good), v)).is_ok(), "{good}");
         }
-        for bad in ["javascript:alert(1)", "JavaScript:alert(1)", "/relative", "ftp://x", "https://", "https:///path", "data:text/html,x", "https://exa mple.com"] {
+        for bad in [
+            "javascript:alert(1)", "JavaScript:alert(1)", "/relative", "ftp://x", "https://", "https:///path", "data:text/html,x", "https://exa mple.com",
+            "https://@", "https://:80", "https://user:pw@example.com", "https://bank.example@evil.example/", "https:example.com", "http://[::1",
+        ] {
             let error = check(|v| DeepLink::parse_optional("deep_link", Some(bad), v)).unwrap_err();
             assert!(error.contains("must be an absolute http or https URL"), "{bad}: {error}");
         }
@@ -411,10 +450,27 @@ mod tests {
         for good in ["anna", "a", "anna.k@example.com", "0day", "x_y-z"] {
             assert!(check(|v| Login::parse("user", good, v)).is_ok(), "{good}");
         }
-        for bad in ["", "anna k", "Anna", ".anna", "-a", &"a".repeat(65), "анна"] {
+        assert_eq!(check(|v| Login::parse("user", "Anna", v)).unwrap().as_str(), "anna", "logins are not case sensitive");
+        for bad in ["", "anna k", ".anna", "-a", &"a".repeat(65), "анна", "Анна"] {
             let error = check(|v| Login::parse("user", bad, v)).unwrap_err();
             assert!(error.starts_with("user "), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    fn control_characters_other_than_tab_are_refused_in_every_text() {
+        for bad in ["Visa\rX-INJECTED:1", "nul\0byte", "line\nbreak", "bell\u{7}", "del\u{7f}"] {
+            assert!(check(|v| Title::parse("title", bad, v)).unwrap_err().starts_with("title contains the control character"), "{bad:?}");
+            assert!(check(|v| parse_subtitle("subtitle", Some(bad), v)).is_err(), "{bad:?}");
+            assert!(check(|v| DoneLabel::parse_optional("done_label", Some(bad), v)).is_err(), "{bad:?}");
+            assert!(check(|v| SourceRef::parse("ref", bad, v)).is_err(), "{bad:?}");
+            assert!(check(|v| Topic::parse("topic", bad, v)).is_err(), "{bad:?}");
+            let link = format!("https://example.com/{bad}");
+            assert!(check(|v| DeepLink::parse_optional("deep_link", Some(&link), v)).is_err(), "{bad:?}");
+        }
+        assert_eq!(check(|v| Title::parse("title", "a\tb", v)).unwrap().as_str(), "a\tb");
+        let error = check(|v| Title::parse("title", "ab\rc", v)).unwrap_err();
+        assert_eq!(error, "title contains the control character U+000D at position 3; only tab is allowed");
     }
 
     #[test]

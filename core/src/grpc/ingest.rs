@@ -57,6 +57,11 @@ impl Ingest for IngestService {
         Ok(Response::new(v1::WithdrawEventsReply { results }))
     }
 
+    async fn who_am_i(&self, request: Request<v1::WhoAmIRequest>) -> Result<Response<v1::WhoAmIReply>, Status> {
+        let source = auth::source(&self.engine, request.metadata()).await?;
+        Ok(Response::new(v1::WhoAmIReply { source: source.name.to_string() }))
+    }
+
     async fn list_events(&self, request: Request<v1::IngestListRequest>) -> Result<Response<v1::EventList>, Status> {
         let source = auth::source(&self.engine, request.metadata()).await?;
         let body = request.into_inner();

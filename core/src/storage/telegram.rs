@@ -35,20 +35,36 @@ pub async fn record_update(connection: &mut AnyConnection, update_id: i64, now: 
     Ok(done.rows_affected() > 0)
 }
 
-pub async fn insert_button(connection: &mut AnyConnection, id: &str, event_id: i64, user_id: i64, action: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO telegram_buttons (id, event_id, user_id, action, created_at) VALUES ($1, $2, $3, $4, $5)")
+/// What a stored button stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Button {
+    pub event_id: i64,
+    pub user_id: i64,
+    pub action: String,
+    /// The chat the reminder was sent to; `None` for buttons made before
+    /// chats were recorded.
+    pub chat_id: Option<String>,
+}
+
+pub async fn insert_button(connection: &mut AnyConnection, id: &str, button: &Button, now: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO telegram_buttons (id, event_id, user_id, action, chat_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(id.to_owned())
-        .bind(event_id)
-        .bind(user_id)
-        .bind(action.to_owned())
+        .bind(button.event_id)
+        .bind(button.user_id)
+        .bind(button.action.clone())
+        .bind(button.chat_id.clone())
         .bind(millis(now))
         .execute(&mut *connection)
         .await?;
     Ok(())
 }
 
-/// The event, user and action a button stands for.
-pub async fn find_button(connection: &mut AnyConnection, id: &str) -> Result<Option<(i64, i64, String)>, StoreError> {
-    let row = sqlx::query("SELECT event_id, user_id, action FROM telegram_buttons WHERE id = $1").bind(id.to_owned()).fetch_optional(&mut *connection).await?;
-    row.map(|row| Ok((row.try_get("event_id")?, row.try_get("user_id")?, row.try_get("action")?))).transpose()
+/// The event, user, action and chat a button stands for.
+pub async fn find_button(connection: &mut AnyConnection, id: &str) -> Result<Option<Button>, StoreError> {
+    let row = sqlx::query("SELECT event_id, user_id, action, chat_id FROM telegram_buttons WHERE id = $1")
+        .bind(id.to_owned())
+        .fetch_optional(&mut *connection)
+        .await?;
+    row.map(|row| Ok(Button { event_id: row.try_get("event_id")?, user_id: row.try_get("user_id")?, action: row.try_get("action")?, chat_id: row.try_get("chat_id")? }))
+        .transpose()
 }

@@ -14,7 +14,7 @@ use askama::Template;
 use axum::Form;
 use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State};
 use axum::http::request::Parts;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -22,7 +22,6 @@ use tonic::Code;
 
 use hado_proto::client::Failure;
 use hado_proto::metadata::Credential;
-use hado_proto::process::{host_of_authority, host_of_url};
 use hado_proto::v1::{self, links_client::LinksClient};
 
 use crate::auth::{InboxUser, inbox_user};
@@ -350,24 +349,12 @@ impl Session {
 
 /// Refuses form posts that another site's page sends in the person's name:
 /// the browser's `Sec-Fetch-Site` or `Origin` must say the form is ours.
-pub async fn same_origin_forms(request: Request, next: Next) -> Response {
-    if request.method() == Method::POST && !is_same_origin(request.headers()) {
+pub async fn same_origin_forms(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
+    if request.method() != Method::GET && request.method() != Method::HEAD && crate::edge::cross_site(&state, peer, request.headers()).is_some() {
         return message(StatusCode::FORBIDDEN, "This form was sent from another site, so it was not accepted.", "Эта форма отправлена с другого сайта, поэтому не принята.");
     }
     next.run(request).await
-}
-
-fn is_same_origin(headers: &HeaderMap) -> bool {
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok()) {
-        return site == "same-origin" || site == "none";
-    }
-    match headers.get(ORIGIN).and_then(|value| value.to_str().ok()) {
-        None => true,
-        Some(origin) => {
-            let host = headers.get(HOST).and_then(|value| value.to_str().ok()).and_then(host_of_authority);
-            host.is_some() && host_of_url(origin) == host
-        }
-    }
 }
 
 /// How many scheduled events the inbox shows before "show all": the

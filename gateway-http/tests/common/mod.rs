@@ -23,6 +23,8 @@ pub fn config(core: &TestCore) -> HttpConfig {
         public_url: None,
         mcp_url: None,
         telegram_webhook_secret: None,
+        allowed_hosts: hado_runtime::AllowedHosts::loopback(),
+        limits: hado_runtime::Limits::default(),
     }
 }
 

@@ -1,0 +1,194 @@
+//! Owns what every request passes before and after its route: the `Host`
+//! check (a web page cannot rebind its name to this gateway), refusal of
+//! cross-site writes, the browser security headers on every reply, error
+//! replies that are JSON or HTML and never echo input as plain text, and a
+//! source's token checked with core before its body is read.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, ORIGIN, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+
+use hado_proto::v1;
+use hado_runtime::hosts::same_origin;
+
+use crate::AppState;
+use crate::auth::SourceCredential;
+use crate::error::ApiError;
+
+/// The policy every reply carries: only this site's own scripts, styles and
+/// images, no framing, no plugins, forms posted only here.
+pub const CONTENT_SECURITY_POLICY_VALUE: &str =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Serves only the hosts the gateway is configured for, then stamps every
+/// reply with the security headers and gives bare or plain-text error
+/// replies the JSON error shape.
+pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let mut response = match state.config.allowed_hosts.admit(request.headers(), request.uri()) {
+        Ok(_) => json_errors(next.run(request).await),
+        Err(refusal) => ApiError::new(StatusCode::MISDIRECTED_REQUEST, refusal.to_string()).into_response(),
+    };
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY_VALUE));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// An error reply that is plain text or has no body (axum's own
+/// rejections of a path or query, a 405) becomes the JSON error shape, with
+/// words chosen by status so that nothing the client sent is echoed.
+fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let content_type = response.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
+    if !(content_type.is_empty() || content_type.starts_with("text/plain")) {
+        return response;
+    }
+    let message = match status {
+        StatusCode::BAD_REQUEST => "the request's path, query or body could not be read",
+        StatusCode::NOT_FOUND => "no such page",
+        StatusCode::METHOD_NOT_ALLOWED => "this route does not take that method",
+        StatusCode::PAYLOAD_TOO_LARGE => "the request body is too large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "the request body has the wrong content type",
+        StatusCode::UNPROCESSABLE_ENTITY => "the request body could not be read",
+        status if status.is_server_error() => "the gateway failed to answer; try again",
+        _ => status.canonical_reason().unwrap_or("the request was refused"),
+    };
+    let (mut parts, _) = response.into_parts();
+    parts.headers.remove(CONTENT_LENGTH);
+    parts.headers.remove(CONTENT_TYPE);
+    let replacement = ApiError::new(status, message).into_response();
+    let (replacement_parts, body) = replacement.into_parts();
+    for (name, value) in &replacement_parts.headers {
+        parts.headers.insert(name, value.clone());
+    }
+    Response::from_parts(parts, body)
+}
+
+/// Why a state-changing request is refused as cross-site, if it is: the
+/// browser's `Sec-Fetch-Site` says another site sent it, or its `Origin`
+/// is not exactly this site's (scheme, host and port compared).
+pub fn cross_site(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<&'static str> {
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok())
+        && !(site == "same-origin" || site == "none")
+    {
+        return Some("this request was sent by another site's page, so it was not accepted");
+    }
+    let origin = headers.get(ORIGIN)?;
+    let origin = origin.to_str().unwrap_or("");
+    let host = headers.get(axum::http::header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
+    // Behind a TLS proxy the browser's scheme is the proxy's, which only a
+    // trusted proxy may tell.
+    let forwarded = peer.filter(|peer| state.config.trusts(peer.ip())).and_then(|_| headers.get("x-forwarded-proto")?.to_str().ok());
+    let scheme = match forwarded {
+        Some("https") => "https",
+        _ => "http",
+    };
+    let public = state.config.public_url.as_deref().is_some_and(|public| same_origin(origin, public));
+    if public || same_origin(origin, &format!("{scheme}://{host}/")) {
+        None
+    } else {
+        Some("this request came from another site's page (its Origin is not this site), so it was not accepted")
+    }
+}
+
+fn writes(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Guards the inbox's JSON writes under `/me`: refused when cross-site, and
+/// taken only as `Content-Type: application/json`, which a form on another
+/// site cannot send without the browser asking first (a CORS preflight this
+/// gateway never grants).
+pub async fn me_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if writes(request.method()) {
+        let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
+        if let Some(reason) = cross_site(&state, peer, request.headers()) {
+            return ApiError::new(StatusCode::FORBIDDEN, reason).into_response();
+        }
+        let json = request
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            return ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "send writes to /me with Content-Type: application/json (an empty body may be {})")
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// How long core's word on a source token is trusted before the body of a
+/// request is read. Core checks the token again on the call itself, so a
+/// rotated token is refused there at once; this only decides whether the
+/// body is worth reading.
+const TOKEN_CHECK_LIFETIME: Duration = Duration::from_secs(5);
+/// Tokens remembered at most; the memory is cleared when it fills.
+const TOKEN_CHECKS_KEPT: usize = 1024;
+
+/// Core's recent answers for source tokens, keyed by the token's sha256.
+#[derive(Default)]
+pub struct TokenChecks {
+    known: Mutex<HashMap<[u8; 32], Instant>>,
+}
+
+impl TokenChecks {
+    fn recently_known(&self, digest: &[u8; 32], now: Instant) -> bool {
+        let known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        known.get(digest).is_some_and(|checked| now.duration_since(*checked) < TOKEN_CHECK_LIFETIME)
+    }
+
+    fn remember(&self, digest: [u8; 32], now: Instant) {
+        let mut known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if known.len() >= TOKEN_CHECKS_KEPT {
+            known.retain(|_, checked| now.duration_since(*checked) < TOKEN_CHECK_LIFETIME);
+            if known.len() >= TOKEN_CHECKS_KEPT {
+                known.clear();
+            }
+        }
+        known.insert(digest, now);
+    }
+}
+
+/// Checks a source's bearer token with core (or core's answer of the last
+/// few seconds) before the body is read: an unknown token is answered 401
+/// without reading a byte of it.
+pub async fn source_first(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let credential = match <SourceCredential as axum::extract::FromRequestParts<AppState>>::from_request_parts(&mut parts, &state).await {
+        Ok(SourceCredential(credential)) => credential,
+        Err(error) => return error.into_response(),
+    };
+    let token = parts.headers.get(axum::http::header::AUTHORIZATION).map(|value| value.as_bytes()).unwrap_or_default();
+    let digest: [u8; 32] = Sha256::digest(token).into();
+    let now = Instant::now();
+    if !state.token_checks.recently_known(&digest, now) {
+        match state.ingest(credential).who_am_i(v1::WhoAmIRequest {}).await {
+            Ok(_) => state.token_checks.remember(digest, now),
+            Err(status) => return ApiError::from_core(&state.core, &status).into_response(),
+        }
+    }
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// Reads at most `limit` bytes of a body, or answers 413.
+pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {} KiB", limit / 1024)))
+}
