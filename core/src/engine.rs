@@ -505,13 +505,14 @@ impl Engine {
     pub async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         let link = self.links.check(token, self.now()).map_err(|problem| match problem {
             LinkProblem::Forged => CoreError::Unauthenticated(problem.to_string()),
-            LinkProblem::Expired(_) | LinkProblem::Outdated => CoreError::FailedPrecondition(problem.to_string()),
+            LinkProblem::Expired(_) => CoreError::FailedPrecondition(problem.to_string()),
+            LinkProblem::Outdated => CoreError::Outdated(problem.to_string()),
         })?;
         let mut connection = self.store.pool().acquire().await?;
         let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
         let event = self.own_event(&mut connection, &user, link.event_id).await?;
         if link.revision != revision_of(&event.spec.due.text) {
-            return Err(CoreError::FailedPrecondition(LinkProblem::Outdated.to_string()));
+            return Err(CoreError::Outdated(LinkProblem::Outdated.to_string()));
         }
         Ok((link, user, event))
     }

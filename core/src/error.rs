@@ -23,6 +23,10 @@ pub enum CoreError {
     Unauthenticated(String),
     #[error("{0}")]
     AlreadyExists(String),
+    /// What the request was made for has changed since (an action link
+    /// from before a reschedule): nothing was done.
+    #[error("{0}")]
+    Outdated(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -54,6 +58,7 @@ impl From<CoreError> for Status {
             CoreError::PermissionDenied(message) => Status::permission_denied(message),
             CoreError::Unauthenticated(message) => Status::unauthenticated(message),
             CoreError::AlreadyExists(message) => Status::already_exists(message),
+            CoreError::Outdated(message) => Status::aborted(message),
             CoreError::Store(error) => {
                 tracing::error!(%error, "storage failed");
                 Status::internal("core could not reach its storage; see core's log")

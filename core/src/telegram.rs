@@ -125,6 +125,16 @@ impl Say {
     }
 }
 
+/// The length of a button's stored id.
+const BUTTON_ID_LENGTH: usize = 12;
+
+/// The stored id a button's `callback_data` carries (`b:<id>`), when the
+/// data has that shape; anything else a client sends is no button of ours.
+pub fn button_id(callback_data: &str) -> Option<&str> {
+    let id = callback_data.strip_prefix("b:")?;
+    (id.len() == BUTTON_ID_LENGTH && id.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())).then_some(id)
+}
+
 fn random_id(length: usize) -> String {
     const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
     let mut rng = rand::rng();
@@ -156,7 +166,7 @@ pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Res
     }
     text.push_str(&format!("\n{}", due_words(event, now)));
     let done_label = event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned());
-    let (done, remember) = (random_id(12), random_id(12));
+    let (done, remember) = (random_id(BUTTON_ID_LENGTH), random_id(BUTTON_ID_LENGTH));
     let mut transaction = engine.store().begin_write().await?;
     for (id, action) in [(&done, LinkAction::Done), (&remember, LinkAction::Remember)] {
         let button = telegram::Button { event_id: event.id, user_id: event.user_id, action: action.as_str().into(), chat_id: Some(chat_id.to_string()) };
@@ -273,7 +283,7 @@ async fn pressed_from_its_chat(connection: &mut sqlx::AnyConnection, button: &te
 /// what happened. A press from any other chat does nothing but say so.
 async fn press(engine: &Engine, bot: &Bot, callback: &Value) -> Result<(), CoreError> {
     let id = callback["id"].as_str().unwrap_or_default();
-    let button = callback["data"].as_str().and_then(|data| data.strip_prefix("b:")).unwrap_or_default();
+    let button = callback["data"].as_str().and_then(button_id).unwrap_or_default();
     let pressed_in = callback["message"]["chat"]["id"].as_i64().map(|chat| chat.to_string());
     let mut connection = engine.store().pool().acquire().await?;
     let found = match telegram::find_button(&mut connection, button).await? {

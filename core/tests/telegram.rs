@@ -152,10 +152,18 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let replies = fake.wait_for("sendMessage", 5).await;
     assert_eq!(replies[4]["text"], "Needs your attention:\n• Visa — in 3 days, Sat 5 Dec");
 
-    // Remember: answered, the message edited, the event quiet.
-    fake.push(press(4, &remember));
+    // A real button pressed in a chat the reminder never went to acts on nothing.
+    let stranger = json!({"update_id": 4, "callback_query": {"id": "cb-stranger", "data": done, "message": {"message_id": 5, "chat": {"id": CHAT + 1}}}});
+    fake.push(stranger);
     let answers = fake.wait_for("answerCallbackQuery", 1).await;
-    assert_eq!(answers[0]["callback_query_id"], "cb4");
+    assert_eq!((answers[0]["callback_query_id"].as_str(), answers[0]["text"].as_str()), (Some("cb-stranger"), Some("This button no longer works. / Эта кнопка больше не работает.")));
+    assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state, "preparing");
+    assert!(fake.calls_to("editMessageText").is_empty(), "no message in the stranger's chat was edited");
+
+    // Remember: answered, the message edited, the event quiet.
+    fake.push(press(5, &remember));
+    let answers = fake.wait_for("answerCallbackQuery", 2).await;
+    assert_eq!(answers[1]["callback_query_id"], "cb5");
     let edits = fake.wait_for("editMessageText", 1).await;
     assert_eq!((edits[0]["chat_id"].as_i64(), edits[0]["message_id"].as_i64()), (Some(CHAT), Some(77)));
     assert!(edits[0]["text"].as_str().unwrap().starts_with("🔕 Visa — quiet until 2026-12-04 08:00"), "{edits:?}");
@@ -163,10 +171,10 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     assert!(quiet.quiet_until.is_some() && !quiet.needs_attention);
 
     // Done, then a press on a button that means nothing: both answered.
-    fake.push(press(5, &done));
-    fake.push(press(6, "b:nothing"));
-    let answers = fake.wait_for("answerCallbackQuery", 3).await;
-    assert_eq!(answers[2]["text"], "This button no longer works. / Эта кнопка больше не работает.");
+    fake.push(press(6, &done));
+    fake.push(press(7, "b:nothing"));
+    let answers = fake.wait_for("answerCallbackQuery", 4).await;
+    assert_eq!(answers[3]["text"], "This button no longer works. / Эта кнопка больше не работает.");
     let edits = fake.wait_for("editMessageText", 2).await;
     assert_eq!(edits[1]["text"], "✅ Visa — Done");
     assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state, "done");

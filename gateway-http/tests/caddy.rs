@@ -138,6 +138,9 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     // Public routes stay open and still never take the header for a user.
     let up = client.get(format!("{base}/up")).header("x-remote-user", "anna").send().await.unwrap();
     assert_eq!(up.status(), StatusCode::OK);
+    let policy = up.headers().get("content-security-policy").and_then(|value| value.to_str().ok()).unwrap_or_default();
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+    assert_eq!(up.headers().get("x-content-type-options").unwrap(), "nosniff");
     let api = client.get(format!("{base}/api/events?user=anna")).header("x-remote-user", "anna").send().await.unwrap();
     assert_eq!(api.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(api.json::<Value>().await.unwrap()["error"], "a source bearer token is required (Authorization: Bearer hado_src_…)");

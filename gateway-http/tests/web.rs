@@ -228,6 +228,22 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(page.contains("This link is not valid.") && page.contains("Эта ссылка недействительна."));
     }
+    // A link from before a reschedule no longer acts.
+    let stale = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
+    let moved = v1::UpdateEventRequest { id: other.id, due_at: Some("2027-02-20".into()), ..Default::default() };
+    stack.core.inbox_as("anna").update_event(moved).await.unwrap();
+    for post in [false, true] {
+        let (status, page) = if post {
+            let (status, _, page) = stack.post(&format!("/a/{stale}"), &[]).await;
+            (status, page)
+        } else {
+            stack.get(&format!("/a/{stale}")).await
+        };
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert!(page.contains("This reminder is out of date") && !page.contains(r#"<form method="post">"#), "{page}");
+    }
+    assert_eq!(stack.core.inbox_as("anna").get_event(v1::EventId { id: other.id }).await.unwrap().get_ref().state, "scheduled", "no action");
+
     let late = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
     stack.core.clock.set(utc("2027-01-10T09:00:01Z"));
     let (status, _, page) = stack.post(&format!("/a/{late}"), &[]).await;

@@ -9,10 +9,8 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -25,7 +23,7 @@ use hado_proto::process::{ConfigError, Lookup, positive_number};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -135,14 +133,46 @@ async fn shed(mut stream: TcpStream) {
     .await;
 }
 
+/// What a connection is doing: requests open now, and when one last
+/// started or finished (milliseconds since the connection began). A
+/// connection is idle when no request is open and none has moved for the
+/// idle timeout; bytes alone do not count, since HTTP/2 keep-alive pings
+/// flow on a connection that carries no requests.
+struct Activity {
+    started: Instant,
+    open_requests: AtomicUsize,
+    last_change: AtomicU64,
+}
+
+impl Activity {
+    fn touch(&self) {
+        self.last_change.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// How long the connection has had no request open, or zero while one is.
+    fn idle_for(&self) -> Duration {
+        if self.open_requests.load(Ordering::Relaxed) > 0 {
+            return Duration::ZERO;
+        }
+        self.started.elapsed().saturating_sub(Duration::from_millis(self.last_change.load(Ordering::Relaxed)))
+    }
+}
+
 async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits: Limits, stopping: CancellationToken, _permit: OwnedSemaphorePermit) {
-    let started = Instant::now();
-    let activity = Arc::new(AtomicU64::new(0));
-    let io = TokioIo::new(Watched { inner: stream, activity: activity.clone(), started });
+    let activity = Arc::new(Activity { started: Instant::now(), open_requests: AtomicUsize::new(0), last_change: AtomicU64::new(0) });
+    let watched = activity.clone();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(peer));
         let router = router.clone();
-        async move { Ok::<_, Infallible>(router.oneshot(request.map(axum::body::Body::new)).await.unwrap_or_else(|never| match never {})) }
+        let activity = watched.clone();
+        activity.open_requests.fetch_add(1, Ordering::Relaxed);
+        activity.touch();
+        async move {
+            let response = router.oneshot(request.map(axum::body::Body::new)).await.unwrap_or_else(|never| match never {});
+            activity.touch();
+            activity.open_requests.fetch_sub(1, Ordering::Relaxed);
+            Ok::<_, Infallible>(response)
+        }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
@@ -153,18 +183,20 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
         .max_header_list_size(64 * 1024)
         .keep_alive_interval(Some(limits.idle_timeout / 2))
         .keep_alive_timeout(Duration::from_secs(20));
-    let connection = builder.serve_connection_with_upgrades(io, service);
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
     tokio::pin!(connection);
-    let idle_after = limits.idle_timeout;
     // After a graceful close starts, requests in flight get their deadline
-    // and a little more; then the connection is dropped.
-    let close_within = limits.request_timeout + Duration::from_secs(5);
+    // and a little more; an idle connection gets a moment to say goodbye
+    // (HTTP/2 waits for the peer to acknowledge its GOAWAY). Then the
+    // connection is dropped.
+    let in_flight_grace = limits.request_timeout + Duration::from_secs(5);
+    let idle_grace = Duration::from_secs(1);
+    let mut close_within = in_flight_grace;
     let mut closing_since: Option<Instant> = None;
     loop {
-        let since_activity = started.elapsed().saturating_sub(Duration::from_millis(activity.load(Ordering::Relaxed)));
         let wake = match closing_since {
             Some(since) => close_within.saturating_sub(since.elapsed()),
-            None => idle_after.saturating_sub(since_activity),
+            None => limits.idle_timeout.saturating_sub(activity.idle_for()),
         };
         tokio::select! {
             result = connection.as_mut() => {
@@ -177,19 +209,16 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
                 connection.as_mut().graceful_shutdown();
                 closing_since = Some(Instant::now());
             }
-            () = tokio::time::sleep(wake.max(Duration::from_millis(10))) => {
-                match closing_since {
-                    Some(since) if since.elapsed() >= close_within => return,
-                    Some(_) => {}
-                    None => {
-                        let since_activity = started.elapsed().saturating_sub(Duration::from_millis(activity.load(Ordering::Relaxed)));
-                        if since_activity >= idle_after {
-                            connection.as_mut().graceful_shutdown();
-                            closing_since = Some(Instant::now());
-                        }
-                    }
+            () = tokio::time::sleep(wake.max(Duration::from_millis(10))) => match closing_since {
+                Some(since) if since.elapsed() >= close_within => return,
+                Some(_) => {}
+                None if activity.idle_for() >= limits.idle_timeout => {
+                    connection.as_mut().graceful_shutdown();
+                    closing_since = Some(Instant::now());
+                    close_within = idle_grace;
                 }
-            }
+                None => {}
+            },
         }
     }
 }
@@ -205,61 +234,6 @@ async fn request_deadline(State(limit): State<Duration>, request: Request, next:
             response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             response
         }
-    }
-}
-
-/// A connection's stream that notes when bytes last moved, in
-/// milliseconds since the connection began.
-struct Watched {
-    inner: TcpStream,
-    activity: Arc<AtomicU64>,
-    started: Instant,
-}
-
-impl Watched {
-    fn touch(&self) {
-        self.activity.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
-    }
-}
-
-impl AsyncRead for Watched {
-    fn poll_read(mut self: Pin<&mut Self>, context: &mut Context<'_>, buffer: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
-        let before = buffer.filled().len();
-        let poll = Pin::new(&mut self.inner).poll_read(context, buffer);
-        if buffer.filled().len() > before {
-            self.touch();
-        }
-        poll
-    }
-}
-
-impl AsyncWrite for Watched {
-    fn poll_write(mut self: Pin<&mut Self>, context: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
-        let poll = Pin::new(&mut self.inner).poll_write(context, data);
-        if matches!(poll, Poll::Ready(Ok(written)) if written > 0) {
-            self.touch();
-        }
-        poll
-    }
-
-    fn poll_write_vectored(mut self: Pin<&mut Self>, context: &mut Context<'_>, buffers: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
-        let poll = Pin::new(&mut self.inner).poll_write_vectored(context, buffers);
-        if matches!(poll, Poll::Ready(Ok(written)) if written > 0) {
-            self.touch();
-        }
-        poll
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(context)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(context)
     }
 }
 

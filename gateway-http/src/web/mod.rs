@@ -654,6 +654,11 @@ fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
             "Срок действия ссылки истёк. Откройте входящие, чтобы ответить на событие.",
         ),
         Code::NotFound => message(StatusCode::NOT_FOUND, "This event no longer exists.", "Этого события больше нет."),
+        Code::Aborted => message(
+            StatusCode::CONFLICT,
+            "This reminder is out of date: the event has changed since it was sent, so nothing was done. Open the inbox to see it now.",
+            "Это напоминание устарело: событие изменилось после его отправки, поэтому ничего не сделано. Откройте входящие, чтобы увидеть его сейчас.",
+        ),
         _ => failure_page(state, &words::EN, status),
     }
 }
