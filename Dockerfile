@@ -10,22 +10,23 @@ WORKDIR /src
 # Hado's own code does not rebuild them.
 COPY Cargo.toml Cargo.lock ./
 COPY proto/ proto/
+COPY runtime/Cargo.toml runtime/
 COPY core/Cargo.toml core/
 COPY gateway-http/Cargo.toml gateway-http/
 COPY gateway-mcp/Cargo.toml gateway-mcp/
 COPY cli/Cargo.toml cli/
-RUN for crate in core gateway-http gateway-mcp cli; do \
+RUN for crate in runtime core gateway-http gateway-mcp cli; do \
         mkdir -p $crate/src $crate/benches && echo "fn main() {}" > $crate/src/main.rs && touch $crate/src/lib.rs; \
     done \
  && echo "fn main() {}" > core/benches/core.rs \
  && echo "fn main() {}" > gateway-http/benches/http.rs \
  && echo "fn main() {}" > gateway-mcp/benches/mcp.rs \
  && cargo build --release --locked -p hado \
- && rm -rf core/src gateway-http/src gateway-mcp/src cli/src
+ && rm -rf runtime/src core/src gateway-http/src gateway-mcp/src cli/src
 
 # Then Hado itself.
 COPY . .
-RUN touch core/src/lib.rs gateway-http/src/lib.rs gateway-mcp/src/lib.rs cli/src/main.rs \
+RUN touch runtime/src/lib.rs core/src/lib.rs gateway-http/src/lib.rs gateway-mcp/src/lib.rs cli/src/main.rs \
  && cargo build --release --locked -p hado
 
 FROM debian:bookworm-slim

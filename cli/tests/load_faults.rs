@@ -230,10 +230,14 @@ async fn load_and_faults(backend: Backend) {
     wait_for_ok(&client, &format!("{base}/up")).await;
 
     // Every acknowledged write is stored.
-    let stored: Value = client.get(format!("{base}/api/events?user=me")).bearer_auth(&source_token).send().await.unwrap().json().await.unwrap();
-    let stored_refs: std::collections::HashSet<String> =
-        stored["events"].as_array().unwrap().iter().filter_map(|event| event["ref"].as_str().map(str::to_owned)).collect();
     let rest_refs = acknowledged.rest_refs.lock().await.clone();
+    let mut stored_refs = std::collections::HashSet::new();
+    for chunk in rest_refs.chunks(200) {
+        let query: String = chunk.iter().map(|source_ref| format!("&ref={source_ref}")).collect();
+        let stored: Value = client.get(format!("{base}/api/events?user=me{query}")).bearer_auth(&source_token).send().await.unwrap().json().await.unwrap();
+        let events = stored["events"].as_array().unwrap_or_else(|| panic!("the source's events are listed: {stored}"));
+        stored_refs.extend(events.iter().filter_map(|event| event["ref"].as_str().map(str::to_owned)));
+    }
     let lost_rest: Vec<&String> = rest_refs.iter().filter(|source_ref| !stored_refs.contains(*source_ref)).collect();
     let mcp_ids = acknowledged.mcp_ids.lock().await.clone();
     let done_ids = acknowledged.done_ids.lock().await.clone();

@@ -287,7 +287,45 @@ async fn action_links_act_once_as_the_events_user(backend: Backend) {
     core.stop().await;
 }
 
+/// Control characters, a bad deep link and a mixed-case login, on both
+/// backends: NUL once reached Postgres and failed the whole batch with an
+/// internal error, and a lone CR reached the calendar feed.
+async fn hostile_text_is_refused_by_field_and_nothing_is_written(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let mut ingest = core.ingest(&core.source_token("docs").await);
+    let mut links = Vec::new();
+    for deep_link in ["https://@", "https://:80", "https://user:secret@example.com/", "https:///path"] {
+        let mut item = source_event("anna", &format!("link{}", links.len()), "Link", "2026-12-14");
+        item.fields.as_mut().unwrap().deep_link = Some(deep_link.into());
+        links.push(item);
+    }
+    let mut subtitle = source_event("anna", "s", "Subtitle", "2026-12-14");
+    subtitle.fields.as_mut().unwrap().subtitle = Some("one\r\nDTSTART:19700101".into());
+    let mut batch = vec![source_event("anna", "nul", "Visa\0", "2026-12-14"), source_event("anna", "cr\r", "Visa\rX-INJECTED:1", "2026-12-14"), subtitle];
+    batch.extend(links);
+    let status = ingest.upsert_events(push(batch)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{}", status.message());
+    let fields: Vec<String> = status.get_error_details().bad_request().unwrap().field_violations.iter().map(|violation| violation.field.clone()).collect();
+    assert_eq!(
+        fields,
+        [
+            "events[0].title", "events[1].ref", "events[1].title", "events[2].subtitle", "events[3].deep_link", "events[4].deep_link",
+            "events[5].deep_link", "events[6].deep_link",
+        ]
+    );
+    assert!(status.message().contains("title contains the control character U+0000"), "{}", status.message());
+    assert!(ingest.list_events(IngestListRequest { user: "anna".into(), refs: vec![] }).await.unwrap().get_ref().events.is_empty());
+
+    // Logins are not case sensitive: one person, one user.
+    ingest.upsert_events(push(vec![source_event("Anna", "visa", "Visa", "2026-12-14")])).await.unwrap();
+    let listed = ingest.list_events(IngestListRequest { user: "ANNA".into(), refs: vec![] }).await.unwrap().into_inner().events;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(core.inbox_as("anna").list_events(active()).await.unwrap().get_ref().events.len(), 1);
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
+    hostile_text_is_refused_by_field_and_nothing_is_written,
     action_links_act_once_as_the_events_user,
     the_auth_matrix,
     batches_are_validated_whole_and_applied_atomically,

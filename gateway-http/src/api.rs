@@ -22,8 +22,9 @@ use crate::error::{ApiError, ApiJson};
 #[schemars(extend("required" = ["user", "ref", "title", "due_at"]))]
 pub struct PushedEvent {
     /// The login of the person the event is for; created on first sight.
+    /// Logins are not case sensitive: `Anna` is the user `anna`.
     #[serde(default)]
-    #[schemars(pattern(r"^[a-z0-9][a-z0-9._@-]{0,63}$"))]
+    #[schemars(pattern(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"))]
     pub user: String,
     /// The source's own key for the event (1–255 characters).
     #[serde(rename = "ref")]
@@ -58,9 +59,9 @@ pub struct PushedEvent {
     #[serde(default)]
     #[schemars(length(min = 1, max = 64), pattern(r"\S"))]
     pub done_label: Option<String>,
-    /// An absolute http(s) URL, at most 2048 characters.
+    /// An absolute http(s) URL with a host and no user name or password, at most 2048 characters.
     #[serde(default)]
-    #[schemars(length(max = 2048), pattern(r"^https?://[^\s/?#]+[^\s]*$"))]
+    #[schemars(length(max = 2048), pattern(r"^https?://[^\s/?#@\\]+[^\s\\]*$"))]
     pub deep_link: Option<String>,
 }
 
@@ -91,7 +92,7 @@ pub struct UpsertReply {
 #[schemars(extend("required" = ["user", "ref"]))]
 pub struct EventKey {
     #[serde(default)]
-    #[schemars(pattern(r"^[a-z0-9][a-z0-9._@-]{0,63}$"))]
+    #[schemars(pattern(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"))]
     pub user: String,
     #[serde(rename = "ref")]
     #[serde(default)]

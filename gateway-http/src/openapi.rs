@@ -100,7 +100,7 @@ pub fn document() -> Value {
                     "operationId": "listEvents",
                     "summary": "Read back the source's events for one user",
                     "parameters": [
-                        { "name": "user", "in": "query", "required": true, "description": "The user's login.", "schema": { "type": "string", "pattern": "^[a-z0-9][a-z0-9._@-]{0,63}$" } },
+                        { "name": "user", "in": "query", "required": true, "description": "The user's login (not case sensitive).", "schema": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$" } },
                         {
                             "name": "ref", "in": "query", "required": false, "style": "form", "explode": true,
                             "description": "Only these refs; repeat the parameter for several.",

@@ -138,7 +138,7 @@ async fn the_rest_contract_holds(backend: Backend) {
     let (status, _) = stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [], "extra": 1}))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     // A whole batch of bad items is reported in full (far beyond HTTP/2's usual header size).
-    let all_bad: Vec<Value> = (0..1000).map(|index| json!({"user": "Anna", "ref": format!("r{index}"), "title": " ", "due_at": "2027-13-01"})).collect();
+    let all_bad: Vec<Value> = (0..1000).map(|index| json!({"user": "Anna K", "ref": format!("r{index}"), "title": " ", "due_at": "2027-13-01"})).collect();
     let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": all_bad }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(error["violations"].as_array().unwrap().len(), 3000, "every violation of every item");

@@ -300,7 +300,7 @@ async fn origin_host_size_and_rate_are_limited(backend: Backend) {
     assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "origin https://evil.example may not call this server"})));
     assert_eq!(post(vec![("origin", "null".into())], INITIALIZE.into()).await.status(), StatusCode::FORBIDDEN);
     let (status, _, body) = error_body(post(authorized(&[("host", "evil.example")]), INITIALIZE.into()).await).await;
-    assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "host evil.example is not served here; add it to HADO_ALLOWED_HOSTS"})));
+    assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "host evil.example is not served here; the operator can add it to HADO_ALLOWED_HOSTS"})));
     // The configured public host, and an Origin on it or on loopback, are fine.
     assert_eq!(post(authorized(&[("origin", "https://hado.example.com")]), INITIALIZE.into()).await.status(), StatusCode::OK);
     assert_eq!(post(authorized(&[("host", "hado.example.com"), ("origin", "http://localhost:5173")]), INITIALIZE.into()).await.status(), StatusCode::OK);
@@ -351,6 +351,57 @@ async fn a_core_outage_is_a_tool_error_and_passes_by_itself(backend: Backend) {
 
     client.cancel().await.unwrap();
     stack.stop().await;
+}
+
+/// The same limits as gateway-http: headers that never end and a body
+/// that never comes are cut off, and a connection over the cap gets 503.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_surplus_connections_are_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
+    let mut config = McpConfig::local(&core.url());
+    config.limits = hado_runtime::Limits {
+        header_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(2),
+        idle_timeout: Duration::from_secs(2),
+        max_connections: 2,
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        hado_gateway_mcp::run(config, listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    let read_all = |mut stream: tokio::net::TcpStream| async move {
+        let mut reply = Vec::new();
+        tokio::time::timeout(Duration::from_secs(8), stream.read_to_end(&mut reply)).await.expect("the gateway closed the connection").unwrap();
+        String::from_utf8_lossy(&reply).into_owned()
+    };
+    let started = std::time::Instant::now();
+    let silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut slow_headers = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow_headers.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut surplus = tokio::net::TcpStream::connect(addr).await.unwrap();
+    surplus.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
+    assert!(read_all(surplus).await.starts_with("HTTP/1.1 503"));
+    read_all(slow_headers).await;
+    read_all(silent).await;
+    assert!(started.elapsed() < Duration::from_secs(8), "both held connections were cut off within the limits");
+
+    // A known token's body that never comes: 408 at the request deadline.
+    let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    let mut slow_body = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{");
+    slow_body.write_all(head.as_bytes()).await.unwrap();
+    assert!(read_all(slow_body).await.starts_with("HTTP/1.1 408"));
+    let _ = shutdown.send(());
+    let _ = task.await;
+    core.stop().await;
 }
 
 hado_core::on_both_backends!(
