@@ -47,10 +47,7 @@ impl Settings {
     }
 
     pub fn database_url(&self) -> String {
-        std::env::var("HADO_DATABASE_URL")
-            .ok()
-            .filter(|url| !url.is_empty())
-            .unwrap_or_else(|| format!("sqlite://{}/hado.db", self.data_dir.display()))
+        std::env::var("HADO_DATABASE_URL").ok().filter(|url| !url.is_empty()).unwrap_or_else(|| format!("sqlite://{}/hado.db", self.data_dir.display()))
     }
 
     /// The database URL without its password, for messages.
@@ -70,9 +67,8 @@ impl Settings {
             return Ok(value.trim().to_owned());
         }
         let path = self.secrets_path();
-        let secrets = read_secrets(&path).with_context(|| {
-            format!("{variable} is not set and {} cannot be read; run `hado up` once in this folder, or set {variable}", path.display())
-        })?;
+        let secrets = read_secrets(&path)
+            .with_context(|| format!("{variable} is not set and {} cannot be read; run `hado up` once in this folder, or set {variable}", path.display()))?;
         match secrets.get(variable) {
             Some(value) => Ok(value.clone()),
             None => bail!("{variable} is not set and {} does not hold it", path.display()),

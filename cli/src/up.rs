@@ -123,9 +123,7 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
     use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
 
     let url = settings.core_url();
-    let channel = tonic::transport::Channel::from_shared(url.clone())
-        .with_context(|| format!("HADO_CORE_URL {url:?} is not a URL"))?
-        .connect_lazy();
+    let channel = tonic::transport::Channel::from_shared(url.clone()).with_context(|| format!("HADO_CORE_URL {url:?} is not a URL"))?.connect_lazy();
     let mut client = HealthClient::new(channel);
     let started = tokio::time::Instant::now();
     loop {

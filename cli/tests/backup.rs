@@ -75,7 +75,10 @@ fn a_sqlite_backup_restores_after_the_data_is_lost() {
 
 #[test]
 fn a_postgres_backup_restores_into_a_fresh_database() {
-    let Ok(admin) = std::env::var("HADO_TEST_POSTGRES_URL").map(|url| url.trim().to_owned()).and_then(|url| if url.is_empty() { Err(std::env::VarError::NotPresent) } else { Ok(url) }) else {
+    let Ok(admin) = std::env::var("HADO_TEST_POSTGRES_URL")
+        .map(|url| url.trim().to_owned())
+        .and_then(|url| if url.is_empty() { Err(std::env::VarError::NotPresent) } else { Ok(url) })
+    else {
         assert!(std::env::var("CI").is_err(), "HADO_TEST_POSTGRES_URL must be set under CI");
         let _ = writeln!(std::io::stderr(), "SKIPPED the Postgres backup test: HADO_TEST_POSTGRES_URL is not set");
         return;

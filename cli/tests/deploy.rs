@@ -68,10 +68,14 @@ fn compose_runs_the_documented_services_with_documented_settings() {
     for gateway in ["gateway-http", "gateway-mcp"] {
         assert_eq!(services[gateway]["environment"]["HADO_CORE_URL"], "http://core:50051");
     }
-    assert_eq!(services["gateway-http"]["environment"]["HADO_TRUSTED_PROXIES"], services["caddy"]["networks"]["default"]["ipv4_address"], "only Caddy names users");
+    assert_eq!(
+        services["gateway-http"]["environment"]["HADO_TRUSTED_PROXIES"], services["caddy"]["networks"]["default"]["ipv4_address"],
+        "only Caddy names users"
+    );
 
     // Every setting compose.yaml needs without a default is in .env.example.
-    let documented: BTreeSet<&str> = ENV_EXAMPLE.lines().filter_map(|line| line.trim_start_matches("# ").split_once('=')).map(|(name, _)| name.trim()).collect();
+    let documented: BTreeSet<&str> =
+        ENV_EXAMPLE.lines().filter_map(|line| line.trim_start_matches("# ").split_once('=')).map(|(name, _)| name.trim()).collect();
     for (name, has_default) in placeholders(COMPOSE, "${") {
         assert!(has_default || documented.contains(name.as_str()), "{name} is used by compose.yaml but not in .env.example");
     }

@@ -3,8 +3,8 @@
 
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader};
 use std::io::Write as _;
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -60,13 +60,7 @@ fn the_readme_tour_works_as_written() {
         .replace("127.0.0.1:50051", &address)
         .replace("127.0.0.1:8080", &http_address)
         .replace("cargo run -q -p hado --", HADO);
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .current_dir(folder.path())
-        .env("HADO_GRPC_ADDR", &address)
-        .output()
-        .unwrap();
+    let output = Command::new("bash").arg("-c").arg(&script).current_dir(folder.path()).env("HADO_GRPC_ADDR", &address).output().unwrap();
     // SAFETY: kill(2) on the process this test started.
     unsafe {
         libc::kill(up.id() as libc::pid_t, libc::SIGTERM);
@@ -87,10 +81,7 @@ fn the_readme_tour_works_as_written() {
     assert!(stdout.contains("\"closedAs\": \"Done\""), "the archive after MarkDone:\n{stdout}");
     assert!(stderr.contains("Code: InvalidArgument"), "{stderr}");
     assert!(stdout.contains(r#""outcome":"created""#) && stdout.contains(r#""ref":"tax-2026""#), "the REST push and read-back:\n{stdout}");
-    assert!(
-        stderr.contains("events[0]: title is required and may not be blank; events[0]: due_at '2026-02-30' is not a real calendar date"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("events[0]: title is required and may not be blank; events[0]: due_at '2026-02-30' is not a real calendar date"), "{stderr}");
 }
 
 #[test]
@@ -101,7 +92,10 @@ fn the_readme_json_examples_are_valid_json() {
         let parsed: serde_json::Value = serde_json::from_str(block).unwrap_or_else(|error| panic!("{error}:\n{block}"));
         let Some(server) = parsed.get("mcpServers").map(|servers| &servers["hado"]) else { continue };
         client_configurations += 1;
-        assert!(server["type"] == "http" && server["url"] == "http://127.0.0.1:8081/mcp" || server["args"] == serde_json::json!(["gateway-mcp", "--stdio"]), "{block}");
+        assert!(
+            server["type"] == "http" && server["url"] == "http://127.0.0.1:8081/mcp" || server["args"] == serde_json::json!(["gateway-mcp", "--stdio"]),
+            "{block}"
+        );
     }
     assert!(client_configurations >= 2, "the README shows the HTTP and the stdio client configuration");
 }

@@ -7,7 +7,6 @@ mod common;
 
 use common::{alive, children_of, free_ports, hado, signal, start, wait_with_timeout};
 
-
 /// GETs `path` from the web gateway: the status and the body.
 fn http_get(port: u16, path: &str) -> (u16, String) {
     use std::io::{Read, Write};

@@ -19,8 +19,8 @@ use tonic::transport::Channel;
 use hado_core::clock::ManualClock;
 use hado_core::config::CoreConfig;
 use hado_core::engine::Engine;
-use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::inbox_client::InboxClient;
+use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{EventFields, ListEventsRequest, SourceEvent, UpsertEventsRequest};
 
 const SECRET: &str = "bench-secret-0123456789abcdef0123456789";
@@ -181,11 +181,7 @@ async fn upsert_throughput(database: &Database) {
         transaction.commit().await.unwrap();
     }
     let plain = started.elapsed();
-    println!(
-        "[{}] plain sqlx INSERTs, no service: {:.0} events/s",
-        database.label,
-        (BATCHES * SIZE) as f64 / plain.as_secs_f64()
-    );
+    println!("[{}] plain sqlx INSERTs, no service: {:.0} events/s", database.label, (BATCHES * SIZE) as f64 / plain.as_secs_f64());
     let _ = running.stop.send(());
     let _ = running.task.await;
 }
@@ -204,10 +200,8 @@ async fn list_latency(database: &Database) {
         let mut returned = 0;
         for _ in 0..30 {
             let started = Instant::now();
-            let reply = inbox
-                .list_events(with_bearer(ListEventsRequest { state: state.clone(), archive: false, limit: None }, SECRET, Some("heavy")))
-                .await
-                .unwrap();
+            let reply =
+                inbox.list_events(with_bearer(ListEventsRequest { state: state.clone(), archive: false, limit: None }, SECRET, Some("heavy"))).await.unwrap();
             samples.push(started.elapsed());
             returned = reply.get_ref().events.len();
         }
@@ -307,7 +301,12 @@ async fn delivery_throughput(database: &Database) {
     let started = Instant::now();
     let sent = hado_core::delivery::drain(&deliverer).await.unwrap();
     let elapsed = started.elapsed();
-    println!("[{}] deliveries: {sent} signed webhook posts in {:.0} ms = {:.0} deliveries/s", database.label, millis(elapsed), sent as f64 / elapsed.as_secs_f64());
+    println!(
+        "[{}] deliveries: {sent} signed webhook posts in {:.0} ms = {:.0} deliveries/s",
+        database.label,
+        millis(elapsed),
+        sent as f64 / elapsed.as_secs_f64()
+    );
     engine.store().close().await;
 }
 

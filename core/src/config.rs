@@ -27,11 +27,7 @@ pub struct CoreConfig {
 
 impl std::fmt::Debug for CoreConfig {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("CoreConfig")
-            .field("grpc_addr", &self.grpc_addr)
-            .field("default_zone", &self.default_zone)
-            .finish_non_exhaustive()
+        formatter.debug_struct("CoreConfig").field("grpc_addr", &self.grpc_addr).field("default_zone", &self.default_zone).finish_non_exhaustive()
     }
 }
 
@@ -81,13 +77,11 @@ impl CoreConfig {
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let database_url = read(lookup, "HADO_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        crate::storage::Backend::from_url(&database_url)
-            .map_err(|error| ConfigError { variable: "HADO_DATABASE_URL", problem: error.to_string() })?;
+        crate::storage::Backend::from_url(&database_url).map_err(|error| ConfigError { variable: "HADO_DATABASE_URL", problem: error.to_string() })?;
         let zone_name = read(lookup, "HADO_DEFAULT_TZ").unwrap_or_else(|| "UTC".to_owned());
-        let default_zone = zone_name.parse().map_err(|_| ConfigError {
-            variable: "HADO_DEFAULT_TZ",
-            problem: format!("{zone_name:?} is not an IANA time zone name such as Europe/Berlin"),
-        })?;
+        let default_zone = zone_name
+            .parse()
+            .map_err(|_| ConfigError { variable: "HADO_DEFAULT_TZ", problem: format!("{zone_name:?} is not an IANA time zone name such as Europe/Berlin") })?;
         Ok(Self {
             database_url,
             grpc_addr: socket_addr(lookup, "HADO_GRPC_ADDR", DEFAULT_GRPC_ADDR)?,

@@ -24,9 +24,9 @@ use hado_proto::views::ClientEvent;
 use crate::engine::Engine;
 use crate::grpc::convert;
 use crate::links::LinkAction;
-use crate::targets::RefusedTarget;
 use crate::storage::EventRecord;
 use crate::storage::channels::ClaimedDelivery;
+use crate::targets::RefusedTarget;
 use crate::telegram::{self, BotError};
 
 /// How long a receiver has to answer.
@@ -55,10 +55,17 @@ pub const RETRY_SCHEDULE: [chrono::Duration; 9] = [
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Attempt {
     Sent,
-    Retry { at: DateTime<Utc>, error: String },
-    Failed { error: String },
+    Retry {
+        at: DateTime<Utc>,
+        error: String,
+    },
+    Failed {
+        error: String,
+    },
     /// The receiver answered 410: it wants no more.
-    Gone { error: String },
+    Gone {
+        error: String,
+    },
 }
 
 /// The `v1,…` signature of a Standard Webhooks message.
@@ -147,7 +154,9 @@ impl Deliverer {
         if channel.kind == "telegram" {
             return match self.send_telegram(delivery, event).await {
                 Ok(()) => Attempt::Sent,
-                Err(error) if error.forbidden => Attempt::Gone { error: format!("{}; the bot may no longer write to this chat, so the channel was turned off", error.message) },
+                Err(error) if error.forbidden => {
+                    Attempt::Gone { error: format!("{}; the bot may no longer write to this chat, so the channel was turned off", error.message) }
+                }
                 Err(error) => retry_or_fail(error.message, error.retry_after.map(Duration::from_secs)),
             };
         }

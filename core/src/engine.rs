@@ -12,18 +12,18 @@ use sqlx::AnyConnection;
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
+use crate::domain::checkpoints::Ladder;
 use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFields};
 use crate::domain::fields::{DeepLink, Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone, quoted};
-use crate::targets::TargetPolicy;
+use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
-use crate::domain::checkpoints::Ladder;
-use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
 use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner, revision_of};
 use crate::storage::channels::{self, ChannelRecord, NewDelivery};
 use crate::storage::events::LifecycleWrite;
 use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
+use crate::targets::TargetPolicy;
 use crate::tokens;
 
 /// A batch holds at most this many items.
@@ -182,20 +182,9 @@ fn owned_elsewhere(record: &EventRecord) -> CoreError {
 
 impl Engine {
     pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner, outbound: Outbound) -> Result<Self, CoreError> {
-        let manual_source_id = store
-            .source_id(SourceName::MANUAL)
-            .await?
-            .ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
-        Ok(Self {
-            store,
-            clock,
-            default_zone,
-            manual_source_id,
-            links,
-            outbound,
-            wake: Arc::new(Notify::new()),
-            deliveries_queued: Arc::new(Notify::new()),
-        })
+        let manual_source_id =
+            store.source_id(SourceName::MANUAL).await?.ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
+        Ok(Self { store, clock, default_zone, manual_source_id, links, outbound, wake: Arc::new(Notify::new()), deliveries_queued: Arc::new(Notify::new()) })
     }
 
     pub fn store(&self) -> &Store {
@@ -381,9 +370,7 @@ impl Engine {
 
     pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool, limit: Option<u32>) -> Result<Vec<EventRecord>, CoreError> {
         let state = match raw_state.filter(|raw| !raw.is_empty()) {
-            Some(raw) => {
-                Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?)
-            }
+            Some(raw) => Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?),
             None => None,
         };
         if archive {
@@ -527,12 +514,7 @@ impl Engine {
         Ok((link, user, event))
     }
 
-    async fn act(
-        &self,
-        user: &UserRecord,
-        id: i64,
-        action: impl FnOnce(&EventRecord, DateTime<Utc>) -> Lifecycle,
-    ) -> Result<EventRecord, CoreError> {
+    async fn act(&self, user: &UserRecord, id: i64, action: impl FnOnce(&EventRecord, DateTime<Utc>) -> Lifecycle) -> Result<EventRecord, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let record = self.own_event(&mut transaction, user, id).await?;
@@ -655,9 +637,7 @@ impl Engine {
 
     fn refuse_manual(name: &SourceName, what: &str) -> Result<(), CoreError> {
         if name.is_manual() {
-            return Err(CoreError::FailedPrecondition(format!(
-                "the manual source holds the people's own events; it has no token and cannot be {what}"
-            )));
+            return Err(CoreError::FailedPrecondition(format!("the manual source holds the people's own events; it has no token and cannot be {what}")));
         }
         Ok(())
     }
@@ -669,9 +649,7 @@ impl Engine {
         let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
         match self.store.create_source(&name, &hash, self.now()).await? {
             Some(_) => Ok((name, token)),
-            None => Err(CoreError::AlreadyExists(format!(
-                "source {name} already exists; rotate its token with RotateSourceToken"
-            ))),
+            None => Err(CoreError::AlreadyExists(format!("source {name} already exists; rotate its token with RotateSourceToken"))),
         }
     }
 
@@ -905,13 +883,29 @@ impl Engine {
         };
         if fired.suppressed.is_some() {
             metrics::counter!("hado_reminders_total", "kind" => kind, "outcome" => "suppressed").increment(1);
-            let quieted = NewDelivery { event_id: Some(record.id), channel_id: None, kind, due_at: fired.due, status: "suppressed", next_attempt_at: None, note: Some("quiet after Remember") };
+            let quieted = NewDelivery {
+                event_id: Some(record.id),
+                channel_id: None,
+                kind,
+                due_at: fired.due,
+                status: "suppressed",
+                next_attempt_at: None,
+                note: Some("quiet after Remember"),
+            };
             channels::insert_delivery(connection, quieted, now).await?;
             return Ok(0);
         }
         let mut queued = 0;
         for route in routes.iter().filter(|route| route.user_id == record.user_id) {
-            let delivery = NewDelivery { event_id: Some(record.id), channel_id: Some(route.id), kind, due_at: fired.due, status: "pending", next_attempt_at: Some(now), note: None };
+            let delivery = NewDelivery {
+                event_id: Some(record.id),
+                channel_id: Some(route.id),
+                kind,
+                due_at: fired.due,
+                status: "pending",
+                next_attempt_at: Some(now),
+                note: None,
+            };
             channels::insert_delivery(connection, delivery, now).await?;
             queued += 1;
         }

@@ -51,12 +51,7 @@ pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engi
 
 /// Serves `engine` on `listener` with its scheduler and delivery loop until
 /// `shutdown` resolves; then stops both and closes the database.
-pub async fn serve(
-    engine: Arc<Engine>,
-    config: &CoreConfig,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), RunError> {
+pub async fn serve(engine: Arc<Engine>, config: &CoreConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), RunError> {
     let (stop, stopped) = watch::channel(false);
     let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
     let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone()), stopped.clone()));
@@ -77,12 +72,7 @@ pub async fn serve(
 }
 
 /// Opens the database and serves until `shutdown`: what `hado-core` runs.
-pub async fn run(
-    config: CoreConfig,
-    listener: TcpListener,
-    clock: Arc<dyn Clock>,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), RunError> {
+pub async fn run(config: CoreConfig, listener: TcpListener, clock: Arc<dyn Clock>, shutdown: impl Future<Output = ()> + Send) -> Result<(), RunError> {
     let engine = open(&config, clock).await?;
     serve(engine, &config, listener, shutdown).await
 }

@@ -74,11 +74,7 @@ fn own_addresses() -> Vec<IpAddr> {
     nix::ifaddrs::getifaddrs()
         .map(|interfaces| {
             interfaces.filter_map(|interface| interface.address).filter_map(|address| {
-                if let Some(v4) = address.as_sockaddr_in() {
-                    Some(IpAddr::V4(v4.ip()))
-                } else {
-                    address.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip()))
-                }
+                if let Some(v4) = address.as_sockaddr_in() { Some(IpAddr::V4(v4.ip())) } else { address.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())) }
             })
         })
         .map(Iterator::collect)
@@ -134,11 +130,7 @@ impl TargetPolicy {
 
     /// Checks an address written in a URL.
     pub fn check_literal(self, address: IpAddr) -> Result<(), String> {
-        if self.allow_private || may_reach(address) {
-            Ok(())
-        } else {
-            Err(format!("{address} is a private, loopback or reserved address, which is refused"))
-        }
+        if self.allow_private || may_reach(address) { Ok(()) } else { Err(format!("{address} is a private, loopback or reserved address, which is refused")) }
     }
 
     /// The resolver a webhook client connects through: it hands the client
@@ -196,10 +188,35 @@ mod tests {
     #[test]
     fn only_globally_routable_unicast_is_public() {
         for private in [
-            "127.0.0.1", "10.1.2.3", "192.168.0.5", "172.20.0.1", "169.254.1.1", "100.64.0.1", "0.0.0.0", "192.0.2.10", "198.18.0.1",
-            "198.19.255.255", "198.51.100.7", "203.0.113.9", "240.0.0.1", "255.255.255.255", "224.0.0.1", "192.0.0.8", "::1", "::",
-            "::127.0.0.1", "::ffff:127.0.0.1", "::ffff:8.8.8.8", "64:ff9b::7f00:1", "fd00::2", "fe80::1", "ff02::1", "2001:db8::1",
-            "2002:7f00:1::", "100::1", "fec0::1",
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.0.5",
+            "172.20.0.1",
+            "169.254.1.1",
+            "100.64.0.1",
+            "0.0.0.0",
+            "192.0.2.10",
+            "198.18.0.1",
+            "198.19.255.255",
+            "198.51.100.7",
+            "203.0.113.9",
+            "240.0.0.1",
+            "255.255.255.255",
+            "224.0.0.1",
+            "192.0.0.8",
+            "::1",
+            "::",
+            "::127.0.0.1",
+            "::ffff:127.0.0.1",
+            "::ffff:8.8.8.8",
+            "64:ff9b::7f00:1",
+            "fd00::2",
+            "fe80::1",
+            "ff02::1",
+            "2001:db8::1",
+            "2002:7f00:1::",
+            "100::1",
+            "fec0::1",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
@@ -212,8 +229,16 @@ mod tests {
     async fn obfuscated_and_reserved_addresses_are_refused_when_added() {
         let policy = TargetPolicy { allow_private: false };
         for url in [
-            "http://2130706433/hook", "http://127.1/hook", "http://0x7f000001/hook", "http://[::127.0.0.1]/hook", "http://192.0.2.1/",
-            "http://198.18.0.1/", "http://240.0.0.1/", "http://localhost:9/", "http://api.localhost/", "http://[::ffff:10.0.0.1]/",
+            "http://2130706433/hook",
+            "http://127.1/hook",
+            "http://0x7f000001/hook",
+            "http://[::127.0.0.1]/hook",
+            "http://192.0.2.1/",
+            "http://198.18.0.1/",
+            "http://240.0.0.1/",
+            "http://localhost:9/",
+            "http://api.localhost/",
+            "http://[::ffff:10.0.0.1]/",
         ] {
             let parsed = Url::parse(url).unwrap();
             assert!(policy.check_new(&parsed).await.is_err(), "{url}");

@@ -64,12 +64,23 @@ impl std::fmt::Debug for Bot {
 impl Bot {
     pub fn new(config: &TelegramConfig) -> Self {
         let http = reqwest::Client::builder().timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)).build().expect("an HTTP client builds");
-        Self { http, base: format!("{}/bot{}", config.api_url.trim_end_matches('/'), config.token), webhook: config.webhook, username: Arc::new(OnceCell::new()) }
+        Self {
+            http,
+            base: format!("{}/bot{}", config.api_url.trim_end_matches('/'), config.token),
+            webhook: config.webhook,
+            username: Arc::new(OnceCell::new()),
+        }
     }
 
     async fn call(&self, method: &str, body: Value) -> Result<Value, BotError> {
         let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
-        let response = self.http.post(format!("{}/{method}", self.base)).json(&body).send().await.map_err(|error| failed(format!("Telegram cannot be reached: {}", error.without_url())))?;
+        let response = self
+            .http
+            .post(format!("{}/{method}", self.base))
+            .json(&body)
+            .send()
+            .await
+            .map_err(|error| failed(format!("Telegram cannot be reached: {}", error.without_url())))?;
         let status = response.status();
         let reply: Value = response.json().await.map_err(|_| failed(format!("Telegram answered {status} without JSON")))?;
         if reply["ok"] == true {
@@ -118,7 +129,11 @@ impl Say {
         if self.ru() { "Открыть" } else { "Open" }
     }
     fn linked(&self, login: &str) -> String {
-        if self.ru() { format!("Готово: напоминания Hado для {login} будут приходить в этот чат.") } else { format!("Linked: Hado's reminders for {login} come to this chat.") }
+        if self.ru() {
+            format!("Готово: напоминания Hado для {login} будут приходить в этот чат.")
+        } else {
+            format!("Linked: Hado's reminders for {login} come to this chat.")
+        }
     }
     fn quiet_until(&self, until: &str) -> String {
         if self.ru() { format!("тихо до {until}") } else { format!("quiet until {until}") }
@@ -173,7 +188,8 @@ pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Res
         telegram::insert_button(&mut transaction, id, &button, now).await?;
     }
     transaction.commit().await?;
-    let mut keyboard = vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": say.remember(), "callback_data": format!("b:{remember}") }])];
+    let mut keyboard =
+        vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": say.remember(), "callback_data": format!("b:{remember}") }])];
     if let Some(link) = &event.spec.deep_link {
         keyboard.push(json!([{ "text": say.open(), "url": link.as_str() }]));
     }
@@ -227,7 +243,8 @@ async fn link_chat(engine: &Engine, code: &str, chat_id: i64) -> Result<String, 
         return Ok("This link is not valid or has expired; make a new one in Hado's settings. / Ссылка недействительна или устарела; создайте новую в настройках Hado.".into());
     };
     let user = users::user_by_id(&mut transaction, user_id).await?;
-    let linked = channels::for_user(&mut transaction, user_id).await?.into_iter().find(|channel| channel.kind == "telegram" && channel.target == chat_id.to_string());
+    let linked =
+        channels::for_user(&mut transaction, user_id).await?.into_iter().find(|channel| channel.kind == "telegram" && channel.target == chat_id.to_string());
     match linked {
         Some(channel) => {
             channels::set_enabled(&mut transaction, user_id, channel.id, true, now).await?;
@@ -248,14 +265,18 @@ async fn chat_channel(engine: &Engine, chat_id: i64) -> Result<Option<ChannelRec
 /// `/list`: what needs the person's attention, then what is due today or overdue.
 async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
     let Some(channel) = chat_channel(engine, chat_id).await? else {
-        return Ok("This chat is not linked to Hado yet: use the link in Hado's settings. / Этот чат ещё не связан с Hado: воспользуйтесь ссылкой в настройках Hado.".into());
+        return Ok(
+            "This chat is not linked to Hado yet: use the link in Hado's settings. / Этот чат ещё не связан с Hado: воспользуйтесь ссылкой в настройках Hado."
+                .into(),
+        );
     };
     let mut connection = engine.store().pool().acquire().await?;
     let user = users::user_by_id(&mut connection, channel.user_id).await?;
     drop(connection);
     let events = engine.list_events(&user, None, false, None).await?;
     let now = engine.now();
-    let wanted: Vec<&EventRecord> = events.iter().filter(|event| event.reminders.needs_attention() || matches!(event.lifecycle.state.as_str(), "today" | "overdue")).collect();
+    let wanted: Vec<&EventRecord> =
+        events.iter().filter(|event| event.reminders.needs_attention() || matches!(event.lifecycle.state.as_str(), "today" | "overdue")).collect();
     let ru = user.locale.as_str() == "ru";
     if wanted.is_empty() {
         return Ok(if ru { "Сейчас ничего не требует внимания." } else { "Nothing needs you right now." }.into());

@@ -44,10 +44,7 @@ impl Backend {
         match std::env::var(POSTGRES_VARIABLE) {
             Ok(url) if !url.is_empty() => Some(Self::Postgres(url)),
             _ => {
-                assert!(
-                    std::env::var("CI").is_err(),
-                    "{POSTGRES_VARIABLE} must be set under CI so that {test} runs on Postgres"
-                );
+                assert!(std::env::var("CI").is_err(), "{POSTGRES_VARIABLE} must be set under CI so that {test} runs on Postgres");
                 let _ = writeln!(std::io::stderr(), "SKIPPED {test} on Postgres: {POSTGRES_VARIABLE} is not set");
                 None
             }
@@ -116,10 +113,7 @@ impl TestDatabase {
             Backend::Postgres(admin_url) => {
                 let name = format!("hado_test_{}", ulid::Ulid::new().to_string().to_lowercase());
                 let mut connection = sqlx::PgConnection::connect(admin_url).await.expect("Postgres is reachable");
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                    .execute(&mut connection)
-                    .await
-                    .expect("a test database can be created");
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut connection).await.expect("a test database can be created");
                 let base = admin_url.rsplit_once('/').map(|(base, _)| base).unwrap_or(admin_url);
                 Self { url: format!("{base}/{name}"), admin_url: Some(admin_url.clone()), name, _folder: None }
             }
@@ -129,9 +123,7 @@ impl TestDatabase {
     pub async fn drop_now(self) {
         if let Some(admin_url) = &self.admin_url {
             let mut connection = sqlx::PgConnection::connect(admin_url).await.expect("Postgres is reachable");
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)))
-                .execute(&mut connection)
-                .await;
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))).execute(&mut connection).await;
         }
     }
 }
@@ -280,7 +272,8 @@ impl TestCore {
         let now = crate::clock::Clock::now(&*self.clock);
         let mut transaction = self.engine.store().begin_write().await.expect("a write transaction");
         let user = crate::storage::users::ensure_user(&mut transaction, &login, chrono_tz::Europe::Berlin, now).await.expect("the user");
-        let channel = crate::storage::channels::add(&mut transaction, user.id, "webhook", url, Some(&crate::tokens::webhook_secret()), now).await.expect("the channel");
+        let channel =
+            crate::storage::channels::add(&mut transaction, user.id, "webhook", url, Some(&crate::tokens::webhook_secret()), now).await.expect("the channel");
         transaction.commit().await.expect("committed");
         channel.id
     }
@@ -316,10 +309,7 @@ pub struct Bearer {
 
 impl Bearer {
     pub fn new(token: &str, user: Option<&str>) -> Self {
-        Self {
-            authorization: format!("Bearer {token}").parse().unwrap(),
-            user: user.map(|login| login.parse().unwrap()),
-        }
+        Self { authorization: format!("Bearer {token}").parse().unwrap(), user: user.map(|login| login.parse().unwrap()) }
     }
 }
 

@@ -6,8 +6,8 @@ use tonic_types::StatusExt;
 
 use hado_core::testing::{self, Backend, TestCore};
 use hado_proto::v1::{
-    self, EventFields, EventId, EventKey, IngestListRequest, ListEventsRequest, SourceEvent, UpdateEventRequest,
-    UpdateProfileRequest, UpsertEventsRequest, UserLogin, WithdrawEventsRequest,
+    self, EventFields, EventId, EventKey, IngestListRequest, ListEventsRequest, SourceEvent, UpdateEventRequest, UpdateProfileRequest, UpsertEventsRequest,
+    UserLogin, WithdrawEventsRequest,
 };
 
 fn fields(title: &str, due_at: &str) -> EventFields {
@@ -147,10 +147,8 @@ async fn batches_are_validated_whole_and_applied_atomically(backend: Backend) {
     let mut inbox = core.inbox_as("anna");
     let status = inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false, limit: None }).await.unwrap_err();
     assert_eq!(status.message(), "state 'soon' is not an active state: use scheduled, preparing, today or overdue");
-    let status = inbox
-        .update_profile(UpdateProfileRequest { tz: Some("Mars/Base".into()), quiet_start: Some("7pm".into()), ..Default::default() })
-        .await
-        .unwrap_err();
+    let status =
+        inbox.update_profile(UpdateProfileRequest { tz: Some("Mars/Base".into()), quiet_start: Some("7pm".into()), ..Default::default() }).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().contains("tz 'Mars/Base' is not an IANA time zone name"));
     assert!(status.message().contains("quiet_start '7pm' must be a time of day as HH:MM"));
@@ -210,11 +208,8 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     assert_eq!(archive.len(), 1);
     assert_eq!((archive[0].state.as_str(), archive[0].closed_as.as_deref()), ("expired", Some("Expired")));
     // Rescheduling the expired event through UpdateEvent reopens it.
-    let reopened = inbox
-        .update_event(UpdateEventRequest { id: created.id, due_at: Some("2026-12-05T15:00".into()), ..Default::default() })
-        .await
-        .unwrap()
-        .into_inner();
+    let reopened =
+        inbox.update_event(UpdateEventRequest { id: created.id, due_at: Some("2026-12-05T15:00".into()), ..Default::default() }).await.unwrap().into_inner();
     assert_eq!((reopened.state.as_str(), reopened.closed_at), ("preparing", None));
 
     // Russian users get Russian defaults; the profile reports local time.
@@ -230,10 +225,10 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
 }
 
 async fn reflection_and_health_answer(backend: Backend) {
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
     use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
     use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
     use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
-    use tonic_reflection::pb::v1::ServerReflectionRequest;
 
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let mut reflection = ServerReflectionClient::new(core.channel());
@@ -246,9 +241,9 @@ async fn reflection_and_health_answer(backend: Backend) {
         assert!(names.contains(&expected), "{expected} in {names:?}");
     }
 
+    use tonic_reflection::pb::v1alpha::ServerReflectionRequest as AlphaServerReflectionRequest;
     use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient as AlphaClient;
     use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest as AlphaRequest;
-    use tonic_reflection::pb::v1alpha::ServerReflectionRequest as AlphaServerReflectionRequest;
     let mut alpha = AlphaClient::new(core.channel());
     let request = AlphaServerReflectionRequest { host: String::new(), message_request: Some(AlphaRequest::ListServices(String::new())) };
     let mut stream = alpha.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
@@ -309,8 +304,14 @@ async fn hostile_text_is_refused_by_field_and_nothing_is_written(backend: Backen
     assert_eq!(
         fields,
         [
-            "events[0].title", "events[1].ref", "events[1].title", "events[2].subtitle", "events[3].deep_link", "events[4].deep_link",
-            "events[5].deep_link", "events[6].deep_link",
+            "events[0].title",
+            "events[1].ref",
+            "events[1].title",
+            "events[2].subtitle",
+            "events[3].deep_link",
+            "events[4].deep_link",
+            "events[5].deep_link",
+            "events[6].deep_link",
         ]
     );
     assert!(status.message().contains("title contains the control character U+0000"), "{}", status.message());

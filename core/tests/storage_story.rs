@@ -3,11 +3,11 @@
 
 use chrono::Duration;
 
-use hado_core::testing::{Backend, TestEngine, utc};
 use hado_core::domain::event::{Outcome, RawFields};
 use hado_core::domain::state::State;
 use hado_core::engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
 use hado_core::error::CoreError;
+use hado_core::testing::{Backend, TestEngine, utc};
 
 fn item(user: &str, source_ref: &str, title: &str, due_at: &str) -> SourceItem {
     SourceItem {
@@ -36,10 +36,7 @@ async fn sources_tokens_and_batches(backend: Backend) {
     ];
     let reports = engine.upsert_batch(&docs, &batch).await.unwrap();
     let outcomes: Vec<_> = reports.iter().map(|report| (report.outcome, report.state)).collect();
-    assert_eq!(
-        outcomes,
-        [(Outcome::Created, State::Preparing), (Outcome::Created, State::Today), (Outcome::Created, State::Scheduled)]
-    );
+    assert_eq!(outcomes, [(Outcome::Created, State::Preparing), (Outcome::Created, State::Today), (Outcome::Created, State::Scheduled)]);
     let anna = engine.user_for_login("anna").await.unwrap();
     assert_eq!(anna.zone, chrono_tz::Europe::Berlin);
 
@@ -80,11 +77,13 @@ async fn sources_tokens_and_batches(backend: Backend) {
 
     // Withdraw hides it everywhere; a re-push revives it.
     let withdrawn = engine
-        .withdraw_batch(&docs, &[RawKey { user: "anna".into(), source_ref: "visa".into(), topic: String::new() }, RawKey {
-            user: "anna".into(),
-            source_ref: "nothing".into(),
-            topic: String::new(),
-        }])
+        .withdraw_batch(
+            &docs,
+            &[
+                RawKey { user: "anna".into(), source_ref: "visa".into(), topic: String::new() },
+                RawKey { user: "anna".into(), source_ref: "nothing".into(), topic: String::new() },
+            ],
+        )
         .await
         .unwrap();
     assert_eq!(withdrawn[0].found, Some((visa_id, State::Withdrawn)));
@@ -129,10 +128,7 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     let engine = &test.engine;
     let anna = engine.user_for_login("anna").await.unwrap();
 
-    let created = engine
-        .create_manual(&anna, &RawFields { title: "Dentist".into(), due_at: "2026-12-10T09:00".into(), ..RawFields::default() })
-        .await
-        .unwrap();
+    let created = engine.create_manual(&anna, &RawFields { title: "Dentist".into(), due_at: "2026-12-10T09:00".into(), ..RawFields::default() }).await.unwrap();
     assert_eq!(created.source, "manual");
     assert!(created.source_ref.starts_with("manual:"));
     assert_eq!(created.spec.fire_date().to_string(), "2026-11-10");
@@ -182,10 +178,8 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-11T07:00:00Z")));
 
     // Moving to Tokyo recomputes the user's floating events at once.
-    let evening = engine
-        .create_manual(&anna, &RawFields { title: "Call home".into(), due_at: "2026-12-10T17:00".into(), ..RawFields::default() })
-        .await
-        .unwrap();
+    let evening =
+        engine.create_manual(&anna, &RawFields { title: "Call home".into(), due_at: "2026-12-10T17:00".into(), ..RawFields::default() }).await.unwrap();
     assert_eq!(evening.lifecycle.state, State::Today);
     let moved = engine.update_profile(&anna, &ProfilePatch { tz: Some("Asia/Tokyo".into()), ..ProfilePatch::default() }).await.unwrap();
     assert_eq!(moved.zone, chrono_tz::Asia::Tokyo);

@@ -120,7 +120,12 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
 
     // A checkpoint's reminder: Telegram first says 429 with retry_after 3, the retry goes through.
     let event = anna
-        .create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), deep_link: Some("https://docs.example.com/visa".into()), ..Default::default() })
+        .create_event(v1::EventFields {
+            title: "Visa".into(),
+            due_at: "2026-12-05".into(),
+            deep_link: Some("https://docs.example.com/visa".into()),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -156,7 +161,10 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let stranger = json!({"update_id": 4, "callback_query": {"id": "cb-stranger", "data": done, "message": {"message_id": 5, "chat": {"id": CHAT + 1}}}});
     fake.push(stranger);
     let answers = fake.wait_for("answerCallbackQuery", 1).await;
-    assert_eq!((answers[0]["callback_query_id"].as_str(), answers[0]["text"].as_str()), (Some("cb-stranger"), Some("This button no longer works. / Эта кнопка больше не работает.")));
+    assert_eq!(
+        (answers[0]["callback_query_id"].as_str(), answers[0]["text"].as_str()),
+        (Some("cb-stranger"), Some("This button no longer works. / Эта кнопка больше не работает."))
+    );
     assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state, "preparing");
     assert!(fake.calls_to("editMessageText").is_empty(), "no message in the stranger's chat was edited");
 

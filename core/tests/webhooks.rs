@@ -36,7 +36,11 @@ struct Receiver {
 }
 
 async fn receive(State(receiver): State<Receiver>, Path(path): Path<String>, headers: HeaderMap, body: String) -> StatusCode {
-    let headers = headers.iter().filter(|(name, _)| name.as_str().starts_with("webhook-")).map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap()))).collect();
+    let headers = headers
+        .iter()
+        .filter(|(name, _)| name.as_str().starts_with("webhook-"))
+        .map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap())))
+        .collect();
     receiver.received.lock().unwrap().push(Received { path: path.clone(), headers: Value::Object(headers), body });
     let mut script = receiver.script.lock().unwrap();
     let status = script.get_mut(&path).and_then(VecDeque::pop_front).unwrap_or(200);
@@ -117,7 +121,10 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     let ids: Vec<&Value> = reminders.iter().map(|received| &received.headers["webhook-id"]).collect();
     assert!(ids.iter().all(|id| *id == ids[0]), "every attempt carries the same id, so the receiver can drop duplicates");
     let body: Value = serde_json::from_str(&reminders[2].body).unwrap();
-    assert_eq!((body["type"].as_str(), body["event"]["title"].as_str(), body["event"]["id"].as_i64()), (Some("reminder.checkpoint"), Some("Visa"), Some(event.id)));
+    assert_eq!(
+        (body["type"].as_str(), body["event"]["title"].as_str(), body["event"]["id"].as_i64()),
+        (Some("reminder.checkpoint"), Some("Visa"), Some(event.id))
+    );
     assert_eq!(body["checkpoint"], "2026-12-02T07:00:00Z");
     assert!(body["event"].get("editable").is_none(), "the client view");
     for action in ["done_url", "remember_url"] {
@@ -141,8 +148,15 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     // Every body to the good receiver verifies with the reference library.
     let found = testing::runs("python3", &["-c", "import standardwebhooks"]);
     if testing::tool_available("verifying webhooks with standardwebhooks", found, "pip install standardwebhooks") {
-        let deliveries: Vec<Value> = good_requests.iter().map(|received| json!({"secret": secret, "headers": received.headers, "body": received.body})).collect();
-        let mut verify = tokio::process::Command::new("python3").arg(VERIFY).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let deliveries: Vec<Value> =
+            good_requests.iter().map(|received| json!({"secret": secret, "headers": received.headers, "body": received.body})).collect();
+        let mut verify = tokio::process::Command::new("python3")
+            .arg(VERIFY)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         use tokio::io::AsyncWriteExt;
         verify.stdin.take().unwrap().write_all(serde_json::to_string(&deliveries).unwrap().as_bytes()).await.unwrap();
         let output = verify.wait_with_output().await.unwrap();
@@ -163,10 +177,19 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
     let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| config.webhook_allow_private = false).await;
     let mut anna = core.inbox_as("anna");
     for url in [
-        "http://127.0.0.1:8080/hook", "http://localhost/hook", "https://192.168.1.10/hook", "http://[::1]/hook",
+        "http://127.0.0.1:8080/hook",
+        "http://localhost/hook",
+        "https://192.168.1.10/hook",
+        "http://[::1]/hook",
         // Reserved, documentation and benchmarking ranges, and loopback written in disguise.
-        "http://192.0.2.1/hook", "http://198.18.0.1/hook", "http://240.0.0.1/hook", "http://[::127.0.0.1]/hook",
-        "http://2130706433/hook", "http://127.1/hook", "http://0x7f000001/hook", "http://[::ffff:7f00:1]/hook",
+        "http://192.0.2.1/hook",
+        "http://198.18.0.1/hook",
+        "http://240.0.0.1/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://2130706433/hook",
+        "http://127.1/hook",
+        "http://0x7f000001/hook",
+        "http://[::ffff:7f00:1]/hook",
     ] {
         let refused = anna.add_webhook(v1::AddWebhookRequest { url: url.into() }).await.unwrap_err();
         assert_eq!(refused.code(), Code::InvalidArgument, "{url}");

@@ -165,7 +165,8 @@ pub async fn withdraw(
     ApiJson(body): ApiJson<WithdrawBody>,
 ) -> Result<axum::Json<WithdrawReply>, ApiError> {
     let keys = body.events.into_iter().map(|key| v1::EventKey { user: key.user, r#ref: key.source_ref, topic: key.topic.unwrap_or_default() }).collect();
-    let reply = state.ingest(credential).withdraw_events(v1::WithdrawEventsRequest { keys }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
+    let reply =
+        state.ingest(credential).withdraw_events(v1::WithdrawEventsRequest { keys }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
     let results = reply
         .into_inner()
         .results

@@ -188,7 +188,5 @@ pub async fn source_first(State(state): State<AppState>, request: Request, next:
 
 /// Reads at most `limit` bytes of a body, or answers 413.
 pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
-    axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {} KiB", limit / 1024)))
+    axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {} KiB", limit / 1024)))
 }

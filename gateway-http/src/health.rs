@@ -15,9 +15,8 @@ pub async fn up(State(state): State<AppState>) -> (StatusCode, axum::Json<Value>
     match client.check(HealthCheckRequest { service: String::new() }).await {
         Ok(reply) if reply.get_ref().status == ServingStatus::Serving as i32 => (StatusCode::OK, axum::Json(json!({ "status": "up" }))),
         Ok(_) => (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({ "status": "down", "error": "core is not serving" }))),
-        Err(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            axum::Json(json!({ "status": "down", "error": format!("core at {} cannot be reached", state.core.url()) })),
-        ),
+        Err(_) => {
+            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({ "status": "down", "error": format!("core at {} cannot be reached", state.core.url()) })))
+        }
     }
 }

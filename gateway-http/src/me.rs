@@ -123,7 +123,11 @@ async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> 
     Ok(axum::Json(UserEventList { events: list.get_ref().events.iter().map(UserEvent::from).collect() }))
 }
 
-pub async fn create(State(state): State<AppState>, InboxUser(login): InboxUser, ApiJson(new): ApiJson<NewEvent>) -> Result<(StatusCode, axum::Json<UserEvent>), ApiError> {
+pub async fn create(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    ApiJson(new): ApiJson<NewEvent>,
+) -> Result<(StatusCode, axum::Json<UserEvent>), ApiError> {
     let fields = v1::EventFields {
         title: new.title,
         due_at: new.due_at,
@@ -142,7 +146,12 @@ pub async fn event(State(state): State<AppState>, InboxUser(login): InboxUser, P
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub async fn update(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>, ApiJson(change): ApiJson<EventChange>) -> Reply<UserEvent> {
+pub async fn update(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    Path(id): Path<i64>,
+    ApiJson(change): ApiJson<EventChange>,
+) -> Reply<UserEvent> {
     let request = v1::UpdateEventRequest {
         id,
         title: change.title,

@@ -10,10 +10,7 @@ use crate::api::{ClientEventList, UpsertBody, UpsertReply, WithdrawBody, Withdra
 use crate::error::ErrorBody;
 
 /// The error statuses every route can answer, with when.
-const COMMON_ERRORS: [(&str, &str); 2] = [
-    ("401", "No source token, or one core does not know."),
-    ("503", "Core cannot be reached; try again shortly."),
-];
+const COMMON_ERRORS: [(&str, &str); 2] = [("401", "No source token, or one core does not know."), ("503", "Core cannot be reached; try again shortly.")];
 
 const BODY_ERRORS: [(&str, &str); 4] = [
     ("400", "The body is not valid JSON."),

@@ -69,7 +69,9 @@ fn the_shipped_caddyfile_validates() {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("Caddyfile"), CADDYFILE).unwrap();
     let environment = [("HADO_PUBLIC_HOST", "hado.example.com".to_owned()), ("HADO_CADDY_ADMIN", "off".to_owned())];
-    for file in [CADDYFILE.to_owned(), with_basic_auth(CADDYFILE).replace("{$HADO_BASIC_AUTH_HASH}", "$2a$14$abcdefghijklmnopqrstuuvwxyz0123456789abcdefghijklmnopq")] {
+    for file in
+        [CADDYFILE.to_owned(), with_basic_auth(CADDYFILE).replace("{$HADO_BASIC_AUTH_HASH}", "$2a$14$abcdefghijklmnopqrstuuvwxyz0123456789abcdefghijklmnopq")]
+    {
         std::fs::write(folder.path().join("Caddyfile"), &file).unwrap();
         let output = caddy(&["validate", "--config", "Caddyfile", "--adapter", "caddyfile"], folder.path(), &environment).output().unwrap();
         assert!(output.status.success(), "{}\n{file}", String::from_utf8_lossy(&output.stderr));

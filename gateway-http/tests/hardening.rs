@@ -164,12 +164,8 @@ async fn cross_site_writes_are_refused_everywhere_under_me_and_the_pages() {
 
 /// Short limits, so that the test waits seconds, not minutes.
 fn short_limits(config: &mut HttpConfig) {
-    config.limits = Limits {
-        header_timeout: Duration::from_secs(1),
-        request_timeout: Duration::from_secs(2),
-        idle_timeout: Duration::from_secs(2),
-        max_connections: 4,
-    };
+    config.limits =
+        Limits { header_timeout: Duration::from_secs(1), request_timeout: Duration::from_secs(2), idle_timeout: Duration::from_secs(2), max_connections: 4 };
 }
 
 /// Reads until the server closes the connection (or `limit` passes) and
@@ -281,7 +277,8 @@ async fn an_unknown_token_or_secret_is_refused_before_the_body_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_reply_carries_the_security_headers_and_errors_are_never_plain_text() {
     let stack = Stack::local().await;
-    for (method, path) in [(Method::GET, "/"), (Method::GET, "/up"), (Method::GET, "/nowhere"), (Method::POST, "/api/events"), (Method::GET, "/static/hado.js")] {
+    for (method, path) in [(Method::GET, "/"), (Method::GET, "/up"), (Method::GET, "/nowhere"), (Method::POST, "/api/events"), (Method::GET, "/static/hado.js")]
+    {
         let (_, headers, _) = stack.send(method.clone(), path, &[], None).await;
         let policy = headers.get("content-security-policy").and_then(|value| value.to_str().ok()).unwrap_or_default();
         assert!(policy.contains("frame-ancestors 'none'") && policy.contains("script-src 'self'"), "{path}: {policy}");
@@ -305,7 +302,8 @@ async fn every_reply_carries_the_security_headers_and_errors_are_never_plain_tex
 async fn a_sign_in_providers_mixed_case_name_is_one_user() {
     let stack = Stack::start(|config| config.trusted_proxies = vec![IpRange::parse("127.0.0.0/8").unwrap()]).await;
     let json = ("content-type", "application/json");
-    let (status, _, body) = stack.send(Method::POST, "/me/events", &[("x-remote-user", "Anna"), json], Some(r#"{"title": "Visa", "due_at": "2026-12-14"}"#)).await;
+    let (status, _, body) =
+        stack.send(Method::POST, "/me/events", &[("x-remote-user", "Anna"), json], Some(r#"{"title": "Visa", "due_at": "2026-12-14"}"#)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let (_, _, list) = stack.send(Method::GET, "/me/events", &[("x-remote-user", "anna")], None).await;
     assert_eq!(serde_json::from_str::<Value>(&list).unwrap()["events"][0]["title"], "Visa", "{list}");

@@ -124,7 +124,13 @@ async fn the_rest_contract_holds(backend: Backend) {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
     let violations: Vec<(i64, &str)> =
         error["violations"].as_array().unwrap().iter().map(|violation| (violation["index"].as_i64().unwrap(), violation["field"].as_str().unwrap())).collect();
-    assert!(violations.contains(&(1, "title")) && violations.contains(&(2, "due_at")) && violations.contains(&(3, "user")) && violations.contains(&(3, "deep_link")), "{error}");
+    assert!(
+        violations.contains(&(1, "title"))
+            && violations.contains(&(2, "due_at"))
+            && violations.contains(&(3, "user"))
+            && violations.contains(&(3, "deep_link")),
+        "{error}"
+    );
     assert!(!violations.iter().any(|(index, _)| *index == 0), "the good item is not blamed");
     assert!(error["violations"][0]["message"].as_str().is_some_and(|message| !message.is_empty()));
     assert_eq!(stack.send(Method::GET, "/api/events?user=anna&ref=fine", &auth, None).await.1["events"], json!([]), "nothing was written");
@@ -133,8 +139,12 @@ async fn the_rest_contract_holds(backend: Backend) {
     let fields: Vec<&str> = missing["violations"].as_array().unwrap().iter().map(|violation| violation["field"].as_str().unwrap()).collect();
     assert!(fields.contains(&"title") && fields.contains(&"due_at"), "{missing}");
     // Wrong shapes: the JSON path names the field.
-    let (status, shape) = stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [{"user": "anna", "ref": "r", "title": 5, "due_at": "2027-01-01"}]}))).await;
-    assert_eq!((status, shape["violations"][0]["index"].as_i64(), shape["violations"][0]["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(0), Some("title")));
+    let (status, shape) =
+        stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [{"user": "anna", "ref": "r", "title": 5, "due_at": "2027-01-01"}]}))).await;
+    assert_eq!(
+        (status, shape["violations"][0]["index"].as_i64(), shape["violations"][0]["field"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some(0), Some("title"))
+    );
     let (status, _) = stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [], "extra": 1}))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     // A whole batch of bad items is reported in full (far beyond HTTP/2's usual header size).
@@ -154,11 +164,27 @@ async fn the_rest_contract_holds(backend: Backend) {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
     let raw = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).body("{\"events\": [").send().await.unwrap();
     assert_eq!(raw.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    let raw = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).header("content-type", "application/json").body("{\"events\": [").send().await.unwrap();
+    let raw = stack
+        .client
+        .post(format!("{}/api/events", stack.base))
+        .header("authorization", &docs)
+        .header("content-type", "application/json")
+        .body("{\"events\": [")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
     assert!(raw.json::<Value>().await.unwrap()["error"].as_str().unwrap().starts_with("the body is not valid JSON"));
     let huge = format!("{{\"events\": [], \"pad\": \"{}\"}}", "x".repeat(hado_gateway_http::MAX_BODY_BYTES));
-    let raw = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).header("content-type", "application/json").body(huge).send().await.unwrap();
+    let raw = stack
+        .client
+        .post(format!("{}/api/events", stack.base))
+        .header("authorization", &docs)
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let (status, error) = stack.send(Method::GET, "/api/events", &auth, None).await;
     assert_eq!((status, error["error"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("the user query parameter is required")));
@@ -223,7 +249,11 @@ async fn the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode(backend: B
     for (method, suffix) in [(Method::GET, ""), (Method::POST, "/done"), (Method::POST, "/ack"), (Method::DELETE, ""), (Method::PATCH, "")] {
         let body = (method == Method::PATCH).then(|| json!({"title": "mine"}));
         let (status, error) = stack.send(method.clone(), &format!("{path}{suffix}"), &[("x-remote-user", "bob")], body).await;
-        assert_eq!((status, error["error"].as_str()), (StatusCode::NOT_FOUND, Some(format!("event {} not found", created["id"]).as_str())), "{method} {suffix}");
+        assert_eq!(
+            (status, error["error"].as_str()),
+            (StatusCode::NOT_FOUND, Some(format!("event {} not found", created["id"]).as_str())),
+            "{method} {suffix}"
+        );
     }
     stack.stop().await;
 
@@ -277,7 +307,8 @@ async fn the_inbox_json_api_works(backend: Backend) {
 
     // Another source's event: close it, never change it.
     let docs = bearer(&stack.core.source_token("docs").await);
-    let (_, pushed) = stack.send(Method::POST, "/api/events", &[("authorization", &docs)], Some(json!({"events": [item("anna", "visa", "Visa", "2026-12-14")]}))).await;
+    let (_, pushed) =
+        stack.send(Method::POST, "/api/events", &[("authorization", &docs)], Some(json!({"events": [item("anna", "visa", "Visa", "2026-12-14")]}))).await;
     let visa = pushed["results"][0]["id"].as_i64().unwrap();
     let (status, error) = stack.send(Method::PATCH, &format!("/me/events/{visa}"), &anna, Some(json!({"title": "x"}))).await;
     assert_eq!((status, error["error"].as_str()), (StatusCode::FORBIDDEN, Some("this event belongs to source docs; only docs can change it")));
@@ -323,9 +354,4 @@ async fn up_follows_core(backend: Backend) {
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(
-    the_rest_contract_holds,
-    the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode,
-    the_inbox_json_api_works,
-    up_follows_core,
-);
+hado_core::on_both_backends!(the_rest_contract_holds, the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode, the_inbox_json_api_works, up_follows_core,);

@@ -44,7 +44,9 @@ async fn the_calendar_feed_parses_and_follows_a_zone_change(backend: Backend) {
     config.public_url = Some("https://hado.example.com".into());
     let gateway = Gateway::start(config).await;
     let mut anna = core.inbox_as("anna");
-    for (title, due_at, fire_at) in [("Visa", "2026-12-14", "2026-12-01"), ("Dentist", "2026-12-20T15:00", "2026-12-10"), ("Flight, Tokyo; window", "2027-01-05T10:00+09:00", "2026-12-29")] {
+    for (title, due_at, fire_at) in
+        [("Visa", "2026-12-14", "2026-12-01"), ("Dentist", "2026-12-20T15:00", "2026-12-10"), ("Flight, Tokyo; window", "2027-01-05T10:00+09:00", "2026-12-29")]
+    {
         let fields = v1::EventFields { title: title.into(), due_at: due_at.into(), fire_at: Some(fire_at.into()), ..Default::default() };
         anna.create_event(fields).await.unwrap();
     }

@@ -123,14 +123,29 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!(status, StatusCode::OK);
     assert!(form.contains(r#"value="2026-12-14""#) && form.contains(r#"value="15:00""#));
     let (status, _, _) = stack
-        .post(&format!("/events/{dentist}"), &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("fire_date", "2026-12-10"), ("done_label", "Went"), ("after_due", "keep")])
+        .post(
+            &format!("/events/{dentist}"),
+            &[
+                ("title", "Dentist, Dr. Weiss"),
+                ("due_date", "2026-12-15"),
+                ("due_time", "15:00"),
+                ("fire_date", "2026-12-10"),
+                ("done_label", "Went"),
+                ("after_due", "keep"),
+            ],
+        )
         .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert!(stack.get("/").await.1.contains("Dentist, Dr. Weiss"));
     let edited = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
     assert_eq!((edited.fire_at.as_str(), edited.done_label.as_str()), ("2026-12-10", "Went"));
     // Emptied fields go back to their defaults.
-    stack.post(&format!("/events/{dentist}"), &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("fire_date", ""), ("done_label", ""), ("after_due", "keep")]).await;
+    stack
+        .post(
+            &format!("/events/{dentist}"),
+            &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("fire_date", ""), ("done_label", ""), ("after_due", "keep")],
+        )
+        .await;
     let reset = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
     assert_eq!((reset.fire_at.as_str(), reset.done_label.as_str()), ("2026-11-15", "Done"));
     let (status, location, _) = stack.post(&format!("/events/{dentist}/delete"), &[]).await;
@@ -190,7 +205,13 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
 
 async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Backend) {
     let stack = Stack::start(&backend).await;
-    let event = stack.core.inbox_as("anna").create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() }).await.unwrap().into_inner();
+    let event = stack
+        .core
+        .inbox_as("anna")
+        .create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let anna = stack.core.engine.user_for_login("anna").await.unwrap();
     let done = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Done).await.unwrap();
     let remember = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Remember).await.unwrap();
@@ -211,12 +232,22 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
     let closed_at = stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().closed_at;
     let (status, _, _) = stack.post(&format!("/a/{done}"), &[]).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().closed_at, closed_at, "replayed: nothing changed");
+    assert_eq!(
+        stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().closed_at,
+        closed_at,
+        "replayed: nothing changed"
+    );
     let (_, page) = stack.get(&format!("/a/{remember}")).await;
     assert!(page.contains("already closed") && !page.contains(r#"<form method="post">"#), "{page}");
 
     // Forged and expired links get a clear page, never an action.
-    let other = stack.core.inbox_as("anna").create_event(v1::EventFields { title: "Passport".into(), due_at: "2027-01-20".into(), ..Default::default() }).await.unwrap().into_inner();
+    let other = stack
+        .core
+        .inbox_as("anna")
+        .create_event(v1::EventFields { title: "Passport".into(), due_at: "2027-01-20".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let forged = done.replacen(&done[..4], "AAAA", 1);
     for (method_post, token) in [(false, forged.as_str()), (true, forged.as_str()), (true, "nonsense")] {
         let (status, page) = if method_post {
@@ -303,7 +334,13 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     wait_for(&received, 1).await;
 
     // A checkpoint's reminder goes out and shows in the event's log.
-    let event = stack.core.inbox_as("anna").create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-15".into(), ..Default::default() }).await.unwrap().into_inner();
+    let event = stack
+        .core
+        .inbox_as("anna")
+        .create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-15".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     stack.core.clock.set(utc("2026-12-12T07:00:00Z"));
     hado_core::scheduler::drain(&stack.core.engine).await.unwrap();
     hado_core::delivery::drain(&hado_core::delivery::Deliverer::new(stack.core.engine.clone())).await.unwrap();

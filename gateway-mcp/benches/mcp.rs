@@ -109,12 +109,7 @@ where
 
 fn resident_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|line| line.starts_with(field))
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|kib| kib.parse().ok())
-        .unwrap_or(0)
+    status.lines().find(|line| line.starts_with(field)).and_then(|line| line.split_whitespace().nth(1)).and_then(|kib| kib.parse().ok()).unwrap_or(0)
 }
 
 async fn wait_for_port(port: u16) {
@@ -194,20 +189,14 @@ async fn bench_hado() {
             .await
             .print("MCP tools/call list_events", sessions_count);
         let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&lister)).collect();
-        measure(inboxes, calls, |mut inbox: Inbox, _| {
-            async move {
-                let listed = inbox.list_events(ListEventsRequest { state: None, archive: false, limit: None }).await.unwrap();
-                assert_eq!(listed.get_ref().events.len(), LISTED_EVENTS);
-            }
+        measure(inboxes, calls, |mut inbox: Inbox, _| async move {
+            let listed = inbox.list_events(ListEventsRequest { state: None, archive: false, limit: None }).await.unwrap();
+            assert_eq!(listed.get_ref().events.len(), LISTED_EVENTS);
         })
         .await
         .print("gRPC Inbox.ListEvents directly", sessions_count);
     }
-    println!(
-        "\ngateway-mcp resident memory after the load: {} KiB now, {} KiB at its peak",
-        resident_kib(pid, "VmRSS:"),
-        resident_kib(pid, "VmHWM:")
-    );
+    println!("\ngateway-mcp resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
 
     let _ = gateway.start_kill();
     let _ = gateway.wait().await;

@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use hado_proto::process::{self, ConfigError, Lookup, core_url};
 use hado_runtime::{AllowedHosts, Limits};
 
-pub use hado_proto::process::DEFAULT_MCP_ADDR;
 pub use hado_proto::process::DEFAULT_CORE_URL;
+pub use hado_proto::process::DEFAULT_MCP_ADDR;
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
 
 #[derive(Clone, Debug)]

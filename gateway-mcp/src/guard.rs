@@ -18,9 +18,9 @@ use axum::response::{IntoResponse, Response};
 
 use hado_proto::v1::GetProfileRequest;
 
-use hado_runtime::AllowedHosts;
 use crate::core_link::{self, AgentToken, Core, Failure};
 use crate::rate_limit::RateLimiter;
+use hado_runtime::AllowedHosts;
 
 /// The largest request body `/mcp` reads.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -86,8 +86,7 @@ async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
         return unauthorized("unknown agent token");
     };
     if let Err(wait) = guard.limiter.take(token, Instant::now()) {
-        let mut response =
-            refusal(StatusCode::TOO_MANY_REQUESTS, &format!("too many calls: the limit is {} a minute per agent token", guard.calls_per_minute));
+        let mut response = refusal(StatusCode::TOO_MANY_REQUESTS, &format!("too many calls: the limit is {} a minute per agent token", guard.calls_per_minute));
         let seconds = wait.max(Duration::from_secs(1)).as_secs_f64().ceil() as u64;
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
         return response;

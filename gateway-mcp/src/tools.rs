@@ -182,7 +182,6 @@ impl IntoCallToolResult for ToolFailure {
     }
 }
 
-
 /// The MCP server: one per request over HTTP (cloned from a prototype, so
 /// the tool list is built once), one per process over stdio.
 #[derive(Clone)]

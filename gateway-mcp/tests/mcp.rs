@@ -19,7 +19,8 @@ use hado_core::testing::{Backend, TestCore};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+const INITIALIZE: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
 
 /// Core plus gateway-mcp, each on an ephemeral port.
 struct Stack {
@@ -33,7 +34,8 @@ impl Stack {
     async fn start(backend: &Backend, calls_per_minute: u32) -> Self {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
         let mut config = McpConfig { calls_per_minute, ..McpConfig::local(&core.url()) };
-        config.allowed_hosts = hado_runtime::AllowedHosts::from_lookup(&|variable| (variable == "HADO_ALLOWED_HOSTS").then(|| "hado.example.com".into())).unwrap();
+        config.allowed_hosts =
+            hado_runtime::AllowedHosts::from_lookup(&|variable| (variable == "HADO_ALLOWED_HOSTS").then(|| "hado.example.com".into())).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let (shutdown, stopped) = oneshot::channel::<()>();
@@ -140,7 +142,10 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     let profile = ok(call(&anna, "update_profile", json!({"tz": "Asia/Tokyo", "quiet_start": "23:00"})).await);
     assert_eq!((profile["tz"].as_str(), profile["quiet_start"].as_str()), (Some("Asia/Tokyo"), Some("23:00")));
     assert_eq!(profile["local_time"], "2026-12-01T19:00 (Tuesday)");
-    assert_eq!(tool_error(call(&anna, "update_profile", json!({"tz": "Mars/Base"})).await), "tz 'Mars/Base' is not an IANA time zone name such as Europe/Berlin");
+    assert_eq!(
+        tool_error(call(&anna, "update_profile", json!({"tz": "Mars/Base"})).await),
+        "tz 'Mars/Base' is not an IANA time zone name such as Europe/Berlin"
+    );
 
     // create_event takes the inbox's defaults.
     let dentist = ok(call(&anna, "create_event", json!({"title": "Dentist", "due_at": "2026-12-20T15:00"})).await);
@@ -300,7 +305,10 @@ async fn origin_host_size_and_rate_are_limited(backend: Backend) {
     assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "origin https://evil.example may not call this server"})));
     assert_eq!(post(vec![("origin", "null".into())], INITIALIZE.into()).await.status(), StatusCode::FORBIDDEN);
     let (status, _, body) = error_body(post(authorized(&[("host", "evil.example")]), INITIALIZE.into()).await).await;
-    assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "host evil.example is not served here; the operator can add it to HADO_ALLOWED_HOSTS"})));
+    assert_eq!(
+        (status, body),
+        (StatusCode::FORBIDDEN, json!({"error": "host evil.example is not served here; the operator can add it to HADO_ALLOWED_HOSTS"}))
+    );
     // The configured public host, and an Origin on it or on loopback, are fine.
     assert_eq!(post(authorized(&[("origin", "https://hado.example.com")]), INITIALIZE.into()).await.status(), StatusCode::OK);
     assert_eq!(post(authorized(&[("host", "hado.example.com"), ("origin", "http://localhost:5173")]), INITIALIZE.into()).await.status(), StatusCode::OK);
@@ -396,7 +404,8 @@ async fn slow_and_surplus_connections_are_cut_off() {
     // A known token's body that never comes: 408 at the request deadline.
     let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
     let mut slow_body = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{");
+    let head =
+        format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{");
     slow_body.write_all(head.as_bytes()).await.unwrap();
     assert!(read_all(slow_body).await.starts_with("HTTP/1.1 408"));
     let _ = shutdown.send(());

@@ -87,7 +87,14 @@ pub struct Delivery {
 
 impl From<&v1::Delivery> for Delivery {
     fn from(line: &v1::Delivery) -> Self {
-        Self { channel: line.channel.clone(), kind: line.kind.clone(), due_at: line.due_at.clone(), status: line.status.clone(), attempts: line.attempts, note: line.note.clone() }
+        Self {
+            channel: line.channel.clone(),
+            kind: line.kind.clone(),
+            due_at: line.due_at.clone(),
+            status: line.status.clone(),
+            attempts: line.attempts,
+            note: line.note.clone(),
+        }
     }
 }
 

@@ -49,12 +49,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            header_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(30),
-            idle_timeout: Duration::from_secs(60),
-            max_connections: 512,
-        }
+        Self { header_timeout: Duration::from_secs(10), request_timeout: Duration::from_secs(30), idle_timeout: Duration::from_secs(60), max_connections: 512 }
     }
 }
 

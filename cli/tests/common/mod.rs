@@ -94,8 +94,7 @@ pub fn children_of(pid: u32) -> Vec<u32> {
 }
 
 pub fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
+    Path::new(&format!("/proc/{pid}")).exists() && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
 }
 
 pub fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {

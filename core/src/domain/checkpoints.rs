@@ -99,9 +99,7 @@ impl Ladder {
         let week_start = add_days(self.due.day_in(self.zone), 7);
         let days_past = (local_time(self.zone, now).date() - week_start).num_days().max(0);
         let first_week = (days_past / 7).max(1);
-        (first_week..first_week + 3)
-            .map(|week| self.at_morning(add_days(week_start, week * 7)))
-            .find(|checkpoint| *checkpoint > now)
+        (first_week..first_week + 3).map(|week| self.at_morning(add_days(week_start, week * 7))).find(|checkpoint| *checkpoint > now)
     }
 }
 
@@ -165,8 +163,16 @@ mod tests {
         assert_eq!(
             walk(&ladder, at(Berlin, "2026-11-01T00:00"), 10),
             [
-                "2026-11-14T08:00", "2026-12-07T08:00", "2026-12-11T08:00", "2026-12-13T08:00", "2026-12-14T08:00",
-                "2026-12-15T08:00", "2026-12-17T08:00", "2026-12-21T08:00", "2026-12-28T08:00", "2027-01-04T08:00",
+                "2026-11-14T08:00",
+                "2026-12-07T08:00",
+                "2026-12-11T08:00",
+                "2026-12-13T08:00",
+                "2026-12-14T08:00",
+                "2026-12-15T08:00",
+                "2026-12-17T08:00",
+                "2026-12-21T08:00",
+                "2026-12-28T08:00",
+                "2027-01-04T08:00",
             ]
         );
     }

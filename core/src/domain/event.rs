@@ -57,16 +57,11 @@ impl EventSpec {
         if let (Some(due), Some(fire)) = (&due, fire_at) {
             let due_day = due.at.written_day();
             if fire > due_day {
-                violations.add(
-                    "fire_at",
-                    format!("fire_at {} is after the due day {}", format_date(fire), format_date(due_day)),
-                );
+                violations.add("fire_at", format!("fire_at {} is after the due day {}", format_date(fire), format_date(due_day)));
             }
         }
         let spec = match (title, due, after_due) {
-            (Some(title), Some(due), Some(after_due)) => {
-                Some(Self { title, subtitle, due, fire_at, after_due, done_label, deep_link })
-            }
+            (Some(title), Some(due), Some(after_due)) => Some(Self { title, subtitle, due, fire_at, after_due, done_label, deep_link }),
             _ => None,
         };
         violations.into_result(spec)
@@ -74,13 +69,7 @@ impl EventSpec {
 
     /// The day preparation starts: as given, or 30 days before the due day.
     pub fn fire_date(&self) -> NaiveDate {
-        self.fire_at.unwrap_or_else(|| {
-            self.due
-                .at
-                .written_day()
-                .checked_sub_days(chrono::Days::new(DEFAULT_LEAD_DAYS))
-                .unwrap_or(self.due.at.written_day())
-        })
+        self.fire_at.unwrap_or_else(|| self.due.at.written_day().checked_sub_days(chrono::Days::new(DEFAULT_LEAD_DAYS)).unwrap_or(self.due.at.written_day()))
     }
 
     pub fn timeline(&self, zone: Tz) -> Timeline {
@@ -186,22 +175,12 @@ pub fn decide_upsert(existing: Option<&Existing>, new: &EventSpec, zone: Tz, now
 /// Done: closes an open event now; a closed or withdrawn one is returned as
 /// it is.
 pub fn mark_done(lifecycle: Lifecycle, now: DateTime<Utc>) -> Lifecycle {
-    if lifecycle.state.is_active() {
-        Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: lifecycle.quiet_until }
-    } else {
-        lifecycle
-    }
+    if lifecycle.state.is_active() { Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: lifecycle.quiet_until } } else { lifecycle }
 }
 
 /// Remember: quiet until the next checkpoint (or, with none left, until the
 /// due moment); a closed or withdrawn event is returned as it is.
-pub fn mark_ack(
-    lifecycle: Lifecycle,
-    spec: &EventSpec,
-    zone: Tz,
-    quiet: QuietHours,
-    now: DateTime<Utc>,
-) -> Lifecycle {
+pub fn mark_ack(lifecycle: Lifecycle, spec: &EventSpec, zone: Tz, quiet: QuietHours, now: DateTime<Utc>) -> Lifecycle {
     if !lifecycle.state.is_active() {
         return lifecycle;
     }

@@ -174,10 +174,7 @@ impl DeepLink {
                 && url.password().is_none()
         });
         if parsed.is_none() || text.chars().any(char::is_whitespace) {
-            violations.add(
-                field,
-                format!("{field} {} must be an absolute http or https URL with a host and no user name or password", quoted(text)),
-            );
+            violations.add(field, format!("{field} {} must be an absolute http or https URL with a host and no user name or password", quoted(text)));
             return None;
         }
         Some(Self(text.to_owned()))
@@ -248,10 +245,7 @@ impl Login {
         } else {
             violations.add(
                 field,
-                format!(
-                    "{field} {} is not a valid login: use 1 to 64 characters of a-z, 0-9 and . _ @ -, starting with a letter or digit",
-                    quoted(raw)
-                ),
+                format!("{field} {} is not a valid login: use 1 to 64 characters of a-z, 0-9 and . _ @ -, starting with a letter or digit", quoted(raw)),
             );
             None
         }
@@ -268,10 +262,7 @@ impl SourceName {
         } else {
             violations.add(
                 field,
-                format!(
-                    "{field} {} is not a valid source name: use 1 to 50 characters of a-z, 0-9, _ and -, starting with a letter or digit",
-                    quoted(raw)
-                ),
+                format!("{field} {} is not a valid source name: use 1 to 50 characters of a-z, 0-9, _ and -, starting with a letter or digit", quoted(raw)),
             );
             None
         }
@@ -367,10 +358,7 @@ pub fn parse_time_zone(field: &str, raw: &str, violations: &mut Violations) -> O
     match raw.trim().parse::<Tz>() {
         Ok(zone) => Some(zone),
         Err(_) => {
-            violations.add(
-                field,
-                format!("{field} {} is not an IANA time zone name such as Europe/Berlin", quoted(raw)),
-            );
+            violations.add(field, format!("{field} {} is not an IANA time zone name such as Europe/Berlin", quoted(raw)));
             None
         }
     }
@@ -380,9 +368,7 @@ pub fn parse_time_zone(field: &str, raw: &str, violations: &mut Violations) -> O
 pub fn parse_clock_time(field: &str, raw: &str, violations: &mut Violations) -> Option<NaiveTime> {
     let text = raw.trim();
     let bytes = text.as_bytes();
-    let shaped = bytes.len() == 5
-        && bytes[2] == b':'
-        && [0, 1, 3, 4].iter().all(|&index| bytes[index].is_ascii_digit());
+    let shaped = bytes.len() == 5 && bytes[2] == b':' && [0, 1, 3, 4].iter().all(|&index| bytes[index].is_ascii_digit());
     let time = shaped.then(|| NaiveTime::parse_from_str(text, "%H:%M").ok()).flatten();
     if time.is_none() {
         violations.add(field, format!("{field} {} must be a time of day as HH:MM, such as 22:00", quoted(raw)));
@@ -435,8 +421,20 @@ mod tests {
             assert!(check(|v| DeepLink::parse_optional("deep_link", Some(good), v)).is_ok(), "{good}");
         }
         for bad in [
-            "javascript:alert(1)", "JavaScript:alert(1)", "/relative", "ftp://x", "https://", "https:///path", "data:text/html,x", "https://exa mple.com",
-            "https://@", "https://:80", "https://user:pw@example.com", "https://bank.example@evil.example/", "https:example.com", "http://[::1",
+            "javascript:alert(1)",
+            "JavaScript:alert(1)",
+            "/relative",
+            "ftp://x",
+            "https://",
+            "https:///path",
+            "data:text/html,x",
+            "https://exa mple.com",
+            "https://@",
+            "https://:80",
+            "https://user:pw@example.com",
+            "https://bank.example@evil.example/",
+            "https:example.com",
+            "http://[::1",
         ] {
             let error = check(|v| DeepLink::parse_optional("deep_link", Some(bad), v)).unwrap_err();
             assert!(error.contains("must be an absolute http or https URL"), "{bad}: {error}");

@@ -44,10 +44,7 @@ impl State {
     pub fn parse_active_filter(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         let found = Self::ACTIVE.into_iter().find(|state| state.as_str() == raw.trim());
         if found.is_none() {
-            violations.add(
-                field,
-                format!("{field} {} is not an active state: use scheduled, preparing, today or overdue", quoted(raw)),
-            );
+            violations.add(field, format!("{field} {} is not an active state: use scheduled, preparing, today or overdue", quoted(raw)));
         }
         found
     }
@@ -75,11 +72,7 @@ pub struct Timeline {
 
 impl Timeline {
     pub fn new(due: &DueAt, fire_date: NaiveDate, zone: Tz) -> Self {
-        Self {
-            fire_start: start_of_day(zone, fire_date),
-            due_day_start: start_of_day(zone, due.day_in(zone)),
-            due_moment: due.moment_in(zone),
-        }
+        Self { fire_start: start_of_day(zone, fire_date), due_day_start: start_of_day(zone, due.day_in(zone)), due_moment: due.moment_in(zone) }
     }
 
     /// The state an open event is in at `now`. Checked from the latest
@@ -229,9 +222,23 @@ mod tests {
         check(&[
             case("02:30 in Berlin's gap reads as 03:30 CEST", Berlin, "2025-03-30T02:30", "2025-03-01", utc("2025-03-30T01:29:00Z"), State::Today),
             case("and is due then", Berlin, "2025-03-30T02:30", "2025-03-01", utc("2025-03-30T01:30:00Z"), State::Overdue),
-            case("02:30 on the fall-back night is its first (CEST) occurrence", Berlin, "2025-10-26T02:30", "2025-10-01", utc("2025-10-26T00:30:00Z"), State::Overdue),
+            case(
+                "02:30 on the fall-back night is its first (CEST) occurrence",
+                Berlin,
+                "2025-10-26T02:30",
+                "2025-10-01",
+                utc("2025-10-26T00:30:00Z"),
+                State::Overdue,
+            ),
             case("a minute before that it is today", Berlin, "2025-10-26T02:30", "2025-10-01", utc("2025-10-26T00:29:00Z"), State::Today),
-            case("a fire day on the spring-forward day starts at CET midnight", Berlin, "2025-04-10", "2025-03-30", utc("2025-03-29T23:00:00Z"), State::Preparing),
+            case(
+                "a fire day on the spring-forward day starts at CET midnight",
+                Berlin,
+                "2025-04-10",
+                "2025-03-30",
+                utc("2025-03-29T23:00:00Z"),
+                State::Preparing,
+            ),
         ]);
     }
 

@@ -85,11 +85,7 @@ impl DueAt {
                 (local.date(), Some(local.time()), Some(instant.offset().local_minus_utc() / 60))
             }
         };
-        StoredDue {
-            date: date.format("%Y-%m-%d").to_string(),
-            time: time.map(|time| time.format("%H:%M:%S").to_string()),
-            offset_minutes,
-        }
+        StoredDue { date: date.format("%Y-%m-%d").to_string(), time: time.map(|time| time.format("%H:%M:%S").to_string()), offset_minutes }
     }
 
     /// Reads back what [`DueAt::to_stored`] wrote. Storage holds only values
@@ -199,10 +195,7 @@ fn parse_offset(text: &str) -> Option<FixedOffset> {
 /// names a well-shaped date that does not exist.
 fn parse_date_text(text: &str) -> Result<NaiveDate, Option<String>> {
     let bytes = text.as_bytes();
-    let shaped = bytes.len() == 10
-        && bytes[4] == b'-'
-        && bytes[7] == b'-'
-        && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&index| bytes[index].is_ascii_digit());
+    let shaped = bytes.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-' && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&index| bytes[index].is_ascii_digit());
     if !shaped {
         return Err(None);
     }
@@ -243,11 +236,7 @@ pub fn next_day(date: NaiveDate) -> NaiveDate {
 }
 
 pub fn add_days(date: NaiveDate, days: i64) -> NaiveDate {
-    let shifted = if days >= 0 {
-        date.checked_add_days(Days::new(days.unsigned_abs()))
-    } else {
-        date.checked_sub_days(Days::new(days.unsigned_abs()))
-    };
+    let shifted = if days >= 0 { date.checked_add_days(Days::new(days.unsigned_abs())) } else { date.checked_sub_days(Days::new(days.unsigned_abs())) };
     shifted.unwrap_or(date)
 }
 
@@ -317,7 +306,9 @@ mod tests {
 
     #[test]
     fn malformed_due_moments_are_refused_with_the_accepted_forms() {
-        for bad in ["tomorrow", "14.12.2026", "2026-12-14 15:00", "2026-12-14T15", "2026-12-14T1500", "2026-12-14T15:00+9", "2026-1-14", "2026-12-14T15:00+25:00"] {
+        for bad in
+            ["tomorrow", "14.12.2026", "2026-12-14 15:00", "2026-12-14T15", "2026-12-14T1500", "2026-12-14T15:00+9", "2026-1-14", "2026-12-14T15:00+25:00"]
+        {
             let error = due(bad).unwrap_err();
             assert!(error.starts_with("due_at '"), "{bad}: {error}");
         }
@@ -386,9 +377,6 @@ mod tests {
         assert!(parse_date("fire_at", "2026-12-01", &mut violations).is_some());
         assert!(parse_date("fire_at", "2026-12-01T10:00", &mut violations).is_none());
         assert!(parse_date("fire_at", "2026-13-01", &mut violations).is_none());
-        assert_eq!(
-            violations.to_string(),
-            "fire_at '2026-12-01T10:00' must be a date as YYYY-MM-DD; fire_at '2026-13-01' is not a real calendar date"
-        );
+        assert_eq!(violations.to_string(), "fire_at '2026-12-01T10:00' must be a date as YYYY-MM-DD; fire_at '2026-13-01' is not a real calendar date");
     }
 }

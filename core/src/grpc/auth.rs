@@ -40,9 +40,7 @@ pub struct UserCaller {
 }
 
 fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
-    let value = metadata
-        .get(AUTHORIZATION)
-        .ok_or_else(|| CoreError::Unauthenticated("an authorization header with a bearer token is required".into()))?;
+    let value = metadata.get(AUTHORIZATION).ok_or_else(|| CoreError::Unauthenticated("an authorization header with a bearer token is required".into()))?;
     let text = value.to_str().map_err(|_| CoreError::Unauthenticated("the authorization header is not text".into()))?;
     let token = text
         .strip_prefix("Bearer ")

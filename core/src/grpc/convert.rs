@@ -5,11 +5,11 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use hado_proto::v1;
 
+use crate::domain::fields::format_clock_time;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
 use crate::storage::channels::{ChannelRecord, DeliveryRecord};
 use crate::storage::{EventRecord, UserRecord};
-use crate::domain::fields::format_clock_time;
 
 pub fn timestamp(instant: DateTime<Utc>) -> String {
     instant.to_rfc3339_opts(SecondsFormat::Secs, true)
@@ -17,11 +17,7 @@ pub fn timestamp(instant: DateTime<Utc>) -> String {
 
 pub fn event(record: &EventRecord) -> v1::Event {
     let spec = &record.spec;
-    let done_label = spec
-        .done_label
-        .as_ref()
-        .map(|label| label.as_str().to_owned())
-        .unwrap_or_else(|| record.locale.default_done_label().to_owned());
+    let done_label = spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| record.locale.default_done_label().to_owned());
     let closed_as = match record.lifecycle.state {
         State::Done => Some(done_label.clone()),
         State::Expired => Some(record.locale.expired_label().to_owned()),

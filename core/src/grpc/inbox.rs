@@ -10,8 +10,8 @@ use hado_proto::v1::{self, inbox_server::Inbox};
 use super::auth::{self, Credentials, UserCaller, Via};
 use super::convert;
 use crate::domain::event::RawFields;
-use crate::engine::{EventPatch, ProfilePatch};
 use crate::engine::Engine;
+use crate::engine::{EventPatch, ProfilePatch};
 use crate::error::CoreError;
 
 pub struct InboxService {
@@ -121,10 +121,7 @@ impl Inbox for InboxService {
         Ok(Response::new(v1::IssuedToken { token }))
     }
 
-    async fn revoke_agent_token(
-        &self,
-        request: Request<v1::RevokeMyAgentTokenRequest>,
-    ) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
+    async fn revoke_agent_token(&self, request: Request<v1::RevokeMyAgentTokenRequest>) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let revoked = self.engine.revoke_agent_token(&caller.user).await?;
         Ok(Response::new(v1::RevokeAgentTokenReply { revoked }))
@@ -148,9 +145,12 @@ impl Inbox for InboxService {
 
     async fn create_telegram_link(&self, request: Request<v1::CreateTelegramLinkRequest>) -> Result<Response<v1::TelegramLink>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let bot = self.engine.outbound().telegram.clone().ok_or_else(|| {
-            CoreError::FailedPrecondition("Telegram is not set up on this Hado: the operator sets HADO_TELEGRAM_BOT_TOKEN".into())
-        })?;
+        let bot = self
+            .engine
+            .outbound()
+            .telegram
+            .clone()
+            .ok_or_else(|| CoreError::FailedPrecondition("Telegram is not set up on this Hado: the operator sets HADO_TELEGRAM_BOT_TOKEN".into()))?;
         let (url, expires_at) = crate::telegram::link_url(&self.engine, &bot, caller.user.id).await?;
         Ok(Response::new(v1::TelegramLink { url, expires_at: convert::timestamp(expires_at) }))
     }

@@ -23,12 +23,7 @@ impl Ingest for IngestService {
             .into_inner()
             .events
             .into_iter()
-            .map(|item| SourceItem {
-                user: item.user,
-                source_ref: item.r#ref,
-                topic: item.topic,
-                fields: raw_fields(item.fields.unwrap_or_default()),
-            })
+            .map(|item| SourceItem { user: item.user, source_ref: item.r#ref, topic: item.topic, fields: raw_fields(item.fields.unwrap_or_default()) })
             .collect();
         let reports = self.engine.upsert_batch(&source, &items).await?;
         let results = reports
@@ -40,12 +35,7 @@ impl Ingest for IngestService {
 
     async fn withdraw_events(&self, request: Request<v1::WithdrawEventsRequest>) -> Result<Response<v1::WithdrawEventsReply>, Status> {
         let source = auth::source(&self.engine, request.metadata()).await?;
-        let keys: Vec<RawKey> = request
-            .into_inner()
-            .keys
-            .into_iter()
-            .map(|key| RawKey { user: key.user, source_ref: key.r#ref, topic: key.topic })
-            .collect();
+        let keys: Vec<RawKey> = request.into_inner().keys.into_iter().map(|key| RawKey { user: key.user, source_ref: key.r#ref, topic: key.topic }).collect();
         let reports = self.engine.withdraw_batch(&source, &keys).await?;
         let results = reports
             .into_iter()

@@ -45,16 +45,15 @@ pub async fn add(
     secret: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<ChannelRecord, StoreError> {
-    let row = sqlx::query(
-        "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING id",
-    )
-    .bind(user_id)
-    .bind(kind.to_owned())
-    .bind(target.to_owned())
-    .bind(secret.map(str::to_owned))
-    .bind(millis(now))
-    .fetch_one(&mut *connection)
-    .await?;
+    let row =
+        sqlx::query("INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING id")
+            .bind(user_id)
+            .bind(kind.to_owned())
+            .bind(target.to_owned())
+            .bind(secret.map(str::to_owned))
+            .bind(millis(now))
+            .fetch_one(&mut *connection)
+            .await?;
     let id: i64 = row.try_get("id")?;
     find(connection, user_id, id).await?.ok_or_else(|| StoreError::Corrupt("a channel vanished as it was added".into()))
 }
@@ -96,13 +95,15 @@ pub async fn enabled_for_users(connection: &mut AnyConnection, user_ids: &[i64])
 }
 
 pub async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id: i64, enabled: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
-    let done = sqlx::query("UPDATE channels SET enabled = $3, last_error = CASE WHEN $3 = 1 THEN NULL ELSE last_error END, updated_at = $4 WHERE id = $1 AND user_id = $2")
-        .bind(id)
-        .bind(user_id)
-        .bind(i64::from(enabled))
-        .bind(millis(now))
-        .execute(&mut *connection)
-        .await?;
+    let done = sqlx::query(
+        "UPDATE channels SET enabled = $3, last_error = CASE WHEN $3 = 1 THEN NULL ELSE last_error END, updated_at = $4 WHERE id = $1 AND user_id = $2",
+    )
+    .bind(id)
+    .bind(user_id)
+    .bind(i64::from(enabled))
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
     Ok(done.rows_affected() > 0)
 }
 

@@ -6,8 +6,8 @@ use sqlx::{AnyConnection, Row};
 
 use super::records::{EventRecord, millis, select_events};
 use super::{Backend, Store, StoreError};
-use crate::domain::reminders::Reminders;
 use crate::domain::event::{EventSpec, Lifecycle};
+use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
 
@@ -81,11 +81,7 @@ pub async fn find_by_keys(
 
 /// One of the user's events by id; another user's id finds nothing.
 pub async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64) -> Result<Option<EventRecord>, StoreError> {
-    let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2"))
-        .bind(id)
-        .bind(user_id)
-        .fetch_optional(&mut *connection)
-        .await?;
+    let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2")).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
@@ -194,12 +190,7 @@ pub async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Resu
 /// Claims up to `limit` events whose next check is due. On Postgres the rows
 /// stay locked until the transaction ends and other replicas skip them, so
 /// that several cores share the work without doing any of it twice.
-pub async fn claim_due(
-    connection: &mut AnyConnection,
-    backend: Backend,
-    now: DateTime<Utc>,
-    limit: i64,
-) -> Result<Vec<EventRecord>, StoreError> {
+pub async fn claim_due(connection: &mut AnyConnection, backend: Backend, now: DateTime<Utc>, limit: i64) -> Result<Vec<EventRecord>, StoreError> {
     let query = match backend {
         Backend::Sqlite => select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2"),
         Backend::Postgres => {
@@ -251,13 +242,11 @@ impl Store {
 
     /// The archive: done and expired, most recently closed first.
     pub async fn list_archive(&self, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
-        let rows = sqlx::query(select_events!(
-            "WHERE e.user_id = $1 AND e.state IN ('done', 'expired') ORDER BY e.closed_at DESC, e.id DESC LIMIT $2"
-        ))
-        .bind(user_id)
-        .bind(ARCHIVE_LIMIT)
-        .fetch_all(self.pool())
-        .await?;
+        let rows = sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state IN ('done', 'expired') ORDER BY e.closed_at DESC, e.id DESC LIMIT $2"))
+            .bind(user_id)
+            .bind(ARCHIVE_LIMIT)
+            .fetch_all(self.pool())
+            .await?;
         decode_all(rows)
     }
 
@@ -288,9 +277,7 @@ impl Store {
     /// The earliest pending check, so that the scheduler knows how long it
     /// may sleep.
     pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
-        let row = sqlx::query("SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL")
-            .fetch_one(self.pool())
-            .await?;
+        let row = sqlx::query("SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL").fetch_one(self.pool()).await?;
         let next: Option<i64> = row.try_get("next")?;
         next.map(super::records::instant).transpose()
     }

@@ -8,9 +8,9 @@
 
 pub mod channels;
 pub mod events;
-pub mod telegram;
 mod records;
 mod sources;
+pub mod telegram;
 pub mod users;
 
 use std::str::FromStr;
@@ -41,9 +41,7 @@ impl Backend {
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Ok(Self::Postgres)
         } else {
-            Err(StoreError::BadUrl(
-                "the URL must start with sqlite:// (such as sqlite://hado-data/hado.db) or postgres://".into(),
-            ))
+            Err(StoreError::BadUrl("the URL must start with sqlite:// (such as sqlite://hado-data/hado.db) or postgres://".into()))
         }
     }
 
@@ -193,9 +191,7 @@ fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
     if path != ":memory:"
         && let Some(folder) = std::path::Path::new(path).parent().filter(|folder| !folder.as_os_str().is_empty())
     {
-        std::fs::create_dir_all(folder).map_err(|error| {
-            StoreError::BadUrl(format!("cannot create the database folder {}: {error}", folder.display()))
-        })?;
+        std::fs::create_dir_all(folder).map_err(|error| StoreError::BadUrl(format!("cannot create the database folder {}: {error}", folder.display())))?;
     }
     let query = if query.split('&').any(|pair| pair.starts_with("mode=")) {
         query.to_owned()

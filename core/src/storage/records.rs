@@ -55,10 +55,7 @@ impl UserRecord {
             id: row.try_get("id")?,
             login: Login::from_stored(row.try_get("login")?),
             zone: parse_zone(row.try_get("tz")?)?,
-            quiet: QuietHours {
-                start: parse_clock(row.try_get("quiet_start")?)?,
-                end: parse_clock(row.try_get("quiet_end")?)?,
-            },
+            quiet: QuietHours { start: parse_clock(row.try_get("quiet_start")?)?, end: parse_clock(row.try_get("quiet_end")?)? },
             locale: Locale::from_stored(row.try_get("locale")?),
         })
     }

@@ -35,10 +35,7 @@ impl Store {
 
     /// The source a token belongs to: its id and name.
     pub async fn source_by_token(&self, token_hash: &str) -> Result<Option<(i64, SourceName)>, StoreError> {
-        let row = sqlx::query("SELECT id, name FROM sources WHERE token_hash = $1")
-            .bind(token_hash)
-            .fetch_optional(self.pool())
-            .await?;
+        let row = sqlx::query("SELECT id, name FROM sources WHERE token_hash = $1").bind(token_hash).fetch_optional(self.pool()).await?;
         row.map(|row| Ok((row.try_get("id")?, SourceName::from_stored(row.try_get("name")?)))).transpose()
     }
 
@@ -71,11 +68,7 @@ impl Store {
     /// is no such source, otherwise how many events went with it.
     pub async fn delete_source(&self, name: &SourceName) -> Result<Option<u64>, StoreError> {
         let mut transaction = self.begin_write().await?;
-        let Some(row) = sqlx::query("SELECT id FROM sources WHERE name = $1")
-            .bind(name.as_str())
-            .fetch_optional(&mut *transaction)
-            .await?
-        else {
+        let Some(row) = sqlx::query("SELECT id FROM sources WHERE name = $1").bind(name.as_str()).fetch_optional(&mut *transaction).await? else {
             return Ok(None);
         };
         let id: i64 = row.try_get("id")?;

@@ -65,6 +65,8 @@ pub async fn find_button(connection: &mut AnyConnection, id: &str) -> Result<Opt
         .bind(id.to_owned())
         .fetch_optional(&mut *connection)
         .await?;
-    row.map(|row| Ok(Button { event_id: row.try_get("event_id")?, user_id: row.try_get("user_id")?, action: row.try_get("action")?, chat_id: row.try_get("chat_id")? }))
-        .transpose()
+    row.map(|row| {
+        Ok(Button { event_id: row.try_get("event_id")?, user_id: row.try_get("user_id")?, action: row.try_get("action")?, chat_id: row.try_get("chat_id")? })
+    })
+    .transpose()
 }

@@ -13,40 +13,24 @@ const SELECT_USER: &str = "SELECT id, login, tz, quiet_start, quiet_end, locale 
 
 /// Finds a user by login, creating them with the default settings on first
 /// sight: a source may push for someone who has never opened the inbox.
-pub async fn ensure_user(
-    connection: &mut AnyConnection,
-    login: &Login,
-    default_zone: Tz,
-    now: DateTime<Utc>,
-) -> Result<UserRecord, StoreError> {
-    sqlx::query(
-        "INSERT INTO users (login, tz, created_at, updated_at) VALUES ($1, $2, $3, $3) ON CONFLICT (login) DO NOTHING",
-    )
-    .bind(login.as_str())
-    .bind(default_zone.name())
-    .bind(millis(now))
-    .execute(&mut *connection)
-    .await?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
+pub async fn ensure_user(connection: &mut AnyConnection, login: &Login, default_zone: Tz, now: DateTime<Utc>) -> Result<UserRecord, StoreError> {
+    sqlx::query("INSERT INTO users (login, tz, created_at, updated_at) VALUES ($1, $2, $3, $3) ON CONFLICT (login) DO NOTHING")
         .bind(login.as_str())
-        .fetch_one(&mut *connection)
+        .bind(default_zone.name())
+        .bind(millis(now))
+        .execute(&mut *connection)
         .await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1"))).bind(login.as_str()).fetch_one(&mut *connection).await?;
     UserRecord::from_row(&row)
 }
 
 pub async fn find_user(connection: &mut AnyConnection, login: &Login) -> Result<Option<UserRecord>, StoreError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
-        .bind(login.as_str())
-        .fetch_optional(&mut *connection)
-        .await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1"))).bind(login.as_str()).fetch_optional(&mut *connection).await?;
     row.as_ref().map(UserRecord::from_row).transpose()
 }
 
 pub async fn user_by_id(connection: &mut AnyConnection, id: i64) -> Result<UserRecord, StoreError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE id = $1")))
-        .bind(id)
-        .fetch_one(&mut *connection)
-        .await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE id = $1"))).bind(id).fetch_one(&mut *connection).await?;
     UserRecord::from_row(&row)
 }
 
@@ -72,11 +56,7 @@ pub async fn save_profile(
 }
 
 /// The user an agent token belongs to, marking the token as used.
-pub async fn user_by_agent_token(
-    connection: &mut AnyConnection,
-    token_hash: &str,
-    now: DateTime<Utc>,
-) -> Result<Option<UserRecord>, StoreError> {
+pub async fn user_by_agent_token(connection: &mut AnyConnection, token_hash: &str, now: DateTime<Utc>) -> Result<Option<UserRecord>, StoreError> {
     let row = sqlx::query(
         "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale FROM agent_tokens t \
          JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1",
@@ -98,12 +78,7 @@ pub async fn user_by_agent_token(
 
 /// Stores a user's one agent token, replacing (and so invalidating) any
 /// previous one.
-pub async fn replace_agent_token(
-    connection: &mut AnyConnection,
-    user_id: i64,
-    token_hash: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
+pub async fn replace_agent_token(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
     sqlx::query("INSERT INTO agent_tokens (user_id, token_hash, created_at, updated_at) VALUES ($1, $2, $3, $3)")
         .bind(user_id)
@@ -121,14 +96,8 @@ pub async fn delete_agent_token(connection: &mut AnyConnection, user_id: i64) ->
 }
 
 /// When a user's agent token was issued and last used, if they have one.
-pub async fn agent_token_status(
-    connection: &mut AnyConnection,
-    user_id: i64,
-) -> Result<Option<(DateTime<Utc>, Option<DateTime<Utc>>)>, StoreError> {
-    let row = sqlx::query("SELECT created_at, last_used_at FROM agent_tokens WHERE user_id = $1")
-        .bind(user_id)
-        .fetch_optional(&mut *connection)
-        .await?;
+pub async fn agent_token_status(connection: &mut AnyConnection, user_id: i64) -> Result<Option<(DateTime<Utc>, Option<DateTime<Utc>>)>, StoreError> {
+    let row = sqlx::query("SELECT created_at, last_used_at FROM agent_tokens WHERE user_id = $1").bind(user_id).fetch_optional(&mut *connection).await?;
     let Some(row) = row else { return Ok(None) };
     let last_used: Option<i64> = row.try_get("last_used_at")?;
     Ok(Some((instant(row.try_get("created_at")?)?, last_used.map(instant).transpose()?)))

@@ -13,8 +13,8 @@ use std::sync::LazyLock;
 use askama::Template;
 use axum::Form;
 use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State};
-use axum::http::request::Parts;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -352,7 +352,11 @@ impl Session {
 pub async fn same_origin_forms(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
     if request.method() != Method::GET && request.method() != Method::HEAD && crate::edge::cross_site(&state, peer, request.headers()).is_some() {
-        return message(StatusCode::FORBIDDEN, "This form was sent from another site, so it was not accepted.", "Эта форма отправлена с другого сайта, поэтому не принята.");
+        return message(
+            StatusCode::FORBIDDEN,
+            "This form was sent from another site, so it was not accepted.",
+            "Эта форма отправлена с другого сайта, поэтому не принята.",
+        );
     }
     next.run(request).await
 }
@@ -464,12 +468,7 @@ pub async fn create(State(state): State<AppState>, session: Session, Form(input)
     save_event(state, session, None, input).await
 }
 
-pub async fn update(
-    State(state): State<AppState>,
-    session: Session,
-    Path(id): Path<i64>,
-    Form(input): Form<HashMap<String, String>>,
-) -> Response {
+pub async fn update(State(state): State<AppState>, session: Session, Path(id): Path<i64>, Form(input): Form<HashMap<String, String>>) -> Response {
     save_event(state, session, Some(id), input).await
 }
 
@@ -503,7 +502,14 @@ async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: boo
     settings_page_with(session, form, saved, issued, ChannelNotice::default(), status).await
 }
 
-async fn settings_page_with(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, notice: ChannelNotice, status: StatusCode) -> Response {
+async fn settings_page_with(
+    session: &mut Session,
+    form: SettingsForm,
+    saved: bool,
+    issued: Option<String>,
+    notice: ChannelNotice,
+    status: StatusCode,
+) -> Response {
     let agent = session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
     let channels = session.inbox.list_channels(v1::ListChannelsRequest {}).await.map(|reply| reply.into_inner().channels).unwrap_or_default();
     let calendar = session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {}).await.map(|reply| reply.into_inner()).unwrap_or_default();
