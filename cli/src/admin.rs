@@ -43,7 +43,15 @@ fn failed(status: tonic::Status) -> anyhow::Error {
 }
 
 pub async fn create_source(settings: &Settings, name: &str) -> anyhow::Result<ExitCode> {
-    let reply = client(settings).await?.create_source(SourceName { name: name.into() }).await.map_err(failed)?.into_inner();
+    let created = client(settings).await?.create_source(SourceName { name: name.into() }).await;
+    let reply = match created {
+        Ok(reply) => reply.into_inner(),
+        // Core names the gRPC call; here the person has the command.
+        Err(status) if status.code() == tonic::Code::AlreadyExists => {
+            bail!("source {name} already exists; to give it a new token, run `hado source rotate {name}`")
+        }
+        Err(status) => return Err(failed(status)),
+    };
     println!("Created source {}. Its token, shown this once:\n\n  {}\n", reply.name, reply.token);
     println!("Push events with it as `Authorization: Bearer <token>` (gRPC hado.v1.Ingest).");
     Ok(ExitCode::SUCCESS)

@@ -102,7 +102,7 @@ fn main() -> ExitCode {
             Command::Up => up::run(&settings).await,
             Command::Core => return hado_core::main_entry().await,
             Command::GatewayHttp => return hado_gateway_http::main_entry().await,
-            Command::GatewayMcp { stdio } => return hado_gateway_mcp::main_entry(stdio.then(|| "--stdio".to_owned())).await,
+            Command::GatewayMcp { stdio } => return hado_gateway_mcp::main_entry(hado_gateway_mcp::Arguments { stdio }).await,
             Command::Source { command } => match command {
                 SourceCommand::Create { name } => admin::create_source(&settings, &name).await,
                 SourceCommand::Rotate { name } => admin::rotate_source(&settings, &name).await,
@@ -129,7 +129,7 @@ fn main() -> ExitCode {
 /// stay in the environment, named, never printed.
 fn telegram_webhook(public_url: &str) -> anyhow::Result<ExitCode> {
     let base = public_url.trim_end_matches('/');
-    if !(base.starts_with("https://") || base.starts_with("http://")) || hado_proto::process::host_of_url(base).is_none() {
+    if !(base.starts_with("https://") || base.starts_with("http://")) || hado_runtime::process::host_of_url(base).is_none() {
         anyhow::bail!("{public_url:?} is not Hado's public address, such as https://hado.example.com");
     }
     let api = std::env::var("HADO_TELEGRAM_API_URL").ok().filter(|url| !url.trim().is_empty()).unwrap_or_else(|| "https://api.telegram.org".into());

@@ -30,6 +30,11 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let database_url = settings.database_url();
     let grpc_addr = settings.grpc_addr();
     let http_addr = settings.http_addr();
+    // A port another program holds would only show when a child failed
+    // after the banner; say so before anything starts.
+    for (variable, addr) in [("HADO_GRPC_ADDR", &grpc_addr), ("HADO_MCP_ADDR", &settings.mcp_addr()), ("HADO_HTTP_ADDR", &http_addr)] {
+        ensure_free(variable, addr)?;
+    }
     let mut command = Command::new(&executable);
     command.arg("core").env("HADO_DATABASE_URL", &database_url).env("HADO_GRPC_ADDR", &grpc_addr).kill_on_drop(true);
     if std::env::var("HADO_PUBLIC_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
@@ -105,7 +110,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     println!("Ctrl-C stops Hado.");
 
     let exit = tokio::select! {
-        _ = hado_proto::process::shutdown_signal() => {
+        _ = hado_runtime::process::shutdown_signal() => {
             eprintln!("hado: stopping …");
             ExitCode::SUCCESS
         }
@@ -140,6 +145,17 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
             bail!("{} did not answer its health check at {url} within {}s", process.name, START_TIMEOUT.as_secs());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Fails with a clear line when `addr` cannot be listened on.
+fn ensure_free(variable: &str, addr: &str) -> anyhow::Result<()> {
+    match std::net::TcpListener::bind(addr) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
+            bail!("{variable}: {addr} is already in use (another Hado, or another program); stop it, or set {variable} to a free address")
+        }
+        Err(error) => bail!("{variable}: cannot listen on {addr}: {error}"),
     }
 }
 
@@ -179,20 +195,7 @@ async fn first_exit(processes: &mut [Process]) -> (&'static str, String) {
             (process.name, status)
         })
     });
-    futures_select_all(waits).await
-}
-
-async fn futures_select_all<F: std::future::Future + Unpin>(futures: impl Iterator<Item = F>) -> F::Output {
-    let mut futures: Vec<F> = futures.collect();
-    std::future::poll_fn(move |context| {
-        for future in futures.iter_mut() {
-            if let std::task::Poll::Ready(output) = std::pin::Pin::new(future).poll(context) {
-                return std::task::Poll::Ready(output);
-            }
-        }
-        std::task::Poll::Pending
-    })
-    .await
+    futures::future::select_all(waits).await.0
 }
 
 /// Asks every child to stop (SIGTERM), then kills what has not stopped in time.
@@ -213,11 +216,10 @@ async fn stop_all(processes: &mut [Process]) {
 
 #[cfg(unix)]
 fn terminate(child: &Child) {
-    if let Some(pid) = child.id() {
-        // SAFETY: kill(2) with a pid this process spawned and has not reaped.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGTERM);
-        }
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
     }
 }
 

@@ -11,7 +11,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Ports, free_ports, hado, signal, start_on, wait_with_timeout};
+use common::{Ports, Signal, free_ports, hado, signal, start_on, wait_with_timeout};
 
 fn run(folder: &Path, ports: Ports, database: Option<&str>, arguments: &[&str]) -> (bool, String) {
     let mut command = hado(folder, ports);
@@ -26,7 +26,7 @@ fn run(folder: &Path, ports: Ports, database: Option<&str>, arguments: &[&str]) 
 fn with_hado_up(folder: &Path, ports: Ports, database: Option<&str>, during: impl FnOnce()) {
     let (mut up, _) = start_on(folder, ports, database);
     during();
-    signal(up.id(), libc::SIGTERM);
+    signal(up.id(), Signal::SIGTERM);
     assert!(wait_with_timeout(&mut up).success());
 }
 

@@ -21,7 +21,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use common::{HADO, free_port, signal};
+use common::{HADO, Signal, free_port, signal};
 use hado_core::links::{LinkAction, LinkSigner, revision_of};
 use hado_core::testing::{Backend, TestDatabase};
 
@@ -30,13 +30,38 @@ const GATEWAY_TOKEN: &str = "gateway-secret-for-the-fault-check-0123456789";
 const LINK_SECRET: &str = "link-secret-for-the-fault-check-0123456789abc";
 const DUE: &str = "2031-03-14";
 
+/// A child process that is killed when the test lets go of it, so that a
+/// failing assertion leaves nothing running.
+struct Running(Child);
+
+impl Running {
+    fn id(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Asks the process to stop and waits for it.
+    fn stop(mut self) {
+        signal(self.0.id(), Signal::SIGTERM);
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 struct Ports {
     grpc: u16,
     http: u16,
     mcp: u16,
 }
 
-fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -> Child {
+fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -> Running {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(folder.join(format!("{role}.log"))).unwrap();
     let mut command = Command::new(HADO);
     command.arg(role).current_dir(folder).stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
@@ -46,10 +71,10 @@ fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -> Child {
     for (name, value) in environment {
         command.env(name, value);
     }
-    command.spawn().expect("hado starts")
+    Running(command.spawn().expect("hado starts"))
 }
 
-fn start_core(folder: &Path, ports: &Ports, database: &str) -> Child {
+fn start_core(folder: &Path, ports: &Ports, database: &str) -> Running {
     spawn(
         "core",
         folder,
@@ -94,7 +119,7 @@ async fn load_and_faults(backend: Backend) {
     let ports = Ports { grpc: free_port(), http: free_port(), mcp: free_port() };
     let core_url = format!("http://127.0.0.1:{}", ports.grpc);
     let mut core = start_core(folder.path(), &ports, &database.url);
-    let mut http = spawn(
+    let http = spawn(
         "gateway-http",
         folder.path(),
         &[
@@ -104,7 +129,7 @@ async fn load_and_faults(backend: Backend) {
             ("HADO_LOCAL_USER", "me".into()),
         ],
     );
-    let mut mcp = spawn(
+    let mcp = spawn(
         "gateway-mcp",
         folder.path(),
         &[("HADO_MCP_ADDR", format!("127.0.0.1:{}", ports.mcp)), ("HADO_CORE_URL", core_url.clone()), ("HADO_MCP_RATE_LIMIT", "1000000".into())],
@@ -218,8 +243,8 @@ async fn load_and_faults(backend: Backend) {
     for kill in 1..=2u32 {
         let at = total * kill / 3;
         tokio::time::sleep(at.saturating_sub(started.elapsed())).await;
-        signal(core.id(), libc::SIGKILL);
-        let _ = core.wait();
+        signal(core.id(), Signal::SIGKILL);
+        let _ = core.0.wait();
         core = start_core(folder.path(), &ports, &database.url);
     }
     tokio::time::sleep(total.saturating_sub(started.elapsed())).await;
@@ -275,9 +300,8 @@ async fn load_and_faults(backend: Backend) {
     assert!(lost_rest.is_empty() && lost_mcp.is_empty() && lost_done.is_empty(), "lost writes: {lost_rest:?} {lost_mcp:?} {lost_done:?}");
     assert!(!rest_refs.is_empty() && !mcp_ids.is_empty() && !done_ids.is_empty() && pages > 0, "every kind of traffic got through");
 
-    for child in [&mut core, &mut http, &mut mcp] {
-        signal(child.id(), libc::SIGTERM);
-        let _ = child.wait();
+    for child in [core, http, mcp] {
+        child.stop();
     }
     database.drop_now().await;
 }

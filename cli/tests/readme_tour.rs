@@ -3,6 +3,8 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::io::Write as _;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -61,10 +63,7 @@ fn the_readme_tour_works_as_written() {
         .replace("127.0.0.1:8080", &http_address)
         .replace("cargo run -q -p hado --", HADO);
     let output = Command::new("bash").arg("-c").arg(&script).current_dir(folder.path()).env("HADO_GRPC_ADDR", &address).output().unwrap();
-    // SAFETY: kill(2) on the process this test started.
-    unsafe {
-        libc::kill(up.id() as libc::pid_t, libc::SIGTERM);
-    }
+    common::signal(up.id(), common::Signal::SIGTERM);
     for _ in 0..200 {
         if up.try_wait().unwrap().is_some() {
             break;
@@ -82,6 +81,9 @@ fn the_readme_tour_works_as_written() {
     assert!(stderr.contains("Code: InvalidArgument"), "{stderr}");
     assert!(stdout.contains(r#""outcome":"created""#) && stdout.contains(r#""ref":"tax-2026""#), "the REST push and read-back:\n{stdout}");
     assert!(stderr.contains("events[0]: title is required and may not be blank; events[0]: due_at '2026-02-30' is not a real calendar date"), "{stderr}");
+    // Reflection serves google.rpc's types too, so grpcurl reads the field violations.
+    assert!(!stderr.contains("is not recognized"), "{stderr}");
+    assert!(stderr.contains("events[0].title"), "the BadRequest details are shown:\n{stderr}");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{alive, children_of, free_ports, hado, signal, start, wait_with_timeout};
+use common::{Signal, alive, children_of, free_ports, hado, signal, start, wait_with_timeout};
 
 /// GETs `path` from the web gateway: the status and the body.
 fn http_get(port: u16, path: &str) -> (u16, String) {
@@ -56,7 +56,11 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     assert!(String::from_utf8_lossy(&created.stdout).contains("hado_src_"));
     let again = hado(folder.path(), port).args(["source", "create", "docs"]).output().unwrap();
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("source docs already exists"));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("source docs already exists; to give it a new token, run `hado source rotate docs`"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     let token = hado(folder.path(), port).args(["agent-token", "anna"]).output().unwrap();
     let token = String::from_utf8_lossy(&token.stdout).split_whitespace().find(|word| word.starts_with("hado_agent_")).unwrap().to_owned();
     assert_eq!(mcp_initialize(port.mcp, &token), 200, "gateway-mcp serves the agent through core");
@@ -83,7 +87,7 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let refused = hado(folder.path(), port).args(["source", "delete", "docs"]).output().unwrap();
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--yes"));
 
-    signal(up.id(), libc::SIGTERM);
+    signal(up.id(), Signal::SIGTERM);
     assert!(wait_with_timeout(&mut up).success());
     assert!(children.iter().all(|pid| !alive(*pid)), "core and the gateways stopped with hado up");
 
@@ -91,7 +95,7 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let (mut up, _) = start(folder.path(), port);
     let listed = hado(folder.path(), port).args(["source", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("docs"));
-    signal(up.id(), libc::SIGINT);
+    signal(up.id(), Signal::SIGINT);
     assert!(wait_with_timeout(&mut up).success());
 }
 
@@ -100,7 +104,7 @@ fn hado_up_stops_when_a_child_dies() {
     let folder = tempfile::tempdir().unwrap();
     let (mut up, _) = start(folder.path(), free_ports());
     let children = children_of(up.id());
-    signal(children[0], libc::SIGKILL);
+    signal(children[0], Signal::SIGKILL);
     let status = wait_with_timeout(&mut up);
     assert!(!status.success(), "a dead child makes hado up fail");
     assert!(children.iter().all(|pid| !alive(*pid)), "the other child stopped too");
@@ -113,4 +117,17 @@ fn admin_commands_explain_a_missing_core() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("HADO_ADMIN_TOKEN is not set"), "{stderr}");
+}
+
+#[test]
+fn hado_up_names_a_port_in_use_before_it_says_it_is_running() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_ports();
+    let _held = std::net::TcpListener::bind(("127.0.0.1", port.http)).unwrap();
+    let output = hado(folder.path(), port).arg("up").stdin(std::process::Stdio::null()).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(!output.status.success());
+    assert!(!stdout.contains("Hado is running."), "{stdout}");
+    let expected = format!("HADO_HTTP_ADDR: 127.0.0.1:{} is already in use", port.http);
+    assert!(stderr.contains(&expected), "{stderr}");
 }

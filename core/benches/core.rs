@@ -51,6 +51,13 @@ async fn database(label: &'static str, postgres: Option<&str>) -> Database {
 }
 
 impl Database {
+    /// A connection pool of the benchmark's own, for the plain-SQL limits
+    /// and for seeding.
+    async fn pool(&self) -> sqlx::AnyPool {
+        sqlx::any::install_default_drivers();
+        sqlx::AnyPool::connect(&self.url).await.unwrap()
+    }
+
     async fn remove(self) {
         if let Some((admin_url, name)) = &self.drop {
             let mut connection = sqlx::PgConnection::connect(admin_url).await.unwrap();
@@ -161,7 +168,7 @@ async fn upsert_throughput(database: &Database) {
     }
 
     // The limit: the same kind of rows, one plain INSERT each, one transaction a batch.
-    let pool = running.engine.store().pool().clone();
+    let pool = database.pool().await;
     let started = Instant::now();
     for number in 0..BATCHES {
         let mut transaction = pool.begin().await.unwrap();
@@ -220,7 +227,9 @@ async fn list_latency(database: &Database) {
 /// Seeds `count` events of one user straight into the table: one statement
 /// that both backends run, fast enough for a million rows. Due events are
 /// preparing with a checkpoint that has passed; the others wait for 2027.
-async fn seed(engine: &Engine, prefix: &str, count: i64, due: bool) {
+/// Seeds events straight into the database, past the engine (as a data
+/// import would), over the benchmark's own connection.
+async fn seed(database: &Database, engine: &Engine, prefix: &str, count: i64, due: bool) {
     let (due_day, fire_day, state, next_check) = if due {
         ("2026-12-20", "2026-11-20", "preparing", utc("2026-12-01T07:00:00Z").timestamp_millis())
     } else {
@@ -240,7 +249,7 @@ async fn seed(engine: &Engine, prefix: &str, count: i64, due: bool) {
     .bind(fire_day)
     .bind(state)
     .bind(next_check)
-    .execute(engine.store().pool())
+    .execute(&database.pool().await)
     .await
     .unwrap();
 }
@@ -262,8 +271,8 @@ async fn scheduler_pass(database: &Database, stored: i64, due: i64) {
     let engine = hado_core::open(&config, clock.clone()).await.unwrap();
     webhook(&engine, "http://127.0.0.1:9/never-called").await;
     let started = Instant::now();
-    seed(&engine, "idle", stored - due, false).await;
-    seed(&engine, "due", due, true).await;
+    seed(database, &engine, "idle", stored - due, false).await;
+    seed(database, &engine, "due", due, true).await;
     let seeding = started.elapsed();
     let empty_started = Instant::now();
     let nothing = hado_core::scheduler::drain(&engine).await.unwrap();
@@ -280,7 +289,7 @@ async fn scheduler_pass(database: &Database, stored: i64, due: i64) {
         millis(pass),
         millis(empty_pass),
     );
-    engine.store().close().await;
+    engine.close().await;
 }
 
 /// Deliveries per second to a webhook receiver on loopback: 2,000 fired
@@ -294,10 +303,10 @@ async fn delivery_throughput(database: &Database) {
     let clock = Arc::new(ManualClock::new(utc("2026-11-01T10:00:00Z")));
     let engine = hado_core::open(&config, clock.clone()).await.unwrap();
     webhook(&engine, &url).await;
-    seed(&engine, "due", 2000, true).await;
+    seed(database, &engine, "due", 2000, true).await;
     clock.set(utc(NOW));
     hado_core::scheduler::drain(&engine).await.unwrap();
-    let deliverer = hado_core::delivery::Deliverer::new(engine.clone());
+    let deliverer = hado_core::delivery::Deliverer::new(engine.clone(), None);
     let started = Instant::now();
     let sent = hado_core::delivery::drain(&deliverer).await.unwrap();
     let elapsed = started.elapsed();
@@ -307,7 +316,7 @@ async fn delivery_throughput(database: &Database) {
         millis(elapsed),
         sent as f64 / elapsed.as_secs_f64()
     );
-    engine.store().close().await;
+    engine.close().await;
 }
 
 fn main() {

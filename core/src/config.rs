@@ -31,8 +31,8 @@ impl std::fmt::Debug for CoreConfig {
     }
 }
 
-pub use hado_proto::process::{ConfigError, socket_addr};
-use hado_proto::process::{Lookup, read, secret};
+pub use hado_runtime::process::{ConfigError, socket_addr};
+use hado_runtime::process::{Lookup, read, secret};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
 pub const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
@@ -41,7 +41,7 @@ pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
 
 fn public_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     let url = read(lookup, "HADO_PUBLIC_URL").unwrap_or_else(|| DEFAULT_PUBLIC_URL.to_owned());
-    if hado_proto::process::host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
+    if hado_runtime::process::host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(ConfigError { variable: "HADO_PUBLIC_URL", problem: format!("{url:?} is not a URL such as https://hado.example.com") });
     }
     Ok(url.trim_end_matches('/').to_owned())
@@ -63,7 +63,7 @@ fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig
         return Err(ConfigError { variable: "HADO_TELEGRAM_BOT_TOKEN", problem: "is not a bot token such as 123456:ABC-DEF… (BotFather gives one)".into() });
     }
     let api_url = read(lookup, "HADO_TELEGRAM_API_URL").unwrap_or_else(|| DEFAULT_TELEGRAM_API_URL.to_owned());
-    if hado_proto::process::host_of_url(&api_url).is_none() {
+    if hado_runtime::process::host_of_url(&api_url).is_none() {
         return Err(ConfigError { variable: "HADO_TELEGRAM_API_URL", problem: format!("{api_url:?} is not a URL such as {DEFAULT_TELEGRAM_API_URL}") });
     }
     let webhook = read(lookup, "HADO_TELEGRAM_WEBHOOK_SECRET").is_some();
@@ -72,7 +72,7 @@ fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig
 
 impl CoreConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(&hado_proto::process::environment)
+        Self::from_lookup(&hado_runtime::process::environment)
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Utc};
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
 use serde_json::{Value, json};
 use sha2::Sha256;
@@ -21,13 +21,13 @@ use tokio::sync::watch;
 
 use hado_proto::views::ClientEvent;
 
-use crate::engine::Engine;
-use crate::grpc::convert;
+use crate::engine::{Attempt, Engine};
 use crate::links::LinkAction;
 use crate::storage::EventRecord;
 use crate::storage::channels::ClaimedDelivery;
 use crate::targets::RefusedTarget;
 use crate::telegram::{self, BotError};
+use crate::wire;
 
 /// How long a receiver has to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(15);
@@ -50,23 +50,6 @@ pub const RETRY_SCHEDULE: [chrono::Duration; 9] = [
     chrono::Duration::hours(20),
     chrono::Duration::hours(24),
 ];
-
-/// How one attempt went.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Attempt {
-    Sent,
-    Retry {
-        at: DateTime<Utc>,
-        error: String,
-    },
-    Failed {
-        error: String,
-    },
-    /// The receiver answered 410: it wants no more.
-    Gone {
-        error: String,
-    },
-}
 
 /// The `v1,…` signature of a Standard Webhooks message.
 pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -> Option<String> {
@@ -97,8 +80,8 @@ pub fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&Event
     match event {
         Some(event) => json!({
             "type": format!("reminder.{}", delivery.kind),
-            "event": ClientEvent::from(&convert::event(event)),
-            "checkpoint": convert::timestamp(delivery.due_at),
+            "event": ClientEvent::from(&wire::event(event)),
+            "checkpoint": wire::timestamp(delivery.due_at),
             "actions": {
                 "done_url": engine.action_url(event, LinkAction::Done),
                 "remember_url": engine.action_url(event, LinkAction::Remember),
@@ -113,10 +96,13 @@ pub fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&Event
 pub struct Deliverer {
     engine: Arc<Engine>,
     http: reqwest::Client,
+    telegram: Option<telegram::Bot>,
 }
 
 impl Deliverer {
-    pub fn new(engine: Arc<Engine>) -> Self {
+    /// Sends the engine's deliveries: webhooks over its own client, Telegram
+    /// through `telegram` when a bot is set up.
+    pub fn new(engine: Arc<Engine>, telegram: Option<telegram::Bot>) -> Self {
         // No redirects and no proxy: the address the resolver checked is
         // the one connected to.
         let http = reqwest::Client::builder()
@@ -126,7 +112,7 @@ impl Deliverer {
             .dns_resolver(engine.outbound().targets().resolver())
             .build()
             .expect("an HTTP client builds");
-        Self { engine, http }
+        Self { engine, http, telegram }
     }
 
     /// Refuses a target whose written address webhooks may not reach;
@@ -208,7 +194,7 @@ impl Deliverer {
 impl Deliverer {
     async fn send_telegram(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Result<(), BotError> {
         let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
-        let bot = self.engine.outbound().telegram.clone().ok_or_else(|| failed("Telegram is not set up on this Hado (HADO_TELEGRAM_BOT_TOKEN)".into()))?;
+        let bot = self.telegram.clone().ok_or_else(|| failed("Telegram is not set up on this Hado (HADO_TELEGRAM_BOT_TOKEN)".into()))?;
         let chat_id: i64 = delivery.channel.target.parse().map_err(|_| failed(format!("{:?} is not a Telegram chat", delivery.channel.target)))?;
         let (text, keyboard) = match event {
             Some(event) => {

@@ -16,6 +16,7 @@ pub mod telegram;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tokens;
+pub mod wire;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -41,12 +42,15 @@ pub enum RunError {
 /// Opens the database (running migrations) and builds the engine.
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
-    let outbound = engine::Outbound {
-        public_url: config.public_url.clone(),
-        allow_private: config.webhook_allow_private,
-        telegram: config.telegram.as_ref().map(telegram::Bot::new),
-    };
+    let outbound = engine::Outbound { public_url: config.public_url.clone(), allow_private: config.webhook_allow_private };
     Ok(Arc::new(Engine::new(store, clock, config.default_zone, links::LinkSigner::new(&config.secret), outbound).await?))
+}
+
+/// The Telegram bot of the configuration, when one is set up: the delivery
+/// loop, the polling loop and the gRPC edge each talk to Telegram through it;
+/// the engine never does.
+pub fn telegram_bot(config: &CoreConfig) -> Option<telegram::Bot> {
+    config.telegram.as_ref().map(telegram::Bot::new)
 }
 
 /// Serves `engine` on `listener` with its scheduler and delivery loop until
@@ -54,20 +58,21 @@ pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engi
 pub async fn serve(engine: Arc<Engine>, config: &CoreConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), RunError> {
     let (stop, stopped) = watch::channel(false);
     let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
-    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone()), stopped.clone()));
-    let polling = match engine.outbound().telegram.clone() {
+    let bot = telegram_bot(config);
+    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone(), bot.clone()), stopped.clone()));
+    let polling = match bot.clone() {
         Some(bot) if !bot.webhook => Some(tokio::spawn(telegram::poll(engine.clone(), bot, stopped))),
         _ => None,
     };
     let credentials = grpc::Credentials { admin_token: config.admin_token.clone(), gateway_token: config.gateway_token.clone() };
-    let served = grpc::serve(engine.clone(), credentials, listener, shutdown).await;
+    let served = grpc::serve(engine.clone(), credentials, bot, listener, shutdown).await;
     let _ = stop.send(true);
     let _ = scheduler.await;
     let _ = deliveries.await;
     if let Some(polling) = polling {
         let _ = polling.await;
     }
-    engine.store().close().await;
+    engine.close().await;
     Ok(served?)
 }
 
@@ -77,13 +82,13 @@ pub async fn run(config: CoreConfig, listener: TcpListener, clock: Arc<dyn Clock
     serve(engine, &config, listener, shutdown).await
 }
 
-pub use hado_proto::process::shutdown_signal;
+pub use hado_runtime::process::shutdown_signal;
 
 /// The whole `hado-core` process: configuration from the environment, one
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
-    hado_proto::process::init_logging();
-    match hado_proto::process::start_metrics(&hado_proto::process::environment) {
+    hado_runtime::process::init_logging();
+    match hado_runtime::process::start_metrics(&hado_runtime::process::environment) {
         Ok(Some(metrics)) => tracing::info!(%metrics, "core serves metrics at /metrics"),
         Ok(None) => {}
         Err(error) => {
@@ -113,7 +118,7 @@ pub async fn main_entry() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    tracing::info!(addr = %config.grpc_addr, backend = ?engine.store().backend(), "core listening");
+    tracing::info!(addr = %config.grpc_addr, backend = ?engine.backend(), "core listening");
     match serve(engine, &config, listener, shutdown_signal()).await {
         Ok(()) => {
             tracing::info!("core stopped");

@@ -9,17 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use rand::Rng;
 use serde_json::{Value, json};
 use tokio::sync::{OnceCell, watch};
 
-use hado_proto::wording::{self, Lang};
+use hado_runtime::wording::{self, Lang};
 
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::links::LinkAction;
-use crate::storage::channels::{self, ChannelRecord};
-use crate::storage::{EventRecord, telegram, users};
+use crate::storage::{EventRecord, UserRecord};
 
 /// How long a linking code works.
 pub const LINK_LIFETIME: chrono::Duration = chrono::Duration::hours(1);
@@ -140,20 +137,12 @@ impl Say {
     }
 }
 
-/// The length of a button's stored id.
-const BUTTON_ID_LENGTH: usize = 12;
-
 /// The stored id a button's `callback_data` carries (`b:<id>`), when the
 /// data has that shape; anything else a client sends is no button of ours.
 pub fn button_id(callback_data: &str) -> Option<&str> {
+    use crate::engine::BUTTON_ID_LENGTH;
     let id = callback_data.strip_prefix("b:")?;
     (id.len() == BUTTON_ID_LENGTH && id.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())).then_some(id)
-}
-
-fn random_id(length: usize) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
-    let mut rng = rand::rng();
-    (0..length).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
 }
 
 /// The event's due moment in words, in its person's zone and language.
@@ -181,13 +170,7 @@ pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Res
     }
     text.push_str(&format!("\n{}", due_words(event, now)));
     let done_label = event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned());
-    let (done, remember) = (random_id(BUTTON_ID_LENGTH), random_id(BUTTON_ID_LENGTH));
-    let mut transaction = engine.store().begin_write().await?;
-    for (id, action) in [(&done, LinkAction::Done), (&remember, LinkAction::Remember)] {
-        let button = telegram::Button { event_id: event.id, user_id: event.user_id, action: action.as_str().into(), chat_id: Some(chat_id.to_string()) };
-        telegram::insert_button(&mut transaction, id, &button, now).await?;
-    }
-    transaction.commit().await?;
+    let (done, remember) = engine.store_reminder_buttons(event, chat_id).await?;
     let mut keyboard =
         vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": say.remember(), "callback_data": format!("b:{remember}") }])];
     if let Some(link) = &event.spec.deep_link {
@@ -197,24 +180,16 @@ pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Res
 }
 
 /// A one-time link that binds a Telegram chat to the person.
-pub async fn link_url(engine: &Engine, bot: &Bot, user_id: i64) -> Result<(String, DateTime<Utc>), CoreError> {
+pub async fn link_url(engine: &Engine, bot: &Bot, user: &UserRecord) -> Result<(String, DateTime<Utc>), CoreError> {
     let username = bot.username().await.map_err(|error| CoreError::FailedPrecondition(error.message))?;
-    let code = random_id(24);
-    let expires_at = engine.now() + LINK_LIFETIME;
-    let mut transaction = engine.store().begin_write().await?;
-    telegram::insert_link(&mut transaction, &code, user_id, expires_at).await?;
-    transaction.commit().await?;
+    let (code, expires_at) = engine.create_chat_link(user, LINK_LIFETIME).await?;
     Ok((format!("https://t.me/{username}?start={code}"), expires_at))
 }
 
 /// Handles one update, once: an update seen before is dropped.
 pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Value) -> Result<(), CoreError> {
     let Some(update_id) = update["update_id"].as_i64() else { return Ok(()) };
-    let now = engine.now();
-    let mut transaction = engine.store().begin_write().await?;
-    let fresh = telegram::record_update(&mut transaction, update_id, now).await?;
-    transaction.commit().await?;
-    if !fresh {
+    if !engine.first_sight_of_update(update_id).await? {
         return Ok(());
     }
     if let Some(callback) = update.get("callback_query") {
@@ -236,43 +211,23 @@ pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Value) -> Result
 }
 
 async fn link_chat(engine: &Engine, code: &str, chat_id: i64) -> Result<String, CoreError> {
-    let now = engine.now();
-    let mut transaction = engine.store().begin_write().await?;
-    let Some(user_id) = telegram::take_link(&mut transaction, code, now).await? else {
-        transaction.commit().await?;
-        return Ok("This link is not valid or has expired; make a new one in Hado's settings. / Ссылка недействительна или устарела; создайте новую в настройках Hado.".into());
-    };
-    let user = users::user_by_id(&mut transaction, user_id).await?;
-    let linked =
-        channels::for_user(&mut transaction, user_id).await?.into_iter().find(|channel| channel.kind == "telegram" && channel.target == chat_id.to_string());
-    match linked {
-        Some(channel) => {
-            channels::set_enabled(&mut transaction, user_id, channel.id, true, now).await?;
-        }
+    Ok(match engine.link_chat(code, chat_id).await? {
+        Some(user) => Say(Lang::from_locale(user.locale.as_str())).linked(user.login.as_str()),
         None => {
-            channels::add(&mut transaction, user_id, "telegram", &chat_id.to_string(), None, now).await?;
+            "This link is not valid or has expired; make a new one in Hado's settings. / Ссылка недействительна или устарела; создайте новую в настройках Hado."
+                .into()
         }
-    }
-    transaction.commit().await?;
-    Ok(Say(Lang::from_locale(user.locale.as_str())).linked(user.login.as_str()))
-}
-
-async fn chat_channel(engine: &Engine, chat_id: i64) -> Result<Option<ChannelRecord>, CoreError> {
-    let mut connection = engine.store().pool().acquire().await?;
-    Ok(channels::find_by_target(&mut connection, "telegram", &chat_id.to_string()).await?)
+    })
 }
 
 /// `/list`: what needs the person's attention, then what is due today or overdue.
 async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
-    let Some(channel) = chat_channel(engine, chat_id).await? else {
+    let Some(user) = engine.user_of_chat(chat_id).await? else {
         return Ok(
             "This chat is not linked to Hado yet: use the link in Hado's settings. / Этот чат ещё не связан с Hado: воспользуйтесь ссылкой в настройках Hado."
                 .into(),
         );
     };
-    let mut connection = engine.store().pool().acquire().await?;
-    let user = users::user_by_id(&mut connection, channel.user_id).await?;
-    drop(connection);
     let events = engine.list_events(&user, None, false, None).await?;
     let now = engine.now();
     let wanted: Vec<&EventRecord> =
@@ -288,51 +243,20 @@ async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
     Ok(text)
 }
 
-/// Whether a button was pressed in the chat its reminder was sent to (for
-/// buttons made before chats were recorded: a chat linked to its person).
-async fn pressed_from_its_chat(connection: &mut sqlx::AnyConnection, button: &telegram::Button, pressed_in: Option<&str>) -> Result<bool, CoreError> {
-    let Some(pressed_in) = pressed_in else { return Ok(false) };
-    if let Some(chat) = &button.chat_id {
-        return Ok(chat == pressed_in);
-    }
-    let linked = channels::find_by_target(connection, "telegram", pressed_in).await?;
-    Ok(linked.is_some_and(|channel| channel.user_id == button.user_id))
-}
-
 /// A button press, from the chat its reminder went to: the action as the
 /// event's person, the callback always answered, the message edited to show
 /// what happened. A press from any other chat does nothing but say so.
 async fn press(engine: &Engine, bot: &Bot, callback: &Value) -> Result<(), CoreError> {
     let id = callback["id"].as_str().unwrap_or_default();
     let button = callback["data"].as_str().and_then(button_id).unwrap_or_default();
-    let pressed_in = callback["message"]["chat"]["id"].as_i64().map(|chat| chat.to_string());
-    let mut connection = engine.store().pool().acquire().await?;
-    let found = match telegram::find_button(&mut connection, button).await? {
-        Some(found) if pressed_from_its_chat(&mut connection, &found, pressed_in.as_deref()).await? => Some(found),
-        Some(_) => {
-            tracing::warn!("a Telegram button was pressed outside the chat its reminder went to; ignored");
-            None
-        }
-        None => None,
-    };
-    let outcome = match found {
-        Some(found) => {
-            let user = users::user_by_id(&mut connection, found.user_id).await?;
-            drop(connection);
-            let acted = match LinkAction::parse(&found.action) {
-                Some(LinkAction::Done) => engine.mark_done(&user, found.event_id).await,
-                _ => engine.mark_ack(&user, found.event_id).await,
-            };
-            acted.ok().map(|event| (found.action, event))
-        }
-        None => None,
-    };
+    let pressed_in = callback["message"]["chat"]["id"].as_i64();
+    let outcome = engine.press_button(button, pressed_in).await?.map(|pressed| (pressed.action, pressed.event));
     let Some((action, event)) = outcome else {
         let _ = bot.answer_callback(id, "This button no longer works. / Эта кнопка больше не работает.").await;
         return Ok(());
     };
     let say = Say(Lang::from_locale(event.locale.as_str()));
-    let (short, text) = match (action.as_str(), event.lifecycle.state.as_str()) {
+    let (short, text) = match (action, event.lifecycle.state.as_str()) {
         (_, "done" | "expired") => {
             let closed = if event.lifecycle.state.as_str() == "done" {
                 event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned())

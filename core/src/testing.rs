@@ -264,6 +264,12 @@ impl TestCore {
         reply.into_inner().token
     }
 
+    /// A delivery loop's sender for this core, with its Telegram bot when
+    /// the configuration has one.
+    pub fn deliverer(&self) -> crate::delivery::Deliverer {
+        crate::delivery::Deliverer::new(self.engine.clone(), crate::telegram_bot(&self.config))
+    }
+
     /// Stores a webhook for `login` without the checks of `AddWebhook`, as
     /// if its name had resolved to a public address when it was added and
     /// to another since (DNS rebinding). Returns the channel's id.

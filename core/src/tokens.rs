@@ -27,6 +27,16 @@ pub fn webhook_secret() -> String {
     format!("whsec_{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes))
 }
 
+/// A short random code of `length` characters from an alphabet without
+/// look-alikes (no l, o, 0, 1), for ids a person may read or type: Telegram
+/// button ids and linking codes.
+pub fn short_code(length: usize) -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let mut rng = rand::rng();
+    (0..length).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+}
+
 /// The sha256 of a token, in hex: what storage holds and looks up.
 pub fn hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))

@@ -47,10 +47,8 @@ async fn start_core(database_url: &str, address: &str) -> Child {
 }
 
 fn kill(child: &Child) {
-    // SAFETY: kill(2) on a process this test spawned and has not reaped.
-    unsafe {
-        libc::kill(child.id().expect("still running") as libc::pid_t, libc::SIGKILL);
-    }
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("still running") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("the child is killed");
 }
 
 /// Everything a receiver got, by `webhook-id`, with how often.

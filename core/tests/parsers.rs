@@ -48,7 +48,7 @@ proptest! {
             let again = accepted(|violations| Due::parse("due_at", &due.text, violations)).expect("its own text is accepted");
             prop_assert_eq!(&again, &due);
             let stored = due.at.to_stored();
-            prop_assert_eq!(hado_core::domain::time::DueAt::from_stored(&stored), Some(due.at.clone()));
+            prop_assert_eq!(hado_core::domain::time::DueAt::from_stored(&stored), Some(due.at));
         }
     }
 

@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use chrono::Duration as Span;
 use serde_json::{Value, json};
 
-use hado_core::delivery::{self, Deliverer};
+use hado_core::delivery;
 use hado_core::telegram::TelegramConfig;
 use hado_core::testing::{Backend, TestCore, utc};
 use hado_proto::v1;
@@ -131,7 +131,7 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
         .into_inner();
     core.clock.set(utc("2026-12-02T07:00:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
-    let deliverer = Deliverer::new(core.engine.clone());
+    let deliverer = core.deliverer();
     delivery::drain(&deliverer).await.unwrap();
     let log = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries;
     assert_eq!((log[0].status.as_str(), log[0].attempts), ("pending", 1));

@@ -62,7 +62,7 @@ async fn a_first_release_database_upgrades_keeping_every_row(backend: Backend) {
     assert_eq!(placed.reminders.checkpoint, Some(utc("2026-12-07T07:00:00Z")), "D−7 at 08:00 Berlin time");
     assert!(!placed.reminders.needs_attention(), "no reminder for checkpoints that passed before the upgrade");
 
-    engine.store().close().await;
+    engine.close().await;
     database.drop_now().await;
 }
 

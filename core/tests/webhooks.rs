@@ -14,7 +14,7 @@ use chrono::Duration as Span;
 use serde_json::{Value, json};
 use tonic::Code;
 
-use hado_core::delivery::{self, Deliverer};
+use hado_core::delivery;
 use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::v1;
 
@@ -105,7 +105,7 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     receiver.script("good", &[500, 503]);
     core.clock.set(utc("2026-12-02T07:00:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
-    let deliverer = Deliverer::new(core.engine.clone());
+    let deliverer = core.deliverer();
     delivery::drain(&deliverer).await.unwrap();
     receiver.wait_for("gone", 1).await;
     receiver.wait_for("good", 2).await;
@@ -209,7 +209,7 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
     anna.create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), ..Default::default() }).await.unwrap();
     core.clock.set(utc("2026-12-02T07:00:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
-    delivery::drain(&Deliverer::new(core.engine.clone())).await.unwrap();
+    delivery::drain(&core.deliverer()).await.unwrap();
     let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
     for path in ["rebound", "disguised"] {
         let channel = channels.iter().find(|channel| channel.target.ends_with(path)).unwrap();

@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use hado_proto::process::{self, ConfigError, Lookup, read};
+use hado_runtime::process::{self, ConfigError, Lookup, read};
 use hado_runtime::{AllowedHosts, Limits};
 
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
@@ -93,41 +93,27 @@ impl HttpConfig {
     }
 }
 
-/// An IP address or a CIDR range.
+/// An IP address or a CIDR range, parsed and matched by `ipnet`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IpRange {
-    network: IpAddr,
-    prefix: u8,
-}
+pub struct IpRange(ipnet::IpNet);
 
 impl IpRange {
     pub fn parse(text: &str) -> Option<Self> {
-        let (address, prefix) = match text.split_once('/') {
-            Some((address, prefix)) => (address, Some(prefix.parse::<u8>().ok()?)),
-            None => (text, None),
+        let range = match text.parse::<ipnet::IpNet>() {
+            Ok(range) => range,
+            Err(_) => ipnet::IpNet::from(text.parse::<IpAddr>().ok()?),
         };
-        let network: IpAddr = address.parse().ok()?;
-        let bits = if network.is_ipv4() { 32 } else { 128 };
-        let prefix = prefix.unwrap_or(bits);
-        (prefix <= bits).then_some(Self { network, prefix })
+        Some(Self(range))
     }
 
+    /// Whether `address` is in the range; an IPv4-mapped IPv6 address (as a
+    /// dual-stack listener reports an IPv4 peer) counts as its IPv4 address.
     pub fn contains(&self, address: IpAddr) -> bool {
         let address = match address {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(address),
             v4 => v4,
         };
-        match (self.network, address) {
-            (IpAddr::V4(network), IpAddr::V4(address)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
-                u32::from(network) & mask == u32::from(address) & mask
-            }
-            (IpAddr::V6(network), IpAddr::V6(address)) => {
-                let mask = u128::MAX.checked_shl(128 - u32::from(self.prefix)).unwrap_or(0);
-                u128::from(network) & mask == u128::from(address) & mask
-            }
-            _ => false,
-        }
+        self.0.contains(&address)
     }
 }
 

@@ -13,8 +13,8 @@ use serde::de::DeserializeOwned;
 use tonic::Status;
 use tonic_types::StatusExt;
 
-use hado_proto::client::{Core, Failure};
 use hado_proto::error::http_status;
+use hado_runtime::client::{Core, Failure};
 
 /// Every error the API answers, as JSON.
 #[derive(Debug, Serialize, JsonSchema)]

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use sha2::{Digest, Sha256};
 
@@ -56,20 +56,20 @@ fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text).ok().map(|instant| instant.with_timezone(&Utc))
 }
 
-/// The DTSTART (and DTEND for a whole day) of an event's due moment.
+/// The DTSTART (and DTEND for a whole day) of an event's due moment, from
+/// the parts core sends: an all-day date, a floating local time, or (with an
+/// offset) a UTC instant.
 fn due_lines(event: &v1::Event) -> Vec<String> {
-    let due = event.due_at.as_str();
-    if let Ok(date) = NaiveDate::parse_from_str(due, "%Y-%m-%d") {
+    if !event.due_offset.is_empty() {
+        return parse_instant(&event.due_instant).map(|instant| vec![format!("DTSTART:{}", utc_stamp(instant))]).unwrap_or_default();
+    }
+    let Ok(date) = NaiveDate::parse_from_str(&event.due_date, "%Y-%m-%d") else { return Vec::new() };
+    if event.due_time.is_empty() {
         let next = date.succ_opt().unwrap_or(date);
         return vec![format!("DTSTART;VALUE=DATE:{}", date.format("%Y%m%d")), format!("DTEND;VALUE=DATE:{}", next.format("%Y%m%d"))];
     }
-    if let Ok(local) = NaiveDateTime::parse_from_str(due, "%Y-%m-%dT%H:%M") {
-        return vec![format!("DTSTART:{}", local.format("%Y%m%dT%H%M%S"))];
-    }
-    match parse_instant(&event.due_instant) {
-        Some(instant) => vec![format!("DTSTART:{}", utc_stamp(instant))],
-        None => Vec::new(),
-    }
+    let time = NaiveTime::parse_from_str(&event.due_time, "%H:%M").or_else(|_| NaiveTime::parse_from_str(&event.due_time, "%H:%M:%S"));
+    time.map(|time| vec![format!("DTSTART:{}", date.and_time(time).format("%Y%m%dT%H%M%S"))]).unwrap_or_default()
 }
 
 /// The whole calendar of one person.
@@ -131,7 +131,7 @@ pub async fn feed(State(state): State<AppState>, Path(file): Path<String>, heade
         Err(status) if status.code() == tonic::Code::Unauthenticated => return not_found(),
         Err(status) => return ApiError::from_core(&state.core, &status).into_response(),
     };
-    let host = state.config.public_url.as_deref().and_then(hado_proto::process::host_of_url).unwrap_or_else(|| "hado".into());
+    let host = state.config.public_url.as_deref().and_then(hado_runtime::process::host_of_url).unwrap_or_else(|| "hado".into());
     let body = calendar(&reply.profile.unwrap_or_default(), &reply.events, &host);
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(body.as_bytes()))[..32]);
     let mut response = if headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|tags| tags.split(',').any(|tag| tag.trim() == etag)) {

@@ -31,11 +31,11 @@ use tonic::transport::Channel;
 
 use config::HttpConfig;
 use error::ApiError;
-use hado_proto::client::Core;
 use hado_proto::metadata::Credential;
-use hado_proto::process::{self, ConfigError};
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
+use hado_runtime::client::Core;
+use hado_runtime::process::{self, ConfigError};
 
 /// The largest request body read: a full batch of 1000 events fits easily.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
@@ -75,7 +75,7 @@ impl AppState {
 
     /// The line that connects Claude Code to this Hado with `token`.
     pub fn connect_line(&self, token: &str) -> String {
-        let url = self.config.mcp_url.clone().unwrap_or_else(|| format!("http://{}/mcp", hado_proto::process::DEFAULT_MCP_ADDR));
+        let url = self.config.mcp_url.clone().unwrap_or_else(|| format!("http://{}/mcp", hado_runtime::process::DEFAULT_MCP_ADDR));
         format!("claude mcp add --transport http hado {url} --header \"Authorization: Bearer {token}\"")
     }
 }

@@ -343,7 +343,7 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
         .into_inner();
     stack.core.clock.set(utc("2026-12-12T07:00:00Z"));
     hado_core::scheduler::drain(&stack.core.engine).await.unwrap();
-    hado_core::delivery::drain(&hado_core::delivery::Deliverer::new(stack.core.engine.clone())).await.unwrap();
+    hado_core::delivery::drain(&stack.core.deliverer()).await.unwrap();
     wait_for(&received, 2).await;
     let (status, page) = stack.get(&format!("/events/{}", event.id)).await;
     assert_eq!(status, StatusCode::OK);

@@ -4,11 +4,11 @@
 
 use std::net::SocketAddr;
 
-use hado_proto::process::{self, ConfigError, Lookup, core_url};
+use hado_runtime::process::{self, ConfigError, Lookup, core_url};
 use hado_runtime::{AllowedHosts, Limits};
 
-pub use hado_proto::process::DEFAULT_CORE_URL;
-pub use hado_proto::process::DEFAULT_MCP_ADDR;
+pub use hado_runtime::process::DEFAULT_CORE_URL;
+pub use hado_runtime::process::DEFAULT_MCP_ADDR;
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
 
 #[derive(Clone, Debug)]

@@ -1,13 +1,13 @@
 //! Owns what is particular about the agent's calls to core: the agent's
 //! token, attached to each call. The channel itself and what a failure means
-//! are shared with the other gateway (`hado_proto::client`).
+//! are shared with the other gateway (`hado_runtime::client`).
 
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-pub use hado_proto::client::{Core, Failure};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
+pub use hado_runtime::client::{Core, Failure};
 
 /// The prefix every agent token carries; anything else is refused without
 /// asking core.

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use config::McpConfig;
 use core_link::{AgentToken, Core, Failure};
 use guard::{Guard, MAX_BODY_BYTES};
-use hado_proto::process::{self, ConfigError};
+use hado_runtime::process::{self, ConfigError};
 use tools::HadoMcp;
 
 /// The route the MCP server answers on.
@@ -94,25 +94,27 @@ pub enum RunError {
     Stdio(String),
 }
 
+/// The gateway's command line.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "hado-gateway-mcp",
+    about = "Serves Hado's MCP tools to an agent",
+    long_about = "Serves Hado's MCP tools to an agent: streamable HTTP at POST /mcp on HADO_MCP_ADDR \
+(default 127.0.0.1:8081), each request carrying `Authorization: Bearer hado_agent_…`; or, with \
+--stdio, one agent over stdin/stdout with the token in HADO_AGENT_TOKEN. Core is reached at \
+HADO_CORE_URL (default http://127.0.0.1:50051)."
+)]
+pub struct Arguments {
+    /// Serve one agent over stdin/stdout, with the token in HADO_AGENT_TOKEN.
+    #[arg(long)]
+    pub stdio: bool,
+}
+
 /// The whole gateway process: `--stdio` for one agent over stdin/stdout,
 /// otherwise `/mcp` on `HADO_MCP_ADDR`. One clear line on any failure to start.
-pub async fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
+pub async fn main_entry(arguments: Arguments) -> ExitCode {
     process::init_logging();
-    let mut stdio = false;
-    for arg in args {
-        match arg.as_str() {
-            "--stdio" => stdio = true,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            other => {
-                eprintln!("hado gateway-mcp: unexpected argument {other:?}\n\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    if stdio {
+    if arguments.stdio {
         let started = match (process::core_url(&process::environment), process::read(&process::environment, "HADO_AGENT_TOKEN")) {
             (Ok(core_url), Some(token)) => run_stdio(&core_url, &token).await,
             (Err(error), _) => Err(error.into()),
@@ -134,13 +136,3 @@ pub async fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
     )
     .await
 }
-
-const USAGE: &str = "\
-Usage: hado-gateway-mcp [--stdio]
-
-Serves Hado's MCP tools to an agent.
-  (no flag)  streamable HTTP at POST /mcp on HADO_MCP_ADDR (default 127.0.0.1:8081);
-             each request carries `Authorization: Bearer hado_agent_…`
-  --stdio    one agent over stdin/stdout, with the token in HADO_AGENT_TOKEN
-
-Core is reached at HADO_CORE_URL (default http://127.0.0.1:50051).";

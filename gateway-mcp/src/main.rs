@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    hado_gateway_mcp::main_entry(std::env::args().skip(1)).await
+    hado_gateway_mcp::main_entry(clap::Parser::parse()).await
 }

@@ -4,10 +4,10 @@
 //! chose closes that door. Both gateways use this one list: loopback names
 //! and addresses, the host of `HADO_PUBLIC_URL`, and `HADO_ALLOWED_HOSTS`.
 
+use crate::process::{ConfigError, Lookup, host_name, read};
 use axum::http::header::HOST;
 use axum::http::{HeaderMap, Uri};
-use hado_proto::process::{ConfigError, Lookup, read};
-use url::{Host, Url};
+use url::Url;
 
 /// Names every gateway answers to, besides the configured ones.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -40,7 +40,7 @@ impl AllowedHosts {
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let mut hosts = Self::loopback();
         if let Some(public_url) = read(lookup, "HADO_PUBLIC_URL") {
-            let host = Url::parse(&public_url).ok().filter(|url| matches!(url.scheme(), "http" | "https")).and_then(|url| url.host().map(name_of));
+            let host = Url::parse(&public_url).ok().filter(|url| matches!(url.scheme(), "http" | "https")).and_then(|url| url.host().map(host_name));
             hosts.names.push(host.ok_or_else(|| ConfigError {
                 variable: "HADO_PUBLIC_URL",
                 problem: format!("{public_url:?} is not a URL such as https://hado.example.com"),
@@ -81,7 +81,7 @@ impl AllowedHosts {
     /// Whether an `Origin` header names a host this gateway serves (any
     /// scheme and port: an agent's page on another local port is fine).
     pub fn serves_origin(&self, origin: &str) -> bool {
-        Url::parse(origin).ok().and_then(|url| url.host().map(name_of)).is_some_and(|host| self.serves(&host))
+        Url::parse(origin).ok().and_then(|url| url.host().map(host_name)).is_some_and(|host| self.serves(&host))
     }
 }
 
@@ -92,16 +92,7 @@ pub fn host_of_authority(authority: &str) -> Option<String> {
         return None;
     }
     let url = Url::parse(&format!("http://{authority}/")).ok()?;
-    url.host().map(name_of)
-}
-
-/// How a parsed host is written in the list: names lowercased, IPv6 bare.
-fn name_of(host: Host<&str>) -> String {
-    match host {
-        Host::Domain(name) => name.to_ascii_lowercase(),
-        Host::Ipv4(address) => address.to_string(),
-        Host::Ipv6(address) => address.to_string(),
-    }
+    url.host().map(host_name)
 }
 
 /// Whether `origin` (an `Origin` header) is exactly the origin of pages at

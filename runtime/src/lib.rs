@@ -1,9 +1,21 @@
-//! What Hado's two HTTP gateways share at their edge: the host names they
-//! answer to (`hosts`) and an HTTP server that bounds how long a client may
-//! take and how many may be connected (`serve`). See ARCHITECTURE.md.
+//! How a Hado process runs, apart from the contract it speaks: reading
+//! `HADO_*` settings, logging, metrics and signals (`process`), how a due
+//! moment reads in words (`wording`), and, for the gateways (feature
+//! `gateway`), their channel to core (`client`), the host names they serve
+//! (`hosts`) and an HTTP server that bounds how long a client may take and
+//! how many may be connected (`serve`). See ARCHITECTURE.md.
 
+pub mod process;
+pub mod wording;
+
+#[cfg(feature = "gateway")]
+pub mod client;
+#[cfg(feature = "gateway")]
 pub mod hosts;
+#[cfg(feature = "gateway")]
 pub mod serve;
 
+#[cfg(feature = "gateway")]
 pub use hosts::{AllowedHosts, HostRefusal};
+#[cfg(feature = "gateway")]
 pub use serve::{Limits, serve};

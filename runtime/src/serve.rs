@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::process::{ConfigError, Lookup, positive_number};
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::CONNECTION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use hado_proto::process::{ConfigError, Lookup, positive_number};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;

@@ -81,11 +81,11 @@ pub fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, 
     panic!("hado up did not print that it is running; it said:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
 }
 
-pub fn signal(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill(2) on a process this test started.
-    unsafe {
-        libc::kill(pid as libc::pid_t, signal);
-    }
+pub use nix::sys::signal::Signal;
+
+/// Sends `signal` to a process this test started.
+pub fn signal(pid: u32, signal: Signal) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal);
 }
 
 pub fn children_of(pid: u32) -> Vec<u32> {

@@ -2,7 +2,7 @@
 //! day preparation starts, and how a wall-clock time in a person's zone
 //! becomes an instant, across DST gaps and folds.
 
-use chrono::{DateTime, Datelike, Days, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Days, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 
 use super::fields::quoted;
@@ -105,6 +105,26 @@ impl DueAt {
 }
 
 impl Due {
+    /// The due moment's parts as written: the day (`YYYY-MM-DD`), the time
+    /// of day (`HH:MM`, or `HH:MM:SS` when it has seconds; empty for a date)
+    /// and the offset (`Z` or `+09:00`; empty unless the moment is a fixed
+    /// instant).
+    pub fn written_parts(&self) -> (String, String, String) {
+        fn clock(time: NaiveTime) -> String {
+            let format = if time.second() == 0 { "%H:%M" } else { "%H:%M:%S" };
+            time.format(format).to_string()
+        }
+        let day = format_date(self.at.written_day());
+        match &self.at {
+            DueAt::Date(_) => (day, String::new(), String::new()),
+            DueAt::Local(local) => (day, clock(local.time()), String::new()),
+            DueAt::Fixed(instant) => {
+                let offset = if self.text.ends_with(['Z', 'z']) { "Z".to_owned() } else { instant.offset().to_string() };
+                (day, clock(instant.naive_local().time()), offset)
+            }
+        }
+    }
+
     /// Parses `due_at` in one of its three forms; the text is echoed as given
     /// (trimmed).
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
@@ -302,6 +322,17 @@ mod tests {
         assert_eq!(fixed.text, "2026-12-14T15:00+09:00");
         assert_eq!(due("2026-12-14T06:00Z").unwrap().at.moment_in(Tokyo), utc("2026-12-14T06:00:00Z"));
         assert_eq!(due("2026-12-14T06:00:30-05:30").unwrap().at.moment_in(Tokyo), utc("2026-12-14T11:30:30Z"));
+    }
+
+    #[test]
+    fn the_written_parts_are_what_the_text_says() {
+        let parts = |text: &str| due(text).unwrap().written_parts();
+        let owned = |day: &str, time: &str, offset: &str| (day.to_owned(), time.to_owned(), offset.to_owned());
+        assert_eq!(parts("2026-12-14"), owned("2026-12-14", "", ""));
+        assert_eq!(parts("2026-12-14T15:00"), owned("2026-12-14", "15:00", ""));
+        assert_eq!(parts("2026-12-14T15:00+09:00"), owned("2026-12-14", "15:00", "+09:00"));
+        assert_eq!(parts("2026-12-14T06:00Z"), owned("2026-12-14", "06:00", "Z"));
+        assert_eq!(parts("2026-12-14T06:00:30-05:30"), owned("2026-12-14", "06:00:30", "-05:30"));
     }
 
     #[test]

@@ -7,9 +7,9 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, admin_server::Admin};
 
 use super::auth::{self, Credentials};
-use super::convert;
 use crate::domain::fields::format_clock_time;
 use crate::engine::Engine;
+use crate::wire;
 
 pub struct AdminService {
     pub engine: Arc<Engine>,
@@ -45,12 +45,7 @@ impl Admin for AdminService {
             .list_sources()
             .await?
             .into_iter()
-            .map(|source| v1::Source {
-                name: source.name,
-                has_token: source.has_token,
-                events: source.events,
-                created_at: convert::timestamp(source.created_at),
-            })
+            .map(|source| v1::Source { name: source.name, has_token: source.has_token, events: source.events, created_at: wire::timestamp(source.created_at) })
             .collect();
         Ok(Response::new(v1::SourceList { sources }))
     }
@@ -90,7 +85,7 @@ impl Admin for AdminService {
                 locale: summary.user.locale.as_str().to_owned(),
                 has_agent_token: summary.has_agent_token,
                 active_events: summary.active_events,
-                created_at: convert::timestamp(summary.created_at),
+                created_at: wire::timestamp(summary.created_at),
             })
             .collect();
         Ok(Response::new(v1::UserList { users }))

@@ -8,15 +8,17 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, inbox_server::Inbox};
 
 use super::auth::{self, Credentials, UserCaller, Via};
-use super::convert;
 use crate::domain::event::RawFields;
 use crate::engine::Engine;
 use crate::engine::{EventPatch, ProfilePatch};
 use crate::error::CoreError;
+use crate::wire;
 
 pub struct InboxService {
     pub engine: Arc<Engine>,
     pub credentials: Credentials,
+    /// The Telegram bot, when one is set up: linking a chat asks its name.
+    pub telegram: Option<crate::telegram::Bot>,
 }
 
 impl InboxService {
@@ -41,21 +43,21 @@ impl Inbox for InboxService {
         let caller = self.caller(&request).await?;
         let body = request.into_inner();
         let records = self.engine.list_events(&caller.user, body.state.as_deref(), body.archive, body.limit).await?;
-        Ok(Response::new(convert::events(&records)))
+        Ok(Response::new(wire::events(&records)))
     }
 
     async fn get_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
         let record = self.engine.get_event(&caller.user, request.get_ref().id).await?;
-        let mut event = convert::event(&record);
-        event.deliveries = self.engine.event_deliveries(&caller.user, record.id).await?.iter().map(convert::delivery).collect();
+        let mut event = wire::event(&record);
+        event.deliveries = self.engine.event_deliveries(&caller.user, record.id).await?.iter().map(wire::delivery).collect();
         Ok(Response::new(event))
     }
 
     async fn create_event(&self, request: Request<v1::EventFields>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
         let record = self.engine.create_manual(&caller.user, &raw_fields(request.into_inner())).await?;
-        Ok(Response::new(convert::event(&record)))
+        Ok(Response::new(wire::event(&record)))
     }
 
     async fn update_event(&self, request: Request<v1::UpdateEventRequest>) -> Result<Response<v1::Event>, Status> {
@@ -71,7 +73,7 @@ impl Inbox for InboxService {
             deep_link: body.deep_link,
         };
         let record = self.engine.update_manual(&caller.user, body.id, patch).await?;
-        Ok(Response::new(convert::event(&record)))
+        Ok(Response::new(wire::event(&record)))
     }
 
     async fn delete_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::DeleteEventReply>, Status> {
@@ -83,13 +85,13 @@ impl Inbox for InboxService {
     async fn mark_done(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
         let record = self.engine.mark_done(&caller.user, request.get_ref().id).await?;
-        Ok(Response::new(convert::event(&record)))
+        Ok(Response::new(wire::event(&record)))
     }
 
     async fn mark_ack(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
         let record = self.engine.mark_ack(&caller.user, request.get_ref().id).await?;
-        Ok(Response::new(convert::event(&record)))
+        Ok(Response::new(wire::event(&record)))
     }
 
     async fn get_profile(&self, request: Request<v1::GetProfileRequest>) -> Result<Response<v1::Profile>, Status> {
@@ -110,8 +112,8 @@ impl Inbox for InboxService {
         let status = self.engine.agent_token_status(&caller.user).await?;
         Ok(Response::new(v1::AgentTokenStatus {
             issued: status.is_some(),
-            created_at: status.map(|status| convert::timestamp(status.created_at)),
-            last_used_at: status.and_then(|status| status.last_used_at).map(convert::timestamp),
+            created_at: status.map(|status| wire::timestamp(status.created_at)),
+            last_used_at: status.and_then(|status| status.last_used_at).map(wire::timestamp),
         }))
     }
 
@@ -130,7 +132,7 @@ impl Inbox for InboxService {
     async fn get_calendar_feed(&self, request: Request<v1::GetCalendarFeedRequest>) -> Result<Response<v1::CalendarFeedStatus>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let created = self.engine.calendar_feed_created(&caller.user).await?;
-        Ok(Response::new(v1::CalendarFeedStatus { issued: created.is_some(), created_at: created.map(convert::timestamp) }))
+        Ok(Response::new(v1::CalendarFeedStatus { issued: created.is_some(), created_at: created.map(wire::timestamp) }))
     }
 
     async fn issue_calendar_feed(&self, request: Request<v1::IssueCalendarFeedRequest>) -> Result<Response<v1::IssuedToken>, Status> {
@@ -146,25 +148,23 @@ impl Inbox for InboxService {
     async fn create_telegram_link(&self, request: Request<v1::CreateTelegramLinkRequest>) -> Result<Response<v1::TelegramLink>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let bot = self
-            .engine
-            .outbound()
             .telegram
-            .clone()
+            .as_ref()
             .ok_or_else(|| CoreError::FailedPrecondition("Telegram is not set up on this Hado: the operator sets HADO_TELEGRAM_BOT_TOKEN".into()))?;
-        let (url, expires_at) = crate::telegram::link_url(&self.engine, &bot, caller.user.id).await?;
-        Ok(Response::new(v1::TelegramLink { url, expires_at: convert::timestamp(expires_at) }))
+        let (url, expires_at) = crate::telegram::link_url(&self.engine, bot, &caller.user).await?;
+        Ok(Response::new(v1::TelegramLink { url, expires_at: wire::timestamp(expires_at) }))
     }
 
     async fn list_channels(&self, request: Request<v1::ListChannelsRequest>) -> Result<Response<v1::ChannelList>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let channels = self.engine.list_channels(&caller.user).await?;
-        Ok(Response::new(v1::ChannelList { channels: channels.iter().map(convert::channel).collect() }))
+        Ok(Response::new(v1::ChannelList { channels: channels.iter().map(wire::channel).collect() }))
     }
 
     async fn add_webhook(&self, request: Request<v1::AddWebhookRequest>) -> Result<Response<v1::AddedWebhook>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let added = self.engine.add_webhook(&caller.user, &request.get_ref().url).await?;
-        Ok(Response::new(v1::AddedWebhook { channel: Some(convert::channel(&added.channel)), secret: added.secret }))
+        Ok(Response::new(v1::AddedWebhook { channel: Some(wire::channel(&added.channel)), secret: added.secret }))
     }
 
     async fn test_channel(&self, request: Request<v1::ChannelId>) -> Result<Response<v1::TestChannelReply>, Status> {
@@ -176,7 +176,7 @@ impl Inbox for InboxService {
     async fn set_channel_enabled(&self, request: Request<v1::SetChannelEnabledRequest>) -> Result<Response<v1::Channel>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let channel = self.engine.set_channel_enabled(&caller.user, request.get_ref().id, request.get_ref().enabled).await?;
-        Ok(Response::new(convert::channel(&channel)))
+        Ok(Response::new(wire::channel(&channel)))
     }
 
     async fn remove_channel(&self, request: Request<v1::ChannelId>) -> Result<Response<v1::RemoveChannelReply>, Status> {

@@ -7,9 +7,10 @@ use tonic::{Request, Response, Status};
 
 use hado_proto::v1::{self, ingest_server::Ingest};
 
+use super::auth;
 use super::inbox::raw_fields;
-use super::{auth, convert};
 use crate::engine::{Engine, RawKey, SourceItem};
+use crate::wire;
 
 pub struct IngestService {
     pub engine: Arc<Engine>,
@@ -56,6 +57,6 @@ impl Ingest for IngestService {
         let source = auth::source(&self.engine, request.metadata()).await?;
         let body = request.into_inner();
         let records = self.engine.list_for_source(&source, &body.user, &body.refs).await?;
-        Ok(Response::new(convert::events(&records)))
+        Ok(Response::new(wire::events(&records)))
     }
 }

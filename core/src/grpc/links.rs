@@ -8,22 +8,24 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, links_server::Links};
 
 use super::auth::{self, Credentials};
-use super::convert;
 use crate::engine::Engine;
 use crate::error::CoreError;
 use crate::links::ActionLink;
 use crate::storage::{EventRecord, UserRecord};
+use crate::wire;
 
 pub struct LinksService {
     pub engine: Arc<Engine>,
     pub credentials: Credentials,
+    /// The Telegram bot, when one is set up: updates in webhook mode.
+    pub telegram: Option<crate::telegram::Bot>,
 }
 
 async fn reply(engine: &Engine, (link, user, event): (ActionLink, UserRecord, EventRecord)) -> Result<Response<v1::ActionLinkReply>, Status> {
     Ok(Response::new(v1::ActionLinkReply {
         action: link.action.as_str().to_owned(),
-        event: Some(convert::event(&event)),
-        expires_at: convert::timestamp(link.expires_at),
+        event: Some(wire::event(&event)),
+        expires_at: wire::timestamp(link.expires_at),
         profile: Some(super::profile(engine, &user).await?),
     }))
 }
@@ -38,15 +40,15 @@ impl Links for LinksService {
     async fn calendar_feed(&self, request: Request<v1::CalendarFeedRequest>) -> Result<Response<v1::CalendarFeedReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         let (user, events) = self.engine.calendar_feed(&request.get_ref().token).await?;
-        Ok(Response::new(v1::CalendarFeedReply { profile: Some(super::profile(&self.engine, &user).await?), events: convert::events(&events).events }))
+        Ok(Response::new(v1::CalendarFeedReply { profile: Some(super::profile(&self.engine, &user).await?), events: wire::events(&events).events }))
     }
 
     async fn telegram_update(&self, request: Request<v1::TelegramUpdateRequest>) -> Result<Response<v1::TelegramUpdateReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
-        let bot = self.engine.outbound().telegram.clone().ok_or_else(|| CoreError::FailedPrecondition("Telegram is not set up on this Hado".into()))?;
+        let bot = self.telegram.as_ref().ok_or_else(|| CoreError::FailedPrecondition("Telegram is not set up on this Hado".into()))?;
         let update: serde_json::Value = serde_json::from_str(&request.get_ref().update_json)
             .map_err(|error| CoreError::invalid("update_json", format!("update_json is not JSON: {error}")))?;
-        crate::telegram::handle_update(&self.engine, &bot, &update).await?;
+        crate::telegram::handle_update(&self.engine, bot, &update).await?;
         Ok(Response::new(v1::TelegramUpdateReply {}))
     }
 

@@ -4,12 +4,12 @@
 
 mod admin;
 pub mod auth;
-pub mod convert;
 mod inbox;
 mod ingest;
 mod links;
 mod metrics;
 
+use crate::wire;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -28,7 +28,7 @@ pub use auth::Credentials;
 /// how many events need attention.
 async fn profile(engine: &Engine, user: &crate::storage::UserRecord) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
     let attention = engine.attention_count(user).await?;
-    Ok(convert::profile(user, engine.now(), attention))
+    Ok(wire::profile(user, engine.now(), attention))
 }
 
 /// Large enough for a full batch of 1000 events at their size limits, and
@@ -40,6 +40,7 @@ const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 pub async fn serve(
     engine: Arc<Engine>,
     credentials: Credentials,
+    telegram: Option<crate::telegram::Bot>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
@@ -51,16 +52,19 @@ pub async fn serve(
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        // google.rpc.BadRequest and friends, so grpcurl can show the details.
+        .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
         .expect("the compiled-in descriptor sets are valid");
     let reflection_v1alpha = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .expect("the compiled-in descriptor sets are valid");
-    let inbox = inbox::InboxService { engine: engine.clone(), credentials: credentials.clone() };
+    let inbox = inbox::InboxService { engine: engine.clone(), credentials: credentials.clone(), telegram: telegram.clone() };
     let ingest = ingest::IngestService { engine: engine.clone() };
-    let links = links::LinksService { engine: engine.clone(), credentials: credentials.clone() };
+    let links = links::LinksService { engine: engine.clone(), credentials: credentials.clone(), telegram };
     let admin = admin::AdminService { engine, credentials };
     tonic::transport::Server::builder()
         .layer(metrics::GrpcMetricsLayer)

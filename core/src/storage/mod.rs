@@ -161,7 +161,7 @@ impl Store {
         })
     }
 
-    pub fn pool(&self) -> &AnyPool {
+    pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
     }
 

@@ -20,9 +20,9 @@ use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use tonic::Code;
 
-use hado_proto::client::Failure;
 use hado_proto::metadata::Credential;
 use hado_proto::v1::{self, links_client::LinksClient};
+use hado_runtime::client::Failure;
 
 use crate::auth::{InboxUser, inbox_user};
 use crate::error::ApiError;
@@ -132,16 +132,13 @@ impl EventForm {
     }
 
     fn from_event(event: &v1::Event) -> Self {
-        let (date, rest) = event.due_at.split_at(event.due_at.len().min(10));
-        let rest = rest.trim_start_matches('T');
-        let (time, offset) = rest.split_at(rest.len().min(5));
         Self {
             id: Some(event.id),
             title: event.title.clone(),
             subtitle: event.subtitle.clone(),
-            due_date: date.to_owned(),
-            due_time: time.to_owned(),
-            due_offset: offset.to_owned(),
+            due_date: event.due_date.clone(),
+            due_time: event.due_time.clone(),
+            due_offset: event.due_offset.clone(),
             fire_date: event.fire_at.clone(),
             after_due: event.after_due.clone(),
             done_label: event.done_label.clone(),

@@ -51,19 +51,20 @@ pub struct Card {
     pub needs_attention: bool,
 }
 
-/// The due day and time of an event in its person's zone: as given for a
-/// date or a local time, converted for a fixed instant.
+/// The due day and time of an event in its person's zone, from the parts
+/// core sends: as written for a date or a local time, `due_instant` in the
+/// zone for a fixed instant.
 pub fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<NaiveTime>)> {
-    let due = event.due_at.as_str();
-    if due.len() == 10 {
-        return Some((due.parse().ok()?, None));
+    if !event.due_offset.is_empty() {
+        let instant = DateTime::parse_from_rfc3339(&event.due_instant).ok()?.with_timezone(&zone);
+        return Some((instant.date_naive(), Some(instant.time())));
     }
-    if due.len() == 16 {
-        let moment = chrono::NaiveDateTime::parse_from_str(due, "%Y-%m-%dT%H:%M").ok()?;
-        return Some((moment.date(), Some(moment.time())));
+    let day = event.due_date.parse().ok()?;
+    if event.due_time.is_empty() {
+        return Some((day, None));
     }
-    let instant = DateTime::parse_from_rfc3339(&event.due_instant).ok()?.with_timezone(&zone);
-    Some((instant.date_naive(), Some(instant.time())))
+    let time = NaiveTime::parse_from_str(&event.due_time, "%H:%M").or_else(|_| NaiveTime::parse_from_str(&event.due_time, "%H:%M:%S")).ok()?;
+    Some((day, Some(time)))
 }
 
 impl Card {

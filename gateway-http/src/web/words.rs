@@ -1,9 +1,9 @@
 //! Owns every word of the web inbox in its two languages; how a due moment
-//! reads is `hado_proto::wording`'s, shared with core's Telegram messages.
+//! reads is `hado_runtime::wording`'s, shared with core's Telegram messages.
 
 use chrono::{NaiveDate, NaiveTime};
 
-use hado_proto::wording::{self, Lang};
+use hado_runtime::wording::{self, Lang};
 
 /// The interface's words in one language.
 pub struct Words {

@@ -73,31 +73,35 @@ pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     Ok(url)
 }
 
-/// The lowercased host name of `scheme://host[:port][/…]`, without brackets
-/// around an IPv6 address.
-pub fn host_of_url(url: &str) -> Option<String> {
-    let (_, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    host_of_authority(authority)
+/// The host of an absolute URL, parsed by the `url` crate as browsers parse
+/// it: names lowercased, IPv6 addresses without brackets.
+pub fn host_of_url(text: &str) -> Option<String> {
+    url::Url::parse(text).ok()?.host().map(host_name)
 }
 
-/// The lowercased host name of `host[:port]` or `[v6]:port`.
-pub fn host_of_authority(authority: &str) -> Option<String> {
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        rest.split_once(']')?.0
-    } else {
-        authority.rsplit_once(':').map_or(authority, |(host, port)| if port.chars().all(|c| c.is_ascii_digit()) { host } else { authority })
-    };
-    (!host.is_empty() && !host.contains(['/', ' ', '@'])).then(|| host.to_ascii_lowercase())
+/// How a parsed host is written in Hado's lists and messages.
+pub fn host_name(host: url::Host<&str>) -> String {
+    match host {
+        url::Host::Domain(name) => name.to_ascii_lowercase(),
+        url::Host::Ipv4(address) => address.to_string(),
+        url::Host::Ipv6(address) => address.to_string(),
+    }
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`), as JSON when
-/// `HADO_LOG_FORMAT=json`.
+/// The log filter when `RUST_LOG` is not set: Hado at INFO; rmcp only at
+/// WARN (at INFO it dumps every request), and its per-request "response
+/// error" warning, which a client's bad call triggers, only at ERROR.
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
+
+/// Logs to stderr, filtered by `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]),
+/// as JSON when `HADO_LOG_FORMAT=json`. Colour only on a terminal, and
+/// never when `NO_COLOR` is set.
 pub fn init_logging() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    use std::io::IsTerminal;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let json = std::env::var("HADO_LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour);
     // A second init (a test that starts two processes' worth of code) keeps the first.
     let _ = if json { builder.json().try_init() } else { builder.try_init() };
 }
@@ -211,8 +215,8 @@ mod tests {
     fn hosts_are_read_from_urls_and_authorities() {
         assert_eq!(host_of_url("https://user@Example.com:8443/mcp").as_deref(), Some("example.com"));
         assert_eq!(host_of_url("http://[::1]:8081").as_deref(), Some("::1"));
-        assert_eq!(host_of_authority("127.0.0.1:8081").as_deref(), Some("127.0.0.1"));
-        assert_eq!(host_of_authority("localhost").as_deref(), Some("localhost"));
+        assert_eq!(host_of_url("http://127.1:8081").as_deref(), Some("127.0.0.1"), "read as browsers read it");
+        assert_eq!(host_of_url("hado.example.com"), None, "not a URL");
         assert_eq!(host_of_url("null"), None);
     }
 }

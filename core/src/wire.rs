@@ -1,5 +1,6 @@
 //! Owns the translation of core's records into `hado.v1` messages, with every
-//! computed field filled in so that no client works one out.
+//! computed field filled in so that no client works one out: for the gRPC
+//! edge and for the webhook payloads the outbox sends alike.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
@@ -24,6 +25,7 @@ pub fn event(record: &EventRecord) -> v1::Event {
         _ => None,
     };
     let due_moment = spec.due.at.moment_in(record.zone);
+    let (due_date, due_time, due_offset) = spec.due.written_parts();
     v1::Event {
         id: record.id,
         source: record.source.clone(),
@@ -48,6 +50,9 @@ pub fn event(record: &EventRecord) -> v1::Event {
         updated_at: timestamp(record.updated_at),
         needs_attention: record.lifecycle.state.is_active() && record.reminders.needs_attention(),
         deliveries: Vec::new(),
+        due_date,
+        due_time,
+        due_offset,
     }
 }
 

@@ -1,0 +1,104 @@
+//! ARCHITECTURE.md's invariants, checked on the source tree, so that a
+//! change that breaks one fails here rather than in a review: SQL only in
+//! core's storage, no clock read in the domain, no gateway or contract
+//! crate depending on sqlx, the contract crate free of process plumbing,
+//! core free of HTTP serving, and no import loop inside core's engine.
+
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cli sits in the workspace").to_path_buf()
+}
+
+/// Every `.rs` file below `folder` (or the one file it names), with its text.
+fn sources(folder: &Path) -> Vec<(PathBuf, String)> {
+    if folder.is_file() {
+        return vec![(folder.to_path_buf(), std::fs::read_to_string(folder).unwrap())];
+    }
+    let mut found = Vec::new();
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).unwrap_or_else(|error| panic!("{}: {error}", current.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push((path, text));
+            }
+        }
+    }
+    assert!(!found.is_empty(), "{} holds Rust files", folder.display());
+    found
+}
+
+/// The `[dependencies]` section of a crate's manifest (not dev- or build-).
+fn dependencies(krate: &str) -> String {
+    let manifest = std::fs::read_to_string(workspace().join(krate).join("Cargo.toml")).unwrap();
+    let start = manifest.find("\n[dependencies]").unwrap_or_else(|| panic!("{krate} has dependencies"));
+    let rest = &manifest[start + 1..];
+    let end = rest[1..].find("\n[").map_or(rest.len(), |index| index + 1);
+    rest[..end].to_owned()
+}
+
+fn offenders(folder: &str, skip: &[&str], patterns: &[&str]) -> Vec<String> {
+    let root = workspace();
+    sources(&root.join(folder))
+        .into_iter()
+        .filter(|(path, _)| !skip.iter().any(|skipped| path.strip_prefix(&root).unwrap().starts_with(skipped)))
+        .flat_map(|(path, text)| {
+            let shown = path.strip_prefix(&root).unwrap().display().to_string();
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| !line.trim_start().starts_with("//"))
+                .filter(|(_, line)| patterns.iter().any(|pattern| line.contains(pattern)))
+                .map(|(number, line)| format!("{shown}:{}: {}", number + 1, line.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn only_core_storage_knows_sql() {
+    let found = offenders(
+        "core/src",
+        &["core/src/storage", "core/src/testing.rs"],
+        &["sqlx::query", "\"SELECT ", "\"INSERT ", "\"UPDATE ", "\"DELETE ", "select_events!"],
+    );
+    assert!(found.is_empty(), "SQL outside core/src/storage:\n{}", found.join("\n"));
+    for folder in ["gateway-http/src", "gateway-mcp/src", "proto/src", "runtime/src", "cli/src"] {
+        let found = offenders(folder, &[], &["sqlx"]);
+        assert!(found.is_empty(), "{folder} uses sqlx:\n{}", found.join("\n"));
+    }
+}
+
+#[test]
+fn the_domain_never_reads_the_clock_or_does_io() {
+    let found =
+        offenders("core/src/domain", &[], &["Utc::now", "Local::now", "SystemTime", "Instant::now", "std::fs", "tokio::", "async fn", "sqlx", "reqwest"]);
+    assert!(found.is_empty(), "the domain must stay pure:\n{}", found.join("\n"));
+}
+
+#[test]
+fn gateways_and_the_contract_do_not_depend_on_storage_and_the_contract_holds_no_plumbing() {
+    for krate in ["gateway-http", "gateway-mcp", "proto", "runtime"] {
+        let dependencies = dependencies(krate);
+        for forbidden in ["sqlx", "hado-core"] {
+            assert!(!dependencies.lines().any(|line| line.starts_with(forbidden)), "{krate} depends on {forbidden}:\n{dependencies}");
+        }
+    }
+    let contract = dependencies("proto");
+    for plumbing in ["tracing-subscriber", "metrics-exporter-prometheus", "axum", "hyper"] {
+        assert!(!contract.lines().any(|line| line.starts_with(plumbing)), "the contract crate pulls in {plumbing}:\n{contract}");
+    }
+    let core = dependencies("core");
+    assert!(!core.lines().any(|line| line.starts_with("axum") || line.contains("features = [\"gateway\"]")), "core serves no HTTP:\n{core}");
+}
+
+#[test]
+fn the_engine_depends_on_no_edge_or_loop_of_core() {
+    let found = offenders("core/src/engine", &[], &["crate::grpc", "crate::delivery", "crate::telegram", "crate::scheduler", "tonic::"]);
+    assert!(found.is_empty(), "the engine is what the edges and loops call, never the other way round:\n{}", found.join("\n"));
+    let found = offenders("core/src/delivery.rs", &[], &["crate::grpc"]);
+    assert!(found.is_empty(), "the delivery loop does not depend on the gRPC edge:\n{}", found.join("\n"));
+}

@@ -1,0 +1,125 @@
+//! Owns who a credential names and the credentials a person holds: source and
+//! agent tokens resolved, agent tokens and calendar feeds issued and revoked,
+//! and action links made, inspected and used.
+
+use super::*;
+
+impl Engine {
+    pub async fn source_for_token(&self, token: &str) -> Result<Option<SourceCaller>, CoreError> {
+        let found = self.store.source_by_token(&tokens::hash(token)).await?;
+        Ok(found.map(|(id, name)| SourceCaller { id, name }))
+    }
+
+    pub async fn user_for_agent_token(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(users::user_by_agent_token(&mut connection, &tokens::hash(token), self.now()).await?)
+    }
+
+    /// The user a gateway names, created on first sight.
+    pub async fn user_for_login(&self, raw_login: &str) -> Result<UserRecord, CoreError> {
+        let login = parse_one(|violations| Login::parse("user", raw_login, violations))?;
+        let mut connection = self.store.pool().acquire().await?;
+        if let Some(user) = users::find_user(&mut connection, &login).await? {
+            return Ok(user);
+        }
+        drop(connection);
+        let mut transaction = self.store.begin_write().await?;
+        let user = users::ensure_user(&mut transaction, &login, self.default_zone, self.now()).await?;
+        transaction.commit().await?;
+        Ok(user)
+    }
+
+    /// An action link for one of the user's events as it is now, valid for
+    /// 30 days or until the event is rescheduled.
+    pub async fn issue_action_link(&self, user: &UserRecord, event_id: i64, action: LinkAction) -> Result<String, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        let event = self.own_event(&mut connection, user, event_id).await?;
+        Ok(self.link_token(&event, action))
+    }
+
+    pub(super) fn link_token(&self, event: &EventRecord, action: LinkAction) -> String {
+        self.links.issue(event.id, event.user_id, action, revision_of(&event.spec.due.text), self.now())
+    }
+
+    /// What a link names, checked, with its user and event as they are now.
+    pub async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+        let link = self.links.check(token, self.now()).map_err(|problem| match problem {
+            LinkProblem::Forged => CoreError::Unauthenticated(problem.to_string()),
+            LinkProblem::Expired(_) => CoreError::FailedPrecondition(problem.to_string()),
+            LinkProblem::Outdated => CoreError::Outdated(problem.to_string()),
+        })?;
+        let mut connection = self.store.pool().acquire().await?;
+        let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
+        let event = self.own_event(&mut connection, &user, link.event_id).await?;
+        if link.revision != revision_of(&event.spec.due.text) {
+            return Err(CoreError::Outdated(LinkProblem::Outdated.to_string()));
+        }
+        Ok((link, user, event))
+    }
+
+    /// Performs a link's action as the event's user.
+    pub async fn use_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+        let (link, user, _) = self.inspect_action_link(token).await?;
+        let event = match link.action {
+            LinkAction::Done => self.mark_done(&user, link.event_id).await?,
+            LinkAction::Remember => self.mark_ack(&user, link.event_id).await?,
+        };
+        Ok((link, user, event))
+    }
+
+    pub async fn agent_token_status(&self, user: &UserRecord) -> Result<Option<AgentTokenStatus>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        let status = users::agent_token_status(&mut connection, user.id).await?;
+        Ok(status.map(|(created_at, last_used_at)| AgentTokenStatus { created_at, last_used_at }))
+    }
+
+    /// Issues the user's agent token, replacing any earlier one at once.
+    pub async fn issue_agent_token(&self, user: &UserRecord) -> Result<String, CoreError> {
+        let (token, hash) = tokens::generate(tokens::AGENT_PREFIX);
+        let mut transaction = self.store.begin_write().await?;
+        users::replace_agent_token(&mut transaction, user.id, &hash, self.now()).await?;
+        transaction.commit().await?;
+        Ok(token)
+    }
+
+    pub async fn revoke_agent_token(&self, user: &UserRecord) -> Result<bool, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        let revoked = users::delete_agent_token(&mut transaction, user.id).await?;
+        transaction.commit().await?;
+        Ok(revoked)
+    }
+
+    /// Gives the user a new secret calendar feed; any earlier URL stops working.
+    pub async fn issue_calendar_feed(&self, user: &UserRecord) -> Result<String, CoreError> {
+        let (token, hash) = tokens::generate(tokens::CALENDAR_PREFIX);
+        let mut transaction = self.store.begin_write().await?;
+        users::replace_calendar_feed(&mut transaction, user.id, &hash, self.now()).await?;
+        transaction.commit().await?;
+        Ok(token)
+    }
+
+    pub async fn revoke_calendar_feed(&self, user: &UserRecord) -> Result<bool, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        let revoked = users::delete_calendar_feed(&mut transaction, user.id).await?;
+        transaction.commit().await?;
+        Ok(revoked)
+    }
+
+    pub async fn calendar_feed_created(&self, user: &UserRecord) -> Result<Option<DateTime<Utc>>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(users::calendar_feed_created(&mut connection, user.id).await?)
+    }
+
+    /// The person and active events a calendar feed token opens.
+    pub async fn calendar_feed(&self, token: &str) -> Result<(UserRecord, Vec<EventRecord>), CoreError> {
+        let unknown = || CoreError::Unauthenticated("unknown calendar feed".into());
+        if !token.starts_with(tokens::CALENDAR_PREFIX) {
+            return Err(unknown());
+        }
+        let mut connection = self.store.pool().acquire().await?;
+        let user = users::user_by_calendar_feed(&mut connection, &tokens::hash(token)).await?.ok_or_else(unknown)?;
+        drop(connection);
+        let events = self.store.list_active(user.id, None, None).await?;
+        Ok((user, events))
+    }
+}

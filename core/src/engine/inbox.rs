@@ -1,0 +1,178 @@
+//! Owns what the person and their agent do with events: list, read, create,
+//! edit and delete their own, Done and Remember on any, and their profile.
+
+use super::*;
+
+impl Engine {
+    pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool, limit: Option<u32>) -> Result<Vec<EventRecord>, CoreError> {
+        let state = match raw_state.filter(|raw| !raw.is_empty()) {
+            Some(raw) => Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?),
+            None => None,
+        };
+        if archive {
+            if state.is_some() {
+                return Err(CoreError::invalid("state", "state filters active events; leave it out with archive"));
+            }
+            return Ok(self.store.list_archive(user.id).await?);
+        }
+        Ok(self.store.list_active(user.id, state, limit).await?)
+    }
+
+    /// One of the user's events; withdrawn events are gone for them.
+    pub(super) async fn own_event(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        match events::find_for_user(connection, id, user.id).await? {
+            Some(record) if record.lifecycle.state != State::Withdrawn => Ok(record),
+            _ => Err(CoreError::event_not_found(id)),
+        }
+    }
+
+    /// How many of the user's open events need attention (the inbox badge).
+    pub async fn attention_count(&self, user: &UserRecord) -> Result<u32, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        let count = events::attention_count(&mut connection, user.id).await?;
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    }
+
+    pub async fn get_event(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        self.own_event(&mut connection, user, id).await
+    }
+
+    pub(super) async fn reread(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        events::find_for_user(connection, id, user.id).await?.ok_or_else(|| CoreError::event_not_found(id))
+    }
+
+    /// Creates one of the user's own events, from the `manual` source.
+    pub async fn create_manual(&self, user: &UserRecord, fields: &RawFields) -> Result<EventRecord, CoreError> {
+        let spec = EventSpec::parse(fields).map_err(CoreError::Invalid)?;
+        let source_ref = SourceRef::new_manual(ulid::Ulid::new());
+        let topic = Topic::empty();
+        let key = EventKey { user_id: user.id, source_id: self.manual_source_id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let existing = events::find_by_key(&mut transaction, key).await?;
+        let report = self.upsert_one(&mut transaction, user, key, existing, &spec, now).await?;
+        let record = self.reread(&mut transaction, user, report.id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(record)
+    }
+
+    /// Changes the user's own event through the same upsert path: a new due
+    /// moment reschedules (and reopens), the same one only updates.
+    pub async fn update_manual(&self, user: &UserRecord, id: i64, patch: EventPatch) -> Result<EventRecord, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event(&mut transaction, user, id).await?;
+        if record.source_id != self.manual_source_id {
+            return Err(owned_elsewhere(&record));
+        }
+        let current = record.spec.to_raw();
+        let merged = RawFields {
+            title: patch.title.unwrap_or(current.title),
+            due_at: patch.due_at.unwrap_or(current.due_at),
+            subtitle: patch.subtitle.or(current.subtitle),
+            fire_at: patch.fire_at.or(current.fire_at),
+            after_due: patch.after_due.or(current.after_due),
+            done_label: patch.done_label.or(current.done_label),
+            deep_link: patch.deep_link.or(current.deep_link),
+        };
+        let spec = EventSpec::parse(&merged).map_err(CoreError::Invalid)?;
+        let key = EventKey { user_id: user.id, source_id: record.source_id, source_ref: &record.source_ref, topic: &record.topic };
+        let existing = events::find_by_key(&mut transaction, key).await?;
+        self.upsert_one(&mut transaction, user, key, existing, &spec, now).await?;
+        let updated = self.reread(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(updated)
+    }
+
+    /// Deletes (withdraws) the user's own event.
+    pub async fn delete_manual(&self, user: &UserRecord, id: i64) -> Result<i64, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event(&mut transaction, user, id).await?;
+        if record.source_id != self.manual_source_id {
+            return Err(owned_elsewhere(&record));
+        }
+        self.withdraw(&mut transaction, &record, now).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(id)
+    }
+
+    /// Done, on an event of any source.
+    pub async fn mark_done(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        self.act(user, id, |record, now| event::mark_done(record.lifecycle, now)).await
+    }
+
+    /// Remember, on an event of any source.
+    pub async fn mark_ack(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        let quiet = user.quiet;
+        self.act(user, id, move |record, now| event::mark_ack(record.lifecycle, &record.spec, record.zone, quiet, now)).await
+    }
+
+    pub(super) async fn act(
+        &self,
+        user: &UserRecord,
+        id: i64,
+        action: impl FnOnce(&EventRecord, DateTime<Utc>) -> Lifecycle,
+    ) -> Result<EventRecord, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event(&mut transaction, user, id).await?;
+        let lifecycle = action(&record, now);
+        // Remember answers the reminder; Done (or any close) ends the ladder.
+        let reminders = if !lifecycle.state.is_active() { Reminders::default() } else { record.reminders.remembered() };
+        if lifecycle == record.lifecycle && reminders == record.reminders {
+            return Ok(record);
+        }
+        let timeline = record.spec.timeline(record.zone);
+        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+        let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+        events::save_lifecycle(&mut transaction, id, write, now).await?;
+        let updated = self.reread(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(updated)
+    }
+
+    /// Changes the user's settings; a new zone recomputes their open events
+    /// in the same transaction.
+    pub async fn update_profile(&self, user: &UserRecord, patch: &ProfilePatch) -> Result<UserRecord, CoreError> {
+        let mut violations = Violations::default();
+        let zone = patch.tz.as_deref().map(|raw| parse_time_zone("tz", raw, &mut violations));
+        let quiet_start = patch.quiet_start.as_deref().map(|raw| parse_clock_time("quiet_start", raw, &mut violations));
+        let quiet_end = patch.quiet_end.as_deref().map(|raw| parse_clock_time("quiet_end", raw, &mut violations));
+        let locale = patch.locale.as_deref().map(|raw| Locale::parse("locale", raw, &mut violations));
+        if !violations.is_empty() {
+            return Err(CoreError::Invalid(violations));
+        }
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let current = users::user_by_id(&mut transaction, user.id).await?;
+        let zone = zone.flatten().unwrap_or(current.zone);
+        let mut quiet = current.quiet;
+        quiet.start = quiet_start.flatten().unwrap_or(quiet.start);
+        quiet.end = quiet_end.flatten().unwrap_or(quiet.end);
+        let locale = locale.flatten().unwrap_or(current.locale);
+        users::save_profile(&mut transaction, user.id, zone, quiet, locale, now).await?;
+        // A new zone moves local due moments and every checkpoint; new quiet
+        // hours move the checkpoints.
+        if zone != current.zone || quiet != current.quiet {
+            for record in events::open_for_user(&mut transaction, user.id).await? {
+                let timeline = record.spec.timeline(zone);
+                let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
+                let ladder = Ladder { zone, quiet, ..record.ladder() };
+                let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
+                let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+                let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+                events::save_lifecycle(&mut transaction, record.id, write, now).await?;
+            }
+        }
+        let updated = users::user_by_id(&mut transaction, user.id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(updated)
+    }
+}

@@ -1,0 +1,236 @@
+//! Owns every operation on the inbox — for sources, for the person and their
+//! agent, and for the operator — as one path from validated input through the
+//! domain's decisions to storage, with the clock as an input. The gRPC layer
+//! only authenticates and translates; gateways only call that.
+//!
+//! One `Engine`, its operations in one file per caller: `sources`, `inbox`
+//! (the person and their agent), `credentials` (tokens and action links),
+//! `operator`, `outbox` (channels and deliveries), `chats` (what Telegram's
+//! chats do) and `schedule` (the scheduler's pass). This file holds the
+//! shared types and helpers.
+
+mod chats;
+mod credentials;
+mod inbox;
+mod operator;
+mod outbox;
+mod schedule;
+mod sources;
+
+pub use chats::{BUTTON_ID_LENGTH, Pressed};
+pub use outbox::Attempt;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use sqlx::AnyConnection;
+use tokio::sync::Notify;
+
+use crate::clock::Clock;
+use crate::domain::checkpoints::Ladder;
+use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFields};
+use crate::domain::fields::{DeepLink, Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone, quoted};
+use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
+use crate::domain::state::State;
+use crate::domain::violations::Violations;
+use crate::error::CoreError;
+use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner, revision_of};
+use crate::storage::channels::{self, ChannelRecord, NewDelivery};
+use crate::storage::events::LifecycleWrite;
+use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
+use crate::targets::TargetPolicy;
+use crate::tokens;
+
+/// A batch holds at most this many items.
+pub const MAX_BATCH: usize = 1000;
+
+/// The source a caller authenticated as.
+#[derive(Clone, Debug)]
+pub struct SourceCaller {
+    pub id: i64,
+    pub name: SourceName,
+}
+
+/// One item of a source's batch, as it arrives.
+#[derive(Clone, Debug, Default)]
+pub struct SourceItem {
+    pub user: String,
+    pub source_ref: String,
+    pub topic: String,
+    pub fields: RawFields,
+}
+
+/// What an upsert did to one item.
+#[derive(Clone, Copy, Debug)]
+pub struct UpsertReport {
+    pub id: i64,
+    pub outcome: Outcome,
+    pub state: State,
+}
+
+/// A key of a source's event, as it arrives.
+#[derive(Clone, Debug, Default)]
+pub struct RawKey {
+    pub user: String,
+    pub source_ref: String,
+    pub topic: String,
+}
+
+/// What a withdrawal found under one key.
+#[derive(Clone, Copy, Debug)]
+pub struct WithdrawReport {
+    pub found: Option<(i64, State)>,
+}
+
+/// A partial change to the user's own event: `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct EventPatch {
+    pub title: Option<String>,
+    pub due_at: Option<String>,
+    pub subtitle: Option<String>,
+    pub fire_at: Option<String>,
+    pub after_due: Option<String>,
+    pub done_label: Option<String>,
+    pub deep_link: Option<String>,
+}
+
+/// A partial change to a user's settings.
+#[derive(Clone, Debug, Default)]
+pub struct ProfilePatch {
+    pub tz: Option<String>,
+    pub quiet_start: Option<String>,
+    pub quiet_end: Option<String>,
+    pub locale: Option<String>,
+}
+
+/// Whether a user has an agent token, and its history.
+#[derive(Clone, Copy, Debug)]
+pub struct AgentTokenStatus {
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+pub struct Engine {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    default_zone: Tz,
+    manual_source_id: i64,
+    /// Signs and checks action links with `HADO_SECRET`.
+    links: LinkSigner,
+    /// Where reminders may go and what their links point at.
+    outbound: Outbound,
+    /// Woken after every write, so that the scheduler re-reads the earliest
+    /// check instead of sleeping past a new one.
+    wake: Arc<Notify>,
+    /// Woken when deliveries are queued, so that the delivery loop sends them
+    /// at once.
+    deliveries_queued: Arc<Notify>,
+}
+
+/// Where reminders may go and what their links point at.
+#[derive(Clone, Debug)]
+pub struct Outbound {
+    /// The public address of the HTTP gateway, for action links (`HADO_PUBLIC_URL`).
+    pub public_url: String,
+    /// Whether webhooks may target private and loopback addresses (`HADO_WEBHOOK_ALLOW_PRIVATE`).
+    pub allow_private: bool,
+}
+
+impl Outbound {
+    /// Which addresses webhooks may reach.
+    pub fn targets(&self) -> TargetPolicy {
+        TargetPolicy { allow_private: self.allow_private }
+    }
+}
+
+/// A webhook channel just added, with its signing secret (shown this once).
+#[derive(Clone, Debug)]
+pub struct AddedWebhook {
+    pub channel: ChannelRecord,
+    pub secret: String,
+}
+
+/// Parses one item of a batch, collecting its violations under `events[i]`.
+fn parse_item(index: usize, item: &SourceItem, violations: &mut Violations) -> Option<(Login, SourceRef, Topic, EventSpec)> {
+    let mut own = Violations::default();
+    let login = Login::parse("user", &item.user, &mut own);
+    let source_ref = SourceRef::parse("ref", &item.source_ref, &mut own);
+    let topic = Topic::parse("topic", &item.topic, &mut own);
+    let spec = match EventSpec::parse(&item.fields) {
+        Ok(spec) => Some(spec),
+        Err(spec_violations) => {
+            for violation in spec_violations.iter() {
+                own.add(&violation.field, violation.message.clone());
+            }
+            None
+        }
+    };
+    let valid = own.is_empty();
+    violations.extend_prefixed(&format!("events[{index}]"), own);
+    match (login, source_ref, topic, spec) {
+        (Some(login), Some(source_ref), Some(topic), Some(spec)) if valid => Some((login, source_ref, topic, spec)),
+        _ => None,
+    }
+}
+
+/// Parses one value, turning its violations into the caller's error.
+fn parse_one<T>(parse: impl FnOnce(&mut Violations) -> Option<T>) -> Result<T, CoreError> {
+    let mut violations = Violations::default();
+    let value = parse(&mut violations);
+    violations.into_result(value).map_err(CoreError::Invalid)
+}
+
+fn check_batch_size(field: &str, len: usize) -> Result<(), CoreError> {
+    if len > MAX_BATCH {
+        return Err(CoreError::invalid(field, format!("{field} holds {len} items; a batch holds at most {MAX_BATCH}")));
+    }
+    Ok(())
+}
+
+/// The error for a user's change to another source's event.
+fn owned_elsewhere(record: &EventRecord) -> CoreError {
+    let source = &record.source;
+    CoreError::FailedPrecondition(format!("this event belongs to source {source}; only {source} can change it"))
+}
+
+impl Engine {
+    pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner, outbound: Outbound) -> Result<Self, CoreError> {
+        let manual_source_id =
+            store.source_id(SourceName::MANUAL).await?.ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
+        Ok(Self { store, clock, default_zone, manual_source_id, links, outbound, wake: Arc::new(Notify::new()), deliveries_queued: Arc::new(Notify::new()) })
+    }
+
+    /// The store, for the engine's own operations and the test harness; no
+    /// caller outside core reaches storage past the engine.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Which backend the database is (for core's start-up line).
+    pub fn backend(&self) -> crate::storage::Backend {
+        self.store.backend()
+    }
+
+    /// Closes the database's connections; the engine is done.
+    pub async fn close(&self) {
+        self.store.close().await;
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    pub fn wake_handle(&self) -> Arc<Notify> {
+        self.wake.clone()
+    }
+
+    pub fn deliveries_handle(&self) -> Arc<Notify> {
+        self.deliveries_queued.clone()
+    }
+
+    fn written(&self) {
+        self.wake.notify_one();
+    }
+}

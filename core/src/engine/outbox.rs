@@ -1,0 +1,152 @@
+//! Owns the person's channels and the outbox of deliveries: webhooks added
+//! (their targets checked), channels turned on, off, tested and removed,
+//! deliveries claimed with a lease and their attempts recorded.
+
+use super::*;
+
+/// How one attempt went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    Sent,
+    Retry {
+        at: DateTime<Utc>,
+        error: String,
+    },
+    Failed {
+        error: String,
+    },
+    /// The receiver answered 410: it wants no more.
+    Gone {
+        error: String,
+    },
+}
+
+impl Engine {
+    pub fn outbound(&self) -> &Outbound {
+        &self.outbound
+    }
+
+    pub async fn list_channels(&self, user: &UserRecord) -> Result<Vec<ChannelRecord>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(channels::for_user(&mut connection, user.id).await?)
+    }
+
+    /// Adds a webhook for the user and makes its signing secret.
+    pub async fn add_webhook(&self, user: &UserRecord, raw_url: &str) -> Result<AddedWebhook, CoreError> {
+        let url = raw_url.trim();
+        let parsed = DeepLink::parse_optional("url", Some(url), &mut Violations::default());
+        let Some(parsed) = parsed.and_then(|link| url::Url::parse(link.as_str()).ok()) else {
+            return Err(CoreError::invalid("url", format!("url {} is not an absolute http or https URL", quoted(url))));
+        };
+        if let Err(problem) = self.outbound.targets().check_new(&parsed).await {
+            return Err(CoreError::invalid("url", format!("url {}: {problem}", quoted(url))));
+        }
+        let secret = tokens::webhook_secret();
+        let mut transaction = self.store.begin_write().await?;
+        let channel = channels::add(&mut transaction, user.id, "webhook", url, Some(&secret), self.now()).await?;
+        transaction.commit().await?;
+        Ok(AddedWebhook { channel, secret })
+    }
+
+    pub(super) async fn own_channel(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<ChannelRecord, CoreError> {
+        channels::find(connection, user.id, id).await?.ok_or_else(|| CoreError::NotFound(format!("channel {id} not found")))
+    }
+
+    pub async fn set_channel_enabled(&self, user: &UserRecord, id: i64, enabled: bool) -> Result<ChannelRecord, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        self.own_channel(&mut transaction, user, id).await?;
+        channels::set_enabled(&mut transaction, user.id, id, enabled, self.now()).await?;
+        let channel = self.own_channel(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        Ok(channel)
+    }
+
+    pub async fn remove_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        if !channels::remove(&mut transaction, user.id, id).await? {
+            return Err(CoreError::NotFound(format!("channel {id} not found")));
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// Queues a test message to one of the user's channels, now.
+    pub async fn test_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        self.own_channel(&mut transaction, user, id).await?;
+        let test = NewDelivery { event_id: None, channel_id: Some(id), kind: "test", due_at: now, status: "pending", next_attempt_at: Some(now), note: None };
+        channels::insert_delivery(&mut transaction, test, now).await?;
+        transaction.commit().await?;
+        self.deliveries_queued.notify_one();
+        Ok(())
+    }
+
+    /// The delivery log of one of the user's events.
+    pub async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<channels::DeliveryRecord>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        self.own_event(&mut connection, user, id).await?;
+        Ok(channels::for_event(&mut connection, id).await?)
+    }
+
+    /// Claims due deliveries for sending, each with its event (none for a
+    /// test message), leased for `lease`.
+    pub async fn claim_deliveries(&self, limit: i64, lease: chrono::Duration) -> Result<Vec<(channels::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let claimed = channels::claim_deliveries(&mut transaction, self.store.backend(), now, now + lease, limit).await?;
+        let mut with_events = Vec::with_capacity(claimed.len());
+        for delivery in claimed {
+            let event = match delivery.event_id {
+                Some(event_id) => events::find_for_user(&mut transaction, event_id, delivery.channel.user_id).await?,
+                None => None,
+            };
+            with_events.push((delivery, event));
+        }
+        transaction.commit().await?;
+        Ok(with_events)
+    }
+
+    /// Records how sending went; a failure or a 410 also shows on the channel.
+    pub async fn record_attempt(&self, delivery: &channels::ClaimedDelivery, outcome: &Attempt) -> Result<(), CoreError> {
+        let now = self.now();
+        let attempts = delivery.attempts + 1;
+        let mut transaction = self.store.begin_write().await?;
+        match outcome {
+            Attempt::Sent => {
+                channels::finish_delivery(&mut transaction, delivery.id, "sent", attempts, None, None, now).await?;
+                channels::set_last_error(&mut transaction, delivery.channel.id, None, now).await?;
+            }
+            Attempt::Retry { at, error } => {
+                channels::finish_delivery(&mut transaction, delivery.id, "pending", attempts, Some(*at), Some(error), now).await?;
+            }
+            Attempt::Failed { error } => {
+                channels::finish_delivery(&mut transaction, delivery.id, "failed", attempts, None, Some(error), now).await?;
+                channels::set_last_error(&mut transaction, delivery.channel.id, Some(error), now).await?;
+            }
+            Attempt::Gone { error } => {
+                channels::finish_delivery(&mut transaction, delivery.id, "failed", attempts, None, Some(error), now).await?;
+                channels::disable_with_error(&mut transaction, delivery.channel.id, error, now).await?;
+            }
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// An action link for the event of a delivery.
+    pub fn action_url(&self, event: &EventRecord, action: LinkAction) -> String {
+        let token = self.link_token(event, action);
+        format!("{}/a/{token}", self.outbound.public_url.trim_end_matches('/'))
+    }
+
+    /// How many deliveries wait to be sent (the queue depth).
+    pub async fn pending_deliveries(&self) -> Result<i64, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(channels::pending_count(&mut connection).await?)
+    }
+
+    pub async fn earliest_delivery(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
+        let mut connection = self.store.pool().acquire().await?;
+        Ok(channels::earliest_pending(&mut connection).await?)
+    }
+}

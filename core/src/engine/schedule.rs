@@ -1,0 +1,93 @@
+//! Owns the scheduler's pass: due events claimed, their states and ladder
+//! places advanced, and a delivery queued per enabled channel for each
+//! checkpoint that fires, in one transaction.
+
+use super::*;
+
+impl Engine {
+    /// Advances up to `limit` events whose next check has come, in one
+    /// transaction. Returns how many it advanced; the cost follows the due
+    /// rows, never the table.
+    pub async fn advance_due(&self, limit: i64) -> Result<usize, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let due = events::claim_due(&mut transaction, self.store.backend(), now, limit).await?;
+        let mut users: Vec<i64> = due.iter().map(|record| record.user_id).collect();
+        users.sort_unstable();
+        users.dedup();
+        let routes = channels::enabled_for_users(&mut transaction, &users).await?;
+        let mut queued = 0;
+        for record in &due {
+            let timeline = record.spec.timeline(record.zone);
+            let ladder = record.ladder();
+            let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
+            // An open event without a ladder place (written before reminders
+            // existed) takes its place now.
+            let placed = if record.reminders == Reminders::default() { Reminders::start(&lifecycle, &ladder, now) } else { record.reminders };
+            let (reminders, fired) = placed.tick(&lifecycle, &ladder, now);
+            if let Some(fired) = fired {
+                queued += self.queue_reminder(&mut transaction, record, fired, &routes, now).await?;
+            }
+            let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+            let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+            events::save_lifecycle(&mut transaction, record.id, write, now).await?;
+        }
+        transaction.commit().await?;
+        if queued > 0 {
+            self.deliveries_queued.notify_one();
+        }
+        Ok(due.len())
+    }
+
+    /// Writes the deliveries of a reminder that came due: one per enabled
+    /// channel of the event's user, or one line in the event's log saying it
+    /// was quieted. Returns how many are to be sent.
+    pub(super) async fn queue_reminder(
+        &self,
+        connection: &mut AnyConnection,
+        record: &EventRecord,
+        fired: Fired,
+        routes: &[ChannelRecord],
+        now: DateTime<Utc>,
+    ) -> Result<usize, CoreError> {
+        let kind = match fired.kind {
+            ReminderKind::Checkpoint => "checkpoint",
+            ReminderKind::Repeat => "repeat",
+        };
+        if fired.suppressed.is_some() {
+            metrics::counter!("hado_reminders_total", "kind" => kind, "outcome" => "suppressed").increment(1);
+            let quieted = NewDelivery {
+                event_id: Some(record.id),
+                channel_id: None,
+                kind,
+                due_at: fired.due,
+                status: "suppressed",
+                next_attempt_at: None,
+                note: Some("quiet after Remember"),
+            };
+            channels::insert_delivery(connection, quieted, now).await?;
+            return Ok(0);
+        }
+        let mut queued = 0;
+        for route in routes.iter().filter(|route| route.user_id == record.user_id) {
+            let delivery = NewDelivery {
+                event_id: Some(record.id),
+                channel_id: Some(route.id),
+                kind,
+                due_at: fired.due,
+                status: "pending",
+                next_attempt_at: Some(now),
+                note: None,
+            };
+            channels::insert_delivery(connection, delivery, now).await?;
+            queued += 1;
+        }
+        let outcome = if queued > 0 { "queued" } else { "no_channel" };
+        metrics::counter!("hado_reminders_total", "kind" => kind, "outcome" => outcome).increment(1);
+        Ok(queued)
+    }
+
+    pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
+        Ok(self.store.earliest_check().await?)
+    }
+}

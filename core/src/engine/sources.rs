@@ -1,0 +1,138 @@
+//! Owns what sources do: batches upserted and withdrawn, validated whole and
+//! written in one transaction, and a source's events read back. The upsert
+//! path here serves the person's own events too.
+
+use super::*;
+
+impl Engine {
+    /// Validates the whole batch, then applies it in one transaction.
+    pub async fn upsert_batch(&self, source: &SourceCaller, items: &[SourceItem]) -> Result<Vec<UpsertReport>, CoreError> {
+        check_batch_size("events", items.len())?;
+        let mut violations = Violations::default();
+        let parsed: Vec<_> = items.iter().enumerate().map(|(index, item)| parse_item(index, item, &mut violations)).collect();
+        if !violations.is_empty() {
+            return Err(CoreError::Invalid(violations));
+        }
+        let now = self.now();
+        let parsed: Vec<_> = parsed.into_iter().flatten().collect();
+        let mut transaction = self.store.begin_write().await?;
+        let mut known_users: HashMap<String, UserRecord> = HashMap::new();
+        for (login, ..) in &parsed {
+            if !known_users.contains_key(login.as_str()) {
+                let user = users::ensure_user(&mut transaction, login, self.default_zone, now).await?;
+                known_users.insert(login.as_str().to_owned(), user);
+            }
+        }
+        // The batch's existing events in a few queries, not one per item.
+        let keys: Vec<(i64, &str, &str)> =
+            parsed.iter().map(|(login, source_ref, topic, _)| (known_users[login.as_str()].id, source_ref.as_str(), topic.as_str())).collect();
+        let mut stored = events::find_by_keys(&mut transaction, source.id, &keys).await?;
+        let mut reports = Vec::with_capacity(parsed.len());
+        let mut seen = std::collections::HashSet::new();
+        for ((login, source_ref, topic, spec), (user_id, _, _)) in parsed.iter().zip(&keys) {
+            let user = &known_users[login.as_str()];
+            let key = EventKey { user_id: *user_id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+            let lookup = (*user_id, source_ref.as_str().to_owned(), topic.as_str().to_owned());
+            // A key that comes twice in one batch meets its own first write.
+            let existing = if seen.insert(lookup.clone()) { stored.remove(&lookup) } else { events::find_by_key(&mut transaction, key).await? };
+            reports.push(self.upsert_one(&mut transaction, user, key, existing, spec, now).await?);
+        }
+        transaction.commit().await?;
+        self.written();
+        Ok(reports)
+    }
+
+    /// The one upsert path, shared by sources and the user's own events.
+    pub(super) async fn upsert_one(
+        &self,
+        connection: &mut AnyConnection,
+        user: &UserRecord,
+        key: EventKey<'_>,
+        stored: Option<EventRecord>,
+        spec: &EventSpec,
+        now: DateTime<Utc>,
+    ) -> Result<UpsertReport, CoreError> {
+        let existing = stored.as_ref().map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
+        let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
+        let timeline = spec.timeline(user.zone);
+        let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone: user.zone, quiet: user.quiet };
+        let reminders = match (&stored, outcome) {
+            (Some(record), Outcome::Unchanged) => record.reminders,
+            (Some(record), Outcome::Updated) => record.reminders.rebased(&lifecycle, &ladder, now),
+            _ => Reminders::start(&lifecycle, &ladder, now),
+        };
+        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+        let write = EventWrite { spec, lifecycle, due_at: timeline.due_moment, reminders, next_check_at };
+        let id = match (&stored, outcome) {
+            (None, _) => events::insert(connection, key, write, now).await?,
+            (Some(record), Outcome::Unchanged) => record.id,
+            (Some(record), _) => {
+                events::update(connection, record.id, write, now).await?;
+                record.id
+            }
+        };
+        Ok(UpsertReport { id, outcome, state: lifecycle.state })
+    }
+
+    /// Withdraws events by key; unknown keys are reported as not found.
+    pub async fn withdraw_batch(&self, source: &SourceCaller, keys: &[RawKey]) -> Result<Vec<WithdrawReport>, CoreError> {
+        check_batch_size("keys", keys.len())?;
+        let mut violations = Violations::default();
+        let mut parsed = Vec::with_capacity(keys.len());
+        for (index, key) in keys.iter().enumerate() {
+            let mut own = Violations::default();
+            let login = Login::parse("user", &key.user, &mut own);
+            let source_ref = SourceRef::parse("ref", &key.source_ref, &mut own);
+            let topic = Topic::parse("topic", &key.topic, &mut own);
+            violations.extend_prefixed(&format!("keys[{index}]"), own);
+            parsed.push((login, source_ref, topic));
+        }
+        if !violations.is_empty() {
+            return Err(CoreError::Invalid(violations));
+        }
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let mut reports = Vec::with_capacity(keys.len());
+        for (login, source_ref, topic) in parsed {
+            let (Some(login), Some(source_ref), Some(topic)) = (login, source_ref, topic) else { continue };
+            let Some(user) = users::find_user(&mut transaction, &login).await? else {
+                reports.push(WithdrawReport { found: None });
+                continue;
+            };
+            let key = EventKey { user_id: user.id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+            let found = match events::find_by_key(&mut transaction, key).await? {
+                Some(record) => Some((record.id, self.withdraw(&mut transaction, &record, now).await?)),
+                None => None,
+            };
+            reports.push(WithdrawReport { found });
+        }
+        transaction.commit().await?;
+        self.written();
+        Ok(reports)
+    }
+
+    pub(super) async fn withdraw(&self, connection: &mut AnyConnection, record: &EventRecord, now: DateTime<Utc>) -> Result<State, CoreError> {
+        if record.lifecycle.state != State::Withdrawn {
+            let lifecycle = Lifecycle { state: State::Withdrawn, ..record.lifecycle };
+            let due_at = record.spec.due.at.moment_in(record.zone);
+            let write = LifecycleWrite { lifecycle, reminders: Reminders::default(), due_at, next_check_at: None };
+            events::save_lifecycle(connection, record.id, write, now).await?;
+        }
+        Ok(State::Withdrawn)
+    }
+
+    /// A source's events of one user (all, or only the given refs).
+    pub async fn list_for_source(&self, source: &SourceCaller, raw_login: &str, refs: &[String]) -> Result<Vec<EventRecord>, CoreError> {
+        check_batch_size("refs", refs.len())?;
+        let mut violations = Violations::default();
+        let login = Login::parse("user", raw_login, &mut violations);
+        for (index, source_ref) in refs.iter().enumerate() {
+            SourceRef::parse(&format!("refs[{index}]"), source_ref, &mut violations);
+        }
+        let login = violations.into_result(login).map_err(CoreError::Invalid)?;
+        let mut connection = self.store.pool().acquire().await?;
+        let Some(user) = users::find_user(&mut connection, &login).await? else { return Ok(Vec::new()) };
+        drop(connection);
+        Ok(self.store.list_for_source(source.id, user.id, refs).await?)
+    }
+}
