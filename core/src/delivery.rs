@@ -24,7 +24,7 @@ use hado_proto::views::ClientEvent;
 use crate::engine::{Attempt, Engine};
 use crate::links::LinkAction;
 use crate::storage::EventRecord;
-use crate::storage::channels::ClaimedDelivery;
+use crate::storage::channels::{ChannelKind, ClaimedDelivery};
 use crate::targets::RefusedTarget;
 use crate::telegram::{self, BotError};
 use crate::wire;
@@ -137,7 +137,7 @@ impl Deliverer {
             None => Attempt::Failed { error: format!("{error} (gave up after {attempts} attempts)") },
         };
         let channel = &delivery.channel;
-        if channel.kind == "telegram" {
+        if channel.kind == ChannelKind::Telegram {
             return match self.send_telegram(delivery, event).await {
                 Ok(()) => Attempt::Sent,
                 Err(error) if error.forbidden => {
@@ -145,9 +145,6 @@ impl Deliverer {
                 }
                 Err(error) => retry_or_fail(error.message, error.retry_after.map(Duration::from_secs)),
             };
-        }
-        if channel.kind != "webhook" {
-            return Attempt::Failed { error: format!("channels of kind {} cannot be sent to", channel.kind) };
         }
         if let Err(error) = self.check_target(&channel.target) {
             return Attempt::Failed { error };
@@ -224,7 +221,7 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
                 Attempt::Failed { .. } => "failed",
                 Attempt::Gone { .. } => "gone",
             };
-            metrics::counter!("hado_deliveries_total", "channel" => delivery.channel.kind.clone(), "outcome" => label).increment(1);
+            metrics::counter!("hado_deliveries_total", "channel" => delivery.channel.kind.as_str(), "outcome" => label).increment(1);
             deliverer.engine.record_attempt(delivery, &outcome).await?;
         }
         total += count;

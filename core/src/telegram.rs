@@ -14,6 +14,7 @@ use tokio::sync::{OnceCell, watch};
 
 use hado_runtime::wording::{self, Lang};
 
+use crate::domain::state::State;
 use crate::engine::Engine;
 use crate::error::CoreError;
 use crate::storage::{EventRecord, UserRecord};
@@ -152,7 +153,7 @@ fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
     // A date's due moment is the end of its day, so the day comes from the date.
     let day = event.spec.due.at.day_in(event.zone);
     let time = event.spec.due.at.has_time_of_day().then(|| event.spec.due.at.moment_in(event.zone).with_timezone(&event.zone).time());
-    wording::due_in_words(lang, today, day, time, event.lifecycle.state.as_str() == "overdue")
+    wording::due_in_words(lang, today, day, time, event.lifecycle.state == State::Overdue)
 }
 
 fn local(event: &EventRecord, instant: DateTime<Utc>) -> String {
@@ -231,7 +232,7 @@ async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
     let events = engine.list_events(&user, None, false, None).await?;
     let now = engine.now();
     let wanted: Vec<&EventRecord> =
-        events.iter().filter(|event| event.reminders.needs_attention() || matches!(event.lifecycle.state.as_str(), "today" | "overdue")).collect();
+        events.iter().filter(|event| event.reminders.needs_attention() || matches!(event.lifecycle.state, State::Today | State::Overdue)).collect();
     let ru = user.locale.as_str() == "ru";
     if wanted.is_empty() {
         return Ok(if ru { "Сейчас ничего не требует внимания." } else { "Nothing needs you right now." }.into());
@@ -256,9 +257,9 @@ async fn press(engine: &Engine, bot: &Bot, callback: &Value) -> Result<(), CoreE
         return Ok(());
     };
     let say = Say(Lang::from_locale(event.locale.as_str()));
-    let (short, text) = match (action, event.lifecycle.state.as_str()) {
-        (_, "done" | "expired") => {
-            let closed = if event.lifecycle.state.as_str() == "done" {
+    let (short, text) = match (action, event.lifecycle.state) {
+        (_, State::Done | State::Expired) => {
+            let closed = if event.lifecycle.state == State::Done {
                 event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned())
             } else {
                 event.locale.expired_label().to_owned()

@@ -278,8 +278,16 @@ impl TestCore {
         let now = crate::clock::Clock::now(&*self.clock);
         let mut transaction = self.engine.store().begin_write().await.expect("a write transaction");
         let user = crate::storage::users::ensure_user(&mut transaction, &login, chrono_tz::Europe::Berlin, now).await.expect("the user");
-        let channel =
-            crate::storage::channels::add(&mut transaction, user.id, "webhook", url, Some(&crate::tokens::webhook_secret()), now).await.expect("the channel");
+        let channel = crate::storage::channels::add(
+            &mut transaction,
+            user.id,
+            crate::storage::channels::ChannelKind::Webhook,
+            url,
+            Some(&crate::tokens::webhook_secret()),
+            now,
+        )
+        .await
+        .expect("the channel");
         transaction.commit().await.expect("committed");
         channel.id
     }

@@ -75,7 +75,7 @@ pub fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Pro
 pub fn channel(record: &ChannelRecord) -> v1::Channel {
     v1::Channel {
         id: record.id,
-        kind: record.kind.clone(),
+        kind: record.kind.as_str().to_owned(),
         target: record.target.clone(),
         enabled: record.enabled,
         last_error: record.last_error.clone(),
@@ -90,9 +90,9 @@ pub fn delivery(record: &DeliveryRecord) -> v1::Delivery {
             (Some(kind), Some(id)) => format!("{kind} {id}"),
             _ => String::new(),
         },
-        kind: record.kind.clone(),
+        kind: record.kind.as_str().to_owned(),
         due_at: timestamp(record.due_at),
-        status: record.status.clone(),
+        status: record.status.as_str().to_owned(),
         attempts: record.attempts,
         note: record.note.clone(),
         updated_at: timestamp(record.updated_at),

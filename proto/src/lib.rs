@@ -14,4 +14,5 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "
 
 pub mod error;
 pub mod metadata;
+pub mod state;
 pub mod views;

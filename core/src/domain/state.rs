@@ -21,6 +21,8 @@ pub enum State {
 
 impl State {
     pub const ACTIVE: [State; 4] = [State::Scheduled, State::Preparing, State::Today, State::Overdue];
+    /// What the archive shows: the events that closed by themselves or by Done.
+    pub const ARCHIVED: [State; 2] = [State::Done, State::Expired];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -55,7 +57,7 @@ impl State {
 
     /// Done and expired: in the archive, kept unless the due moment moves.
     pub fn is_closed(self) -> bool {
-        matches!(self, Self::Done | Self::Expired)
+        Self::ARCHIVED.contains(&self)
     }
 }
 

@@ -5,6 +5,7 @@
 //! `crate::telegram`'s.
 
 use super::*;
+use crate::storage::channels::ChannelKind;
 use crate::storage::telegram::{self, Button};
 
 /// The length of a button's stored id (the `callback_data` holds `b:<id>`).
@@ -49,13 +50,14 @@ impl Engine {
             return Ok(None);
         };
         let user = users::user_by_id(&mut transaction, user_id).await?;
-        let linked = channels::for_user(&mut transaction, user_id).await?.into_iter().find(|channel| channel.kind == "telegram" && channel.target == chat);
+        let linked =
+            channels::for_user(&mut transaction, user_id).await?.into_iter().find(|channel| channel.kind == ChannelKind::Telegram && channel.target == chat);
         match linked {
             Some(channel) => {
                 channels::set_enabled(&mut transaction, user_id, channel.id, true, now).await?;
             }
             None => {
-                channels::add(&mut transaction, user_id, "telegram", &chat, None, now).await?;
+                channels::add(&mut transaction, user_id, ChannelKind::Telegram, &chat, None, now).await?;
             }
         }
         transaction.commit().await?;
@@ -65,7 +67,7 @@ impl Engine {
     /// The person a chat is linked to, if any.
     pub async fn user_of_chat(&self, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
         let mut connection = self.store.pool().acquire().await?;
-        let Some(channel) = channels::find_by_target(&mut connection, "telegram", &chat_id.to_string()).await? else { return Ok(None) };
+        let Some(channel) = channels::find_by_target(&mut connection, ChannelKind::Telegram, &chat_id.to_string()).await? else { return Ok(None) };
         Ok(Some(users::user_by_id(&mut connection, channel.user_id).await?))
     }
 
@@ -94,7 +96,9 @@ impl Engine {
         let Some(button) = telegram::find_button(&mut connection, button_id).await? else { return Ok(None) };
         let from_its_chat = match &button.chat_id {
             Some(chat) => *chat == pressed_in,
-            None => channels::find_by_target(&mut connection, "telegram", &pressed_in).await?.is_some_and(|channel| channel.user_id == button.user_id),
+            None => {
+                channels::find_by_target(&mut connection, ChannelKind::Telegram, &pressed_in).await?.is_some_and(|channel| channel.user_id == button.user_id)
+            }
         };
         if !from_its_chat {
             tracing::warn!("a Telegram button was pressed outside the chat its reminder went to; ignored");

@@ -3,6 +3,7 @@
 //! deliveries claimed with a lease and their attempts recorded.
 
 use super::*;
+use crate::storage::channels::{ChannelKind, DeliveryKind, DeliveryStatus};
 
 /// How one attempt went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,7 +44,7 @@ impl Engine {
         }
         let secret = tokens::webhook_secret();
         let mut transaction = self.store.begin_write().await?;
-        let channel = channels::add(&mut transaction, user.id, "webhook", url, Some(&secret), self.now()).await?;
+        let channel = channels::add(&mut transaction, user.id, ChannelKind::Webhook, url, Some(&secret), self.now()).await?;
         transaction.commit().await?;
         Ok(AddedWebhook { channel, secret })
     }
@@ -75,7 +76,15 @@ impl Engine {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         self.own_channel(&mut transaction, user, id).await?;
-        let test = NewDelivery { event_id: None, channel_id: Some(id), kind: "test", due_at: now, status: "pending", next_attempt_at: Some(now), note: None };
+        let test = NewDelivery {
+            event_id: None,
+            channel_id: Some(id),
+            kind: DeliveryKind::Test,
+            due_at: now,
+            status: DeliveryStatus::Pending,
+            next_attempt_at: Some(now),
+            note: None,
+        };
         channels::insert_delivery(&mut transaction, test, now).await?;
         transaction.commit().await?;
         self.deliveries_queued.notify_one();
@@ -114,18 +123,18 @@ impl Engine {
         let mut transaction = self.store.begin_write().await?;
         match outcome {
             Attempt::Sent => {
-                channels::finish_delivery(&mut transaction, delivery.id, "sent", attempts, None, None, now).await?;
+                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Sent, attempts, None, None, now).await?;
                 channels::set_last_error(&mut transaction, delivery.channel.id, None, now).await?;
             }
             Attempt::Retry { at, error } => {
-                channels::finish_delivery(&mut transaction, delivery.id, "pending", attempts, Some(*at), Some(error), now).await?;
+                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Pending, attempts, Some(*at), Some(error), now).await?;
             }
             Attempt::Failed { error } => {
-                channels::finish_delivery(&mut transaction, delivery.id, "failed", attempts, None, Some(error), now).await?;
+                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Failed, attempts, None, Some(error), now).await?;
                 channels::set_last_error(&mut transaction, delivery.channel.id, Some(error), now).await?;
             }
             Attempt::Gone { error } => {
-                channels::finish_delivery(&mut transaction, delivery.id, "failed", attempts, None, Some(error), now).await?;
+                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Failed, attempts, None, Some(error), now).await?;
                 channels::disable_with_error(&mut transaction, delivery.channel.id, error, now).await?;
             }
         }

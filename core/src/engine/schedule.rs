@@ -3,6 +3,7 @@
 //! checkpoint that fires, in one transaction.
 
 use super::*;
+use crate::storage::channels::{DeliveryKind, DeliveryStatus};
 
 impl Engine {
     /// Advances up to `limit` events whose next check has come, in one
@@ -51,17 +52,17 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Result<usize, CoreError> {
         let kind = match fired.kind {
-            ReminderKind::Checkpoint => "checkpoint",
-            ReminderKind::Repeat => "repeat",
+            ReminderKind::Checkpoint => DeliveryKind::Checkpoint,
+            ReminderKind::Repeat => DeliveryKind::Repeat,
         };
         if fired.suppressed.is_some() {
-            metrics::counter!("hado_reminders_total", "kind" => kind, "outcome" => "suppressed").increment(1);
+            metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => "suppressed").increment(1);
             let quieted = NewDelivery {
                 event_id: Some(record.id),
                 channel_id: None,
                 kind,
                 due_at: fired.due,
-                status: "suppressed",
+                status: DeliveryStatus::Suppressed,
                 next_attempt_at: None,
                 note: Some("quiet after Remember"),
             };
@@ -75,7 +76,7 @@ impl Engine {
                 channel_id: Some(route.id),
                 kind,
                 due_at: fired.due,
-                status: "pending",
+                status: DeliveryStatus::Pending,
                 next_attempt_at: Some(now),
                 note: None,
             };
@@ -83,7 +84,7 @@ impl Engine {
             queued += 1;
         }
         let outcome = if queued > 0 { "queued" } else { "no_channel" };
-        metrics::counter!("hado_reminders_total", "kind" => kind, "outcome" => outcome).increment(1);
+        metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => outcome).increment(1);
         Ok(queued)
     }
 

@@ -10,11 +10,82 @@ use sqlx::{AnyConnection, Row};
 use super::records::{instant, millis};
 use super::{Backend, StoreError};
 
+/// Declares an enum stored as one of a fixed set of words: the words live
+/// here and in the database column, and nowhere else in the code.
+macro_rules! stored_words {
+    ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$variant_doc])* $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $word),+
+                }
+            }
+
+            /// Reads the column back; another word is corruption.
+            pub fn from_stored(word: &str) -> Result<Self, StoreError> {
+                match word {
+                    $($word => Ok(Self::$variant),)+
+                    other => Err(StoreError::Corrupt(format!("{other:?} is not a {}", stringify!($name)))),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+stored_words!(
+    /// Where a channel's reminders go.
+    ChannelKind {
+        /// A Telegram chat; the target is its chat id.
+        Telegram => "telegram",
+        /// A signed HTTP POST; the target is its URL.
+        Webhook => "webhook",
+    }
+);
+
+stored_words!(
+    /// What a delivery is.
+    DeliveryKind {
+        /// A checkpoint of the event's ladder.
+        Checkpoint => "checkpoint",
+        /// A 3-hourly repeat of an unanswered reminder.
+        Repeat => "repeat",
+        /// A test message the person asked for.
+        Test => "test",
+    }
+);
+
+stored_words!(
+    /// Where a delivery stands.
+    DeliveryStatus {
+        /// Waiting for its (next) attempt.
+        Pending => "pending",
+        Sent => "sent",
+        /// Given up: the schedule is spent, or the receiver refused for good.
+        Failed => "failed",
+        /// Not sent: the event was quiet after Remember. A line in its log.
+        Suppressed => "suppressed",
+    }
+);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChannelRecord {
     pub id: i64,
     pub user_id: i64,
-    pub kind: String,
+    pub kind: ChannelKind,
     pub target: String,
     pub secret: Option<String>,
     pub enabled: bool,
@@ -28,7 +99,7 @@ fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
     Ok(ChannelRecord {
         id: row.try_get("id")?,
         user_id: row.try_get("user_id")?,
-        kind: row.try_get("kind")?,
+        kind: ChannelKind::from_stored(row.try_get("kind")?)?,
         target: row.try_get("target")?,
         secret: row.try_get("secret")?,
         enabled: row.try_get::<i64, _>("enabled")? != 0,
@@ -40,7 +111,7 @@ fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
 pub async fn add(
     connection: &mut AnyConnection,
     user_id: i64,
-    kind: &str,
+    kind: ChannelKind,
     target: &str,
     secret: Option<&str>,
     now: DateTime<Utc>,
@@ -48,7 +119,7 @@ pub async fn add(
     let row =
         sqlx::query("INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING id")
             .bind(user_id)
-            .bind(kind.to_owned())
+            .bind(kind.as_str())
             .bind(target.to_owned())
             .bind(secret.map(str::to_owned))
             .bind(millis(now))
@@ -67,9 +138,9 @@ pub async fn find(connection: &mut AnyConnection, user_id: i64, id: i64) -> Resu
 
 /// The channel of a kind with this target (a Telegram chat, say), the
 /// earliest if several people linked it.
-pub async fn find_by_target(connection: &mut AnyConnection, kind: &str, target: &str) -> Result<Option<ChannelRecord>, StoreError> {
+pub async fn find_by_target(connection: &mut AnyConnection, kind: ChannelKind, target: &str) -> Result<Option<ChannelRecord>, StoreError> {
     let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.kind = $1 AND c.target = $2 ORDER BY c.id LIMIT 1");
-    let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(kind.to_owned()).bind(target.to_owned()).fetch_optional(&mut *connection).await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(kind.as_str()).bind(target.to_owned()).fetch_optional(&mut *connection).await?;
     row.as_ref().map(channel).transpose()
 }
 
@@ -139,9 +210,9 @@ pub struct NewDelivery<'a> {
     /// None for a test message.
     pub event_id: Option<i64>,
     pub channel_id: Option<i64>,
-    pub kind: &'a str,
+    pub kind: DeliveryKind,
     pub due_at: DateTime<Utc>,
-    pub status: &'a str,
+    pub status: DeliveryStatus,
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub note: Option<&'a str>,
 }
@@ -155,9 +226,9 @@ pub async fn insert_delivery(connection: &mut AnyConnection, delivery: NewDelive
     .bind(message_id)
     .bind(delivery.event_id)
     .bind(delivery.channel_id)
-    .bind(delivery.kind.to_owned())
+    .bind(delivery.kind.as_str())
     .bind(millis(delivery.due_at))
-    .bind(delivery.status.to_owned())
+    .bind(delivery.status.as_str())
     .bind(delivery.next_attempt_at.map(millis))
     .bind(delivery.note.map(str::to_owned))
     .bind(millis(now))
@@ -172,7 +243,7 @@ pub struct ClaimedDelivery {
     pub id: i64,
     pub message_id: String,
     pub event_id: Option<i64>,
-    pub kind: String,
+    pub kind: DeliveryKind,
     pub due_at: DateTime<Utc>,
     pub attempts: i64,
     pub channel: ChannelRecord,
@@ -204,7 +275,7 @@ pub async fn claim_deliveries(
             id: row.try_get("delivery_id")?,
             message_id: row.try_get("message_id")?,
             event_id: row.try_get("event_id")?,
-            kind: row.try_get("delivery_kind")?,
+            kind: DeliveryKind::from_stored(row.try_get("delivery_kind")?)?,
             due_at: instant(row.try_get("due_at")?)?,
             attempts: row.try_get("attempts")?,
             channel: channel(row)?,
@@ -216,12 +287,12 @@ pub async fn claim_deliveries(
     Ok(claimed)
 }
 
-/// Records how an attempt went: `sent`, `failed`, or `pending` again with
-/// the next attempt's time.
+/// Records how an attempt went: sent, failed, or pending again with the
+/// next attempt's time.
 pub async fn finish_delivery(
     connection: &mut AnyConnection,
     id: i64,
-    status: &str,
+    status: DeliveryStatus,
     attempts: i64,
     next_attempt_at: Option<DateTime<Utc>>,
     error: Option<&str>,
@@ -229,7 +300,7 @@ pub async fn finish_delivery(
 ) -> Result<(), StoreError> {
     sqlx::query("UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, updated_at = $6 WHERE id = $1")
         .bind(id)
-        .bind(status.to_owned())
+        .bind(status.as_str())
         .bind(attempts)
         .bind(next_attempt_at.map(millis))
         .bind(error.map(str::to_owned))
@@ -244,10 +315,10 @@ pub async fn finish_delivery(
 pub struct DeliveryRecord {
     pub id: i64,
     pub channel_id: Option<i64>,
-    pub channel_kind: Option<String>,
-    pub kind: String,
+    pub channel_kind: Option<ChannelKind>,
+    pub kind: DeliveryKind,
     pub due_at: DateTime<Utc>,
-    pub status: String,
+    pub status: DeliveryStatus,
     pub attempts: i64,
     pub note: Option<String>,
     pub updated_at: DateTime<Utc>,
@@ -267,10 +338,10 @@ pub async fn for_event(connection: &mut AnyConnection, event_id: i64) -> Result<
             Ok(DeliveryRecord {
                 id: row.try_get("id")?,
                 channel_id: row.try_get("channel_id")?,
-                channel_kind: row.try_get("channel_kind")?,
-                kind: row.try_get("kind")?,
+                channel_kind: row.try_get::<Option<String>, _>("channel_kind")?.as_deref().map(ChannelKind::from_stored).transpose()?,
+                kind: DeliveryKind::from_stored(row.try_get("kind")?)?,
                 due_at: instant(row.try_get("due_at")?)?,
-                status: row.try_get("status")?,
+                status: DeliveryStatus::from_stored(row.try_get("status")?)?,
                 attempts: row.try_get("attempts")?,
                 note: row.try_get("last_error")?,
                 updated_at: instant(row.try_get("updated_at")?)?,

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
-use super::records::{EventRecord, millis, select_events};
+use super::records::{EventRecord, millis, select_events, with_states};
 use super::{Backend, Store, StoreError};
 use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::reminders::Reminders;
@@ -180,10 +180,7 @@ pub async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: Life
 
 /// A user's open events, for recomputing them after a zone change.
 pub async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
-    let rows = sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state IN ('scheduled', 'preparing', 'today', 'overdue')"))
-        .bind(user_id)
-        .fetch_all(&mut *connection)
-        .await?;
+    let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))).bind(user_id).fetch_all(&mut *connection).await?;
     decode_all(rows)
 }
 
@@ -203,13 +200,10 @@ pub async fn claim_due(connection: &mut AnyConnection, backend: Backend, now: Da
 
 /// How many of the user's open events need attention.
 pub async fn attention_count(connection: &mut AnyConnection, user_id: i64) -> Result<i64, StoreError> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS count FROM events WHERE user_id = $1 AND attention_since IS NOT NULL \
-         AND state IN ('scheduled', 'preparing', 'today', 'overdue')",
-    )
-    .bind(user_id)
-    .fetch_one(&mut *connection)
-    .await?;
+    let row = sqlx::query(with_states!("SELECT COUNT(*) AS count FROM events WHERE user_id = $1 AND attention_since IS NOT NULL AND state IN ({active})"))
+        .bind(user_id)
+        .fetch_one(&mut *connection)
+        .await?;
     Ok(row.try_get("count")?)
 }
 
@@ -228,13 +222,11 @@ impl Store {
                     .await?
             }
             None => {
-                sqlx::query(select_events!(
-                    "WHERE e.user_id = $1 AND e.state IN ('scheduled', 'preparing', 'today', 'overdue') ORDER BY e.due_ms, e.id LIMIT $2"
-                ))
-                .bind(user_id)
-                .bind(limit)
-                .fetch_all(self.pool())
-                .await?
+                sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active}) ORDER BY e.due_ms, e.id LIMIT $2")))
+                    .bind(user_id)
+                    .bind(limit)
+                    .fetch_all(self.pool())
+                    .await?
             }
         };
         decode_all(rows)
@@ -242,7 +234,7 @@ impl Store {
 
     /// The archive: done and expired, most recently closed first.
     pub async fn list_archive(&self, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
-        let rows = sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state IN ('done', 'expired') ORDER BY e.closed_at DESC, e.id DESC LIMIT $2"))
+        let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({archived}) ORDER BY e.closed_at DESC, e.id DESC LIMIT $2")))
             .bind(user_id)
             .bind(ARCHIVE_LIMIT)
             .fetch_all(self.pool())

@@ -117,6 +117,26 @@ macro_rules! select_events {
 }
 pub(super) use select_events;
 
+/// The SQL list of `states`, such as `'done', 'expired'`, written from the
+/// domain's own lists so that the queries and [`State`] cannot drift apart.
+pub(super) fn state_list(states: &[State]) -> String {
+    states.iter().map(|state| format!("'{}'", state.as_str())).collect::<Vec<_>>().join(", ")
+}
+
+/// A query whose template names `{active}` (the active states) or
+/// `{archived}` (done and expired), filled in from [`State`] once, at first
+/// use.
+macro_rules! with_states {
+    ($template:expr) => {{
+        static QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            use crate::domain::state::State;
+            ($template).replace("{active}", &super::records::state_list(&State::ACTIVE)).replace("{archived}", &super::records::state_list(&State::ARCHIVED))
+        });
+        QUERY.as_str()
+    }};
+}
+pub(super) use with_states;
+
 impl EventRecord {
     pub(super) fn from_row(row: &AnyRow) -> Result<Self, StoreError> {
         let stored_due = StoredDue {

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use sqlx::{AnyConnection, Row};
 
-use super::records::{UserRecord, UserSummary, instant, millis};
+use super::records::{UserRecord, UserSummary, instant, millis, with_states};
 use super::{Store, StoreError};
 use crate::domain::checkpoints::QuietHours;
 use crate::domain::fields::{Locale, Login, format_clock_time};
@@ -105,13 +105,12 @@ pub async fn agent_token_status(connection: &mut AnyConnection, user_id: i64) ->
 
 impl Store {
     pub async fn list_users(&self) -> Result<Vec<UserSummary>, StoreError> {
-        let rows = sqlx::query(
+        let rows = sqlx::query(with_states!(
             "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, u.created_at, \
              (SELECT COUNT(*) FROM agent_tokens t WHERE t.user_id = u.id) AS tokens, \
-             (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id \
-                AND e.state IN ('scheduled', 'preparing', 'today', 'overdue')) AS active_events \
-             FROM users u ORDER BY u.login",
-        )
+             (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.state IN ({active})) AS active_events \
+             FROM users u ORDER BY u.login"
+        ))
         .fetch_all(self.pool())
         .await?;
         rows.iter()

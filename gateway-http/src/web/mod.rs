@@ -21,6 +21,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use tonic::Code;
 
 use hado_proto::metadata::Credential;
+use hado_proto::state::EventState;
 use hado_proto::v1::{self, links_client::LinksClient};
 use hado_runtime::client::Failure;
 
@@ -57,10 +58,10 @@ impl InboxPage {
     fn sections(&self) -> Vec<Section<'_>> {
         let (t, groups) = (self.t, &self.groups);
         vec![
-            Section { state: "today", heading: t.today, cards: &groups.today },
-            Section { state: "overdue", heading: t.overdue, cards: &groups.overdue },
-            Section { state: "preparing", heading: t.preparing, cards: &groups.preparing },
-            Section { state: "scheduled", heading: t.scheduled, cards: &groups.scheduled },
+            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today },
+            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue },
+            Section { state: EventState::Preparing.as_str(), heading: t.preparing, cards: &groups.preparing },
+            Section { state: EventState::Scheduled.as_str(), heading: t.scheduled, cards: &groups.scheduled },
         ]
     }
 }
@@ -371,9 +372,9 @@ pub async fn inbox_page(State(state): State<AppState>, mut session: Session, Que
     let show_all = query.all.is_some();
     let mut events = Vec::new();
     let mut more_scheduled = false;
-    for group in ["today", "overdue", "preparing", "scheduled"] {
-        let limit = (group == "scheduled" && !show_all).then_some(SCHEDULED_SHOWN + 1);
-        match session.inbox.list_events(v1::ListEventsRequest { state: Some(group.into()), archive: false, limit }).await {
+    for group in EventState::ACTIVE {
+        let limit = (group == EventState::Scheduled && !show_all).then_some(SCHEDULED_SHOWN + 1);
+        match session.inbox.list_events(v1::ListEventsRequest { state: Some(group.as_str().into()), archive: false, limit }).await {
             Ok(list) => {
                 let mut list = list.into_inner().events;
                 if limit.is_some() && list.len() > SCHEDULED_SHOWN as usize {
@@ -469,30 +470,38 @@ pub async fn update(State(state): State<AppState>, session: Session, Path(id): P
     save_event(state, session, Some(id), input).await
 }
 
+/// What a card's buttons do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CardAction {
+    Done,
+    Remember,
+    Delete,
+}
+
 /// Done, Remember and Delete: one call, then back to the inbox.
-async fn act(state: AppState, mut session: Session, id: i64, action: &str) -> Response {
+async fn act(state: AppState, mut session: Session, id: i64, action: CardAction) -> Response {
     let done = match action {
-        "done" => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
-        "ack" => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
-        _ => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
+        CardAction::Done => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
+        CardAction::Remember => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
+        CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
     };
     match done {
-        Ok(()) if action == "delete" => Redirect::to("/").into_response(),
+        Ok(()) if action == CardAction::Delete => Redirect::to("/").into_response(),
         Ok(()) => Redirect::to(&format!("/#event-{id}")).into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
 pub async fn done(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
-    act(state, session, id, "done").await
+    act(state, session, id, CardAction::Done).await
 }
 
 pub async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
-    act(state, session, id, "ack").await
+    act(state, session, id, CardAction::Remember).await
 }
 
 pub async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
-    act(state, session, id, "delete").await
+    act(state, session, id, CardAction::Delete).await
 }
 
 async fn settings_page_for(session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
@@ -680,7 +689,7 @@ pub async fn link_page(State(state): State<AppState>, Path(token): Path<String>)
     };
     let (viewer, t) = link_viewer(&reply);
     let event = reply.event.clone().unwrap_or_default();
-    let closed = matches!(event.state.as_str(), "done" | "expired");
+    let closed = event.event_state().is_some_and(EventState::is_closed);
     let (text, button) = match (closed, reply.action.as_str()) {
         (true, _) => (t.link_already_closed.to_owned(), None),
         (false, "done") => (t.confirm_done.to_owned(), Some(event.done_label.clone())),
@@ -698,9 +707,10 @@ pub async fn use_link(State(state): State<AppState>, Path(token): Path<String>) 
     };
     let (viewer, t) = link_viewer(&reply);
     let event = reply.event.clone().unwrap_or_default();
-    let text = match (reply.action.as_str(), event.state.as_str()) {
+    let closed = event.event_state().is_some_and(EventState::is_closed);
+    let text = match (reply.action.as_str(), closed) {
         ("done", _) => t.link_done,
-        (_, "done" | "expired") => t.link_already_closed,
+        (_, true) => t.link_already_closed,
         _ => t.link_remembered,
     };
     render(StatusCode::OK, LinkPage { t, nav: None, card: Some(Card::new(&event, &viewer, t)), message: text.to_owned(), button: None, expires: String::new() })

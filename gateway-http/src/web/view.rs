@@ -5,6 +5,7 @@
 use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
 use chrono_tz::Tz;
 
+use hado_proto::state::EventState;
 use hado_proto::v1;
 
 use super::words::Words;
@@ -70,7 +71,7 @@ pub fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<Naive
 impl Card {
     pub fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
         let when = match due_parts(event, viewer.zone) {
-            Some((date, time)) => words.due_in_words(viewer.today, date, time, event.state == "overdue"),
+            Some((date, time)) => words.due_in_words(viewer.today, date, time, event.event_state() == Some(EventState::Overdue)),
             None => event.due_at.clone(),
         };
         Self {
@@ -102,8 +103,13 @@ pub struct Groups {
 
 impl Groups {
     pub fn new(events: &[v1::Event], viewer: &Viewer, words: &Words) -> Self {
-        let pick = |state: &str| events.iter().filter(|event| event.state == state).map(|event| Card::new(event, viewer, words)).collect();
-        Self { today: pick("today"), overdue: pick("overdue"), preparing: pick("preparing"), scheduled: pick("scheduled") }
+        let pick = |state: EventState| events.iter().filter(|event| event.event_state() == Some(state)).map(|event| Card::new(event, viewer, words)).collect();
+        Self {
+            today: pick(EventState::Today),
+            overdue: pick(EventState::Overdue),
+            preparing: pick(EventState::Preparing),
+            scheduled: pick(EventState::Scheduled),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
