@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::{Value, json};
 use tokio::sync::{OnceCell, watch};
 
@@ -44,6 +46,64 @@ pub struct BotError {
     pub forbidden: bool,
 }
 
+/// What core reads of an update; every other kind and field is ignored.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Update {
+    pub update_id: i64,
+    #[serde(default)]
+    pub message: Option<Message>,
+    #[serde(default)]
+    pub callback_query: Option<CallbackQuery>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Message {
+    pub message_id: i64,
+    pub chat: Chat,
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+pub struct Chat {
+    pub id: i64,
+}
+
+/// A press of an inline button.
+#[derive(Clone, Debug, Deserialize)]
+pub struct CallbackQuery {
+    pub id: String,
+    #[serde(default)]
+    pub data: Option<String>,
+    /// The message the button was on; absent when it is too old.
+    #[serde(default)]
+    pub message: Option<Message>,
+}
+
+/// Every Bot API answer: `ok`, and the result or why not.
+#[derive(Deserialize)]
+struct Reply<T> {
+    ok: bool,
+    result: Option<T>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    parameters: Option<ReplyParameters>,
+}
+
+#[derive(Deserialize)]
+struct ReplyParameters {
+    #[serde(default)]
+    retry_after: Option<u64>,
+}
+
+/// The bot itself, as `getMe` describes it.
+#[derive(Deserialize)]
+struct BotUser {
+    #[serde(default)]
+    username: Option<String>,
+}
+
 /// The Bot API client. Its `Debug` never shows the token.
 #[derive(Clone)]
 pub struct Bot {
@@ -70,7 +130,7 @@ impl Bot {
         }
     }
 
-    async fn call(&self, method: &str, body: Value) -> Result<Value, BotError> {
+    async fn call<T: DeserializeOwned>(&self, method: &str, body: Value) -> Result<T, BotError> {
         let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
         let response = self
             .http
@@ -80,36 +140,36 @@ impl Bot {
             .await
             .map_err(|error| failed(format!("Telegram cannot be reached: {}", error.without_url())))?;
         let status = response.status();
-        let reply: Value = response.json().await.map_err(|_| failed(format!("Telegram answered {status} without JSON")))?;
-        if reply["ok"] == true {
-            return Ok(reply["result"].clone());
+        let reply: Reply<T> = response.json().await.map_err(|_| failed(format!("Telegram answered {status} without the JSON it should")))?;
+        match reply {
+            Reply { ok: true, result: Some(result), .. } => Ok(result),
+            Reply { description, parameters, .. } => Err(BotError {
+                message: format!("Telegram refused {method}: {}", description.as_deref().unwrap_or("no reason given")),
+                retry_after: parameters.and_then(|parameters| parameters.retry_after),
+                forbidden: status == reqwest::StatusCode::FORBIDDEN,
+            }),
         }
-        Err(BotError {
-            message: format!("Telegram refused {method}: {}", reply["description"].as_str().unwrap_or("no reason given")),
-            retry_after: reply["parameters"]["retry_after"].as_u64(),
-            forbidden: status == reqwest::StatusCode::FORBIDDEN,
-        })
     }
 
     /// The bot's @name, asked once.
     pub async fn username(&self) -> Result<String, BotError> {
-        self.username.get_or_try_init(|| async { Ok(self.call("getMe", json!({})).await?["username"].as_str().unwrap_or_default().to_owned()) }).await.cloned()
+        self.username.get_or_try_init(|| async { Ok(self.call::<BotUser>("getMe", json!({})).await?.username.unwrap_or_default()) }).await.cloned()
     }
 
-    pub async fn send_message(&self, chat_id: i64, text: &str, keyboard: Option<Value>) -> Result<Value, BotError> {
+    pub async fn send_message(&self, chat_id: i64, text: &str, keyboard: Option<Value>) -> Result<(), BotError> {
         let mut body = json!({ "chat_id": chat_id, "text": text });
         if let Some(keyboard) = keyboard {
             body["reply_markup"] = json!({ "inline_keyboard": keyboard });
         }
-        self.call("sendMessage", body).await
+        self.call::<IgnoredAny>("sendMessage", body).await.map(|_| ())
     }
 
-    async fn edit_message(&self, chat_id: i64, message_id: i64, text: &str) -> Result<Value, BotError> {
-        self.call("editMessageText", json!({ "chat_id": chat_id, "message_id": message_id, "text": text })).await
+    async fn edit_message(&self, chat_id: i64, message_id: i64, text: &str) -> Result<(), BotError> {
+        self.call::<IgnoredAny>("editMessageText", json!({ "chat_id": chat_id, "message_id": message_id, "text": text })).await.map(|_| ())
     }
 
-    async fn answer_callback(&self, id: &str, text: &str) -> Result<Value, BotError> {
-        self.call("answerCallbackQuery", json!({ "callback_query_id": id, "text": text })).await
+    async fn answer_callback(&self, id: &str, text: &str) -> Result<(), BotError> {
+        self.call::<IgnoredAny>("answerCallbackQuery", json!({ "callback_query_id": id, "text": text })).await.map(|_| ())
     }
 }
 
@@ -188,16 +248,15 @@ pub async fn link_url(engine: &Engine, bot: &Bot, user: &UserRecord) -> Result<(
 }
 
 /// Handles one update, once: an update seen before is dropped.
-pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Value) -> Result<(), CoreError> {
-    let Some(update_id) = update["update_id"].as_i64() else { return Ok(()) };
-    if !engine.first_sight_of_update(update_id).await? {
+pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Update) -> Result<(), CoreError> {
+    if !engine.first_sight_of_update(update.update_id).await? {
         return Ok(());
     }
-    if let Some(callback) = update.get("callback_query") {
+    if let Some(callback) = &update.callback_query {
         return press(engine, bot, callback).await;
     }
-    let Some(message) = update.get("message") else { return Ok(()) };
-    let (Some(chat_id), Some(text)) = (message["chat"]["id"].as_i64(), message["text"].as_str()) else { return Ok(()) };
+    let Some(message) = &update.message else { return Ok(()) };
+    let (chat_id, Some(text)) = (message.chat.id, message.text.as_deref()) else { return Ok(()) };
     let reply = if let Some(code) = text.strip_prefix("/start") {
         link_chat(engine, code.trim(), chat_id).await?
     } else if text.trim() == "/list" {
@@ -247,10 +306,10 @@ async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
 /// A button press, from the chat its reminder went to: the action as the
 /// event's person, the callback always answered, the message edited to show
 /// what happened. A press from any other chat does nothing but say so.
-async fn press(engine: &Engine, bot: &Bot, callback: &Value) -> Result<(), CoreError> {
-    let id = callback["id"].as_str().unwrap_or_default();
-    let button = callback["data"].as_str().and_then(button_id).unwrap_or_default();
-    let pressed_in = callback["message"]["chat"]["id"].as_i64();
+async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(), CoreError> {
+    let id = callback.id.as_str();
+    let button = callback.data.as_deref().and_then(button_id).unwrap_or_default();
+    let pressed_in = callback.message.as_ref().map(|message| message.chat.id);
     let outcome = engine.press_button(button, pressed_in).await?.map(|pressed| (pressed.action, pressed.event));
     let Some((action, event)) = outcome else {
         let _ = bot.answer_callback(id, "This button no longer works. / Эта кнопка больше не работает.").await;
@@ -275,8 +334,8 @@ async fn press(engine: &Engine, bot: &Bot, callback: &Value) -> Result<(), CoreE
     if let Err(error) = bot.answer_callback(id, &short).await {
         tracing::warn!(error = %error.message, "could not answer a Telegram button");
     }
-    if let (Some(chat_id), Some(message_id)) = (callback["message"]["chat"]["id"].as_i64(), callback["message"]["message_id"].as_i64())
-        && let Err(error) = bot.edit_message(chat_id, message_id, &text).await
+    if let Some(message) = &callback.message
+        && let Err(error) = bot.edit_message(message.chat.id, message.message_id, &text).await
     {
         tracing::warn!(error = %error.message, "could not edit a Telegram reminder");
     }
@@ -297,12 +356,20 @@ pub async fn poll(engine: Arc<Engine>, bot: Bot, mut stop: watch::Receiver<bool>
         };
         match fetched {
             Ok(updates) => {
-                for update in updates.as_array().into_iter().flatten() {
-                    if let Err(error) = handle_update(&engine, &bot, update).await {
-                        tracing::warn!(%error, "a Telegram update failed");
-                    }
-                    if let Some(update_id) = update["update_id"].as_i64() {
+                let updates: Vec<Value> = updates;
+                for raw in updates {
+                    // Each update is read on its own: one of a shape core does
+                    // not know is skipped, never the whole batch.
+                    if let Some(update_id) = raw.get("update_id").and_then(Value::as_i64) {
                         offset = Some(update_id + 1);
+                    }
+                    match serde_json::from_value::<Update>(raw) {
+                        Ok(update) => {
+                            if let Err(error) = handle_update(&engine, &bot, &update).await {
+                                tracing::warn!(%error, "a Telegram update failed");
+                            }
+                        }
+                        Err(error) => tracing::warn!(%error, "a Telegram update could not be read; skipped"),
                     }
                 }
             }

@@ -8,8 +8,8 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use hado_proto::metadata::{Credential, same_secret};
-use hado_proto::v1::{self, links_client::LinksClient};
+use hado_proto::metadata::same_secret;
+use hado_proto::v1;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -35,11 +35,7 @@ pub async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: B
     let Ok(body) = String::from_utf8(body.to_vec()) else {
         return ApiError::new(StatusCode::BAD_REQUEST, "the update is not UTF-8 text").into_response();
     };
-    let Some(credential) = Credential::bearer(&state.config.gateway_token.0) else {
-        return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the gateway credential is unusable").into_response();
-    };
-    let mut links = LinksClient::with_interceptor(state.core.channel(), credential);
-    match links.telegram_update(v1::TelegramUpdateRequest { update_json: body }).await {
+    match state.links().telegram_update(v1::TelegramUpdateRequest { update_json: body }).await {
         Ok(_) => (StatusCode::OK, axum::Json(serde_json::json!({}))).into_response(),
         // Telegram posts an update again until it gets a 2xx: a refusal it
         // cannot fix is acknowledged; core being away is not.

@@ -12,8 +12,7 @@ use chrono::{DateTime, NaiveDate, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use sha2::{Digest, Sha256};
 
-use hado_proto::metadata::Credential;
-use hado_proto::v1::{self, links_client::LinksClient};
+use hado_proto::v1;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -124,9 +123,7 @@ pub fn calendar(profile: &v1::Profile, events: &[v1::Event], host: &str) -> Stri
 pub async fn feed(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
     let not_found = || ApiError::new(StatusCode::NOT_FOUND, "no such calendar feed").into_response();
     let Some(token) = file.strip_suffix(".ics") else { return not_found() };
-    let Some(credential) = Credential::bearer(&state.config.gateway_token.0) else { return not_found() };
-    let mut links = LinksClient::with_interceptor(state.core.channel(), credential);
-    let reply = match links.calendar_feed(v1::CalendarFeedRequest { token: token.to_owned() }).await {
+    let reply = match state.links().calendar_feed(v1::CalendarFeedRequest { token: token.to_owned() }).await {
         Ok(reply) => reply.into_inner(),
         Err(status) if status.code() == tonic::Code::Unauthenticated => return not_found(),
         Err(status) => return ApiError::from_core(&state.core, &status).into_response(),

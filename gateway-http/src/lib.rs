@@ -34,6 +34,7 @@ use error::ApiError;
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
+use hado_proto::v1::links_client::LinksClient;
 use hado_runtime::client::Core;
 use hado_runtime::process::{self, ConfigError};
 
@@ -42,6 +43,7 @@ pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 pub type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
 pub type Ingest = IngestClient<InterceptedService<Channel, Credential>>;
+pub type Links = LinksClient<InterceptedService<Channel, Credential>>;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -50,16 +52,26 @@ pub struct AppState {
     pub config: Arc<HttpConfig>,
     /// Core's recent answers for source tokens, checked before a body is read.
     pub token_checks: Arc<edge::TokenChecks>,
+    /// The gateway's own credential, for the Links service.
+    gateway: Credential,
 }
 
 impl AppState {
     pub fn new(config: HttpConfig) -> Result<Self, ConfigError> {
-        Ok(Self { core: Core::connect_lazy(&config.core_url)?, config: Arc::new(config), token_checks: Arc::default() })
+        let gateway = Credential::bearer(&config.gateway_token.0)
+            .ok_or_else(|| ConfigError { variable: "HADO_GATEWAY_TOKEN", problem: "holds characters a request header cannot carry".into() })?;
+        Ok(Self { core: Core::connect_lazy(&config.core_url)?, config: Arc::new(config), token_checks: Arc::default(), gateway })
     }
 
     /// Ingest, called with a source's own credential.
     pub fn ingest(&self, credential: Credential) -> Ingest {
         IngestClient::with_interceptor(self.core.channel(), credential)
+    }
+
+    /// Links (action links, calendar feeds, Telegram's updates), called with
+    /// the gateway credential alone.
+    pub fn links(&self) -> Links {
+        LinksClient::with_interceptor(self.core.channel(), self.gateway.clone())
     }
 
     /// Inbox, called with the gateway credential for `login`.

@@ -46,8 +46,8 @@ impl Links for LinksService {
     async fn telegram_update(&self, request: Request<v1::TelegramUpdateRequest>) -> Result<Response<v1::TelegramUpdateReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         let bot = self.telegram.as_ref().ok_or_else(|| CoreError::FailedPrecondition("Telegram is not set up on this Hado".into()))?;
-        let update: serde_json::Value = serde_json::from_str(&request.get_ref().update_json)
-            .map_err(|error| CoreError::invalid("update_json", format!("update_json is not JSON: {error}")))?;
+        let update: crate::telegram::Update = serde_json::from_str(&request.get_ref().update_json)
+            .map_err(|error| CoreError::invalid("update_json", format!("update_json is not a Telegram update: {error}")))?;
         crate::telegram::handle_update(&self.engine, bot, &update).await?;
         Ok(Response::new(v1::TelegramUpdateReply {}))
     }

@@ -1,0 +1,221 @@
+//! Owns an event's own page (with its delivery log), the Add and Edit form
+//! with its errors by field, and the card buttons: Done, Remember, Delete.
+
+use super::*;
+
+/// One line of an event's delivery log, as the page shows it.
+pub struct LogLine {
+    pub when: String,
+    pub channel: String,
+    pub status: String,
+    pub attempts: i64,
+    pub note: String,
+}
+
+#[derive(Template)]
+#[template(path = "event.html")]
+struct EventPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    card: Card,
+    log: Vec<LogLine>,
+}
+
+/// The Add and Edit form, with what was typed and each field's error.
+#[derive(Default)]
+pub struct EventForm {
+    pub id: Option<i64>,
+    pub title: String,
+    pub subtitle: String,
+    pub due_date: String,
+    pub due_time: String,
+    /// The offset of a fixed-instant due moment, kept as it was.
+    pub due_offset: String,
+    pub fire_date: String,
+    pub after_due: String,
+    pub done_label: String,
+    pub deep_link: String,
+    pub errors: HashMap<String, String>,
+    pub general: String,
+}
+
+impl EventForm {
+    pub fn error(&self, field: &str) -> &str {
+        self.errors.get(field).map(String::as_str).unwrap_or("")
+    }
+
+    fn from_input(id: Option<i64>, input: &HashMap<String, String>) -> Self {
+        let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).unwrap_or_default();
+        Self {
+            id,
+            title: field("title"),
+            subtitle: field("subtitle"),
+            due_date: field("due_date"),
+            due_time: field("due_time"),
+            due_offset: field("due_offset"),
+            fire_date: field("fire_date"),
+            after_due: field("after_due"),
+            done_label: field("done_label"),
+            deep_link: field("deep_link"),
+            ..Self::default()
+        }
+    }
+
+    fn from_event(event: &v1::Event) -> Self {
+        Self {
+            id: Some(event.id),
+            title: event.title.clone(),
+            subtitle: event.subtitle.clone(),
+            due_date: event.due_date.clone(),
+            due_time: event.due_time.clone(),
+            due_offset: event.due_offset.clone(),
+            fire_date: event.fire_at.clone(),
+            after_due: event.after_due.clone(),
+            done_label: event.done_label.clone(),
+            deep_link: event.deep_link.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// `due_at` in one of core's forms: a date, a local time, or as given with its offset.
+    fn due_at(&self) -> String {
+        match (self.due_time.is_empty(), self.due_offset.is_empty()) {
+            (true, _) => self.due_date.clone(),
+            (false, true) => format!("{}T{}", self.due_date, self.due_time),
+            (false, false) => format!("{}T{}{}", self.due_date, self.due_time, self.due_offset),
+        }
+    }
+
+    fn optional(value: &str) -> Option<String> {
+        (!value.is_empty()).then(|| value.to_owned())
+    }
+
+    fn fields(&self) -> v1::EventFields {
+        v1::EventFields {
+            title: self.title.clone(),
+            due_at: self.due_at(),
+            subtitle: Self::optional(&self.subtitle),
+            fire_at: Self::optional(&self.fire_date),
+            after_due: Self::optional(&self.after_due),
+            done_label: Self::optional(&self.done_label),
+            deep_link: Self::optional(&self.deep_link),
+        }
+    }
+
+    fn change(&self, id: i64) -> v1::UpdateEventRequest {
+        v1::UpdateEventRequest {
+            id,
+            title: Some(self.title.clone()),
+            due_at: Some(self.due_at()),
+            // An emptied field is cleared: no details or link, and the
+            // default fire day and Done label again.
+            subtitle: Some(self.subtitle.clone()),
+            fire_at: Some(self.fire_date.clone()),
+            after_due: Self::optional(&self.after_due),
+            done_label: Some(self.done_label.clone()),
+            deep_link: Some(self.deep_link.clone()),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "form.html")]
+struct FormPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    form: EventForm,
+}
+
+pub async fn new_page(session: Session) -> Response {
+    let nav = session.nav("new");
+    render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm { after_due: "keep".into(), ..EventForm::default() } })
+}
+
+pub async fn event_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+    let event = match session.inbox.get_event(v1::EventId { id }).await {
+        Ok(event) => event.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let log = event
+        .deliveries
+        .iter()
+        .map(|line| LogLine {
+            when: session.viewer.local(&line.due_at).unwrap_or_default(),
+            channel: if line.channel.is_empty() { "—".into() } else { line.channel.clone() },
+            status: line.status.clone(),
+            attempts: line.attempts,
+            note: line.note.clone().unwrap_or_default(),
+        })
+        .collect();
+    let card = Card::new(&event, &session.viewer, session.t);
+    let nav = session.nav("");
+    render(StatusCode::OK, EventPage { t: session.t, nav, card, log })
+}
+
+pub async fn edit_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+    let event = match session.inbox.get_event(v1::EventId { id }).await {
+        Ok(event) => event.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let nav = session.nav("");
+    render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm::from_event(&event) })
+}
+
+async fn save_event(state: AppState, mut session: Session, id: Option<i64>, input: HashMap<String, String>) -> Response {
+    let mut form = EventForm::from_input(id, &input);
+    let saved = match id {
+        None => session.inbox.create_event(form.fields()).await,
+        Some(id) => session.inbox.update_event(form.change(id)).await,
+    };
+    match saved {
+        Ok(event) => Redirect::to(&format!("/#event-{}", event.get_ref().id)).into_response(),
+        Err(status) if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) => {
+            (form.errors, form.general) = refusal(&state, &status);
+            let nav = session.nav(if id.is_some() { "" } else { "new" });
+            render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { t: session.t, nav, form })
+        }
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+pub async fn create(State(state): State<AppState>, session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+    save_event(state, session, None, input).await
+}
+
+pub async fn update(State(state): State<AppState>, session: Session, Path(id): Path<i64>, Form(input): Form<HashMap<String, String>>) -> Response {
+    save_event(state, session, Some(id), input).await
+}
+
+/// What a card's buttons do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CardAction {
+    Done,
+    Remember,
+    Delete,
+}
+
+/// Done, Remember and Delete: one call, then back to the inbox.
+async fn act(state: AppState, mut session: Session, id: i64, action: CardAction) -> Response {
+    let done = match action {
+        CardAction::Done => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
+        CardAction::Remember => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
+        CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
+    };
+    match done {
+        Ok(()) if action == CardAction::Delete => Redirect::to("/").into_response(),
+        Ok(()) => Redirect::to(&format!("/#event-{id}")).into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+pub async fn done(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, CardAction::Done).await
+}
+
+pub async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, CardAction::Remember).await
+}
+
+pub async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, CardAction::Delete).await
+}

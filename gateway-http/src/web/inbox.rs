@@ -1,0 +1,81 @@
+//! Owns the inbox page (the four groups, most urgent first, with the
+//! nearest scheduled events and a link to the rest) and the archive.
+
+use super::*;
+
+pub struct Section<'a> {
+    pub state: &'static str,
+    pub heading: &'static str,
+    pub cards: &'a [Card],
+}
+
+#[derive(Template)]
+#[template(path = "inbox.html")]
+struct InboxPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    groups: Groups,
+    more_scheduled: bool,
+}
+
+impl InboxPage {
+    fn sections(&self) -> Vec<Section<'_>> {
+        let (t, groups) = (self.t, &self.groups);
+        vec![
+            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today },
+            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue },
+            Section { state: EventState::Preparing.as_str(), heading: t.preparing, cards: &groups.preparing },
+            Section { state: EventState::Scheduled.as_str(), heading: t.scheduled, cards: &groups.scheduled },
+        ]
+    }
+}
+
+#[derive(Template)]
+#[template(path = "archive.html")]
+struct ArchivePage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    cards: Vec<Card>,
+}
+
+/// How many scheduled events the inbox shows before "show all": the
+/// page's cost follows what needs attention soon, not everything stored.
+pub const SCHEDULED_SHOWN: u32 = 50;
+
+#[derive(serde::Deserialize)]
+pub struct InboxQuery {
+    all: Option<String>,
+}
+
+pub async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
+    let show_all = query.all.is_some();
+    let mut events = Vec::new();
+    let mut more_scheduled = false;
+    for group in EventState::ACTIVE {
+        let limit = (group == EventState::Scheduled && !show_all).then_some(SCHEDULED_SHOWN + 1);
+        match session.inbox.list_events(v1::ListEventsRequest { state: Some(group.as_str().into()), archive: false, limit }).await {
+            Ok(list) => {
+                let mut list = list.into_inner().events;
+                if limit.is_some() && list.len() > SCHEDULED_SHOWN as usize {
+                    list.truncate(SCHEDULED_SHOWN as usize);
+                    more_scheduled = true;
+                }
+                events.extend(list);
+            }
+            Err(status) => return failure_page(&state, session.t, &status),
+        }
+    }
+    let groups = Groups::new(&events, &session.viewer, session.t);
+    let nav = session.nav("inbox");
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled })
+}
+
+pub async fn archive_page(State(state): State<AppState>, mut session: Session) -> Response {
+    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true, limit: None }).await {
+        Ok(list) => list.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let cards = list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
+    let nav = session.nav("archive");
+    render(StatusCode::OK, ArchivePage { t: session.t, nav, cards })
+}

@@ -1,0 +1,232 @@
+//! Owns the settings page and its forms: time zone, quiet hours and
+//! language, the agent token, the calendar feed, and the reminder channels
+//! (webhooks and Telegram).
+
+use super::*;
+
+static ZONES: LazyLock<Vec<&'static str>> = LazyLock::new(|| chrono_tz::TZ_VARIANTS.iter().map(|zone| zone.name()).collect());
+
+#[derive(Default)]
+pub struct SettingsForm {
+    pub tz: String,
+    pub tz_is_default: bool,
+    pub quiet_start: String,
+    pub quiet_end: String,
+    pub locale: String,
+    pub errors: HashMap<String, String>,
+    pub general: String,
+}
+
+impl SettingsForm {
+    pub fn error(&self, field: &str) -> &str {
+        self.errors.get(field).map(String::as_str).unwrap_or("")
+    }
+
+    fn from_profile(profile: &v1::Profile) -> Self {
+        Self {
+            tz: profile.tz.clone(),
+            tz_is_default: profile.tz == "UTC",
+            quiet_start: profile.quiet_start.clone(),
+            quiet_end: profile.quiet_end.clone(),
+            locale: profile.locale.clone(),
+            ..Self::default()
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "settings.html")]
+struct SettingsPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    form: SettingsForm,
+    zones: &'static [&'static str],
+    saved: bool,
+    issued: Option<String>,
+    agent_issued: bool,
+    agent_created: String,
+    agent_last_used: String,
+    channels: Vec<v1::Channel>,
+    webhook_secret: Option<String>,
+    webhook_url: String,
+    webhook_error: String,
+    test_queued: bool,
+    calendar_url: Option<String>,
+    calendar_created: String,
+    telegram_link: Option<String>,
+    telegram_error: String,
+}
+
+/// What the reminders section of the settings page shows besides the list.
+#[derive(Default)]
+pub struct ChannelNotice {
+    pub webhook_secret: Option<String>,
+    pub webhook_url: String,
+    pub webhook_error: String,
+    pub test_queued: bool,
+    /// The calendar feed's URL, right after it was made.
+    pub calendar_url: Option<String>,
+    /// A one-time Telegram link, right after it was made, or why there is none.
+    pub telegram_link: Option<String>,
+    pub telegram_error: String,
+}
+
+async fn settings_page_for(state: &AppState, session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
+    settings_page_with(state, session, form, saved, issued, ChannelNotice::default(), status).await
+}
+
+/// The settings page. A section core cannot answer for is not shown empty:
+/// the page says what went wrong instead.
+async fn settings_page_with(
+    state: &AppState,
+    session: &mut Session,
+    form: SettingsForm,
+    saved: bool,
+    issued: Option<String>,
+    notice: ChannelNotice,
+    status: StatusCode,
+) -> Response {
+    let agent = match session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) => return failure_page(state, session.t, &status),
+    };
+    let channels = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
+        Ok(reply) => reply.into_inner().channels,
+        Err(status) => return failure_page(state, session.t, &status),
+    };
+    let calendar = match session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {}).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) => return failure_page(state, session.t, &status),
+    };
+    let nav = session.nav("settings");
+    render(
+        status,
+        SettingsPage {
+            t: session.t,
+            nav,
+            form,
+            zones: ZONES.as_slice(),
+            saved,
+            issued,
+            agent_issued: agent.issued,
+            agent_created: agent.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+            agent_last_used: agent.last_used_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+            channels,
+            webhook_secret: notice.webhook_secret,
+            webhook_url: notice.webhook_url,
+            webhook_error: notice.webhook_error,
+            test_queued: notice.test_queued,
+            calendar_url: notice.calendar_url,
+            telegram_link: notice.telegram_link,
+            telegram_error: notice.telegram_error,
+            calendar_created: calendar.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+        },
+    )
+}
+
+pub async fn issue_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
+    let token = match session.inbox.issue_calendar_feed(v1::IssueCalendarFeedRequest {}).await {
+        Ok(issued) => issued.into_inner().token,
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let base = state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
+    let notice = ChannelNotice { calendar_url: Some(format!("{base}/ics/{token}.ics")), ..ChannelNotice::default() };
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
+}
+
+pub async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
+    let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
+        Ok(link) => ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() },
+        Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice { telegram_error: status.message().to_owned(), ..ChannelNotice::default() },
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
+}
+
+pub async fn revoke_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
+    match session.inbox.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await {
+        Ok(_) => Redirect::to("/settings#calendar").into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+pub async fn add_webhook(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+    let url = input.get("url").map(|url| url.trim().to_owned()).unwrap_or_default();
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    match session.inbox.add_webhook(v1::AddWebhookRequest { url: url.clone() }).await {
+        Ok(added) => {
+            let notice = ChannelNotice { webhook_secret: Some(added.into_inner().secret), ..ChannelNotice::default() };
+            settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
+        }
+        Err(status) if status.code() == Code::InvalidArgument => {
+            let notice = ChannelNotice { webhook_url: url, webhook_error: status.message().to_owned(), ..ChannelNotice::default() };
+            settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::UNPROCESSABLE_ENTITY).await
+        }
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+/// Test, turn on or off, or remove one of the person's channels.
+pub async fn channel_action(State(state): State<AppState>, mut session: Session, Path((id, action)): Path<(i64, String)>) -> Response {
+    let done = match action.as_str() {
+        "test" => session.inbox.test_channel(v1::ChannelId { id }).await.map(|_| "?tested=1"),
+        "on" | "off" => session.inbox.set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" }).await.map(|_| ""),
+        "remove" => session.inbox.remove_channel(v1::ChannelId { id }).await.map(|_| ""),
+        _ => return message(StatusCode::NOT_FOUND, "no such page", "нет такой страницы"),
+    };
+    match done {
+        Ok(query) => Redirect::to(&format!("/settings{query}#reminders")).into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+#[derive(serde::Deserialize)]
+pub struct SettingsQuery {
+    saved: Option<String>,
+    tested: Option<String>,
+}
+
+pub async fn settings_page(State(state): State<AppState>, mut session: Session, Query(query): Query<SettingsQuery>) -> Response {
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    let notice = ChannelNotice { test_queued: query.tested.is_some(), ..ChannelNotice::default() };
+    settings_page_with(&state, &mut session, form, query.saved.is_some(), None, notice, StatusCode::OK).await
+}
+
+pub async fn save_settings(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+    let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
+    let request = v1::UpdateProfileRequest { tz: field("tz"), quiet_start: field("quiet_start"), quiet_end: field("quiet_end"), locale: field("locale") };
+    match session.inbox.update_profile(request.clone()).await {
+        Ok(_) => Redirect::to("/settings?saved=1").into_response(),
+        Err(status) if status.code() == Code::InvalidArgument => {
+            let mut form = SettingsForm {
+                tz: request.tz.unwrap_or_default(),
+                quiet_start: request.quiet_start.unwrap_or_default(),
+                quiet_end: request.quiet_end.unwrap_or_default(),
+                locale: request.locale.unwrap_or_else(|| session.viewer.profile.locale.clone()),
+                ..SettingsForm::default()
+            };
+            (form.errors, form.general) = refusal(&state, &status);
+            settings_page_for(&state, &mut session, form, false, None, StatusCode::UNPROCESSABLE_ENTITY).await
+        }
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+pub async fn issue_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
+    let issued = match session.inbox.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await {
+        Ok(issued) => issued.into_inner(),
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    let connect = state.connect_line(&issued.token);
+    settings_page_for(&state, &mut session, form, false, Some(connect), StatusCode::OK).await
+}
+
+pub async fn revoke_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
+    match session.inbox.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await {
+        Ok(_) => Redirect::to("/settings").into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
