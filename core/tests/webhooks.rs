@@ -204,18 +204,31 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
     let receiver = Receiver::default();
     let base = receiver.start().await;
     let port = base.rsplit(':').next().unwrap();
-    core.plant_webhook("anna", &format!("http://localhost:{port}/rebound")).await;
-    core.plant_webhook("anna", &format!("http://2130706433:{port}/disguised")).await;
-    anna.create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), ..Default::default() }).await.unwrap();
+    // Bob's, so that nothing is sent to anna's hook on a real host name.
+    let mut bob = core.inbox_as("bob");
+    let rebound = core.plant_webhook("bob", &format!("http://localhost:{port}/rebound")).await;
+    let disguised = core.plant_webhook("bob", &format!("http://2130706433:{port}/disguised")).await;
+    let event = bob.create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), ..Default::default() }).await.unwrap().into_inner();
     core.clock.set(utc("2026-12-02T07:00:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
     delivery::drain(&core.deliverer()).await.unwrap();
-    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
-    for path in ["rebound", "disguised"] {
-        let channel = channels.iter().find(|channel| channel.target.ends_with(path)).unwrap();
-        let error = channel.last_error.clone().unwrap_or_default();
-        assert!(error.contains("refused"), "{path}: {channel:?}");
+    // Core's own delivery loop runs beside this drain and may have claimed
+    // either delivery first: wait until both outcomes are recorded. Each is
+    // refused for good, with the reason on the channel, and never sent.
+    let mut channels = Vec::new();
+    for _ in 0..200 {
+        channels = bob.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+        if [rebound, disguised].iter().all(|id| channels.iter().any(|channel| channel.id == *id && channel.last_error.is_some())) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
+    for id in [rebound, disguised] {
+        let channel = channels.iter().find(|channel| channel.id == id).unwrap();
+        assert!(channel.last_error.as_deref().is_some_and(|error| error.contains("refused")), "{channel:?}");
+    }
+    let log = bob.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries;
+    assert!(log.len() == 2 && log.iter().all(|line| line.status == "failed"), "{log:?}");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(receiver.received.lock().unwrap().is_empty(), "nothing reached the loopback receiver");
     core.stop().await;

@@ -4,18 +4,18 @@
 //! becomes gRPC calls to core; the gateway stores nothing and decides
 //! nothing about events. See ARCHITECTURE.md for the map.
 
-pub mod api;
-pub mod auth;
+mod api;
+mod auth;
 pub mod config;
-pub mod edge;
-pub mod error;
-pub mod health;
-pub mod hooks;
-pub mod ics;
-pub mod me;
-pub mod metrics;
-pub mod openapi;
-pub mod web;
+mod edge;
+mod error;
+mod health;
+mod hooks;
+mod ics;
+mod me;
+mod metrics;
+mod openapi;
+mod web;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -41,13 +41,13 @@ use hado_runtime::process::{self, ConfigError};
 /// The largest request body read: a full batch of 1000 events fits easily.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
-pub type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
-pub type Ingest = IngestClient<InterceptedService<Channel, Credential>>;
-pub type Links = LinksClient<InterceptedService<Channel, Credential>>;
+pub(crate) type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
+pub(crate) type Ingest = IngestClient<InterceptedService<Channel, Credential>>;
+pub(crate) type Links = LinksClient<InterceptedService<Channel, Credential>>;
 
 /// What every handler shares.
 #[derive(Clone)]
-pub struct AppState {
+pub(crate) struct AppState {
     pub core: Core,
     pub config: Arc<HttpConfig>,
     /// Core's recent answers for source tokens, checked before a body is read.
@@ -93,7 +93,7 @@ impl AppState {
 }
 
 /// Every route of the gateway.
-pub fn router(state: AppState) -> Router {
+pub(crate) fn router(state: AppState) -> Router {
     let pages = Router::new()
         .route("/", get(web::inbox_page))
         .route("/archive", get(web::archive_page))

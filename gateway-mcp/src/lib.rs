@@ -5,10 +5,10 @@
 //! decides nothing about events. See ARCHITECTURE.md for the map.
 
 pub mod config;
-pub mod core_link;
-pub mod guard;
-pub mod rate_limit;
-pub mod tools;
+mod core_link;
+mod guard;
+mod rate_limit;
+mod tools;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -32,7 +32,7 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// The HTTP application: the guard in front of rmcp's streamable HTTP
 /// service. `stop` ends any response still streaming at shutdown.
-pub fn router(config: &McpConfig, core: Core, stop: CancellationToken) -> Router {
+pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) -> Router {
     let prototype = HadoMcp::new(core.clone(), None);
     let transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)

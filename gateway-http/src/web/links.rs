@@ -37,7 +37,7 @@ fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
 fn link_viewer(reply: &v1::ActionLinkReply) -> (Viewer, &'static Words) {
     let profile = reply.profile.clone().unwrap_or_default();
     let t = words::for_locale(&profile.locale);
-    (Viewer::new(profile.login.clone(), profile), t)
+    (Viewer::new(profile), t)
 }
 
 pub async fn link_page(State(state): State<AppState>, Path(token): Path<String>) -> Response {

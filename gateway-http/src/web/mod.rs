@@ -16,7 +16,7 @@ pub mod view;
 pub mod words;
 
 pub use events::{ack, create, delete, done, edit_page, event_page, new_page, update};
-pub use inbox::{SCHEDULED_SHOWN, archive_page, inbox_page};
+pub use inbox::{archive_page, inbox_page};
 pub use links::{link_page, use_link};
 pub use settings::{
     add_webhook, channel_action, issue_agent_token, issue_calendar_feed, link_telegram, revoke_agent_token, revoke_calendar_feed, save_settings, settings_page,
@@ -124,7 +124,7 @@ impl Session {
         let mut inbox = state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
         let profile = inbox.get_profile(v1::GetProfileRequest {}).await.map_err(|status| failure_page(state, &words::EN, &status))?.into_inner();
         let t = words::for_locale(&profile.locale);
-        Ok(Self { viewer: Viewer::new(login, profile), t, inbox })
+        Ok(Self { viewer: Viewer::new(profile), t, inbox })
     }
 
     /// The navigation bar, with core's count of the events that need attention.

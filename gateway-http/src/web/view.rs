@@ -13,17 +13,16 @@ use super::words::Words;
 /// What a page needs to know about its person.
 #[derive(Clone, Debug)]
 pub struct Viewer {
-    pub login: String,
     pub zone: Tz,
     pub today: NaiveDate,
     pub profile: v1::Profile,
 }
 
 impl Viewer {
-    pub fn new(login: String, profile: v1::Profile) -> Self {
+    pub fn new(profile: v1::Profile) -> Self {
         let zone = profile.tz.parse().unwrap_or(chrono_tz::UTC);
         let today = profile.local_time.get(..10).and_then(|date| date.parse().ok()).unwrap_or_else(|| Utc::now().with_timezone(&zone).date_naive());
-        Self { login, zone, today, profile }
+        Self { zone, today, profile }
     }
 
     /// An instant from core (RFC 3339, UTC) as the person's local date and time.
