@@ -198,7 +198,7 @@ impl Deliverer {
                 let (text, keyboard) = telegram::reminder(&self.engine, event, chat_id).await.map_err(|error| failed(error.to_string()))?;
                 (text, Some(keyboard))
             }
-            None => ("This is a test message from Hado: this chat is connected. / Тестовое сообщение Hado: чат подключён.".to_owned(), None),
+            None => (hado_runtime::words::both(|t| t.test_message), None),
         };
         bot.send_message(chat_id, &text, keyboard).await.map(|_| ())
     }

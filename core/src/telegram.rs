@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use tokio::sync::{OnceCell, watch};
 
 use hado_runtime::wording::{self, Lang};
+use hado_runtime::words::{self, Words};
 
+use crate::domain::fields::Locale;
 use crate::domain::state::State;
 use crate::engine::Engine;
 use crate::error::CoreError;
@@ -173,29 +175,17 @@ impl Bot {
     }
 }
 
-/// The words of the bot, in the person's language.
-struct Say(Lang);
+/// The language of a person's replies, from their profile.
+fn lang(locale: Locale) -> Lang {
+    match locale {
+        Locale::En => Lang::En,
+        Locale::Ru => Lang::Ru,
+    }
+}
 
-impl Say {
-    fn ru(&self) -> bool {
-        self.0 == Lang::Ru
-    }
-    fn remember(&self) -> &'static str {
-        if self.ru() { "Помню" } else { "Remember" }
-    }
-    fn open(&self) -> &'static str {
-        if self.ru() { "Открыть" } else { "Open" }
-    }
-    fn linked(&self, login: &str) -> String {
-        if self.ru() {
-            format!("Готово: напоминания Hado для {login} будут приходить в этот чат.")
-        } else {
-            format!("Linked: Hado's reminders for {login} come to this chat.")
-        }
-    }
-    fn quiet_until(&self, until: &str) -> String {
-        if self.ru() { format!("тихо до {until}") } else { format!("quiet until {until}") }
-    }
+/// The words of a person's replies.
+fn words_for(locale: Locale) -> &'static Words {
+    words::for_lang(lang(locale))
 }
 
 /// The stored id a button's `callback_data` carries (`b:<id>`), when the
@@ -208,7 +198,7 @@ pub fn button_id(callback_data: &str) -> Option<&str> {
 
 /// The event's due moment in words, in its person's zone and language.
 fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
-    let lang = Lang::from_locale(event.locale.as_str());
+    let lang = lang(event.locale);
     let today = now.with_timezone(&event.zone).date_naive();
     // A date's due moment is the end of its day, so the day comes from the date.
     let day = event.spec.due.at.day_in(event.zone);
@@ -223,7 +213,7 @@ fn local(event: &EventRecord, instant: DateTime<Utc>) -> String {
 /// A reminder's text and buttons for `chat_id`; the buttons' ids are
 /// stored first, bound to that chat.
 pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Result<(String, Value), CoreError> {
-    let say = Say(Lang::from_locale(event.locale.as_str()));
+    let t = words_for(event.locale);
     let now = engine.now();
     let mut text = format!("⏰ {}", event.spec.title.as_str());
     if let Some(subtitle) = &event.spec.subtitle {
@@ -233,9 +223,9 @@ pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Res
     let done_label = event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned());
     let (done, remember) = engine.store_reminder_buttons(event, chat_id).await?;
     let mut keyboard =
-        vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": say.remember(), "callback_data": format!("b:{remember}") }])];
+        vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": t.remember, "callback_data": format!("b:{remember}") }])];
     if let Some(link) = &event.spec.deep_link {
-        keyboard.push(json!([{ "text": say.open(), "url": link.as_str() }]));
+        keyboard.push(json!([{ "text": t.open_link, "url": link.as_str() }]));
     }
     Ok((text, Value::Array(keyboard)))
 }
@@ -262,7 +252,7 @@ pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Update) -> Resul
     } else if text.trim() == "/list" {
         list(engine, chat_id).await?
     } else {
-        "Send /list to see what needs your attention. / Отправьте /list, чтобы увидеть, что требует внимания.".to_owned()
+        words::both(|t| t.bot_send_list)
     };
     if let Err(error) = bot.send_message(chat_id, &reply, None).await {
         tracing::warn!(error = %error.message, "could not answer a Telegram message");
@@ -272,31 +262,25 @@ pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Update) -> Resul
 
 async fn link_chat(engine: &Engine, code: &str, chat_id: i64) -> Result<String, CoreError> {
     Ok(match engine.link_chat(code, chat_id).await? {
-        Some(user) => Say(Lang::from_locale(user.locale.as_str())).linked(user.login.as_str()),
-        None => {
-            "This link is not valid or has expired; make a new one in Hado's settings. / Ссылка недействительна или устарела; создайте новую в настройках Hado."
-                .into()
-        }
+        Some(user) => words_for(user.locale).bot_linked.replace("{login}", user.login.as_str()),
+        None => words::both(|t| t.bot_link_invalid),
     })
 }
 
 /// `/list`: what needs the person's attention, then what is due today or overdue.
 async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
     let Some(user) = engine.user_of_chat(chat_id).await? else {
-        return Ok(
-            "This chat is not linked to Hado yet: use the link in Hado's settings. / Этот чат ещё не связан с Hado: воспользуйтесь ссылкой в настройках Hado."
-                .into(),
-        );
+        return Ok(words::both(|t| t.bot_chat_not_linked));
     };
     let events = engine.list_events(&user, None, false, None).await?;
     let now = engine.now();
     let wanted: Vec<&EventRecord> =
         events.iter().filter(|event| event.reminders.needs_attention() || matches!(event.lifecycle.state, State::Today | State::Overdue)).collect();
-    let ru = user.locale.as_str() == "ru";
+    let t = words_for(user.locale);
     if wanted.is_empty() {
-        return Ok(if ru { "Сейчас ничего не требует внимания." } else { "Nothing needs you right now." }.into());
+        return Ok(t.bot_nothing_needs_you.to_owned());
     }
-    let mut text = if ru { "Требует внимания:".to_owned() } else { "Needs your attention:".to_owned() };
+    let mut text = t.bot_needs_attention.to_owned();
     for event in wanted.iter().take(30) {
         text.push_str(&format!("\n• {} — {}", event.spec.title.as_str(), due_words(event, now)));
     }
@@ -312,10 +296,10 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
     let pressed_in = callback.message.as_ref().map(|message| message.chat.id);
     let outcome = engine.press_button(button, pressed_in).await?.map(|pressed| (pressed.action, pressed.event));
     let Some((action, event)) = outcome else {
-        let _ = bot.answer_callback(id, "This button no longer works. / Эта кнопка больше не работает.").await;
+        let _ = bot.answer_callback(id, &words::both(|t| t.bot_button_gone)).await;
         return Ok(());
     };
-    let say = Say(Lang::from_locale(event.locale.as_str()));
+    let t = words_for(event.locale);
     let (short, text) = match (action, event.lifecycle.state) {
         (_, State::Done | State::Expired) => {
             let closed = if event.lifecycle.state == State::Done {
@@ -327,7 +311,7 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
         }
         _ => {
             let until = event.lifecycle.quiet_until.map(|until| local(&event, until)).unwrap_or_default();
-            let quiet = say.quiet_until(&until);
+            let quiet = format!("{} {until}", t.quiet_until);
             (format!("🔕 {quiet}"), format!("🔕 {} — {quiet}", event.spec.title.as_str()))
         }
     };

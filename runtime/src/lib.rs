@@ -1,12 +1,14 @@
 //! How a Hado process runs, apart from the contract it speaks: reading
-//! `HADO_*` settings, logging, metrics and signals (`process`), how a due
-//! moment reads in words (`wording`), and, for the gateways (feature
+//! `HADO_*` settings, logging, metrics and signals (`process`), every word a
+//! person reads in both languages (`words`) and how a due moment reads
+//! (`wording`), and, for the gateways (feature
 //! `gateway`), their channel to core (`client`), the host names they serve
 //! (`hosts`) and an HTTP server that bounds how long a client may take and
 //! how many may be connected (`serve`). See ARCHITECTURE.md.
 
 pub mod process;
 pub mod wording;
+pub mod words;
 
 #[cfg(feature = "gateway")]
 pub mod client;

@@ -13,7 +13,8 @@ mod inbox;
 mod links;
 mod settings;
 pub mod view;
-pub mod words;
+
+pub(crate) use hado_runtime::words;
 
 pub use events::{ack, create, delete, done, edit_page, event_page, new_page, update};
 pub use inbox::{archive_page, inbox_page};

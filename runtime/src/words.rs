@@ -1,9 +1,11 @@
-//! Owns every word of the web inbox in its two languages; how a due moment
-//! reads is `hado_runtime::wording`'s, shared with core's Telegram messages.
+//! Owns every word a person reads from Hado, in its two languages: the web
+//! inbox's, and core's Telegram replies and test messages. One struct per
+//! language, so a missing translation is a compile error. How a due moment
+//! reads is `wording`'s.
 
 use chrono::{NaiveDate, NaiveTime};
 
-use hado_runtime::wording::{self, Lang};
+use crate::wording::{self, Lang};
 
 /// The interface's words in one language.
 pub struct Words {
@@ -95,6 +97,16 @@ pub struct Words {
     pub details: &'static str,
     pub delivery_log: &'static str,
     pub no_deliveries: &'static str,
+    /// Telegram: the reply when a chat is linked; `{login}` is the person.
+    pub bot_linked: &'static str,
+    pub bot_link_invalid: &'static str,
+    pub bot_send_list: &'static str,
+    pub bot_chat_not_linked: &'static str,
+    pub bot_button_gone: &'static str,
+    pub bot_nothing_needs_you: &'static str,
+    pub bot_needs_attention: &'static str,
+    /// A channel's test message.
+    pub test_message: &'static str,
 }
 
 pub const EN: Words = Words {
@@ -186,6 +198,14 @@ pub const EN: Words = Words {
     details: "Details",
     delivery_log: "Reminders sent",
     no_deliveries: "No reminder has gone out for this event yet.",
+    bot_linked: "Linked: Hado's reminders for {login} come to this chat.",
+    bot_link_invalid: "This link is not valid or has expired; make a new one in Hado's settings.",
+    bot_send_list: "Send /list to see what needs your attention.",
+    bot_chat_not_linked: "This chat is not linked to Hado yet: use the link in Hado's settings.",
+    bot_button_gone: "This button no longer works.",
+    bot_nothing_needs_you: "Nothing needs you right now.",
+    bot_needs_attention: "Needs your attention:",
+    test_message: "This is a test message from Hado: this chat is connected.",
 };
 
 pub const RU: Words = Words {
@@ -277,10 +297,31 @@ pub const RU: Words = Words {
     details: "Подробнее",
     delivery_log: "Отправленные напоминания",
     no_deliveries: "Для этого события напоминаний ещё не было.",
+    bot_linked: "Готово: напоминания Hado для {login} будут приходить в этот чат.",
+    bot_link_invalid: "Ссылка недействительна или устарела; создайте новую в настройках Hado.",
+    bot_send_list: "Отправьте /list, чтобы увидеть, что требует внимания.",
+    bot_chat_not_linked: "Этот чат ещё не связан с Hado: воспользуйтесь ссылкой в настройках Hado.",
+    bot_button_gone: "Эта кнопка больше не работает.",
+    bot_nothing_needs_you: "Сейчас ничего не требует внимания.",
+    bot_needs_attention: "Требует внимания:",
+    test_message: "Тестовое сообщение Hado: чат подключён.",
 };
 
 pub fn for_locale(locale: &str) -> &'static Words {
-    if locale == "ru" { &RU } else { &EN }
+    for_lang(Lang::from_locale(locale))
+}
+
+pub fn for_lang(lang: Lang) -> &'static Words {
+    match lang {
+        Lang::En => &EN,
+        Lang::Ru => &RU,
+    }
+}
+
+/// A line in both languages, for a reader whose language is not known yet
+/// (a Telegram chat that is not linked).
+pub fn both(line: impl Fn(&Words) -> &'static str) -> String {
+    format!("{} / {}", line(&EN), line(&RU))
 }
 
 impl Words {
