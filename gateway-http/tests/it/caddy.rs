@@ -3,7 +3,7 @@
 //! in front of gateway-http, strips a client's own `X-Remote-User`, and keeps
 //! the public routes open and the rest behind the sign-in.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use common::Gateway;
 use hado_core::testing::{self, Backend, TestCore};
 use hado_gateway_http::config::IpRange;
 
-const CADDYFILE: &str = include_str!("../../Caddyfile");
+const CADDYFILE: &str = include_str!("../../../Caddyfile");
 const PASSWORD: &str = "correct horse battery staple";
 
 fn caddy_available(test: &str) -> bool {

@@ -3,7 +3,7 @@
 //! `tests/browser/inbox.py`. Screenshots of each step are kept in
 //! `target/test-artifacts/browser/<backend>/`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! (`pip install schemathesis`), a checker nobody on the team wrote: every
 //! operation fuzzed with every check, through core on an ephemeral port.
 
-mod common;
+use crate::common;
 
 use common::Gateway;
 use hado_core::testing::{self, Backend, TestCore};

@@ -1,7 +1,7 @@
 //! The web inbox and action links through the real stack, as a browser
 //! without JavaScript sees them: plain HTTP, forms, redirects and HTML.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;

@@ -3,7 +3,7 @@
 //! of due moment, alarms on the fire day, stable UIDs, the right dates after
 //! the person moves to another zone, ETag and If-None-Match, and revocation.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};

@@ -10,11 +10,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const COMPOSE: &str = include_str!("../../compose.yaml");
-const ENV_EXAMPLE: &str = include_str!("../../.env.example");
-const CADDYFILE: &str = include_str!("../../Caddyfile");
-const DOCKERFILE: &str = include_str!("../../Dockerfile");
-const README: &str = include_str!("../../README.md");
+const COMPOSE: &str = include_str!("../../../compose.yaml");
+const ENV_EXAMPLE: &str = include_str!("../../../.env.example");
+const CADDYFILE: &str = include_str!("../../../Caddyfile");
+const DOCKERFILE: &str = include_str!("../../../Dockerfile");
+const README: &str = include_str!("../../../README.md");
 
 /// compose.yaml as JSON, through PyYAML (merge keys and all).
 fn compose() -> Option<Value> {
@@ -95,7 +95,7 @@ fn the_image_builds_in_stages_and_runs_unprivileged_without_secrets() {
     for line in DOCKERFILE.lines().filter(|line| line.starts_with("ENV ") || line.starts_with("ARG ")) {
         assert!(!["TOKEN", "SECRET", "PASSWORD"].iter().any(|word| line.contains(word)), "no secret in the image: {line}");
     }
-    let ignored = include_str!("../../.dockerignore");
+    let ignored = include_str!("../../../.dockerignore");
     assert!(ignored.lines().any(|line| line == ".env") && ignored.lines().any(|line| line == "hado-data"), "secrets stay out of the build context");
 }
 

@@ -3,7 +3,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{Signal, alive, children_of, free_ports, hado, signal, start, wait_with_timeout};
 
@@ -44,7 +44,7 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let mcp_url = format!("http://127.0.0.1:{}/mcp", port.mcp);
     let connect = format!("claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
     assert!(printed.iter().any(|line| line.trim() == connect), "the connect line names the real address: {printed:#?}");
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../../README.md");
     assert!(readme.contains(&connect.replace(&port.mcp.to_string(), "8081")), "the README shows the same line for the default address");
 
     let secrets = std::fs::read_to_string(folder.path().join("hado-data/secrets.env")).unwrap();

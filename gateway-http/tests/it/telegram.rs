@@ -3,7 +3,7 @@
 //! fake on loopback); anything else is refused. And the settings page's
 //! "Connect Telegram" link.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,7 +2,7 @@
 //! fresh database (SQLite, and Postgres when its URL is set), the gateway in
 //! front of it, and plain HTTP from reqwest.
 
-mod common;
+use crate::common;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

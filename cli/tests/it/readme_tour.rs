@@ -3,7 +3,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::io::{BufRead, BufReader};
@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const HADO: &str = env!("CARGO_BIN_EXE_hado");
-const README: &str = include_str!("../../README.md");
+const README: &str = include_str!("../../../README.md");
 
 /// The shell blocks of the tour section, in order.
 fn tour_blocks() -> Vec<String> {

@@ -1,0 +1,11 @@
+//! hado-core's integration tests in one binary, so that the test build links
+//! tonic, sqlx and axum once instead of once per file. Each file is a module
+//! and reads as it did on its own.
+
+mod faults;
+mod grpc;
+mod parsers;
+mod storage_story;
+mod telegram;
+mod upgrade;
+mod webhooks;

@@ -1,0 +1,14 @@
+//! gateway-http's integration tests in one binary, so that the test build
+//! links tonic, sqlx and axum once instead of once per file. Each file is a
+//! module and reads as it did on its own. `hardening` stays a binary of its
+//! own: its timing bounds must not share the machine with the browser test.
+
+mod browser;
+mod caddy;
+#[path = "../common/mod.rs"]
+mod common;
+mod http;
+mod ics;
+mod schemathesis;
+mod telegram;
+mod web;

@@ -1,0 +1,7 @@
+//! gateway-mcp's integration tests in one binary, so that the test build
+//! links tonic, sqlx and axum once instead of once per file. Each file is a
+//! module and reads as it did on its own.
+
+mod mcp;
+mod python_sdk;
+mod stdio;
