@@ -3,7 +3,8 @@
 //! links, action-link tokens and Telegram callback data. For each, any
 //! input is answered without a panic, and every value accepted reads back
 //! the same from its own text. 10,000 cases each by default;
-//! `HADO_PROPTEST_CASES=1000000 cargo test --test parsers` runs longer.
+//! `HADO_PROPTEST_CASES=1000000 cargo test -p hado-core --test it parsers`
+//! runs longer.
 
 use chrono::{DateTime, Duration, Utc};
 use proptest::prelude::*;
