@@ -16,8 +16,8 @@ os.environ["SE_OFFLINE"] = "true"
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE, SHOTS = sys.argv[1], sys.argv[2]
@@ -52,7 +52,21 @@ def go(element):
     """Clicks something that loads a new page, and waits until it has."""
     page = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+
+    def left(_):
+        try:
+            page.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            # A busy Chromium may say the old page's node "does not belong to
+            # the document" instead of calling it stale: the page has gone.
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+
+    WebDriverWait(driver, 10).until(left)
 
 
 try:
