@@ -7,16 +7,16 @@ pub mod delivery;
 pub mod domain;
 pub mod engine;
 pub mod error;
-pub mod grpc;
+mod grpc;
 pub mod links;
 pub mod scheduler;
 pub mod storage;
-pub mod targets;
+mod targets;
 pub mod telegram;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod tokens;
-pub mod wire;
+mod tokens;
+mod wire;
 
 use std::future::Future;
 use std::sync::Arc;
