@@ -6,7 +6,6 @@
 //! honouring `Retry-After`; failed, with the error shown on the channel; or,
 //! on 410 Gone, the channel disabled.
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -119,13 +118,7 @@ impl Deliverer {
     /// names are checked by the client's resolver as they are connected to.
     fn check_target(&self, url: &str) -> Result<(), String> {
         let parsed = url::Url::parse(url).map_err(|error| format!("the URL {url:?} is not valid: {error}"))?;
-        let targets = self.engine.outbound().targets();
-        match parsed.host() {
-            None => Err(format!("the URL {url:?} names no host")),
-            Some(url::Host::Ipv4(address)) => targets.check_literal(IpAddr::V4(address)),
-            Some(url::Host::Ipv6(address)) => targets.check_literal(IpAddr::V6(address)),
-            Some(url::Host::Domain(_)) => Ok(()),
-        }
+        self.engine.outbound().targets().check_written(&parsed).map_err(|problem| format!("the URL {url:?}: {problem}"))
     }
 
     /// One attempt at one delivery.

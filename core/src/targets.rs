@@ -105,26 +105,33 @@ impl TargetPolicy {
         if self.allow_private {
             return Ok(());
         }
+        self.check_written(url)?;
+        let Some(Host::Domain(name)) = url.host() else { return Ok(()) };
+        if name == "localhost" || name.ends_with(".localhost") {
+            return Err(format!("{name} is this machine, which is refused"));
+        }
+        let port = url.port_or_known_default().unwrap_or(443);
+        match tokio::time::timeout(ADD_TIME_LOOKUP, tokio::net::lookup_host((name, port))).await {
+            Ok(Ok(addresses)) => {
+                let addresses: Vec<IpAddr> = addresses.map(|socket| socket.ip()).collect();
+                if !addresses.is_empty() && !addresses.iter().any(|address| may_reach(*address)) {
+                    return Err(format!("{name} resolves only to private, loopback or reserved addresses, which are refused"));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks what a URL's host says by itself, at add time and at every
+    /// send: an address written in it must pass; a name is left to the
+    /// resolver, which checks it as it is connected to.
+    pub fn check_written(self, url: &Url) -> Result<(), String> {
         match url.host() {
             None => Err("names no host".into()),
             Some(Host::Ipv4(address)) => self.check_literal(IpAddr::V4(address)),
             Some(Host::Ipv6(address)) => self.check_literal(IpAddr::V6(address)),
-            Some(Host::Domain(name)) => {
-                if name == "localhost" || name.ends_with(".localhost") {
-                    return Err(format!("{name} is this machine, which is refused"));
-                }
-                let port = url.port_or_known_default().unwrap_or(443);
-                match tokio::time::timeout(ADD_TIME_LOOKUP, tokio::net::lookup_host((name, port))).await {
-                    Ok(Ok(addresses)) => {
-                        let addresses: Vec<IpAddr> = addresses.map(|socket| socket.ip()).collect();
-                        if !addresses.is_empty() && !addresses.iter().any(|address| may_reach(*address)) {
-                            return Err(format!("{name} resolves only to private, loopback or reserved addresses, which are refused"));
-                        }
-                        Ok(())
-                    }
-                    _ => Ok(()),
-                }
-            }
+            Some(Host::Domain(_)) => Ok(()),
         }
     }
 

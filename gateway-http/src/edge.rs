@@ -22,7 +22,7 @@ use hado_runtime::hosts::same_origin;
 
 use crate::AppState;
 use crate::auth::SourceCredential;
-use crate::error::ApiError;
+use crate::error::{ApiError, is_json};
 
 /// The policy every reply carries: only this site's own scripts, styles and
 /// images, no framing, no plugins, forms posted only here.
@@ -119,13 +119,7 @@ pub async fn me_writes(State(state): State<AppState>, request: Request, next: Ne
         if let Some(reason) = cross_site(&state, peer, request.headers()) {
             return ApiError::new(StatusCode::FORBIDDEN, reason).into_response();
         }
-        let json = request
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split(';').next())
-            .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"));
-        if !json {
+        if !is_json(request.headers()) {
             return ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "send writes to /me with Content-Type: application/json (an empty body may be {})")
                 .into_response();
         }

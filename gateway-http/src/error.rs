@@ -88,6 +88,16 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Whether the request says its body is JSON (`Content-Type:
+/// application/json`, with or without parameters).
+pub fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"))
+}
+
 /// A JSON body whose every rejection is an [`ApiError`]: 415 without a JSON
 /// content type, 400 for malformed JSON, 422 naming the field whose value
 /// has the wrong shape. Every request body is an object, and no body holds
@@ -99,12 +109,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let json = request
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.split(';').next().is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json")));
-        if !json {
+        if !is_json(request.headers()) {
             return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json"));
         }
         let bytes = Bytes::from_request(request, state)
