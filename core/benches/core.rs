@@ -1,4 +1,6 @@
-//! Core's benchmarks: batch upsert throughput over gRPC against plain sqlx
+//! Core's benchmarks: single `Inbox.CreateEvent` calls at 1 and 16
+//! concurrent clients next to `GetProfile` (authentication and one read),
+//! batch upsert throughput over gRPC against plain sqlx
 //! inserts, `ListEvents` latency for a user with 10,000 events, and the
 //! scheduler's pass with 1,000 or 10,000 due checkpoints among 10,000 and
 //! 1,000,000 stored events, and signed webhook deliveries per second.
@@ -21,7 +23,7 @@ use hado_core::config::CoreConfig;
 use hado_core::engine::Engine;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
-use hado_proto::v1::{EventFields, ListEventsRequest, SourceEvent, UpsertEventsRequest};
+use hado_proto::v1::{EventFields, GetProfileRequest, ListEventsRequest, SourceEvent, UpsertEventsRequest};
 
 const SECRET: &str = "bench-secret-0123456789abcdef0123456789";
 const NOW: &str = "2026-12-01T10:00:00Z";
@@ -86,6 +88,7 @@ fn config(database: &Database) -> CoreConfig {
 
 struct Running {
     engine: Arc<Engine>,
+    address: std::net::SocketAddr,
     channel: Channel,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
@@ -107,7 +110,7 @@ async fn start(database: &Database) -> Running {
         .unwrap();
     });
     let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
-    Running { engine, channel, stop, task }
+    Running { engine, address: addr, channel, stop, task }
 }
 
 fn with_bearer<T>(message: T, token: &str, user: Option<&str>) -> tonic::Request<T> {
@@ -143,6 +146,80 @@ fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
 
 fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
+}
+
+/// How long each single-call measurement runs.
+const CALLS_FOR: Duration = Duration::from_secs(4);
+
+/// Runs `operation` on `clients` concurrent clients (each with its own
+/// connection) for [`CALLS_FOR`], and prints calls/s, p50 and p99.
+async fn concurrent_calls<F, Fut>(database: &Database, running: &Running, label: &str, clients: usize, operation: F)
+where
+    F: Fn(InboxClient<Channel>, usize) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let address = running.address;
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|client| {
+            let operation = operation.clone();
+            tokio::spawn(async move {
+                let channel = Channel::from_shared(format!("http://{address}")).unwrap().connect().await.unwrap();
+                let inbox = InboxClient::new(channel);
+                let mut latencies = Vec::new();
+                let began = Instant::now();
+                while began.elapsed() < CALLS_FOR {
+                    let call_started = Instant::now();
+                    operation(inbox.clone(), client * 1_000_000 + latencies.len()).await;
+                    latencies.push(call_started.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap());
+    }
+    let wall = started.elapsed();
+    latencies.sort();
+    println!(
+        "[{}] {label:<24} {clients:>2} client(s): {:>7.0} calls/s, p50 {:.2} ms, p99 {:.2} ms ({} calls)",
+        database.label,
+        latencies.len() as f64 / wall.as_secs_f64(),
+        millis(percentile(&latencies, 0.5)),
+        millis(percentile(&latencies, 0.99)),
+        latencies.len()
+    );
+}
+
+/// Single calls as an agent makes them: `CreateEvent` (one new manual event
+/// each) next to `GetProfile` (the token check and one read).
+async fn create_calls(database: &Database) {
+    let running = start(database).await;
+    let user = running.engine.user_for_login("agent").await.unwrap();
+    let token = Arc::new(running.engine.issue_agent_token(&user).await.unwrap());
+    for clients in [1, 16] {
+        let token_for_profile = token.clone();
+        concurrent_calls(database, &running, "Inbox.GetProfile", clients, move |mut inbox, _| {
+            let token = token_for_profile.clone();
+            async move {
+                inbox.get_profile(with_bearer(GetProfileRequest {}, &token, None)).await.unwrap();
+            }
+        })
+        .await;
+        let token_for_create = token.clone();
+        concurrent_calls(database, &running, "Inbox.CreateEvent", clients, move |mut inbox, index| {
+            let token = token_for_create.clone();
+            async move {
+                let fields = EventFields { title: format!("Call {index}"), due_at: "2027-03-01T09:00".into(), ..EventFields::default() };
+                inbox.create_event(with_bearer(fields, &token, None)).await.unwrap();
+            }
+        })
+        .await;
+    }
+    let _ = running.stop.send(());
+    let _ = running.task.await;
 }
 
 /// Batches of 500 through gRPC, and the same rows by plain sqlx.
@@ -331,6 +408,11 @@ fn main() {
         let only = std::env::args().skip(1).find(|argument| !argument.starts_with('-'));
         let wanted = |name: &str| only.as_deref().is_none_or(|only| name.contains(only));
         for (label, url) in backends {
+            if wanted("create") {
+                let database = database(label, url).await;
+                create_calls(&database).await;
+                database.remove().await;
+            }
             if wanted("upsert") {
                 let database = database(label, url).await;
                 upsert_throughput(&database).await;

@@ -1,5 +1,5 @@
 //! gateway-mcp's benchmarks: tool-call latency (p50/p99) and throughput for
-//! `create_event` and `list_events` (200 events) at 1 and 16 concurrent MCP
+//! `ping`, `get_profile`, `create_event` and `list_events` (200 events) at 1 and 16 concurrent MCP
 //! sessions, next to the same Inbox calls made over gRPC directly (the
 //! gateway's overhead), next to the official TypeScript reference server's
 //! `echo` tool (`@modelcontextprotocol/server-everything`, streamable HTTP)
@@ -15,7 +15,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -162,6 +162,20 @@ async fn bench_hado() {
     println!("gateway-mcp resident memory, idle: {} KiB", resident_kib(pid, "VmRSS:"));
     warm.cancel().await.unwrap();
 
+    println!("\nHado, ping (no tool; the gateway still checks the token) and get_profile (one read in core)");
+    for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
+        let clients = sessions(&url, Some(&creator), sessions_count).await;
+        measure(clients, calls, |client: Arc<Client>, _| async move {
+            client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.expect("ping is answered");
+        })
+        .await
+        .print("MCP ping", sessions_count);
+        let clients = sessions(&url, Some(&creator), sessions_count).await;
+        measure(clients, calls, |client: Arc<Client>, _| async move { call(&client, "get_profile", json!({})).await })
+            .await
+            .print("MCP tools/call get_profile", sessions_count);
+    }
+
     println!("\nHado, create_event (a new manual event each call)");
     for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
         let clients = sessions(&url, Some(&creator), sessions_count).await;
@@ -228,6 +242,12 @@ async fn bench_everything(script: &str) {
         })
         .await
         .print("MCP tools/call echo (reference server)", sessions_count);
+        let clients = sessions(&url, None, sessions_count).await;
+        measure(clients, calls, |client: Arc<Client>, _| async move {
+            client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.expect("ping is answered");
+        })
+        .await
+        .print("MCP ping (reference server)", sessions_count);
     }
     println!("reference server resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
     let _ = server.start_kill();
