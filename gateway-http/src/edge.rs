@@ -4,9 +4,7 @@
 //! replies that are JSON or HTML and never echo input as plain text, and a
 //! source's token checked with core before its body is read.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -15,10 +13,10 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, 
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
 
 use hado_proto::v1;
 use hado_runtime::hosts::same_origin;
+use hado_runtime::known_tokens::TokenDigest;
 
 use crate::AppState;
 use crate::auth::SourceCredential;
@@ -128,36 +126,8 @@ pub async fn me_writes(State(state): State<AppState>, request: Request, next: Ne
 }
 
 /// How long core's word on a source token is trusted before the body of a
-/// request is read. Core checks the token again on the call itself, so a
-/// rotated token is refused there at once; this only decides whether the
-/// body is worth reading.
-const TOKEN_CHECK_LIFETIME: Duration = Duration::from_secs(5);
-/// Tokens remembered at most; the memory is cleared when it fills.
-const TOKEN_CHECKS_KEPT: usize = 1024;
-
-/// Core's recent answers for source tokens, keyed by the token's sha256.
-#[derive(Default)]
-pub struct TokenChecks {
-    known: Mutex<HashMap<[u8; 32], Instant>>,
-}
-
-impl TokenChecks {
-    fn recently_known(&self, digest: &[u8; 32], now: Instant) -> bool {
-        let known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        known.get(digest).is_some_and(|checked| now.duration_since(*checked) < TOKEN_CHECK_LIFETIME)
-    }
-
-    fn remember(&self, digest: [u8; 32], now: Instant) {
-        let mut known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if known.len() >= TOKEN_CHECKS_KEPT {
-            known.retain(|_, checked| now.duration_since(*checked) < TOKEN_CHECK_LIFETIME);
-            if known.len() >= TOKEN_CHECKS_KEPT {
-                known.clear();
-            }
-        }
-        known.insert(digest, now);
-    }
-}
+/// request is read (core checks the token again on the call itself).
+pub const SOURCE_TOKEN_MEMORY: Duration = Duration::from_secs(5);
 
 /// Checks a source's bearer token with core (or core's answer of the last
 /// few seconds) before the body is read: an unknown token is answered 401
@@ -169,11 +139,11 @@ pub async fn source_first(State(state): State<AppState>, request: Request, next:
         Err(error) => return error.into_response(),
     };
     let token = parts.headers.get(axum::http::header::AUTHORIZATION).map(|value| value.as_bytes()).unwrap_or_default();
-    let digest: [u8; 32] = Sha256::digest(token).into();
+    let digest = TokenDigest::of(token);
     let now = Instant::now();
-    if !state.token_checks.recently_known(&digest, now) {
+    if !state.known_sources.recently_accepted(digest, now) {
         match state.ingest(credential).who_am_i(v1::WhoAmIRequest {}).await {
-            Ok(_) => state.token_checks.remember(digest, now),
+            Ok(_) => state.known_sources.accepted(digest, now),
             Err(status) => return ApiError::from_core(&state.core, &status).into_response(),
         }
     }

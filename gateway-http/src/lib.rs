@@ -36,6 +36,7 @@ use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::links_client::LinksClient;
 use hado_runtime::client::Core;
+use hado_runtime::known_tokens::KnownTokens;
 use hado_runtime::process::{self, ConfigError};
 
 /// The largest request body read: a full batch of 1000 events fits easily.
@@ -51,7 +52,7 @@ pub(crate) struct AppState {
     pub core: Core,
     pub config: Arc<HttpConfig>,
     /// Core's recent answers for source tokens, checked before a body is read.
-    pub token_checks: Arc<edge::TokenChecks>,
+    pub known_sources: Arc<KnownTokens>,
     /// The gateway's own credential, for the Links service.
     gateway: Credential,
 }
@@ -60,7 +61,12 @@ impl AppState {
     pub fn new(config: HttpConfig) -> Result<Self, ConfigError> {
         let gateway = Credential::bearer(&config.gateway_token.0)
             .ok_or_else(|| ConfigError { variable: "HADO_GATEWAY_TOKEN", problem: "holds characters a request header cannot carry".into() })?;
-        Ok(Self { core: Core::connect_lazy(&config.core_url)?, config: Arc::new(config), token_checks: Arc::default(), gateway })
+        Ok(Self {
+            core: Core::connect_lazy(&config.core_url)?,
+            config: Arc::new(config),
+            known_sources: Arc::new(KnownTokens::new(edge::SOURCE_TOKEN_MEMORY)),
+            gateway,
+        })
     }
 
     /// Ingest, called with a source's own credential.

@@ -3,7 +3,8 @@
 //! person reads in both languages (`words`) and how a due moment reads
 //! (`wording`), and, for the gateways (feature
 //! `gateway`), their channel to core (`client`), the host names they serve
-//! (`hosts`) and an HTTP server that bounds how long a client may take and
+//! (`hosts`), a short memory of tokens core accepted (`known_tokens`)
+//! and an HTTP server that bounds how long a client may take and
 //! how many may be connected (`serve`). See ARCHITECTURE.md.
 
 pub mod process;
@@ -14,6 +15,8 @@ pub mod words;
 pub mod client;
 #[cfg(feature = "gateway")]
 pub mod hosts;
+#[cfg(feature = "gateway")]
+pub mod known_tokens;
 #[cfg(feature = "gateway")]
 pub mod serve;
 
