@@ -37,6 +37,9 @@ pub enum Via {
 pub struct UserCaller {
     pub user: UserRecord,
     pub via: Via,
+    /// How many of their open events need attention, when the check of the
+    /// caller's credential read it anyway (an agent token's).
+    pub attention: Option<u32>,
 }
 
 fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
@@ -65,8 +68,9 @@ pub async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<SourceCal
 pub async fn user(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserCaller, CoreError> {
     let token = bearer(metadata)?;
     if token.starts_with(AGENT_PREFIX) {
-        let user = engine.user_for_agent_token(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
-        return Ok(UserCaller { user, via: Via::Agent });
+        let found = engine.agent_token_user(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
+        let attention = Some(u32::try_from(found.attention).unwrap_or(u32::MAX));
+        return Ok(UserCaller { user: found.user, via: Via::Agent, attention });
     }
     if tokens::same_secret(token, &credentials.gateway_token) {
         let login = metadata
@@ -74,7 +78,7 @@ pub async fn user(engine: &Engine, credentials: &Credentials, metadata: &Metadat
             .and_then(|value| value.to_str().ok())
             .ok_or_else(|| CoreError::Unauthenticated(format!("the gateway credential needs the {USER} header naming the user")))?;
         let user = engine.user_for_login(login).await?;
-        return Ok(UserCaller { user, via: Via::Gateway });
+        return Ok(UserCaller { user, via: Via::Gateway, attention: None });
     }
     Err(CoreError::Unauthenticated("the Inbox service takes an agent token (hado_agent_…) or the gateway credential".into()))
 }

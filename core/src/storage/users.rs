@@ -55,25 +55,42 @@ pub async fn save_profile(
     Ok(())
 }
 
-/// The user an agent token belongs to, marking the token as used.
-pub async fn user_by_agent_token(connection: &mut AnyConnection, token_hash: &str, now: DateTime<Utc>) -> Result<Option<UserRecord>, StoreError> {
-    let row = sqlx::query(
-        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale FROM agent_tokens t \
-         JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1",
-    )
-    .bind(token_hash)
-    .fetch_optional(&mut *connection)
-    .await?;
+/// The user an agent token belongs to, with how many of their open events
+/// need attention and when the token was last marked as used: one read.
+pub async fn user_by_agent_token(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<AgentTokenUser>, StoreError> {
+    let row = sqlx::query(agent_token_query()).bind(token_hash).fetch_optional(&mut *connection).await?;
     let Some(row) = row else { return Ok(None) };
-    let user = UserRecord::from_row(&row)?;
-    // Marked at most once a minute, so that an agent's every call is not a write.
-    sqlx::query("UPDATE agent_tokens SET last_used_at = $2 WHERE user_id = $1 AND (last_used_at IS NULL OR last_used_at < $3)")
-        .bind(user.id)
+    let last_used: Option<i64> = row.try_get("last_used_at")?;
+    Ok(Some(AgentTokenUser { user: UserRecord::from_row(&row)?, attention: row.try_get("attention")?, last_used_at: last_used.map(instant).transpose()? }))
+}
+
+/// The one read behind every agent call. The count walks the attention
+/// index, so it costs what needs attention, not what is stored.
+pub(super) fn agent_token_query() -> &'static str {
+    with_states!(
+        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, t.last_used_at, \
+         (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.attention_since IS NOT NULL AND e.state IN ({active})) AS attention \
+         FROM agent_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1"
+    )
+}
+
+/// Who an agent token names, as one read finds them.
+#[derive(Clone, Debug)]
+pub struct AgentTokenUser {
+    pub user: UserRecord,
+    /// How many of the user's open events need attention.
+    pub attention: i64,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// Marks a user's agent token as used at `now`.
+pub async fn mark_agent_token_used(connection: &mut AnyConnection, user_id: i64, now: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query("UPDATE agent_tokens SET last_used_at = $2 WHERE user_id = $1 AND (last_used_at IS NULL OR last_used_at < $2)")
+        .bind(user_id)
         .bind(millis(now))
-        .bind(millis(now - chrono::Duration::minutes(1)))
         .execute(&mut *connection)
         .await?;
-    Ok(Some(user))
+    Ok(())
 }
 
 /// Stores a user's one agent token, replacing (and so invalidating) any
@@ -111,7 +128,7 @@ impl Store {
              (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.state IN ({active})) AS active_events \
              FROM users u ORDER BY u.login"
         ))
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         rows.iter()
             .map(|row| {
