@@ -1,6 +1,7 @@
 //! Owns the scheduler loop: it wakes at the earliest `next_check_at` (or
 //! after any write), advances every due event, and sleeps again. Each pass
-//! costs O(due rows), through the partial index on `next_check_at`.
+//! costs O(due rows), through the partial index on `next_check_at`; a wake
+//! with nothing due costs one read of that index.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,42 @@ const MAX_IDLE: Duration = Duration::from_secs(30);
 /// How long to back off after a storage failure.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
+/// How long to sleep before the next check, at most [`MAX_IDLE`].
+fn until(engine: &Engine, next: Option<chrono::DateTime<chrono::Utc>>) -> Duration {
+    next.map_or(MAX_IDLE, |next| (next - engine.now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE))
+}
+
+/// One timed pass over everything due; returns how long to sleep after it.
+async fn pass(engine: &Engine) -> Duration {
+    let started = std::time::Instant::now();
+    let pass = drain(engine).await;
+    metrics::histogram!("hado_scheduler_pass_seconds").record(started.elapsed().as_secs_f64());
+    match pass {
+        Ok(advanced) => {
+            metrics::counter!("hado_scheduler_advanced_total").increment(advanced as u64);
+            if advanced > 0 {
+                tracing::debug!(advanced, "scheduler pass");
+            }
+            match engine.earliest_check().await {
+                // Another core holds the due rows (Postgres): look again soon, not at once.
+                Ok(Some(next)) if advanced == 0 && next <= engine.now() => BUSY_ELSEWHERE,
+                Ok(next) => until(engine, next),
+                Err(error) => {
+                    tracing::warn!(%error, "scheduler could not read its next check");
+                    RETRY_AFTER_FAILURE
+                }
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, "scheduler pass failed; retrying");
+            RETRY_AFTER_FAILURE
+        }
+    }
+}
+
+/// How long to wait when the due rows are claimed by another core.
+const BUSY_ELSEWHERE: Duration = Duration::from_millis(100);
+
 /// Advances everything that is due now; returns how many events moved.
 pub async fn drain(engine: &Engine) -> Result<usize, crate::error::CoreError> {
     let mut total = 0;
@@ -34,32 +71,27 @@ pub async fn drain(engine: &Engine) -> Result<usize, crate::error::CoreError> {
 /// Runs until `stop` turns true.
 pub async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
     let wake = engine.wake_handle();
+    // The first pass runs whatever came due while core was down.
+    let mut starting = true;
     loop {
-        // How late the most overdue check is when the pass starts.
-        if let Ok(Some(earliest)) = engine.earliest_check().await {
-            let lag = (engine.now() - earliest).num_milliseconds().max(0) as f64 / 1000.0;
-            metrics::gauge!("hado_scheduler_lag_seconds").set(lag);
-        }
-        let started = std::time::Instant::now();
-        let pass = drain(&engine).await;
-        metrics::histogram!("hado_scheduler_pass_seconds").record(started.elapsed().as_secs_f64());
-        let pause = match pass {
-            Ok(advanced) => {
-                metrics::counter!("hado_scheduler_advanced_total").increment(advanced as u64);
-                if advanced > 0 {
-                    tracing::debug!(advanced, "scheduler pass");
-                }
-                match engine.earliest_check().await {
-                    Ok(Some(next)) => (next - engine.now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE),
-                    Ok(None) => MAX_IDLE,
-                    Err(error) => {
-                        tracing::warn!(%error, "scheduler could not read its next check");
-                        RETRY_AFTER_FAILURE
-                    }
-                }
+        let pause = match engine.earliest_check().await {
+            // Something is due: a pass, then sleep until the next check.
+            Ok(earliest) if starting || earliest.is_some_and(|earliest| earliest <= engine.now()) => {
+                starting = false;
+                let earliest = earliest.unwrap_or_else(|| engine.now());
+                // How late the most overdue check is when the pass starts.
+                let lag = (engine.now() - earliest).num_milliseconds().max(0) as f64 / 1000.0;
+                metrics::gauge!("hado_scheduler_lag_seconds").set(lag);
+                pass(&engine).await
+            }
+            // Woken by a write that made nothing due: one read, no pass, and
+            // above all no write transaction beside the writes that woke it.
+            Ok(next) => {
+                metrics::gauge!("hado_scheduler_lag_seconds").set(0.0);
+                until(&engine, next)
             }
             Err(error) => {
-                tracing::warn!(%error, "scheduler pass failed; retrying");
+                tracing::warn!(%error, "scheduler could not read its next check");
                 RETRY_AFTER_FAILURE
             }
         };

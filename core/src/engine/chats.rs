@@ -66,7 +66,7 @@ impl Engine {
 
     /// The person a chat is linked to, if any.
     pub async fn user_of_chat(&self, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let Some(channel) = channels::find_by_target(&mut connection, ChannelKind::Telegram, &chat_id.to_string()).await? else { return Ok(None) };
         Ok(Some(users::user_by_id(&mut connection, channel.user_id).await?))
     }
@@ -92,7 +92,7 @@ impl Engine {
     /// its event can no longer be acted on.
     pub async fn press_button(&self, button_id: &str, pressed_in: Option<i64>) -> Result<Option<Pressed>, CoreError> {
         let Some(pressed_in) = pressed_in.map(|chat| chat.to_string()) else { return Ok(None) };
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let Some(button) = telegram::find_button(&mut connection, button_id).await? else { return Ok(None) };
         let from_its_chat = match &button.chat_id {
             Some(chat) => *chat == pressed_in,

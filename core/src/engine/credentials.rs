@@ -11,14 +11,45 @@ impl Engine {
     }
 
     pub async fn user_for_agent_token(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
-        Ok(users::user_by_agent_token(&mut connection, &tokens::hash(token), self.now()).await?)
+        Ok(self.agent_token_user(token).await?.map(|found| found.user))
+    }
+
+    /// Who an agent token names, with their attention count, in one read.
+    /// The token's last use is kept to the minute: when the stored time is a
+    /// minute old, it is written after the call, off its path, once however
+    /// many calls arrive meanwhile.
+    pub async fn agent_token_user(&self, token: &str) -> Result<Option<AgentTokenUser>, CoreError> {
+        let mut connection = self.store.reader().acquire().await?;
+        let found = users::user_by_agent_token(&mut connection, &tokens::hash(token)).await?;
+        drop(connection);
+        let now = self.now();
+        if let Some(found) = &found
+            && found.last_used_at.is_none_or(|used| now - used >= chrono::Duration::minutes(1))
+        {
+            self.mark_token_used(found.user.id, now);
+        }
+        Ok(found)
+    }
+
+    fn mark_token_used(&self, user_id: i64, now: DateTime<Utc>) {
+        if !self.token_marks.lock().expect("the marks' lock is never poisoned").insert(user_id) {
+            return;
+        }
+        let (store, marks) = (self.store.clone(), self.token_marks.clone());
+        tokio::spawn(async move {
+            let marked: Result<(), crate::storage::StoreError> =
+                async { users::mark_agent_token_used(&mut *store.writer().acquire().await?, user_id, now).await }.await;
+            if let Err(error) = marked {
+                tracing::warn!(%error, "could not record an agent token's use");
+            }
+            marks.lock().expect("the marks' lock is never poisoned").remove(&user_id);
+        });
     }
 
     /// The user a gateway names, created on first sight.
     pub async fn user_for_login(&self, raw_login: &str) -> Result<UserRecord, CoreError> {
         let login = parse_one(|violations| Login::parse("user", raw_login, violations))?;
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         if let Some(user) = users::find_user(&mut connection, &login).await? {
             return Ok(user);
         }
@@ -32,7 +63,7 @@ impl Engine {
     /// An action link for one of the user's events as it is now, valid for
     /// 30 days or until the event is rescheduled.
     pub async fn issue_action_link(&self, user: &UserRecord, event_id: i64, action: LinkAction) -> Result<String, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let event = self.own_event(&mut connection, user, event_id).await?;
         Ok(self.link_token(&event, action))
     }
@@ -48,7 +79,7 @@ impl Engine {
             LinkProblem::Expired(_) => CoreError::FailedPrecondition(problem.to_string()),
             LinkProblem::Outdated => CoreError::Outdated(problem.to_string()),
         })?;
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
         let event = self.own_event(&mut connection, &user, link.event_id).await?;
         if link.revision != revision_of(&event.spec.due.text) {
@@ -68,7 +99,7 @@ impl Engine {
     }
 
     pub async fn agent_token_status(&self, user: &UserRecord) -> Result<Option<AgentTokenStatus>, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let status = users::agent_token_status(&mut connection, user.id).await?;
         Ok(status.map(|(created_at, last_used_at)| AgentTokenStatus { created_at, last_used_at }))
     }
@@ -106,7 +137,7 @@ impl Engine {
     }
 
     pub async fn calendar_feed_created(&self, user: &UserRecord) -> Result<Option<DateTime<Utc>>, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         Ok(users::calendar_feed_created(&mut connection, user.id).await?)
     }
 
@@ -116,7 +147,7 @@ impl Engine {
         if !token.starts_with(tokens::CALENDAR_PREFIX) {
             return Err(unknown());
         }
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let user = users::user_by_calendar_feed(&mut connection, &tokens::hash(token)).await?.ok_or_else(unknown)?;
         drop(connection);
         let events = self.store.list_active(user.id, None, None).await?;

@@ -28,13 +28,13 @@ impl Engine {
 
     /// How many of the user's open events need attention (the inbox badge).
     pub async fn attention_count(&self, user: &UserRecord) -> Result<u32, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let count = events::attention_count(&mut connection, user.id).await?;
         Ok(u32::try_from(count).unwrap_or(u32::MAX))
     }
 
     pub async fn get_event(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         self.own_event(&mut connection, user, id).await
     }
 
@@ -49,13 +49,24 @@ impl Engine {
         let topic = Topic::empty();
         let key = EventKey { user_id: user.id, source_id: self.manual_source_id, source_ref: source_ref.as_str(), topic: topic.as_str() };
         let now = self.now();
-        let mut transaction = self.store.begin_write().await?;
-        let existing = events::find_by_key(&mut transaction, key).await?;
-        let report = self.upsert_one(&mut transaction, user, key, existing, &spec, now).await?;
-        let record = self.reread(&mut transaction, user, report.id).await?;
-        transaction.commit().await?;
+        // The ref is new (a fresh ULID), so nothing is looked up, and what
+        // was written is what a re-read would find.
+        let decision = self.decide(user, None, &spec, now);
+        let new_event = NewEvent {
+            user_id: key.user_id,
+            source_id: key.source_id,
+            source_ref: key.source_ref.to_owned(),
+            topic: key.topic.to_owned(),
+            spec: spec.clone(),
+            lifecycle: decision.lifecycle,
+            due_at: decision.due_at,
+            reminders: decision.reminders,
+            next_check_at: decision.next_check_at,
+            now,
+        };
+        let id = self.store.insert_event(new_event).await?;
         self.written();
-        Ok(record)
+        Ok(EventRecord::inserted(id, user, SourceName::MANUAL, key, decision.write(&spec), now))
     }
 
     /// Changes the user's own event through the same upsert path: a new due
@@ -79,8 +90,8 @@ impl Engine {
         };
         let spec = EventSpec::parse(&merged).map_err(CoreError::Invalid)?;
         let key = EventKey { user_id: user.id, source_id: record.source_id, source_ref: &record.source_ref, topic: &record.topic };
-        let existing = events::find_by_key(&mut transaction, key).await?;
-        self.upsert_one(&mut transaction, user, key, existing, &spec, now).await?;
+        let decision = self.decide(user, Some(&record), &spec, now);
+        self.write_decision(&mut transaction, key, Some(&record), &spec, &decision, now).await?;
         let updated = self.reread(&mut transaction, user, id).await?;
         transaction.commit().await?;
         self.written();

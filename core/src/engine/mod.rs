@@ -39,7 +39,8 @@ use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner, revision_of};
 use crate::storage::channels::{self, ChannelRecord, NewDelivery};
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{EventKey, EventRecord, EventWrite, SourceRecord, Store, UserRecord, UserSummary, events, users};
+use crate::storage::users::AgentTokenUser;
+use crate::storage::{EventKey, EventRecord, EventWrite, NewEvent, SourceRecord, Store, UserRecord, UserSummary, events, users};
 use crate::targets::TargetPolicy;
 use crate::tokens;
 
@@ -68,6 +69,23 @@ pub struct UpsertReport {
     pub id: i64,
     pub outcome: Outcome,
     pub state: State,
+}
+
+/// What an upsert decided for one item, before anything is written.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Decision {
+    outcome: Outcome,
+    lifecycle: Lifecycle,
+    /// The due moment in the user's current zone.
+    due_at: DateTime<Utc>,
+    reminders: Reminders,
+    next_check_at: Option<DateTime<Utc>>,
+}
+
+impl Decision {
+    fn write<'a>(&self, spec: &'a EventSpec) -> EventWrite<'a> {
+        EventWrite { spec, lifecycle: self.lifecycle, due_at: self.due_at, reminders: self.reminders, next_check_at: self.next_check_at }
+    }
 }
 
 /// A key of a source's event, as it arrives.
@@ -127,6 +145,8 @@ pub struct Engine {
     /// Woken when deliveries are queued, so that the delivery loop sends them
     /// at once.
     deliveries_queued: Arc<Notify>,
+    /// Users whose agent token's use is being recorded right now.
+    token_marks: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
 }
 
 /// Where reminders may go and what their links point at.
@@ -199,11 +219,22 @@ impl Engine {
     pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner, outbound: Outbound) -> Result<Self, CoreError> {
         let manual_source_id =
             store.source_id(SourceName::MANUAL).await?.ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
-        Ok(Self { store, clock, default_zone, manual_source_id, links, outbound, wake: Arc::new(Notify::new()), deliveries_queued: Arc::new(Notify::new()) })
+        Ok(Self {
+            store,
+            clock,
+            default_zone,
+            manual_source_id,
+            links,
+            outbound,
+            wake: Arc::new(Notify::new()),
+            deliveries_queued: Arc::new(Notify::new()),
+            token_marks: Arc::default(),
+        })
     }
 
-    /// The store, for the engine's own operations and the test harness; no
-    /// caller outside core reaches storage past the engine.
+    /// The store, for the test harness; no caller outside core reaches
+    /// storage past the engine.
+    #[cfg(feature = "testing")]
     pub(crate) fn store(&self) -> &Store {
         &self.store
     }

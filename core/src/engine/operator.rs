@@ -62,7 +62,7 @@ impl Engine {
 
     pub async fn admin_revoke_agent_token(&self, raw_login: &str) -> Result<bool, CoreError> {
         let login = parse_one(|violations| Login::parse("login", raw_login, violations))?;
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let Some(user) = users::find_user(&mut connection, &login).await? else { return Ok(false) };
         drop(connection);
         self.revoke_agent_token(&user).await

@@ -28,7 +28,7 @@ impl Engine {
     }
 
     pub async fn list_channels(&self, user: &UserRecord) -> Result<Vec<ChannelRecord>, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         Ok(channels::for_user(&mut connection, user.id).await?)
     }
 
@@ -93,7 +93,7 @@ impl Engine {
 
     /// The delivery log of one of the user's events.
     pub async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<channels::DeliveryRecord>, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         self.own_event(&mut connection, user, id).await?;
         Ok(channels::for_event(&mut connection, id).await?)
     }
@@ -150,12 +150,12 @@ impl Engine {
 
     /// How many deliveries wait to be sent (the queue depth).
     pub async fn pending_deliveries(&self) -> Result<i64, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         Ok(channels::pending_count(&mut connection).await?)
     }
 
     pub async fn earliest_delivery(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         Ok(channels::earliest_pending(&mut connection).await?)
     }
 }

@@ -17,7 +17,10 @@ impl Engine {
         users.sort_unstable();
         users.dedup();
         let routes = channels::enabled_for_users(&mut transaction, &users).await?;
-        let mut queued = 0;
+        // Every row's outcome is decided first, then written in a few
+        // statements: the pass costs a handful of round trips, not two per event.
+        let mut deliveries = Vec::new();
+        let mut writes = Vec::with_capacity(due.len());
         for record in &due {
             let timeline = record.spec.timeline(record.zone);
             let ladder = record.ladder();
@@ -27,68 +30,58 @@ impl Engine {
             let placed = if record.reminders == Reminders::default() { Reminders::start(&lifecycle, &ladder, now) } else { record.reminders };
             let (reminders, fired) = placed.tick(&lifecycle, &ladder, now);
             if let Some(fired) = fired {
-                queued += self.queue_reminder(&mut transaction, record, fired, &routes, now).await?;
+                deliveries.extend(reminder_deliveries(record, fired, &routes, now));
             }
             let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-            let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
-            events::save_lifecycle(&mut transaction, record.id, write, now).await?;
+            writes.push((record.id, LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at }));
         }
+        events::save_lifecycles(&mut transaction, &writes, now).await?;
+        channels::insert_deliveries(&mut transaction, &deliveries, now).await?;
         transaction.commit().await?;
-        if queued > 0 {
+        if deliveries.iter().any(|delivery| delivery.status == DeliveryStatus::Pending) {
             self.deliveries_queued.notify_one();
         }
         Ok(due.len())
     }
 
-    /// Writes the deliveries of a reminder that came due: one per enabled
-    /// channel of the event's user, or one line in the event's log saying it
-    /// was quieted. Returns how many are to be sent.
-    pub(super) async fn queue_reminder(
-        &self,
-        connection: &mut AnyConnection,
-        record: &EventRecord,
-        fired: Fired,
-        routes: &[ChannelRecord],
-        now: DateTime<Utc>,
-    ) -> Result<usize, CoreError> {
-        let kind = match fired.kind {
-            ReminderKind::Checkpoint => DeliveryKind::Checkpoint,
-            ReminderKind::Repeat => DeliveryKind::Repeat,
-        };
-        if fired.suppressed.is_some() {
-            metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => "suppressed").increment(1);
-            let quieted = NewDelivery {
-                event_id: Some(record.id),
-                channel_id: None,
-                kind,
-                due_at: fired.due,
-                status: DeliveryStatus::Suppressed,
-                next_attempt_at: None,
-                note: Some("quiet after Remember"),
-            };
-            channels::insert_delivery(connection, quieted, now).await?;
-            return Ok(0);
-        }
-        let mut queued = 0;
-        for route in routes.iter().filter(|route| route.user_id == record.user_id) {
-            let delivery = NewDelivery {
-                event_id: Some(record.id),
-                channel_id: Some(route.id),
-                kind,
-                due_at: fired.due,
-                status: DeliveryStatus::Pending,
-                next_attempt_at: Some(now),
-                note: None,
-            };
-            channels::insert_delivery(connection, delivery, now).await?;
-            queued += 1;
-        }
-        let outcome = if queued > 0 { "queued" } else { "no_channel" };
-        metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => outcome).increment(1);
-        Ok(queued)
-    }
-
     pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
         Ok(self.store.earliest_check().await?)
     }
+}
+
+/// The deliveries of a reminder that came due: one per enabled channel of
+/// the event's user, or one line in the event's log saying it was quieted.
+fn reminder_deliveries(record: &EventRecord, fired: Fired, routes: &[ChannelRecord], now: DateTime<Utc>) -> Vec<NewDelivery<'static>> {
+    let kind = match fired.kind {
+        ReminderKind::Checkpoint => DeliveryKind::Checkpoint,
+        ReminderKind::Repeat => DeliveryKind::Repeat,
+    };
+    if fired.suppressed.is_some() {
+        metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => "suppressed").increment(1);
+        return vec![NewDelivery {
+            event_id: Some(record.id),
+            channel_id: None,
+            kind,
+            due_at: fired.due,
+            status: DeliveryStatus::Suppressed,
+            next_attempt_at: None,
+            note: Some("quiet after Remember"),
+        }];
+    }
+    let deliveries: Vec<_> = routes
+        .iter()
+        .filter(|route| route.user_id == record.user_id)
+        .map(|route| NewDelivery {
+            event_id: Some(record.id),
+            channel_id: Some(route.id),
+            kind,
+            due_at: fired.due,
+            status: DeliveryStatus::Pending,
+            next_attempt_at: Some(now),
+            note: None,
+        })
+        .collect();
+    let outcome = if deliveries.is_empty() { "no_channel" } else { "queued" };
+    metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => outcome).increment(1);
+    deliveries
 }

@@ -28,50 +28,91 @@ impl Engine {
             parsed.iter().map(|(login, source_ref, topic, _)| (known_users[login.as_str()].id, source_ref.as_str(), topic.as_str())).collect();
         let mut stored = events::find_by_keys(&mut transaction, source.id, &keys).await?;
         let mut reports = Vec::with_capacity(parsed.len());
+        // New events wait here and go in together, a few hundred rows to a
+        // statement; their reports wait for their ids.
+        let mut inserts: Vec<(EventKey<'_>, EventWrite<'_>, usize)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for ((login, source_ref, topic, spec), (user_id, _, _)) in parsed.iter().zip(&keys) {
             let user = &known_users[login.as_str()];
             let key = EventKey { user_id: *user_id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
             let lookup = (*user_id, source_ref.as_str().to_owned(), topic.as_str().to_owned());
-            // A key that comes twice in one batch meets its own first write.
-            let existing = if seen.insert(lookup.clone()) { stored.remove(&lookup) } else { events::find_by_key(&mut transaction, key).await? };
-            reports.push(self.upsert_one(&mut transaction, user, key, existing, spec, now).await?);
+            let existing = if seen.insert(lookup.clone()) {
+                stored.remove(&lookup)
+            } else {
+                // A key that comes twice in one batch meets its own first write.
+                Self::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
+                events::find_by_key(&mut transaction, key).await?
+            };
+            let decision = self.decide(user, existing.as_ref(), spec, now);
+            match existing {
+                None => {
+                    inserts.push((key, decision.write(spec), reports.len()));
+                    reports.push(UpsertReport { id: 0, outcome: decision.outcome, state: decision.lifecycle.state });
+                }
+                Some(record) => reports.push(self.write_decision(&mut transaction, key, Some(&record), spec, &decision, now).await?),
+            }
         }
+        Self::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
         transaction.commit().await?;
         self.written();
         Ok(reports)
     }
 
-    /// The one upsert path, shared by sources and the user's own events.
-    pub(super) async fn upsert_one(
-        &self,
+    /// Inserts the batch's waiting new events and fills in their reports' ids.
+    async fn insert_waiting(
         connection: &mut AnyConnection,
-        user: &UserRecord,
-        key: EventKey<'_>,
-        stored: Option<EventRecord>,
-        spec: &EventSpec,
+        inserts: &mut Vec<(EventKey<'_>, EventWrite<'_>, usize)>,
+        reports: &mut [UpsertReport],
         now: DateTime<Utc>,
-    ) -> Result<UpsertReport, CoreError> {
-        let existing = stored.as_ref().map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
+    ) -> Result<(), CoreError> {
+        if inserts.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<_> = inserts.iter().map(|(key, write, _)| (*key, *write, now)).collect();
+        let ids = events::insert_many(connection, &rows).await?;
+        for ((_, _, report), id) in inserts.drain(..).zip(ids) {
+            reports[report].id = id;
+        }
+        Ok(())
+    }
+
+    /// The one upsert decision, shared by sources and the user's own events:
+    /// what the item does to the stored event (if any), its new lifecycle,
+    /// its place on the reminder ladder and its next check. Writes nothing.
+    pub(super) fn decide(&self, user: &UserRecord, stored: Option<&EventRecord>, spec: &EventSpec, now: DateTime<Utc>) -> Decision {
+        let existing = stored.map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
         let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
         let timeline = spec.timeline(user.zone);
         let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone: user.zone, quiet: user.quiet };
-        let reminders = match (&stored, outcome) {
+        let reminders = match (stored, outcome) {
             (Some(record), Outcome::Unchanged) => record.reminders,
             (Some(record), Outcome::Updated) => record.reminders.rebased(&lifecycle, &ladder, now),
             _ => Reminders::start(&lifecycle, &ladder, now),
         };
         let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-        let write = EventWrite { spec, lifecycle, due_at: timeline.due_moment, reminders, next_check_at };
-        let id = match (&stored, outcome) {
-            (None, _) => events::insert(connection, key, write, now).await?,
+        Decision { outcome, lifecycle, due_at: timeline.due_moment, reminders, next_check_at }
+    }
+
+    /// Writes a decision: an insert for a new event, an update for a changed
+    /// one, nothing for an unchanged one.
+    pub(super) async fn write_decision(
+        &self,
+        connection: &mut AnyConnection,
+        key: EventKey<'_>,
+        stored: Option<&EventRecord>,
+        spec: &EventSpec,
+        decision: &Decision,
+        now: DateTime<Utc>,
+    ) -> Result<UpsertReport, CoreError> {
+        let id = match (stored, decision.outcome) {
+            (None, _) => events::insert(connection, key, decision.write(spec), now).await?,
             (Some(record), Outcome::Unchanged) => record.id,
             (Some(record), _) => {
-                events::update(connection, record.id, write, now).await?;
+                events::update(connection, record.id, decision.write(spec), now).await?;
                 record.id
             }
         };
-        Ok(UpsertReport { id, outcome, state: lifecycle.state })
+        Ok(UpsertReport { id, outcome: decision.outcome, state: decision.lifecycle.state })
     }
 
     /// Withdraws events by key; unknown keys are reported as not found.
@@ -130,7 +171,7 @@ impl Engine {
             SourceRef::parse(&format!("refs[{index}]"), source_ref, &mut violations);
         }
         let login = violations.into_result(login).map_err(CoreError::Invalid)?;
-        let mut connection = self.store.pool().acquire().await?;
+        let mut connection = self.store.reader().acquire().await?;
         let Some(user) = users::find_user(&mut connection, &login).await? else { return Ok(Vec::new()) };
         drop(connection);
         Ok(self.store.list_for_source(source.id, user.id, refs).await?)

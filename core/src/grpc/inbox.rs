@@ -96,7 +96,11 @@ impl Inbox for InboxService {
 
     async fn get_profile(&self, request: Request<v1::GetProfileRequest>) -> Result<Response<v1::Profile>, Status> {
         let caller = self.caller(&request).await?;
-        Ok(Response::new(super::profile(&self.engine, &caller.user).await?))
+        let profile = match caller.attention {
+            Some(attention) => wire::profile(&caller.user, self.engine.now(), attention),
+            None => super::profile(&self.engine, &caller.user).await?,
+        };
+        Ok(Response::new(profile))
     }
 
     async fn update_profile(&self, request: Request<v1::UpdateProfileRequest>) -> Result<Response<v1::Profile>, Status> {

@@ -237,6 +237,43 @@ pub async fn insert_delivery(connection: &mut AnyConnection, delivery: NewDelive
     Ok(row.try_get("id")?)
 }
 
+/// Parameters each row of [`insert_deliveries`] binds.
+const DELIVERY_PARAMETERS: usize = 8;
+/// Rows one statement carries.
+const DELIVERIES_PER_INSERT: usize = 1000;
+
+/// Writes many deliveries in a few statements (the scheduler's pass).
+pub async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[NewDelivery<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
+    for chunk in deliveries.chunks(DELIVERIES_PER_INSERT) {
+        let mut sql = String::from(
+            "INSERT INTO deliveries (message_id, event_id, channel_id, kind, due_at, status, attempts, next_attempt_at, last_error, created_at, updated_at) VALUES ",
+        );
+        let now_parameter = chunk.len() * DELIVERY_PARAMETERS + 1;
+        for row in 0..chunk.len() {
+            let first = row * DELIVERY_PARAMETERS + 1;
+            let [id, event, channel, kind, due, status, next, note] = std::array::from_fn(|offset| first + offset);
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("(${id}, ${event}, ${channel}, ${kind}, ${due}, ${status}, 0, ${next}, ${note}, ${now_parameter}, ${now_parameter})"));
+        }
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for delivery in chunk {
+            query = query
+                .bind(format!("msg_{}", ulid::Ulid::new()))
+                .bind(delivery.event_id)
+                .bind(delivery.channel_id)
+                .bind(delivery.kind.as_str())
+                .bind(millis(delivery.due_at))
+                .bind(delivery.status.as_str())
+                .bind(delivery.next_attempt_at.map(millis))
+                .bind(delivery.note.map(str::to_owned));
+        }
+        query.bind(millis(now)).execute(&mut *connection).await?;
+    }
+    Ok(())
+}
+
 /// A delivery claimed for sending, with its channel.
 #[derive(Clone, Debug)]
 pub struct ClaimedDelivery {

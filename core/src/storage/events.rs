@@ -118,20 +118,56 @@ fn bind_write<'q>(query: AnyQuery<'q>, write: EventWrite<'_>, now: DateTime<Utc>
         .bind(millis(now))
 }
 
+/// The columns an insert names, in [`insert_many`]'s order: the key, then
+/// [`bind_write`]'s, with the time of the write twice (created and updated).
+const INSERT_COLUMNS: &str = "INSERT INTO events (user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
+     due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
+     checkpoint_at, attention_since, repeat_at, next_check_at, created_at, updated_at) VALUES ";
+/// Parameters each inserted row binds.
+const INSERT_PARAMETERS: usize = 24;
+/// Rows one insert statement carries: 500 × 24 parameters stays well under
+/// SQLite's 32,766 and Postgres's 65,535.
+const ROWS_PER_INSERT: usize = 500;
+
 pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
-    let query = sqlx::query(
-        "INSERT INTO events (user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
-         due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
-         checkpoint_at, attention_since, repeat_at, next_check_at, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $24) \
-         RETURNING id",
-    )
-    .bind(key.user_id)
-    .bind(key.source_id)
-    .bind(key.source_ref.to_owned())
-    .bind(key.topic.to_owned());
-    let row = bind_write(query, write, now).fetch_one(&mut *connection).await?;
-    Ok(row.try_get("id")?)
+    let ids = insert_many(connection, &[(key, write, now)]).await?;
+    ids.into_iter().next().ok_or_else(|| StoreError::Corrupt("an insert returned no id".into()))
+}
+
+/// Inserts new events, each with the moment of its write, a few hundred rows
+/// to a statement, and returns their ids in the order given. Keys must be
+/// distinct.
+pub async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)]) -> Result<Vec<i64>, StoreError> {
+    let mut ids = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut sql = String::with_capacity(INSERT_COLUMNS.len() + chunk.len() * INSERT_PARAMETERS * 5);
+        sql.push_str(INSERT_COLUMNS);
+        for row in 0..chunk.len() {
+            let first = row * INSERT_PARAMETERS + 1;
+            sql.push_str(if row == 0 { "(" } else { ", (" });
+            for parameter in first..first + INSERT_PARAMETERS {
+                sql.push_str(&format!("${parameter}, "));
+            }
+            // created_at and updated_at are the same moment.
+            sql.push_str(&format!("${})", first + INSERT_PARAMETERS - 1));
+        }
+        // RETURNING's row order is not promised, so each id comes back with its key.
+        sql.push_str(" RETURNING id, user_id, source_ref, topic");
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (key, write, now) in chunk {
+            query = bind_write(query.bind(key.user_id).bind(key.source_id).bind(key.source_ref.to_owned()).bind(key.topic.to_owned()), *write, *now);
+        }
+        let mut returned = std::collections::HashMap::with_capacity(chunk.len());
+        for row in query.fetch_all(&mut *connection).await? {
+            let key: (i64, String, String) = (row.try_get("user_id")?, row.try_get("source_ref")?, row.try_get("topic")?);
+            returned.insert(key, row.try_get::<i64, _>("id")?);
+        }
+        for (key, _, _) in chunk {
+            let id = returned.get(&(key.user_id, key.source_ref.to_owned(), key.topic.to_owned()));
+            ids.push(*id.ok_or_else(|| StoreError::Corrupt(format!("the insert of {} returned no id", key.source_ref)))?);
+        }
+    }
+    Ok(ids)
 }
 
 pub async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<(), StoreError> {
@@ -178,6 +214,48 @@ pub async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: Life
     Ok(())
 }
 
+/// Parameters each row of [`save_lifecycles`] binds.
+const LIFECYCLE_PARAMETERS: usize = 9;
+/// Rows one statement carries.
+const LIFECYCLES_PER_UPDATE: usize = 500;
+
+/// Saves many events' lifecycles (the scheduler's pass) in a few
+/// statements: one `UPDATE … FROM (VALUES …)` per few hundred events. A
+/// `VALUES` list's columns are `column1`, `column2`, … on both backends.
+pub async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i64, LifecycleWrite)], now: DateTime<Utc>) -> Result<(), StoreError> {
+    for chunk in writes.chunks(LIFECYCLES_PER_UPDATE) {
+        let now_parameter = chunk.len() * LIFECYCLE_PARAMETERS + 1;
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|row| {
+                let first = row * LIFECYCLE_PARAMETERS + 1;
+                let parameters: Vec<String> = (first..first + LIFECYCLE_PARAMETERS).map(|parameter| format!("${parameter}")).collect();
+                format!("({})", parameters.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "UPDATE events SET state = v.column2, quiet_until = v.column3, closed_at = v.column4, checkpoint_at = v.column5, \
+             attention_since = v.column6, repeat_at = v.column7, next_check_at = v.column8, due_ms = v.column9, updated_at = ${now_parameter} \
+             FROM (VALUES {}) AS v WHERE events.id = v.column1",
+            rows.join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (id, write) in chunk {
+            query = query
+                .bind(*id)
+                .bind(write.lifecycle.state.as_str())
+                .bind(optional_millis(write.lifecycle.quiet_until))
+                .bind(optional_millis(write.lifecycle.closed_at))
+                .bind(optional_millis(write.reminders.checkpoint))
+                .bind(optional_millis(write.reminders.attention_since))
+                .bind(optional_millis(write.reminders.repeat_at))
+                .bind(optional_millis(write.next_check_at))
+                .bind(millis(write.due_at));
+        }
+        query.bind(millis(now)).execute(&mut *connection).await?;
+    }
+    Ok(())
+}
+
 /// A user's open events, for recomputing them after a zone change.
 pub async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
     let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))).bind(user_id).fetch_all(&mut *connection).await?;
@@ -218,14 +296,14 @@ impl Store {
                     .bind(user_id)
                     .bind(state.as_str())
                     .bind(limit)
-                    .fetch_all(self.pool())
+                    .fetch_all(self.reader())
                     .await?
             }
             None => {
                 sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active}) ORDER BY e.due_ms, e.id LIMIT $2")))
                     .bind(user_id)
                     .bind(limit)
-                    .fetch_all(self.pool())
+                    .fetch_all(self.reader())
                     .await?
             }
         };
@@ -237,7 +315,7 @@ impl Store {
         let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({archived}) ORDER BY e.closed_at DESC, e.id DESC LIMIT $2")))
             .bind(user_id)
             .bind(ARCHIVE_LIMIT)
-            .fetch_all(self.pool())
+            .fetch_all(self.reader())
             .await?;
         decode_all(rows)
     }
@@ -248,7 +326,7 @@ impl Store {
             sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id"))
                 .bind(source_id)
                 .bind(user_id)
-                .fetch_all(self.pool())
+                .fetch_all(self.reader())
                 .await?
         } else {
             let placeholders: Vec<String> = (0..refs.len()).map(|index| format!("${}", index + 3)).collect();
@@ -261,7 +339,7 @@ impl Store {
             for source_ref in refs {
                 query = query.bind(source_ref.as_str());
             }
-            query.fetch_all(self.pool()).await?
+            query.fetch_all(self.reader()).await?
         };
         decode_all(rows)
     }
@@ -269,7 +347,7 @@ impl Store {
     /// The earliest pending check, so that the scheduler knows how long it
     /// may sleep.
     pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
-        let row = sqlx::query("SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL").fetch_one(self.pool()).await?;
+        let row = sqlx::query("SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL").fetch_one(self.reader()).await?;
         let next: Option<i64> = row.try_get("next")?;
         next.map(super::records::instant).transpose()
     }

@@ -5,9 +5,17 @@
 //! One set of `$1`-style queries runs on both backends through sqlx's `Any`
 //! driver; the few places where the dialects differ (how a write transaction
 //! starts, how the scheduler claims rows) live in [`Backend`].
+//!
+//! Reads and writes use separate pools. On SQLite, which allows one writer
+//! at a time, the write pool holds a single connection: concurrent writers
+//! wait their turn in memory, in order, instead of sleeping on the file's
+//! lock (`busy_timeout`) and retrying; and the read pool's connections are
+//! `query_only`, so a write sent down the wrong path fails in every test.
+//! On Postgres, which takes concurrent writers, both are one pool.
 
 pub mod channels;
 pub mod events;
+mod grouped;
 mod records;
 mod sources;
 pub mod telegram;
@@ -21,6 +29,7 @@ use sqlx::migrate::Migrator;
 use sqlx::{AnyPool, Connection, Executor, Transaction};
 
 pub use events::{EventKey, EventWrite};
+pub use grouped::NewEvent;
 pub use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -65,17 +74,35 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(transparent)]
     Query(#[from] sqlx::Error),
+    /// The store was closed while a write waited.
+    #[error("the database is closing")]
+    Closed,
     /// A stored value that validation would never have let in.
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
 }
 
-/// A pool of connections to Hado's database.
+/// Connections to Hado's database: a pool for reads, and the writer.
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: AnyPool,
+    reader: AnyPool,
+    writer: AnyPool,
+    /// New events written one at a time share statements on the writer.
+    grouped: grouped::GroupedInserts,
     backend: Backend,
+    options: AnyConnectOptions,
 }
+
+/// Connections the SQLite read pool holds; reads in WAL mode run beside the
+/// one writer.
+const SQLITE_READERS: u32 = 8;
+const POSTGRES_CONNECTIONS: u32 = 16;
+/// Every SQLite connection: write-ahead logging, so that readers never wait
+/// for the writer; `synchronous = NORMAL`, which in WAL mode keeps every
+/// committed transaction across a crash of the process (a power loss may
+/// lose the last ones, never corrupt the file); foreign keys; and a busy
+/// timeout for another process's lock (a backup, the `hado` CLI).
+const SQLITE_SETUP: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;";
 
 pub type Tx = Transaction<'static, sqlx::Any>;
 
@@ -83,17 +110,17 @@ impl Store {
     /// Connects, creating a SQLite file (and its folder) when missing, and
     /// applies the migrations.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let (pool, backend) = Self::open_pool(url).await?;
-        Self::migrator(backend).run(&pool).await?;
-        Ok(Self { pool, backend })
+        let store = Self::open(url).await?;
+        Self::migrator(store.backend).run(&store.writer).await?;
+        Ok(store)
     }
 
     /// Brings the database at `url` up to migration `version` and no further:
     /// what an earlier release of Hado left behind, for testing upgrades.
     pub async fn migrate_to(url: &str, version: i64) -> Result<(), StoreError> {
-        let (pool, backend) = Self::open_pool(url).await?;
-        Self::migrator(backend).run_to(version, &pool).await?;
-        pool.close().await;
+        let store = Self::open(url).await?;
+        Self::migrator(store.backend).run_to(version, &store.writer).await?;
+        store.close().await;
         Ok(())
     }
 
@@ -108,7 +135,12 @@ impl Store {
     /// in use (`VACUUM INTO`). Postgres is backed up with `pg_dump`.
     pub async fn backup_sqlite(&self, file: &std::path::Path) -> Result<(), StoreError> {
         let target = file.to_str().ok_or_else(|| StoreError::BadUrl(format!("{} is not a UTF-8 path", file.display())))?;
-        sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&self.pool).await?;
+        // A connection of its own: the copy reads a snapshot while the writer
+        // and the readers go on.
+        let mut connection = sqlx::AnyConnection::connect_with(&self.options).await.map_err(StoreError::Connect)?;
+        connection.execute(SQLITE_SETUP).await?;
+        sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&mut connection).await?;
+        connection.close().await?;
         Ok(())
     }
 
@@ -122,7 +154,7 @@ impl Store {
         count.is_ok_and(|count| count > 0)
     }
 
-    async fn open_pool(url: &str) -> Result<(AnyPool, Backend), StoreError> {
+    async fn open(url: &str) -> Result<Self, StoreError> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
         let url = match backend {
@@ -133,40 +165,66 @@ impl Store {
         // One direct connection first: a pool would only report that it
         // timed out, where this names the cause (refused, unknown host, auth).
         sqlx::AnyConnection::connect_with(&options).await.map_err(StoreError::Connect)?.close().await.map_err(StoreError::Connect)?;
-        let pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
-        let pool_options = match backend {
-            Backend::Sqlite => pool_options.max_connections(8).after_connect(|connection, _| {
-                Box::pin(async move {
-                    connection
-                        .execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;")
-                        .await?;
-                    Ok(())
-                })
-            }),
-            Backend::Postgres => pool_options.max_connections(16),
+        let pool_options = || AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        let (reader, writer) = match backend {
+            Backend::Sqlite => {
+                let writer = pool_options()
+                    .max_connections(1)
+                    .after_connect(|connection, _| Box::pin(async move { connection.execute(SQLITE_SETUP).await.map(|_| ()) }))
+                    .connect_with(options.clone())
+                    .await
+                    .map_err(StoreError::Connect)?;
+                // The writer made the file WAL first, so readers open it as one.
+                let reader = pool_options()
+                    .max_connections(SQLITE_READERS)
+                    .after_connect(|connection, _| {
+                        Box::pin(async move { connection.execute(concat!("PRAGMA query_only = ON; ", "PRAGMA busy_timeout = 10000;")).await.map(|_| ()) })
+                    })
+                    .connect_with(options.clone())
+                    .await
+                    .map_err(StoreError::Connect)?;
+                (reader, writer)
+            }
+            Backend::Postgres => {
+                let pool = pool_options().max_connections(POSTGRES_CONNECTIONS).connect_with(options.clone()).await.map_err(StoreError::Connect)?;
+                (pool.clone(), pool)
+            }
         };
-        let pool = pool_options.connect_with(options).await.map_err(StoreError::Connect)?;
-        Ok((pool, backend))
+        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options })
     }
 
     pub fn backend(&self) -> Backend {
         self.backend
     }
 
-    /// Starts a transaction that will write.
+    /// Starts a transaction that will write, on the writer.
     pub async fn begin_write(&self) -> Result<Tx, StoreError> {
         Ok(match self.backend.begin_write_statement() {
-            Some(statement) => self.pool.begin_with(statement).await?,
-            None => self.pool.begin().await?,
+            Some(statement) => self.writer.begin_with(statement).await?,
+            None => self.writer.begin().await?,
         })
     }
 
-    pub(crate) fn pool(&self) -> &AnyPool {
-        &self.pool
+    /// The pool for reads; on SQLite its connections refuse to write.
+    pub(crate) fn reader(&self) -> &AnyPool {
+        &self.reader
+    }
+
+    /// Inserts one new event, sharing the statement with any others that
+    /// arrive meanwhile (group commit); the id comes back once committed.
+    pub async fn insert_event(&self, event: NewEvent) -> Result<i64, StoreError> {
+        self.grouped.insert(event).await
+    }
+
+    /// The writer, for a single write statement that needs no transaction
+    /// (it commits on its own).
+    pub(crate) fn writer(&self) -> &AnyPool {
+        &self.writer
     }
 
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.writer.close().await;
+        self.reader.close().await;
     }
 }
 
@@ -222,6 +280,32 @@ mod tests {
         let message = error.to_string();
         assert!(message.starts_with("cannot open the database:"), "{message}");
         assert!(message.to_lowercase().contains("refused"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn an_agent_call_reads_one_row_per_event_that_needs_attention() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::connect(&format!("sqlite://{}/plan.db", folder.path().display())).await.unwrap();
+        let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {}", users::agent_token_query())))
+            .bind("hash")
+            .fetch_all(store.reader())
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
+            .collect();
+        assert!(plan.iter().any(|step| step.contains("token_hash=?")), "{plan:?}");
+        assert!(plan.iter().any(|step| step.contains("USING INDEX events_attention")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{plan:?}");
+    }
+
+    #[tokio::test]
+    async fn sqlite_reads_cannot_write() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::connect(&format!("sqlite://{}/reader.db", folder.path().display())).await.unwrap();
+        let refused = sqlx::query("DELETE FROM users").execute(store.reader()).await.unwrap_err();
+        assert!(refused.to_string().contains("readonly"), "{refused}");
+        sqlx::query("DELETE FROM users").execute(store.writer()).await.unwrap();
     }
 
     #[test]

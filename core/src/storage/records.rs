@@ -184,6 +184,30 @@ impl EventRecord {
         })
     }
 
+    /// The record of an event just inserted, as reading it back would find
+    /// it, without reading it back.
+    pub fn inserted(id: i64, user: &UserRecord, source: &str, key: super::EventKey<'_>, write: super::EventWrite<'_>, now: DateTime<Utc>) -> Self {
+        // Instants are stored to the millisecond.
+        let stored_now = DateTime::from_timestamp_millis(millis(now)).unwrap_or(now);
+        Self {
+            id,
+            user_id: user.id,
+            login: user.login.as_str().to_owned(),
+            zone: user.zone,
+            locale: user.locale,
+            source_id: key.source_id,
+            source: source.to_owned(),
+            source_ref: key.source_ref.to_owned(),
+            topic: key.topic.to_owned(),
+            spec: write.spec.clone(),
+            lifecycle: write.lifecycle,
+            quiet: user.quiet,
+            reminders: write.reminders,
+            created_at: stored_now,
+            updated_at: stored_now,
+        }
+    }
+
     /// The event's checkpoint ladder in its user's zone and quiet hours.
     pub fn ladder(&self) -> Ladder {
         Ladder { due: self.spec.due.at, fire_date: self.spec.fire_date(), after_due: self.spec.after_due, zone: self.zone, quiet: self.quiet }

@@ -17,7 +17,7 @@ impl Store {
         .bind(name.as_str())
         .bind(token_hash)
         .bind(millis(now))
-        .fetch_optional(self.pool())
+        .fetch_optional(self.writer())
         .await?;
         row.map(|row| row.try_get("id")).transpose().map_err(StoreError::from)
     }
@@ -28,19 +28,19 @@ impl Store {
             .bind(name.as_str())
             .bind(token_hash)
             .bind(millis(now))
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(result.rows_affected() > 0)
     }
 
     /// The source a token belongs to: its id and name.
     pub async fn source_by_token(&self, token_hash: &str) -> Result<Option<(i64, SourceName)>, StoreError> {
-        let row = sqlx::query("SELECT id, name FROM sources WHERE token_hash = $1").bind(token_hash).fetch_optional(self.pool()).await?;
+        let row = sqlx::query("SELECT id, name FROM sources WHERE token_hash = $1").bind(token_hash).fetch_optional(self.reader()).await?;
         row.map(|row| Ok((row.try_get("id")?, SourceName::from_stored(row.try_get("name")?)))).transpose()
     }
 
     pub async fn source_id(&self, name: &str) -> Result<Option<i64>, StoreError> {
-        let row = sqlx::query("SELECT id FROM sources WHERE name = $1").bind(name).fetch_optional(self.pool()).await?;
+        let row = sqlx::query("SELECT id FROM sources WHERE name = $1").bind(name).fetch_optional(self.reader()).await?;
         row.map(|row| row.try_get("id")).transpose().map_err(StoreError::from)
     }
 
@@ -49,7 +49,7 @@ impl Store {
             "SELECT s.id, s.name, s.created_at, CASE WHEN s.token_hash IS NULL THEN 0 ELSE 1 END AS has_token, \
              (SELECT COUNT(*) FROM events e WHERE e.source_id = s.id) AS events FROM sources s ORDER BY s.name",
         )
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         rows.iter()
             .map(|row| {

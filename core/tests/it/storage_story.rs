@@ -3,6 +3,7 @@
 
 use chrono::Duration;
 
+use hado_core::clock::Clock;
 use hado_core::domain::event::{Outcome, RawFields};
 use hado_core::domain::state::State;
 use hado_core::engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
@@ -199,7 +200,33 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     let (_, second) = engine.admin_issue_agent_token("carol").await.unwrap();
     assert!(engine.user_for_agent_token(&first).await.unwrap().is_none());
     let carol = engine.user_for_agent_token(&second).await.unwrap().unwrap();
-    assert!(engine.agent_token_status(&carol).await.unwrap().unwrap().last_used_at.is_some());
+    // The use is recorded after the call, off its path, to the minute.
+    let last_used = async || {
+        for _ in 0..200 {
+            if let Some(used) = engine.agent_token_status(&carol).await.unwrap().unwrap().last_used_at {
+                return used;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!("the agent token's use was never recorded");
+    };
+    let first_use = last_used().await;
+    assert_eq!(first_use, test.clock.now());
+    test.clock.advance(Duration::seconds(30));
+    engine.user_for_agent_token(&second).await.unwrap().unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(last_used().await, first_use, "a use within the minute writes nothing");
+    test.clock.advance(Duration::seconds(31));
+    engine.user_for_agent_token(&second).await.unwrap().unwrap();
+    let mut recorded = last_used().await;
+    for _ in 0..200 {
+        if recorded != first_use {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        recorded = last_used().await;
+    }
+    assert_eq!(recorded, test.clock.now(), "a minute later the use is recorded again");
     assert!(engine.admin_revoke_agent_token("carol").await.unwrap());
     assert!(engine.user_for_agent_token(&second).await.unwrap().is_none());
     assert!(!engine.admin_revoke_agent_token("carol").await.unwrap());

@@ -1,0 +1,104 @@
+//! Owns group commit for new events written one at a time (the person's and
+//! their agent's `CreateEvent`). Each call queues its row and waits; one
+//! task takes every row waiting, writes them in one multi-row `INSERT` on the
+//! writer (a single statement, so a single commit) and answers each call
+//! with its id once that statement has committed. Alone, a call costs one
+//! statement, as before; when many arrive together they share it, so the
+//! writer's cost grows with the statements, not with the callers.
+//!
+//! Nothing is acknowledged before it is committed: a crash loses only calls
+//! that were never answered.
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyPool;
+use tokio::sync::{mpsc, oneshot};
+
+use super::StoreError;
+use super::events::{self, EventKey, EventWrite};
+use crate::domain::event::{EventSpec, Lifecycle};
+use crate::domain::reminders::Reminders;
+
+/// Rows one statement carries at most.
+const GROUP: usize = 256;
+/// Calls that may wait before a new one waits for room.
+const QUEUE: usize = 4096;
+
+/// One new event, owned, as it waits for its statement.
+#[derive(Debug)]
+pub struct NewEvent {
+    pub user_id: i64,
+    pub source_id: i64,
+    pub source_ref: String,
+    pub topic: String,
+    pub spec: EventSpec,
+    pub lifecycle: Lifecycle,
+    pub due_at: DateTime<Utc>,
+    pub reminders: Reminders,
+    pub next_check_at: Option<DateTime<Utc>>,
+    pub now: DateTime<Utc>,
+}
+
+impl NewEvent {
+    fn key(&self) -> EventKey<'_> {
+        EventKey { user_id: self.user_id, source_id: self.source_id, source_ref: &self.source_ref, topic: &self.topic }
+    }
+
+    fn write(&self) -> EventWrite<'_> {
+        EventWrite { spec: &self.spec, lifecycle: self.lifecycle, due_at: self.due_at, reminders: self.reminders, next_check_at: self.next_check_at }
+    }
+}
+
+type Reply = oneshot::Sender<Result<i64, StoreError>>;
+
+/// The queue in front of the grouping task.
+#[derive(Clone, Debug)]
+pub struct GroupedInserts {
+    queue: mpsc::Sender<(NewEvent, Reply)>,
+}
+
+impl GroupedInserts {
+    /// Starts the grouping task on `writer`; it ends when the last handle is
+    /// dropped.
+    pub fn start(writer: AnyPool) -> Self {
+        let (queue, waiting) = mpsc::channel(QUEUE);
+        tokio::spawn(run(writer, waiting));
+        Self { queue }
+    }
+
+    /// Inserts one event and returns its id once it is committed.
+    pub async fn insert(&self, event: NewEvent) -> Result<i64, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue.send((event, reply)).await.map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+}
+
+async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEvent, Reply)>) {
+    let mut group = Vec::with_capacity(GROUP);
+    while waiting.recv_many(&mut group, GROUP).await > 0 {
+        let (events, replies): (Vec<NewEvent>, Vec<Reply>) = group.drain(..).unzip();
+        match write(&writer, &events).await {
+            Ok(ids) => {
+                for (reply, id) in replies.into_iter().zip(ids) {
+                    let _ = reply.send(Ok(id));
+                }
+            }
+            // One bad row must not fail its neighbours: each is tried alone.
+            Err(_) if events.len() > 1 => {
+                for (event, reply) in events.iter().zip(replies) {
+                    let _ = reply.send(write(&writer, std::slice::from_ref(event)).await.map(|ids| ids[0]));
+                }
+            }
+            Err(error) => {
+                let _ = replies.into_iter().next().map(|reply| reply.send(Err(error)));
+            }
+        }
+    }
+}
+
+/// One statement for the whole group, committed on its own.
+async fn write(writer: &AnyPool, group: &[NewEvent]) -> Result<Vec<i64>, StoreError> {
+    let rows: Vec<_> = group.iter().map(|event| (event.key(), event.write(), event.now)).collect();
+    let mut connection = writer.acquire().await?;
+    events::insert_many(&mut connection, &rows).await
+}
