@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use hado_proto::v1;
 use hado_proto::views::{Profile, UserEvent};
 
-use crate::core_link::{self, AgentToken, Core, Inbox};
+use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
+use crate::guard::TokenVerdict;
 
 /// What the model reads once, when it connects.
 pub const INSTRUCTIONS: &str = "\
@@ -205,11 +206,23 @@ impl HadoMcp {
         Ok(core_link::inbox(&self.core, token))
     }
 
-    async fn call<T>(&self, reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>) -> Result<T, ToolFailure> {
+    /// Makes a tool's call to core. A refused token is also told to the HTTP
+    /// guard, which answers the request 401 instead of a tool result: a
+    /// client signs in again on a 401, never on a tool's error.
+    async fn call<T>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Result<T, ToolFailure> {
         match reply.await {
             Ok(response) => Ok(response.into_inner()),
             Err(status) => {
                 let failure = self.core.explain(&status);
+                if matches!(failure, Failure::Unauthenticated(_))
+                    && let Some(verdict) = context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<TokenVerdict>())
+                {
+                    verdict.refuse();
+                }
                 tracing::debug!(code = ?status.code(), "core refused a tool call");
                 Err(ToolFailure(failure.message().to_owned()))
             }
@@ -224,14 +237,14 @@ impl HadoMcp {
     #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
     async fn list_events(&self, Parameters(args): Parameters<ListEventsArgs>, context: RequestContext<RoleServer>) -> Result<Json<EventList>, ToolFailure> {
         let request = v1::ListEventsRequest { state: args.state.map(|state| state.as_str().to_owned()), archive: args.archive, limit: None };
-        let list = self.call(self.inbox(&context)?.list_events(request)).await?;
+        let list = self.call(&context, self.inbox(&context)?.list_events(request)).await?;
         Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect() }))
     }
 
     /// One event of the user's by id, from any source, with the log of the reminders it sent (sent, failed, or quieted by Remember).
     #[tool(annotations(title = "Get event", read_only_hint = true, open_world_hint = false))]
     async fn get_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
-        let event = self.call(self.inbox(&context)?.get_event(v1::EventId { id: args.id })).await?;
+        let event = self.call(&context, self.inbox(&context)?.get_event(v1::EventId { id: args.id })).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
@@ -249,7 +262,7 @@ impl HadoMcp {
             done_label: args.done_label,
             deep_link: args.deep_link,
         };
-        let event = self.call(self.inbox(&context)?.create_event(fields)).await?;
+        let event = self.call(&context, self.inbox(&context)?.create_event(fields)).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
@@ -268,35 +281,35 @@ impl HadoMcp {
             done_label: args.done_label,
             deep_link: args.deep_link,
         };
-        let event = self.call(self.inbox(&context)?.update_event(request)).await?;
+        let event = self.call(&context, self.inbox(&context)?.update_event(request)).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
     /// Removes an editable (manual) event: it becomes withdrawn and leaves the inbox. Other sources' events cannot be deleted; close them with mark_done instead.
     #[tool(annotations(title = "Delete event", read_only_hint = false, destructive_hint = true, open_world_hint = false))]
     async fn delete_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<Deleted>, ToolFailure> {
-        let reply = self.call(self.inbox(&context)?.delete_event(v1::EventId { id: args.id })).await?;
+        let reply = self.call(&context, self.inbox(&context)?.delete_event(v1::EventId { id: args.id })).await?;
         Ok(Json(Deleted { id: reply.id, state: reply.state }))
     }
 
     /// Done: the thing is finished and the event closes into the archive. Works on events from any source. A closed event is returned as it is.
     #[tool(annotations(title = "Mark done", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     async fn mark_done(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
-        let event = self.call(self.inbox(&context)?.mark_done(v1::EventId { id: args.id })).await?;
+        let event = self.call(&context, self.inbox(&context)?.mark_done(v1::EventId { id: args.id })).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
     /// Remember: "I know". The event stays open and its reminders go quiet until the next checkpoint (quiet_until). Not the same as done. Works on events from any source; a closed event is returned as it is.
     #[tool(annotations(title = "Remember", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     async fn mark_ack(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
-        let event = self.call(self.inbox(&context)?.mark_ack(v1::EventId { id: args.id })).await?;
+        let event = self.call(&context, self.inbox(&context)?.mark_ack(v1::EventId { id: args.id })).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
     /// The user's login, time zone, quiet hours, language and current local date and time (with the weekday), for resolving words like "tomorrow".
     #[tool(annotations(title = "Get profile", read_only_hint = true, open_world_hint = false))]
     async fn get_profile(&self, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
-        let profile = self.call(self.inbox(&context)?.get_profile(v1::GetProfileRequest {})).await?;
+        let profile = self.call(&context, self.inbox(&context)?.get_profile(v1::GetProfileRequest {})).await?;
         Ok(Json(Profile::from(&profile)))
     }
 
@@ -304,7 +317,7 @@ impl HadoMcp {
     #[tool(annotations(title = "Update profile", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     async fn update_profile(&self, Parameters(args): Parameters<UpdateProfileArgs>, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
         let request = v1::UpdateProfileRequest { tz: args.tz, quiet_start: args.quiet_start, quiet_end: args.quiet_end, locale: None };
-        let profile = self.call(self.inbox(&context)?.update_profile(request)).await?;
+        let profile = self.call(&context, self.inbox(&context)?.update_profile(request)).await?;
         Ok(Json(Profile::from(&profile)))
     }
 }

@@ -278,7 +278,13 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
     let renewed = stack.client(&reissued).await;
     assert_eq!(ok(call(&renewed, "get_profile", json!({})).await)["login"], "anna");
     stack.core.admin().revoke_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap();
-    let (status, _, _) = error_body(stack.post(&[("authorization", &format!("Bearer {reissued}"))], INITIALIZE).await).await;
+    // A tool call is checked by the call it makes; a token the gateway
+    // accepted a moment ago is refused there, as HTTP 401, not as a result.
+    let revoked = format!("Bearer {reissued}");
+    let tool_call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_profile","arguments":{}}}"#;
+    let (status, challenge, body) = error_body(stack.post(&[("authorization", &revoked), ("mcp-protocol-version", "2025-06-18")], tool_call).await).await;
+    assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), json!({"error": unknown})));
+    let (status, _, _) = error_body(stack.post(&[("authorization", &revoked)], INITIALIZE).await).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
     stack.stop().await;
