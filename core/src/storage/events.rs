@@ -127,7 +127,7 @@ const INSERT_COLUMNS: &str = "INSERT INTO events (user_id, source_id, source_ref
 const INSERT_PARAMETERS: usize = 24;
 /// Rows one insert statement carries: 500 × 24 parameters stays well under
 /// SQLite's 32,766 and Postgres's 65,535.
-const ROWS_PER_INSERT: usize = 500;
+const ROWS_PER_INSERT: usize = 50;
 
 pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
     let ids = insert_many(connection, &[(key, write, now)]).await?;
