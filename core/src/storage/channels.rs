@@ -240,7 +240,7 @@ pub async fn insert_delivery(connection: &mut AnyConnection, delivery: NewDelive
 /// Parameters each row of [`insert_deliveries`] binds.
 const DELIVERY_PARAMETERS: usize = 8;
 /// Rows one statement carries.
-const DELIVERIES_PER_INSERT: usize = 1000;
+const DELIVERIES_PER_INSERT: usize = 50;
 
 /// Writes many deliveries in a few statements (the scheduler's pass).
 pub async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[NewDelivery<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {

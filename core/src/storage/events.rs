@@ -217,7 +217,7 @@ pub async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: Life
 /// Parameters each row of [`save_lifecycles`] binds.
 const LIFECYCLE_PARAMETERS: usize = 9;
 /// Rows one statement carries.
-const LIFECYCLES_PER_UPDATE: usize = 500;
+const LIFECYCLES_PER_UPDATE: usize = 50;
 
 /// Saves many events' lifecycles (the scheduler's pass) in a few
 /// statements: one `UPDATE … FROM (VALUES …)` per few hundred events. A
