@@ -85,7 +85,7 @@ impl Engine {
             next_attempt_at: Some(now),
             note: None,
         };
-        channels::insert_delivery(&mut transaction, test, now).await?;
+        channels::insert_deliveries(&mut transaction, &[test], now).await?;
         transaction.commit().await?;
         self.deliveries_queued.notify_one();
         Ok(())

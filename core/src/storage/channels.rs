@@ -217,32 +217,12 @@ pub struct NewDelivery<'a> {
     pub note: Option<&'a str>,
 }
 
-pub async fn insert_delivery(connection: &mut AnyConnection, delivery: NewDelivery<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
-    let message_id = format!("msg_{}", ulid::Ulid::new());
-    let row = sqlx::query(
-        "INSERT INTO deliveries (message_id, event_id, channel_id, kind, due_at, status, attempts, next_attempt_at, last_error, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9, $9) RETURNING id",
-    )
-    .bind(message_id)
-    .bind(delivery.event_id)
-    .bind(delivery.channel_id)
-    .bind(delivery.kind.as_str())
-    .bind(millis(delivery.due_at))
-    .bind(delivery.status.as_str())
-    .bind(delivery.next_attempt_at.map(millis))
-    .bind(delivery.note.map(str::to_owned))
-    .bind(millis(now))
-    .fetch_one(&mut *connection)
-    .await?;
-    Ok(row.try_get("id")?)
-}
-
 /// Parameters each row of [`insert_deliveries`] binds.
 const DELIVERY_PARAMETERS: usize = 8;
 /// Rows one statement carries.
 const DELIVERIES_PER_INSERT: usize = 50;
 
-/// Writes many deliveries in a few statements (the scheduler's pass).
+/// Writes deliveries, a few dozen rows to a statement.
 pub async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[NewDelivery<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
     for chunk in deliveries.chunks(DELIVERIES_PER_INSERT) {
         let mut sql = String::from(

@@ -195,23 +195,7 @@ pub struct LifecycleWrite {
 /// Saves a new lifecycle and ladder place (and the due moment they were
 /// computed with) without touching the fields.
 pub async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: LifecycleWrite, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE events SET state = $2, quiet_until = $3, closed_at = $4, checkpoint_at = $5, attention_since = $6, \
-         repeat_at = $7, next_check_at = $8, due_ms = $9, updated_at = $10 WHERE id = $1",
-    )
-    .bind(id)
-    .bind(write.lifecycle.state.as_str())
-    .bind(optional_millis(write.lifecycle.quiet_until))
-    .bind(optional_millis(write.lifecycle.closed_at))
-    .bind(optional_millis(write.reminders.checkpoint))
-    .bind(optional_millis(write.reminders.attention_since))
-    .bind(optional_millis(write.reminders.repeat_at))
-    .bind(optional_millis(write.next_check_at))
-    .bind(millis(write.due_at))
-    .bind(millis(now))
-    .execute(&mut *connection)
-    .await?;
-    Ok(())
+    save_lifecycles(connection, &[(id, write)], now).await
 }
 
 /// Parameters each row of [`save_lifecycles`] binds.

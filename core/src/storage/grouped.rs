@@ -90,7 +90,9 @@ async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEvent, Reply)>) {
                 }
             }
             Err(error) => {
-                let _ = replies.into_iter().next().map(|reply| reply.send(Err(error)));
+                if let Some(reply) = replies.into_iter().next() {
+                    let _ = reply.send(Err(error));
+                }
             }
         }
     }

@@ -178,7 +178,7 @@ impl Store {
                 let reader = pool_options()
                     .max_connections(SQLITE_READERS)
                     .after_connect(|connection, _| {
-                        Box::pin(async move { connection.execute(concat!("PRAGMA query_only = ON; ", "PRAGMA busy_timeout = 10000;")).await.map(|_| ()) })
+                        Box::pin(async move { connection.execute("PRAGMA query_only = ON; PRAGMA busy_timeout = 10000;").await.map(|_| ()) })
                     })
                     .connect_with(options.clone())
                     .await
