@@ -8,7 +8,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::records::{instant, millis};
-use super::{Backend, StoreError};
+use super::{Backend, Placeholders, StoreError};
 
 /// Declares an enum stored as one of a fixed set of words: the words live
 /// here and in the database column, and nowhere else in the code.
@@ -217,26 +217,23 @@ pub struct NewDelivery<'a> {
     pub note: Option<&'a str>,
 }
 
-/// Parameters each row of [`insert_deliveries`] binds.
-const DELIVERY_PARAMETERS: usize = 8;
 /// Rows one statement carries.
-const DELIVERIES_PER_INSERT: usize = 50;
+const DELIVERIES_PER_INSERT: usize = 500;
 
 /// Writes deliveries, a few dozen rows to a statement.
 pub async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[NewDelivery<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
     for chunk in deliveries.chunks(DELIVERIES_PER_INSERT) {
-        let mut sql = String::from(
-            "INSERT INTO deliveries (message_id, event_id, channel_id, kind, due_at, status, attempts, next_attempt_at, last_error, created_at, updated_at) VALUES ",
+        let mut placeholders = Placeholders::for_connection(connection);
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|_| {
+                let [id, event, channel, kind, due, status, next, note, created, updated] = std::array::from_fn(|_| placeholders.next());
+                format!("({id}, {event}, {channel}, {kind}, {due}, {status}, 0, {next}, {note}, {created}, {updated})")
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO deliveries (message_id, event_id, channel_id, kind, due_at, status, attempts, next_attempt_at, last_error, created_at, updated_at) VALUES {}",
+            rows.join(", ")
         );
-        let now_parameter = chunk.len() * DELIVERY_PARAMETERS + 1;
-        for row in 0..chunk.len() {
-            let first = row * DELIVERY_PARAMETERS + 1;
-            let [id, event, channel, kind, due, status, next, note] = std::array::from_fn(|offset| first + offset);
-            if row > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!("(${id}, ${event}, ${channel}, ${kind}, ${due}, ${status}, 0, ${next}, ${note}, ${now_parameter}, ${now_parameter})"));
-        }
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
         for delivery in chunk {
             query = query
@@ -247,9 +244,11 @@ pub async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[New
                 .bind(millis(delivery.due_at))
                 .bind(delivery.status.as_str())
                 .bind(delivery.next_attempt_at.map(millis))
-                .bind(delivery.note.map(str::to_owned));
+                .bind(delivery.note.map(str::to_owned))
+                .bind(millis(now))
+                .bind(millis(now));
         }
-        query.bind(millis(now)).execute(&mut *connection).await?;
+        query.execute(&mut *connection).await?;
     }
     Ok(())
 }
