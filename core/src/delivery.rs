@@ -204,7 +204,8 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
         let claimed = deliverer.engine.claim_deliveries(CLAIM_BATCH, LEASE).await?;
         let count = claimed.len();
         let attempts = claimed.iter().map(|(delivery, event)| async move { (delivery, deliverer.attempt(delivery, event.as_ref()).await) });
-        for (delivery, outcome) in futures::future::join_all(attempts).await {
+        let outcomes = futures::future::join_all(attempts).await;
+        for (delivery, outcome) in &outcomes {
             if let Attempt::Failed { error } | Attempt::Gone { error } = &outcome {
                 tracing::warn!(delivery = delivery.id, channel = delivery.channel.id, %error, "delivery failed");
             }
@@ -215,8 +216,9 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
                 Attempt::Gone { .. } => "gone",
             };
             metrics::counter!("hado_deliveries_total", "channel" => delivery.channel.kind.as_str(), "outcome" => label).increment(1);
-            deliverer.engine.record_attempt(delivery, &outcome).await?;
         }
+        let recorded: Vec<_> = outcomes.iter().map(|(delivery, outcome)| (*delivery, outcome)).collect();
+        deliverer.engine.record_attempts(&recorded).await?;
         total += count;
         if count < CLAIM_BATCH as usize {
             if let Ok(pending) = deliverer.engine.pending_deliveries().await {

@@ -99,43 +99,70 @@ impl Engine {
     }
 
     /// Claims due deliveries for sending, each with its event (none for a
-    /// test message), leased for `lease`.
+    /// test message), leased for `lease`: three statements however many.
     pub async fn claim_deliveries(&self, limit: i64, lease: chrono::Duration) -> Result<Vec<(channels::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let claimed = channels::claim_deliveries(&mut transaction, self.store.backend(), now, now + lease, limit).await?;
-        let mut with_events = Vec::with_capacity(claimed.len());
-        for delivery in claimed {
-            let event = match delivery.event_id {
-                Some(event_id) => events::find_for_user(&mut transaction, event_id, delivery.channel.user_id).await?,
-                None => None,
-            };
-            with_events.push((delivery, event));
-        }
+        let event_ids: Vec<i64> = claimed.iter().filter_map(|delivery| delivery.event_id).collect();
+        let found: HashMap<i64, EventRecord> = events::find_by_ids(&mut transaction, &event_ids).await?.into_iter().map(|event| (event.id, event)).collect();
         transaction.commit().await?;
-        Ok(with_events)
+        Ok(claimed
+            .into_iter()
+            .map(|delivery| {
+                // An event is sent only to its own person's channels.
+                let event = delivery.event_id.and_then(|id| found.get(&id).filter(|event| event.user_id == delivery.channel.user_id).cloned());
+                (delivery, event)
+            })
+            .collect())
     }
 
     /// Records how sending went; a failure or a 410 also shows on the channel.
     pub async fn record_attempt(&self, delivery: &channels::ClaimedDelivery, outcome: &Attempt) -> Result<(), CoreError> {
+        self.record_attempts(&[(delivery, outcome)]).await
+    }
+
+    /// Records how a group of sends went, in one transaction: each
+    /// delivery's outcome, and on each channel what its last outcome says
+    /// (a failure's error, or none after a success; a 410 turns it off).
+    pub async fn record_attempts(&self, outcomes: &[(&channels::ClaimedDelivery, &Attempt)]) -> Result<(), CoreError> {
         let now = self.now();
-        let attempts = delivery.attempts + 1;
+        let mut finished = Vec::with_capacity(outcomes.len());
+        let mut channel_states: Vec<ChannelOutcome> = Vec::new();
+        for (delivery, outcome) in outcomes {
+            let attempts = delivery.attempts + 1;
+            let (status, next_attempt_at, error) = match outcome {
+                Attempt::Sent => (DeliveryStatus::Sent, None, None),
+                Attempt::Retry { at, error } => (DeliveryStatus::Pending, Some(*at), Some(error.as_str())),
+                Attempt::Failed { error } | Attempt::Gone { error } => (DeliveryStatus::Failed, None, Some(error.as_str())),
+            };
+            finished.push(channels::Finished { id: delivery.id, status, attempts, next_attempt_at, error });
+            if matches!(outcome, Attempt::Retry { .. }) {
+                continue;
+            }
+            let index = match channel_states.iter().position(|state| state.id == delivery.channel.id) {
+                Some(index) => index,
+                None => {
+                    channel_states.push(ChannelOutcome { id: delivery.channel.id, gone: None, last_error: None });
+                    channel_states.len() - 1
+                }
+            };
+            let state = &mut channel_states[index];
+            if let Attempt::Gone { error } = outcome {
+                state.gone = Some(error.as_str());
+            }
+            state.last_error = Some(error);
+        }
         let mut transaction = self.store.begin_write().await?;
-        match outcome {
-            Attempt::Sent => {
-                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Sent, attempts, None, None, now).await?;
-                channels::set_last_error(&mut transaction, delivery.channel.id, None, now).await?;
+        channels::finish_deliveries(&mut transaction, &finished, now).await?;
+        for ChannelOutcome { id, gone, last_error } in channel_states {
+            if let Some(gone) = gone {
+                channels::disable_with_error(&mut transaction, id, gone, now).await?;
             }
-            Attempt::Retry { at, error } => {
-                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Pending, attempts, Some(*at), Some(error), now).await?;
-            }
-            Attempt::Failed { error } => {
-                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Failed, attempts, None, Some(error), now).await?;
-                channels::set_last_error(&mut transaction, delivery.channel.id, Some(error), now).await?;
-            }
-            Attempt::Gone { error } => {
-                channels::finish_delivery(&mut transaction, delivery.id, DeliveryStatus::Failed, attempts, None, Some(error), now).await?;
-                channels::disable_with_error(&mut transaction, delivery.channel.id, error, now).await?;
+            if let Some(last_error) = last_error
+                && last_error != gone
+            {
+                channels::set_last_error(&mut transaction, id, last_error, now).await?;
             }
         }
         transaction.commit().await?;
@@ -158,4 +185,14 @@ impl Engine {
         let mut connection = self.store.reader().acquire().await?;
         Ok(channels::earliest_pending(&mut connection).await?)
     }
+}
+
+/// What a group of sends leaves on one channel.
+struct ChannelOutcome<'a> {
+    id: i64,
+    /// The error of a 410, which turns the channel off.
+    gone: Option<&'a str>,
+    /// The last send's error (`Some(None)` after a success); `None` when
+    /// every send is to be retried.
+    last_error: Option<Option<&'a str>>,
 }

@@ -297,32 +297,51 @@ pub async fn claim_deliveries(
             channel: channel(row)?,
         });
     }
-    for delivery in &claimed {
-        sqlx::query("UPDATE deliveries SET next_attempt_at = $2 WHERE id = $1").bind(delivery.id).bind(millis(lease_until)).execute(&mut *connection).await?;
+    if !claimed.is_empty() {
+        let mut placeholders = Placeholders::for_connection(connection);
+        let lease = placeholders.next();
+        let ids = placeholders.row(claimed.len());
+        let mut query =
+            sqlx::query(sqlx::AssertSqlSafe(format!("UPDATE deliveries SET next_attempt_at = {lease} WHERE id IN {ids}"))).bind(millis(lease_until));
+        for delivery in &claimed {
+            query = query.bind(delivery.id);
+        }
+        query.execute(&mut *connection).await?;
     }
     Ok(claimed)
 }
 
 /// Records how an attempt went: sent, failed, or pending again with the
 /// next attempt's time.
-pub async fn finish_delivery(
-    connection: &mut AnyConnection,
-    id: i64,
-    status: DeliveryStatus,
-    attempts: i64,
-    next_attempt_at: Option<DateTime<Utc>>,
-    error: Option<&str>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, updated_at = $6 WHERE id = $1")
-        .bind(id)
-        .bind(status.as_str())
-        .bind(attempts)
-        .bind(next_attempt_at.map(millis))
-        .bind(error.map(str::to_owned))
-        .bind(millis(now))
-        .execute(&mut *connection)
-        .await?;
+/// How one delivery's attempt ended, to be written.
+#[derive(Clone, Copy, Debug)]
+pub struct Finished<'a> {
+    pub id: i64,
+    pub status: DeliveryStatus,
+    pub attempts: i64,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub error: Option<&'a str>,
+}
+
+/// Rows one statement carries.
+const FINISHED_PER_UPDATE: usize = 500;
+
+/// Writes how attempts ended, one `UPDATE … FROM (VALUES …)` per few hundred.
+pub async fn finish_deliveries(connection: &mut AnyConnection, finished: &[Finished<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
+    for chunk in finished.chunks(FINISHED_PER_UPDATE) {
+        let mut placeholders = Placeholders::for_connection(connection);
+        let now_placeholder = placeholders.next();
+        let sql = format!(
+            "UPDATE deliveries SET status = v.column2, attempts = v.column3, next_attempt_at = v.column4, last_error = v.column5, \
+             updated_at = {now_placeholder} FROM (VALUES {}) AS v WHERE deliveries.id = v.column1",
+            placeholders.rows(chunk.len(), 5)
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
+        for row in chunk {
+            query = query.bind(row.id).bind(row.status.as_str()).bind(row.attempts).bind(row.next_attempt_at.map(millis)).bind(row.error.map(str::to_owned));
+        }
+        query.execute(&mut *connection).await?;
+    }
     Ok(())
 }
 

@@ -94,6 +94,20 @@ pub async fn find_by_keys(
     Ok(found)
 }
 
+/// Events by id, in one query.
+pub async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> Result<Vec<EventRecord>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut placeholders = Placeholders::for_connection(connection);
+    let query = format!(concat!(select_events!(), "WHERE e.id IN {}"), placeholders.row(ids.len()));
+    let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+    for id in ids {
+        statement = statement.bind(*id);
+    }
+    decode_all(statement.fetch_all(&mut *connection).await?)
+}
+
 /// One of the user's events by id; another user's id finds nothing.
 pub async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64) -> Result<Option<EventRecord>, StoreError> {
     let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2")).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
