@@ -1,9 +1,18 @@
-//! Owns how a gateway reaches core: one lazily connected tonic channel that
-//! reconnects by itself, and what a failed call means to the gateway's own
-//! caller (core's words, or that core cannot be reached).
+//! Owns how a gateway reaches core: a lazily connected tonic channel that
+//! reconnects by itself and, when `HADO_CORE_URL` names a host, spreads the
+//! calls over every address the name resolves to, asking DNS again every
+//! few seconds so that new core replicas join and stopped ones leave; and
+//! what a failed call means to the gateway's own caller (core's words, or
+//! that core cannot be reached).
 
+use std::collections::HashSet;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
+use tonic::transport::channel::Change;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
@@ -13,6 +22,17 @@ use crate::process::ConfigError;
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
+/// How often a host name is resolved again.
+pub const RESOLVE_EVERY: Duration = Duration::from_secs(10);
+
+/// Finds the addresses of a host and port: DNS in a gateway, a fixed list
+/// in tests.
+pub type Resolve = Arc<dyn Fn(String, u16) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send>> + Send + Sync>;
+
+/// The system's resolver.
+pub fn dns() -> Resolve {
+    Arc::new(|host, port| Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), port)).await?.collect()) }))
+}
 
 /// Core, as a gateway reaches it.
 #[derive(Clone, Debug)]
@@ -21,19 +41,44 @@ pub struct Core {
     url: String,
 }
 
+/// Every connection to core is made alike, to one address or many.
+fn configured(endpoint: Endpoint) -> Endpoint {
+    endpoint
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(CALL_TIMEOUT)
+        .tcp_nodelay(true)
+        // A refused batch of 1000 events carries every violation in the
+        // status details, a header far beyond HTTP/2's usual 16 KiB.
+        .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
+}
+
 impl Core {
     /// Prepares the channel without connecting: the gateway starts even when
-    /// core is down, and each call reconnects if it must.
+    /// core is down, and each call reconnects if it must. An address is
+    /// used as it is; a host name is resolved now and every
+    /// [`RESOLVE_EVERY`], and calls are balanced over what it resolves to.
+    /// Must run inside a tokio runtime.
     pub fn connect_lazy(url: &str) -> Result<Self, ConfigError> {
-        let endpoint = Endpoint::from_shared(url.to_owned())
-            .map_err(|error| ConfigError { variable: "HADO_CORE_URL", problem: format!("{url:?}: {error}") })?
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(CALL_TIMEOUT)
-            .tcp_nodelay(true)
-            // A refused batch of 1000 events carries every violation in the
-            // status details, a header far beyond HTTP/2's usual 16 KiB.
-            .http2_max_header_list_size(MAX_HEADER_LIST_BYTES);
-        Ok(Self { channel: endpoint.connect_lazy(), url: url.to_owned() })
+        Self::connect_balanced(url, dns(), RESOLVE_EVERY)
+    }
+
+    /// [`Core::connect_lazy`] with the resolver and its interval given.
+    pub fn connect_balanced(url: &str, resolve: Resolve, every: Duration) -> Result<Self, ConfigError> {
+        let bad = |problem: String| ConfigError { variable: "HADO_CORE_URL", problem: format!("{url:?}: {problem}") };
+        let endpoint = configured(Endpoint::from_shared(url.to_owned()).map_err(|error| bad(error.to_string()))?);
+        let parsed = url::Url::parse(url).map_err(|error| bad(error.to_string()))?;
+        let channel = match (parsed.scheme(), parsed.host()) {
+            // A name over plain HTTP/2: balanced over its addresses. (Over
+            // TLS the name is also the certificate's, so it stays one channel.)
+            ("http", Some(url::Host::Domain(host))) => {
+                let port = parsed.port_or_known_default().unwrap_or(80);
+                let (channel, changes) = Channel::balance_channel(64);
+                tokio::spawn(follow(host.to_owned(), port, resolve, every, changes));
+                channel
+            }
+            _ => endpoint.connect_lazy(),
+        };
+        Ok(Self { channel, url: url.to_owned() })
     }
 
     pub fn channel(&self) -> Channel {
@@ -72,6 +117,42 @@ impl Failure {
     pub fn message(&self) -> &str {
         match self {
             Self::Unauthenticated(message) | Self::Unreachable(message) | Self::Refused { message, .. } => message,
+        }
+    }
+}
+
+/// Keeps the balanced channel's addresses those `host` resolves to: new ones
+/// join, vanished ones leave. A failed or empty answer keeps what was there.
+/// Ends when the channel is dropped.
+async fn follow(host: String, port: u16, resolve: Resolve, every: Duration, changes: tokio::sync::mpsc::Sender<Change<SocketAddr, Endpoint>>) {
+    let mut current: HashSet<SocketAddr> = HashSet::new();
+    loop {
+        match resolve(host.clone(), port).await {
+            Ok(found) if !found.is_empty() => {
+                let found: HashSet<SocketAddr> = found.into_iter().collect();
+                let mut changed: Vec<Change<SocketAddr, Endpoint>> = current.difference(&found).map(|gone| Change::Remove(*gone)).collect();
+                for address in found.difference(&current) {
+                    match Endpoint::from_shared(format!("http://{address}")) {
+                        Ok(endpoint) => changed.push(Change::Insert(*address, configured(endpoint))),
+                        Err(error) => tracing::warn!(%address, %error, "cannot reach a core address"),
+                    }
+                }
+                if !changed.is_empty() {
+                    tracing::info!(%host, addresses = found.len(), "core's addresses changed");
+                }
+                for change in changed {
+                    if changes.send(change).await.is_err() {
+                        return;
+                    }
+                }
+                current = found;
+            }
+            Ok(_) => tracing::warn!(%host, "core's name resolved to no address; keeping the ones known"),
+            Err(error) => tracing::warn!(%host, %error, "could not resolve core's name; keeping the addresses known"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = changes.closed() => return,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! module and reads as it did on its own. `hardening` stays a binary of its
 //! own: its timing bounds must not share the machine with the browser test.
 
+mod balancing;
 mod browser;
 mod caddy;
 #[path = "../common/mod.rs"]

@@ -1,0 +1,88 @@
+//! Both gateways reach core through `hado_runtime::client::Core`: when
+//! `HADO_CORE_URL` names a host, calls spread over every address it resolves
+//! to, and the name is resolved again so that cores join and leave. Here
+//! three cores each keep their own database, so where a call landed shows
+//! in which database its person was created; the resolver is a list the
+//! test changes, standing in for DNS.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
+use hado_proto::metadata::Credential;
+use hado_proto::v1::inbox_client::InboxClient;
+use hado_proto::v1::{GetProfileRequest, ListUsersRequest};
+use hado_runtime::client::{Core, Resolve};
+
+const NOW: &str = "2026-12-01T10:00:00Z";
+/// How often the test's resolver is asked again.
+const RESOLVE_EVERY: Duration = Duration::from_millis(50);
+
+/// Makes `calls` calls as `login` through the balanced channel.
+async fn calls_as(core: &Core, login: &str, calls: usize) {
+    let mut inbox = InboxClient::with_interceptor(core.channel(), Credential::gateway(GATEWAY_TOKEN, login).unwrap());
+    for _ in 0..calls {
+        inbox.get_profile(GetProfileRequest {}).await.expect("a core answers");
+    }
+}
+
+/// Whether `login` has been seen by this core (it is created on first sight).
+async fn has_seen(core: &TestCore, login: &str) -> bool {
+    let users = core.admin().list_users(ListUsersRequest {}).await.unwrap().into_inner().users;
+    users.iter().any(|user| user.login == login)
+}
+
+#[tokio::test]
+async fn calls_spread_over_every_core_a_name_resolves_to_as_cores_join_and_leave() {
+    let cores = [
+        TestCore::start(&Backend::Sqlite, NOW).await,
+        TestCore::start(&Backend::Sqlite, NOW).await,
+        TestCore::start(&Backend::Sqlite, NOW).await,
+        TestCore::start(&Backend::Sqlite, NOW).await,
+    ];
+    let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(cores[..3].iter().map(|core| core.addr).collect()));
+    let resolver_answer = answer.clone();
+    let resolve: Resolve = Arc::new(move |host, port| {
+        assert_eq!((host.as_str(), port), ("cores.test", 50051), "the URL's host and port are resolved");
+        let found = resolver_answer.lock().unwrap().clone();
+        Box::pin(async move { Ok(found) })
+    });
+    let core = Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+
+    // 60 calls over three cores: each core answers some (a core missing all
+    // of them by chance is about one in 200,000).
+    calls_as(&core, "anna", 60).await;
+    for (index, test_core) in cores[..3].iter().enumerate() {
+        assert!(has_seen(test_core, "anna").await, "core {index} answered none of the calls");
+    }
+    assert!(!has_seen(&cores[3], "anna").await, "the fourth core is not in the answer yet");
+
+    // The name now resolves to cores 0, 1 and 3: core 2 leaves, core 3 joins.
+    *answer.lock().unwrap() = vec![cores[0].addr, cores[1].addr, cores[3].addr];
+    tokio::time::sleep(RESOLVE_EVERY * 6).await;
+    calls_as(&core, "bob", 60).await;
+    for index in [0, 1, 3] {
+        assert!(has_seen(&cores[index], "bob").await, "core {index} answered none of the calls");
+    }
+    assert!(!has_seen(&cores[2], "bob").await, "a core that left gets no calls");
+
+    // An answer with no address keeps the cores known.
+    answer.lock().unwrap().clear();
+    tokio::time::sleep(RESOLVE_EVERY * 4).await;
+    calls_as(&core, "carol", 5).await;
+
+    // When nothing answers at the addresses, a call fails at once with
+    // "unavailable", which the gateways explain, instead of waiting.
+    let closed: SocketAddr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    *answer.lock().unwrap() = vec![closed];
+    tokio::time::sleep(RESOLVE_EVERY * 6).await;
+    let mut inbox = InboxClient::with_interceptor(core.channel(), Credential::gateway(GATEWAY_TOKEN, "dan").unwrap());
+    let failed = tokio::time::timeout(Duration::from_secs(10), inbox.get_profile(GetProfileRequest {})).await.expect("the call does not hang");
+    assert_eq!(failed.unwrap_err().code(), tonic::Code::Unavailable);
+
+    drop(core);
+    for test_core in cores {
+        test_core.stop().await;
+    }
+}
