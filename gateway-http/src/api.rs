@@ -182,7 +182,7 @@ pub async fn list(
     State(state): State<AppState>,
     SourceCredential(credential): SourceCredential,
     RawQuery(query): RawQuery,
-) -> Result<axum::Json<ClientEventList>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let mut user = None;
     let mut refs = Vec::new();
     for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
@@ -194,5 +194,5 @@ pub async fn list(
     }
     let user = user.ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "the user query parameter is required"))?;
     let reply = state.ingest(credential).list_events(v1::IngestListRequest { user, refs }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
-    Ok(axum::Json(ClientEventList { events: reply.get_ref().events.iter().map(ClientEvent::from).collect() }))
+    Ok(crate::lists::events_json(reply.into_inner().events, |event, out| serde_json::to_writer(out, &ClientEvent::from(event))))
 }

@@ -12,6 +12,7 @@ mod error;
 mod health;
 mod hooks;
 mod ics;
+mod lists;
 mod me;
 mod metrics;
 mod openapi;
@@ -35,7 +36,7 @@ use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::links_client::LinksClient;
-use hado_runtime::client::Core;
+use hado_runtime::client::{Core, MAX_REPLY_BYTES};
 use hado_runtime::known_tokens::KnownTokens;
 use hado_runtime::process::{self, ConfigError};
 
@@ -71,20 +72,20 @@ impl AppState {
 
     /// Ingest, called with a source's own credential.
     pub fn ingest(&self, credential: Credential) -> Ingest {
-        IngestClient::with_interceptor(self.core.channel(), credential)
+        IngestClient::with_interceptor(self.core.channel(), credential).max_decoding_message_size(MAX_REPLY_BYTES)
     }
 
     /// Links (action links, calendar feeds, Telegram's updates), called with
     /// the gateway credential alone.
     pub fn links(&self) -> Links {
-        LinksClient::with_interceptor(self.core.channel(), self.gateway.clone())
+        LinksClient::with_interceptor(self.core.channel(), self.gateway.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
     }
 
     /// Inbox, called with the gateway credential for `login`.
     pub fn inbox(&self, login: &str) -> Result<Inbox, ApiError> {
         let credential = Credential::gateway(&self.config.gateway_token.0, login)
             .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))?;
-        Ok(InboxClient::with_interceptor(self.core.channel(), credential))
+        Ok(InboxClient::with_interceptor(self.core.channel(), credential).max_decoding_message_size(MAX_REPLY_BYTES))
     }
 
     pub fn failed(&self, status: &tonic::Status) -> ApiError {

@@ -62,11 +62,6 @@ pub struct EventChange {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct UserEventList {
-    pub events: Vec<UserEvent>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
 pub struct Deleted {
     pub id: i64,
     pub state: String,
@@ -109,18 +104,19 @@ pub async fn events(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
     filter: Result<Query<StateFilter>, axum::extract::rejection::QueryRejection>,
-) -> Reply<UserEventList> {
+) -> Result<axum::response::Response, ApiError> {
     let Query(filter) = filter.map_err(|rejection| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text()))?;
     list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit }).await
 }
 
-pub async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<UserEventList> {
+pub async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Result<axum::response::Response, ApiError> {
     list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None }).await
 }
 
-async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> Reply<UserEventList> {
+/// The list as `{"events": [UserEvent, …]}` JSON, streamed.
+async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> Result<axum::response::Response, ApiError> {
     let list = state.inbox(login)?.list_events(request).await.map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(UserEventList { events: list.get_ref().events.iter().map(UserEvent::from).collect() }))
+    Ok(crate::lists::events_json(list.into_inner().events, |event, out| serde_json::to_writer(out, &UserEvent::from(event))))
 }
 
 pub async fn create(

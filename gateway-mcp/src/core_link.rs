@@ -7,7 +7,7 @@ use tonic::transport::Channel;
 
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
-pub use hado_runtime::client::{Core, Failure};
+pub use hado_runtime::client::{Core, Failure, MAX_REPLY_BYTES};
 
 /// The prefix every agent token carries; anything else is refused without
 /// asking core.
@@ -31,5 +31,5 @@ pub type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
 
 /// The Inbox service, called as the token's user.
 pub fn inbox(core: &Core, token: &AgentToken) -> Inbox {
-    InboxClient::with_interceptor(core.channel(), token.0.clone())
+    InboxClient::with_interceptor(core.channel(), token.0.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
 }

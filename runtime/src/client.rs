@@ -22,6 +22,9 @@ use crate::process::ConfigError;
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
+/// The largest reply a gateway takes from core: a list of tens of thousands
+/// of events is well past tonic's default of 4 MiB.
+pub const MAX_REPLY_BYTES: usize = 64 * 1024 * 1024;
 /// How often a host name is resolved again.
 pub const RESOLVE_EVERY: Duration = Duration::from_secs(10);
 

@@ -354,4 +354,42 @@ async fn up_follows_core(backend: Backend) {
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(the_rest_contract_holds, the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode, the_inbox_json_api_works, up_follows_core,);
+/// A list far past gRPC's default 4 MiB reply: 30,000 events of one
+/// person, read back whole by their source and by the person.
+async fn a_list_of_tens_of_thousands_of_events_is_served(backend: Backend) {
+    let stack = Stack::start(&backend, Trust::LoopbackProxy).await;
+    let token = stack.core.source_token("bulk").await;
+    let mut ingest = stack.core.ingest(&token);
+    const EVENTS: usize = 30_000;
+    for batch in 0..EVENTS / 1000 {
+        let events = (batch * 1000..(batch + 1) * 1000)
+            .map(|index| hado_proto::v1::SourceEvent {
+                user: "anna".into(),
+                r#ref: format!("event-{index}"),
+                topic: String::new(),
+                fields: Some(hado_proto::v1::EventFields {
+                    title: format!("A reminder with a title of ordinary length, number {index}"),
+                    due_at: "2027-03-01".into(),
+                    ..Default::default()
+                }),
+            })
+            .collect();
+        ingest.upsert_events(hado_proto::v1::UpsertEventsRequest { events }).await.unwrap();
+    }
+    let (status, listed) = stack.send(Method::GET, "/api/events?user=anna", &[("authorization", &bearer(&token))], None).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert_eq!(listed["events"].as_array().unwrap().len(), EVENTS);
+    let (status, mine) = stack.send(Method::GET, "/me/events", &[("x-remote-user", "anna")], None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(mine["events"].as_array().unwrap().len(), EVENTS);
+    assert_eq!(mine["events"][EVENTS - 1]["title"], "A reminder with a title of ordinary length, number 29999");
+    stack.stop().await;
+}
+
+hado_core::on_both_backends!(
+    a_list_of_tens_of_thousands_of_events_is_served,
+    the_rest_contract_holds,
+    the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode,
+    the_inbox_json_api_works,
+    up_follows_core,
+);
