@@ -116,6 +116,20 @@ pub async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64
 
 type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
 
+/// Binds where an event stands, as every write of it names the columns:
+/// state, quiet_until, closed_at, checkpoint_at, attention_since, repeat_at,
+/// next_check_at.
+fn bind_lifecycle<'q>(query: AnyQuery<'q>, lifecycle: &Lifecycle, reminders: &Reminders, next_check_at: Option<DateTime<Utc>>) -> AnyQuery<'q> {
+    query
+        .bind(lifecycle.state.as_str())
+        .bind(optional_millis(lifecycle.quiet_until))
+        .bind(optional_millis(lifecycle.closed_at))
+        .bind(optional_millis(reminders.checkpoint))
+        .bind(optional_millis(reminders.attention_since))
+        .bind(optional_millis(reminders.repeat_at))
+        .bind(optional_millis(next_check_at))
+}
+
 /// Binds an event's fields in the order both [`insert`] and [`update`] name
 /// them: title, subtitle, due_at, due_date, due_time, due_offset_min, due_ms,
 /// fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until,
@@ -124,7 +138,7 @@ type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
 fn bind_write<'q>(query: AnyQuery<'q>, write: EventWrite<'_>, now: DateTime<Utc>) -> AnyQuery<'q> {
     let spec = write.spec;
     let stored_due = spec.due.at.to_stored();
-    query
+    let query = query
         .bind(spec.title.as_str().to_owned())
         .bind(spec.subtitle.clone())
         .bind(spec.due.text.clone())
@@ -136,15 +150,8 @@ fn bind_write<'q>(query: AnyQuery<'q>, write: EventWrite<'_>, now: DateTime<Utc>
         .bind(format_date(spec.fire_date()))
         .bind(spec.after_due.as_str())
         .bind(spec.done_label.as_ref().map(|label| label.as_str().to_owned()))
-        .bind(spec.deep_link.as_ref().map(|link| link.as_str().to_owned()))
-        .bind(write.lifecycle.state.as_str())
-        .bind(optional_millis(write.lifecycle.quiet_until))
-        .bind(optional_millis(write.lifecycle.closed_at))
-        .bind(optional_millis(write.reminders.checkpoint))
-        .bind(optional_millis(write.reminders.attention_since))
-        .bind(optional_millis(write.reminders.repeat_at))
-        .bind(optional_millis(write.next_check_at))
-        .bind(millis(now))
+        .bind(spec.deep_link.as_ref().map(|link| link.as_str().to_owned()));
+    bind_lifecycle(query, &write.lifecycle, &write.reminders, write.next_check_at).bind(millis(now))
 }
 
 /// The columns an insert names, in [`insert_many`]'s order: the key, then
@@ -238,16 +245,7 @@ pub async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i64, Lif
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
         for (id, write) in chunk {
-            query = query
-                .bind(*id)
-                .bind(write.lifecycle.state.as_str())
-                .bind(optional_millis(write.lifecycle.quiet_until))
-                .bind(optional_millis(write.lifecycle.closed_at))
-                .bind(optional_millis(write.reminders.checkpoint))
-                .bind(optional_millis(write.reminders.attention_since))
-                .bind(optional_millis(write.reminders.repeat_at))
-                .bind(optional_millis(write.next_check_at))
-                .bind(millis(write.due_at));
+            query = bind_lifecycle(query.bind(*id), &write.lifecycle, &write.reminders, write.next_check_at).bind(millis(write.due_at));
         }
         query.execute(&mut *connection).await?;
     }
