@@ -16,6 +16,7 @@
 pub mod channels;
 pub mod events;
 mod grouped;
+mod migrations;
 mod records;
 mod sources;
 pub mod telegram;
@@ -31,9 +32,6 @@ use sqlx::{AnyPool, Connection, Executor, Transaction};
 pub use events::{EventKey, EventWrite};
 pub use grouped::NewEvent;
 pub use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
-
-static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
-static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 
 /// Which database a [`Store`] talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,10 +161,7 @@ impl Store {
     }
 
     fn migrator(backend: Backend) -> &'static Migrator {
-        match backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        }
+        migrations::of(backend)
     }
 
     /// Writes a consistent copy of a SQLite database to `file` while it is
