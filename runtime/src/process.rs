@@ -5,7 +5,9 @@
 
 use std::net::SocketAddr;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// A setting that is missing or malformed, named so the operator can fix it.
 #[derive(Debug, thiserror::Error)]
@@ -96,14 +98,26 @@ pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
 /// Logs to stderr, filtered by `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]),
 /// as JSON when `HADO_LOG_FORMAT=json`. Colour only on a terminal, and
 /// never when `NO_COLOR` is set.
+///
+/// `RUST_LOG` is a comma-separated list of `level` and `target=level`
+/// (`warn,hado_core=debug`); the longest matching target wins. A filter
+/// that does not parse is named on stderr and the default is used.
 pub fn init_logging() {
     use std::io::IsTerminal;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
+    let default = || DEFAULT_LOG_FILTER.parse::<Targets>().expect("the default log filter parses");
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(text) if !text.trim().is_empty() => text.parse::<Targets>().unwrap_or_else(|error| {
+            eprintln!("RUST_LOG {text:?} is not a list of level and target=level ({error}); logging at {DEFAULT_LOG_FILTER}");
+            default()
+        }),
+        _ => default(),
+    };
     let json = std::env::var("HADO_LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json"));
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour);
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour);
+    let registry = tracing_subscriber::registry().with(filter);
     // A second init (a test that starts two processes' worth of code) keeps the first.
-    let _ = if json { builder.json().try_init() } else { builder.try_init() };
+    let _ = if json { registry.with(layer.json()).try_init() } else { registry.with(layer).try_init() };
 }
 
 /// Serves Prometheus metrics at `http://HADO_METRICS_ADDR/metrics` when the
