@@ -183,23 +183,7 @@ impl DeepLink {
 
 impl SourceRef {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        // A ref is a key: it is kept exactly as given, surrounding spaces too
-        // would be a different key, so they are refused rather than trimmed.
-        let count = char_count(raw);
-        if refuse_control(field, raw, violations) {
-            None
-        } else if count == 0 {
-            violations.add(field, format!("{field} is required"));
-            None
-        } else if count > 255 {
-            violations.add(field, format!("{field} is {count} characters long; at most 255 are allowed"));
-            None
-        } else if raw.trim() != raw {
-            violations.add(field, format!("{field} {} has leading or trailing spaces", quoted(raw)));
-            None
-        } else {
-            Some(Self(raw.to_owned()))
-        }
+        key_part(field, raw, 255, true, violations).map(Self)
     }
 
     /// The key of a new event of the `manual` source.
@@ -210,22 +194,32 @@ impl SourceRef {
 
 impl Topic {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        let count = char_count(raw);
-        if refuse_control(field, raw, violations) {
-            None
-        } else if count > 64 {
-            violations.add(field, format!("{field} is {count} characters long; at most 64 are allowed"));
-            None
-        } else if raw.trim() != raw {
-            violations.add(field, format!("{field} {} has leading or trailing spaces", quoted(raw)));
-            None
-        } else {
-            Some(Self(raw.to_owned()))
-        }
+        key_part(field, raw, 64, false, violations).map(Self)
     }
 
     pub fn empty() -> Self {
         Self(String::new())
+    }
+}
+
+/// One part of an event's key (its ref or topic), kept exactly as given:
+/// surrounding spaces would make a different key, so they are refused
+/// rather than trimmed.
+fn key_part(field: &str, raw: &str, max: usize, required: bool, violations: &mut Violations) -> Option<String> {
+    let count = char_count(raw);
+    if refuse_control(field, raw, violations) {
+        None
+    } else if required && count == 0 {
+        violations.add(field, format!("{field} is required"));
+        None
+    } else if count > max {
+        violations.add(field, format!("{field} is {count} characters long; at most {max} are allowed"));
+        None
+    } else if raw.trim() != raw {
+        violations.add(field, format!("{field} {} has leading or trailing spaces", quoted(raw)));
+        None
+    } else {
+        Some(raw.to_owned())
     }
 }
 
