@@ -42,7 +42,7 @@ fn failed(status: tonic::Status) -> anyhow::Error {
     anyhow::anyhow!("{}", status.message())
 }
 
-pub async fn create_source(settings: &Settings, name: &str) -> anyhow::Result<ExitCode> {
+pub(crate) async fn create_source(settings: &Settings, name: &str) -> anyhow::Result<ExitCode> {
     let created = client(settings).await?.create_source(SourceName { name: name.into() }).await;
     let reply = match created {
         Ok(reply) => reply.into_inner(),
@@ -57,13 +57,13 @@ pub async fn create_source(settings: &Settings, name: &str) -> anyhow::Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn rotate_source(settings: &Settings, name: &str) -> anyhow::Result<ExitCode> {
+pub(crate) async fn rotate_source(settings: &Settings, name: &str) -> anyhow::Result<ExitCode> {
     let reply = client(settings).await?.rotate_source_token(SourceName { name: name.into() }).await.map_err(failed)?.into_inner();
     println!("New token for source {} (the old one no longer works), shown this once:\n\n  {}\n", reply.name, reply.token);
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn list_sources(settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(crate) async fn list_sources(settings: &Settings) -> anyhow::Result<ExitCode> {
     let reply = client(settings).await?.list_sources(ListSourcesRequest {}).await.map_err(failed)?.into_inner();
     println!("{:<24} {:>8}  {:<6} created", "source", "events", "token");
     for source in reply.sources {
@@ -73,7 +73,7 @@ pub async fn list_sources(settings: &Settings) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn delete_source(settings: &Settings, name: &str, confirmed: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn delete_source(settings: &Settings, name: &str, confirmed: bool) -> anyhow::Result<ExitCode> {
     if !confirmed {
         bail!("deleting source {name} deletes all of its events too; run again with --yes to confirm");
     }
@@ -82,7 +82,7 @@ pub async fn delete_source(settings: &Settings, name: &str, confirmed: bool) -> 
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn agent_token(settings: &Settings, login: &str, revoke: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn agent_token(settings: &Settings, login: &str, revoke: bool) -> anyhow::Result<ExitCode> {
     let mut client = client(settings).await?;
     if revoke {
         let reply = client.revoke_agent_token(UserLogin { login: login.into() }).await.map_err(failed)?.into_inner();
@@ -98,7 +98,7 @@ pub async fn agent_token(settings: &Settings, login: &str, revoke: bool) -> anyh
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn list_users(settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(crate) async fn list_users(settings: &Settings) -> anyhow::Result<ExitCode> {
     let reply = client(settings).await?.list_users(ListUsersRequest {}).await.map_err(failed)?.into_inner();
     println!("{:<24} {:<22} {:<12} {:<6} {:>7}  agent token", "login", "time zone", "quiet", "lang", "active");
     for user in reply.users {

@@ -28,7 +28,7 @@ fn path_text(path: &Path) -> anyhow::Result<&str> {
     path.to_str().with_context(|| format!("{} is not a UTF-8 path", path.display()))
 }
 
-pub async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<ExitCode> {
+pub(crate) async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<ExitCode> {
     if file.exists() {
         bail!("{} already exists; name a new file, so that no backup is overwritten", file.display());
     }
@@ -54,7 +54,7 @@ async fn core_is_running(settings: &Settings) -> bool {
     health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await.is_ok()
 }
 
-pub async fn restore(settings: &Settings, file: &Path, confirmed: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn restore(settings: &Settings, file: &Path, confirmed: bool) -> anyhow::Result<ExitCode> {
     let url = settings.database_url();
     if !confirmed {
         bail!("restoring replaces the whole database ({}) with {}; run again with --yes to confirm", settings.database_display(), file.display());

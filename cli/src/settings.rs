@@ -9,49 +9,49 @@ use anyhow::{Context, bail};
 use rand::RngCore;
 
 /// The secrets `hado up` generates, in the order they are written.
-pub const SECRET_VARIABLES: [&str; 3] = ["HADO_ADMIN_TOKEN", "HADO_GATEWAY_TOKEN", "HADO_SECRET"];
+pub(crate) const SECRET_VARIABLES: [&str; 3] = ["HADO_ADMIN_TOKEN", "HADO_GATEWAY_TOKEN", "HADO_SECRET"];
 
-pub struct Settings {
+pub(crate) struct Settings {
     pub data_dir: PathBuf,
     core_url: Option<String>,
 }
 
 impl Settings {
-    pub fn new(data_dir: PathBuf, core_url: Option<String>) -> Self {
+    pub(crate) fn new(data_dir: PathBuf, core_url: Option<String>) -> Self {
         Self { data_dir, core_url }
     }
 
-    pub fn secrets_path(&self) -> PathBuf {
+    pub(crate) fn secrets_path(&self) -> PathBuf {
         self.data_dir.join("secrets.env")
     }
 
-    pub fn grpc_addr(&self) -> String {
+    pub(crate) fn grpc_addr(&self) -> String {
         std::env::var("HADO_GRPC_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_core::config::DEFAULT_GRPC_ADDR.into())
     }
 
-    pub fn mcp_addr(&self) -> String {
+    pub(crate) fn mcp_addr(&self) -> String {
         std::env::var("HADO_MCP_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_gateway_mcp::config::DEFAULT_MCP_ADDR.into())
     }
 
-    pub fn http_addr(&self) -> String {
+    pub(crate) fn http_addr(&self) -> String {
         std::env::var("HADO_HTTP_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_gateway_http::config::DEFAULT_HTTP_ADDR.into())
     }
 
     /// Who the web inbox of `hado up` serves: `HADO_LOCAL_USER`, else `me`.
-    pub fn local_user(&self) -> String {
+    pub(crate) fn local_user(&self) -> String {
         std::env::var("HADO_LOCAL_USER").ok().map(|login| login.trim().to_owned()).filter(|login| !login.is_empty()).unwrap_or_else(|| "me".into())
     }
 
-    pub fn core_url(&self) -> String {
+    pub(crate) fn core_url(&self) -> String {
         self.core_url.clone().unwrap_or_else(|| format!("http://{}", self.grpc_addr()))
     }
 
-    pub fn database_url(&self) -> String {
+    pub(crate) fn database_url(&self) -> String {
         std::env::var("HADO_DATABASE_URL").ok().filter(|url| !url.is_empty()).unwrap_or_else(|| format!("sqlite://{}/hado.db", self.data_dir.display()))
     }
 
     /// The database URL without its password, for messages.
-    pub fn database_display(&self) -> String {
+    pub(crate) fn database_display(&self) -> String {
         let url = self.database_url();
         match url.split_once("://").and_then(|(scheme, rest)| rest.split_once('@').map(|(credentials, host)| (scheme, credentials, host))) {
             Some((scheme, credentials, host)) => format!("{scheme}://{}@{host}", credentials.split(':').next().unwrap_or_default()),
@@ -60,7 +60,7 @@ impl Settings {
     }
 
     /// A secret from the environment, else from the data folder.
-    pub fn secret(&self, variable: &str) -> anyhow::Result<String> {
+    pub(crate) fn secret(&self, variable: &str) -> anyhow::Result<String> {
         if let Ok(value) = std::env::var(variable)
             && !value.trim().is_empty()
         {
@@ -77,7 +77,7 @@ impl Settings {
 
     /// Reads the data folder's secrets, generating any that are missing (once,
     /// readable by the owner only).
-    pub fn ensure_secrets(&self) -> anyhow::Result<BTreeMap<String, String>> {
+    pub(crate) fn ensure_secrets(&self) -> anyhow::Result<BTreeMap<String, String>> {
         std::fs::create_dir_all(&self.data_dir).with_context(|| format!("cannot create {}", self.data_dir.display()))?;
         let path = self.secrets_path();
         let mut secrets = if path.exists() { read_secrets(&path)? } else { BTreeMap::new() };

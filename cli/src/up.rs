@@ -24,7 +24,7 @@ struct Process {
     child: Child,
 }
 
-pub async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let secrets = settings.ensure_secrets()?;
     let executable = std::env::current_exe().context("cannot find the hado executable to start core")?;
     let database_url = settings.database_url();

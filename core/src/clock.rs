@@ -11,7 +11,7 @@ pub trait Clock: Send + Sync + 'static {
 
 /// The system's wall clock.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {

@@ -34,10 +34,10 @@ impl std::fmt::Debug for CoreConfig {
 pub use hado_runtime::process::{ConfigError, socket_addr};
 use hado_runtime::process::{Lookup, read, secret};
 
-pub const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
+pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
 pub const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
 
-pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
+pub(crate) const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
 
 fn public_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     let url = read(lookup, "HADO_PUBLIC_URL").unwrap_or_else(|| DEFAULT_PUBLIC_URL.to_owned());
@@ -55,7 +55,7 @@ fn flag(lookup: Lookup<'_>, variable: &'static str) -> Result<bool, ConfigError>
     }
 }
 
-pub const DEFAULT_TELEGRAM_API_URL: &str = "https://api.telegram.org";
+pub(crate) const DEFAULT_TELEGRAM_API_URL: &str = "https://api.telegram.org";
 
 fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig>, ConfigError> {
     let Some(token) = read(lookup, "HADO_TELEGRAM_BOT_TOKEN") else { return Ok(None) };
@@ -71,11 +71,11 @@ fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig
 }
 
 impl CoreConfig {
-    pub fn from_env() -> Result<Self, ConfigError> {
+    pub(crate) fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(&hado_runtime::process::environment)
     }
 
-    pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
+    pub(crate) fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let database_url = read(lookup, "HADO_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
         crate::storage::Backend::from_url(&database_url).map_err(|error| ConfigError { variable: "HADO_DATABASE_URL", problem: error.to_string() })?;
         let zone_name = read(lookup, "HADO_DEFAULT_TZ").unwrap_or_else(|| "UTC".to_owned());

@@ -29,7 +29,7 @@ use crate::telegram::{self, BotError};
 use crate::wire;
 
 /// How long a receiver has to answer.
-pub const TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a claimed delivery is this core's before another may send it:
 /// longer than a receiver may take ([`TIMEOUT`]).
 const LEASE: chrono::Duration = chrono::Duration::seconds(20);
@@ -38,7 +38,7 @@ const MAX_IDLE: Duration = Duration::from_secs(30);
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
 /// The Standard Webhooks retry schedule: the wait after each failed attempt.
-pub const RETRY_SCHEDULE: [chrono::Duration; 9] = [
+pub(crate) const RETRY_SCHEDULE: [chrono::Duration; 9] = [
     chrono::Duration::seconds(5),
     chrono::Duration::minutes(5),
     chrono::Duration::minutes(30),
@@ -51,7 +51,7 @@ pub const RETRY_SCHEDULE: [chrono::Duration; 9] = [
 ];
 
 /// The `v1,…` signature of a Standard Webhooks message.
-pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -> Option<String> {
+pub(crate) fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -> Option<String> {
     let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok()?;
     let mut mac = Hmac::<Sha256>::new_from_slice(&key).ok()?;
     mac.update(format!("{message_id}.{timestamp}.{body}").as_bytes());
@@ -61,7 +61,7 @@ pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -> Optio
 /// The wait before the next attempt after `attempts` failed ones, with ±10%
 /// jitter, or none when the schedule is spent. A receiver's `Retry-After`
 /// (up to a day) wins over the schedule.
-pub fn next_attempt(now: DateTime<Utc>, attempts: i64, retry_after: Option<Duration>) -> Option<DateTime<Utc>> {
+pub(crate) fn next_attempt(now: DateTime<Utc>, attempts: i64, retry_after: Option<Duration>) -> Option<DateTime<Utc>> {
     let index = usize::try_from(attempts - 1).ok()?;
     let scheduled = *RETRY_SCHEDULE.get(index)?;
     let wait = match retry_after {
@@ -75,7 +75,7 @@ pub fn next_attempt(now: DateTime<Utc>, attempts: i64, retry_after: Option<Durat
 }
 
 /// The JSON a webhook receives.
-pub fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Value {
+pub(crate) fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Value {
     match event {
         Some(event) => json!({
             "type": format!("reminder.{}", delivery.kind),
@@ -122,7 +122,7 @@ impl Deliverer {
     }
 
     /// One attempt at one delivery.
-    pub async fn attempt(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Attempt {
+    pub(crate) async fn attempt(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Attempt {
         let now = self.engine.now();
         let attempts = delivery.attempts + 1;
         let retry_or_fail = |error: String, retry_after: Option<Duration>| match next_attempt(now, attempts, retry_after) {
@@ -231,7 +231,7 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
 
 /// The delivery loop: sends what is due, sleeps until the next pending
 /// delivery (or until woken by newly queued ones), until `stop`.
-pub async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
     let queued = deliverer.engine.deliveries_handle();
     loop {
         let pause = match drain(&deliverer).await {

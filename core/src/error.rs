@@ -32,13 +32,13 @@ pub enum CoreError {
 }
 
 impl CoreError {
-    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Self {
         let mut violations = Violations::default();
         violations.add(field, message);
         Self::Invalid(violations)
     }
 
-    pub fn event_not_found(id: i64) -> Self {
+    pub(crate) fn event_not_found(id: i64) -> Self {
         Self::NotFound(format!("event {id} not found"))
     }
 }

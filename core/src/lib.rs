@@ -49,7 +49,7 @@ pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engi
 /// The Telegram bot of the configuration, when one is set up: the delivery
 /// loop, the polling loop and the gRPC edge each talk to Telegram through it;
 /// the engine never does.
-pub fn telegram_bot(config: &CoreConfig) -> Option<telegram::Bot> {
+pub(crate) fn telegram_bot(config: &CoreConfig) -> Option<telegram::Bot> {
     config.telegram.as_ref().map(telegram::Bot::new)
 }
 

@@ -12,7 +12,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 /// How long a link works after it is made.
-pub const LIFETIME: Duration = Duration::days(30);
+pub(crate) const LIFETIME: Duration = Duration::days(30);
 
 /// The token format. `a1` links, which named no revision, are refused as
 /// out of date.
@@ -26,14 +26,14 @@ pub enum LinkAction {
 }
 
 impl LinkAction {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Done => "done",
             Self::Remember => "remember",
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         match text {
             "done" => Some(Self::Done),
             "remember" | "ack" => Some(Self::Remember),
@@ -48,7 +48,7 @@ pub struct ActionLink {
     pub event_id: i64,
     pub user_id: i64,
     pub action: LinkAction,
-    pub expires_at: DateTime<Utc>,
+    pub(crate) expires_at: DateTime<Utc>,
     /// The event's revision the link was made for ([`revision_of`]).
     pub revision: Revision,
 }

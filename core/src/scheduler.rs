@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use crate::engine::Engine;
 
 /// Events advanced per transaction; a larger backlog takes several.
-pub const CLAIM_BATCH: i64 = 500;
+pub(crate) const CLAIM_BATCH: i64 = 500;
 
 /// The longest the loop sleeps without looking, so that writes made by other
 /// core replicas are never missed for long.
@@ -69,7 +69,7 @@ pub async fn drain(engine: &Engine) -> Result<usize, crate::error::CoreError> {
 }
 
 /// Runs until `stop` turns true.
-pub async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
     let wake = engine.wake_handle();
     // The first pass runs whatever came due while core was down.
     let mut starting = true;

@@ -59,7 +59,7 @@ static SPECIAL: LazyLock<Vec<IpNet>> = LazyLock::new(|| {
 static GLOBAL_UNICAST_V6: LazyLock<Ipv6Net> = LazyLock::new(|| "2000::/3".parse().expect("a valid range"));
 
 /// Whether `address` is a globally routable unicast address.
-pub fn is_public(address: IpAddr) -> bool {
+pub(crate) fn is_public(address: IpAddr) -> bool {
     if let IpAddr::V6(v6) = address
         && !GLOBAL_UNICAST_V6.contains(&v6)
     {
@@ -88,9 +88,9 @@ fn may_reach(address: IpAddr) -> bool {
 
 /// Which targets webhooks may have.
 #[derive(Clone, Copy, Debug)]
-pub struct TargetPolicy {
+pub(crate) struct TargetPolicy {
     /// Private and loopback targets allowed too (`HADO_WEBHOOK_ALLOW_PRIVATE`).
-    pub allow_private: bool,
+    pub(crate) allow_private: bool,
 }
 
 /// How long the check at add time waits for a name to resolve.
@@ -101,7 +101,7 @@ impl TargetPolicy {
     /// must be public, and a name must not resolve only to addresses that
     /// are not. A name that cannot be resolved now is accepted: the check
     /// at send time decides then.
-    pub async fn check_new(self, url: &Url) -> Result<(), String> {
+    pub(crate) async fn check_new(self, url: &Url) -> Result<(), String> {
         if self.allow_private {
             return Ok(());
         }
@@ -126,7 +126,7 @@ impl TargetPolicy {
     /// Checks what a URL's host says by itself, at add time and at every
     /// send: an address written in it must pass; a name is left to the
     /// resolver, which checks it as it is connected to.
-    pub fn check_written(self, url: &Url) -> Result<(), String> {
+    pub(crate) fn check_written(self, url: &Url) -> Result<(), String> {
         match url.host() {
             None => Err("names no host".into()),
             Some(Host::Ipv4(address)) => self.check_literal(IpAddr::V4(address)),
@@ -136,13 +136,13 @@ impl TargetPolicy {
     }
 
     /// Checks an address written in a URL.
-    pub fn check_literal(self, address: IpAddr) -> Result<(), String> {
+    pub(crate) fn check_literal(self, address: IpAddr) -> Result<(), String> {
         if self.allow_private || may_reach(address) { Ok(()) } else { Err(format!("{address} is a private, loopback or reserved address, which is refused")) }
     }
 
     /// The resolver a webhook client connects through: it hands the client
     /// only the addresses that pass, so the address checked is the one used.
-    pub fn resolver(self) -> Arc<PublicResolver> {
+    pub(crate) fn resolver(self) -> Arc<PublicResolver> {
         Arc::new(PublicResolver { policy: self })
     }
 }
@@ -151,11 +151,11 @@ impl TargetPolicy {
 /// to retry.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct RefusedTarget(pub String);
+pub(crate) struct RefusedTarget(pub String);
 
 impl RefusedTarget {
     /// The refusal behind a failed request, if that is why it failed.
-    pub fn behind<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a RefusedTarget> {
+    pub(crate) fn behind<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a RefusedTarget> {
         let mut current = Some(error);
         while let Some(error) = current {
             if let Some(refused) = error.downcast_ref::<RefusedTarget>() {
@@ -169,7 +169,7 @@ impl RefusedTarget {
 
 /// Resolves names for the webhook client, dropping every address a webhook
 /// may not reach; a name left with none fails to resolve, with the reason.
-pub struct PublicResolver {
+pub(crate) struct PublicResolver {
     policy: TargetPolicy,
 }
 

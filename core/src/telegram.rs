@@ -24,7 +24,7 @@ use crate::error::CoreError;
 use crate::storage::{EventRecord, UserRecord};
 
 /// How long a linking code works.
-pub const LINK_LIFETIME: chrono::Duration = chrono::Duration::hours(1);
+pub(crate) const LINK_LIFETIME: chrono::Duration = chrono::Duration::hours(1);
 const POLL_TIMEOUT_SECONDS: u64 = 25;
 
 /// The bot's settings.
@@ -40,46 +40,46 @@ pub struct TelegramConfig {
 
 /// A Bot API call that did not succeed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BotError {
-    pub message: String,
+pub(crate) struct BotError {
+    pub(crate) message: String,
     /// Telegram's `retry_after`, on 429.
-    pub retry_after: Option<u64>,
+    pub(crate) retry_after: Option<u64>,
     /// The bot may no longer write to the chat (blocked, chat gone).
-    pub forbidden: bool,
+    pub(crate) forbidden: bool,
 }
 
 /// What core reads of an update; every other kind and field is ignored.
 #[derive(Clone, Debug, Deserialize)]
-pub struct Update {
-    pub update_id: i64,
+pub(crate) struct Update {
+    pub(crate) update_id: i64,
     #[serde(default)]
-    pub message: Option<Message>,
+    pub(crate) message: Option<Message>,
     #[serde(default)]
-    pub callback_query: Option<CallbackQuery>,
+    pub(crate) callback_query: Option<CallbackQuery>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
-pub struct Message {
-    pub message_id: i64,
-    pub chat: Chat,
+pub(crate) struct Message {
+    pub(crate) message_id: i64,
+    pub(crate) chat: Chat,
     #[serde(default)]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
-pub struct Chat {
-    pub id: i64,
+pub(crate) struct Chat {
+    pub(crate) id: i64,
 }
 
 /// A press of an inline button.
 #[derive(Clone, Debug, Deserialize)]
-pub struct CallbackQuery {
-    pub id: String,
+pub(crate) struct CallbackQuery {
+    pub(crate) id: String,
     #[serde(default)]
-    pub data: Option<String>,
+    pub(crate) data: Option<String>,
     /// The message the button was on; absent when it is too old.
     #[serde(default)]
-    pub message: Option<Message>,
+    pub(crate) message: Option<Message>,
 }
 
 /// Every Bot API answer: `ok`, and the result or why not.
@@ -111,7 +111,7 @@ struct BotUser {
 pub struct Bot {
     http: reqwest::Client,
     base: String,
-    pub webhook: bool,
+    pub(crate) webhook: bool,
     username: Arc<OnceCell<String>>,
 }
 
@@ -122,7 +122,7 @@ impl std::fmt::Debug for Bot {
 }
 
 impl Bot {
-    pub fn new(config: &TelegramConfig) -> Self {
+    pub(crate) fn new(config: &TelegramConfig) -> Self {
         let http = reqwest::Client::builder().timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)).build().expect("an HTTP client builds");
         Self {
             http,
@@ -154,11 +154,11 @@ impl Bot {
     }
 
     /// The bot's @name, asked once.
-    pub async fn username(&self) -> Result<String, BotError> {
+    pub(crate) async fn username(&self) -> Result<String, BotError> {
         self.username.get_or_try_init(|| async { Ok(self.call::<BotUser>("getMe", json!({})).await?.username.unwrap_or_default()) }).await.cloned()
     }
 
-    pub async fn send_message(&self, chat_id: i64, text: &str, keyboard: Option<Value>) -> Result<(), BotError> {
+    pub(crate) async fn send_message(&self, chat_id: i64, text: &str, keyboard: Option<Value>) -> Result<(), BotError> {
         let mut body = json!({ "chat_id": chat_id, "text": text });
         if let Some(keyboard) = keyboard {
             body["reply_markup"] = json!({ "inline_keyboard": keyboard });
@@ -212,7 +212,7 @@ fn local(event: &EventRecord, instant: DateTime<Utc>) -> String {
 
 /// A reminder's text and buttons for `chat_id`; the buttons' ids are
 /// stored first, bound to that chat.
-pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Result<(String, Value), CoreError> {
+pub(crate) async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Result<(String, Value), CoreError> {
     let t = words_for(event.locale);
     let now = engine.now();
     let mut text = format!("⏰ {}", event.spec.title.as_str());
@@ -231,14 +231,14 @@ pub async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Res
 }
 
 /// A one-time link that binds a Telegram chat to the person.
-pub async fn link_url(engine: &Engine, bot: &Bot, user: &UserRecord) -> Result<(String, DateTime<Utc>), CoreError> {
+pub(crate) async fn link_url(engine: &Engine, bot: &Bot, user: &UserRecord) -> Result<(String, DateTime<Utc>), CoreError> {
     let username = bot.username().await.map_err(|error| CoreError::FailedPrecondition(error.message))?;
     let (code, expires_at) = engine.create_chat_link(user, LINK_LIFETIME).await?;
     Ok((format!("https://t.me/{username}?start={code}"), expires_at))
 }
 
 /// Handles one update, once: an update seen before is dropped.
-pub async fn handle_update(engine: &Engine, bot: &Bot, update: &Update) -> Result<(), CoreError> {
+pub(crate) async fn handle_update(engine: &Engine, bot: &Bot, update: &Update) -> Result<(), CoreError> {
     if !engine.first_sight_of_update(update.update_id).await? {
         return Ok(());
     }
@@ -327,7 +327,7 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
 }
 
 /// Long polling: fetches updates and handles each, until `stop`.
-pub async fn poll(engine: Arc<Engine>, bot: Bot, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn poll(engine: Arc<Engine>, bot: Bot, mut stop: watch::Receiver<bool>) {
     let mut offset: Option<i64> = None;
     loop {
         let mut body = json!({ "timeout": POLL_TIMEOUT_SECONDS, "allowed_updates": ["message", "callback_query"] });

@@ -27,7 +27,7 @@ pub const GATEWAY_TOKEN: &str = "gateway-secret-for-tests-0123456789abcdef";
 pub const LINK_SECRET: &str = "link-secret-for-tests-0123456789abcdef";
 
 /// The variable that points the tests at a Postgres server.
-pub const POSTGRES_VARIABLE: &str = "HADO_TEST_POSTGRES_URL";
+pub(crate) const POSTGRES_VARIABLE: &str = "HADO_TEST_POSTGRES_URL";
 
 /// Which database a test runs on.
 #[derive(Clone, Debug)]

@@ -5,13 +5,13 @@
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-pub const SOURCE_PREFIX: &str = "hado_src_";
-pub const AGENT_PREFIX: &str = "hado_agent_";
-pub const CALENDAR_PREFIX: &str = "hado_ics_";
+pub(crate) const SOURCE_PREFIX: &str = "hado_src_";
+pub(crate) const AGENT_PREFIX: &str = "hado_agent_";
+pub(crate) const CALENDAR_PREFIX: &str = "hado_ics_";
 
 /// A fresh token (`prefix` + 64 hex digits of 32 random bytes) and the hash
 /// that is stored in its place.
-pub fn generate(prefix: &str) -> (String, String) {
+pub(crate) fn generate(prefix: &str) -> (String, String) {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     let token = format!("{prefix}{}", hex::encode(bytes));
@@ -21,7 +21,7 @@ pub fn generate(prefix: &str) -> (String, String) {
 
 /// A webhook signing secret: `whsec_` and 32 random bytes in base64, as the
 /// Standard Webhooks libraries expect. Kept as is, since it signs.
-pub fn webhook_secret() -> String {
+pub(crate) fn webhook_secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     format!("whsec_{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes))
@@ -30,7 +30,7 @@ pub fn webhook_secret() -> String {
 /// A short random code of `length` characters from an alphabet without
 /// look-alikes (no l, o, 0, 1), for ids a person may read or type: Telegram
 /// button ids and linking codes.
-pub fn short_code(length: usize) -> String {
+pub(crate) fn short_code(length: usize) -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
     let mut rng = rand::rng();
@@ -38,11 +38,11 @@ pub fn short_code(length: usize) -> String {
 }
 
 /// The sha256 of a token, in hex: what storage holds and looks up.
-pub fn hash(token: &str) -> String {
+pub(crate) fn hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-pub use hado_proto::metadata::same_secret;
+pub(crate) use hado_proto::metadata::same_secret;
 
 #[cfg(test)]
 mod tests {

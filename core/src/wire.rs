@@ -12,11 +12,11 @@ use crate::domain::time::format_date;
 use crate::storage::channels::{ChannelRecord, DeliveryRecord};
 use crate::storage::{EventRecord, UserRecord};
 
-pub fn timestamp(instant: DateTime<Utc>) -> String {
+pub(crate) fn timestamp(instant: DateTime<Utc>) -> String {
     instant.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-pub fn event(record: &EventRecord) -> v1::Event {
+pub(crate) fn event(record: &EventRecord) -> v1::Event {
     let spec = &record.spec;
     let done_label = spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| record.locale.default_done_label().to_owned());
     let closed_as = match record.lifecycle.state {
@@ -56,11 +56,11 @@ pub fn event(record: &EventRecord) -> v1::Event {
     }
 }
 
-pub fn events(records: &[EventRecord]) -> v1::EventList {
+pub(crate) fn events(records: &[EventRecord]) -> v1::EventList {
     v1::EventList { events: records.iter().map(event).collect() }
 }
 
-pub fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Profile {
+pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Profile {
     v1::Profile {
         login: user.login.as_str().to_owned(),
         tz: user.zone.name().to_owned(),
@@ -72,7 +72,7 @@ pub fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Pro
     }
 }
 
-pub fn channel(record: &ChannelRecord) -> v1::Channel {
+pub(crate) fn channel(record: &ChannelRecord) -> v1::Channel {
     v1::Channel {
         id: record.id,
         kind: record.kind.as_str().to_owned(),
@@ -83,7 +83,7 @@ pub fn channel(record: &ChannelRecord) -> v1::Channel {
     }
 }
 
-pub fn delivery(record: &DeliveryRecord) -> v1::Delivery {
+pub(crate) fn delivery(record: &DeliveryRecord) -> v1::Delivery {
     v1::Delivery {
         id: record.id,
         channel: match (&record.channel_kind, record.channel_id) {

@@ -20,7 +20,7 @@ use crate::error::{ApiError, ApiJson};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("required" = ["user", "ref", "title", "due_at"]))]
-pub struct PushedEvent {
+pub(crate) struct PushedEvent {
     /// The login of the person the event is for; created on first sight.
     /// Logins are not case sensitive: `Anna` is the user `anna`.
     #[serde(default)]
@@ -67,14 +67,14 @@ pub struct PushedEvent {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct UpsertBody {
+pub(crate) struct UpsertBody {
     /// At most 1000 events, validated whole and written in one transaction.
     #[schemars(length(max = 1000))]
     pub events: Vec<PushedEvent>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct UpsertResult {
+pub(crate) struct UpsertResult {
     pub id: i64,
     /// created, updated, rescheduled, unchanged or revived.
     pub outcome: String,
@@ -82,7 +82,7 @@ pub struct UpsertResult {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct UpsertReply {
+pub(crate) struct UpsertReply {
     /// One result per event, in the order sent.
     pub results: Vec<UpsertResult>,
 }
@@ -90,7 +90,7 @@ pub struct UpsertReply {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("required" = ["user", "ref"]))]
-pub struct EventKey {
+pub(crate) struct EventKey {
     #[serde(default)]
     #[schemars(pattern(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"))]
     pub user: String,
@@ -105,14 +105,14 @@ pub struct EventKey {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WithdrawBody {
+pub(crate) struct WithdrawBody {
     /// At most 1000 keys.
     #[schemars(length(max = 1000))]
     pub events: Vec<EventKey>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct WithdrawResult {
+pub(crate) struct WithdrawResult {
     /// False when the source has no event with this key.
     pub found: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,12 +122,12 @@ pub struct WithdrawResult {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct WithdrawReply {
+pub(crate) struct WithdrawReply {
     pub results: Vec<WithdrawResult>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ClientEventList {
+pub(crate) struct ClientEventList {
     pub events: Vec<ClientEvent>,
 }
 
@@ -148,7 +148,7 @@ fn source_event(item: PushedEvent) -> v1::SourceEvent {
     }
 }
 
-pub async fn upsert(
+pub(crate) async fn upsert(
     State(state): State<AppState>,
     SourceCredential(credential): SourceCredential,
     ApiJson(body): ApiJson<UpsertBody>,
@@ -159,7 +159,7 @@ pub async fn upsert(
     Ok(axum::Json(UpsertReply { results }))
 }
 
-pub async fn withdraw(
+pub(crate) async fn withdraw(
     State(state): State<AppState>,
     SourceCredential(credential): SourceCredential,
     ApiJson(body): ApiJson<WithdrawBody>,
@@ -178,7 +178,7 @@ pub async fn withdraw(
 
 /// `GET /api/events?user=anna&ref=visa&ref=passport`: the source's events
 /// for one user, optionally only those refs.
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<AppState>,
     SourceCredential(credential): SourceCredential,
     RawQuery(query): RawQuery,

@@ -17,10 +17,10 @@ use crate::AppState;
 use crate::error::ApiError;
 
 /// The header a trusted proxy names the signed-in user with.
-pub const REMOTE_USER: &str = "x-remote-user";
+pub(crate) const REMOTE_USER: &str = "x-remote-user";
 
 /// A source's bearer token, to be resolved by core.
-pub struct SourceCredential(pub Credential);
+pub(crate) struct SourceCredential(pub Credential);
 
 impl<S: Send + Sync> FromRequestParts<S> for SourceCredential {
     type Rejection = ApiError;
@@ -40,10 +40,10 @@ impl<S: Send + Sync> FromRequestParts<S> for SourceCredential {
 
 /// The person using the inbox.
 #[derive(Clone, Debug)]
-pub struct InboxUser(pub String);
+pub(crate) struct InboxUser(pub String);
 
 /// Why no person could be named, or the person.
-pub fn inbox_user(state: &AppState, peer: SocketAddr, headers: &axum::http::HeaderMap) -> Result<InboxUser, &'static str> {
+pub(crate) fn inbox_user(state: &AppState, peer: SocketAddr, headers: &axum::http::HeaderMap) -> Result<InboxUser, &'static str> {
     if state.config.trusts(peer.ip()) {
         let login = headers.get(REMOTE_USER).and_then(|value| value.to_str().ok()).map(str::trim).filter(|login| !login.is_empty());
         return login.map(|login| InboxUser(login.to_owned())).ok_or("the trusted proxy did not name a user in X-Remote-User");

@@ -24,13 +24,13 @@ use crate::error::{ApiError, is_json};
 
 /// The policy every reply carries: only this site's own scripts, styles and
 /// images, no framing, no plugins, forms posted only here.
-pub const CONTENT_SECURITY_POLICY_VALUE: &str =
+pub(crate) const CONTENT_SECURITY_POLICY_VALUE: &str =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Serves only the hosts the gateway is configured for, then stamps every
 /// reply with the security headers and gives bare or plain-text error
 /// replies the JSON error shape.
-pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let mut response = match state.config.allowed_hosts.admit(request.headers(), request.uri()) {
         Ok(_) => json_errors(next.run(request).await),
         Err(refusal) => ApiError::new(StatusCode::MISDIRECTED_REQUEST, refusal.to_string()).into_response(),
@@ -79,7 +79,7 @@ fn json_errors(response: Response) -> Response {
 /// Why a state-changing request is refused as cross-site, if it is: the
 /// browser's `Sec-Fetch-Site` says another site sent it, or its `Origin`
 /// is not exactly this site's (scheme, host and port compared).
-pub fn cross_site(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<&'static str> {
+pub(crate) fn cross_site(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<&'static str> {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok())
         && !(site == "same-origin" || site == "none")
     {
@@ -111,7 +111,7 @@ fn writes(method: &Method) -> bool {
 /// taken only as `Content-Type: application/json`, which a form on another
 /// site cannot send without the browser asking first (a CORS preflight this
 /// gateway never grants).
-pub async fn me_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn me_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if writes(request.method()) {
         let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
         if let Some(reason) = cross_site(&state, peer, request.headers()) {
@@ -127,12 +127,12 @@ pub async fn me_writes(State(state): State<AppState>, request: Request, next: Ne
 
 /// How long core's word on a source token is trusted before the body of a
 /// request is read (core checks the token again on the call itself).
-pub const SOURCE_TOKEN_MEMORY: Duration = Duration::from_secs(5);
+pub(crate) const SOURCE_TOKEN_MEMORY: Duration = Duration::from_secs(5);
 
 /// Checks a source's bearer token with core (or core's answer of the last
 /// few seconds) before the body is read: an unknown token is answered 401
 /// without reading a byte of it.
-pub async fn source_first(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn source_first(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let credential = match <SourceCredential as axum::extract::FromRequestParts<AppState>>::from_request_parts(&mut parts, &state).await {
         Ok(SourceCredential(credential)) => credential,
@@ -151,6 +151,6 @@ pub async fn source_first(State(state): State<AppState>, request: Request, next:
 }
 
 /// Reads at most `limit` bytes of a body, or answers 413.
-pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
     axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {} KiB", limit / 1024)))
 }

@@ -18,7 +18,7 @@ use hado_runtime::client::{Core, Failure};
 
 /// Every error the API answers, as JSON.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     /// What went wrong, in words.
     pub error: String,
     /// For invalid input: every bad field, each with the index of its batch item when there is one.
@@ -27,7 +27,7 @@ pub struct ErrorBody {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Violation {
+pub(crate) struct Violation {
     /// The position of the item in the batch, from 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
@@ -38,7 +38,7 @@ pub struct Violation {
 
 impl Violation {
     /// Splits `events[3].due_at` into index 3 and field `due_at`.
-    pub fn at(path: &str, message: String) -> Self {
+    pub(crate) fn at(path: &str, message: String) -> Self {
         let indexed = path.split_once('[').and_then(|(_, rest)| {
             let (number, after) = rest.split_once(']')?;
             Some((number.parse::<usize>().ok()?, after.trim_start_matches('.')))
@@ -51,18 +51,18 @@ impl Violation {
 }
 
 #[derive(Debug)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub status: StatusCode,
     pub body: ErrorBody,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
         Self { status, body: ErrorBody { error: message.into(), violations: Vec::new() } }
     }
 
     /// Core's answer, with its status mapped and its words kept.
-    pub fn from_core(core: &Core, status: &Status) -> Self {
+    pub(crate) fn from_core(core: &Core, status: &Status) -> Self {
         match core.explain(status) {
             Failure::Unreachable(message) => Self::new(StatusCode::SERVICE_UNAVAILABLE, message),
             Failure::Unauthenticated(message) => Self::new(StatusCode::UNAUTHORIZED, message),
@@ -90,7 +90,7 @@ impl IntoResponse for ApiError {
 
 /// Whether the request says its body is JSON (`Content-Type:
 /// application/json`, with or without parameters).
-pub fn is_json(headers: &axum::http::HeaderMap) -> bool {
+pub(crate) fn is_json(headers: &axum::http::HeaderMap) -> bool {
     headers
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
@@ -103,7 +103,7 @@ pub fn is_json(headers: &axum::http::HeaderMap) -> bool {
 /// has the wrong shape. Every request body is an object, and no body holds
 /// arrays of arrays; serde would otherwise read an array as a struct, so
 /// both are refused before it does.
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;

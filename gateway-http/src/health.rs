@@ -10,7 +10,7 @@ use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 use crate::AppState;
 
-pub async fn up(State(state): State<AppState>) -> (StatusCode, axum::Json<Value>) {
+pub(crate) async fn up(State(state): State<AppState>) -> (StatusCode, axum::Json<Value>) {
     let mut client = HealthClient::new(state.core.channel());
     match client.check(HealthCheckRequest { service: String::new() }).await {
         Ok(reply) if reply.get_ref().status == ServingStatus::Serving as i32 => (StatusCode::OK, axum::Json(json!({ "status": "up" }))),

@@ -14,13 +14,13 @@ use hado_proto::v1;
 use crate::AppState;
 use crate::error::ApiError;
 
-pub const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
+pub(crate) const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 
 /// Telegram's updates are a few KiB; this is far more than any needs.
-pub const MAX_UPDATE_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_UPDATE_BYTES: usize = 256 * 1024;
 
 /// The secret is checked from the headers before a byte of the body is read.
-pub async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+pub(crate) async fn telegram(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
     let Some(secret) = &state.config.telegram_webhook_secret else {
         return ApiError::new(StatusCode::NOT_FOUND, "Telegram webhook mode is not set up on this Hado").into_response();
     };

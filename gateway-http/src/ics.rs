@@ -72,7 +72,7 @@ fn due_lines(event: &v1::Event) -> Vec<String> {
 }
 
 /// The whole calendar of one person.
-pub fn calendar(profile: &v1::Profile, events: &[v1::Event], host: &str) -> String {
+pub(crate) fn calendar(profile: &v1::Profile, events: &[v1::Event], host: &str) -> String {
     let zone: Tz = profile.tz.parse().unwrap_or(chrono_tz::UTC);
     let mut out = String::new();
     for line in ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Hado//Deadline inbox//EN", "CALSCALE:GREGORIAN", "METHOD:PUBLISH"] {
@@ -120,7 +120,7 @@ pub fn calendar(profile: &v1::Profile, events: &[v1::Event], host: &str) -> Stri
 }
 
 /// `GET /ics/<token>.ics`.
-pub async fn feed(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
+pub(crate) async fn feed(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
     let not_found = || ApiError::new(StatusCode::NOT_FOUND, "no such calendar feed").into_response();
     let Some(token) = file.strip_suffix(".ics") else { return not_found() };
     let reply = match state.links().calendar_feed(v1::CalendarFeedRequest { token: token.to_owned() }).await {

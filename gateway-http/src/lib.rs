@@ -59,7 +59,7 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
-    pub fn new(config: HttpConfig) -> Result<Self, ConfigError> {
+    pub(crate) fn new(config: HttpConfig) -> Result<Self, ConfigError> {
         let gateway = Credential::bearer(&config.gateway_token.0)
             .ok_or_else(|| ConfigError { variable: "HADO_GATEWAY_TOKEN", problem: "holds characters a request header cannot carry".into() })?;
         Ok(Self {
@@ -71,29 +71,29 @@ impl AppState {
     }
 
     /// Ingest, called with a source's own credential.
-    pub fn ingest(&self, credential: Credential) -> Ingest {
+    pub(crate) fn ingest(&self, credential: Credential) -> Ingest {
         IngestClient::with_interceptor(self.core.channel(), credential).max_decoding_message_size(MAX_REPLY_BYTES)
     }
 
     /// Links (action links, calendar feeds, Telegram's updates), called with
     /// the gateway credential alone.
-    pub fn links(&self) -> Links {
+    pub(crate) fn links(&self) -> Links {
         LinksClient::with_interceptor(self.core.channel(), self.gateway.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
     }
 
     /// Inbox, called with the gateway credential for `login`.
-    pub fn inbox(&self, login: &str) -> Result<Inbox, ApiError> {
+    pub(crate) fn inbox(&self, login: &str) -> Result<Inbox, ApiError> {
         let credential = Credential::gateway(&self.config.gateway_token.0, login)
             .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))?;
         Ok(InboxClient::with_interceptor(self.core.channel(), credential).max_decoding_message_size(MAX_REPLY_BYTES))
     }
 
-    pub fn failed(&self, status: &tonic::Status) -> ApiError {
+    pub(crate) fn failed(&self, status: &tonic::Status) -> ApiError {
         ApiError::from_core(&self.core, status)
     }
 
     /// The line that connects Claude Code to this Hado with `token`.
-    pub fn connect_line(&self, token: &str) -> String {
+    pub(crate) fn connect_line(&self, token: &str) -> String {
         let url = self.config.mcp_url.clone().unwrap_or_else(|| format!("http://{}/mcp", hado_runtime::process::DEFAULT_MCP_ADDR));
         format!("claude mcp add --transport http hado {url} --header \"Authorization: Bearer {token}\"")
     }

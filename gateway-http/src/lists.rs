@@ -14,7 +14,7 @@ const EVENTS_PER_PIECE: usize = 200;
 
 /// `{"events": [view of each event, …]}` as a streamed JSON body; `write`
 /// serialises one event's view.
-pub fn events_json<E>(events: Vec<E>, write: fn(&E, &mut Vec<u8>) -> serde_json::Result<()>) -> Response
+pub(crate) fn events_json<E>(events: Vec<E>, write: fn(&E, &mut Vec<u8>) -> serde_json::Result<()>) -> Response
 where
     E: Send + 'static,
 {

@@ -18,7 +18,7 @@ type Reply<T> = Result<axum::Json<T>, ApiError>;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ProfileChange {
+pub(crate) struct ProfileChange {
     pub tz: Option<String>,
     pub quiet_start: Option<String>,
     pub quiet_end: Option<String>,
@@ -28,7 +28,7 @@ pub struct ProfileChange {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StateFilter {
+pub(crate) struct StateFilter {
     pub state: Option<String>,
     /// At most this many, the most urgent first.
     pub limit: Option<u32>,
@@ -37,7 +37,7 @@ pub struct StateFilter {
 /// A new event of the person's own (`manual`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NewEvent {
+pub(crate) struct NewEvent {
     #[serde(default)]
     pub title: String,
     #[serde(default)]
@@ -51,7 +51,7 @@ pub struct NewEvent {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EventChange {
+pub(crate) struct EventChange {
     pub title: Option<String>,
     pub due_at: Option<String>,
     pub subtitle: Option<String>,
@@ -62,13 +62,13 @@ pub struct EventChange {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Deleted {
+pub(crate) struct Deleted {
     pub id: i64,
     pub state: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct AgentTokenStatus {
+pub(crate) struct AgentTokenStatus {
     pub issued: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
@@ -77,7 +77,7 @@ pub struct AgentTokenStatus {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct IssuedAgentToken {
+pub(crate) struct IssuedAgentToken {
     /// `hado_agent_…`, shown this once; any earlier token stopped working.
     pub token: String,
     /// The `claude mcp add` line that connects Claude Code with it.
@@ -85,22 +85,22 @@ pub struct IssuedAgentToken {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Revoked {
+pub(crate) struct Revoked {
     pub revoked: bool,
 }
 
-pub async fn profile(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Profile> {
+pub(crate) async fn profile(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Profile> {
     let profile = state.inbox(&login)?.get_profile(v1::GetProfileRequest {}).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Profile::from(profile.get_ref())))
 }
 
-pub async fn update_profile(State(state): State<AppState>, InboxUser(login): InboxUser, ApiJson(change): ApiJson<ProfileChange>) -> Reply<Profile> {
+pub(crate) async fn update_profile(State(state): State<AppState>, InboxUser(login): InboxUser, ApiJson(change): ApiJson<ProfileChange>) -> Reply<Profile> {
     let request = v1::UpdateProfileRequest { tz: change.tz, quiet_start: change.quiet_start, quiet_end: change.quiet_end, locale: change.locale };
     let profile = state.inbox(&login)?.update_profile(request).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Profile::from(profile.get_ref())))
 }
 
-pub async fn events(
+pub(crate) async fn events(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
     filter: Result<Query<StateFilter>, axum::extract::rejection::QueryRejection>,
@@ -109,7 +109,7 @@ pub async fn events(
     list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit }).await
 }
 
-pub async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Result<axum::response::Response, ApiError> {
+pub(crate) async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Result<axum::response::Response, ApiError> {
     list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None }).await
 }
 
@@ -119,7 +119,7 @@ async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> 
     Ok(crate::lists::events_json(list.into_inner().events, |event, out| serde_json::to_writer(out, &UserEvent::from(event))))
 }
 
-pub async fn create(
+pub(crate) async fn create(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
     ApiJson(new): ApiJson<NewEvent>,
@@ -137,12 +137,12 @@ pub async fn create(
     Ok((StatusCode::CREATED, axum::Json(UserEvent::from(event.get_ref()))))
 }
 
-pub async fn event(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+pub(crate) async fn event(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
     let event = state.inbox(&login)?.get_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub async fn update(
+pub(crate) async fn update(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
@@ -162,33 +162,33 @@ pub async fn update(
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub async fn delete(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<Deleted> {
+pub(crate) async fn delete(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<Deleted> {
     let reply = state.inbox(&login)?.delete_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Deleted { id: reply.get_ref().id, state: reply.get_ref().state.clone() }))
 }
 
-pub async fn done(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+pub(crate) async fn done(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
     let event = state.inbox(&login)?.mark_done(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub async fn ack(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+pub(crate) async fn ack(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
     let event = state.inbox(&login)?.mark_ack(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub async fn agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<AgentTokenStatus> {
+pub(crate) async fn agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<AgentTokenStatus> {
     let status = state.inbox(&login)?.get_agent_token(v1::GetAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
     Ok(axum::Json(AgentTokenStatus { issued: status.issued, created_at: status.created_at, last_used_at: status.last_used_at }))
 }
 
-pub async fn issue_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<IssuedAgentToken> {
+pub(crate) async fn issue_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<IssuedAgentToken> {
     let issued = state.inbox(&login)?.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
     let connect = state.connect_line(&issued.token);
     Ok(axum::Json(IssuedAgentToken { token: issued.token, connect }))
 }
 
-pub async fn revoke_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Revoked> {
+pub(crate) async fn revoke_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Revoked> {
     let reply = state.inbox(&login)?.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Revoked { revoked: reply.get_ref().revoked }))
 }

@@ -8,7 +8,7 @@ use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 
-pub async fn record(request: Request, next: Next) -> Response {
+pub(crate) async fn record(request: Request, next: Next) -> Response {
     let route = request.extensions().get::<MatchedPath>().map(|path| path.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
     let method = request.method().to_string();
     let started = Instant::now();

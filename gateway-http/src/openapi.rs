@@ -56,7 +56,7 @@ impl Schemas {
 }
 
 /// The whole document.
-pub fn document() -> Value {
+pub(crate) fn document() -> Value {
     let mut schemas = Schemas::new();
 
     let mut upsert_responses = Map::new();

@@ -36,9 +36,9 @@ use hado_runtime::known_tokens::{KnownTokens, TokenDigest};
 const TOKEN_MEMORY: Duration = Duration::from_secs(60);
 
 /// The largest request body `/mcp` reads.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-pub struct Guard {
+pub(crate) struct Guard {
     core: Core,
     allowed_hosts: AllowedHosts,
     limiter: RateLimiter,
@@ -47,7 +47,7 @@ pub struct Guard {
 }
 
 impl Guard {
-    pub fn new(core: Core, allowed_hosts: AllowedHosts, calls_per_minute: u32) -> Self {
+    pub(crate) fn new(core: Core, allowed_hosts: AllowedHosts, calls_per_minute: u32) -> Self {
         Self { core, allowed_hosts, limiter: RateLimiter::per_minute(calls_per_minute), calls_per_minute, known: KnownTokens::new(TOKEN_MEMORY) }
     }
 
@@ -73,10 +73,10 @@ impl Guard {
 /// What core said of the request's token during a tool call: set when it
 /// refused it, so that the guard answers 401 instead of the tool's result.
 #[derive(Clone, Debug, Default)]
-pub struct TokenVerdict(Arc<AtomicBool>);
+pub(crate) struct TokenVerdict(Arc<AtomicBool>);
 
 impl TokenVerdict {
-    pub fn refuse(&self) {
+    pub(crate) fn refuse(&self) {
         self.0.store(true, Ordering::Release);
     }
 
@@ -114,7 +114,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Counts every request to `/mcp` by status, whatever the guard decided.
-pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let method = request.method().to_string();
     let response = admit(guard, request, next).await;
     metrics::counter!("hado_http_requests_total", "route" => "/mcp", "method" => method, "status" => response.status().as_u16().to_string()).increment(1);

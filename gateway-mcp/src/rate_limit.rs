@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 const PRUNE_ABOVE: usize = 10_000;
 
 #[derive(Debug)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     capacity: f64,
     refill_per_second: f64,
     buckets: Mutex<HashMap<[u8; 32], Bucket>>,
@@ -26,13 +26,13 @@ struct Bucket {
 }
 
 impl RateLimiter {
-    pub fn per_minute(calls: u32) -> Self {
+    pub(crate) fn per_minute(calls: u32) -> Self {
         let capacity = f64::from(calls.max(1));
         Self { capacity, refill_per_second: capacity / 60.0, buckets: Mutex::new(HashMap::new()) }
     }
 
     /// Takes one call from the token's bucket, or says how long until one is free.
-    pub fn take(&self, token: &str, now: Instant) -> Result<(), Duration> {
+    pub(crate) fn take(&self, token: &str, now: Instant) -> Result<(), Duration> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let mut buckets = self.buckets.lock().expect("the rate limiter lock is never poisoned");
         if buckets.len() > PRUNE_ABOVE {

@@ -20,7 +20,7 @@ use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
 use crate::guard::TokenVerdict;
 
 /// What the model reads once, when it connects.
-pub const INSTRUCTIONS: &str = "\
+pub(crate) const INSTRUCTIONS: &str = "\
 Hado is the user's deadline inbox; you act as the user, on their events only.
 Active states, by urgency: scheduled (not yet preparing), preparing (from fire_at), today (due today), overdue (past due, after_due=keep). needs_attention means a reminder reached the user and is unanswered.
 The archive holds done and expired events (after_due=expire closes as expired after the due day).
@@ -38,7 +38,7 @@ const DUE_AT: &str = "When it is due. YYYY-MM-DD for a whole day; YYYY-MM-DDTHH:
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[schemars(inline)]
 #[serde(rename_all = "lowercase")]
-pub enum ActiveState {
+pub(crate) enum ActiveState {
     Scheduled,
     Preparing,
     Today,
@@ -60,7 +60,7 @@ impl ActiveState {
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[schemars(inline)]
 #[serde(rename_all = "lowercase")]
-pub enum AfterDue {
+pub(crate) enum AfterDue {
     Keep,
     Expire,
 }
@@ -76,7 +76,7 @@ impl AfterDue {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListEventsArgs {
+pub(crate) struct ListEventsArgs {
     /// Only active events in this state. Leave out for every active event.
     #[serde(default)]
     pub state: Option<ActiveState>,
@@ -87,14 +87,14 @@ pub struct ListEventsArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EventIdArgs {
+pub(crate) struct EventIdArgs {
     /// The event's id, from list_events or get_event.
     pub id: i64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateEventArgs {
+pub(crate) struct CreateEventArgs {
     /// What is due, at most 200 characters.
     pub title: String,
     #[schemars(description = DUE_AT)]
@@ -118,7 +118,7 @@ pub struct CreateEventArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct UpdateEventArgs {
+pub(crate) struct UpdateEventArgs {
     /// The id of an editable (manual) event.
     pub id: i64,
     /// A new title, at most 200 characters.
@@ -146,7 +146,7 @@ pub struct UpdateEventArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct UpdateProfileArgs {
+pub(crate) struct UpdateProfileArgs {
     /// An IANA time zone name, such as Europe/Berlin. Local due times follow it.
     #[serde(default)]
     pub tz: Option<String>,
@@ -160,13 +160,13 @@ pub struct UpdateProfileArgs {
 
 /// The events `list_events` found.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct EventList {
+pub(crate) struct EventList {
     pub events: Vec<UserEvent>,
 }
 
 /// What `delete_event` did.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Deleted {
+pub(crate) struct Deleted {
     pub id: i64,
     /// Always `withdrawn`.
     pub state: String,
@@ -175,7 +175,7 @@ pub struct Deleted {
 /// A tool call that failed in a way the model can act on: sent back as a
 /// tool result with `isError: true` and the exact reason.
 #[derive(Debug)]
-pub struct ToolFailure(pub String);
+pub(crate) struct ToolFailure(pub String);
 
 impl IntoCallToolResult for ToolFailure {
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
@@ -186,7 +186,7 @@ impl IntoCallToolResult for ToolFailure {
 /// The MCP server: one per request over HTTP (cloned from a prototype, so
 /// the tool list is built once), one per process over stdio.
 #[derive(Clone)]
-pub struct HadoMcp {
+pub(crate) struct HadoMcp {
     core: Core,
     /// The token of a stdio session, which has no HTTP request to carry one.
     fixed_token: Option<AgentToken>,
@@ -194,7 +194,7 @@ pub struct HadoMcp {
 }
 
 impl HadoMcp {
-    pub fn new(core: Core, fixed_token: Option<AgentToken>) -> Self {
+    pub(crate) fn new(core: Core, fixed_token: Option<AgentToken>) -> Self {
         Self { core, fixed_token, tool_router: Self::tool_router() }
     }
 

@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, Uri};
 use url::Url;
 
 /// Names every gateway answers to, besides the configured ones.
-pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+pub(crate) const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// The host names a gateway serves, lowercased, without ports or brackets.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl AllowedHosts {
 
 /// The host name in `host[:port]` or `[v6]:port`, lowercased, without
 /// brackets; `None` for anything else (a path, credentials, a bad port).
-pub fn host_of_authority(authority: &str) -> Option<String> {
+pub(crate) fn host_of_authority(authority: &str) -> Option<String> {
     if authority.is_empty() || authority.contains(['/', '?', '#', '@', '\\', ' ']) {
         return None;
     }

@@ -46,7 +46,7 @@ pub fn positive_number(lookup: Lookup<'_>, variable: &'static str, default: u32)
 }
 
 /// Secrets shorter than this are refused: they would be guessable.
-pub const MIN_SECRET_LEN: usize = 32;
+pub(crate) const MIN_SECRET_LEN: usize = 32;
 
 /// Reads a required secret of at least [`MIN_SECRET_LEN`] characters.
 pub fn secret(lookup: Lookup<'_>, variable: &'static str) -> Result<String, ConfigError> {
@@ -82,7 +82,7 @@ pub fn host_of_url(text: &str) -> Option<String> {
 }
 
 /// How a parsed host is written in Hado's lists and messages.
-pub fn host_name(host: url::Host<&str>) -> String {
+pub(crate) fn host_name(host: url::Host<&str>) -> String {
     match host {
         url::Host::Domain(name) => name.to_ascii_lowercase(),
         url::Host::Ipv4(address) => address.to_string(),
@@ -93,7 +93,7 @@ pub fn host_name(host: url::Host<&str>) -> String {
 /// The log filter when `RUST_LOG` is not set: Hado at INFO; rmcp only at
 /// WARN (at INFO it dumps every request), and its per-request "response
 /// error" warning, which a client's bad call triggers, only at ERROR.
-pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
+pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
 
 /// Logs to stderr, filtered by `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]),
 /// as JSON when `HADO_LOG_FORMAT=json`. Colour only on a terminal, and

@@ -13,7 +13,7 @@ pub enum Lang {
 
 impl Lang {
     /// `ru` is Russian; anything else English.
-    pub fn from_locale(locale: &str) -> Self {
+    pub(crate) fn from_locale(locale: &str) -> Self {
         if locale == "ru" { Self::Ru } else { Self::En }
     }
 }
@@ -45,7 +45,7 @@ fn day_count(lang: Lang, days: i64) -> String {
 }
 
 /// "Mon 14 Dec" / "пн 14 дек".
-pub fn short_date(lang: Lang, date: NaiveDate) -> String {
+pub(crate) fn short_date(lang: Lang, date: NaiveDate) -> String {
     let index = lang as usize;
     let weekday = WEEKDAYS[index][date.weekday().num_days_from_monday() as usize];
     format!("{weekday} {} {}", date.day(), MONTHS[index][date.month0() as usize])

@@ -9,15 +9,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub const HADO: &str = env!("CARGO_BIN_EXE_hado");
+pub(crate) const HADO: &str = env!("CARGO_BIN_EXE_hado");
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// The ports one `hado up` listens on.
 #[derive(Clone, Copy)]
-pub struct Ports {
+pub(crate) struct Ports {
     pub grpc: u16,
     pub mcp: u16,
     pub http: u16,
@@ -25,11 +25,11 @@ pub struct Ports {
     pub metrics: [u16; 3],
 }
 
-pub fn free_ports() -> Ports {
+pub(crate) fn free_ports() -> Ports {
     Ports { grpc: free_port(), mcp: free_port(), http: free_port(), metrics: [free_port(), free_port(), free_port()] }
 }
 
-pub fn hado(folder: &Path, ports: Ports) -> Command {
+pub(crate) fn hado(folder: &Path, ports: Ports) -> Command {
     let mut command = Command::new(HADO);
     command
         .current_dir(folder)
@@ -49,12 +49,12 @@ pub fn hado(folder: &Path, ports: Ports) -> Command {
 }
 
 /// Starts `hado up` and returns it with what it printed, up to its last line.
-pub fn start(folder: &Path, ports: Ports) -> (Child, Vec<String>) {
+pub(crate) fn start(folder: &Path, ports: Ports) -> (Child, Vec<String>) {
     start_on(folder, ports, None)
 }
 
 /// Starts `hado up` on `database` (a URL), or on its SQLite default.
-pub fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, Vec<String>) {
+pub(crate) fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, Vec<String>) {
     let mut command = hado(folder, ports);
     if let Some(url) = database {
         command.env("HADO_DATABASE_URL", url);
@@ -81,23 +81,23 @@ pub fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, 
     panic!("hado up did not print that it is running; it said:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
 }
 
-pub use nix::sys::signal::Signal;
+pub(crate) use nix::sys::signal::Signal;
 
 /// Sends `signal` to a process this test started.
-pub fn signal(pid: u32, signal: Signal) {
+pub(crate) fn signal(pid: u32, signal: Signal) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal);
 }
 
-pub fn children_of(pid: u32) -> Vec<u32> {
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
     let path = format!("/proc/{pid}/task/{pid}/children");
     std::fs::read_to_string(path).unwrap_or_default().split_whitespace().filter_map(|child| child.parse().ok()).collect()
 }
 
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists() && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
 }
 
-pub fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
+pub(crate) fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
     for _ in 0..300 {
         if let Some(status) = child.try_wait().unwrap() {
             return status;

@@ -11,22 +11,22 @@ use super::time::{DueAt, add_days, local_time, next_day, resolve_local};
 /// A person's quiet hours; they may cross midnight. Equal start and end
 /// means none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QuietHours {
-    pub start: NaiveTime,
-    pub end: NaiveTime,
+pub(crate) struct QuietHours {
+    pub(crate) start: NaiveTime,
+    pub(crate) end: NaiveTime,
 }
 
 impl QuietHours {
-    pub fn none_at_all(&self) -> bool {
+    pub(crate) fn none_at_all(&self) -> bool {
         self.start == self.end
     }
 
     /// The morning hour: when quiet hours end, or 09:00 without them.
-    pub fn morning(&self) -> NaiveTime {
+    pub(crate) fn morning(&self) -> NaiveTime {
         if self.none_at_all() { NaiveTime::from_hms_opt(9, 0, 0).unwrap_or(NaiveTime::MIN) } else { self.end }
     }
 
-    pub fn contains(&self, time: NaiveTime) -> bool {
+    pub(crate) fn contains(&self, time: NaiveTime) -> bool {
         if self.none_at_all() {
             false
         } else if self.start < self.end {
@@ -37,7 +37,7 @@ impl QuietHours {
     }
 
     /// `instant`, or the end of the quiet hours it falls in.
-    pub fn push_out(&self, zone: Tz, instant: DateTime<Utc>) -> DateTime<Utc> {
+    pub(crate) fn push_out(&self, zone: Tz, instant: DateTime<Utc>) -> DateTime<Utc> {
         let local = local_time(zone, instant);
         if !self.contains(local.time()) {
             return instant;
@@ -49,12 +49,12 @@ impl QuietHours {
 
 /// Everything the ladder of one event depends on.
 #[derive(Clone, Copy, Debug)]
-pub struct Ladder {
-    pub due: DueAt,
-    pub fire_date: NaiveDate,
-    pub after_due: AfterDue,
-    pub zone: Tz,
-    pub quiet: QuietHours,
+pub(crate) struct Ladder {
+    pub(crate) due: DueAt,
+    pub(crate) fire_date: NaiveDate,
+    pub(crate) after_due: AfterDue,
+    pub(crate) zone: Tz,
+    pub(crate) quiet: QuietHours,
 }
 
 impl Ladder {
@@ -88,7 +88,7 @@ impl Ladder {
     }
 
     /// The first checkpoint strictly after `now`, if any is left.
-    pub fn next_after(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_after(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         if let Some(next) = self.first_checkpoints().into_iter().find(|checkpoint| *checkpoint > now) {
             return Some(next);
         }

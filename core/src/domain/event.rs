@@ -32,15 +32,15 @@ pub struct EventSpec {
     pub subtitle: Option<String>,
     pub due: Due,
     /// The fire day as given; `None` means 30 days before the due day.
-    pub fire_at: Option<NaiveDate>,
-    pub after_due: AfterDue,
-    pub done_label: Option<DoneLabel>,
-    pub deep_link: Option<DeepLink>,
+    pub(crate) fire_at: Option<NaiveDate>,
+    pub(crate) after_due: AfterDue,
+    pub(crate) done_label: Option<DoneLabel>,
+    pub(crate) deep_link: Option<DeepLink>,
 }
 
 impl EventSpec {
     /// Validates every field, reporting all problems at once.
-    pub fn parse(raw: &RawFields) -> Result<Self, Violations> {
+    pub(crate) fn parse(raw: &RawFields) -> Result<Self, Violations> {
         let mut violations = Violations::default();
         let title = Title::parse("title", &raw.title, &mut violations);
         let subtitle = parse_subtitle("subtitle", raw.subtitle.as_deref(), &mut violations);
@@ -72,12 +72,12 @@ impl EventSpec {
         self.fire_at.unwrap_or_else(|| self.due.at.written_day().checked_sub_days(chrono::Days::new(DEFAULT_LEAD_DAYS)).unwrap_or(self.due.at.written_day()))
     }
 
-    pub fn timeline(&self, zone: Tz) -> Timeline {
+    pub(crate) fn timeline(&self, zone: Tz) -> Timeline {
         Timeline::new(&self.due.at, self.fire_date(), zone)
     }
 
     /// The raw form of these fields, for merging a partial update into them.
-    pub fn to_raw(&self) -> RawFields {
+    pub(crate) fn to_raw(&self) -> RawFields {
         RawFields {
             title: self.title.as_str().to_owned(),
             due_at: self.due.text.clone(),
@@ -101,7 +101,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Created => "created",
             Self::Updated => "updated",
@@ -124,7 +124,7 @@ pub struct Lifecycle {
 impl Lifecycle {
     /// A fresh lifecycle from the timeline alone: nothing quieted, and an
     /// expired event closed at its due moment.
-    pub fn fresh(timeline: &Timeline, after_due: AfterDue, now: DateTime<Utc>) -> Self {
+    pub(crate) fn fresh(timeline: &Timeline, after_due: AfterDue, now: DateTime<Utc>) -> Self {
         let state = timeline.open_state(after_due, now);
         let closed_at = (state == State::Expired).then_some(timeline.due_moment);
         Self { state, closed_at, quiet_until: None }
@@ -133,7 +133,7 @@ impl Lifecycle {
     /// The lifecycle of an open event brought up to `now` (its fields or its
     /// user's zone may have changed); closed and withdrawn events stay as they
     /// are.
-    pub fn advanced(self, timeline: &Timeline, after_due: AfterDue, now: DateTime<Utc>) -> Self {
+    pub(crate) fn advanced(self, timeline: &Timeline, after_due: AfterDue, now: DateTime<Utc>) -> Self {
         if !self.state.is_active() {
             return self;
         }
@@ -143,21 +143,21 @@ impl Lifecycle {
 
     /// When the scheduler must look at this event next: the next state change
     /// of an open event, never for a closed one.
-    pub fn next_check(&self, timeline: &Timeline, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_check(&self, timeline: &Timeline, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         if self.state.is_active() { timeline.next_change_after(now) } else { None }
     }
 }
 
 /// The stored event an upsert meets under its key.
 #[derive(Clone, Debug)]
-pub struct Existing {
-    pub spec: EventSpec,
-    pub lifecycle: Lifecycle,
+pub(crate) struct Existing {
+    pub(crate) spec: EventSpec,
+    pub(crate) lifecycle: Lifecycle,
 }
 
 /// The upsert decision: what the event's lifecycle becomes and how to report
 /// it.
-pub fn decide_upsert(existing: Option<&Existing>, new: &EventSpec, zone: Tz, now: DateTime<Utc>) -> (Outcome, Lifecycle) {
+pub(crate) fn decide_upsert(existing: Option<&Existing>, new: &EventSpec, zone: Tz, now: DateTime<Utc>) -> (Outcome, Lifecycle) {
     let timeline = new.timeline(zone);
     let fresh = Lifecycle::fresh(&timeline, new.after_due, now);
     let Some(existing) = existing else { return (Outcome::Created, fresh) };
@@ -174,13 +174,13 @@ pub fn decide_upsert(existing: Option<&Existing>, new: &EventSpec, zone: Tz, now
 
 /// Done: closes an open event now; a closed or withdrawn one is returned as
 /// it is.
-pub fn mark_done(lifecycle: Lifecycle, now: DateTime<Utc>) -> Lifecycle {
+pub(crate) fn mark_done(lifecycle: Lifecycle, now: DateTime<Utc>) -> Lifecycle {
     if lifecycle.state.is_active() { Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: lifecycle.quiet_until } } else { lifecycle }
 }
 
 /// Remember: quiet until the next checkpoint (or, with none left, until the
 /// due moment); a closed or withdrawn event is returned as it is.
-pub fn mark_ack(lifecycle: Lifecycle, spec: &EventSpec, zone: Tz, quiet: QuietHours, now: DateTime<Utc>) -> Lifecycle {
+pub(crate) fn mark_ack(lifecycle: Lifecycle, spec: &EventSpec, zone: Tz, quiet: QuietHours, now: DateTime<Utc>) -> Lifecycle {
     if !lifecycle.state.is_active() {
         return lifecycle;
     }
@@ -209,7 +209,7 @@ mod tests {
     }
 
     fn existing(spec: EventSpec, state: State) -> Existing {
-        let closed_at = state.is_closed().then(|| utc("2026-12-02T10:00:00Z"));
+        let closed_at = State::ARCHIVED.contains(&state).then(|| utc("2026-12-02T10:00:00Z"));
         Existing { spec, lifecycle: Lifecycle { state, closed_at, quiet_until: Some(utc("2026-12-05T07:00:00Z")) } }
     }
 

@@ -61,7 +61,7 @@ fn optional_text(field: &str, raw: Option<&str>, max: usize, violations: &mut Vi
 
 /// Quotes user input in a message, cut short so that a 10 MB value does not
 /// come back in its own error.
-pub fn quoted(raw: &str) -> String {
+pub(crate) fn quoted(raw: &str) -> String {
     const SHOWN: usize = 40;
     if raw.chars().count() <= SHOWN {
         format!("'{raw}'")
@@ -84,7 +84,8 @@ macro_rules! text_value {
 
             /// Wraps a value read back from storage, where it was validated
             /// on its way in.
-            pub fn from_stored(raw: String) -> Self {
+            #[allow(dead_code, reason = "not every value is read back from storage")]
+            pub(crate) fn from_stored(raw: String) -> Self {
                 Self(raw)
             }
         }
@@ -135,14 +136,14 @@ impl Title {
 }
 
 /// An optional subtitle of at most 200 characters; blank means none.
-pub fn parse_subtitle(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<String> {
+pub(crate) fn parse_subtitle(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<String> {
     optional_text(field, raw, 200, violations)
 }
 
 impl DoneLabel {
     /// An absent or blank label is `None`: the reader's language supplies
     /// the default.
-    pub fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
         optional_text(field, raw, 64, violations).map(Self)
     }
 }
@@ -187,7 +188,7 @@ impl SourceRef {
     }
 
     /// The key of a new event of the `manual` source.
-    pub fn new_manual(ulid: ulid::Ulid) -> Self {
+    pub(crate) fn new_manual(ulid: ulid::Ulid) -> Self {
         Self(format!("manual:{ulid}"))
     }
 }
@@ -197,7 +198,7 @@ impl Topic {
         key_part(field, raw, 64, false, violations).map(Self)
     }
 
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Self(String::new())
     }
 }
@@ -248,9 +249,9 @@ impl Login {
 
 impl SourceName {
     /// The source of the events a person (or their agent) makes themselves.
-    pub const MANUAL: &'static str = "manual";
+    pub(crate) const MANUAL: &'static str = "manual";
 
-    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         if matches_name(raw, 50, &['_', '-']) {
             Some(Self(raw.to_owned()))
         } else {
@@ -262,14 +263,14 @@ impl SourceName {
         }
     }
 
-    pub fn is_manual(&self) -> bool {
+    pub(crate) fn is_manual(&self) -> bool {
         self.0 == Self::MANUAL
     }
 }
 
 /// What happens when the due moment passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AfterDue {
+pub(crate) enum AfterDue {
     /// The event stays in the inbox as overdue until it is done.
     Keep,
     /// The event closes as expired.
@@ -277,7 +278,7 @@ pub enum AfterDue {
 }
 
 impl AfterDue {
-    pub fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
         match raw.map(str::trim) {
             None | Some("") | Some("keep") => Some(Self::Keep),
             Some("expire") => Some(Self::Expire),
@@ -288,27 +289,27 @@ impl AfterDue {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Keep => "keep",
             Self::Expire => "expire",
         }
     }
 
-    pub fn from_stored(raw: &str) -> Self {
+    pub(crate) fn from_stored(raw: &str) -> Self {
         if raw == "expire" { Self::Expire } else { Self::Keep }
     }
 }
 
 /// The language of a user's interface and default labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Locale {
+pub(crate) enum Locale {
     En,
     Ru,
 }
 
 impl Locale {
-    pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         match raw.trim() {
             "en" => Some(Self::En),
             "ru" => Some(Self::Ru),
@@ -319,19 +320,19 @@ impl Locale {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::En => "en",
             Self::Ru => "ru",
         }
     }
 
-    pub fn from_stored(raw: &str) -> Self {
+    pub(crate) fn from_stored(raw: &str) -> Self {
         if raw == "ru" { Self::Ru } else { Self::En }
     }
 
     /// The label of the Done button when the source gave none.
-    pub fn default_done_label(self) -> &'static str {
+    pub(crate) fn default_done_label(self) -> &'static str {
         match self {
             Self::En => "Done",
             Self::Ru => "Сделано",
@@ -339,7 +340,7 @@ impl Locale {
     }
 
     /// How an expired event's closing reads in the archive.
-    pub fn expired_label(self) -> &'static str {
+    pub(crate) fn expired_label(self) -> &'static str {
         match self {
             Self::En => "Expired",
             Self::Ru => "Истекло",

@@ -11,7 +11,7 @@ use super::state::State;
 use super::time::local_time;
 
 /// How often an unanswered reminder on a today or overdue event repeats.
-pub const REPEAT_EVERY: Duration = Duration::hours(3);
+pub(crate) const REPEAT_EVERY: Duration = Duration::hours(3);
 
 /// An open event's place on its ladder. A closed event has none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,24 +27,24 @@ pub struct Reminders {
 
 /// Why a reminder that came due reaches nobody.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Suppressed {
+pub(crate) enum Suppressed {
     /// The person pressed Remember and the quiet it bought has not ended.
     Remembered,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReminderKind {
+pub(crate) enum ReminderKind {
     Checkpoint,
     Repeat,
 }
 
 /// A reminder that came due at a tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fired {
-    pub kind: ReminderKind,
+pub(crate) struct Fired {
+    pub(crate) kind: ReminderKind,
     /// The checkpoint or repeat moment it stands for.
-    pub due: DateTime<Utc>,
-    pub suppressed: Option<Suppressed>,
+    pub(crate) due: DateTime<Utc>,
+    pub(crate) suppressed: Option<Suppressed>,
 }
 
 /// The next repeat after a reminder at `at`: three hours on, outside quiet
@@ -60,7 +60,7 @@ fn repeat_after(at: DateTime<Utc>, state: State, ladder: &Ladder) -> Option<Date
 impl Reminders {
     /// The ladder of an event that starts now (created, rescheduled, revived):
     /// the first checkpoint after `now`, nothing pending.
-    pub fn start(lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> Self {
+    pub(crate) fn start(lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> Self {
         if !lifecycle.state.is_active() {
             return Self::default();
         }
@@ -70,7 +70,7 @@ impl Reminders {
     /// The same place after the event's fields or its person's zone or quiet
     /// hours changed: the next checkpoint is worked out again, attention
     /// stays.
-    pub fn rebased(self, lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> Self {
+    pub(crate) fn rebased(self, lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> Self {
         if !lifecycle.state.is_active() {
             return Self::default();
         }
@@ -80,14 +80,14 @@ impl Reminders {
 
     /// Remember answers the reminder: no attention and no repeats until the
     /// next checkpoint.
-    pub fn remembered(self) -> Self {
+    pub(crate) fn remembered(self) -> Self {
         Self { checkpoint: self.checkpoint, attention_since: None, repeat_at: None }
     }
 
     /// Brought up to `now` after the lifecycle has been: a checkpoint that has
     /// passed fires (after downtime only the latest, never a backlog), or else
     /// a repeat that has come due. A closed event has no reminders left.
-    pub fn tick(self, lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> (Self, Option<Fired>) {
+    pub(crate) fn tick(self, lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> (Self, Option<Fired>) {
         if !lifecycle.state.is_active() {
             return (Self::default(), None);
         }
@@ -115,7 +115,7 @@ impl Reminders {
     }
 
     /// When the scheduler must look at the event for its reminders.
-    pub fn next_check(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_check(&self) -> Option<DateTime<Utc>> {
         earliest(self.checkpoint, self.repeat_at)
     }
 
@@ -125,7 +125,7 @@ impl Reminders {
 }
 
 /// The earlier of two optional instants.
-pub fn earliest(first: Option<DateTime<Utc>>, second: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+pub(crate) fn earliest(first: Option<DateTime<Utc>>, second: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
     match (first, second) {
         (Some(first), Some(second)) => Some(first.min(second)),
         (first, second) => first.or(second),

@@ -20,11 +20,11 @@ pub enum State {
 }
 
 impl State {
-    pub const ACTIVE: [State; 4] = [State::Scheduled, State::Preparing, State::Today, State::Overdue];
+    pub(crate) const ACTIVE: [State; 4] = [State::Scheduled, State::Preparing, State::Today, State::Overdue];
     /// What the archive shows: the events that closed by themselves or by Done.
-    pub const ARCHIVED: [State; 2] = [State::Done, State::Expired];
+    pub(crate) const ARCHIVED: [State; 2] = [State::Done, State::Expired];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Scheduled => "scheduled",
             Self::Preparing => "preparing",
@@ -36,14 +36,14 @@ impl State {
         }
     }
 
-    pub fn from_stored(raw: &str) -> Option<Self> {
+    pub(crate) fn from_stored(raw: &str) -> Option<Self> {
         [Self::Scheduled, Self::Preparing, Self::Today, Self::Overdue, Self::Done, Self::Expired, Self::Withdrawn]
             .into_iter()
             .find(|state| state.as_str() == raw)
     }
 
     /// Parses the inbox's state filter, which names active states only.
-    pub fn parse_active_filter(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse_active_filter(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         let found = Self::ACTIVE.into_iter().find(|state| state.as_str() == raw.trim());
         if found.is_none() {
             violations.add(field, format!("{field} {} is not an active state: use scheduled, preparing, today or overdue", quoted(raw)));
@@ -51,36 +51,31 @@ impl State {
         found
     }
 
-    pub fn is_active(self) -> bool {
+    pub(crate) fn is_active(self) -> bool {
         Self::ACTIVE.contains(&self)
-    }
-
-    /// Done and expired: in the archive, kept unless the due moment moves.
-    pub fn is_closed(self) -> bool {
-        Self::ARCHIVED.contains(&self)
     }
 }
 
 /// The instants at which an event's state changes, in its user's zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     /// The start of the fire day: scheduled → preparing.
-    pub fire_start: DateTime<Utc>,
+    pub(crate) fire_start: DateTime<Utc>,
     /// The start of the due day: preparing → today.
-    pub due_day_start: DateTime<Utc>,
+    pub(crate) due_day_start: DateTime<Utc>,
     /// The due moment: today → overdue or expired.
-    pub due_moment: DateTime<Utc>,
+    pub(crate) due_moment: DateTime<Utc>,
 }
 
 impl Timeline {
-    pub fn new(due: &DueAt, fire_date: NaiveDate, zone: Tz) -> Self {
+    pub(crate) fn new(due: &DueAt, fire_date: NaiveDate, zone: Tz) -> Self {
         Self { fire_start: start_of_day(zone, fire_date), due_day_start: start_of_day(zone, due.day_in(zone)), due_moment: due.moment_in(zone) }
     }
 
     /// The state an open event is in at `now`. Checked from the latest
     /// boundary down, so that a zone in which the fire day starts after the
     /// due day still gives the latest state that applies.
-    pub fn open_state(&self, after_due: AfterDue, now: DateTime<Utc>) -> State {
+    pub(crate) fn open_state(&self, after_due: AfterDue, now: DateTime<Utc>) -> State {
         if now >= self.due_moment {
             match after_due {
                 AfterDue::Keep => State::Overdue,
@@ -96,7 +91,7 @@ impl Timeline {
     }
 
     /// The next instant after `now` at which the open state changes.
-    pub fn next_change_after(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_change_after(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         [self.fire_start, self.due_day_start, self.due_moment].into_iter().filter(|instant| *instant > now).min()
     }
 }

@@ -9,7 +9,7 @@ use super::fields::quoted;
 use super::violations::Violations;
 
 /// Days between the default start of preparation and the due day.
-pub const DEFAULT_LEAD_DAYS: u64 = 30;
+pub(crate) const DEFAULT_LEAD_DAYS: u64 = 30;
 
 /// An event's due moment in one of its three forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,18 +34,18 @@ pub struct Due {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredDue {
     /// `YYYY-MM-DD`: the day as written.
-    pub date: String,
+    pub(crate) date: String,
     /// `HH:MM:SS`, absent for an all-day event.
-    pub time: Option<String>,
+    pub(crate) time: Option<String>,
     /// Minutes east of UTC, present only for a fixed instant.
-    pub offset_minutes: Option<i32>,
+    pub(crate) offset_minutes: Option<i32>,
 }
 
 const FORMS: &str = "YYYY-MM-DD, YYYY-MM-DDTHH:MM, or YYYY-MM-DDTHH:MM with an offset such as +09:00 or Z";
 
 impl DueAt {
     /// The day as written, before any zone is applied.
-    pub fn written_day(&self) -> NaiveDate {
+    pub(crate) fn written_day(&self) -> NaiveDate {
         match self {
             Self::Date(date) => *date,
             Self::Local(local) => local.date(),
@@ -53,13 +53,13 @@ impl DueAt {
         }
     }
 
-    pub fn has_time_of_day(&self) -> bool {
+    pub(crate) fn has_time_of_day(&self) -> bool {
         !matches!(self, Self::Date(_))
     }
 
     /// The due day in `zone`: the written day for the floating forms, the
     /// instant's local day for a fixed instant.
-    pub fn day_in(&self, zone: Tz) -> NaiveDate {
+    pub(crate) fn day_in(&self, zone: Tz) -> NaiveDate {
         match self {
             Self::Date(_) | Self::Local(_) => self.written_day(),
             Self::Fixed(instant) => instant.with_timezone(&zone).date_naive(),
@@ -68,7 +68,7 @@ impl DueAt {
 
     /// The due moment as an instant, with the floating forms read in `zone`.
     /// An all-day event is due at the end of its day.
-    pub fn moment_in(&self, zone: Tz) -> DateTime<Utc> {
+    pub(crate) fn moment_in(&self, zone: Tz) -> DateTime<Utc> {
         match self {
             Self::Date(date) => start_of_day(zone, next_day(*date)),
             Self::Local(local) => resolve_local(zone, *local),
@@ -109,7 +109,7 @@ impl Due {
     /// of day (`HH:MM`, or `HH:MM:SS` when it has seconds; empty for a date)
     /// and the offset (`Z` or `+09:00`; empty unless the moment is a fixed
     /// instant).
-    pub fn written_parts(&self) -> (String, String, String) {
+    pub(crate) fn written_parts(&self) -> (String, String, String) {
         fn clock(time: NaiveTime) -> String {
             let format = if time.second() == 0 { "%H:%M" } else { "%H:%M:%S" };
             time.format(format).to_string()
@@ -251,11 +251,11 @@ pub fn format_date(date: NaiveDate) -> String {
     date.format("%Y-%m-%d").to_string()
 }
 
-pub fn next_day(date: NaiveDate) -> NaiveDate {
+pub(crate) fn next_day(date: NaiveDate) -> NaiveDate {
     date.checked_add_days(Days::new(1)).unwrap_or(date)
 }
 
-pub fn add_days(date: NaiveDate, days: i64) -> NaiveDate {
+pub(crate) fn add_days(date: NaiveDate, days: i64) -> NaiveDate {
     let shifted = if days >= 0 { date.checked_add_days(Days::new(days.unsigned_abs())) } else { date.checked_sub_days(Days::new(days.unsigned_abs())) };
     shifted.unwrap_or(date)
 }
@@ -264,7 +264,7 @@ pub fn add_days(date: NaiveDate, days: i64) -> NaiveDate {
 /// time in a DST gap takes the offset from before the gap (02:30 on New
 /// York's spring-forward night is 03:30 EDT), and a time that occurs twice
 /// means its first occurrence.
-pub fn resolve_local(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
+pub(crate) fn resolve_local(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
     match zone.from_local_datetime(&local) {
         LocalResult::Single(instant) => instant.with_timezone(&Utc),
         LocalResult::Ambiguous(first, _) => first.with_timezone(&Utc),
@@ -279,12 +279,12 @@ pub fn resolve_local(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
 }
 
 /// The first instant of `date` in `zone`.
-pub fn start_of_day(zone: Tz, date: NaiveDate) -> DateTime<Utc> {
+pub(crate) fn start_of_day(zone: Tz, date: NaiveDate) -> DateTime<Utc> {
     resolve_local(zone, date.and_time(NaiveTime::MIN))
 }
 
 /// The wall-clock date and time of `instant` in `zone`.
-pub fn local_time(zone: Tz, instant: DateTime<Utc>) -> NaiveDateTime {
+pub(crate) fn local_time(zone: Tz, instant: DateTime<Utc>) -> NaiveDateTime {
     instant.with_timezone(&zone).naive_local()
 }
 

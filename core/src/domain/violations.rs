@@ -7,7 +7,7 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldViolation {
     pub field: String,
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Every violation found in one request, in the order they were found.
@@ -15,13 +15,13 @@ pub struct FieldViolation {
 pub struct Violations(Vec<FieldViolation>);
 
 impl Violations {
-    pub fn add(&mut self, field: &str, message: impl Into<String>) {
+    pub(crate) fn add(&mut self, field: &str, message: impl Into<String>) {
         self.0.push(FieldViolation { field: field.to_owned(), message: message.into() });
     }
 
     /// Adds `other`'s violations with their fields put under `prefix`
     /// (`events[3]` + `due_at` = `events[3].due_at`).
-    pub fn extend_prefixed(&mut self, prefix: &str, other: Violations) {
+    pub(crate) fn extend_prefixed(&mut self, prefix: &str, other: Violations) {
         for violation in other.0 {
             let field = format!("{prefix}.{}", violation.field);
             let message = format!("{prefix}: {}", violation.message);
@@ -42,7 +42,7 @@ impl Violations {
     }
 
     /// `Ok(value)` when nothing was found wrong.
-    pub fn into_result<T>(self, value: Option<T>) -> Result<T, Violations> {
+    pub(crate) fn into_result<T>(self, value: Option<T>) -> Result<T, Violations> {
         match value {
             Some(value) if self.is_empty() => Ok(value),
             _ => Err(self),
@@ -53,7 +53,7 @@ impl Violations {
 /// How many messages the one-line summary lists. The summary travels as a
 /// gRPC header, which clients cap (16 KiB is common); every violation still
 /// travels in the status details.
-pub const SUMMARY_LIMIT: usize = 20;
+pub(crate) const SUMMARY_LIMIT: usize = 20;
 
 /// The messages alone (each already names its field), the first
 /// [`SUMMARY_LIMIT`] of them.

@@ -9,19 +9,19 @@ use crate::storage::channels::ChannelKind;
 use crate::storage::telegram::{self, Button};
 
 /// The length of a button's stored id (the `callback_data` holds `b:<id>`).
-pub const BUTTON_ID_LENGTH: usize = 12;
+pub(crate) const BUTTON_ID_LENGTH: usize = 12;
 /// The length of a one-time linking code.
 const LINK_CODE_LENGTH: usize = 24;
 
 /// A press that acted: what it did, and the event as it is now.
-pub struct Pressed {
-    pub action: LinkAction,
-    pub event: EventRecord,
+pub(crate) struct Pressed {
+    pub(crate) action: LinkAction,
+    pub(crate) event: EventRecord,
 }
 
 impl Engine {
     /// A one-time code that links a chat to `user` until it expires.
-    pub async fn create_chat_link(&self, user: &UserRecord, lifetime: chrono::Duration) -> Result<(String, DateTime<Utc>), CoreError> {
+    pub(crate) async fn create_chat_link(&self, user: &UserRecord, lifetime: chrono::Duration) -> Result<(String, DateTime<Utc>), CoreError> {
         let code = tokens::short_code(LINK_CODE_LENGTH);
         let expires_at = self.now() + lifetime;
         let mut transaction = self.store.begin_write().await?;
@@ -32,7 +32,7 @@ impl Engine {
 
     /// Whether the update is seen for the first time (Telegram may send
     /// one twice); it is recorded as seen either way.
-    pub async fn first_sight_of_update(&self, update_id: i64) -> Result<bool, CoreError> {
+    pub(crate) async fn first_sight_of_update(&self, update_id: i64) -> Result<bool, CoreError> {
         let mut transaction = self.store.begin_write().await?;
         let fresh = telegram::record_update(&mut transaction, update_id, self.now()).await?;
         transaction.commit().await?;
@@ -41,7 +41,7 @@ impl Engine {
 
     /// Uses up a linking code: the chat becomes (or becomes again) one of the
     /// person's channels. `None` when the code is unknown or expired.
-    pub async fn link_chat(&self, code: &str, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
+    pub(crate) async fn link_chat(&self, code: &str, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
         let now = self.now();
         let chat = chat_id.to_string();
         let mut transaction = self.store.begin_write().await?;
@@ -65,7 +65,7 @@ impl Engine {
     }
 
     /// The person a chat is linked to, if any.
-    pub async fn user_of_chat(&self, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
+    pub(crate) async fn user_of_chat(&self, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let Some(channel) = channels::find_by_target(&mut connection, ChannelKind::Telegram, &chat_id.to_string()).await? else { return Ok(None) };
         Ok(Some(users::user_by_id(&mut connection, channel.user_id).await?))
@@ -73,7 +73,7 @@ impl Engine {
 
     /// Stores the Done and Remember buttons of a reminder to `chat_id`;
     /// returns their ids.
-    pub async fn store_reminder_buttons(&self, event: &EventRecord, chat_id: i64) -> Result<(String, String), CoreError> {
+    pub(crate) async fn store_reminder_buttons(&self, event: &EventRecord, chat_id: i64) -> Result<(String, String), CoreError> {
         let (done, remember) = (tokens::short_code(BUTTON_ID_LENGTH), tokens::short_code(BUTTON_ID_LENGTH));
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
@@ -90,7 +90,7 @@ impl Engine {
     /// (for buttons made before chats were recorded: a chat linked to the
     /// person). `None` when the button is unknown, foreign to the chat, or
     /// its event can no longer be acted on.
-    pub async fn press_button(&self, button_id: &str, pressed_in: Option<i64>) -> Result<Option<Pressed>, CoreError> {
+    pub(crate) async fn press_button(&self, button_id: &str, pressed_in: Option<i64>) -> Result<Option<Pressed>, CoreError> {
         let Some(pressed_in) = pressed_in.map(|chat| chat.to_string()) else { return Ok(None) };
         let mut connection = self.store.reader().acquire().await?;
         let Some(button) = telegram::find_button(&mut connection, button_id).await? else { return Ok(None) };

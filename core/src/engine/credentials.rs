@@ -18,7 +18,7 @@ impl Engine {
     /// The token's last use is kept to the minute: when the stored time is a
     /// minute old, it is written after the call, off its path, once however
     /// many calls arrive meanwhile.
-    pub async fn agent_token_user(&self, token: &str) -> Result<Option<AgentTokenUser>, CoreError> {
+    pub(crate) async fn agent_token_user(&self, token: &str) -> Result<Option<AgentTokenUser>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let found = users::user_by_agent_token(&mut connection, &tokens::hash(token)).await?;
         drop(connection);
@@ -73,7 +73,7 @@ impl Engine {
     }
 
     /// What a link names, checked, with its user and event as they are now.
-    pub async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+    pub(crate) async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         let link = self.links.check(token, self.now()).map_err(|problem| match problem {
             LinkProblem::Forged => CoreError::Unauthenticated(problem.to_string()),
             LinkProblem::Expired(_) => CoreError::FailedPrecondition(problem.to_string()),
@@ -89,7 +89,7 @@ impl Engine {
     }
 
     /// Performs a link's action as the event's user.
-    pub async fn use_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+    pub(crate) async fn use_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         let (link, user, _) = self.inspect_action_link(token).await?;
         let event = match link.action {
             LinkAction::Done => self.mark_done(&user, link.event_id).await?,
@@ -113,7 +113,7 @@ impl Engine {
         Ok(token)
     }
 
-    pub async fn revoke_agent_token(&self, user: &UserRecord) -> Result<bool, CoreError> {
+    pub(crate) async fn revoke_agent_token(&self, user: &UserRecord) -> Result<bool, CoreError> {
         let mut transaction = self.store.begin_write().await?;
         let revoked = users::delete_agent_token(&mut transaction, user.id).await?;
         transaction.commit().await?;
@@ -121,7 +121,7 @@ impl Engine {
     }
 
     /// Gives the user a new secret calendar feed; any earlier URL stops working.
-    pub async fn issue_calendar_feed(&self, user: &UserRecord) -> Result<String, CoreError> {
+    pub(crate) async fn issue_calendar_feed(&self, user: &UserRecord) -> Result<String, CoreError> {
         let (token, hash) = tokens::generate(tokens::CALENDAR_PREFIX);
         let mut transaction = self.store.begin_write().await?;
         users::replace_calendar_feed(&mut transaction, user.id, &hash, self.now()).await?;
@@ -129,20 +129,20 @@ impl Engine {
         Ok(token)
     }
 
-    pub async fn revoke_calendar_feed(&self, user: &UserRecord) -> Result<bool, CoreError> {
+    pub(crate) async fn revoke_calendar_feed(&self, user: &UserRecord) -> Result<bool, CoreError> {
         let mut transaction = self.store.begin_write().await?;
         let revoked = users::delete_calendar_feed(&mut transaction, user.id).await?;
         transaction.commit().await?;
         Ok(revoked)
     }
 
-    pub async fn calendar_feed_created(&self, user: &UserRecord) -> Result<Option<DateTime<Utc>>, CoreError> {
+    pub(crate) async fn calendar_feed_created(&self, user: &UserRecord) -> Result<Option<DateTime<Utc>>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(users::calendar_feed_created(&mut connection, user.id).await?)
     }
 
     /// The person and active events a calendar feed token opens.
-    pub async fn calendar_feed(&self, token: &str) -> Result<(UserRecord, Vec<EventRecord>), CoreError> {
+    pub(crate) async fn calendar_feed(&self, token: &str) -> Result<(UserRecord, Vec<EventRecord>), CoreError> {
         let unknown = || CoreError::Unauthenticated("unknown calendar feed".into());
         if !token.starts_with(tokens::CALENDAR_PREFIX) {
             return Err(unknown());

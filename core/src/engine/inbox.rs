@@ -27,7 +27,7 @@ impl Engine {
     }
 
     /// How many of the user's open events need attention (the inbox badge).
-    pub async fn attention_count(&self, user: &UserRecord) -> Result<u32, CoreError> {
+    pub(crate) async fn attention_count(&self, user: &UserRecord) -> Result<u32, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let count = events::attention_count(&mut connection, user.id).await?;
         Ok(u32::try_from(count).unwrap_or(u32::MAX))

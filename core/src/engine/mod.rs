@@ -17,8 +17,8 @@ mod outbox;
 mod schedule;
 mod sources;
 
-pub use chats::{BUTTON_ID_LENGTH, Pressed};
-pub use outbox::Attempt;
+pub(crate) use chats::BUTTON_ID_LENGTH;
+pub(crate) use outbox::Attempt;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -45,13 +45,13 @@ use crate::targets::TargetPolicy;
 use crate::tokens;
 
 /// A batch holds at most this many items.
-pub const MAX_BATCH: usize = 1000;
+pub(crate) const MAX_BATCH: usize = 1000;
 
 /// The source a caller authenticated as.
 #[derive(Clone, Debug)]
 pub struct SourceCaller {
-    pub id: i64,
-    pub name: SourceName,
+    pub(crate) id: i64,
+    pub(crate) name: SourceName,
 }
 
 /// One item of a source's batch, as it arrives.
@@ -126,7 +126,7 @@ pub struct ProfilePatch {
 /// Whether a user has an agent token, and its history.
 #[derive(Clone, Copy, Debug)]
 pub struct AgentTokenStatus {
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
@@ -151,16 +151,16 @@ pub struct Engine {
 
 /// Where reminders may go and what their links point at.
 #[derive(Clone, Debug)]
-pub struct Outbound {
+pub(crate) struct Outbound {
     /// The public address of the HTTP gateway, for action links (`HADO_PUBLIC_URL`).
-    pub public_url: String,
+    pub(crate) public_url: String,
     /// Whether webhooks may target private and loopback addresses (`HADO_WEBHOOK_ALLOW_PRIVATE`).
-    pub allow_private: bool,
+    pub(crate) allow_private: bool,
 }
 
 impl Outbound {
     /// Which addresses webhooks may reach.
-    pub fn targets(&self) -> TargetPolicy {
+    pub(crate) fn targets(&self) -> TargetPolicy {
         TargetPolicy { allow_private: self.allow_private }
     }
 }
@@ -168,8 +168,8 @@ impl Outbound {
 /// A webhook channel just added, with its signing secret (shown this once).
 #[derive(Clone, Debug)]
 pub struct AddedWebhook {
-    pub channel: ChannelRecord,
-    pub secret: String,
+    pub(crate) channel: ChannelRecord,
+    pub(crate) secret: String,
 }
 
 /// Parses one item of a batch, collecting its violations under `events[i]`.
@@ -216,7 +216,7 @@ fn owned_elsewhere(record: &EventRecord) -> CoreError {
 }
 
 impl Engine {
-    pub async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner, outbound: Outbound) -> Result<Self, CoreError> {
+    pub(crate) async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner, outbound: Outbound) -> Result<Self, CoreError> {
         let manual_source_id =
             store.source_id(SourceName::MANUAL).await?.ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
         Ok(Self {
@@ -240,7 +240,7 @@ impl Engine {
     }
 
     /// Which backend the database is (for core's start-up line).
-    pub fn backend(&self) -> crate::storage::Backend {
+    pub(crate) fn backend(&self) -> crate::storage::Backend {
         self.store.backend()
     }
 
@@ -249,15 +249,15 @@ impl Engine {
         self.store.close().await;
     }
 
-    pub fn now(&self) -> DateTime<Utc> {
+    pub(crate) fn now(&self) -> DateTime<Utc> {
         self.clock.now()
     }
 
-    pub fn wake_handle(&self) -> Arc<Notify> {
+    pub(crate) fn wake_handle(&self) -> Arc<Notify> {
         self.wake.clone()
     }
 
-    pub fn deliveries_handle(&self) -> Arc<Notify> {
+    pub(crate) fn deliveries_handle(&self) -> Arc<Notify> {
         self.deliveries_queued.clone()
     }
 

@@ -7,7 +7,7 @@ use crate::storage::channels::{ChannelKind, DeliveryKind, DeliveryStatus};
 
 /// How one attempt went.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     Sent,
     Retry {
         at: DateTime<Utc>,
@@ -23,11 +23,11 @@ pub enum Attempt {
 }
 
 impl Engine {
-    pub fn outbound(&self) -> &Outbound {
+    pub(crate) fn outbound(&self) -> &Outbound {
         &self.outbound
     }
 
-    pub async fn list_channels(&self, user: &UserRecord) -> Result<Vec<ChannelRecord>, CoreError> {
+    pub(crate) async fn list_channels(&self, user: &UserRecord) -> Result<Vec<ChannelRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(channels::for_user(&mut connection, user.id).await?)
     }
@@ -53,7 +53,7 @@ impl Engine {
         channels::find(connection, user.id, id).await?.ok_or_else(|| CoreError::NotFound(format!("channel {id} not found")))
     }
 
-    pub async fn set_channel_enabled(&self, user: &UserRecord, id: i64, enabled: bool) -> Result<ChannelRecord, CoreError> {
+    pub(crate) async fn set_channel_enabled(&self, user: &UserRecord, id: i64, enabled: bool) -> Result<ChannelRecord, CoreError> {
         let mut transaction = self.store.begin_write().await?;
         self.own_channel(&mut transaction, user, id).await?;
         channels::set_enabled(&mut transaction, user.id, id, enabled, self.now()).await?;
@@ -62,7 +62,7 @@ impl Engine {
         Ok(channel)
     }
 
-    pub async fn remove_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
+    pub(crate) async fn remove_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
         let mut transaction = self.store.begin_write().await?;
         if !channels::remove(&mut transaction, user.id, id).await? {
             return Err(CoreError::NotFound(format!("channel {id} not found")));
@@ -72,7 +72,7 @@ impl Engine {
     }
 
     /// Queues a test message to one of the user's channels, now.
-    pub async fn test_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
+    pub(crate) async fn test_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         self.own_channel(&mut transaction, user, id).await?;
@@ -92,7 +92,7 @@ impl Engine {
     }
 
     /// The delivery log of one of the user's events.
-    pub async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<channels::DeliveryRecord>, CoreError> {
+    pub(crate) async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<channels::DeliveryRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         self.own_event(&mut connection, user, id).await?;
         Ok(channels::for_event(&mut connection, id).await?)
@@ -100,7 +100,11 @@ impl Engine {
 
     /// Claims due deliveries for sending, each with its event (none for a
     /// test message), leased for `lease`: three statements however many.
-    pub async fn claim_deliveries(&self, limit: i64, lease: chrono::Duration) -> Result<Vec<(channels::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
+    pub(crate) async fn claim_deliveries(
+        &self,
+        limit: i64,
+        lease: chrono::Duration,
+    ) -> Result<Vec<(channels::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let claimed = channels::claim_deliveries(&mut transaction, self.store.backend(), now, now + lease, limit).await?;
@@ -117,15 +121,10 @@ impl Engine {
             .collect())
     }
 
-    /// Records how sending went; a failure or a 410 also shows on the channel.
-    pub async fn record_attempt(&self, delivery: &channels::ClaimedDelivery, outcome: &Attempt) -> Result<(), CoreError> {
-        self.record_attempts(&[(delivery, outcome)]).await
-    }
-
     /// Records how a group of sends went, in one transaction: each
     /// delivery's outcome, and on each channel what its last outcome says
     /// (a failure's error, or none after a success; a 410 turns it off).
-    pub async fn record_attempts(&self, outcomes: &[(&channels::ClaimedDelivery, &Attempt)]) -> Result<(), CoreError> {
+    pub(crate) async fn record_attempts(&self, outcomes: &[(&channels::ClaimedDelivery, &Attempt)]) -> Result<(), CoreError> {
         let now = self.now();
         let mut finished = Vec::with_capacity(outcomes.len());
         let mut channel_states: Vec<ChannelOutcome> = Vec::new();
@@ -170,18 +169,18 @@ impl Engine {
     }
 
     /// An action link for the event of a delivery.
-    pub fn action_url(&self, event: &EventRecord, action: LinkAction) -> String {
+    pub(crate) fn action_url(&self, event: &EventRecord, action: LinkAction) -> String {
         let token = self.link_token(event, action);
         format!("{}/a/{token}", self.outbound.public_url.trim_end_matches('/'))
     }
 
     /// How many deliveries wait to be sent (the queue depth).
-    pub async fn pending_deliveries(&self) -> Result<i64, CoreError> {
+    pub(crate) async fn pending_deliveries(&self) -> Result<i64, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(channels::pending_count(&mut connection).await?)
     }
 
-    pub async fn earliest_delivery(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
+    pub(crate) async fn earliest_delivery(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(channels::earliest_pending(&mut connection).await?)
     }

@@ -11,9 +11,9 @@ use crate::domain::fields::format_clock_time;
 use crate::engine::Engine;
 use crate::wire;
 
-pub struct AdminService {
-    pub engine: Arc<Engine>,
-    pub credentials: Credentials,
+pub(crate) struct AdminService {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) credentials: Credentials,
 }
 
 impl AdminService {

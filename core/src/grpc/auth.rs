@@ -12,9 +12,9 @@ use crate::tokens::{self, AGENT_PREFIX, SOURCE_PREFIX};
 
 /// The configured secrets that callers present.
 #[derive(Clone)]
-pub struct Credentials {
-    pub admin_token: String,
-    pub gateway_token: String,
+pub(crate) struct Credentials {
+    pub(crate) admin_token: String,
+    pub(crate) gateway_token: String,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -25,7 +25,7 @@ impl std::fmt::Debug for Credentials {
 
 /// How the person behind an Inbox call was authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Via {
+pub(crate) enum Via {
     /// A gateway vouched for them (the web inbox).
     Gateway,
     /// Their agent token.
@@ -34,12 +34,12 @@ pub enum Via {
 
 /// The person behind an Inbox call.
 #[derive(Clone, Debug)]
-pub struct UserCaller {
-    pub user: UserRecord,
-    pub via: Via,
+pub(crate) struct UserCaller {
+    pub(crate) user: UserRecord,
+    pub(crate) via: Via,
     /// How many of their open events need attention, when the check of the
     /// caller's credential read it anyway (an agent token's).
-    pub attention: Option<u32>,
+    pub(crate) attention: Option<u32>,
 }
 
 fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
@@ -55,7 +55,7 @@ fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
 }
 
 /// The source behind an Ingest call.
-pub async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<SourceCaller, CoreError> {
+pub(crate) async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<SourceCaller, CoreError> {
     let token = bearer(metadata)?;
     if !token.starts_with(SOURCE_PREFIX) {
         return Err(CoreError::Unauthenticated("the Ingest service takes a source token (hado_src_…)".into()));
@@ -65,7 +65,7 @@ pub async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<SourceCal
 
 /// The person behind an Inbox call: an agent token, or the gateway
 /// credential with the login the gateway authenticated.
-pub async fn user(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserCaller, CoreError> {
+pub(crate) async fn user(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserCaller, CoreError> {
     let token = bearer(metadata)?;
     if token.starts_with(AGENT_PREFIX) {
         let found = engine.agent_token_user(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
@@ -84,7 +84,7 @@ pub async fn user(engine: &Engine, credentials: &Credentials, metadata: &Metadat
 }
 
 /// Admits the operator.
-pub fn admin(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), CoreError> {
+pub(crate) fn admin(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), CoreError> {
     let token = bearer(metadata)?;
     if tokens::same_secret(token, &credentials.admin_token) {
         Ok(())
@@ -94,7 +94,7 @@ pub fn admin(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), Co
 }
 
 /// Admits the gateway credential alone, for calls that name no user.
-pub fn gateway(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), CoreError> {
+pub(crate) fn gateway(credentials: &Credentials, metadata: &MetadataMap) -> Result<(), CoreError> {
     let token = bearer(metadata)?;
     if tokens::same_secret(token, &credentials.gateway_token) {
         Ok(())

@@ -14,11 +14,11 @@ use crate::engine::{EventPatch, ProfilePatch};
 use crate::error::CoreError;
 use crate::wire;
 
-pub struct InboxService {
-    pub engine: Arc<Engine>,
-    pub credentials: Credentials,
+pub(crate) struct InboxService {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) credentials: Credentials,
     /// The Telegram bot, when one is set up: linking a chat asks its name.
-    pub telegram: Option<crate::telegram::Bot>,
+    pub(crate) telegram: Option<crate::telegram::Bot>,
 }
 
 impl InboxService {
@@ -191,7 +191,7 @@ impl Inbox for InboxService {
 }
 
 /// The wire's event fields as the domain's raw input.
-pub fn raw_fields(fields: v1::EventFields) -> RawFields {
+pub(crate) fn raw_fields(fields: v1::EventFields) -> RawFields {
     RawFields {
         title: fields.title,
         due_at: fields.due_at,

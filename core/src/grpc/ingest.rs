@@ -12,8 +12,8 @@ use super::inbox::raw_fields;
 use crate::engine::{Engine, RawKey, SourceItem};
 use crate::wire;
 
-pub struct IngestService {
-    pub engine: Arc<Engine>,
+pub(crate) struct IngestService {
+    pub(crate) engine: Arc<Engine>,
 }
 
 #[tonic::async_trait]

@@ -14,11 +14,11 @@ use crate::links::ActionLink;
 use crate::storage::{EventRecord, UserRecord};
 use crate::wire;
 
-pub struct LinksService {
-    pub engine: Arc<Engine>,
-    pub credentials: Credentials,
+pub(crate) struct LinksService {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) credentials: Credentials,
     /// The Telegram bot, when one is set up: updates in webhook mode.
-    pub telegram: Option<crate::telegram::Bot>,
+    pub(crate) telegram: Option<crate::telegram::Bot>,
 }
 
 async fn reply(engine: &Engine, (link, user, event): (ActionLink, UserRecord, EventRecord)) -> Result<Response<v1::ActionLinkReply>, Status> {

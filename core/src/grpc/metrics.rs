@@ -11,7 +11,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct GrpcMetricsLayer;
+pub(crate) struct GrpcMetricsLayer;
 
 impl<S> Layer<S> for GrpcMetricsLayer {
     type Service = GrpcMetrics<S>;
@@ -22,7 +22,7 @@ impl<S> Layer<S> for GrpcMetricsLayer {
 }
 
 #[derive(Clone, Debug)]
-pub struct GrpcMetrics<S> {
+pub(crate) struct GrpcMetrics<S> {
     inner: S,
 }
 

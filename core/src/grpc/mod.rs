@@ -3,7 +3,7 @@
 //! `grpc.health.v1`.
 
 mod admin;
-pub mod auth;
+pub(crate) mod auth;
 mod inbox;
 mod ingest;
 mod links;
@@ -22,7 +22,7 @@ use hado_proto::v1::ingest_server::IngestServer;
 use hado_proto::v1::links_server::LinksServer;
 
 use crate::engine::Engine;
-pub use auth::Credentials;
+pub(crate) use auth::Credentials;
 
 /// A user's profile as every reply carries it: settings, local time, and
 /// how many events need attention.
@@ -37,7 +37,7 @@ const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Serves every service on `listener` until `shutdown` resolves; in-flight
 /// calls finish first.
-pub async fn serve(
+pub(crate) async fn serve(
     engine: Arc<Engine>,
     credentials: Credentials,
     telegram: Option<crate::telegram::Bot>,

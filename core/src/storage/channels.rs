@@ -16,21 +16,19 @@ macro_rules! stored_words {
     ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $name {
+        pub(crate) enum $name {
             $($(#[$variant_doc])* $variant),+
         }
 
         impl $name {
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
+            pub(crate) fn as_str(self) -> &'static str {
                 match self {
                     $(Self::$variant => $word),+
                 }
             }
 
             /// Reads the column back; another word is corruption.
-            pub fn from_stored(word: &str) -> Result<Self, StoreError> {
+            pub(crate) fn from_stored(word: &str) -> Result<Self, StoreError> {
                 match word {
                     $($word => Ok(Self::$variant),)+
                     other => Err(StoreError::Corrupt(format!("{other:?} is not a {}", stringify!($name)))),
@@ -82,15 +80,15 @@ stored_words!(
 );
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChannelRecord {
-    pub id: i64,
-    pub user_id: i64,
-    pub kind: ChannelKind,
-    pub target: String,
-    pub secret: Option<String>,
-    pub enabled: bool,
-    pub last_error: Option<String>,
-    pub created_at: DateTime<Utc>,
+pub(crate) struct ChannelRecord {
+    pub(crate) id: i64,
+    pub(crate) user_id: i64,
+    pub(crate) kind: ChannelKind,
+    pub(crate) target: String,
+    pub(crate) secret: Option<String>,
+    pub(crate) enabled: bool,
+    pub(crate) last_error: Option<String>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.created_at";
@@ -108,7 +106,7 @@ fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
     })
 }
 
-pub async fn add(
+pub(crate) async fn add(
     connection: &mut AnyConnection,
     user_id: i64,
     kind: ChannelKind,
@@ -130,7 +128,7 @@ pub async fn add(
 }
 
 /// One of the user's channels.
-pub async fn find(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<Option<ChannelRecord>, StoreError> {
+pub(crate) async fn find(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<Option<ChannelRecord>, StoreError> {
     let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.id = $1 AND c.user_id = $2");
     let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
     row.as_ref().map(channel).transpose()
@@ -138,20 +136,20 @@ pub async fn find(connection: &mut AnyConnection, user_id: i64, id: i64) -> Resu
 
 /// The channel of a kind with this target (a Telegram chat, say), the
 /// earliest if several people linked it.
-pub async fn find_by_target(connection: &mut AnyConnection, kind: ChannelKind, target: &str) -> Result<Option<ChannelRecord>, StoreError> {
+pub(crate) async fn find_by_target(connection: &mut AnyConnection, kind: ChannelKind, target: &str) -> Result<Option<ChannelRecord>, StoreError> {
     let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.kind = $1 AND c.target = $2 ORDER BY c.id LIMIT 1");
     let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(kind.as_str()).bind(target.to_owned()).fetch_optional(&mut *connection).await?;
     row.as_ref().map(channel).transpose()
 }
 
-pub async fn for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<ChannelRecord>, StoreError> {
+pub(crate) async fn for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<ChannelRecord>, StoreError> {
     let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.user_id = $1 ORDER BY c.id");
     let rows = sqlx::query(sqlx::AssertSqlSafe(query)).bind(user_id).fetch_all(&mut *connection).await?;
     rows.iter().map(channel).collect()
 }
 
 /// The enabled channels of some users, for one scheduler pass.
-pub async fn enabled_for_users(connection: &mut AnyConnection, user_ids: &[i64]) -> Result<Vec<ChannelRecord>, StoreError> {
+pub(crate) async fn enabled_for_users(connection: &mut AnyConnection, user_ids: &[i64]) -> Result<Vec<ChannelRecord>, StoreError> {
     if user_ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -165,7 +163,7 @@ pub async fn enabled_for_users(connection: &mut AnyConnection, user_ids: &[i64])
     rows.iter().map(channel).collect()
 }
 
-pub async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id: i64, enabled: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
+pub(crate) async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id: i64, enabled: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
     let done = sqlx::query(
         "UPDATE channels SET enabled = $3, last_error = CASE WHEN $3 = 1 THEN NULL ELSE last_error END, updated_at = $4 WHERE id = $1 AND user_id = $2",
     )
@@ -179,7 +177,7 @@ pub async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id: i64, 
 }
 
 /// Stops a channel for good reason (the receiver said 410 Gone), saying why.
-pub async fn disable_with_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn disable_with_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("UPDATE channels SET enabled = 0, last_error = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(error.to_owned())
@@ -189,7 +187,7 @@ pub async fn disable_with_error(connection: &mut AnyConnection, id: i64, error: 
     Ok(())
 }
 
-pub async fn set_last_error(connection: &mut AnyConnection, id: i64, error: Option<&str>, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn set_last_error(connection: &mut AnyConnection, id: i64, error: Option<&str>, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("UPDATE channels SET last_error = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(error.map(str::to_owned))
@@ -199,29 +197,29 @@ pub async fn set_last_error(connection: &mut AnyConnection, id: i64, error: Opti
     Ok(())
 }
 
-pub async fn remove(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<bool, StoreError> {
+pub(crate) async fn remove(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<bool, StoreError> {
     let done = sqlx::query("DELETE FROM channels WHERE id = $1 AND user_id = $2").bind(id).bind(user_id).execute(&mut *connection).await?;
     Ok(done.rows_affected() > 0)
 }
 
 /// A delivery to write.
 #[derive(Clone, Copy, Debug)]
-pub struct NewDelivery<'a> {
+pub(crate) struct NewDelivery<'a> {
     /// None for a test message.
-    pub event_id: Option<i64>,
-    pub channel_id: Option<i64>,
-    pub kind: DeliveryKind,
-    pub due_at: DateTime<Utc>,
-    pub status: DeliveryStatus,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub note: Option<&'a str>,
+    pub(crate) event_id: Option<i64>,
+    pub(crate) channel_id: Option<i64>,
+    pub(crate) kind: DeliveryKind,
+    pub(crate) due_at: DateTime<Utc>,
+    pub(crate) status: DeliveryStatus,
+    pub(crate) next_attempt_at: Option<DateTime<Utc>>,
+    pub(crate) note: Option<&'a str>,
 }
 
 /// Rows one statement carries.
 const DELIVERIES_PER_INSERT: usize = 500;
 
 /// Writes deliveries, a few dozen rows to a statement.
-pub async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[NewDelivery<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[NewDelivery<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
     for chunk in deliveries.chunks(DELIVERIES_PER_INSERT) {
         let mut placeholders = Placeholders::for_connection(connection);
         let rows: Vec<String> = (0..chunk.len())
@@ -255,20 +253,20 @@ pub async fn insert_deliveries(connection: &mut AnyConnection, deliveries: &[New
 
 /// A delivery claimed for sending, with its channel.
 #[derive(Clone, Debug)]
-pub struct ClaimedDelivery {
-    pub id: i64,
-    pub message_id: String,
-    pub event_id: Option<i64>,
-    pub kind: DeliveryKind,
-    pub due_at: DateTime<Utc>,
-    pub attempts: i64,
-    pub channel: ChannelRecord,
+pub(crate) struct ClaimedDelivery {
+    pub(crate) id: i64,
+    pub(crate) message_id: String,
+    pub(crate) event_id: Option<i64>,
+    pub(crate) kind: DeliveryKind,
+    pub(crate) due_at: DateTime<Utc>,
+    pub(crate) attempts: i64,
+    pub(crate) channel: ChannelRecord,
 }
 
 /// Claims up to `limit` pending deliveries that are due, leasing them until
 /// `lease_until`: if this core dies before it records the outcome, another
 /// pass sends them again after the lease (at least once, never lost).
-pub async fn claim_deliveries(
+pub(crate) async fn claim_deliveries(
     connection: &mut AnyConnection,
     backend: Backend,
     now: DateTime<Utc>,
@@ -315,19 +313,19 @@ pub async fn claim_deliveries(
 /// next attempt's time.
 /// How one delivery's attempt ended, to be written.
 #[derive(Clone, Copy, Debug)]
-pub struct Finished<'a> {
-    pub id: i64,
-    pub status: DeliveryStatus,
-    pub attempts: i64,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub error: Option<&'a str>,
+pub(crate) struct Finished<'a> {
+    pub(crate) id: i64,
+    pub(crate) status: DeliveryStatus,
+    pub(crate) attempts: i64,
+    pub(crate) next_attempt_at: Option<DateTime<Utc>>,
+    pub(crate) error: Option<&'a str>,
 }
 
 /// Rows one statement carries.
 const FINISHED_PER_UPDATE: usize = 500;
 
 /// Writes how attempts ended, one `UPDATE … FROM (VALUES …)` per few hundred.
-pub async fn finish_deliveries(connection: &mut AnyConnection, finished: &[Finished<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn finish_deliveries(connection: &mut AnyConnection, finished: &[Finished<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
     for chunk in finished.chunks(FINISHED_PER_UPDATE) {
         let mut placeholders = Placeholders::for_connection(connection);
         let now_placeholder = placeholders.next();
@@ -347,20 +345,20 @@ pub async fn finish_deliveries(connection: &mut AnyConnection, finished: &[Finis
 
 /// One line of an event's delivery log.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeliveryRecord {
-    pub id: i64,
-    pub channel_id: Option<i64>,
-    pub channel_kind: Option<ChannelKind>,
-    pub kind: DeliveryKind,
-    pub due_at: DateTime<Utc>,
-    pub status: DeliveryStatus,
-    pub attempts: i64,
-    pub note: Option<String>,
-    pub updated_at: DateTime<Utc>,
+pub(crate) struct DeliveryRecord {
+    pub(crate) id: i64,
+    pub(crate) channel_id: Option<i64>,
+    pub(crate) channel_kind: Option<ChannelKind>,
+    pub(crate) kind: DeliveryKind,
+    pub(crate) due_at: DateTime<Utc>,
+    pub(crate) status: DeliveryStatus,
+    pub(crate) attempts: i64,
+    pub(crate) note: Option<String>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 /// An event's delivery log, newest first (at most 50 lines).
-pub async fn for_event(connection: &mut AnyConnection, event_id: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+pub(crate) async fn for_event(connection: &mut AnyConnection, event_id: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
     let rows = sqlx::query(
         "SELECT d.id, d.channel_id, c.kind AS channel_kind, d.kind, d.due_at, d.status, d.attempts, d.last_error, d.updated_at \
          FROM deliveries d LEFT JOIN channels c ON c.id = d.channel_id WHERE d.event_id = $1 ORDER BY d.id DESC LIMIT 50",
@@ -386,12 +384,12 @@ pub async fn for_event(connection: &mut AnyConnection, event_id: i64) -> Result<
 }
 
 /// When the next pending delivery is due, for the delivery loop's sleep.
-pub async fn earliest_pending(connection: &mut AnyConnection) -> Result<Option<DateTime<Utc>>, StoreError> {
+pub(crate) async fn earliest_pending(connection: &mut AnyConnection) -> Result<Option<DateTime<Utc>>, StoreError> {
     let row = sqlx::query("SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
     row.try_get::<Option<i64>, _>("next")?.map(instant).transpose()
 }
 
-pub async fn pending_count(connection: &mut AnyConnection) -> Result<i64, StoreError> {
+pub(crate) async fn pending_count(connection: &mut AnyConnection) -> Result<i64, StoreError> {
     let row = sqlx::query("SELECT COUNT(*) AS count FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
     Ok(row.try_get("count")?)
 }

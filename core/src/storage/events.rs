@@ -12,26 +12,26 @@ use crate::domain::state::State;
 use crate::domain::time::format_date;
 
 /// The archive shows at most this many events.
-pub const ARCHIVE_LIMIT: i64 = 100;
+pub(crate) const ARCHIVE_LIMIT: i64 = 100;
 
 /// An event's unique key: a source's ref and topic for one user.
 #[derive(Clone, Copy, Debug)]
-pub struct EventKey<'a> {
-    pub user_id: i64,
-    pub source_id: i64,
-    pub source_ref: &'a str,
-    pub topic: &'a str,
+pub(crate) struct EventKey<'a> {
+    pub(crate) user_id: i64,
+    pub(crate) source_id: i64,
+    pub(crate) source_ref: &'a str,
+    pub(crate) topic: &'a str,
 }
 
 /// Everything written when an event's fields change.
 #[derive(Clone, Copy, Debug)]
-pub struct EventWrite<'a> {
-    pub spec: &'a EventSpec,
-    pub lifecycle: Lifecycle,
+pub(crate) struct EventWrite<'a> {
+    pub(crate) spec: &'a EventSpec,
+    pub(crate) lifecycle: Lifecycle,
     /// The due moment in the user's current zone, which orders the inbox.
-    pub due_at: DateTime<Utc>,
-    pub reminders: Reminders,
-    pub next_check_at: Option<DateTime<Utc>>,
+    pub(crate) due_at: DateTime<Utc>,
+    pub(crate) reminders: Reminders,
+    pub(crate) next_check_at: Option<DateTime<Utc>>,
 }
 
 fn optional_millis(instant: Option<DateTime<Utc>>) -> Option<i64> {
@@ -42,7 +42,7 @@ fn decode_all(rows: Vec<sqlx::any::AnyRow>) -> Result<Vec<EventRecord>, StoreErr
     rows.iter().map(EventRecord::from_row).collect()
 }
 
-pub async fn find_by_key(connection: &mut AnyConnection, key: EventKey<'_>) -> Result<Option<EventRecord>, StoreError> {
+pub(crate) async fn find_by_key(connection: &mut AnyConnection, key: EventKey<'_>) -> Result<Option<EventRecord>, StoreError> {
     let row = sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref = $3 AND e.topic = $4"))
         .bind(key.source_id)
         .bind(key.user_id)
@@ -58,7 +58,7 @@ const KEYS_PER_QUERY: usize = 300;
 
 /// The existing events of one source under the given (user, ref, topic)
 /// keys, in one query per few hundred keys.
-pub async fn find_by_keys(
+pub(crate) async fn find_by_keys(
     connection: &mut AnyConnection,
     source_id: i64,
     keys: &[(i64, &str, &str)],
@@ -95,7 +95,7 @@ pub async fn find_by_keys(
 }
 
 /// Events by id, in one query.
-pub async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> Result<Vec<EventRecord>, StoreError> {
+pub(crate) async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> Result<Vec<EventRecord>, StoreError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -109,7 +109,7 @@ pub async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> Result<
 }
 
 /// One of the user's events by id; another user's id finds nothing.
-pub async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64) -> Result<Option<EventRecord>, StoreError> {
+pub(crate) async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64) -> Result<Option<EventRecord>, StoreError> {
     let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2")).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
     row.as_ref().map(EventRecord::from_row).transpose()
 }
@@ -164,7 +164,7 @@ const INSERT_PARAMETERS: usize = 25;
 /// Rows one insert statement carries.
 const ROWS_PER_INSERT: usize = 500;
 
-pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+pub(crate) async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
     let ids = insert_many(connection, &[(key, write, now)]).await?;
     ids.into_iter().next().ok_or_else(|| StoreError::Corrupt("an insert returned no id".into()))
 }
@@ -172,7 +172,7 @@ pub async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: Ev
 /// Inserts new events, each with the moment of its write, a few hundred rows
 /// to a statement, and returns their ids in the order given. Keys must be
 /// distinct.
-pub async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)]) -> Result<Vec<i64>, StoreError> {
+pub(crate) async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)]) -> Result<Vec<i64>, StoreError> {
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(ROWS_PER_INSERT) {
         let mut placeholders = Placeholders::for_connection(connection);
@@ -197,7 +197,7 @@ pub async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKey<'_>, 
     Ok(ids)
 }
 
-pub async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<(), StoreError> {
     let query = sqlx::query(
         "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
          due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
@@ -211,17 +211,17 @@ pub async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'
 
 /// What changes when an event's lifecycle moves without its fields changing.
 #[derive(Clone, Copy, Debug)]
-pub struct LifecycleWrite {
-    pub lifecycle: Lifecycle,
-    pub reminders: Reminders,
+pub(crate) struct LifecycleWrite {
+    pub(crate) lifecycle: Lifecycle,
+    pub(crate) reminders: Reminders,
     /// The due moment in the user's current zone.
-    pub due_at: DateTime<Utc>,
-    pub next_check_at: Option<DateTime<Utc>>,
+    pub(crate) due_at: DateTime<Utc>,
+    pub(crate) next_check_at: Option<DateTime<Utc>>,
 }
 
 /// Saves a new lifecycle and ladder place (and the due moment they were
 /// computed with) without touching the fields.
-pub async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: LifecycleWrite, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: LifecycleWrite, now: DateTime<Utc>) -> Result<(), StoreError> {
     save_lifecycles(connection, &[(id, write)], now).await
 }
 
@@ -233,7 +233,7 @@ const LIFECYCLES_PER_UPDATE: usize = 500;
 /// Saves many events' lifecycles (the scheduler's pass) in a few
 /// statements: one `UPDATE … FROM (VALUES …)` per few hundred events. A
 /// `VALUES` list's columns are `column1`, `column2`, … on both backends.
-pub async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i64, LifecycleWrite)], now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i64, LifecycleWrite)], now: DateTime<Utc>) -> Result<(), StoreError> {
     for chunk in writes.chunks(LIFECYCLES_PER_UPDATE) {
         let mut placeholders = Placeholders::for_connection(connection);
         let now_placeholder = placeholders.next();
@@ -253,7 +253,7 @@ pub async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i64, Lif
 }
 
 /// A user's open events, for recomputing them after a zone change.
-pub async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
+pub(crate) async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
     let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))).bind(user_id).fetch_all(&mut *connection).await?;
     decode_all(rows)
 }
@@ -261,7 +261,7 @@ pub async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Resu
 /// Claims up to `limit` events whose next check is due. On Postgres the rows
 /// stay locked until the transaction ends and other replicas skip them, so
 /// that several cores share the work without doing any of it twice.
-pub async fn claim_due(connection: &mut AnyConnection, backend: Backend, now: DateTime<Utc>, limit: i64) -> Result<Vec<EventRecord>, StoreError> {
+pub(crate) async fn claim_due(connection: &mut AnyConnection, backend: Backend, now: DateTime<Utc>, limit: i64) -> Result<Vec<EventRecord>, StoreError> {
     let query = match backend {
         Backend::Sqlite => select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2"),
         Backend::Postgres => {
@@ -273,7 +273,7 @@ pub async fn claim_due(connection: &mut AnyConnection, backend: Backend, now: Da
 }
 
 /// How many of the user's open events need attention.
-pub async fn attention_count(connection: &mut AnyConnection, user_id: i64) -> Result<i64, StoreError> {
+pub(crate) async fn attention_count(connection: &mut AnyConnection, user_id: i64) -> Result<i64, StoreError> {
     let row = sqlx::query(with_states!("SELECT COUNT(*) AS count FROM events WHERE user_id = $1 AND attention_since IS NOT NULL AND state IN ({active})"))
         .bind(user_id)
         .fetch_one(&mut *connection)
@@ -284,7 +284,7 @@ pub async fn attention_count(connection: &mut AnyConnection, user_id: i64) -> Re
 impl Store {
     /// The user's active events ordered by due moment, optionally in one
     /// state, at most `limit` of them.
-    pub async fn list_active(&self, user_id: i64, state: Option<State>, limit: Option<u32>) -> Result<Vec<EventRecord>, StoreError> {
+    pub(crate) async fn list_active(&self, user_id: i64, state: Option<State>, limit: Option<u32>) -> Result<Vec<EventRecord>, StoreError> {
         let limit = limit.map_or(i64::MAX, i64::from);
         let rows = match state {
             Some(state) => {
@@ -307,7 +307,7 @@ impl Store {
     }
 
     /// The archive: done and expired, most recently closed first.
-    pub async fn list_archive(&self, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
+    pub(crate) async fn list_archive(&self, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
         let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({archived}) ORDER BY e.closed_at DESC, e.id DESC LIMIT $2")))
             .bind(user_id)
             .bind(ARCHIVE_LIMIT)
@@ -317,7 +317,7 @@ impl Store {
     }
 
     /// A source's events for one user, all of them or only the given refs.
-    pub async fn list_for_source(&self, source_id: i64, user_id: i64, refs: &[String]) -> Result<Vec<EventRecord>, StoreError> {
+    pub(crate) async fn list_for_source(&self, source_id: i64, user_id: i64, refs: &[String]) -> Result<Vec<EventRecord>, StoreError> {
         let rows = if refs.is_empty() {
             sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id"))
                 .bind(source_id)
@@ -342,7 +342,7 @@ impl Store {
 
     /// The earliest pending check, so that the scheduler knows how long it
     /// may sleep.
-    pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+    pub(crate) async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
         let row = sqlx::query("SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL").fetch_one(self.reader()).await?;
         let next: Option<i64> = row.try_get("next")?;
         next.map(super::records::instant).transpose()

@@ -25,17 +25,17 @@ const QUEUE: usize = 4096;
 
 /// One new event, owned, as it waits for its statement.
 #[derive(Debug)]
-pub struct NewEvent {
-    pub user_id: i64,
-    pub source_id: i64,
-    pub source_ref: String,
-    pub topic: String,
-    pub spec: EventSpec,
-    pub lifecycle: Lifecycle,
-    pub due_at: DateTime<Utc>,
-    pub reminders: Reminders,
-    pub next_check_at: Option<DateTime<Utc>>,
-    pub now: DateTime<Utc>,
+pub(crate) struct NewEvent {
+    pub(crate) user_id: i64,
+    pub(crate) source_id: i64,
+    pub(crate) source_ref: String,
+    pub(crate) topic: String,
+    pub(crate) spec: EventSpec,
+    pub(crate) lifecycle: Lifecycle,
+    pub(crate) due_at: DateTime<Utc>,
+    pub(crate) reminders: Reminders,
+    pub(crate) next_check_at: Option<DateTime<Utc>>,
+    pub(crate) now: DateTime<Utc>,
 }
 
 impl NewEvent {
@@ -52,21 +52,21 @@ type Reply = oneshot::Sender<Result<i64, StoreError>>;
 
 /// The queue in front of the grouping task.
 #[derive(Clone, Debug)]
-pub struct GroupedInserts {
+pub(crate) struct GroupedInserts {
     queue: mpsc::Sender<(NewEvent, Reply)>,
 }
 
 impl GroupedInserts {
     /// Starts the grouping task on `writer`; it ends when the last handle is
     /// dropped.
-    pub fn start(writer: AnyPool) -> Self {
+    pub(crate) fn start(writer: AnyPool) -> Self {
         let (queue, waiting) = mpsc::channel(QUEUE);
         tokio::spawn(run(writer, waiting));
         Self { queue }
     }
 
     /// Inserts one event and returns its id once it is committed.
-    pub async fn insert(&self, event: NewEvent) -> Result<i64, StoreError> {
+    pub(crate) async fn insert(&self, event: NewEvent) -> Result<i64, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.queue.send((event, reply)).await.map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?

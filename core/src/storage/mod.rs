@@ -29,9 +29,10 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
 use sqlx::{AnyPool, Connection, Executor, Transaction};
 
-pub use events::{EventKey, EventWrite};
-pub use grouped::NewEvent;
-pub use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
+pub(crate) use events::EventKey;
+pub(crate) use events::EventWrite;
+pub(crate) use grouped::NewEvent;
+pub(crate) use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
 
 /// Which database a [`Store`] talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +141,7 @@ const POSTGRES_CONNECTIONS: u32 = 16;
 /// timeout for another process's lock (a backup, the `hado` CLI).
 const SQLITE_SETUP: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;";
 
-pub type Tx = Transaction<'static, sqlx::Any>;
+pub(crate) type Tx = Transaction<'static, sqlx::Any>;
 
 impl Store {
     /// Connects, creating a SQLite file (and its folder) when missing, and
@@ -226,12 +227,12 @@ impl Store {
         Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options })
     }
 
-    pub fn backend(&self) -> Backend {
+    pub(crate) fn backend(&self) -> Backend {
         self.backend
     }
 
     /// Starts a transaction that will write, on the writer.
-    pub async fn begin_write(&self) -> Result<Tx, StoreError> {
+    pub(crate) async fn begin_write(&self) -> Result<Tx, StoreError> {
         Ok(match self.backend.begin_write_statement() {
             Some(statement) => self.writer.begin_with(statement).await?,
             None => self.writer.begin().await?,
@@ -245,7 +246,7 @@ impl Store {
 
     /// Inserts one new event, sharing the statement with any others that
     /// arrive meanwhile (group commit); the id comes back once committed.
-    pub async fn insert_event(&self, event: NewEvent) -> Result<i64, StoreError> {
+    pub(crate) async fn insert_event(&self, event: NewEvent) -> Result<i64, StoreError> {
         self.grouped.insert(event).await
     }
 

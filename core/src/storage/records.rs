@@ -15,11 +15,11 @@ use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
 use crate::domain::time::{Due, DueAt, StoredDue};
 
-pub fn millis(instant: DateTime<Utc>) -> i64 {
+pub(crate) fn millis(instant: DateTime<Utc>) -> i64 {
     instant.timestamp_millis()
 }
 
-pub fn instant(millis: i64) -> Result<DateTime<Utc>, StoreError> {
+pub(crate) fn instant(millis: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(millis).ok_or_else(|| StoreError::Corrupt(format!("instant {millis} is out of range")))
 }
 
@@ -45,8 +45,8 @@ pub struct UserRecord {
     pub id: i64,
     pub login: Login,
     pub zone: Tz,
-    pub quiet: QuietHours,
-    pub locale: Locale,
+    pub(crate) quiet: QuietHours,
+    pub(crate) locale: Locale,
 }
 
 impl UserRecord {
@@ -66,39 +66,38 @@ impl UserRecord {
 pub struct UserSummary {
     pub user: UserRecord,
     pub has_agent_token: bool,
-    pub active_events: i64,
-    pub created_at: DateTime<Utc>,
+    pub(crate) active_events: i64,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 /// A source as the operator lists it.
 #[derive(Clone, Debug)]
 pub struct SourceRecord {
-    pub id: i64,
     pub name: String,
     pub has_token: bool,
     pub events: i64,
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 /// One event with what its replies need from its user and source.
 #[derive(Clone, Debug)]
 pub struct EventRecord {
     pub id: i64,
-    pub user_id: i64,
-    pub login: String,
-    pub zone: Tz,
-    pub locale: Locale,
-    pub source_id: i64,
+    pub(crate) user_id: i64,
+    pub(crate) login: String,
+    pub(crate) zone: Tz,
+    pub(crate) locale: Locale,
+    pub(crate) source_id: i64,
     pub source: String,
     pub source_ref: String,
-    pub topic: String,
+    pub(crate) topic: String,
     pub spec: EventSpec,
     pub lifecycle: Lifecycle,
     /// The user's quiet hours, which place the event's checkpoints.
-    pub quiet: QuietHours,
+    pub(crate) quiet: QuietHours,
     pub reminders: Reminders,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 /// The columns [`EventRecord::from_row`] reads, joined with the event's
@@ -186,7 +185,7 @@ impl EventRecord {
 
     /// The record of an event just inserted, as reading it back would find
     /// it, without reading it back.
-    pub fn inserted(id: i64, user: &UserRecord, source: &str, key: super::EventKey<'_>, write: super::EventWrite<'_>, now: DateTime<Utc>) -> Self {
+    pub(crate) fn inserted(id: i64, user: &UserRecord, source: &str, key: super::EventKey<'_>, write: super::EventWrite<'_>, now: DateTime<Utc>) -> Self {
         // Instants are stored to the millisecond.
         let stored_now = DateTime::from_timestamp_millis(millis(now)).unwrap_or(now);
         Self {
@@ -209,12 +208,7 @@ impl EventRecord {
     }
 
     /// The event's checkpoint ladder in its user's zone and quiet hours.
-    pub fn ladder(&self) -> Ladder {
+    pub(crate) fn ladder(&self) -> Ladder {
         Ladder { due: self.spec.due.at, fire_date: self.spec.fire_date(), after_due: self.spec.after_due, zone: self.zone, quiet: self.quiet }
-    }
-
-    /// The stored fire day (the given one or its default).
-    pub fn fire_date(&self) -> NaiveDate {
-        self.spec.fire_date()
     }
 }

@@ -13,7 +13,7 @@ const SELECT_USER: &str = "SELECT id, login, tz, quiet_start, quiet_end, locale 
 
 /// Finds a user by login, creating them with the default settings on first
 /// sight: a source may push for someone who has never opened the inbox.
-pub async fn ensure_user(connection: &mut AnyConnection, login: &Login, default_zone: Tz, now: DateTime<Utc>) -> Result<UserRecord, StoreError> {
+pub(crate) async fn ensure_user(connection: &mut AnyConnection, login: &Login, default_zone: Tz, now: DateTime<Utc>) -> Result<UserRecord, StoreError> {
     sqlx::query("INSERT INTO users (login, tz, created_at, updated_at) VALUES ($1, $2, $3, $3) ON CONFLICT (login) DO NOTHING")
         .bind(login.as_str())
         .bind(default_zone.name())
@@ -24,18 +24,18 @@ pub async fn ensure_user(connection: &mut AnyConnection, login: &Login, default_
     UserRecord::from_row(&row)
 }
 
-pub async fn find_user(connection: &mut AnyConnection, login: &Login) -> Result<Option<UserRecord>, StoreError> {
+pub(crate) async fn find_user(connection: &mut AnyConnection, login: &Login) -> Result<Option<UserRecord>, StoreError> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1"))).bind(login.as_str()).fetch_optional(&mut *connection).await?;
     row.as_ref().map(UserRecord::from_row).transpose()
 }
 
-pub async fn user_by_id(connection: &mut AnyConnection, id: i64) -> Result<UserRecord, StoreError> {
+pub(crate) async fn user_by_id(connection: &mut AnyConnection, id: i64) -> Result<UserRecord, StoreError> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE id = $1"))).bind(id).fetch_one(&mut *connection).await?;
     UserRecord::from_row(&row)
 }
 
 /// Saves a user's settings.
-pub async fn save_profile(
+pub(crate) async fn save_profile(
     connection: &mut AnyConnection,
     user_id: i64,
     zone: Tz,
@@ -57,7 +57,7 @@ pub async fn save_profile(
 
 /// The user an agent token belongs to, with how many of their open events
 /// need attention and when the token was last marked as used: one read.
-pub async fn user_by_agent_token(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<AgentTokenUser>, StoreError> {
+pub(crate) async fn user_by_agent_token(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<AgentTokenUser>, StoreError> {
     let row = sqlx::query(agent_token_query()).bind(token_hash).fetch_optional(&mut *connection).await?;
     let Some(row) = row else { return Ok(None) };
     let last_used: Option<i64> = row.try_get("last_used_at")?;
@@ -76,15 +76,15 @@ pub(super) fn agent_token_query() -> &'static str {
 
 /// Who an agent token names, as one read finds them.
 #[derive(Clone, Debug)]
-pub struct AgentTokenUser {
-    pub user: UserRecord,
+pub(crate) struct AgentTokenUser {
+    pub(crate) user: UserRecord,
     /// How many of the user's open events need attention.
-    pub attention: i64,
-    pub last_used_at: Option<DateTime<Utc>>,
+    pub(crate) attention: i64,
+    pub(crate) last_used_at: Option<DateTime<Utc>>,
 }
 
 /// Marks a user's agent token as used at `now`.
-pub async fn mark_agent_token_used(connection: &mut AnyConnection, user_id: i64, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn mark_agent_token_used(connection: &mut AnyConnection, user_id: i64, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("UPDATE agent_tokens SET last_used_at = $2 WHERE user_id = $1 AND (last_used_at IS NULL OR last_used_at < $2)")
         .bind(user_id)
         .bind(millis(now))
@@ -95,7 +95,7 @@ pub async fn mark_agent_token_used(connection: &mut AnyConnection, user_id: i64,
 
 /// Stores a user's one agent token, replacing (and so invalidating) any
 /// previous one.
-pub async fn replace_agent_token(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn replace_agent_token(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
     sqlx::query("INSERT INTO agent_tokens (user_id, token_hash, created_at, updated_at) VALUES ($1, $2, $3, $3)")
         .bind(user_id)
@@ -107,13 +107,13 @@ pub async fn replace_agent_token(connection: &mut AnyConnection, user_id: i64, t
 }
 
 /// Deletes a user's agent token; false when there was none.
-pub async fn delete_agent_token(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
+pub(crate) async fn delete_agent_token(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
     let result = sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
     Ok(result.rows_affected() > 0)
 }
 
 /// When a user's agent token was issued and last used, if they have one.
-pub async fn agent_token_status(connection: &mut AnyConnection, user_id: i64) -> Result<Option<(DateTime<Utc>, Option<DateTime<Utc>>)>, StoreError> {
+pub(crate) async fn agent_token_status(connection: &mut AnyConnection, user_id: i64) -> Result<Option<(DateTime<Utc>, Option<DateTime<Utc>>)>, StoreError> {
     let row = sqlx::query("SELECT created_at, last_used_at FROM agent_tokens WHERE user_id = $1").bind(user_id).fetch_optional(&mut *connection).await?;
     let Some(row) = row else { return Ok(None) };
     let last_used: Option<i64> = row.try_get("last_used_at")?;
@@ -121,7 +121,7 @@ pub async fn agent_token_status(connection: &mut AnyConnection, user_id: i64) ->
 }
 
 impl Store {
-    pub async fn list_users(&self) -> Result<Vec<UserSummary>, StoreError> {
+    pub(crate) async fn list_users(&self) -> Result<Vec<UserSummary>, StoreError> {
         let rows = sqlx::query(with_states!(
             "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, u.created_at, \
              (SELECT COUNT(*) FROM agent_tokens t WHERE t.user_id = u.id) AS tokens, \
@@ -144,7 +144,7 @@ impl Store {
 }
 
 /// Gives the user a new calendar feed token; any earlier one stops working.
-pub async fn replace_calendar_feed(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn replace_calendar_feed(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
     sqlx::query("INSERT INTO calendar_feeds (user_id, token_hash, created_at) VALUES ($1, $2, $3)")
         .bind(user_id)
@@ -155,18 +155,18 @@ pub async fn replace_calendar_feed(connection: &mut AnyConnection, user_id: i64,
     Ok(())
 }
 
-pub async fn delete_calendar_feed(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
+pub(crate) async fn delete_calendar_feed(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
     let result = sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
     Ok(result.rows_affected() > 0)
 }
 
 /// When the user's calendar feed was made, if they have one.
-pub async fn calendar_feed_created(connection: &mut AnyConnection, user_id: i64) -> Result<Option<DateTime<Utc>>, StoreError> {
+pub(crate) async fn calendar_feed_created(connection: &mut AnyConnection, user_id: i64) -> Result<Option<DateTime<Utc>>, StoreError> {
     let row = sqlx::query("SELECT created_at FROM calendar_feeds WHERE user_id = $1").bind(user_id).fetch_optional(&mut *connection).await?;
     row.map(|row| instant(row.try_get("created_at")?)).transpose()
 }
 
-pub async fn user_by_calendar_feed(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<UserRecord>, StoreError> {
+pub(crate) async fn user_by_calendar_feed(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<UserRecord>, StoreError> {
     let row = sqlx::query(
         "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale FROM calendar_feeds f JOIN users u ON u.id = f.user_id WHERE f.token_hash = $1",
     )

@@ -4,7 +4,7 @@
 use super::*;
 
 /// One line of an event's delivery log, as the page shows it.
-pub struct LogLine {
+pub(super) struct LogLine {
     pub when: String,
     pub channel: String,
     pub status: String,
@@ -23,7 +23,7 @@ struct EventPage {
 
 /// The Add and Edit form, with what was typed and each field's error.
 #[derive(Default)]
-pub struct EventForm {
+pub(super) struct EventForm {
     pub id: Option<i64>,
     pub title: String,
     pub subtitle: String,
@@ -40,7 +40,7 @@ pub struct EventForm {
 }
 
 impl EventForm {
-    pub fn error(&self, field: &str) -> &str {
+    pub(super) fn error(&self, field: &str) -> &str {
         self.errors.get(field).map(String::as_str).unwrap_or("")
     }
 
@@ -126,12 +126,12 @@ struct FormPage {
     form: EventForm,
 }
 
-pub async fn new_page(session: Session) -> Response {
+pub(crate) async fn new_page(session: Session) -> Response {
     let nav = session.nav("new");
     render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm { after_due: "keep".into(), ..EventForm::default() } })
 }
 
-pub async fn event_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn event_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
     let event = match session.inbox.get_event(v1::EventId { id }).await {
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -152,7 +152,7 @@ pub async fn event_page(State(state): State<AppState>, mut session: Session, Pat
     render(StatusCode::OK, EventPage { t: session.t, nav, card, log })
 }
 
-pub async fn edit_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn edit_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
     let event = match session.inbox.get_event(v1::EventId { id }).await {
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -178,11 +178,11 @@ async fn save_event(state: AppState, mut session: Session, id: Option<i64>, inpu
     }
 }
 
-pub async fn create(State(state): State<AppState>, session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+pub(crate) async fn create(State(state): State<AppState>, session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
     save_event(state, session, None, input).await
 }
 
-pub async fn update(State(state): State<AppState>, session: Session, Path(id): Path<i64>, Form(input): Form<HashMap<String, String>>) -> Response {
+pub(crate) async fn update(State(state): State<AppState>, session: Session, Path(id): Path<i64>, Form(input): Form<HashMap<String, String>>) -> Response {
     save_event(state, session, Some(id), input).await
 }
 
@@ -208,14 +208,14 @@ async fn act(state: AppState, mut session: Session, id: i64, action: CardAction)
     }
 }
 
-pub async fn done(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn done(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
     act(state, session, id, CardAction::Done).await
 }
 
-pub async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
     act(state, session, id, CardAction::Remember).await
 }
 
-pub async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
     act(state, session, id, CardAction::Delete).await
 }

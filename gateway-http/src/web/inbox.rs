@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub struct Section<'a> {
+pub(super) struct Section<'a> {
     pub state: &'static str,
     pub heading: &'static str,
     pub cards: &'a [Card],
@@ -40,14 +40,14 @@ struct ArchivePage {
 
 /// How many scheduled events the inbox shows before "show all": the
 /// page's cost follows what needs attention soon, not everything stored.
-pub const SCHEDULED_SHOWN: u32 = 50;
+pub(super) const SCHEDULED_SHOWN: u32 = 50;
 
 #[derive(serde::Deserialize)]
-pub struct InboxQuery {
+pub(crate) struct InboxQuery {
     all: Option<String>,
 }
 
-pub async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
+pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
     let show_all = query.all.is_some();
     let mut events = Vec::new();
     let mut more_scheduled = false;
@@ -70,7 +70,7 @@ pub async fn inbox_page(State(state): State<AppState>, mut session: Session, Que
     render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled })
 }
 
-pub async fn archive_page(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session) -> Response {
     let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true, limit: None }).await {
         Ok(list) => list.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),

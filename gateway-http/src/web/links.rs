@@ -40,7 +40,7 @@ fn link_viewer(reply: &v1::ActionLinkReply) -> (Viewer, &'static Words) {
     (Viewer::new(profile), t)
 }
 
-pub async fn link_page(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+pub(crate) async fn link_page(State(state): State<AppState>, Path(token): Path<String>) -> Response {
     let reply = match state.links().inspect_action_link(v1::ActionLinkRequest { token }).await {
         Ok(reply) => reply.into_inner(),
         Err(status) => return link_problem(&state, &status),
@@ -57,7 +57,7 @@ pub async fn link_page(State(state): State<AppState>, Path(token): Path<String>)
     render(StatusCode::OK, LinkPage { t, nav: None, card: Some(Card::new(&event, &viewer, t)), message: text, button, expires })
 }
 
-pub async fn use_link(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+pub(crate) async fn use_link(State(state): State<AppState>, Path(token): Path<String>) -> Response {
     let reply = match state.links().use_action_link(v1::ActionLinkRequest { token }).await {
         Ok(reply) => reply.into_inner(),
         Err(status) => return link_problem(&state, &status),

@@ -12,14 +12,14 @@ mod events;
 mod inbox;
 mod links;
 mod settings;
-pub mod view;
+pub(crate) mod view;
 
 pub(crate) use hado_runtime::words;
 
-pub use events::{ack, create, delete, done, edit_page, event_page, new_page, update};
-pub use inbox::{archive_page, inbox_page};
-pub use links::{link_page, use_link};
-pub use settings::{
+pub(crate) use events::{ack, create, delete, done, edit_page, event_page, new_page, update};
+pub(crate) use inbox::{archive_page, inbox_page};
+pub(crate) use links::{link_page, use_link};
+pub(crate) use settings::{
     add_webhook, channel_action, issue_agent_token, issue_calendar_feed, link_telegram, revoke_agent_token, revoke_calendar_feed, save_settings, settings_page,
 };
 
@@ -48,7 +48,7 @@ use view::{Card, Groups, Viewer};
 use words::Words;
 
 /// The navigation bar: where the person is, and how many events need them.
-pub struct Nav {
+pub(crate) struct Nav {
     pub current: &'static str,
     pub attention: usize,
 }
@@ -102,7 +102,7 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
 }
 
 /// The signed-in person of a page, with their profile and an Inbox client.
-pub struct Session {
+pub(crate) struct Session {
     pub viewer: Viewer,
     pub t: &'static Words,
     pub inbox: Inbox,
@@ -136,7 +136,7 @@ impl Session {
 
 /// Refuses form posts that another site's page sends in the person's name:
 /// the browser's `Sec-Fetch-Site` or `Origin` must say the form is ours.
-pub async fn same_origin_forms(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn same_origin_forms(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
     if request.method() != Method::GET && request.method() != Method::HEAD && crate::edge::cross_site(&state, peer, request.headers()).is_some() {
         return message(
@@ -148,10 +148,10 @@ pub async fn same_origin_forms(State(state): State<AppState>, request: Request, 
     next.run(request).await
 }
 
-pub async fn stylesheet() -> impl IntoResponse {
+pub(crate) async fn stylesheet() -> impl IntoResponse {
     ([(CONTENT_TYPE, "text/css; charset=utf-8"), (CACHE_CONTROL, "public, max-age=3600")], include_str!("../../static/hado.css"))
 }
 
-pub async fn script() -> impl IntoResponse {
+pub(crate) async fn script() -> impl IntoResponse {
     ([(CONTENT_TYPE, "text/javascript; charset=utf-8"), (CACHE_CONTROL, "public, max-age=3600")], include_str!("../../static/hado.js"))
 }

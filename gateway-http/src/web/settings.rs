@@ -7,7 +7,7 @@ use super::*;
 static ZONES: LazyLock<Vec<&'static str>> = LazyLock::new(|| chrono_tz::TZ_VARIANTS.iter().map(|zone| zone.name()).collect());
 
 #[derive(Default)]
-pub struct SettingsForm {
+pub(super) struct SettingsForm {
     pub tz: String,
     pub tz_is_default: bool,
     pub quiet_start: String,
@@ -18,7 +18,7 @@ pub struct SettingsForm {
 }
 
 impl SettingsForm {
-    pub fn error(&self, field: &str) -> &str {
+    pub(super) fn error(&self, field: &str) -> &str {
         self.errors.get(field).map(String::as_str).unwrap_or("")
     }
 
@@ -59,7 +59,7 @@ struct SettingsPage {
 
 /// What the reminders section of the settings page shows besides the list.
 #[derive(Default)]
-pub struct ChannelNotice {
+pub(super) struct ChannelNotice {
     pub webhook_secret: Option<String>,
     pub webhook_url: String,
     pub webhook_error: String,
@@ -124,7 +124,7 @@ async fn settings_page_with(
     )
 }
 
-pub async fn issue_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn issue_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
     let token = match session.inbox.issue_calendar_feed(v1::IssueCalendarFeedRequest {}).await {
         Ok(issued) => issued.into_inner().token,
         Err(status) => return failure_page(&state, session.t, &status),
@@ -135,7 +135,7 @@ pub async fn issue_calendar_feed(State(state): State<AppState>, mut session: Ses
     settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
 }
 
-pub async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
     let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
         Ok(link) => ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() },
         Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice { telegram_error: status.message().to_owned(), ..ChannelNotice::default() },
@@ -145,14 +145,14 @@ pub async fn link_telegram(State(state): State<AppState>, mut session: Session) 
     settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
 }
 
-pub async fn revoke_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn revoke_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
     match session.inbox.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await {
         Ok(_) => Redirect::to("/settings#calendar").into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
-pub async fn add_webhook(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+pub(crate) async fn add_webhook(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
     let url = input.get("url").map(|url| url.trim().to_owned()).unwrap_or_default();
     let form = SettingsForm::from_profile(&session.viewer.profile);
     match session.inbox.add_webhook(v1::AddWebhookRequest { url: url.clone() }).await {
@@ -169,7 +169,7 @@ pub async fn add_webhook(State(state): State<AppState>, mut session: Session, Fo
 }
 
 /// Test, turn on or off, or remove one of the person's channels.
-pub async fn channel_action(State(state): State<AppState>, mut session: Session, Path((id, action)): Path<(i64, String)>) -> Response {
+pub(crate) async fn channel_action(State(state): State<AppState>, mut session: Session, Path((id, action)): Path<(i64, String)>) -> Response {
     let done = match action.as_str() {
         "test" => session.inbox.test_channel(v1::ChannelId { id }).await.map(|_| "?tested=1"),
         "on" | "off" => session.inbox.set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" }).await.map(|_| ""),
@@ -183,18 +183,18 @@ pub async fn channel_action(State(state): State<AppState>, mut session: Session,
 }
 
 #[derive(serde::Deserialize)]
-pub struct SettingsQuery {
+pub(crate) struct SettingsQuery {
     saved: Option<String>,
     tested: Option<String>,
 }
 
-pub async fn settings_page(State(state): State<AppState>, mut session: Session, Query(query): Query<SettingsQuery>) -> Response {
+pub(crate) async fn settings_page(State(state): State<AppState>, mut session: Session, Query(query): Query<SettingsQuery>) -> Response {
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let notice = ChannelNotice { test_queued: query.tested.is_some(), ..ChannelNotice::default() };
     settings_page_with(&state, &mut session, form, query.saved.is_some(), None, notice, StatusCode::OK).await
 }
 
-pub async fn save_settings(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+pub(crate) async fn save_settings(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
     let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
     let request = v1::UpdateProfileRequest { tz: field("tz"), quiet_start: field("quiet_start"), quiet_end: field("quiet_end"), locale: field("locale") };
     match session.inbox.update_profile(request.clone()).await {
@@ -214,7 +214,7 @@ pub async fn save_settings(State(state): State<AppState>, mut session: Session, 
     }
 }
 
-pub async fn issue_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn issue_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
     let issued = match session.inbox.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await {
         Ok(issued) => issued.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -224,7 +224,7 @@ pub async fn issue_agent_token(State(state): State<AppState>, mut session: Sessi
     settings_page_for(&state, &mut session, form, false, Some(connect), StatusCode::OK).await
 }
 
-pub async fn revoke_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn revoke_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
     match session.inbox.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await {
         Ok(_) => Redirect::to("/settings").into_response(),
         Err(status) => failure_page(&state, session.t, &status),

@@ -12,21 +12,21 @@ use super::words::Words;
 
 /// What a page needs to know about its person.
 #[derive(Clone, Debug)]
-pub struct Viewer {
+pub(crate) struct Viewer {
     pub zone: Tz,
     pub today: NaiveDate,
     pub profile: v1::Profile,
 }
 
 impl Viewer {
-    pub fn new(profile: v1::Profile) -> Self {
+    pub(crate) fn new(profile: v1::Profile) -> Self {
         let zone = profile.tz.parse().unwrap_or(chrono_tz::UTC);
         let today = profile.local_time.get(..10).and_then(|date| date.parse().ok()).unwrap_or_else(|| Utc::now().with_timezone(&zone).date_naive());
         Self { zone, today, profile }
     }
 
     /// An instant from core (RFC 3339, UTC) as the person's local date and time.
-    pub fn local(&self, instant: &str) -> Option<String> {
+    pub(crate) fn local(&self, instant: &str) -> Option<String> {
         let instant = DateTime::parse_from_rfc3339(instant).ok()?.with_timezone(&self.zone);
         Some(instant.format("%Y-%m-%d %H:%M").to_string())
     }
@@ -34,7 +34,7 @@ impl Viewer {
 
 /// One event on a page.
 #[derive(Clone, Debug)]
-pub struct Card {
+pub(crate) struct Card {
     pub id: i64,
     pub title: String,
     pub subtitle: String,
@@ -54,7 +54,7 @@ pub struct Card {
 /// The due day and time of an event in its person's zone, from the parts
 /// core sends: as written for a date or a local time, `due_instant` in the
 /// zone for a fixed instant.
-pub fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<NaiveTime>)> {
+pub(crate) fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<NaiveTime>)> {
     if !event.due_offset.is_empty() {
         let instant = DateTime::parse_from_rfc3339(&event.due_instant).ok()?.with_timezone(&zone);
         return Some((instant.date_naive(), Some(instant.time())));
@@ -68,7 +68,7 @@ pub fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<Naive
 }
 
 impl Card {
-    pub fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
+    pub(crate) fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
         let when = match due_parts(event, viewer.zone) {
             Some((date, time)) => words.due_in_words(viewer.today, date, time, event.event_state() == Some(EventState::Overdue)),
             None => event.due_at.clone(),
@@ -93,7 +93,7 @@ impl Card {
 }
 
 /// The active events in the inbox's four groups, most urgent first.
-pub struct Groups {
+pub(crate) struct Groups {
     pub today: Vec<Card>,
     pub overdue: Vec<Card>,
     pub preparing: Vec<Card>,
@@ -101,7 +101,7 @@ pub struct Groups {
 }
 
 impl Groups {
-    pub fn new(events: &[v1::Event], viewer: &Viewer, words: &Words) -> Self {
+    pub(crate) fn new(events: &[v1::Event], viewer: &Viewer, words: &Words) -> Self {
         let pick = |state: EventState| events.iter().filter(|event| event.event_state() == Some(state)).map(|event| Card::new(event, viewer, words)).collect();
         Self {
             today: pick(EventState::Today),
@@ -111,7 +111,7 @@ impl Groups {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.today.is_empty() && self.overdue.is_empty() && self.preparing.is_empty() && self.scheduled.is_empty()
     }
 }

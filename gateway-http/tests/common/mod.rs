@@ -13,7 +13,7 @@ use hado_gateway_http::config::{HttpConfig, Secret};
 
 /// A configuration for `core` that trusts no proxy and has no local user;
 /// tests change what they are about.
-pub fn config(core: &TestCore) -> HttpConfig {
+pub(crate) fn config(core: &TestCore) -> HttpConfig {
     HttpConfig {
         addr: "127.0.0.1:0".parse().unwrap(),
         core_url: core.url(),
@@ -29,7 +29,7 @@ pub fn config(core: &TestCore) -> HttpConfig {
 }
 
 /// gateway-http on an ephemeral port.
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub addr: SocketAddr,
     pub base: String,
     shutdown: Option<oneshot::Sender<()>>,
@@ -37,7 +37,7 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    pub async fn start(mut config: HttpConfig) -> Self {
+    pub(crate) async fn start(mut config: HttpConfig) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         config.addr = addr;
@@ -52,7 +52,7 @@ impl Gateway {
         Self { addr, base: format!("http://{addr}"), shutdown: Some(shutdown), task }
     }
 
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
