@@ -104,7 +104,7 @@ impl Deliverer {
     pub fn new(engine: Arc<Engine>, telegram: Option<telegram::Bot>) -> Self {
         // No redirects and no proxy: the address the resolver checked is
         // the one connected to.
-        let http = reqwest::Client::builder()
+        let http = crate::http_client()
             .timeout(TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()

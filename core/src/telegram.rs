@@ -123,7 +123,7 @@ impl std::fmt::Debug for Bot {
 
 impl Bot {
     pub(crate) fn new(config: &TelegramConfig) -> Self {
-        let http = reqwest::Client::builder().timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)).build().expect("an HTTP client builds");
+        let http = crate::http_client().timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)).build().expect("an HTTP client builds");
         Self {
             http,
             base: format!("{}/bot{}", config.api_url.trim_end_matches('/'), config.token),

@@ -103,7 +103,10 @@ pub struct TestDatabase {
 }
 
 impl TestDatabase {
+    /// A fresh database. Every test starts here, so this also installs the
+    /// TLS provider that the test's own HTTP clients need.
     pub async fn create(backend: &Backend) -> Self {
+        crate::install_tls_provider();
         match backend {
             Backend::Sqlite => {
                 let folder = tempfile::tempdir().expect("a temporary folder");
