@@ -4,13 +4,15 @@
 //! the JSON views both gateways share. Nothing else: how a process runs is
 //! `hado-runtime`'s.
 
-#[allow(clippy::all, missing_docs)]
+/// Generated from `hado/v1/*.proto`, and kept in the repository so that a
+/// build needs no protobuf compiler; `tests/generated.rs` keeps it current.
+#[allow(clippy::all, missing_docs, unreachable_pub)]
 pub mod v1 {
-    tonic::include_proto!("hado.v1");
+    include!("generated/hado.v1.rs");
 }
 
 /// The encoded `FileDescriptorSet` of every `hado.v1` file, for reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hado_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/hado_descriptor.bin");
 
 pub mod error;
 pub mod metadata;
