@@ -267,6 +267,14 @@ impl TestCore {
         reply.into_inner().token
     }
 
+    /// Pushes one event for `user` as the source of `token` (no topic) and
+    /// returns its id.
+    pub async fn push(&self, token: &str, user: &str, source_ref: &str, fields: hado_proto::v1::EventFields) -> i64 {
+        let event = hado_proto::v1::SourceEvent { user: user.into(), r#ref: source_ref.into(), topic: String::new(), fields: Some(fields) };
+        let reply = self.ingest(token).upsert_events(hado_proto::v1::UpsertEventsRequest { events: vec![event] }).await.expect("the event is pushed");
+        reply.into_inner().results[0].id
+    }
+
     /// A delivery loop's sender for this core, with its Telegram bot when
     /// the configuration has one.
     pub fn deliverer(&self) -> crate::delivery::Deliverer {

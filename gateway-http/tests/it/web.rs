@@ -71,25 +71,14 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     let (_, location, _) = stack.post("/events", &[("title", "Tax return"), ("due_date", "2026-12-09"), ("after_due", "keep")]).await;
     let tax = event_id(&location);
     let docs = stack.core.source_token("docs").await;
-    stack
-        .core
-        .ingest(&docs)
-        .upsert_events(v1::UpsertEventsRequest {
-            events: vec![v1::SourceEvent {
-                user: "anna".into(),
-                r#ref: "visa".into(),
-                topic: String::new(),
-                fields: Some(v1::EventFields {
-                    title: "Visa".into(),
-                    due_at: "2027-03-01".into(),
-                    done_label: Some("Renewed".into()),
-                    deep_link: Some("https://docs.example.com/visa".into()),
-                    ..Default::default()
-                }),
-            }],
-        })
-        .await
-        .unwrap();
+    let fields = v1::EventFields {
+        title: "Visa".into(),
+        due_at: "2027-03-01".into(),
+        done_label: Some("Renewed".into()),
+        deep_link: Some("https://docs.example.com/visa".into()),
+        ..Default::default()
+    };
+    stack.core.push(&docs, "anna", "visa", fields).await;
 
     let (_, page) = stack.get("/").await;
     let overdue = page.find("Overdue").expect("an overdue group");

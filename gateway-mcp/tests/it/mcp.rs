@@ -159,20 +159,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
 
     // A source's event: readable and closable, never changeable.
     let docs = stack.core.source_token("docs").await;
-    let pushed = stack
-        .core
-        .ingest(&docs)
-        .upsert_events(v1::UpsertEventsRequest {
-            events: vec![v1::SourceEvent {
-                user: "anna".into(),
-                r#ref: "visa".into(),
-                topic: String::new(),
-                fields: Some(v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() }),
-            }],
-        })
-        .await
-        .unwrap();
-    let visa_id = pushed.get_ref().results[0].id;
+    let visa_id = stack.core.push(&docs, "anna", "visa", v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() }).await;
     let visa = ok(call(&anna, "get_event", json!({"id": visa_id})).await);
     assert_eq!((visa["source"].as_str(), visa["editable"].as_bool()), (Some("docs"), Some(false)));
     let refused = "this event belongs to source docs; only docs can change it";
