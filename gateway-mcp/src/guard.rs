@@ -2,32 +2,46 @@
 //! request: only POST; a `Host` and `Origin` the gateway serves (so a web
 //! page cannot rebind a name to it); an agent bearer token from the
 //! `Authorization` header only (never the query string, never
-//! `X-Remote-User`); a per-token rate limit; and at most 1 MiB of body, read
-//! only once the token is known. Every refusal is JSON `{"error": …}`.
+//! `X-Remote-User`); per-token rate limits; and at most 1 MiB of body, read
+//! only once the token is known.
+//!
+//! Every refusal is a JSON-RPC error response at its HTTP status (401, 403,
+//! 405, 413, 429, …), with the request's `id` when the body was read, so
+//! that MCP clients show the reason: `{"jsonrpc":"2.0","id":…,"error":
+//! {"code":…,"message":…}}`. rmcp's own refusals (a body that is not a
+//! JSON-RPC message, a wrong `Content-Type`) are reworded the same way, and
+//! a body that is not JSON at all is JSON-RPC's parse error, -32700.
+//!
+//! Only `tools/call` counts against `HADO_MCP_RATE_LIMIT`: `initialize`,
+//! `tools/list` and `ping` cost a script nothing. Every request of a token
+//! counts against ten times that, so no one floods core with profile checks.
 //!
 //! Core resolves the token on every request, so a revoked or re-issued token
 //! stops at once. A `tools/call` is checked by the call it makes: core
 //! authenticates every call anyway, and a refusal there is answered 401, as
-//! a refusal here is. Other requests (`initialize`, `tools/list`, `ping`)
-//! make no call, so the guard asks core (`GetProfile`, one read). A token
-//! core has not accepted within the last minute is asked about before the
-//! body is read, whatever the request is.
+//! a refusal here is. Other requests make no call, so the guard asks core
+//! (`GetProfile`, one read). A token core has not accepted within the last
+//! minute is asked about before the body is read, whatever the request is.
 
+use std::borrow::Cow;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
+use serde_json::{Value, json};
 
 use hado_proto::v1::GetProfileRequest;
 
 use crate::core_link::{self, AgentToken, Core, Failure};
-use crate::rate_limit::RateLimiter;
 use hado_runtime::AllowedHosts;
 use hado_runtime::known_tokens::{KnownTokens, TokenDigest};
 
@@ -38,28 +52,45 @@ const TOKEN_MEMORY: Duration = Duration::from_secs(60);
 /// The largest request body `/mcp` reads.
 pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// Requests of any kind a token may make, per tool call it may make.
+const REQUESTS_PER_CALL: u32 = 10;
+
+/// JSON-RPC's code for a body that is not JSON.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for JSON that is not a request.
+const INVALID_REQUEST: i64 = -32600;
+/// The code of every other refusal at the door: the first of the codes
+/// JSON-RPC leaves to servers, as the MCP SDKs' own transports use it.
+const REFUSED: i64 = -32000;
+
 pub(crate) struct Guard {
     core: Core,
     allowed_hosts: AllowedHosts,
-    limiter: RateLimiter,
-    calls_per_minute: u32,
+    tool_calls: TokenLimit,
+    requests: TokenLimit,
     known: KnownTokens,
 }
 
 impl Guard {
     pub(crate) fn new(core: Core, allowed_hosts: AllowedHosts, calls_per_minute: u32) -> Self {
-        Self { core, allowed_hosts, limiter: RateLimiter::per_minute(calls_per_minute), calls_per_minute, known: KnownTokens::new(TOKEN_MEMORY) }
+        Self {
+            core,
+            allowed_hosts,
+            tool_calls: TokenLimit::per_minute(calls_per_minute),
+            requests: TokenLimit::per_minute(calls_per_minute.saturating_mul(REQUESTS_PER_CALL)),
+            known: KnownTokens::new(TOKEN_MEMORY),
+        }
     }
 
     /// Asks core whether the token names a person; the refusal to send when
     /// it does not.
-    async fn check(&self, token: &AgentToken, digest: TokenDigest) -> Option<Response> {
+    async fn check(&self, token: &AgentToken, digest: TokenDigest, id: Option<&Value>) -> Option<Response> {
         match core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await {
             Ok(_) => self.known.accepted(digest, Instant::now()),
             Err(status) => match self.core.explain(&status) {
                 Failure::Unauthenticated(_) => {
                     self.known.refused(digest);
-                    return Some(unauthorized("unknown agent token"));
+                    return Some(unauthorized("unknown agent token", id));
                 }
                 // Core is down or refused for another reason: let the request
                 // through, so that a tool call answers with what went wrong.
@@ -67,6 +98,42 @@ impl Guard {
             },
         }
         None
+    }
+}
+
+/// A per-token allowance a minute, by the token's digest, with governor's
+/// keyed token buckets: the whole minute's worth at once, then one more
+/// every `60 / per_minute` seconds.
+struct TokenLimit {
+    per_minute: u32,
+    buckets: DefaultKeyedRateLimiter<TokenDigest>,
+}
+
+/// Past this many remembered tokens, buckets that are full again are
+/// forgotten (a full bucket is the same as none).
+const PRUNE_ABOVE: usize = 10_000;
+
+impl TokenLimit {
+    fn per_minute(per_minute: u32) -> Self {
+        let quota = Quota::per_minute(NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN));
+        Self { per_minute, buckets: DefaultKeyedRateLimiter::keyed(quota) }
+    }
+
+    /// Takes one from the token's allowance, or says how long until one is free.
+    fn take(&self, digest: TokenDigest) -> Result<(), Duration> {
+        if self.buckets.len() > PRUNE_ABOVE {
+            self.buckets.retain_recent();
+        }
+        self.buckets.check_key(&digest).map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+    }
+
+    /// The answer when the allowance is used up: 429 with `Retry-After`.
+    fn refusal(&self, what: &str, wait: Duration, id: Option<&Value>) -> Response {
+        let seconds = wait.max(Duration::from_secs(1)).as_secs_f64().ceil() as u64;
+        let message = format!("too many {what}: the limit is {} a minute per agent token; try again in {seconds} s", self.per_minute);
+        let mut response = refusal_with(StatusCode::TOO_MANY_REQUESTS, REFUSED, &message, id, Some(json!({ "retry_after": seconds })));
+        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
+        response
     }
 }
 
@@ -85,22 +152,48 @@ impl TokenVerdict {
     }
 }
 
-/// Whether a body is one JSON-RPC `tools/call` request.
-fn is_tool_call(body: &[u8]) -> bool {
+/// What the guard reads of a body before rmcp does.
+#[derive(Debug, PartialEq)]
+enum Peeked {
+    /// Not JSON at all: JSON-RPC's parse error, with serde's reason.
+    NotJson(String),
+    /// JSON: the request's id when it has one, and whether it is a `tools/call`.
+    Json { id: Option<Value>, tool_call: bool },
+}
+
+fn peek(body: &[u8]) -> Peeked {
     #[derive(serde::Deserialize)]
-    struct Message<'a> {
-        #[serde(borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
+    struct Envelope<'a> {
+        #[serde(default)]
+        id: Option<Value>,
+        #[serde(borrow, default)]
+        method: Option<Cow<'a, str>>,
     }
-    serde_json::from_slice::<Message<'_>>(body).is_ok_and(|message| message.method.as_deref() == Some("tools/call"))
+    // serde would read a struct from an array too, by position.
+    let object = body.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'{');
+    match serde_json::from_slice::<Envelope<'_>>(body) {
+        Ok(envelope) if object => Peeked::Json { id: envelope.id, tool_call: envelope.method.as_deref() == Some("tools/call") },
+        Ok(_) => Peeked::Json { id: None, tool_call: false },
+        Err(error) if error.is_syntax() || error.is_eof() => Peeked::NotJson(error.to_string()),
+        // JSON of another shape (an array, a number): rmcp says what is wrong with it.
+        Err(_) => Peeked::Json { id: None, tool_call: false },
+    }
 }
 
-fn refusal(status: StatusCode, message: &str) -> Response {
-    (status, axum::Json(serde_json::json!({ "error": message }))).into_response()
+fn refusal_with(status: StatusCode, code: i64, message: &str, id: Option<&Value>, data: Option<Value>) -> Response {
+    let mut error = json!({ "code": code, "message": message });
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    (status, axum::Json(json!({ "jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error }))).into_response()
 }
 
-fn unauthorized(message: &str) -> Response {
-    let mut response = refusal(StatusCode::UNAUTHORIZED, message);
+fn refusal(status: StatusCode, message: &str, id: Option<&Value>) -> Response {
+    refusal_with(status, REFUSED, message, id, None)
+}
+
+fn unauthorized(message: &str, id: Option<&Value>) -> Response {
+    let mut response = refusal(StatusCode::UNAUTHORIZED, message, id);
     response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
 }
@@ -123,37 +216,34 @@ pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, nex
 
 async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
     if let Err(refusal_reason) = guard.allowed_hosts.admit(request.headers(), request.uri()) {
-        return refusal(StatusCode::FORBIDDEN, &refusal_reason.to_string());
+        return refusal(StatusCode::FORBIDDEN, &refusal_reason.to_string(), None);
     }
     if request.method() != Method::POST {
-        let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams");
+        let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams", None);
         response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
     if let Some(origin) = request.headers().get(ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         if !guard.allowed_hosts.serves_origin(origin) {
-            return refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"));
+            return refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"), None);
         }
     }
     let Some(token) = bearer(request.headers()) else {
-        return unauthorized("an agent bearer token is required");
+        return unauthorized("an agent bearer token is required", None);
     };
     let Some(agent_token) = AgentToken::parse(token) else {
-        return unauthorized("unknown agent token");
+        return unauthorized("unknown agent token", None);
     };
-    if let Err(wait) = guard.limiter.take(token, Instant::now()) {
-        let mut response = refusal(StatusCode::TOO_MANY_REQUESTS, &format!("too many calls: the limit is {} a minute per agent token", guard.calls_per_minute));
-        let seconds = wait.max(Duration::from_secs(1)).as_secs_f64().ceil() as u64;
-        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
-        return response;
-    }
     let digest = TokenDigest::of(token.as_bytes());
+    if let Err(wait) = guard.requests.take(digest) {
+        return guard.requests.refusal("requests", wait, None);
+    }
     let unknown = !guard.known.recently_accepted(digest, Instant::now());
-    if unknown && let Some(refused) = guard.check(&agent_token, digest).await {
+    if unknown && let Some(refused) = guard.check(&agent_token, digest, None).await {
         return refused;
     }
-    let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024));
+    let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024), None);
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
         return too_large();
@@ -162,21 +252,57 @@ async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
     let Ok(body) = to_bytes(body, MAX_BODY_BYTES).await else {
         return too_large();
     };
+    let (id, tool_call) = match peek(&body) {
+        Peeked::NotJson(reason) => return refusal_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("the body is not JSON: {reason}"), None, None),
+        Peeked::Json { id, tool_call } => (id, tool_call),
+    };
+    if tool_call && let Err(wait) = guard.tool_calls.take(digest) {
+        return guard.tool_calls.refusal("tool calls", wait, id.as_ref());
+    }
     if !unknown
-        && !is_tool_call(&body)
-        && let Some(refused) = guard.check(&agent_token, digest).await
+        && !tool_call
+        && let Some(refused) = guard.check(&agent_token, digest, id.as_ref()).await
     {
         return refused;
     }
+    accept_json(&mut parts.headers);
     let verdict = TokenVerdict::default();
     parts.extensions.insert(agent_token);
     parts.extensions.insert(verdict.clone());
     let response = next.run(Request::from_parts(parts, Body::from(body))).await;
     if verdict.refused() {
         guard.known.refused(digest);
-        return unauthorized("unknown agent token");
+        return unauthorized("unknown agent token", id.as_ref());
     }
-    response
+    reword_refusal(response, id.as_ref()).await
+}
+
+/// Every reply is JSON (the server runs rmcp in JSON mode), so a client that
+/// does not list `text/event-stream`, or sends no `Accept` at all, is served
+/// rather than refused with rmcp's 406.
+fn accept_json(headers: &mut HeaderMap) {
+    let streams = headers.get_all(ACCEPT).iter().any(|value| value.to_str().is_ok_and(|value| value.contains("text/event-stream")));
+    if !streams {
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+    }
+}
+
+/// rmcp refuses in plain text (a wrong `Content-Type`, JSON that is not a
+/// JSON-RPC message); its words become a JSON-RPC error like the guard's.
+async fn reword_refusal(response: Response, id: Option<&Value>) -> Response {
+    let plain = !response.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).is_some_and(|value| value.starts_with("application/json"));
+    if !(response.status().is_client_error() && plain) {
+        return response;
+    }
+    let status = response.status();
+    let text = match to_bytes(response.into_body(), 16 * 1024).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(_) => String::new(),
+    };
+    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE && !text.contains("Content-Type") {
+        return refusal_with(StatusCode::BAD_REQUEST, INVALID_REQUEST, &format!("the body is not a JSON-RPC message: {text}"), id, None);
+    }
+    refusal(status, if text.is_empty() { status.canonical_reason().unwrap_or("refused") } else { &text }, id)
 }
 
 #[cfg(test)]
@@ -194,11 +320,25 @@ mod tests {
     }
 
     #[test]
-    fn only_a_tools_call_is_left_to_its_own_check() {
-        assert!(is_tool_call(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_profile"}}"#));
-        assert!(!is_tool_call(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#));
-        assert!(!is_tool_call(br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]"#));
-        assert!(!is_tool_call(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
-        assert!(!is_tool_call(b"not json"));
+    fn the_guard_reads_the_id_and_whether_it_is_a_tool_call() {
+        let json = |id: Option<Value>, tool_call| Peeked::Json { id, tool_call };
+        assert_eq!(peek(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_profile"}}"#), json(Some(json!(1)), true));
+        assert_eq!(peek(br#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#), json(Some(json!("a")), false));
+        assert_eq!(peek(br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]"#), json(None, false));
+        assert_eq!(peek(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), json(None, false));
+        assert!(matches!(peek(b"not json"), Peeked::NotJson(_)));
+        assert!(matches!(peek(br#"{"jsonrpc":"2.0","id":1"#), Peeked::NotJson(_)));
+    }
+
+    #[test]
+    fn a_token_has_a_minute_of_calls_then_one_a_second_at_sixty() {
+        let limit = TokenLimit::per_minute(60);
+        let anna = TokenDigest::of(b"hado_agent_a");
+        for _ in 0..60 {
+            assert!(limit.take(anna).is_ok());
+        }
+        let wait = limit.take(anna).unwrap_err();
+        assert!(wait > Duration::from_millis(900) && wait <= Duration::from_secs(1), "{wait:?}");
+        assert!(limit.take(TokenDigest::of(b"hado_agent_b")).is_ok(), "each token has its own allowance");
     }
 }

@@ -7,7 +7,7 @@
 pub mod config;
 mod core_link;
 mod guard;
-mod rate_limit;
+mod schema;
 mod tools;
 
 use std::future::Future;

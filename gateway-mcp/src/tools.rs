@@ -3,14 +3,16 @@
 //! nothing about events itself.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
@@ -18,6 +20,7 @@ use hado_proto::views::{Profile, UserEvent};
 
 use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
 use crate::guard::TokenVerdict;
+use crate::schema::{self, Side};
 
 /// What the model reads once, when it connects.
 pub(crate) const INSTRUCTIONS: &str = "\
@@ -74,6 +77,24 @@ impl AfterDue {
     }
 }
 
+/// The language of the user's inbox, reminders and default labels.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Locale {
+    En,
+    Ru,
+}
+
+impl Locale {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Ru => "ru",
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListEventsArgs {
@@ -96,23 +117,28 @@ pub(crate) struct EventIdArgs {
 #[serde(deny_unknown_fields)]
 pub(crate) struct CreateEventArgs {
     /// What is due, at most 200 characters.
+    #[schemars(length(min = 1, max = 200))]
     pub title: String,
     #[schemars(description = DUE_AT)]
     pub due_at: String,
     /// A second line of detail, at most 200 characters.
     #[serde(default)]
+    #[schemars(length(max = 200))]
     pub subtitle: Option<String>,
     /// The day preparing starts, YYYY-MM-DD, no later than the due day. Default: 30 days before the due day.
     #[serde(default)]
+    #[schemars(length(max = 10))]
     pub fire_at: Option<String>,
     /// keep: the event stays overdue until done (default). expire: it closes as expired after the due day.
     #[serde(default)]
     pub after_due: Option<AfterDue>,
     /// The label of the Done button, at most 64 characters. Default: Done, in the user's language.
     #[serde(default)]
+    #[schemars(length(max = 64))]
     pub done_label: Option<String>,
-    /// A link the reminder opens, such as the page where the thing gets done.
+    /// A link the reminder opens, such as the page where the thing gets done: an absolute http or https URL.
     #[serde(default)]
+    #[schemars(length(max = 2048))]
     pub deep_link: Option<String>,
 }
 
@@ -123,24 +149,29 @@ pub(crate) struct UpdateEventArgs {
     pub id: i64,
     /// A new title, at most 200 characters.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
     pub title: Option<String>,
-    /// A new due moment, in the forms of create_event. A different due_at is a reschedule: it reopens a done or expired event and clears Remember. The same due_at changes only the other fields.
+    /// A new due moment, in the forms of create_event: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or with an offset only for an event tied to a place. A different due_at is a reschedule: it reopens a done or expired event and clears Remember. The same due_at changes only the other fields.
     #[serde(default)]
     pub due_at: Option<String>,
-    /// A new second line; an empty string removes it.
+    /// A new second line, at most 200 characters; an empty string removes it.
     #[serde(default)]
+    #[schemars(length(max = 200))]
     pub subtitle: Option<String>,
     /// A new preparation start day, YYYY-MM-DD, no later than the due day; an empty string returns to the default (30 days before).
     #[serde(default)]
+    #[schemars(length(max = 10))]
     pub fire_at: Option<String>,
     /// keep or expire, as in create_event.
     #[serde(default)]
     pub after_due: Option<AfterDue>,
     /// A new Done button label, at most 64 characters; an empty string returns to the default.
     #[serde(default)]
+    #[schemars(length(max = 64))]
     pub done_label: Option<String>,
-    /// A new link; an empty string removes it.
+    /// A new link, an absolute http or https URL; an empty string removes it.
     #[serde(default)]
+    #[schemars(length(max = 2048))]
     pub deep_link: Option<String>,
 }
 
@@ -156,6 +187,9 @@ pub(crate) struct UpdateProfileArgs {
     /// End of quiet hours, HH:MM local time. Quiet hours may cross midnight.
     #[serde(default)]
     pub quiet_end: Option<String>,
+    /// The language of the inbox, the reminders and the default Done label: en or ru.
+    #[serde(default)]
+    pub locale: Option<Locale>,
 }
 
 /// The events `list_events` found.
@@ -195,7 +229,18 @@ pub(crate) struct HadoMcp {
 
 impl HadoMcp {
     pub(crate) fn new(core: Core, fixed_token: Option<AgentToken>) -> Self {
-        Self { core, fixed_token, tool_router: Self::tool_router() }
+        Self { core, fixed_token, tool_router: Self::portable_tool_router() }
+    }
+
+    /// The tools, their schemas written for the widest range of clients.
+    fn portable_tool_router() -> ToolRouter<Self> {
+        let mut router = ToolRouter::new();
+        for mut route in Self::tool_router() {
+            route.attr.input_schema = Arc::new(schema::portable(&route.attr.input_schema, Side::Input));
+            route.attr.output_schema = route.attr.output_schema.map(|output| Arc::new(schema::portable(&output, Side::Output)));
+            router.add_route(route);
+        }
+        router
     }
 
     /// The Inbox client for this call's user: the token the HTTP guard
@@ -232,8 +277,8 @@ impl HadoMcp {
 
 #[tool_router]
 impl HadoMcp {
-    /// The user's inbox: active events, most urgent first (today, overdue, preparing, scheduled, each by due moment), or with archive=true the closed ones.
-    /// Each event says its source and whether it is editable.
+    /// The user's inbox: active events by due moment, earliest first (so overdue ones lead, then today's), or with archive=true the 100 most recently closed ones, latest first.
+    /// Each event says its state, its source and whether it is editable.
     #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
     async fn list_events(&self, Parameters(args): Parameters<ListEventsArgs>, context: RequestContext<RoleServer>) -> Result<Json<EventList>, ToolFailure> {
         let request = v1::ListEventsRequest { state: args.state.map(|state| state.as_str().to_owned()), archive: args.archive, limit: None };
@@ -313,24 +358,26 @@ impl HadoMcp {
         Ok(Json(Profile::from(&profile)))
     }
 
-    /// Changes the user's time zone and quiet hours; give any of them. A new zone moves local due times with it.
+    /// Changes the user's time zone, quiet hours and language; give any of them. A new zone moves local due times with it.
     #[tool(annotations(title = "Update profile", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     async fn update_profile(&self, Parameters(args): Parameters<UpdateProfileArgs>, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
-        let request = v1::UpdateProfileRequest { tz: args.tz, quiet_start: args.quiet_start, quiet_end: args.quiet_end, locale: None };
+        let request = v1::UpdateProfileRequest {
+            tz: args.tz,
+            quiet_start: args.quiet_start,
+            quiet_end: args.quiet_end,
+            locale: args.locale.map(|locale| locale.as_str().to_owned()),
+        };
         let profile = self.call(&context, self.inbox(&context)?.update_profile(request)).await?;
         Ok(Json(Profile::from(&profile)))
     }
 }
 
-/// How rmcp words an argument that does not fit the tool's schema.
-const ARGUMENTS_MISFIT: &str = "failed to deserialize parameters:";
-
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for HadoMcp {
     /// Dispatches to the tool, counted and timed. Arguments of the wrong
-    /// shape are protocol misuse and answer as a JSON-RPC invalid-params
-    /// error: rmcp would return them as a tool result, which is kept for what
-    /// core refuses.
+    /// shape are a tool result with `isError` that names the argument and
+    /// what it takes (MCP 2025-11-25), so the model can correct itself; an
+    /// unknown tool stays a JSON-RPC error.
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         // Only known tool names become metric labels.
         let tool = if self.tool_router.has_route(request.name.as_ref()) { request.name.to_string() } else { "unknown".to_owned() };
@@ -354,17 +401,34 @@ impl ServerHandler for HadoMcp {
 }
 
 impl HadoMcp {
-    /// Runs the tool; arguments of the wrong shape become a JSON-RPC error.
+    /// Runs the tool, once its arguments fit it.
     async fn dispatch(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        let response = self.tool_router.call(ToolCallContext::new(self, request, context)).await?;
-        if let CallToolResponse::Complete(result) = &response
-            && result.is_error == Some(true)
-            && let Some(text) = result.content.first().and_then(|block| block.as_text())
-            && text.text.starts_with(ARGUMENTS_MISFIT)
-        {
-            return Err(ErrorData::invalid_params(text.text.clone(), None));
+        if let Some(problem) = misfit(&request.name, request.arguments.as_ref()) {
+            return ToolFailure(problem).into_call_tool_result();
         }
-        Ok(response)
+        self.tool_router.call(ToolCallContext::new(self, request, context)).await
+    }
+}
+
+/// What is wrong with `arguments` for `tool`, read as the tool will read
+/// them, with the path of the argument at fault: "argument `state`: unknown
+/// variant `done`, expected one of `scheduled`, …".
+fn misfit(tool: &str, arguments: Option<&JsonObject>) -> Option<String> {
+    fn check<T: DeserializeOwned>(arguments: Option<&JsonObject>) -> Option<String> {
+        let empty = JsonObject::new();
+        let error = serde_path_to_error::deserialize::<_, T>(arguments.unwrap_or(&empty)).err()?;
+        let path = error.path().to_string();
+        let reason = error.into_inner();
+        Some(if path == "." { format!("arguments: {reason}") } else { format!("argument `{path}`: {reason}") })
+    }
+    match tool {
+        "list_events" => check::<ListEventsArgs>(arguments),
+        "get_event" | "delete_event" | "mark_done" | "mark_ack" => check::<EventIdArgs>(arguments),
+        "create_event" => check::<CreateEventArgs>(arguments),
+        "update_event" => check::<UpdateEventArgs>(arguments),
+        "update_profile" => check::<UpdateProfileArgs>(arguments),
+        // get_profile takes none; an unknown tool is the router's to refuse.
+        _ => None,
     }
 }
 
@@ -373,7 +437,67 @@ mod tests {
     use super::*;
 
     fn tools() -> Vec<rmcp::model::Tool> {
-        HadoMcp::tool_router().list_all()
+        HadoMcp::portable_tool_router().list_all()
+    }
+
+    /// Every schema object anywhere in `value`, with its path.
+    fn schema_objects<'a>(value: &'a serde_json::Value, path: String, found: &mut Vec<(String, &'a serde_json::Map<String, serde_json::Value>)>) {
+        match value {
+            serde_json::Value::Object(object) => {
+                found.push((path.clone(), object));
+                for (key, child) in object {
+                    schema_objects(child, format!("{path}/{key}"), found);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    schema_objects(item, format!("{path}/{index}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_schemas_are_portable() {
+        for tool in tools() {
+            let mut found = Vec::new();
+            let input = serde_json::Value::Object((*tool.input_schema).clone());
+            let output = tool.output_schema.as_ref().map(|output| serde_json::Value::Object((**output).clone())).unwrap_or_default();
+            schema_objects(&input, format!("{}:input", tool.name), &mut found);
+            schema_objects(&output, format!("{}:output", tool.name), &mut found);
+            for (path, object) in found {
+                assert!(!matches!(object.get("type"), Some(serde_json::Value::Array(_))), "{path} has a type array: {object:?}");
+                let format = object.get("format").and_then(|format| format.as_str()).unwrap_or("");
+                assert!(!format.starts_with("uint") && !format.starts_with("int") && format != "double", "{path} has format {format}");
+            }
+        }
+        let create = tools().into_iter().find(|tool| tool.name == "create_event").unwrap();
+        assert_eq!(create.input_schema["properties"]["title"]["maxLength"], 200);
+    }
+
+    #[test]
+    fn every_tool_that_takes_arguments_has_them_checked() {
+        let stray = serde_json::json!({"stray": 1}).as_object().cloned();
+        for tool in tools() {
+            let takes_arguments =
+                tool.input_schema.get("properties").and_then(|properties| properties.as_object()).is_some_and(|properties| !properties.is_empty());
+            let refused = misfit(&tool.name, stray.as_ref());
+            assert_eq!(refused.is_some(), takes_arguments, "{}: {refused:?}", tool.name);
+        }
+    }
+
+    #[test]
+    fn a_misfit_names_the_argument_and_what_it_takes() {
+        let arguments = |value: serde_json::Value| value.as_object().cloned();
+        let state = misfit("list_events", arguments(serde_json::json!({"state": "done"})).as_ref()).unwrap();
+        assert_eq!(state, "argument `state`: unknown variant `done`, expected one of `scheduled`, `preparing`, `today`, `overdue`");
+        let id = misfit("get_event", arguments(serde_json::json!({"id": "seven"})).as_ref()).unwrap();
+        assert_eq!(id, "argument `id`: invalid type: string \"seven\", expected i64");
+        let missing = misfit("create_event", arguments(serde_json::json!({"title": "Visa"})).as_ref()).unwrap();
+        assert_eq!(missing, "arguments: missing field `due_at`");
+        assert_eq!(misfit("get_event", None).unwrap(), "arguments: missing field `id`");
+        assert_eq!(misfit("create_event", arguments(serde_json::json!({"title": "Visa", "due_at": "2026-12-14"})).as_ref()), None);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub struct KnownTokens {
 }
 
 /// A token's digest, the key the memory uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TokenDigest([u8; 32]);
 
 impl TokenDigest {

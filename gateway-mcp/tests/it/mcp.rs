@@ -107,6 +107,11 @@ async fn error_body(response: reqwest::Response) -> (StatusCode, Option<String>,
     (status, challenge, response.json().await.expect("a JSON error"))
 }
 
+/// A refusal at the door, as a JSON-RPC error object.
+fn refused(id: Value, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": message}})
+}
+
 fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
     tools.iter().find(|tool| tool.name == name).unwrap_or_else(|| panic!("no tool {name}"))
 }
@@ -200,15 +205,18 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     }
     assert_eq!(tool_error(call(&bob, "update_event", json!({"id": visa_id, "title": "x"})).await), format!("event {visa_id} not found"));
 
-    // Protocol misuse is a JSON-RPC error, not a tool result.
+    // An unknown tool is a JSON-RPC error; arguments of the wrong shape are
+    // a tool result that names the argument and what it takes.
     let unknown = anna.call_tool(CallToolRequestParams::new("drop_everything")).await.unwrap_err();
     assert!(unknown.to_string().contains("drop_everything") || unknown.to_string().to_lowercase().contains("not found"), "{unknown}");
-    let arguments = json!({"id": "seven"}).as_object().cloned().unwrap();
-    let wrong_type = anna.call_tool(CallToolRequestParams::new("get_event").with_arguments(arguments)).await.unwrap_err();
-    assert!(matches!(&wrong_type, rmcp::ServiceError::McpError(error) if error.code == rmcp::model::ErrorCode::INVALID_PARAMS), "{wrong_type}");
-    let arguments = json!({"id": 1, "colour": "red"}).as_object().cloned().unwrap();
-    let unknown_argument = anna.call_tool(CallToolRequestParams::new("get_event").with_arguments(arguments)).await.unwrap_err();
-    assert!(unknown_argument.to_string().contains("colour"), "{unknown_argument}");
+    assert_eq!(tool_error(call(&anna, "get_event", json!({"id": "seven"})).await), r#"argument `id`: invalid type: string "seven", expected i64"#);
+    assert_eq!(tool_error(call(&anna, "get_event", json!({"id": 1, "colour": "red"})).await), "argument `colour`: unknown field `colour`, expected `id`");
+    assert_eq!(
+        tool_error(call(&anna, "list_events", json!({"state": "done"})).await),
+        "argument `state`: unknown variant `done`, expected one of `scheduled`, `preparing`, `today`, `overdue`"
+    );
+    assert_eq!(tool_error(call(&anna, "create_event", json!({"title": "Visa"})).await), "arguments: missing field `due_at`");
+    assert_eq!(ok(call(&anna, "update_profile", json!({"locale": "ru"})).await)["locale"], "ru");
 
     anna.cancel().await.unwrap();
     bob.cancel().await.unwrap();
@@ -230,7 +238,7 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
         (vec![("authorization", "Bearer hado_src_0000000000000000000000000000000000000000000000000000000000000000")], unknown),
     ] {
         let (status, challenge, body) = error_body(stack.post(&headers, INITIALIZE).await).await;
-        assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), json!({"error": message})), "{headers:?}");
+        assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), refused(Value::Null, message)), "{headers:?}");
     }
     // A token in the query string is never read.
     let in_query = reqwest::Client::new()
@@ -248,10 +256,33 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
     let reply: Value = accepted.json().await.unwrap();
     assert_eq!(reply["result"]["serverInfo"]["name"], "hado");
 
+    // What an SDK would never send still gets a JSON-RPC answer.
+    let (status, _, body) = error_body(stack.post(&[("authorization", &bearer)], "{not json").await).await;
+    assert_eq!((status, &body["error"]["code"], &body["id"]), (StatusCode::BAD_REQUEST, &json!(-32700), &Value::Null), "{body}");
+    let (status, _, body) = error_body(stack.post(&[("authorization", &bearer)], r#"{"jsonrpc":"2.0","id":3}"#).await).await;
+    assert_eq!((status, &body["error"]["code"], &body["id"]), (StatusCode::BAD_REQUEST, &json!(-32600), &json!(3)), "{body}");
+    let raw = |content_type: &'static str, accept: Option<&'static str>| {
+        let mut request = reqwest::Client::new().post(&stack.url).header("authorization", &bearer).header("content-type", content_type).body(INITIALIZE);
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        request.send()
+    };
+    let (status, _, body) = error_body(raw("text/plain", Some("application/json, text/event-stream")).await.unwrap()).await;
+    assert_eq!((status, &body["error"]["code"], &body["id"]), (StatusCode::UNSUPPORTED_MEDIA_TYPE, &json!(-32000), &json!(1)), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("Content-Type must be application/json"), "{body}");
+    // A client that does not list text/event-stream, or sends no Accept, is served JSON.
+    for accept in [Some("application/json"), None] {
+        let served = raw("application/json", accept).await.unwrap();
+        assert_eq!(served.status(), StatusCode::OK, "{accept:?}");
+        assert_eq!(served.json::<Value>().await.unwrap()["result"]["serverInfo"]["name"], "hado");
+    }
+
     // GET and DELETE are not served, with or without a token.
     for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
         let response = reqwest::Client::new().request(method.clone(), &stack.url).header("authorization", &bearer).send().await.unwrap();
         assert_eq!((response.status(), response.headers()["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST"), "{method}");
+        assert_eq!(response.json::<Value>().await.unwrap()["error"]["code"], -32000, "{method}");
     }
 
     // Re-issuing stops the old token at once, mid-session too; revoking stops the new one.
@@ -260,7 +291,8 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
     let reissued = stack.agent_token("anna").await;
     assert_ne!(reissued, token);
     let (status, _, body) = error_body(stack.post(&[("authorization", &bearer)], INITIALIZE).await).await;
-    assert_eq!((status, body), (StatusCode::UNAUTHORIZED, json!({"error": unknown})));
+    // The old token was accepted a moment ago, so its body was read: the refusal carries the id.
+    assert_eq!((status, body), (StatusCode::UNAUTHORIZED, refused(json!(1), unknown)));
     assert!(client.call_tool(CallToolRequestParams::new("get_profile")).await.is_err(), "the old session is refused");
     let renewed = stack.client(&reissued).await;
     assert_eq!(ok(call(&renewed, "get_profile", json!({})).await)["login"], "anna");
@@ -270,7 +302,7 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
     let revoked = format!("Bearer {reissued}");
     let tool_call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_profile","arguments":{}}}"#;
     let (status, challenge, body) = error_body(stack.post(&[("authorization", &revoked), ("mcp-protocol-version", "2025-06-18")], tool_call).await).await;
-    assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), json!({"error": unknown})));
+    assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), refused(json!(7), unknown)));
     let (status, _, _) = error_body(stack.post(&[("authorization", &revoked)], INITIALIZE).await).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
@@ -295,12 +327,12 @@ async fn origin_host_size_and_rate_are_limited(backend: Backend) {
 
     // A foreign Origin or Host is refused before the token is even looked at.
     let (status, _, body) = error_body(post(authorized(&[("origin", "https://evil.example")]), INITIALIZE.into()).await).await;
-    assert_eq!((status, body), (StatusCode::FORBIDDEN, json!({"error": "origin https://evil.example may not call this server"})));
+    assert_eq!((status, body), (StatusCode::FORBIDDEN, refused(Value::Null, "origin https://evil.example may not call this server")));
     assert_eq!(post(vec![("origin", "null".into())], INITIALIZE.into()).await.status(), StatusCode::FORBIDDEN);
     let (status, _, body) = error_body(post(authorized(&[("host", "evil.example")]), INITIALIZE.into()).await).await;
     assert_eq!(
         (status, body),
-        (StatusCode::FORBIDDEN, json!({"error": "host evil.example is not served here; the operator can add it to HADO_ALLOWED_HOSTS"}))
+        (StatusCode::FORBIDDEN, refused(Value::Null, "host evil.example is not served here; the operator can add it to HADO_ALLOWED_HOSTS"))
     );
     // The configured public host, and an Origin on it or on loopback, are fine.
     assert_eq!(post(authorized(&[("origin", "https://hado.example.com")]), INITIALIZE.into()).await.status(), StatusCode::OK);
@@ -309,21 +341,35 @@ async fn origin_host_size_and_rate_are_limited(backend: Backend) {
     // More than 1 MiB of body is refused.
     let huge = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(1024 * 1024));
     let (status, _, body) = error_body(post(authorized(&[]), huge).await).await;
-    assert_eq!((status, body), (StatusCode::PAYLOAD_TOO_LARGE, json!({"error": "the request body is over 1024 KiB"})));
+    assert_eq!((status, body), (StatusCode::PAYLOAD_TOO_LARGE, refused(Value::Null, "the request body is over 1024 KiB")));
 
-    // Five calls a minute: the two accepted above and the refused body count,
-    // refusals for Origin and Host do not. The fourth and fifth pass, the sixth waits.
-    for _ in 0..2 {
-        assert_eq!(post(authorized(&[]), INITIALIZE.into()).await.status(), StatusCode::OK);
+    // Five tool calls a minute; the sixth waits, and its refusal carries its id.
+    let tool_call = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_profile","arguments":{{}}}}}}"#);
+    let versioned = || authorized(&[("mcp-protocol-version", "2025-06-18")]);
+    for id in 10..15 {
+        assert_eq!(post(versioned(), tool_call(id)).await.status(), StatusCode::OK);
     }
-    let limited = post(authorized(&[]), INITIALIZE.into()).await;
+    let limited = post(versioned(), tool_call(15)).await;
     let retry_after: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=12).contains(&retry_after), "one call frees up every 12 s at 5 a minute, not {retry_after}");
     let (status, _, body) = error_body(limited).await;
-    assert_eq!((status, body), (StatusCode::TOO_MANY_REQUESTS, json!({"error": "too many calls: the limit is 5 a minute per agent token"})));
+    let message = format!("too many tool calls: the limit is 5 a minute per agent token; try again in {retry_after} s");
+    let expected = json!({"jsonrpc": "2.0", "id": 15, "error": {"code": -32000, "message": message, "data": {"retry_after": retry_after}}});
+    assert_eq!((status, body), (StatusCode::TOO_MANY_REQUESTS, expected));
     // Another token has its own allowance.
     let other = format!("Bearer {}", stack.agent_token("bob").await);
-    assert_eq!(post(vec![("authorization", other)], INITIALIZE.into()).await.status(), StatusCode::OK);
+    assert_eq!(post(vec![("authorization", other), ("mcp-protocol-version", "2025-06-18".into())], tool_call(16)).await.status(), StatusCode::OK);
+
+    // Other requests do not count against the tool calls: a script may
+    // initialize and list as it likes, up to ten times the tool-call limit
+    // of requests of any kind. Nine requests of anna's were counted above
+    // (all but the Origin and Host refusals); the fiftieth is the last.
+    for _ in 9..50 {
+        assert_eq!(post(authorized(&[]), INITIALIZE.into()).await.status(), StatusCode::OK);
+    }
+    let (status, _, body) = error_body(post(authorized(&[]), INITIALIZE.into()).await).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(body["error"]["message"].as_str().unwrap().starts_with("too many requests: the limit is 50 a minute per agent token"), "{body}");
 
     stack.stop().await;
 }

@@ -21,7 +21,9 @@ async fn the_python_sdk_runs_the_whole_scenario(backend: Backend) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let (shutdown, stopped) = oneshot::channel::<()>();
-    let gateway = tokio::spawn(hado_gateway_mcp::run(McpConfig::local(&core.url()), listener, async {
+    // The scenario makes nine tool calls, then runs into the limit.
+    let config = McpConfig { calls_per_minute: 10, ..McpConfig::local(&core.url()) };
+    let gateway = tokio::spawn(hado_gateway_mcp::run(config, listener, async {
         let _ = stopped.await;
     }));
 

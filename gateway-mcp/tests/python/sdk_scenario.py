@@ -1,15 +1,18 @@
 """Drives gateway-mcp with the official Python MCP SDK over streamable HTTP:
-lists the tools, then create -> list -> ack -> done -> archive.
+lists the tools, then create -> list -> ack -> done -> archive; then checks
+that the SDK shows Hado's own words for arguments of the wrong shape, an
+unknown token (401) and the tool-call limit (429).
 
-Usage: sdk_scenario.py MCP_URL AGENT_TOKEN. Exits non-zero on the first
-thing that is not as it should be, saying what.
+Usage: sdk_scenario.py MCP_URL AGENT_TOKEN. The gateway's limit must allow
+the scenario's nine tool calls and refuse a few more. Exits non-zero on the
+first thing that is not as it should be, saying what.
 """
 
 import asyncio
 import json
 import sys
 
-from mcp import ClientSession
+from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 EXPECTED_TOOLS = {
@@ -21,6 +24,13 @@ EXPECTED_TOOLS = {
 def check(condition, what):
     if not condition:
         raise SystemExit(f"sdk scenario: {what}")
+
+
+def messages(error):
+    """The messages of an exception and of every exception grouped in it."""
+    if isinstance(error, BaseExceptionGroup):
+        return [message for inner in error.exceptions for message in messages(inner)]
+    return [error.message if isinstance(error, MCPError) else repr(error)]
 
 
 def structured(result, tool):
@@ -65,7 +75,33 @@ async def scenario(url, token):
 
             missing = await session.call_tool("get_event", {"id": event_id + 1000})
             check(missing.is_error and "not found" in missing.content[0].text, f"a missing id gave {missing}")
-    print(f"sdk scenario: {len(tools)} tools listed; create, list, ack, done and archive all as expected")
+
+            # Arguments of the wrong shape come back as a tool error the model can act on.
+            misfit = await session.call_tool("list_events", {"state": "done"})
+            words = misfit.content[0].text if misfit.content else ""
+            check(misfit.is_error and "`state`" in words and "`scheduled`" in words, f"a wrong state gave {misfit}")
+
+            # Past the tool-call limit, the SDK shows Hado's 429 message.
+            limited = None
+            for _ in range(10):
+                try:
+                    await session.call_tool("get_profile", {})
+                except MCPError as error:
+                    limited = error.message
+                    break
+            check(limited is not None and limited.startswith("too many tool calls") and "try again in" in limited, f"the limit gave {limited!r}")
+
+    # An unknown token: the SDK shows Hado's 401 message.
+    stranger = create_mcp_http_client(headers={"Authorization": "Bearer hado_agent_" + "0" * 64})
+    refused = None
+    try:
+        async with stranger, streamable_http_client(url, http_client=stranger) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+    except BaseException as error:  # the SDK may wrap it in exception groups
+        refused = " | ".join(messages(error))
+    check(refused is not None and "unknown agent token" in refused, f"an unknown token gave {refused!r}")
+    print(f"sdk scenario: {len(tools)} tools listed; create, list, ack, done and archive all as expected; Hado's errors reach the SDK")
 
 
 if __name__ == "__main__":
