@@ -62,6 +62,7 @@ fn generated_code_matches_the_protos() {
             }
         }
     }
-    let what_now = if in_ci { format!("run `{REGENERATE}` locally to regenerate it, and commit it") } else { "it has been regenerated: review and commit it".into() };
+    let what_now =
+        if in_ci { format!("run `{REGENERATE}` locally to regenerate it, and commit it") } else { "it has been regenerated: review and commit it".into() };
     assert!(stale.is_empty(), "{} did not match hado/v1/*.proto; {what_now}", stale.join(" and "));
 }
