@@ -29,7 +29,7 @@ Active states, by urgency: scheduled (not yet preparing), preparing (from fire_a
 The archive holds done and expired events (after_due=expire closes as expired after the due day).
 mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint. Never use one for the other.
 Events from other sources (docs, a bank, …) can be read and closed with mark_done or mark_ack, but not changed or deleted: editable=false. Their source would overwrite an edit.
-Events you create belong to the source manual, like ones the user adds by hand; those you may update and delete (editable=true).
+Events you create belong to the source manual, like ones the user adds by hand; those you may update and delete (editable=true). A deleted event stays readable (state withdrawn) and update_event brings it back.
 due_at takes three forms: YYYY-MM-DD (a whole day), YYYY-MM-DDTHH:MM (a local time in the user's zone), or with an offset such as 2026-12-14T09:00+01:00 (a fixed instant). Use an offset only when the event is tied to a place.
 Call get_profile for the user's zone and current local time before resolving words like \"tomorrow\".
 A recurring thing is separate events: create one per occurrence that matters now, not a rule.";
@@ -286,7 +286,7 @@ impl HadoMcp {
         Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect() }))
     }
 
-    /// One event of the user's by id, from any source, with the log of the reminders it sent (sent, failed, or quieted by Remember).
+    /// One event of the user's by id, from any source, with the log of the reminders it sent (sent, failed, or quieted by Remember). A deleted event is found too, with state withdrawn.
     #[tool(annotations(title = "Get event", read_only_hint = true, open_world_hint = false))]
     async fn get_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
         let event = self.call(&context, self.inbox(&context)?.get_event(v1::EventId { id: args.id })).await?;
@@ -311,7 +311,7 @@ impl HadoMcp {
         Ok(Json(UserEvent::from(&event)))
     }
 
-    /// Changes any of the fields of an editable (manual) event; other sources' events cannot be changed.
+    /// Changes any of the fields of an editable (manual) event; other sources' events cannot be changed. Editing a deleted (withdrawn) event brings it back.
     /// A new due_at is a reschedule: it reopens a done or expired event, clears Remember and restarts the reminders.
     /// The same due_at (or none) only updates the other fields and leaves a closed event closed.
     #[tool(annotations(title = "Update event", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
@@ -330,7 +330,7 @@ impl HadoMcp {
         Ok(Json(UserEvent::from(&event)))
     }
 
-    /// Removes an editable (manual) event: it becomes withdrawn and leaves the inbox. Other sources' events cannot be deleted; close them with mark_done instead.
+    /// Removes an editable (manual) event: it becomes withdrawn and leaves the inbox; get_event still finds it and update_event brings it back. Other sources' events cannot be deleted; close them with mark_done instead.
     #[tool(annotations(title = "Delete event", read_only_hint = false, destructive_hint = true, open_world_hint = false))]
     async fn delete_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<Deleted>, ToolFailure> {
         let reply = self.call(&context, self.inbox(&context)?.delete_event(v1::EventId { id: args.id })).await?;

@@ -18,12 +18,19 @@ impl Engine {
         Ok(self.store.list_active(user.id, state, limit).await?)
     }
 
-    /// One of the user's events; withdrawn events are gone for them.
+    /// One of the user's events that is not withdrawn (deleted): what Done,
+    /// Remember, Delete and action links act on.
     pub(super) async fn own_event(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
-        match events::find_for_user(connection, id, user.id).await? {
-            Some(record) if record.lifecycle.state != State::Withdrawn => Ok(record),
+        match self.own_event_or_deleted(connection, user, id).await? {
+            record if record.lifecycle.state != State::Withdrawn => Ok(record),
             _ => Err(CoreError::event_not_found(id)),
         }
+    }
+
+    /// One of the user's events, withdrawn (deleted) ones too: they can be
+    /// read, and an edit brings them back, as any upsert does.
+    pub(super) async fn own_event_or_deleted(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        events::find_for_user(connection, id, user.id).await?.ok_or_else(|| CoreError::event_not_found(id))
     }
 
     /// How many of the user's open events need attention (the inbox badge).
@@ -35,11 +42,7 @@ impl Engine {
 
     pub async fn get_event(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
-        self.own_event(&mut connection, user, id).await
-    }
-
-    pub(super) async fn reread(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
-        events::find_for_user(connection, id, user.id).await?.ok_or_else(|| CoreError::event_not_found(id))
+        self.own_event_or_deleted(&mut connection, user, id).await
     }
 
     /// Creates one of the user's own events, from the `manual` source.
@@ -70,11 +73,12 @@ impl Engine {
     }
 
     /// Changes the user's own event through the same upsert path: a new due
-    /// moment reschedules (and reopens), the same one only updates.
+    /// moment reschedules (and reopens), the same one only updates, and a
+    /// deleted event comes back.
     pub async fn update_manual(&self, user: &UserRecord, id: i64, patch: EventPatch) -> Result<EventRecord, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        let record = self.own_event(&mut transaction, user, id).await?;
+        let record = self.own_event_or_deleted(&mut transaction, user, id).await?;
         if record.source_id != self.manual_source_id {
             return Err(owned_elsewhere(&record));
         }
@@ -92,7 +96,7 @@ impl Engine {
         let key = EventKey { user_id: user.id, source_id: record.source_id, source_ref: &record.source_ref, topic: &record.topic };
         let decision = self.decide(user, Some(&record), &spec, now);
         self.write_decision(&mut transaction, key, Some(&record), &spec, &decision, now).await?;
-        let updated = self.reread(&mut transaction, user, id).await?;
+        let updated = self.own_event_or_deleted(&mut transaction, user, id).await?;
         transaction.commit().await?;
         self.written();
         Ok(updated)
@@ -142,7 +146,7 @@ impl Engine {
         let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
         let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
         events::save_lifecycle(&mut transaction, id, write, now).await?;
-        let updated = self.reread(&mut transaction, user, id).await?;
+        let updated = self.own_event_or_deleted(&mut transaction, user, id).await?;
         transaction.commit().await?;
         self.written();
         Ok(updated)

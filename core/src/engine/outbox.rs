@@ -94,7 +94,7 @@ impl Engine {
     /// The delivery log of one of the user's events.
     pub(crate) async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<channels::DeliveryRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
-        self.own_event(&mut connection, user, id).await?;
+        self.own_event_or_deleted(&mut connection, user, id).await?;
         Ok(channels::for_event(&mut connection, id).await?)
     }
 

@@ -89,7 +89,7 @@ async fn sources_tokens_and_batches(backend: Backend) {
         .unwrap();
     assert_eq!(withdrawn[0].found, Some((visa_id, State::Withdrawn)));
     assert_eq!(withdrawn[1].found, None);
-    assert!(matches!(engine.get_event(&anna, visa_id).await, Err(CoreError::NotFound(_))));
+    assert_eq!(engine.get_event(&anna, visa_id).await.unwrap().lifecycle.state, State::Withdrawn, "readable, out of the inbox");
     assert_eq!(engine.list_events(&anna, None, false, None).await.unwrap().len(), 2);
     let revived = engine.upsert_batch(&docs, &[item("anna", "visa", "Visa renewal!", "2026-12-20")]).await.unwrap();
     assert_eq!((revived[0].outcome, revived[0].id), (Outcome::Revived, visa_id));
@@ -192,7 +192,9 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
 
     // Delete is a withdrawal of the user's own event.
     assert_eq!(engine.delete_manual(&moved, evening.id).await.unwrap(), evening.id);
-    assert!(matches!(engine.get_event(&moved, evening.id).await, Err(CoreError::NotFound(_))));
+    assert_eq!(engine.get_event(&moved, evening.id).await.unwrap().lifecycle.state, State::Withdrawn);
+    assert!(matches!(engine.mark_done(&moved, evening.id).await, Err(CoreError::NotFound(_))));
+    assert!(matches!(engine.delete_manual(&moved, evening.id).await, Err(CoreError::NotFound(_))));
 
     // One agent token per user: re-issuing stops the old one at once.
     let (_, first) = engine.admin_issue_agent_token("carol").await.unwrap();

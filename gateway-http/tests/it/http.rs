@@ -304,6 +304,11 @@ async fn the_inbox_json_api_works(backend: Backend) {
     assert_eq!(reopened["state"], "preparing");
     let (_, deleted) = stack.send(Method::DELETE, &format!("/me/events/{id}"), &anna, None).await;
     assert_eq!(deleted, json!({"id": id, "state": "withdrawn"}));
+    // A deleted event is still readable, and an edit brings it back.
+    let (_, gone) = stack.send(Method::GET, &format!("/me/events/{id}"), &anna, None).await;
+    assert_eq!(gone["state"], "withdrawn");
+    let (_, back) = stack.send(Method::PATCH, &format!("/me/events/{id}"), &anna, Some(json!({"title": "Dentist, again"}))).await;
+    assert_eq!((back["state"].as_str(), back["title"].as_str()), (Some("preparing"), Some("Dentist, again")));
 
     // Another source's event: close it, never change it.
     let docs = bearer(&stack.core.source_token("docs").await);

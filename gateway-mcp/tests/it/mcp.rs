@@ -197,6 +197,13 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     let deleted = ok(call(&anna, "delete_event", json!({"id": dentist_id})).await);
     assert_eq!(deleted, json!({"id": dentist_id, "state": "withdrawn"}));
     assert_eq!(ok(call(&anna, "list_events", json!({})).await)["events"], json!([]));
+    // A deleted event can still be read, and an edit brings it back.
+    assert_eq!(ok(call(&anna, "get_event", json!({"id": dentist_id})).await)["state"], "withdrawn");
+    assert_eq!(tool_error(call(&anna, "mark_done", json!({"id": dentist_id})).await), format!("event {dentist_id} not found"));
+    let revived = ok(call(&anna, "update_event", json!({"id": dentist_id, "title": "Dentist again"})).await);
+    assert_eq!((revived["title"].as_str(), revived["state"].as_str()), (Some("Dentist again"), Some("preparing")));
+    assert_eq!(ok(call(&anna, "list_events", json!({})).await)["events"].as_array().unwrap().len(), 1);
+    ok(call(&anna, "delete_event", json!({"id": dentist_id})).await);
 
     // Another user's agent: anna's ids are simply not found.
     let bob = stack.client(&stack.agent_token("bob").await).await;
