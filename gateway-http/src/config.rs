@@ -24,7 +24,10 @@ pub struct HttpConfig {
     /// The public address, for links the gateway prints (`HADO_PUBLIC_URL`).
     pub public_url: Option<String>,
     /// Where agents reach gateway-mcp, for the connect line in settings
-    /// (`HADO_MCP_URL`; default: the public URL + `/mcp`).
+    /// (`HADO_MCP_URL`). Without it: the public URL + `/mcp` behind a
+    /// trusted proxy (which routes `/mcp` to gateway-mcp, as the shipped
+    /// Caddyfile does); otherwise unknown, since the public URL is then
+    /// gateway-http's own, where `/mcp` is not served.
     pub mcp_url: Option<String>,
     /// Telegram's webhook secret (`HADO_TELEGRAM_WEBHOOK_SECRET`): set in
     /// webhook mode, when `/hooks/telegram` takes Telegram's updates.
@@ -73,7 +76,8 @@ impl HttpConfig {
         {
             return Err(ConfigError { variable: "HADO_PUBLIC_URL", problem: format!("{url:?} is not a URL such as https://hado.example.com") });
         }
-        let mcp_url = read(lookup, "HADO_MCP_URL").or_else(|| public_url.as_ref().map(|url| format!("{url}/mcp")));
+        let proxied_mcp = public_url.as_ref().filter(|_| !trusted_proxies.is_empty()).map(|url| format!("{url}/mcp"));
+        let mcp_url = read(lookup, "HADO_MCP_URL").or(proxied_mcp);
         Ok(Self {
             addr: process::socket_addr(lookup, "HADO_HTTP_ADDR", DEFAULT_HTTP_ADDR)?,
             core_url: process::core_url(lookup)?,
@@ -146,7 +150,16 @@ mod tests {
         for untrusted in ["11.0.0.1", "192.168.1.8", "127.0.0.1"] {
             assert!(!config.trusts(untrusted.parse().unwrap()), "{untrusted}");
         }
-        assert_eq!(config.mcp_url.as_deref(), Some("https://hado.example.com/mcp"));
+        assert_eq!(config.mcp_url.as_deref(), Some("https://hado.example.com/mcp"), "behind a proxy, /mcp is on the public URL");
+    }
+
+    #[test]
+    fn the_mcp_address_is_never_a_guess() {
+        // Without a proxy the public URL is gateway-http's own, where /mcp 404s.
+        let alone = config(&[("HADO_PUBLIC_URL", "http://127.0.0.1:8080")]).unwrap();
+        assert_eq!(alone.mcp_url, None);
+        let told = config(&[("HADO_PUBLIC_URL", "http://127.0.0.1:8080"), ("HADO_MCP_URL", "http://127.0.0.1:8081/mcp")]).unwrap();
+        assert_eq!(told.mcp_url.as_deref(), Some("http://127.0.0.1:8081/mcp"));
     }
 
     #[test]

@@ -92,12 +92,22 @@ impl AppState {
         ApiError::from_core(&self.core, status)
     }
 
-    /// The line that connects Claude Code to this Hado with `token`.
+    /// The line that connects Claude Code to this Hado with `token`. When
+    /// gateway-mcp's address is not known (see [`HttpConfig::mcp_url`]), the
+    /// line says so in its place rather than guess an address that 404s.
     pub(crate) fn connect_line(&self, token: &str) -> String {
-        let url = self.config.mcp_url.clone().unwrap_or_else(|| format!("http://{}/mcp", hado_runtime::process::DEFAULT_MCP_ADDR));
+        let url = self.config.mcp_url.as_deref().unwrap_or(UNKNOWN_MCP_URL);
         format!("claude mcp add --transport http hado {url} --header \"Authorization: Bearer {token}\"")
     }
+
+    /// Whether the connect line names gateway-mcp's address.
+    pub(crate) fn knows_mcp_url(&self) -> bool {
+        self.config.mcp_url.is_some()
+    }
 }
+
+/// What stands in the connect line for an MCP address gateway-http does not know.
+const UNKNOWN_MCP_URL: &str = "<gateway-mcp's /mcp URL>";
 
 /// Every route of the gateway.
 pub(crate) fn router(state: AppState) -> Router {

@@ -82,6 +82,10 @@ pub(crate) struct IssuedAgentToken {
     pub token: String,
     /// The `claude mcp add` line that connects Claude Code with it.
     pub connect: String,
+    /// Set when gateway-http does not know gateway-mcp's address: the line
+    /// then has a placeholder for it, and this says how to fill it in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -182,10 +186,15 @@ pub(crate) async fn agent_token(State(state): State<AppState>, InboxUser(login):
     Ok(axum::Json(AgentTokenStatus { issued: status.issued, created_at: status.created_at, last_used_at: status.last_used_at }))
 }
 
+/// How to fill in the connect line's MCP address.
+const MCP_URL_NOTE: &str =
+    "gateway-http does not know gateway-mcp's address: use the URL agents reach /mcp at, and set HADO_MCP_URL on gateway-http to show it here";
+
 pub(crate) async fn issue_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<IssuedAgentToken> {
     let issued = state.inbox(&login)?.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
     let connect = state.connect_line(&issued.token);
-    Ok(axum::Json(IssuedAgentToken { token: issued.token, connect }))
+    let note = (!state.knows_mcp_url()).then(|| MCP_URL_NOTE.to_owned());
+    Ok(axum::Json(IssuedAgentToken { token: issued.token, connect, note }))
 }
 
 pub(crate) async fn revoke_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Revoked> {

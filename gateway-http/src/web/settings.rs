@@ -43,6 +43,8 @@ struct SettingsPage {
     zones: &'static [&'static str],
     saved: bool,
     issued: Option<String>,
+    /// Whether the connect line names gateway-mcp's address.
+    knows_mcp_url: bool,
     agent_issued: bool,
     agent_created: String,
     agent_last_used: String,
@@ -108,6 +110,7 @@ async fn settings_page_with(
             zones: ZONES.as_slice(),
             saved,
             issued,
+            knows_mcp_url: state.knows_mcp_url(),
             agent_issued: agent.issued,
             agent_created: agent.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
             agent_last_used: agent.last_used_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),

@@ -172,7 +172,10 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     // The agent token, shown once with the connect line.
     let (status, _, page) = stack.post("/settings/agent-token", &[]).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("claude mcp add --transport http hado http://127.0.0.1:8081/mcp --header &#34;Authorization: Bearer hado_agent_"), "{page}");
+    // This gateway was not told gateway-mcp's address: the line says so in
+    // its place, and a note says how to fill it in, rather than guess.
+    assert!(page.contains("claude mcp add --transport http hado &lt;gateway-mcp&#39;s /mcp URL&gt; --header &#34;Authorization: Bearer hado_agent_"), "{page}");
+    assert!(page.contains("HADO_MCP_URL"), "{page}");
     assert!(!stack.get("/settings").await.1.contains("hado_agent_"), "the token is not shown again");
 
     // The calendar address, shown once; it works until turned off.
