@@ -106,6 +106,12 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     println!();
     println!("Connect your agent (Claude Code) with that token:");
     println!("  claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
+    println!("or, for a client that starts its servers as processes (stdio), with this binary:");
+    println!(
+        "  claude mcp add hado --env HADO_AGENT_TOKEN=hado_agent_… --env HADO_CORE_URL={} -- {} gateway-mcp --stdio",
+        settings.core_url(),
+        executable.display()
+    );
     println!();
     println!("Ctrl-C stops Hado.");
 

@@ -46,6 +46,10 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     assert!(printed.iter().any(|line| line.trim() == connect), "the connect line names the real address: {printed:#?}");
     let readme = include_str!("../../../README.md");
     assert!(readme.contains(&connect.replace(&port.mcp.to_string(), "8081")), "the README shows the same line for the default address");
+    // The stdio line names this very binary, so it works without hado on PATH.
+    let binary = env!("CARGO_BIN_EXE_hado");
+    let stdio = printed.iter().find(|line| line.contains("gateway-mcp --stdio")).expect("a stdio line");
+    assert!(stdio.contains(&format!("-- {binary} gateway-mcp --stdio")) && std::path::Path::new(binary).is_absolute(), "{stdio}");
 
     let secrets = std::fs::read_to_string(folder.path().join("hado-data/secrets.env")).unwrap();
     assert!(secrets.contains("HADO_ADMIN_TOKEN=") && secrets.contains("HADO_GATEWAY_TOKEN="));
