@@ -29,10 +29,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::body::{Body, to_bytes};
+use axum::body::{Body, Bytes, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
@@ -58,7 +58,7 @@ const REQUESTS_PER_CALL: u32 = 10;
 /// JSON-RPC's code for a body that is not JSON.
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's code for JSON that is not a request.
-const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// The code of every other refusal at the door: the first of the codes
 /// JSON-RPC leaves to servers, as the MCP SDKs' own transports use it.
 const REFUSED: i64 = -32000;
@@ -180,7 +180,7 @@ fn peek(body: &[u8]) -> Peeked {
     }
 }
 
-fn refusal_with(status: StatusCode, code: i64, message: &str, id: Option<&Value>, data: Option<Value>) -> Response {
+pub(crate) fn refusal_with(status: StatusCode, code: i64, message: &str, id: Option<&Value>, data: Option<Value>) -> Response {
     let mut error = json!({ "code": code, "message": message });
     if let Some(data) = data {
         error["data"] = data;
@@ -188,7 +188,7 @@ fn refusal_with(status: StatusCode, code: i64, message: &str, id: Option<&Value>
     (status, axum::Json(json!({ "jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error }))).into_response()
 }
 
-fn refusal(status: StatusCode, message: &str, id: Option<&Value>) -> Response {
+pub(crate) fn refusal(status: StatusCode, message: &str, id: Option<&Value>) -> Response {
     refusal_with(status, REFUSED, message, id, None)
 }
 
@@ -215,66 +215,107 @@ pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, nex
 }
 
 async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
-    if let Err(refusal_reason) = guard.allowed_hosts.admit(request.headers(), request.uri()) {
-        return refusal(StatusCode::FORBIDDEN, &refusal_reason.to_string(), None);
-    }
     if request.method() != Method::POST {
         let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams", None);
         response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    if let Some(origin) = request.headers().get(ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        if !guard.allowed_hosts.serves_origin(origin) {
-            return refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"), None);
-        }
-    }
-    let Some(token) = bearer(request.headers()) else {
-        return unauthorized("an agent bearer token is required", None);
+    let caller = match guard.caller(request.headers(), request.uri()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
     };
-    let Some(agent_token) = AgentToken::parse(token) else {
-        return unauthorized("unknown agent token", None);
-    };
-    let digest = TokenDigest::of(token.as_bytes());
-    if let Err(wait) = guard.requests.take(digest) {
-        return guard.requests.refusal("requests", wait, None);
-    }
-    let unknown = !guard.known.recently_accepted(digest, Instant::now());
-    if unknown && let Some(refused) = guard.check(&agent_token, digest, None).await {
-        return refused;
-    }
-    let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024), None);
-    let declared = request.headers().get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
-        return too_large();
-    }
     let (mut parts, body) = request.into_parts();
-    let Ok(body) = to_bytes(body, MAX_BODY_BYTES).await else {
-        return too_large();
+    let message = match guard.message(&caller, &parts.headers, body).await {
+        Ok(message) => message,
+        Err(refused) => return refused,
     };
-    let (id, tool_call) = match peek(&body) {
-        Peeked::NotJson(reason) => return refusal_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("the body is not JSON: {reason}"), None, None),
-        Peeked::Json { id, tool_call } => (id, tool_call),
-    };
-    if tool_call && let Err(wait) = guard.tool_calls.take(digest) {
-        return guard.tool_calls.refusal("tool calls", wait, id.as_ref());
-    }
-    if !unknown
-        && !tool_call
-        && let Some(refused) = guard.check(&agent_token, digest, id.as_ref()).await
-    {
-        return refused;
-    }
     accept_json(&mut parts.headers);
     let verdict = TokenVerdict::default();
-    parts.extensions.insert(agent_token);
+    parts.extensions.insert(caller.token);
     parts.extensions.insert(verdict.clone());
-    let response = next.run(Request::from_parts(parts, Body::from(body))).await;
+    let response = next.run(Request::from_parts(parts, Body::from(message.body))).await;
     if verdict.refused() {
-        guard.known.refused(digest);
-        return unauthorized("unknown agent token", id.as_ref());
+        guard.known.refused(caller.digest);
+        return unauthorized("unknown agent token", message.id.as_ref());
     }
-    reword_refusal(response, id.as_ref()).await
+    reword_refusal(response, message.id.as_ref()).await
+}
+
+/// A caller the guard let in.
+pub(crate) struct Caller {
+    pub(crate) token: AgentToken,
+    pub(crate) digest: TokenDigest,
+    /// Whether core accepted the token within the last minute; if not, it
+    /// was just asked.
+    familiar: bool,
+}
+
+/// A request body the guard read: JSON, within the limits.
+pub(crate) struct Message {
+    pub(crate) body: Bytes,
+    pub(crate) id: Option<Value>,
+}
+
+impl Guard {
+    /// Who is calling, and from where: a `Host` and `Origin` served here, an
+    /// agent bearer token, within the requests a minute; core is asked
+    /// about a token it has not accepted within the last minute. Nothing of
+    /// the body is read.
+    pub(crate) async fn caller(&self, headers: &HeaderMap, uri: &Uri) -> Result<Caller, Response> {
+        if let Err(refusal_reason) = self.allowed_hosts.admit(headers, uri) {
+            return Err(refusal(StatusCode::FORBIDDEN, &refusal_reason.to_string(), None));
+        }
+        if let Some(origin) = headers.get(ORIGIN) {
+            let origin = origin.to_str().unwrap_or("");
+            if !self.allowed_hosts.serves_origin(origin) {
+                return Err(refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"), None));
+            }
+        }
+        let token = bearer(headers).ok_or_else(|| unauthorized("an agent bearer token is required", None))?;
+        let agent_token = AgentToken::parse(token).ok_or_else(|| unauthorized("unknown agent token", None))?;
+        let digest = TokenDigest::of(token.as_bytes());
+        if let Err(wait) = self.requests.take(digest) {
+            return Err(self.requests.refusal("requests", wait, None));
+        }
+        let familiar = self.known.recently_accepted(digest, Instant::now());
+        if !familiar && let Some(refused) = self.check(&agent_token, digest, None).await {
+            return Err(refused);
+        }
+        Ok(Caller { token: agent_token, digest, familiar })
+    }
+
+    /// Asks core about a familiar token too, for a request that makes no
+    /// call of its own to core.
+    pub(crate) async fn confirm(&self, caller: &Caller, id: Option<&Value>) -> Result<(), Response> {
+        match caller.familiar {
+            true => self.check(&caller.token, caller.digest, id).await.map_or(Ok(()), Err),
+            false => Ok(()),
+        }
+    }
+
+    /// The caller's request body: at most 1 MiB, JSON, and a `tools/call`
+    /// within the tool-call limit. Anything else is confirmed with core,
+    /// since only a tool call is checked by the call it makes.
+    pub(crate) async fn message(&self, caller: &Caller, headers: &HeaderMap, body: Body) -> Result<Message, Response> {
+        let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024), None);
+        let declared = headers.get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+        if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
+            return Err(too_large());
+        }
+        let body = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| too_large())?;
+        let (id, tool_call) = match peek(&body) {
+            Peeked::NotJson(reason) => return Err(refusal_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("the body is not JSON: {reason}"), None, None)),
+            Peeked::Json { id, tool_call } => (id, tool_call),
+        };
+        if tool_call {
+            if let Err(wait) = self.tool_calls.take(caller.digest) {
+                return Err(self.tool_calls.refusal("tool calls", wait, id.as_ref()));
+            }
+        } else {
+            self.confirm(caller, id.as_ref()).await?;
+        }
+        Ok(Message { body, id })
+    }
 }
 
 /// Every reply is JSON (the server runs rmcp in JSON mode), so a client that

@@ -1,12 +1,14 @@
 //! Hado's MCP gateway: the agent's door to its owner's inbox. It serves the
 //! nine tools over streamable HTTP at `POST /mcp` (stateless: no sessions,
-//! so any number of gateways can stand behind a proxy) or over stdio, and
+//! so any number of gateways can stand behind a proxy), over the legacy
+//! HTTP+SSE transport at `GET /sse` for older clients, or over stdio, and
 //! turns each tool call into one gRPC call to core. It stores nothing and
 //! decides nothing about events. See ARCHITECTURE.md for the map.
 
 pub mod config;
 mod core_link;
 mod guard;
+mod legacy_sse;
 mod schema;
 mod tools;
 
@@ -29,6 +31,9 @@ use tools::HadoMcp;
 
 /// The route the MCP server answers on.
 pub const MCP_PATH: &str = "/mcp";
+/// The legacy HTTP+SSE transport's event stream, and where its messages go.
+pub const SSE_PATH: &str = "/sse";
+pub const MESSAGES_PATH: &str = "/messages";
 
 /// The HTTP application: the guard in front of rmcp's streamable HTTP
 /// service. `stop` ends any response still streaming at shutdown.
@@ -41,10 +46,13 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         // before rmcp sees the request.
         .disable_allowed_hosts()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
-        .with_cancellation_token(stop);
+        .with_cancellation_token(stop.clone());
     let service = StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), transport);
-    let guard = Arc::new(Guard::new(core, config.allowed_hosts.clone(), config.calls_per_minute));
-    Router::new().route_service(MCP_PATH, service).route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+    let guard = Arc::new(Guard::new(core.clone(), config.allowed_hosts.clone(), config.calls_per_minute));
+    let streams = Arc::new(legacy_sse::Streams::new(core, guard.clone(), stop));
+    let legacy =
+        Router::new().route(SSE_PATH, axum::routing::get(legacy_sse::open)).route(MESSAGES_PATH, axum::routing::post(legacy_sse::message)).with_state(streams);
+    Router::new().route_service(MCP_PATH, service).route_layer(axum::middleware::from_fn_with_state(guard, guard::guard)).merge(legacy)
 }
 
 /// Serves `/mcp` on `listener` until `shutdown` resolves, letting requests

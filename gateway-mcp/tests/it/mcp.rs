@@ -459,7 +459,60 @@ async fn slow_and_surplus_connections_are_cut_off() {
     core.stop().await;
 }
 
+async fn the_legacy_event_stream_has_the_same_guard(backend: Backend) {
+    let stack = Stack::start(&backend, 600).await;
+    let base = stack.url.trim_end_matches("/mcp").to_owned();
+    let anna = format!("Bearer {}", stack.agent_token("anna").await);
+    let bob = format!("Bearer {}", stack.agent_token("bob").await);
+    let client = reqwest::Client::new();
+
+    // Opening a stream takes a token, from a host served here.
+    let (status, challenge, body) = error_body(client.get(format!("{base}/sse")).send().await.unwrap()).await;
+    assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), refused(Value::Null, "an agent bearer token is required")));
+    let foreign = client.get(format!("{base}/sse")).header("authorization", &anna).header("host", "evil.example").send().await.unwrap();
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+
+    // The first event names the endpoint of this stream.
+    let mut stream = client.get(format!("{base}/sse")).header("authorization", &anna).send().await.unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let first = String::from_utf8(stream.chunk().await.unwrap().unwrap().to_vec()).unwrap();
+    let endpoint = first.lines().find_map(|line| line.strip_prefix("data: ")).expect("an endpoint event").to_owned();
+    assert!(first.starts_with("event: endpoint") && endpoint.starts_with("/messages?sessionId="), "{first}");
+    let messages = format!("{base}{endpoint}");
+    let post = |token: &str, body: String| client.post(&messages).header("authorization", token).header("content-type", "application/json").body(body).send();
+
+    // Its owner's messages are taken; another token's stream is unknown.
+    assert_eq!(post(&anna, INITIALIZE.into()).await.unwrap().status(), StatusCode::ACCEPTED);
+    let (status, _, body) = error_body(post(&bob, INITIALIZE.into()).await.unwrap()).await;
+    assert_eq!((status, body), (StatusCode::NOT_FOUND, refused(json!(1), "no open stream has this sessionId: open one with GET /sse")));
+    let huge = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(1024 * 1024));
+    assert_eq!(post(&anna, huge).await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let (status, _, body) = error_body(post(&anna, "{not json".into()).await.unwrap()).await;
+    assert_eq!((status, &body["error"]["code"]), (StatusCode::BAD_REQUEST, &json!(-32700)));
+
+    // The reply to initialize comes on the stream.
+    let mut seen = String::new();
+    while !seen.contains("serverInfo") {
+        seen.push_str(std::str::from_utf8(&stream.chunk().await.unwrap().expect("the stream stays open")).unwrap());
+    }
+    assert!(seen.contains("event: message") && seen.contains(r#""name":"hado""#), "{seen}");
+
+    // A closed stream is forgotten.
+    drop(stream);
+    let mut gone = false;
+    for _ in 0..50 {
+        if post(&anna, INITIALIZE.into()).await.unwrap().status() == StatusCode::NOT_FOUND {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(gone, "the session outlived its stream");
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
+    the_legacy_event_stream_has_the_same_guard,
     every_tool_works_as_the_tokens_user,
     the_guard_answers_each_auth_case,
     origin_host_size_and_rate_are_limited,

@@ -3,16 +3,22 @@ lists the tools, then create -> list -> ack -> done -> archive; then checks
 that the SDK shows Hado's own words for arguments of the wrong shape, an
 unknown token (401) and the tool-call limit (429).
 
-Usage: sdk_scenario.py MCP_URL AGENT_TOKEN. The gateway's limit must allow
-the scenario's nine tool calls and refuse a few more. Exits non-zero on the
-first thing that is not as it should be, saying what.
+Usage: sdk_scenario.py BASE_URL AGENT_TOKEN [streamable|sse]: streamable
+HTTP at BASE_URL/mcp (the default), or the legacy HTTP+SSE transport at
+BASE_URL/sse, with the same tool scenario. The error checks are
+streamable HTTP's (over SSE, replies travel on the stream, not the POST);
+the gateway's limit must allow the scenario's eight tool calls and refuse a
+few more. Exits non-zero on the first thing that is not as it should be,
+saying what.
 """
 
 import asyncio
+import contextlib
 import json
 import sys
 
 from mcp import ClientSession, MCPError
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 EXPECTED_TOOLS = {
@@ -41,9 +47,21 @@ def structured(result, tool):
     return result.structured_content
 
 
-async def scenario(url, token):
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-    async with http, streamable_http_client(url, http_client=http) as (read, write):
+@contextlib.asynccontextmanager
+async def connect(base, token, transport):
+    """The (read, write) streams of a session over `transport`."""
+    headers = {"Authorization": f"Bearer {token}"}
+    if transport == "sse":
+        async with sse_client(f"{base}/sse", headers=headers) as (read, write):
+            yield read, write
+    else:
+        http = create_mcp_http_client(headers=headers)
+        async with http, streamable_http_client(f"{base}/mcp", http_client=http) as (read, write, *_):
+            yield read, write
+
+
+async def scenario(base, token, transport):
+    async with connect(base, token, transport) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -81,6 +99,10 @@ async def scenario(url, token):
             words = misfit.content[0].text if misfit.content else ""
             check(misfit.is_error and "`state`" in words and "`scheduled`" in words, f"a wrong state gave {misfit}")
 
+            if transport == "sse":
+                print(f"sdk scenario over sse: {len(tools)} tools listed; create, list, ack, done and archive all as expected")
+                return
+
             # Past the tool-call limit, the SDK shows Hado's 429 message.
             limited = None
             for _ in range(10):
@@ -95,14 +117,14 @@ async def scenario(url, token):
     stranger = create_mcp_http_client(headers={"Authorization": "Bearer hado_agent_" + "0" * 64})
     refused = None
     try:
-        async with stranger, streamable_http_client(url, http_client=stranger) as (read, write):
+        async with stranger, streamable_http_client(f"{base}/mcp", http_client=stranger) as (read, write, *_):
             async with ClientSession(read, write) as session:
                 await session.initialize()
     except BaseException as error:  # the SDK may wrap it in exception groups
         refused = " | ".join(messages(error))
     check(refused is not None and "unknown agent token" in refused, f"an unknown token gave {refused!r}")
-    print(f"sdk scenario: {len(tools)} tools listed; create, list, ack, done and archive all as expected; Hado's errors reach the SDK")
+    print(f"sdk scenario over streamable: {len(tools)} tools listed; create, list, ack, done and archive all as expected; Hado's errors reach the SDK")
 
 
 if __name__ == "__main__":
-    asyncio.run(scenario(sys.argv[1], sys.argv[2]))
+    asyncio.run(scenario(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "streamable"))

@@ -1,0 +1,169 @@
+//! Owns the legacy HTTP+SSE transport (MCP 2024-11-05), for clients
+//! configured with `"type": "sse"`: `GET /sse` opens an event stream whose
+//! first event names the endpoint (`/messages?sessionId=…`), the client
+//! POSTs each JSON-RPC message there (answered 202), and the replies come
+//! back as `message` events on the stream.
+//!
+//! rmcp no longer ships this transport, so each stream runs the same tool
+//! server as stdio does, with the stream's token fixed, over a pair of
+//! channels. Both routes go through the same guard as `/mcp`: `Host`,
+//! `Origin`, the bearer token (every POST must carry the token that opened
+//! the stream), the rate limits and the body limit.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::channel::mpsc;
+use futures::{SinkExt, Stream, StreamExt};
+use rmcp::ServiceExt;
+use rmcp::model::ClientJsonRpcMessage;
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::core_link::Core;
+use crate::guard::{self, Guard, INVALID_REQUEST};
+use crate::tools::HadoMcp;
+use hado_runtime::known_tokens::TokenDigest;
+
+/// Open streams at most, over all tokens; each holds a tool server.
+const MAX_STREAMS: usize = 256;
+/// Open streams at most per token.
+const MAX_STREAMS_PER_TOKEN: usize = 8;
+/// Messages waiting for the tool server of one stream.
+const QUEUE: usize = 16;
+
+/// The open streams, by session id.
+pub(crate) struct Streams {
+    core: Core,
+    guard: Arc<Guard>,
+    open: Mutex<HashMap<String, Stream1>>,
+    stop: CancellationToken,
+}
+
+/// One open stream: whose it is, and where its messages go.
+struct Stream1 {
+    owner: TokenDigest,
+    inbound: mpsc::Sender<ClientJsonRpcMessage>,
+}
+
+impl Streams {
+    pub(crate) fn new(core: Core, guard: Arc<Guard>, stop: CancellationToken) -> Self {
+        Self { core, guard, open: Mutex::default(), stop }
+    }
+
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, Stream1>> {
+        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Removes its stream when the client goes away (the response body is dropped).
+struct Closing {
+    streams: Arc<Streams>,
+    id: String,
+}
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        self.streams.open().remove(&self.id);
+    }
+}
+
+/// `GET /sse`: opens a stream for the caller's token.
+pub(crate) async fn open(State(streams): State<Arc<Streams>>, request: Request) -> Response {
+    let caller = match streams.guard.caller(request.headers(), request.uri()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    if let Err(refused) = streams.guard.confirm(&caller, None).await {
+        return refused;
+    }
+    let id = session_id();
+    let (inbound, received) = mpsc::channel::<ClientJsonRpcMessage>(QUEUE);
+    let (replies, outbound) = mpsc::channel(QUEUE);
+    {
+        let mut open = streams.open();
+        let owned = open.values().filter(|stream| stream.owner == caller.digest).count();
+        if open.len() >= MAX_STREAMS || owned >= MAX_STREAMS_PER_TOKEN {
+            let message = format!("too many open event streams: at most {MAX_STREAMS_PER_TOKEN} per agent token; close one or use /mcp");
+            return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
+        }
+        open.insert(id.clone(), Stream1 { owner: caller.digest, inbound });
+    }
+
+    // The tool server of this stream, as over stdio: it ends when the
+    // client's messages end (the stream closed) or at shutdown.
+    let server = HadoMcp::new(streams.core.clone(), Some(caller.token));
+    let stop = streams.stop.clone();
+    tokio::spawn(async move {
+        let Ok(running) = server.serve((replies, received)).await else { return };
+        tokio::select! {
+            _ = running.waiting() => {}
+            _ = stop.cancelled() => {}
+        }
+    });
+
+    let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
+    let closing = Closing { streams: streams.clone(), id };
+    let stop = streams.stop.clone();
+    let messages = outbound
+        .map(|message| Ok::<_, Infallible>(Event::default().event("message").json_data(message).unwrap_or_else(|_| Event::default().comment("unserialisable"))))
+        .take_until(async move { stop.cancelled().await });
+    let events = futures::stream::once(async move { Ok(endpoint) }).chain(messages).map(move |event| {
+        let _keep = &closing;
+        event
+    });
+    Sse::new(Box::pin(events) as std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>>)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Session {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+}
+
+/// `POST /messages?sessionId=…`: one JSON-RPC message for a stream's tool
+/// server; the reply goes out on the stream.
+pub(crate) async fn message(State(streams): State<Arc<Streams>>, request: Request) -> Response {
+    let session = Query::<Session>::try_from_uri(request.uri()).ok();
+    let caller = match streams.guard.caller(request.headers(), request.uri()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let (parts, body): (_, Body) = request.into_parts();
+    let message = match streams.guard.message(&caller, &parts.headers, body).await {
+        Ok(message) => message,
+        Err(refused) => return refused,
+    };
+    let id = message.id.as_ref();
+    let Some(Query(session)) = session else {
+        return guard::refusal(StatusCode::BAD_REQUEST, "sessionId is required: open a stream with GET /sse first", id);
+    };
+    // Another token's stream is as unknown as a closed one.
+    let inbound = streams.open().get(&session.session_id).filter(|stream| stream.owner == caller.digest).map(|stream| stream.inbound.clone());
+    let Some(mut inbound) = inbound else {
+        return guard::refusal(StatusCode::NOT_FOUND, "no open stream has this sessionId: open one with GET /sse", id);
+    };
+    let parsed = match serde_json::from_slice::<ClientJsonRpcMessage>(&message.body) {
+        Ok(parsed) => parsed,
+        Err(error) => return guard::refusal_with(StatusCode::BAD_REQUEST, INVALID_REQUEST, &format!("the body is not a JSON-RPC message: {error}"), id, None),
+    };
+    match inbound.send(parsed).await {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(_) => guard::refusal(StatusCode::NOT_FOUND, "no open stream has this sessionId: open one with GET /sse", id),
+    }
+}
+
+/// 128 random bits, in hex: a session id no one can guess.
+fn session_id() -> String {
+    let bytes: [u8; 16] = rand::random();
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
