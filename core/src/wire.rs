@@ -19,9 +19,11 @@ pub(crate) fn timestamp(instant: DateTime<Utc>) -> String {
 pub(crate) fn event(record: &EventRecord) -> v1::Event {
     let spec = &record.spec;
     let done_label = spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| record.locale.default_done_label().to_owned());
+    let manual = record.source == crate::domain::fields::SourceName::MANUAL;
     let closed_as = match record.lifecycle.state {
         State::Done => Some(done_label.clone()),
         State::Expired => Some(record.locale.expired_label().to_owned()),
+        State::Withdrawn => Some(record.locale.withdrawn_label(manual).to_owned()),
         _ => None,
     };
     let due_moment = spec.due.at.moment_in(record.zone);
@@ -43,7 +45,7 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         quiet_until: record.lifecycle.quiet_until.map(timestamp),
         closed_at: record.lifecycle.closed_at.map(timestamp),
         closed_as,
-        editable: record.source == crate::domain::fields::SourceName::MANUAL,
+        editable: manual,
         due_instant: due_moment.with_timezone(&record.zone).to_rfc3339_opts(SecondsFormat::Secs, true),
         all_day: !spec.due.at.has_time_of_day(),
         created_at: timestamp(record.created_at),

@@ -26,7 +26,7 @@ use crate::schema::{self, Side};
 pub(crate) const INSTRUCTIONS: &str = "\
 Hado is the user's deadline inbox; you act as the user, on their events only.
 Active states, by urgency: scheduled (not yet preparing), preparing (from fire_at), today (due today), overdue (past due, after_due=keep). needs_attention means a reminder reached the user and is unanswered.
-The archive holds done and expired events (after_due=expire closes as expired after the due day).
+The archive holds done, expired and deleted (withdrawn) events (after_due=expire closes as expired after the due day).
 mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint. Never use one for the other.
 Events from other sources (docs, a bank, …) can be read and closed with mark_done or mark_ack, but not changed or deleted: editable=false. Their source would overwrite an edit.
 Events you create belong to the source manual, like ones the user adds by hand; those you may update and delete (editable=true). A deleted event stays readable (state withdrawn) and update_event brings it back.
@@ -101,7 +101,7 @@ pub(crate) struct ListEventsArgs {
     /// Only active events in this state. Leave out for every active event.
     #[serde(default)]
     pub state: Option<ActiveState>,
-    /// true for the archive instead: the 100 most recently closed events (done and expired). Default false.
+    /// true for the archive instead: the 100 events that most recently closed or were deleted (done, expired, withdrawn). Default false.
     #[serde(default)]
     pub archive: bool,
 }

@@ -58,7 +58,7 @@ pub struct UserEvent {
     pub source: String,
     /// True when the user (and their agent) may change or delete it: only `manual` events.
     pub editable: bool,
-    /// In the archive, how it closed: the done label, or "Expired".
+    /// In the archive, how it ended: the done label, "Expired", "Deleted" (by its person) or "Withdrawn" (by its source).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_as: Option<String>,
     /// A reminder reached the event and is unanswered (neither Remember nor Done yet).

@@ -346,6 +346,17 @@ impl Locale {
             Self::Ru => "Истекло",
         }
     }
+
+    /// How a withdrawn event's end reads in the archive: deleted by its
+    /// person (a manual event), or withdrawn by its source.
+    pub(crate) fn withdrawn_label(self, by_its_person: bool) -> &'static str {
+        match (self, by_its_person) {
+            (Self::En, true) => "Deleted",
+            (Self::En, false) => "Withdrawn",
+            (Self::Ru, true) => "Удалено",
+            (Self::Ru, false) => "Отозвано",
+        }
+    }
 }
 
 /// Parses an IANA time zone name such as `Europe/Berlin`.

@@ -22,7 +22,9 @@ pub enum State {
 impl State {
     pub(crate) const ACTIVE: [State; 4] = [State::Scheduled, State::Preparing, State::Today, State::Overdue];
     /// What the archive shows: the events that closed by themselves or by Done.
-    pub(crate) const ARCHIVED: [State; 2] = [State::Done, State::Expired];
+    /// What the archive lists: the closed events (done, expired) and the
+    /// withdrawn ones (deleted by their person or withdrawn by their source).
+    pub(crate) const ARCHIVED: [State; 3] = [State::Done, State::Expired, State::Withdrawn];
 
     pub(crate) fn as_str(self) -> &'static str {
         match self {

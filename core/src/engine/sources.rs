@@ -154,7 +154,8 @@ impl Engine {
 
     pub(super) async fn withdraw(&self, connection: &mut AnyConnection, record: &EventRecord, now: DateTime<Utc>) -> Result<State, CoreError> {
         if record.lifecycle.state != State::Withdrawn {
-            let lifecycle = Lifecycle { state: State::Withdrawn, ..record.lifecycle };
+            // It leaves the inbox now: the archive lists it by this moment.
+            let lifecycle = Lifecycle { state: State::Withdrawn, closed_at: Some(now), ..record.lifecycle };
             let due_at = record.spec.due.at.moment_in(record.zone);
             let write = LifecycleWrite { lifecycle, reminders: Reminders::default(), due_at, next_check_at: None };
             events::save_lifecycle(connection, record.id, write, now).await?;

@@ -123,7 +123,7 @@ pub(super) fn state_list(states: &[State]) -> String {
 }
 
 /// A query whose template names `{active}` (the active states) or
-/// `{archived}` (done and expired), filled in from [`State`] once, at first
+/// `{archived}` (done, expired and withdrawn), filled in from [`State`] once, at first
 /// use.
 macro_rules! with_states {
     ($template:expr) => {{

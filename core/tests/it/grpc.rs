@@ -222,6 +222,11 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     assert!(acked.quiet_until.is_some());
     let deleted = inbox.delete_event(EventId { id: created.id }).await.unwrap().into_inner();
     assert_eq!(deleted.state, "withdrawn");
+    // The archive lists it first, as deleted, in the person's language.
+    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None }).await.unwrap().into_inner().events;
+    let gone = &archive[0];
+    assert_eq!((gone.id, gone.state.as_str(), gone.closed_as.as_deref()), (created.id, "withdrawn", Some("Удалено")));
+    assert_eq!(gone.closed_at.as_deref(), Some("2026-12-03T14:30:00Z"), "when it was deleted");
 
     core.stop().await;
 }

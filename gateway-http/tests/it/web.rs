@@ -140,6 +140,8 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     let (status, location, _) = stack.post(&format!("/events/{dentist}/delete"), &[]).await;
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
     assert!(!stack.get("/").await.1.contains("Dentist"));
+    let (_, archive) = stack.get("/archive").await;
+    assert!(archive.contains("Dentist, Dr. Weiss") && archive.contains(r#"<span class="closed-as">Deleted</span>"#), "deleted events are in the archive: {archive}");
 
     // Far-off events: the inbox shows the nearest 50 scheduled and links to the rest.
     for index in 0..55 {

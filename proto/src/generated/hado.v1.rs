@@ -41,10 +41,11 @@ pub struct Event {
     /// RFC 3339 UTC instant until which Remember keeps the event quiet.
     #[prost(string, optional, tag = "14")]
     pub quiet_until: ::core::option::Option<::prost::alloc::string::String>,
-    /// RFC 3339 UTC instant at which the event was done or expired.
+    /// RFC 3339 UTC instant at which the event was done, expired or withdrawn.
     #[prost(string, optional, tag = "15")]
     pub closed_at: ::core::option::Option<::prost::alloc::string::String>,
-    /// For done and expired events: the done label, or "Expired".
+    /// For done, expired and withdrawn events, in the user's language: the done
+    /// label, "Expired", "Deleted" (by its person) or "Withdrawn" (by its source).
     #[prost(string, optional, tag = "16")]
     pub closed_as: ::core::option::Option<::prost::alloc::string::String>,
     /// True when the user (or their agent) may edit and delete the event.
@@ -406,8 +407,8 @@ pub mod inbox_client {
             self.inner = self.inner.max_encoding_message_size(limit);
             self
         }
-        /// Active events ordered by due moment, or the archive (done and expired,
-        /// newest first, at most 100).
+        /// Active events ordered by due moment, or the archive (done, expired and
+        /// withdrawn, newest first, at most 100).
         pub async fn list_events(
             &mut self,
             request: impl tonic::IntoRequest<super::ListEventsRequest>,
@@ -880,8 +881,8 @@ pub mod inbox_server {
     /// Generated trait containing gRPC methods that should be implemented for use with InboxServer.
     #[async_trait]
     pub trait Inbox: std::marker::Send + std::marker::Sync + 'static {
-        /// Active events ordered by due moment, or the archive (done and expired,
-        /// newest first, at most 100).
+        /// Active events ordered by due moment, or the archive (done, expired and
+        /// withdrawn, newest first, at most 100).
         async fn list_events(
             &self,
             request: tonic::Request<super::ListEventsRequest>,
