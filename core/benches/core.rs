@@ -370,8 +370,10 @@ async fn list_latency(database: &Database) {
         let mut returned = 0;
         for _ in 0..30 {
             let started = Instant::now();
-            let reply =
-                inbox.list_events(with_bearer(ListEventsRequest { state: state.clone(), archive: false, limit: None }, SECRET, Some("heavy"))).await.unwrap();
+            let reply = inbox
+                .list_events(with_bearer(ListEventsRequest { state: state.clone(), archive: false, limit: None, after: None }, SECRET, Some("heavy")))
+                .await
+                .unwrap();
             samples.push(started.elapsed());
             returned = reply.get_ref().events.len();
         }

@@ -59,7 +59,7 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
 }
 
 pub(crate) fn events(records: &[EventRecord]) -> v1::EventList {
-    v1::EventList { events: records.iter().map(event).collect() }
+    v1::EventList { events: records.iter().map(event).collect(), next: None }
 }
 
 pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Profile {

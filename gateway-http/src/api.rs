@@ -194,5 +194,6 @@ pub(crate) async fn list(
     }
     let user = user.ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "the user query parameter is required"))?;
     let reply = state.ingest(credential).list_events(v1::IngestListRequest { user, refs }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
-    Ok(crate::lists::events_json(reply.into_inner().events, |event, out| serde_json::to_writer(out, &ClientEvent::from(event))))
+    let events = crate::lists::one_page(reply.into_inner().events);
+    Ok(crate::lists::events_json(events, |event, out| serde_json::to_writer(out, &ClientEvent::from(event))))
 }

@@ -1,51 +1,86 @@
 //! Owns how a list of events goes out as JSON: `{"events":[…]}` written a
 //! couple of hundred events at a time while the body is sent, each turned
-//! into its view only when its turn comes. A 10,000-event list is then held
-//! once, as core sent it, instead of again as views and again as one JSON
-//! buffer of several megabytes.
+//! into its view only when its turn comes, and read from core a page at a
+//! time. A 10,000-event list is then never held whole: not as core's reply,
+//! not as views, not as one JSON buffer of several megabytes.
+
+use std::pin::Pin;
 
 use axum::body::{Body, Bytes};
 use axum::http::HeaderValue;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt};
 
 /// Events serialised into each piece of the body.
 const EVENTS_PER_PIECE: usize = 200;
 
-/// `{"events": [view of each event, …]}` as a streamed JSON body; `write`
-/// serialises one event's view.
-pub(crate) fn events_json<E>(events: Vec<E>, write: fn(&E, &mut Vec<u8>) -> serde_json::Result<()>) -> Response
+/// Pages of events as core sends them; a failed page ends the body there.
+pub(crate) type Pages<E> = Pin<Box<dyn Stream<Item = Result<Vec<E>, tonic::Status>> + Send>>;
+
+/// One page: the whole list, read at once.
+pub(crate) fn one_page<E: Send + 'static>(events: Vec<E>) -> Pages<E> {
+    Box::pin(futures::stream::once(async move { Ok(events) }))
+}
+
+/// What is left to write.
+struct Writer<E> {
+    pages: Pages<E>,
+    current: std::vec::IntoIter<E>,
+    opened: bool,
+    wrote_one: bool,
+    done: bool,
+}
+
+/// `{"events": [view of each event, …]}` as a streamed JSON body, reading
+/// the next page of `pages` only when the last one is written out; `write`
+/// serialises one event's view. A page that fails after the reply began
+/// cuts the body short (the client sees an incomplete reply, never a
+/// complete-looking shorter list).
+pub(crate) fn events_json<E>(pages: Pages<E>, write: fn(&E, &mut Vec<u8>) -> serde_json::Result<()>) -> Response
 where
     E: Send + 'static,
 {
-    let mut events = events.into_iter().peekable();
-    let mut opened = false;
-    let mut closed = false;
-    let pieces = std::iter::from_fn(move || {
-        if closed {
+    let writer = Writer { pages, current: Vec::new().into_iter(), opened: false, wrote_one: false, done: false };
+    let pieces = futures::stream::unfold(writer, move |mut writer| async move {
+        if writer.done {
             return None;
         }
         let mut piece = Vec::with_capacity(EVENTS_PER_PIECE * 512);
-        if !opened {
+        if !writer.opened {
             piece.extend_from_slice(br#"{"events":["#);
+            writer.opened = true;
         }
-        for _ in 0..EVENTS_PER_PIECE {
-            let Some(event) = events.next() else { break };
-            if opened {
-                piece.push(b',');
+        let mut written = 0;
+        while written < EVENTS_PER_PIECE {
+            match writer.current.next() {
+                Some(event) => {
+                    if writer.wrote_one {
+                        piece.push(b',');
+                    }
+                    writer.wrote_one = true;
+                    // A view of plain strings, numbers and lists always serialises.
+                    write(&event, &mut piece).expect("an event view serialises");
+                    written += 1;
+                }
+                None => match writer.pages.next().await {
+                    Some(Ok(page)) => writer.current = page.into_iter(),
+                    Some(Err(status)) => {
+                        tracing::warn!(code = ?status.code(), "a later page of a list failed; the reply is cut short");
+                        writer.done = true;
+                        return Some((Err(status), writer));
+                    }
+                    None => {
+                        piece.extend_from_slice(b"]}");
+                        writer.done = true;
+                        break;
+                    }
+                },
             }
-            opened = true;
-            // A view of plain strings, numbers and lists always serialises.
-            write(&event, &mut piece).expect("an event view serialises");
         }
-        opened = true;
-        if events.peek().is_none() {
-            piece.extend_from_slice(b"]}");
-            closed = true;
-        }
-        Some(Ok::<_, std::convert::Infallible>(Bytes::from(piece)))
+        Some((Ok(Bytes::from(piece)), writer))
     });
-    let mut response = Body::from_stream(futures::stream::iter(pieces)).into_response();
+    let mut response = Body::from_stream(pieces).into_response();
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
@@ -69,8 +104,14 @@ mod tests {
         for count in [0, 1, EVENTS_PER_PIECE - 1, EVENTS_PER_PIECE, EVENTS_PER_PIECE + 1, 3 * EVENTS_PER_PIECE + 7] {
             let numbers: Vec<usize> = (0..count).collect();
             let expected = serde_json::json!({ "events": numbers.iter().map(view).collect::<Vec<_>>() });
-            let streamed: serde_json::Value = serde_json::from_str(&text(events_json(numbers, write)).await).unwrap();
+            let streamed: serde_json::Value = serde_json::from_str(&text(events_json(one_page(numbers.clone()), write)).await).unwrap();
             assert_eq!(streamed, expected, "{count} events");
+            // The same list in pages of 150, an empty page among them.
+            let mut pages: Vec<Vec<usize>> = numbers.chunks(150).map(<[usize]>::to_vec).collect();
+            pages.insert(pages.len() / 2, Vec::new());
+            let paged = Box::pin(futures::stream::iter(pages.into_iter().map(Ok)));
+            let streamed: serde_json::Value = serde_json::from_str(&text(events_json(paged, write)).await).unwrap();
+            assert_eq!(streamed, expected, "{count} events in pages");
         }
     }
 }

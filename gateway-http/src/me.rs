@@ -110,17 +110,44 @@ pub(crate) async fn events(
     filter: Result<Query<StateFilter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::response::Response, ApiError> {
     let Query(filter) = filter.map_err(|rejection| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text()))?;
-    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit }).await
+    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit, after: None }).await
 }
 
 pub(crate) async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Result<axum::response::Response, ApiError> {
-    list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None }).await
+    list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None, after: None }).await
 }
 
 /// The list as `{"events": [UserEvent, …]}` JSON, streamed.
+/// Events read from core at a time for a list asked for whole.
+const PAGE: u32 = 1000;
+
+/// The list as JSON. A list asked for whole is read from core a page at a
+/// time, each page only once the one before is written out, so a long list
+/// never sits whole in the gateway; the first page is read before the reply
+/// starts, so that core's refusal is the reply's status.
 async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> Result<axum::response::Response, ApiError> {
-    let list = state.inbox(login)?.list_events(request).await.map_err(|status| state.failed(&status))?;
-    Ok(crate::lists::events_json(list.into_inner().events, |event, out| serde_json::to_writer(out, &UserEvent::from(event))))
+    let write = |event: &v1::Event, out: &mut Vec<u8>| serde_json::to_writer(out, &UserEvent::from(event));
+    let mut inbox = state.inbox(login)?;
+    if request.archive || request.limit.is_some() {
+        let list = inbox.list_events(request).await.map_err(|status| state.failed(&status))?;
+        return Ok(crate::lists::events_json(crate::lists::one_page(list.into_inner().events), write));
+    }
+    let page = move |after: Option<String>| v1::ListEventsRequest { limit: Some(PAGE), after, ..request.clone() };
+    let first = inbox.list_events(page(None)).await.map_err(|status| state.failed(&status))?.into_inner();
+    let rest = futures::stream::unfold((inbox, first.next), move |(mut inbox, next)| {
+        let request = next.map(|after| page(Some(after)));
+        async move {
+            match inbox.list_events(request?).await {
+                Ok(reply) => {
+                    let reply = reply.into_inner();
+                    Some((Ok(reply.events), (inbox, reply.next)))
+                }
+                Err(status) => Some((Err(status), (inbox, None))),
+            }
+        }
+    });
+    let pages = futures::StreamExt::chain(futures::stream::once(async move { Ok::<_, tonic::Status>(first.events) }), rest);
+    Ok(crate::lists::events_json(Box::pin(pages), write))
 }
 
 pub(crate) async fn create(

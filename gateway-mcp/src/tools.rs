@@ -281,7 +281,7 @@ impl HadoMcp {
     /// Each event says its state, its source and whether it is editable.
     #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
     async fn list_events(&self, Parameters(args): Parameters<ListEventsArgs>, context: RequestContext<RoleServer>) -> Result<Json<EventList>, ToolFailure> {
-        let request = v1::ListEventsRequest { state: args.state.map(|state| state.as_str().to_owned()), archive: args.archive, limit: None };
+        let request = v1::ListEventsRequest { state: args.state.map(|state| state.as_str().to_owned()), archive: args.archive, limit: None, after: None };
         let list = self.call(&context, self.inbox(&context)?.list_events(request)).await?;
         Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect() }))
     }

@@ -150,7 +150,7 @@ impl Engine {
         let mut connection = self.store.reader().acquire().await?;
         let user = users::user_by_calendar_feed(&mut connection, &tokens::hash(token)).await?.ok_or_else(unknown)?;
         drop(connection);
-        let events = self.store.list_active(user.id, None, None).await?;
+        let events = self.store.list_active(user.id, None, events::After::START, None).await?;
         Ok((user, events))
     }
 }

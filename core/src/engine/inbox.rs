@@ -5,17 +5,44 @@ use super::*;
 
 impl Engine {
     pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool, limit: Option<u32>) -> Result<Vec<EventRecord>, CoreError> {
+        Ok(self.list_events_after(user, raw_state, archive, limit, None).await?.0)
+    }
+
+    /// A page of the user's events: the active ones continue just after
+    /// `after` (a previous page's cursor). With the events comes the cursor
+    /// of the page that follows, when `limit` cut this one short.
+    pub async fn list_events_after(
+        &self,
+        user: &UserRecord,
+        raw_state: Option<&str>,
+        archive: bool,
+        limit: Option<u32>,
+        after: Option<&str>,
+    ) -> Result<(Vec<EventRecord>, Option<String>), CoreError> {
         let state = match raw_state.filter(|raw| !raw.is_empty()) {
             Some(raw) => Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?),
+            None => None,
+        };
+        let after = match after.filter(|text| !text.is_empty()) {
+            Some(text) => Some(
+                events::After::parse(text)
+                    .ok_or_else(|| CoreError::invalid("after", format!("after {text:?} is not a cursor from a previous reply's next")))?,
+            ),
             None => None,
         };
         if archive {
             if state.is_some() {
                 return Err(CoreError::invalid("state", "state filters active events; leave it out with archive"));
             }
-            return Ok(self.store.list_archive(user.id).await?);
+            if after.is_some() {
+                return Err(CoreError::invalid("after", "after pages active events; the archive is always its latest 100"));
+            }
+            return Ok((self.store.list_archive(user.id).await?, None));
         }
-        Ok(self.store.list_active(user.id, state, limit).await?)
+        let records = self.store.list_active(user.id, state, after.unwrap_or(events::After::START), limit).await?;
+        let full = limit.is_some_and(|limit| records.len() == limit as usize && limit > 0);
+        let next = full.then(|| records.last().map(|last| events::After::of(last).to_string())).flatten();
+        Ok((records, next))
     }
 
     /// One of the user's events that is not withdrawn (deleted): what Done,

@@ -42,8 +42,10 @@ impl Inbox for InboxService {
     async fn list_events(&self, request: Request<v1::ListEventsRequest>) -> Result<Response<v1::EventList>, Status> {
         let caller = self.caller(&request).await?;
         let body = request.into_inner();
-        let records = self.engine.list_events(&caller.user, body.state.as_deref(), body.archive, body.limit).await?;
-        Ok(Response::new(wire::events(&records)))
+        let (records, next) = self.engine.list_events_after(&caller.user, body.state.as_deref(), body.archive, body.limit, body.after.as_deref()).await?;
+        let mut list = wire::events(&records);
+        list.next = next;
+        Ok(Response::new(list))
     }
 
     async fn get_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {

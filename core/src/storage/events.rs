@@ -281,26 +281,65 @@ pub(crate) async fn attention_count(connection: &mut AnyConnection, user_id: i64
     Ok(row.try_get("count")?)
 }
 
+/// A place in the inbox's order (due moment, then id), after which a page of
+/// it continues: keyset paging, so each page costs what it returns however
+/// far into the list it starts. Written `<due_ms>.<id>` for clients, who
+/// treat it as opaque.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct After {
+    due_ms: i64,
+    id: i64,
+}
+
+impl After {
+    /// Before every event.
+    pub(crate) const START: Self = Self { due_ms: i64::MIN, id: i64::MIN };
+
+    /// Just after `record`.
+    pub(crate) fn of(record: &EventRecord) -> Self {
+        Self { due_ms: record.due_ms, id: record.id }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        let (due_ms, id) = text.split_once('.')?;
+        Some(Self { due_ms: due_ms.parse().ok()?, id: id.parse().ok()? })
+    }
+}
+
+impl std::fmt::Display for After {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}.{}", self.due_ms, self.id)
+    }
+}
+
 impl Store {
-    /// The user's active events ordered by due moment, optionally in one
-    /// state, at most `limit` of them.
-    pub(crate) async fn list_active(&self, user_id: i64, state: Option<State>, limit: Option<u32>) -> Result<Vec<EventRecord>, StoreError> {
+    /// The user's active events ordered by due moment (then id), optionally
+    /// in one state, from just after `after`, at most `limit` of them.
+    pub(crate) async fn list_active(&self, user_id: i64, state: Option<State>, after: After, limit: Option<u32>) -> Result<Vec<EventRecord>, StoreError> {
         let limit = limit.map_or(i64::MAX, i64::from);
         let rows = match state {
             Some(state) => {
-                sqlx::query(select_events!("WHERE e.user_id = $1 AND e.state = $2 ORDER BY e.due_ms, e.id LIMIT $3"))
-                    .bind(user_id)
-                    .bind(state.as_str())
-                    .bind(limit)
-                    .fetch_all(self.reader())
-                    .await?
+                sqlx::query(select_events!(
+                    "WHERE e.user_id = $1 AND e.state = $2 AND (e.due_ms > $3 OR (e.due_ms = $3 AND e.id > $4)) ORDER BY e.due_ms, e.id LIMIT $5"
+                ))
+                .bind(user_id)
+                .bind(state.as_str())
+                .bind(after.due_ms)
+                .bind(after.id)
+                .bind(limit)
+                .fetch_all(self.reader())
+                .await?
             }
             None => {
-                sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active}) ORDER BY e.due_ms, e.id LIMIT $2")))
-                    .bind(user_id)
-                    .bind(limit)
-                    .fetch_all(self.reader())
-                    .await?
+                sqlx::query(with_states!(select_events!(
+                    "WHERE e.user_id = $1 AND e.state IN ({active}) AND (e.due_ms > $2 OR (e.due_ms = $2 AND e.id > $3)) ORDER BY e.due_ms, e.id LIMIT $4"
+                )))
+                .bind(user_id)
+                .bind(after.due_ms)
+                .bind(after.id)
+                .bind(limit)
+                .fetch_all(self.reader())
+                .await?
             }
         };
         decode_all(rows)

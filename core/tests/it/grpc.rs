@@ -23,7 +23,7 @@ fn push(events: Vec<SourceEvent>) -> UpsertEventsRequest {
 }
 
 fn active() -> ListEventsRequest {
-    ListEventsRequest { state: None, archive: false, limit: None }
+    ListEventsRequest { state: None, archive: false, limit: None, after: None }
 }
 
 async fn the_auth_matrix(backend: Backend) {
@@ -145,7 +145,7 @@ async fn batches_are_validated_whole_and_applied_atomically(backend: Backend) {
 
     // Bad filters and bad profile values get precise errors.
     let mut inbox = core.inbox_as("anna");
-    let status = inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false, limit: None }).await.unwrap_err();
+    let status = inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false, limit: None, after: None }).await.unwrap_err();
     assert_eq!(status.message(), "state 'soon' is not an active state: use scheduled, preparing, today or overdue");
     let status =
         inbox.update_profile(UpdateProfileRequest { tz: Some("Mars/Base".into()), quiet_start: Some("7pm".into()), ..Default::default() }).await.unwrap_err();
@@ -206,7 +206,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     // The event expires with the clock; the archive says how it closed.
     core.clock.set(testing::utc("2026-12-03T14:30:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
-    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None }).await.unwrap().into_inner().events;
+    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None, after: None }).await.unwrap().into_inner().events;
     assert_eq!(archive.len(), 1);
     assert_eq!((archive[0].state.as_str(), archive[0].closed_as.as_deref()), ("expired", Some("Expired")));
     // Rescheduling the expired event through UpdateEvent reopens it.
@@ -223,7 +223,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     let deleted = inbox.delete_event(EventId { id: created.id }).await.unwrap().into_inner();
     assert_eq!(deleted.state, "withdrawn");
     // The archive lists it first, as deleted, in the person's language.
-    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None }).await.unwrap().into_inner().events;
+    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None, after: None }).await.unwrap().into_inner().events;
     let gone = &archive[0];
     assert_eq!((gone.id, gone.state.as_str(), gone.closed_as.as_deref()), (created.id, "withdrawn", Some("Удалено")));
     assert_eq!(gone.closed_at.as_deref(), Some("2026-12-03T14:30:00Z"), "when it was deleted");
@@ -332,7 +332,44 @@ async fn hostile_text_is_refused_by_field_and_nothing_is_written(backend: Backen
     core.stop().await;
 }
 
+async fn a_long_list_is_read_page_by_page(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let mut inbox = core.inbox_as("anna");
+    // Five events, two of them due at the same moment: the order is due
+    // moment, then id, and no page repeats or skips one.
+    let mut created = Vec::new();
+    for (title, due_at) in [("A", "2026-12-05"), ("B", "2026-12-03"), ("C", "2026-12-03"), ("D", "2026-12-20"), ("E", "2027-01-02")] {
+        created.push(inbox.create_event(fields(title, due_at)).await.unwrap().into_inner().id);
+    }
+    let mut seen = Vec::new();
+    let mut after = None;
+    let mut pages = 0;
+    loop {
+        let page = inbox.list_events(ListEventsRequest { limit: Some(2), after: after.clone(), ..active() }).await.unwrap().into_inner();
+        pages += 1;
+        seen.extend(page.events.iter().map(|event| event.title.clone()));
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["B", "C", "A", "D", "E"]);
+    assert_eq!(pages, 3, "2 + 2 + 1: the last page is short and has no next");
+    // A page that ends exactly at the end says next, and the page after it is empty.
+    let first_four = inbox.list_events(ListEventsRequest { limit: Some(4), ..active() }).await.unwrap().into_inner();
+    let last = inbox.list_events(ListEventsRequest { limit: Some(1), after: first_four.next, ..active() }).await.unwrap().into_inner();
+    assert_eq!((last.events.len(), last.next.is_some()), (1, true));
+    let beyond = inbox.list_events(ListEventsRequest { limit: Some(1), after: last.next, ..active() }).await.unwrap().into_inner();
+    assert_eq!((beyond.events.len(), beyond.next), (0, None));
+    // A made-up cursor is refused by name.
+    let refused = inbox.list_events(ListEventsRequest { after: Some("tomorrow".into()), ..active() }).await.unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    assert_eq!(refused.get_details_bad_request().unwrap().field_violations[0].field, "after");
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
+    a_long_list_is_read_page_by_page,
     hostile_text_is_refused_by_field_and_nothing_is_written,
     action_links_act_once_as_the_events_user,
     the_auth_matrix,

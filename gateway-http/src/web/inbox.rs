@@ -53,7 +53,7 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
     let mut more_scheduled = false;
     for group in EventState::ACTIVE {
         let limit = (group == EventState::Scheduled && !show_all).then_some(SCHEDULED_SHOWN + 1);
-        match session.inbox.list_events(v1::ListEventsRequest { state: Some(group.as_str().into()), archive: false, limit }).await {
+        match session.inbox.list_events(v1::ListEventsRequest { state: Some(group.as_str().into()), archive: false, limit, after: None }).await {
             Ok(list) => {
                 let mut list = list.into_inner().events;
                 if limit.is_some() && list.len() > SCHEDULED_SHOWN as usize {
@@ -71,7 +71,7 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
 }
 
 pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session) -> Response {
-    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true, limit: None }).await {
+    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true, limit: None, after: None }).await {
         Ok(list) => list.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
     };

@@ -141,7 +141,10 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
     assert!(!stack.get("/").await.1.contains("Dentist"));
     let (_, archive) = stack.get("/archive").await;
-    assert!(archive.contains("Dentist, Dr. Weiss") && archive.contains(r#"<span class="closed-as">Deleted</span>"#), "deleted events are in the archive: {archive}");
+    assert!(
+        archive.contains("Dentist, Dr. Weiss") && archive.contains(r#"<span class="closed-as">Deleted</span>"#),
+        "deleted events are in the archive: {archive}"
+    );
 
     // Far-off events: the inbox shows the nearest 50 scheduled and links to the rest.
     for index in 0..55 {
@@ -176,7 +179,10 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!(status, StatusCode::OK);
     // This gateway was not told gateway-mcp's address: the line says so in
     // its place, and a note says how to fill it in, rather than guess.
-    assert!(page.contains("claude mcp add --transport http hado &lt;gateway-mcp&#39;s /mcp URL&gt; --header &#34;Authorization: Bearer hado_agent_"), "{page}");
+    assert!(
+        page.contains("claude mcp add --transport http hado &#60;gateway-mcp&#39;s /mcp URL&#62; --header &#34;Authorization: Bearer hado_agent_"),
+        "{page}"
+    );
     assert!(page.contains("HADO_MCP_URL"), "{page}");
     assert!(!stack.get("/settings").await.1.contains("hado_agent_"), "the token is not shown again");
 

@@ -109,6 +109,10 @@ pub struct EventId {
 pub struct EventList {
     #[prost(message, repeated, tag = "1")]
     pub events: ::prost::alloc::vec::Vec<Event>,
+    /// Set when `limit` cut the list short: pass it as `after` for the events
+    /// that follow.
+    #[prost(string, optional, tag = "2")]
+    pub next: ::core::option::Option<::prost::alloc::string::String>,
 }
 /// One reminder on its way to one channel, or quieted.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -223,6 +227,11 @@ pub struct ListEventsRequest {
     /// (The archive is always its latest 100.)
     #[prost(uint32, optional, tag = "3")]
     pub limit: ::core::option::Option<u32>,
+    /// Active events only: continue just after this place in the order, as a
+    /// previous reply's `next` gave it. A large list is read page by page so:
+    /// each page costs what it returns.
+    #[prost(string, optional, tag = "4")]
+    pub after: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct UpdateEventRequest {
