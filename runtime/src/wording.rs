@@ -45,13 +45,17 @@ fn day_count(lang: Lang, days: i64) -> String {
 }
 
 /// "Mon 14 Dec" / "пн 14 дек".
-pub(crate) fn short_date(lang: Lang, date: NaiveDate) -> String {
+/// A day as `Mon 14 Dec`, with its year when that is not today's year
+/// (`Tue 4 Jan 2028`), so that two days a year apart never read the same.
+pub(crate) fn short_date(lang: Lang, date: NaiveDate, today: NaiveDate) -> String {
     let index = lang as usize;
     let weekday = WEEKDAYS[index][date.weekday().num_days_from_monday() as usize];
-    format!("{weekday} {} {}", date.day(), MONTHS[index][date.month0() as usize])
+    let day = format!("{weekday} {} {}", date.day(), MONTHS[index][date.month0() as usize]);
+    if date.year() == today.year() { day } else { format!("{day} {}", date.year()) }
 }
 
-/// The due moment relative to the person's today, in words.
+/// The due moment relative to the person's today, in words: how far, then
+/// the day, then the time, always in that order.
 pub fn due_in_words(lang: Lang, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>, overdue: bool) -> String {
     let days = (due_date - today).num_days();
     let at = due_time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
@@ -73,16 +77,16 @@ pub fn due_in_words(lang: Lang, today: NaiveDate, due_date: NaiveDate, due_time:
         }
         1 => {
             if ru {
-                format!("завтра{at}, {}", short_date(lang, due_date))
+                format!("завтра, {}{at}", short_date(lang, due_date, today))
             } else {
-                format!("tomorrow{at}, {}", short_date(lang, due_date))
+                format!("tomorrow, {}{at}", short_date(lang, due_date, today))
             }
         }
         days if days > 1 => {
             if ru {
-                format!("через {}, {}{at}", day_count(lang, days), short_date(lang, due_date))
+                format!("через {}, {}{at}", day_count(lang, days), short_date(lang, due_date, today))
             } else {
-                format!("in {}, {}{at}", day_count(lang, days), short_date(lang, due_date))
+                format!("in {}, {}{at}", day_count(lang, days), short_date(lang, due_date, today))
             }
         }
         days => {
@@ -109,7 +113,9 @@ mod tests {
         let at = |hour| NaiveTime::from_hms_opt(hour, 0, 0);
         assert_eq!(due_in_words(Lang::En, today, date("2026-12-14"), None, false), "in 3 days, Mon 14 Dec");
         assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-14"), None, false), "через 3 дня, пн 14 дек");
-        assert_eq!(due_in_words(Lang::En, today, date("2026-12-12"), at(9), false), "tomorrow 09:00, Sat 12 Dec");
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-12"), at(9), false), "tomorrow, Sat 12 Dec 09:00");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-12"), at(9), false), "завтра, сб 12 дек 09:00");
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-14"), at(9), false), "in 3 days, Mon 14 Dec 09:00");
         assert_eq!(due_in_words(Lang::En, today, date("2026-12-11"), at(15), false), "today 15:00");
         assert_eq!(due_in_words(Lang::En, today, date("2026-12-11"), at(9), true), "overdue since today 09:00");
         assert_eq!(due_in_words(Lang::En, today, date("2026-12-09"), None, true), "2 days overdue");
@@ -117,5 +123,14 @@ mod tests {
         assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-16"), None, false), "через 5 дней, ср 16 дек");
         assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-01"), None, true), "просрочено на 10 дней");
         assert_eq!(due_in_words(Lang::Ru, today, date("2026-11-20"), None, true), "просрочено на 21 день");
+    }
+
+    #[test]
+    fn a_day_in_another_year_says_its_year() {
+        let today = date("2026-12-11");
+        assert_eq!(due_in_words(Lang::En, today, date("2027-01-04"), None, false), "in 24 days, Mon 4 Jan 2027");
+        assert_eq!(due_in_words(Lang::En, today, date("2028-01-04"), None, false), "in 389 days, Tue 4 Jan 2028");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2028-01-04"), None, false), "через 389 дней, вт 4 янв 2028");
+        assert_eq!(due_in_words(Lang::En, today, date("2026-12-31"), None, false), "in 20 days, Thu 31 Dec");
     }
 }
