@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 
 use chrono_tz::Tz;
 
+use crate::domain::fields::Locale;
+
 #[derive(Clone)]
 pub struct CoreConfig {
     pub database_url: String,
@@ -13,7 +15,11 @@ pub struct CoreConfig {
     pub gateway_token: String,
     /// Signs action links (`HADO_SECRET`).
     pub secret: String,
+    /// The time zone of a user seen for the first time (`HADO_DEFAULT_TZ`).
     pub default_zone: Tz,
+    /// The language of a user seen for the first time (`HADO_DEFAULT_LOCALE`,
+    /// `en` or `ru`); each person can change theirs in Settings.
+    pub default_locale: Locale,
     /// The HTTP gateway's public address, for the action links reminders
     /// carry (`HADO_PUBLIC_URL`).
     pub public_url: String,
@@ -82,6 +88,9 @@ impl CoreConfig {
         let default_zone = zone_name
             .parse()
             .map_err(|_| ConfigError { variable: "HADO_DEFAULT_TZ", problem: format!("{zone_name:?} is not an IANA time zone name such as Europe/Berlin") })?;
+        let locale_name = read(lookup, "HADO_DEFAULT_LOCALE").unwrap_or_else(|| "en".to_owned());
+        let default_locale = Locale::from_name(&locale_name)
+            .ok_or_else(|| ConfigError { variable: "HADO_DEFAULT_LOCALE", problem: format!("{locale_name:?} is not a language Hado speaks: en or ru") })?;
         Ok(Self {
             database_url,
             grpc_addr: socket_addr(lookup, "HADO_GRPC_ADDR", DEFAULT_GRPC_ADDR)?,
@@ -92,6 +101,7 @@ impl CoreConfig {
             webhook_allow_private: flag(lookup, "HADO_WEBHOOK_ALLOW_PRIVATE")?,
             telegram: telegram(lookup)?,
             default_zone,
+            default_locale,
         })
     }
 }
@@ -113,6 +123,20 @@ mod tests {
         assert_eq!(config.database_url, DEFAULT_DATABASE_URL);
         assert_eq!(config.grpc_addr.to_string(), DEFAULT_GRPC_ADDR);
         assert_eq!(config.default_zone, chrono_tz::UTC);
+        assert_eq!(config.default_locale, Locale::En);
+    }
+
+    #[test]
+    fn the_default_language_is_en_or_ru() {
+        let base = [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
+        let with = |locale: &'static str| {
+            let mut pairs = base.to_vec();
+            pairs.push(("HADO_DEFAULT_LOCALE", locale));
+            config(&pairs)
+        };
+        assert_eq!(with("ru").unwrap().default_locale, Locale::Ru);
+        let refused = with("de").unwrap_err();
+        assert_eq!(refused.to_string(), r#"HADO_DEFAULT_LOCALE: "de" is not a language Hado speaks: en or ru"#);
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub enum RunError {
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
     let outbound = engine::Outbound { public_url: config.public_url.clone(), allow_private: config.webhook_allow_private };
-    Ok(Arc::new(Engine::new(store, clock, config.default_zone, links::LinkSigner::new(&config.secret), outbound).await?))
+    Ok(Arc::new(Engine::new(store, clock, (config.default_zone, config.default_locale), links::LinkSigner::new(&config.secret), outbound).await?))
 }
 
 /// The Telegram bot of the configuration, when one is set up: the delivery

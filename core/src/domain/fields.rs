@@ -303,20 +303,26 @@ impl AfterDue {
 
 /// The language of a user's interface and default labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Locale {
+pub enum Locale {
     En,
     Ru,
 }
 
 impl Locale {
     pub(crate) fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        match raw.trim() {
+        let parsed = Self::from_name(raw);
+        if parsed.is_none() {
+            violations.add(field, format!("{field} {} must be en or ru", quoted(raw.trim())));
+        }
+        parsed
+    }
+
+    /// `en` or `ru`, around spaces.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.trim() {
             "en" => Some(Self::En),
             "ru" => Some(Self::Ru),
-            other => {
-                violations.add(field, format!("{field} {} must be en or ru", quoted(other)));
-                None
-            }
+            _ => None,
         }
     }
 

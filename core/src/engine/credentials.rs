@@ -55,7 +55,7 @@ impl Engine {
         }
         drop(connection);
         let mut transaction = self.store.begin_write().await?;
-        let user = users::ensure_user(&mut transaction, &login, self.default_zone, self.now()).await?;
+        let user = users::ensure_user(&mut transaction, &login, (self.default_zone, self.default_locale), self.now()).await?;
         transaction.commit().await?;
         Ok(user)
     }

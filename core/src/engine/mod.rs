@@ -133,7 +133,9 @@ pub struct AgentTokenStatus {
 pub struct Engine {
     store: Store,
     clock: Arc<dyn Clock>,
+    /// The zone and language of a user seen for the first time.
     default_zone: Tz,
+    default_locale: Locale,
     manual_source_id: i64,
     /// Signs and checks action links with `HADO_SECRET`.
     links: LinkSigner,
@@ -216,13 +218,20 @@ fn owned_elsewhere(record: &EventRecord) -> CoreError {
 }
 
 impl Engine {
-    pub(crate) async fn new(store: Store, clock: Arc<dyn Clock>, default_zone: Tz, links: LinkSigner, outbound: Outbound) -> Result<Self, CoreError> {
+    pub(crate) async fn new(
+        store: Store,
+        clock: Arc<dyn Clock>,
+        (default_zone, default_locale): (Tz, Locale),
+        links: LinkSigner,
+        outbound: Outbound,
+    ) -> Result<Self, CoreError> {
         let manual_source_id =
             store.source_id(SourceName::MANUAL).await?.ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
         Ok(Self {
             store,
             clock,
             default_zone,
+            default_locale,
             manual_source_id,
             links,
             outbound,

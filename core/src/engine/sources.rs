@@ -19,7 +19,7 @@ impl Engine {
         let mut known_users: HashMap<String, UserRecord> = HashMap::new();
         for (login, ..) in &parsed {
             if !known_users.contains_key(login.as_str()) {
-                let user = users::ensure_user(&mut transaction, login, self.default_zone, now).await?;
+                let user = users::ensure_user(&mut transaction, login, (self.default_zone, self.default_locale), now).await?;
                 known_users.insert(login.as_str().to_owned(), user);
             }
         }

@@ -13,10 +13,16 @@ const SELECT_USER: &str = "SELECT id, login, tz, quiet_start, quiet_end, locale 
 
 /// Finds a user by login, creating them with the default settings on first
 /// sight: a source may push for someone who has never opened the inbox.
-pub(crate) async fn ensure_user(connection: &mut AnyConnection, login: &Login, default_zone: Tz, now: DateTime<Utc>) -> Result<UserRecord, StoreError> {
-    sqlx::query("INSERT INTO users (login, tz, created_at, updated_at) VALUES ($1, $2, $3, $3) ON CONFLICT (login) DO NOTHING")
+pub(crate) async fn ensure_user(
+    connection: &mut AnyConnection,
+    login: &Login,
+    (default_zone, default_locale): (Tz, Locale),
+    now: DateTime<Utc>,
+) -> Result<UserRecord, StoreError> {
+    sqlx::query("INSERT INTO users (login, tz, locale, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) ON CONFLICT (login) DO NOTHING")
         .bind(login.as_str())
         .bind(default_zone.name())
+        .bind(default_locale.as_str())
         .bind(millis(now))
         .execute(&mut *connection)
         .await?;

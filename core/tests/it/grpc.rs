@@ -6,8 +6,8 @@ use tonic_types::StatusExt;
 
 use hado_core::testing::{self, Backend, TestCore};
 use hado_proto::v1::{
-    self, EventFields, EventId, EventKey, IngestListRequest, ListEventsRequest, SourceEvent, UpdateEventRequest, UpdateProfileRequest, UpsertEventsRequest,
-    UserLogin, WithdrawEventsRequest,
+    self, EventFields, EventId, EventKey, GetProfileRequest, IngestListRequest, ListEventsRequest, SourceEvent, UpdateEventRequest, UpdateProfileRequest,
+    UpsertEventsRequest, UserLogin, WithdrawEventsRequest,
 };
 
 fn fields(title: &str, due_at: &str) -> EventFields {
@@ -368,7 +368,26 @@ async fn a_long_list_is_read_page_by_page(backend: Backend) {
     core.stop().await;
 }
 
+async fn new_people_start_in_the_default_language(backend: Backend) {
+    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
+        config.default_locale = hado_core::domain::fields::Locale::Ru;
+    })
+    .await;
+    // Seen first through the inbox, and first through a source's push.
+    let mut inbox = core.inbox_as("anna");
+    assert_eq!(inbox.get_profile(GetProfileRequest {}).await.unwrap().into_inner().locale, "ru");
+    let docs = core.source_token("docs").await;
+    core.push(&docs, "boris", "visa", fields("Visa", "2026-12-14")).await;
+    let boris = core.inbox_as("boris").list_events(active()).await.unwrap().into_inner().events;
+    assert_eq!(boris[0].done_label, "Сделано");
+    // An existing person keeps their own choice.
+    inbox.update_profile(UpdateProfileRequest { locale: Some("en".into()), ..Default::default() }).await.unwrap();
+    assert_eq!(inbox.get_profile(GetProfileRequest {}).await.unwrap().into_inner().locale, "en");
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
+    new_people_start_in_the_default_language,
     a_long_list_is_read_page_by_page,
     hostile_text_is_refused_by_field_and_nothing_is_written,
     action_links_act_once_as_the_events_user,
