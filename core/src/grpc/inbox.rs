@@ -164,7 +164,7 @@ impl Inbox for InboxService {
     async fn list_channels(&self, request: Request<v1::ListChannelsRequest>) -> Result<Response<v1::ChannelList>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let channels = self.engine.list_channels(&caller.user).await?;
-        Ok(Response::new(v1::ChannelList { channels: channels.iter().map(wire::channel).collect() }))
+        Ok(Response::new(v1::ChannelList { channels: channels.iter().map(wire::channel).collect(), telegram_available: self.telegram.is_some() }))
     }
 
     async fn add_webhook(&self, request: Request<v1::AddWebhookRequest>) -> Result<Response<v1::AddedWebhook>, Status> {

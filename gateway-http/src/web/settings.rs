@@ -57,6 +57,8 @@ struct SettingsPage {
     calendar_created: String,
     telegram_link: Option<String>,
     telegram_error: String,
+    /// Whether this Hado has a Telegram bot; without one, Connect is not offered.
+    telegram_available: bool,
 }
 
 /// What the reminders section of the settings page shows besides the list.
@@ -92,8 +94,11 @@ async fn settings_page_with(
         Ok(reply) => reply.into_inner(),
         Err(status) => return failure_page(state, session.t, &status),
     };
-    let channels = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
-        Ok(reply) => reply.into_inner().channels,
+    let (channels, telegram_available) = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
+        Ok(reply) => {
+            let reply = reply.into_inner();
+            (reply.channels, reply.telegram_available)
+        }
         Err(status) => return failure_page(state, session.t, &status),
     };
     let calendar = match session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {}).await {
@@ -122,6 +127,7 @@ async fn settings_page_with(
             calendar_url: notice.calendar_url,
             telegram_link: notice.telegram_link,
             telegram_error: notice.telegram_error,
+            telegram_available,
             calendar_created: calendar.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
         },
     )

@@ -48,6 +48,7 @@ async fn updates_posted_with_the_secret_reach_core(backend: Backend) {
 
     // The settings page makes the one-time link.
     let page = client.post(format!("{}/settings/telegram", gateway.base)).header("sec-fetch-site", "same-origin").send().await.unwrap().text().await.unwrap();
+    assert!(page.contains(r#"<form method="post" action="/settings/telegram#telegram">"#), "with a bot, Connect is offered and lands where it was pressed");
     let link = page.split(r#"<a id="telegram-link" href=""#).nth(1).and_then(|rest| rest.split('"').next()).expect("a link on the page").to_owned();
     let code = link.strip_prefix("https://t.me/hado_test_bot?start=").expect("a t.me link to the bot").to_owned();
 

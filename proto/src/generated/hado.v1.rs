@@ -185,6 +185,9 @@ pub struct Channel {
 pub struct ChannelList {
     #[prost(message, repeated, tag = "1")]
     pub channels: ::prost::alloc::vec::Vec<Channel>,
+    /// Whether this Hado has a Telegram bot, so that a chat can be linked.
+    #[prost(bool, tag = "2")]
+    pub telegram_available: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AddWebhookRequest {
