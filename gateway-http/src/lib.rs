@@ -155,7 +155,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/static/hado.js", get(web::script))
         .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
         .route("/up", get(health::up))
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page") })
+        .fallback(web::not_found)
         .layer(axum::middleware::from_fn(metrics::record))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         // Outermost: a foreign Host is refused before anything else runs.

@@ -59,7 +59,10 @@ struct MessagePage {
     t: &'static Words,
     nav: Option<Nav>,
     message: String,
+    /// The message again in Russian, for someone whose language is unknown,
+    /// and the words of that second language.
     second: String,
+    second_words: Option<&'static Words>,
 }
 
 fn render(status: StatusCode, page: impl Template) -> Response {
@@ -76,18 +79,32 @@ fn render(status: StatusCode, page: impl Template) -> Response {
     }
 }
 
+/// What an unknown address answers: a page with a way back for a browser
+/// (one that asks for HTML), and the JSON error for a program.
+pub(crate) async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Response {
+    let browser = headers.get(axum::http::header::ACCEPT).and_then(|value| value.to_str().ok()).is_some_and(|accept| accept.contains("text/html"));
+    let api = ["/api/", "/me", "/a/", "/ics/", "/hooks/"].iter().any(|prefix| uri.path().starts_with(prefix));
+    if browser && !api {
+        message(StatusCode::NOT_FOUND, "There is no page at this address.", "По этому адресу страницы нет.")
+    } else {
+        crate::error::ApiError::new(StatusCode::NOT_FOUND, "no such page").into_response()
+    }
+}
+
 /// A page with one message, in both languages when the person is unknown.
 fn message(status: StatusCode, english: &str, russian: &str) -> Response {
-    render(status, MessagePage { t: &words::EN, nav: None, message: english.to_owned(), second: russian.to_owned() })
+    render(status, MessagePage { t: &words::EN, nav: None, message: english.to_owned(), second: russian.to_owned(), second_words: Some(&words::RU) })
 }
 
 /// What a failed call to core shows on a page.
 fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> Response {
     match state.core.explain(status) {
-        Failure::Unreachable(_) => render(StatusCode::SERVICE_UNAVAILABLE, MessagePage { t, nav: None, message: t.core_down.into(), second: String::new() }),
+        Failure::Unreachable(_) => {
+            render(StatusCode::SERVICE_UNAVAILABLE, MessagePage { t, nav: None, message: t.core_down.into(), second: String::new(), second_words: None })
+        }
         failure => {
             let error = ApiError::from_core(&state.core, status);
-            render(error.status, MessagePage { t, nav: None, message: failure.message().to_owned(), second: String::new() })
+            render(error.status, MessagePage { t, nav: None, message: failure.message().to_owned(), second: String::new(), second_words: None })
         }
     }
 }

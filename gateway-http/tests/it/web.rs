@@ -58,6 +58,14 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("Nothing needs you right now."), "{page}");
 
+    // An unknown address: a page with a way back for a browser, JSON for a program.
+    let browser = stack.client.get(format!("{}/no-such-page", stack.base)).header("accept", "text/html,*/*;q=0.8").send().await.unwrap();
+    assert_eq!(browser.status(), StatusCode::NOT_FOUND);
+    let page = browser.text().await.unwrap();
+    assert!(page.contains("There is no page at this address.") && page.contains(r#"<a href="/">Back to the inbox</a>"#), "{page}");
+    let program = stack.client.get(format!("{}/no-such-page", stack.base)).send().await.unwrap();
+    assert_eq!(program.json::<serde_json::Value>().await.unwrap(), serde_json::json!({"error": "no such page"}));
+
     // Add: a bad form comes back with the errors next to the fields and the input kept.
     let (status, _, page) = stack.post("/events", &[("title", "Dentist"), ("due_date", "2026-12-32"), ("subtitle", "Dr. Weiss")]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
