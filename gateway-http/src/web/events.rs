@@ -21,6 +21,13 @@ struct EventPage {
     log: Vec<LogLine>,
 }
 
+impl EventPage {
+    /// The card's title is the page's own heading.
+    fn card_heading(&self) -> &'static str {
+        "h1"
+    }
+}
+
 /// The Add and Edit form, with what was typed and each field's error.
 #[derive(Default)]
 pub(super) struct EventForm {

@@ -19,6 +19,11 @@ struct InboxPage {
 }
 
 impl InboxPage {
+    /// Each card's title is a heading under its group's.
+    fn card_heading(&self) -> &'static str {
+        "h3"
+    }
+
     fn sections(&self) -> Vec<Section<'_>> {
         let (t, groups) = (self.t, &self.groups);
         vec![

@@ -1,7 +1,8 @@
 """Drives the web inbox in Debian's headless Chromium through WebDriver
-(Selenium + chromedriver): add an event, Remember, Done, find it in the
-archive, take the browser's time zone, switch the language. Saves a
-screenshot after each step.
+(Selenium + chromedriver): add an event (the form also on a 320 px
+screen), Remember, Done, find it in the archive, take the browser's time
+zone, switch the language, and dark mode. Saves a screenshot after each
+step.
 
 Usage: inbox.py BASE_URL SCREENSHOT_DIR. Exits non-zero on the first thing
 that is not as it should be, saying what.
@@ -81,6 +82,12 @@ try:
     driver.execute_script("arguments[0].value = '2026-12-14'", driver.find_element(By.NAME, "due_date"))
     driver.execute_script("arguments[0].value = '09:30'", driver.find_element(By.NAME, "due_time"))
     shot("add-form")
+    # On a 320 px screen the form fits without sideways scrolling.
+    driver.set_window_size(320, 900)
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    shot("add-form-320px")
+    check(overflow <= 0, f"the form is {overflow} px wider than a 320 px screen")
+    driver.set_window_size(420, 900)
     go(driver.find_element(By.CSS_SELECTOR, "form.event-form button.primary"))
     check(driver.current_url.startswith(BASE + "/#event-"), f"back in the inbox after adding, not {driver.current_url}")
     card = driver.find_element(By.CSS_SELECTOR, "article.card")
@@ -117,6 +124,13 @@ try:
     go(driver.find_element(By.LINK_TEXT, "Входящие"))
     check("Сейчас ничего не требует внимания." in body(), "the inbox speaks Russian")
     shot("russian-inbox")
-    print(f"browser: {step} screenshots in {SHOTS}; add, remember, done, archive, zone and language all as expected")
+
+    # Dark mode, when the system asks for it.
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    driver.get(BASE + "/archive")
+    background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+    check(background == "rgb(22, 22, 26)", f"the page is dark when the system is, not {background}")
+    shot("dark-archive")
+    print(f"browser: {step} screenshots in {SHOTS}; add, remember, done, archive, zone, language, a 320 px screen and dark mode all as expected")
 finally:
     driver.quit()

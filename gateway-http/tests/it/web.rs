@@ -57,6 +57,11 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     let (status, page) = stack.get("/").await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("Nothing needs you right now."), "{page}");
+    // Every page has one top heading.
+    for path in ["/", "/new", "/archive", "/settings"] {
+        let (_, page) = stack.get(path).await;
+        assert_eq!(page.matches("<h1").count(), 1, "{path}: {page}");
+    }
 
     // An unknown address: a page with a way back for a browser, JSON for a program.
     let browser = stack.client.get(format!("{}/no-such-page", stack.base)).header("accept", "text/html,*/*;q=0.8").send().await.unwrap();
@@ -70,6 +75,9 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     let (status, _, page) = stack.post("/events", &[("title", "Dentist"), ("due_date", "2026-12-32"), ("subtitle", "Dr. Weiss")]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(page.contains(r#"id="due-error""#) && page.contains("2026-12-32"), "{page}");
+    // The field says it is wrong, and which message says why.
+    assert!(page.contains(r#"required aria-invalid="true" aria-describedby="due-error">"#), "{page}");
+    assert!(!page.contains(r#"name="title" value="Dentist" maxlength="200" required autofocus aria-invalid"#), "only the wrong field: {page}");
     assert!(page.contains(r#"value="Dentist""#) && page.contains(r#"value="Dr. Weiss""#), "the input is kept");
 
     // A good one redirects to the inbox (POST-redirect-GET).
@@ -96,6 +104,9 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(page.contains("2 days overdue"), "{page}");
     assert!(page.contains("in 3 days, Mon 14 Dec 15:00"), "{page}");
     assert!(page.contains(">Renewed</button>") && page.contains("https://docs.example.com/visa") && page.contains(r#"<span class="source">docs</span>"#));
+    // Each button and link says which event it is for.
+    assert!(page.contains(r#"aria-label="Renewed: Visa">Renewed</button>"#) && page.contains(r#"aria-label="Remember: Visa">"#), "{page}");
+    assert!(page.contains(r#"aria-label="Details: Tax return">Details</a>"#), "{page}");
     assert!(page.contains(&format!("/events/{dentist}/edit")), "own events can be edited");
     assert!(!page.contains(r#"class="badge""#), "no reminder has reached anything yet");
 
@@ -160,10 +171,10 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         stack.core.inbox_as("anna").create_event(fields).await.unwrap();
     }
     let (_, page) = stack.get("/").await;
-    assert_eq!(page.matches("Someday").count(), 49, "the visa, due sooner, takes one of the 50 places");
+    assert_eq!(page.matches(">Someday").count(), 49, "the visa, due sooner, takes one of the 50 places");
     assert!(page.contains(r#"<a href="/?all=scheduled#scheduled">Show every scheduled event</a>"#));
     let (_, page) = stack.get("/?all=scheduled").await;
-    assert_eq!(page.matches("Someday").count(), 55);
+    assert_eq!(page.matches(">Someday").count(), 55);
     let response = stack.client.get(format!("{}/me/events?limit=3", stack.base)).send().await.unwrap();
     assert_eq!(response.json::<serde_json::Value>().await.unwrap()["events"].as_array().unwrap().len(), 3);
     let response = stack.client.get(format!("{}/me/events?limit=-3", stack.base)).send().await.unwrap();
