@@ -3,7 +3,12 @@ document.addEventListener("DOMContentLoaded", () => {
   // Preselect the browser's time zone while the saved one is still the default.
   const zone = document.querySelector("input[name=tz][data-browser-zone=yes]");
   const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  if (zone && browserZone && zone.value !== browserZone) zone.value = browserZone;
+  if (zone && browserZone && zone.value !== browserZone) {
+    zone.value = browserZone;
+    // Say so: it is this browser's zone, not yet the saved one.
+    const unsaved = document.getElementById("tz-unsaved");
+    if (unsaved) unsaved.hidden = false;
+  }
 
   // Copy the agent's connect line.
   for (const button of document.querySelectorAll("button[data-copy]")) {

@@ -45,6 +45,11 @@ fn day_count(lang: Lang, days: i64) -> String {
 }
 
 /// "Mon 14 Dec" / "пн 14 дек".
+/// The continents and oceans of the IANA time zone names people live in;
+/// the other names (`US/Eastern`, `Etc/GMT+5`, `Japan`) are old aliases. Core
+/// finds a zone by its city among these; Settings lists these (and UTC).
+pub const ZONE_AREAS: [&str; 10] = ["Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific"];
+
 /// A day as `Mon 14 Dec`, with its year when that is not today's year
 /// (`Tue 4 Jan 2028`), so that two days a year apart never read the same.
 pub(crate) fn short_date(lang: Lang, date: NaiveDate, today: NaiveDate) -> String {

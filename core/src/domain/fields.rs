@@ -366,14 +366,39 @@ impl Locale {
 }
 
 /// Parses an IANA time zone name such as `Europe/Berlin`.
+/// Parses a time zone: an IANA name in any letter case (`Europe/Berlin`,
+/// `europe/berlin`), or a city's name as the zone names it (`Tokyo`,
+/// `new york`, `Buenos Aires`).
 pub fn parse_time_zone(field: &str, raw: &str, violations: &mut Violations) -> Option<Tz> {
-    match raw.trim().parse::<Tz>() {
-        Ok(zone) => Some(zone),
-        Err(_) => {
-            violations.add(field, format!("{field} {} is not an IANA time zone name such as Europe/Berlin", quoted(raw)));
-            None
-        }
+    let zone = zone_named(raw.trim());
+    if zone.is_none() {
+        violations.add(field, format!("{field} {} is not a time zone: give an IANA name such as Europe/Berlin, or a city such as Tokyo", quoted(raw)));
     }
+    zone
+}
+
+use hado_runtime::wording::ZONE_AREAS;
+
+fn zone_named(text: &str) -> Option<Tz> {
+    if let Ok(zone) = text.parse::<Tz>() {
+        return Some(zone);
+    }
+    if let Some(zone) = chrono_tz::TZ_VARIANTS.iter().find(|zone| zone.name().eq_ignore_ascii_case(text)) {
+        return Some(*zone);
+    }
+    // A city: the last part of a name in one of the areas. Where an old
+    // alias shares it (America/Buenos_Aires beside
+    // America/Argentina/Buenos_Aires), the longer, current name wins.
+    let city = text.replace(' ', "_");
+    chrono_tz::TZ_VARIANTS
+        .iter()
+        .filter(|zone| {
+            let name = zone.name();
+            let area = name.split('/').next().unwrap_or("");
+            ZONE_AREAS.contains(&area) && name.rsplit('/').next().is_some_and(|place| place.eq_ignore_ascii_case(&city))
+        })
+        .max_by_key(|zone| zone.name().matches('/').count())
+        .copied()
 }
 
 /// Parses a wall-clock time written exactly as `HH:MM`.
@@ -502,9 +527,14 @@ mod tests {
     }
 
     #[test]
-    fn time_zones_must_be_iana_names() {
+    fn time_zones_are_iana_names_or_their_cities() {
         assert_eq!(check(|v| parse_time_zone("tz", "Europe/Berlin", v)).unwrap(), chrono_tz::Europe::Berlin);
-        assert!(check(|v| parse_time_zone("tz", "Mars/Olympus", v)).unwrap_err().contains("not an IANA time zone"));
+        assert_eq!(check(|v| parse_time_zone("tz", " europe/berlin ", v)).unwrap(), chrono_tz::Europe::Berlin);
+        assert_eq!(check(|v| parse_time_zone("tz", "Tokyo", v)).unwrap(), chrono_tz::Asia::Tokyo);
+        assert_eq!(check(|v| parse_time_zone("tz", "new york", v)).unwrap(), chrono_tz::America::New_York);
+        assert_eq!(check(|v| parse_time_zone("tz", "Buenos Aires", v)).unwrap(), chrono_tz::America::Argentina::Buenos_Aires);
+        assert!(check(|v| parse_time_zone("tz", "Mars/Olympus", v)).unwrap_err().contains("is not a time zone"));
+        assert!(check(|v| parse_time_zone("tz", "Berlin Mitte", v)).is_err());
     }
 
     #[test]

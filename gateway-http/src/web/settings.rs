@@ -4,7 +4,35 @@
 
 use super::*;
 
-static ZONES: LazyLock<Vec<&'static str>> = LazyLock::new(|| chrono_tz::TZ_VARIANTS.iter().map(|zone| zone.name()).collect());
+/// The zones Settings offers: UTC and the names in the areas people live in,
+/// without the old aliases outside them (`US/Eastern`, `Japan`).
+static ZONES: LazyLock<Vec<chrono_tz::Tz>> = LazyLock::new(|| {
+    chrono_tz::TZ_VARIANTS
+        .iter()
+        .filter(|zone| zone.name() == "UTC" || hado_runtime::wording::ZONE_AREAS.contains(&zone.name().split('/').next().unwrap_or("")))
+        .copied()
+        .collect()
+});
+
+/// A zone offered in Settings, with its offset from UTC now.
+pub(super) struct ZoneChoice {
+    pub name: &'static str,
+    pub offset: String,
+}
+
+fn zone_choices() -> Vec<ZoneChoice> {
+    use chrono::Offset;
+    let now = chrono::Utc::now();
+    ZONES
+        .iter()
+        .map(|zone| {
+            let seconds = now.with_timezone(zone).offset().fix().local_minus_utc();
+            let sign = if seconds < 0 { '-' } else { '+' };
+            let minutes = seconds.unsigned_abs() / 60;
+            ZoneChoice { name: zone.name(), offset: format!("UTC{sign}{:02}:{:02}", minutes / 60, minutes % 60) }
+        })
+        .collect()
+}
 
 #[derive(Default)]
 pub(super) struct SettingsForm {
@@ -40,7 +68,7 @@ struct SettingsPage {
     t: &'static Words,
     nav: Option<Nav>,
     form: SettingsForm,
-    zones: &'static [&'static str],
+    zones: Vec<ZoneChoice>,
     saved: bool,
     issued: Option<String>,
     /// Whether the connect line names gateway-mcp's address.
@@ -112,7 +140,7 @@ async fn settings_page_with(
             t: session.t,
             nav,
             form,
-            zones: ZONES.as_slice(),
+            zones: zone_choices(),
             saved,
             issued,
             knows_mcp_url: state.knows_mcp_url(),

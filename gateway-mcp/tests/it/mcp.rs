@@ -149,7 +149,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     assert_eq!(profile["local_time"], "2026-12-01T19:00 (Tuesday)");
     assert_eq!(
         tool_error(call(&anna, "update_profile", json!({"tz": "Mars/Base"})).await),
-        "tz 'Mars/Base' is not an IANA time zone name such as Europe/Berlin"
+        "tz 'Mars/Base' is not a time zone: give an IANA name such as Europe/Berlin, or a city such as Tokyo"
     );
 
     // create_event takes the inbox's defaults.
