@@ -18,11 +18,4 @@ document.addEventListener("DOMContentLoaded", () => {
       button.textContent = button.dataset.copied;
     });
   }
-
-  // Ask before deleting.
-  for (const form of document.querySelectorAll("form[data-confirm]")) {
-    form.addEventListener("submit", (event) => {
-      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
-    });
-  }
 });

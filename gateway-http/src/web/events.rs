@@ -165,6 +165,11 @@ pub(crate) async fn edit_page(State(state): State<AppState>, mut session: Sessio
         Err(status) => return failure_page(&state, session.t, &status),
     };
     let nav = session.nav("");
+    // A source's event is its source's to change: say so now, not after Save.
+    if !event.editable {
+        let message = session.t.not_editable.replace("{source}", &event.source);
+        return render(StatusCode::CONFLICT, MessagePage { t: session.t, nav, message, second: String::new(), second_words: None });
+    }
     render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm::from_event(&event) })
 }
 

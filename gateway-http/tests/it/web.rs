@@ -94,7 +94,7 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         deep_link: Some("https://docs.example.com/visa".into()),
         ..Default::default()
     };
-    stack.core.push(&docs, "anna", "visa", fields).await;
+    let visa = stack.core.push(&docs, "anna", "visa", fields).await;
 
     let (_, page) = stack.get("/").await;
     let overdue = page.find("Overdue").expect("an overdue group");
@@ -156,6 +156,22 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         .await;
     let reset = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
     assert_eq!((reset.fire_at.as_str(), reset.done_label.as_str()), ("2026-11-15", "Done"));
+    // Delete is a link to a page that asks first; its button posts back to it.
+    let (status, page) = stack.get(&format!("/events/{dentist}/edit")).await;
+    assert!(status == StatusCode::OK && page.contains(&format!(r#"href="/events/{dentist}/delete">Delete…</a>"#)), "{page}");
+    let (status, page) = stack.get(&format!("/events/{dentist}/delete")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("<h1>Delete this event?</h1>")
+            && page.contains("Dentist, Dr. Weiss")
+            && page.contains(r#"<form method="post"><button class="danger">Delete</button></form>"#),
+        "{page}"
+    );
+    assert!(stack.get("/").await.1.contains("Dentist"), "asking deleted nothing");
+    // A source's event does not open in the edit form at all.
+    let (status, page) = stack.get(&format!("/events/{visa}/edit")).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(page.contains("This event comes from docs; only docs can change it.") && !page.contains("<form method=\"post\" action=\"/events/"), "{page}");
     let (status, location, _) = stack.post(&format!("/events/{dentist}/delete"), &[]).await;
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
     assert!(!stack.get("/").await.1.contains("Dentist"));
@@ -203,6 +219,8 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
 
     // The agent token, shown once with the connect line.
     let (status, _, page) = stack.post("/settings/agent-token", &[]).await;
+    let (_, asked) = stack.get("/settings/agent-token/revoke").await;
+    assert!(asked.contains("Отозвать токен агента?") && asked.contains(r#"href="/settings#agent""#), "revoking asks first: {asked}");
     assert_eq!(status, StatusCode::OK);
     // This gateway was not told gateway-mcp's address: the line says so in
     // its place, and a note says how to fill it in, rather than guess.
@@ -376,7 +394,10 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains(&format!("webhook {channel} · <strong>sent</strong>")), "{page}");
 
-    // Off, on, and removed.
+    // Off, on, and removed; turning off and removing ask first, naming the channel.
+    let (_, asked) = stack.get(&format!("/settings/channels/{channel}/remove")).await;
+    assert!(asked.contains("<h1>Remove this channel?</h1>") && asked.contains("127.0.0.1"), "{asked}");
+    assert!(stack.get("/settings").await.1.contains(&format!(r#"id="channel-{channel}""#)), "asking removed nothing");
     stack.post(&format!("/settings/channels/{channel}/off"), &[]).await;
     assert!(stack.get("/settings").await.1.contains(" · off</p>"));
     stack.post(&format!("/settings/channels/{channel}/remove"), &[]).await;
