@@ -210,8 +210,13 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let method = request.method().to_string();
     let response = admit(guard, request, next).await;
-    metrics::counter!("hado_http_requests_total", "route" => "/mcp", "method" => method, "status" => response.status().as_u16().to_string()).increment(1);
+    count("/mcp", method, &response);
     response
+}
+
+/// Counts one answered request of `route` in `hado_http_requests_total`.
+pub(crate) fn count(route: &'static str, method: String, response: &Response) {
+    metrics::counter!("hado_http_requests_total", "route" => route, "method" => method, "status" => response.status().as_u16().to_string()).increment(1);
 }
 
 async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {

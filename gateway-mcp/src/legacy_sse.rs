@@ -77,6 +77,12 @@ impl Drop for Closing {
 
 /// `GET /sse`: opens a stream for the caller's token.
 pub(crate) async fn open(State(streams): State<Arc<Streams>>, request: Request) -> Response {
+    let response = open_stream(streams, request).await;
+    guard::count("/sse", "GET".into(), &response);
+    response
+}
+
+async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
     let caller = match streams.guard.caller(request.headers(), request.uri()).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
@@ -133,6 +139,12 @@ pub(crate) struct Session {
 /// `POST /messages?sessionId=…`: one JSON-RPC message for a stream's tool
 /// server; the reply goes out on the stream.
 pub(crate) async fn message(State(streams): State<Arc<Streams>>, request: Request) -> Response {
+    let response = take_message(streams, request).await;
+    guard::count("/messages", "POST".into(), &response);
+    response
+}
+
+async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
     let session = Query::<Session>::try_from_uri(request.uri()).ok();
     let caller = match streams.guard.caller(request.headers(), request.uri()).await {
         Ok(caller) => caller,
