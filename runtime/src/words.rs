@@ -26,6 +26,8 @@ pub struct Words {
     pub open_link: &'static str,
     pub from_source: &'static str,
     pub quiet_until: &'static str,
+    /// Before a closed event's due day: "due Mon 14 Dec".
+    pub due: &'static str,
     pub title: &'static str,
     pub subtitle: &'static str,
     pub due_date: &'static str,
@@ -142,6 +144,7 @@ pub const EN: Words = Words {
     open_link: "Open",
     from_source: "from",
     quiet_until: "quiet until",
+    due: "due",
     title: "Title",
     subtitle: "Details",
     due_date: "Due date",
@@ -255,6 +258,7 @@ pub const RU: Words = Words {
     open_link: "Открыть",
     from_source: "от",
     quiet_until: "тихо до",
+    due: "срок",
     title: "Название",
     subtitle: "Подробности",
     due_date: "Срок",
@@ -375,5 +379,12 @@ impl Words {
     /// The due moment relative to the person's today, in words.
     pub fn due_in_words(&self, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>, overdue: bool) -> String {
         wording::due_in_words(self.language(), today, due_date, due_time, overdue)
+    }
+
+    /// The due moment of a closed event: the day (with its year when not
+    /// this year's) and the time, after the word for "due".
+    pub fn due_on(&self, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>) -> String {
+        let at = due_time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
+        format!("{} {}{at}", self.due, wording::short_date(self.language(), due_date, today))
     }
 }

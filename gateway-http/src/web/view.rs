@@ -48,6 +48,9 @@ pub(crate) struct Card {
     pub quiet_until: String,
     pub closed_as: String,
     pub closed_at: String,
+    /// Done, expired or withdrawn: the card says how it ended instead of
+    /// offering Done and Remember.
+    pub closed: bool,
     pub needs_attention: bool,
 }
 
@@ -69,8 +72,11 @@ pub(crate) fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Optio
 
 impl Card {
     pub(crate) fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
+        let state = event.event_state();
+        let closed = state.is_some_and(|state| state.is_closed() || state == EventState::Withdrawn);
         let when = match due_parts(event, viewer.zone) {
-            Some((date, time)) => words.due_in_words(viewer.today, date, time, event.event_state() == Some(EventState::Overdue)),
+            Some((date, time)) if closed => words.due_on(viewer.today, date, time),
+            Some((date, time)) => words.due_in_words(viewer.today, date, time, state == Some(EventState::Overdue)),
             None => event.due_at.clone(),
         };
         Self {
@@ -87,6 +93,7 @@ impl Card {
             quiet_until: event.quiet_until.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
             closed_as: event.closed_as.clone().unwrap_or_default(),
             closed_at: event.closed_at.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
+            closed,
             needs_attention: event.needs_attention,
         }
     }

@@ -124,6 +124,17 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     stack.post(&format!("/events/{tax}/done"), &[]).await;
     let (_, archive) = stack.get("/archive").await;
     assert!(archive.contains("Tax return") && archive.contains(r#"<span class="closed-as">Done</span>"#), "{archive}");
+    // In the archive it links to its page and keeps its due day; its page says how it ended.
+    assert!(
+        archive.contains(&format!(r#"<a href="/events/{tax}">Tax return</a>"#)) && archive.contains(r#"<span class="when">due Wed 9 Dec</span>"#),
+        "{archive}"
+    );
+    let (_, page) = stack.get(&format!("/events/{tax}")).await;
+    assert!(page.contains(r#"<p class="closed"><span class="closed-as">Done</span> · 2026-12-12"#), "{page}");
+    assert!(
+        !page.contains("/done\"><button") && !page.contains("/ack\"><button") && !page.contains("overdue"),
+        "a finished event offers no Done or Remember: {page}"
+    );
     assert!(!stack.get("/").await.1.contains("Tax return"));
 
     // Edit and delete one's own event.
