@@ -208,6 +208,11 @@ pub(crate) async fn ack(State(state): State<AppState>, InboxUser(login): InboxUs
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
+pub(crate) async fn reopen(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+    let event = state.inbox(&login)?.reopen_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(UserEvent::from(event.get_ref())))
+}
+
 pub(crate) async fn agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<AgentTokenStatus> {
     let status = state.inbox(&login)?.get_agent_token(v1::GetAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
     Ok(axum::Json(AgentTokenStatus { issued: status.issued, created_at: status.created_at, last_used_at: status.last_used_at }))

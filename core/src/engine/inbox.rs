@@ -154,6 +154,33 @@ impl Engine {
         self.act(user, id, move |record, now| event::mark_ack(record.lifecycle, &record.spec, record.zone, quiet, now)).await
     }
 
+    /// Reopens a done event of any source, or the user's own deleted one:
+    /// open again where its due moment puts it, reminders from now. An open
+    /// event is returned as it is; an expired one stays expired (its day has
+    /// passed and it closes by itself); a source's withdrawal is the
+    /// source's to undo.
+    pub async fn reopen(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event_or_deleted(&mut transaction, user, id).await?;
+        if record.lifecycle.state == State::Withdrawn && record.source_id != self.manual_source_id {
+            return Err(owned_elsewhere(&record));
+        }
+        if record.lifecycle.state.is_active() {
+            return Ok(record);
+        }
+        let timeline = record.spec.timeline(record.zone);
+        let lifecycle = Lifecycle::fresh(&timeline, record.spec.after_due, now);
+        let reminders = Reminders::start(&lifecycle, &record.ladder(), now);
+        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+        let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+        events::save_lifecycle(&mut transaction, id, write, now).await?;
+        let reopened = self.own_event_or_deleted(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        self.written();
+        Ok(reopened)
+    }
+
     pub(super) async fn act(
         &self,
         user: &UserRecord,

@@ -96,6 +96,12 @@ impl Inbox for InboxService {
         Ok(Response::new(wire::event(&record)))
     }
 
+    async fn reopen_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
+        let caller = self.caller(&request).await?;
+        let record = self.engine.reopen(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(wire::event(&record)))
+    }
+
     async fn get_profile(&self, request: Request<v1::GetProfileRequest>) -> Result<Response<v1::Profile>, Status> {
         let caller = self.caller(&request).await?;
         let profile = match caller.attention {

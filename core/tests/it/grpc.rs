@@ -386,7 +386,38 @@ async fn new_people_start_in_the_default_language(backend: Backend) {
     core.stop().await;
 }
 
+async fn done_and_delete_can_be_undone(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let mut inbox = core.inbox_as("anna");
+    let dentist = inbox.create_event(fields("Dentist", "2026-12-03T15:00")).await.unwrap().into_inner();
+    // Done, then Reopen: open again where its due moment puts it.
+    inbox.mark_done(EventId { id: dentist.id }).await.unwrap();
+    let reopened = inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner();
+    assert_eq!((reopened.state.as_str(), reopened.closed_at.as_deref(), reopened.closed_as.as_deref()), ("preparing", None, None));
+    assert_eq!(inbox.list_events(active()).await.unwrap().into_inner().events.len(), 1);
+    // Reopening an open event changes nothing.
+    assert_eq!(inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state, "preparing");
+    // Delete, then Reopen: back in the inbox.
+    inbox.delete_event(EventId { id: dentist.id }).await.unwrap();
+    assert_eq!(inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state, "preparing");
+    // A source's withdrawal is the source's to undo; its Done is the person's.
+    let docs = core.source_token("docs").await;
+    let visa = core.push(&docs, "anna", "visa", fields("Visa", "2026-12-14")).await;
+    inbox.mark_done(EventId { id: visa }).await.unwrap();
+    assert_eq!(inbox.reopen_event(EventId { id: visa }).await.unwrap().into_inner().state, "preparing");
+    core.ingest(&docs)
+        .withdraw_events(WithdrawEventsRequest { keys: vec![EventKey { user: "anna".into(), r#ref: "visa".into(), topic: String::new() }] })
+        .await
+        .unwrap();
+    let refused = inbox.reopen_event(EventId { id: visa }).await.unwrap_err();
+    assert_eq!((refused.code(), refused.message()), (Code::FailedPrecondition, "this event belongs to source docs; only docs can change it"));
+    // Another person's event is not found.
+    assert_eq!(core.inbox_as("bob").reopen_event(EventId { id: dentist.id }).await.unwrap_err().code(), Code::NotFound);
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
+    done_and_delete_can_be_undone,
     new_people_start_in_the_default_language,
     a_long_list_is_read_page_by_page,
     hostile_text_is_refused_by_field_and_nothing_is_written,

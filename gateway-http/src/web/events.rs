@@ -204,6 +204,7 @@ enum CardAction {
     Done,
     Remember,
     Delete,
+    Reopen,
 }
 
 /// Done, Remember and Delete: one call, then back to the inbox.
@@ -212,6 +213,7 @@ async fn act(state: AppState, mut session: Session, id: i64, action: CardAction)
         CardAction::Done => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
         CardAction::Remember => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
         CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
+        CardAction::Reopen => session.inbox.reopen_event(v1::EventId { id }).await.map(|_| ()),
     };
     match done {
         Ok(()) if action == CardAction::Delete => Redirect::to("/").into_response(),
@@ -230,4 +232,8 @@ pub(crate) async fn ack(State(state): State<AppState>, session: Session, Path(id
 
 pub(crate) async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
     act(state, session, id, CardAction::Delete).await
+}
+
+pub(crate) async fn reopen(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, CardAction::Reopen).await
 }

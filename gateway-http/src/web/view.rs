@@ -51,6 +51,8 @@ pub(crate) struct Card {
     /// Done, expired or withdrawn: the card says how it ended instead of
     /// offering Done and Remember.
     pub closed: bool,
+    /// Done, or deleted by its person: Reopen undoes it.
+    pub reopenable: bool,
     pub needs_attention: bool,
 }
 
@@ -94,6 +96,7 @@ impl Card {
             closed_as: event.closed_as.clone().unwrap_or_default(),
             closed_at: event.closed_at.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
             closed,
+            reopenable: state == Some(EventState::Done) || (state == Some(EventState::Withdrawn) && event.editable),
             needs_attention: event.needs_attention,
         }
     }

@@ -298,6 +298,9 @@ async fn the_inbox_json_api_works(backend: Backend) {
     assert_eq!(renamed["title"], "Dentist, Dr. Weiss");
     let (_, done) = stack.send(Method::POST, &format!("/me/events/{id}/done"), &anna, None).await;
     assert_eq!(done["state"], "done");
+    let (_, reopened) = stack.send(Method::POST, &format!("/me/events/{id}/reopen"), &anna, Some(json!({}))).await;
+    assert_eq!(reopened["state"], "preparing", "Reopen undoes Done");
+    stack.send(Method::POST, &format!("/me/events/{id}/done"), &anna, Some(json!({}))).await;
     let (_, archive) = stack.send(Method::GET, "/me/archive", &anna, None).await;
     assert_eq!(archive["events"][0]["closed_as"], "Сделано");
     let (_, reopened) = stack.send(Method::PATCH, &format!("/me/events/{id}"), &anna, Some(json!({"due_at": "2026-12-27T15:00"}))).await;

@@ -135,6 +135,17 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         !page.contains("/done\"><button") && !page.contains("/ack\"><button") && !page.contains("overdue"),
         "a finished event offers no Done or Remember: {page}"
     );
+    // Reopen undoes Done, from the event's page.
+    assert!(
+        page.contains(&format!(
+            r#"<form method="post" action="/events/{tax}/reopen"><button class="reopen" aria-label="Reopen: Tax return">Reopen</button></form>"#
+        )),
+        "{page}"
+    );
+    let (status, location, _) = stack.post(&format!("/events/{tax}/reopen"), &[]).await;
+    assert_eq!((status, location), (StatusCode::SEE_OTHER, format!("/#event-{tax}")));
+    assert!(stack.get("/").await.1.contains("Tax return"), "back in the inbox");
+    stack.post(&format!("/events/{tax}/done"), &[]).await;
     assert!(!stack.get("/").await.1.contains("Tax return"));
 
     // Edit and delete one's own event.
