@@ -25,8 +25,12 @@ pub(crate) struct Ports {
     pub metrics: [u16; 3],
 }
 
+/// Six distinct free ports: each listener is held until all are chosen, since
+/// a port let go at once may be handed out again by the next bind.
 pub(crate) fn free_ports() -> Ports {
-    Ports { grpc: free_port(), mcp: free_port(), http: free_port(), metrics: [free_port(), free_port(), free_port()] }
+    let listeners: Vec<std::net::TcpListener> = (0..6).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let port = |index: usize| listeners[index].local_addr().unwrap().port();
+    Ports { grpc: port(0), mcp: port(1), http: port(2), metrics: [port(3), port(4), port(5)] }
 }
 
 pub(crate) fn hado(folder: &Path, ports: Ports) -> Command {
