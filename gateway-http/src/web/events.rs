@@ -215,9 +215,16 @@ async fn act(state: AppState, mut session: Session, id: i64, action: CardAction)
         CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
         CardAction::Reopen => session.inbox.reopen_event(v1::EventId { id }).await.map(|_| ()),
     };
+    // Back to the inbox, saying what happened: at the card when it is still
+    // there, at the top with Undo when it left.
+    let back = match action {
+        CardAction::Done => format!("/?done={id}"),
+        CardAction::Delete => format!("/?deleted={id}"),
+        CardAction::Remember => format!("/?remembered={id}#event-{id}"),
+        CardAction::Reopen => format!("/#event-{id}"),
+    };
     match done {
-        Ok(()) if action == CardAction::Delete => Redirect::to("/").into_response(),
-        Ok(()) => Redirect::to(&format!("/#event-{id}")).into_response(),
+        Ok(()) => Redirect::to(&back).into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }

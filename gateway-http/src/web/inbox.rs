@@ -16,6 +16,7 @@ struct InboxPage {
     nav: Option<Nav>,
     groups: Groups,
     more_scheduled: bool,
+    feedback: Option<Feedback>,
 }
 
 impl InboxPage {
@@ -50,6 +51,38 @@ pub(super) const SCHEDULED_SHOWN: u32 = 50;
 #[derive(serde::Deserialize)]
 pub(crate) struct InboxQuery {
     all: Option<String>,
+    /// The event the person just finished, deleted or remembered: the page
+    /// says so, and offers Undo where there is one.
+    done: Option<String>,
+    deleted: Option<String>,
+    remembered: Option<String>,
+}
+
+/// What the inbox says about the person's last action.
+pub(super) struct Feedback {
+    pub text: String,
+    /// The event Undo reopens.
+    pub undo: Option<i64>,
+}
+
+/// The message for `?done=`, `?deleted=` or `?remembered=`, from the event
+/// as it is now; an id that is not the person's says nothing.
+async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback> {
+    let t = session.t;
+    let (word, raw, undoable) = if let Some(id) = &query.done {
+        (t.feedback_done, id, true)
+    } else if let Some(id) = &query.deleted {
+        (t.feedback_deleted, id, true)
+    } else {
+        (t.feedback_remembered, query.remembered.as_ref()?, false)
+    };
+    let id: i64 = raw.parse().ok()?;
+    let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
+    let mut text = format!("{word} {}.", event.title);
+    if let Some(until) = event.quiet_until.as_deref().and_then(|instant| session.viewer.local(instant)).filter(|_| !undoable) {
+        text = format!("{word} {} · {} {until}.", event.title, t.quiet_until);
+    }
+    Some(Feedback { text, undo: undoable.then_some(id) })
 }
 
 pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
@@ -71,8 +104,9 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
         }
     }
     let groups = Groups::new(&events, &session.viewer, session.t);
+    let feedback = feedback(&mut session, &query).await;
     let nav = session.nav("inbox");
-    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled })
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled, feedback })
 }
 
 pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session) -> Response {

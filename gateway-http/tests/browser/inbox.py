@@ -101,9 +101,12 @@ try:
     check("quiet until" in card.text, f"Remember quiets the event: {card.text}")
     shot("remembered")
 
-    # Done: it leaves the inbox for the archive.
+    # Done: it leaves the inbox for the archive, and the inbox says so, with Undo.
     go(card.find_element(By.CSS_SELECTOR, "button.done"))
-    check("Renew passport" not in body(), "done events leave the inbox")
+    check(not driver.find_elements(By.CSS_SELECTOR, "article.card"), "done events leave the inbox")
+    feedback = driver.find_element(By.CSS_SELECTOR, ".feedback")
+    check("Done: Renew passport." in feedback.text and feedback.find_elements(By.TAG_NAME, "button"), f"the inbox says what happened and offers Undo: {feedback.text}")
+    shot("done-with-undo")
     go(driver.find_element(By.LINK_TEXT, "Archive"))
     archived = driver.find_element(By.CSS_SELECTOR, "article.card")
     check("Renew passport" in archived.text and "Done" in archived.text, f"the archive shows how it closed: {archived.text}")

@@ -119,9 +119,15 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
 
     // Remember, then Done; the event moves to the archive.
     let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[]).await;
-    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("/#event-{dentist}").as_str()));
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("/?remembered={dentist}#event-{dentist}").as_str()));
+    let (_, page) = stack.get(&location).await;
+    assert!(page.contains(r#"<div class="feedback" role="status">"#) && page.contains("Remembered: Dentist · quiet until"), "{page}");
     assert!(stack.get("/").await.1.contains("quiet until"));
-    stack.post(&format!("/events/{tax}/done"), &[]).await;
+    // Done: the inbox says so, and Undo reopens it.
+    let (_, location, _) = stack.post(&format!("/events/{tax}/done"), &[]).await;
+    assert_eq!(location, format!("/?done={tax}"));
+    let (_, page) = stack.get(&location).await;
+    assert!(page.contains("Done: Tax return.") && page.contains(&format!(r#"action="/events/{tax}/reopen"><button>Undo</button>"#)), "{page}");
     let (_, archive) = stack.get("/archive").await;
     assert!(archive.contains("Tax return") && archive.contains(r#"<span class="closed-as">Done</span>"#), "{archive}");
     // In the archive it links to its page and keeps its due day; its page says how it ended.
@@ -195,7 +201,9 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!(status, StatusCode::CONFLICT);
     assert!(page.contains("This event comes from docs; only docs can change it.") && !page.contains("<form method=\"post\" action=\"/events/"), "{page}");
     let (status, location, _) = stack.post(&format!("/events/{dentist}/delete"), &[]).await;
-    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
+    assert_eq!((status, location.clone()), (StatusCode::SEE_OTHER, format!("/?deleted={dentist}")));
+    let (_, page) = stack.get(&location).await;
+    assert!(page.contains("Deleted: Dentist, Dr. Weiss.") && page.contains(&format!(r#"action="/events/{dentist}/reopen"><button>Undo</button>"#)), "{page}");
     assert!(!stack.get("/").await.1.contains("Dentist"));
     let (_, archive) = stack.get("/archive").await;
     assert!(
