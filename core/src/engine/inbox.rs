@@ -169,16 +169,30 @@ impl Engine {
         if record.lifecycle.state.is_active() {
             return Ok(record);
         }
-        let timeline = record.spec.timeline(record.zone);
-        let lifecycle = Lifecycle::fresh(&timeline, record.spec.after_due, now);
+        let lifecycle = Lifecycle::fresh(&record.spec.timeline(record.zone), record.spec.after_due, now);
         let reminders = Reminders::start(&lifecycle, &record.ladder(), now);
+        self.commit_lifecycle(transaction, user, &record, lifecycle, reminders, now).await
+    }
+
+    /// Saves one of the user's events' new lifecycle and reminders (and the
+    /// next check they make), commits, and returns the event as stored.
+    async fn commit_lifecycle(
+        &self,
+        mut transaction: crate::storage::Tx,
+        user: &UserRecord,
+        record: &EventRecord,
+        lifecycle: Lifecycle,
+        reminders: Reminders,
+        now: DateTime<Utc>,
+    ) -> Result<EventRecord, CoreError> {
+        let timeline = record.spec.timeline(record.zone);
         let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
         let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
-        events::save_lifecycle(&mut transaction, id, write, now).await?;
-        let reopened = self.own_event_or_deleted(&mut transaction, user, id).await?;
+        events::save_lifecycle(&mut transaction, record.id, write, now).await?;
+        let saved = self.own_event_or_deleted(&mut transaction, user, record.id).await?;
         transaction.commit().await?;
         self.written();
-        Ok(reopened)
+        Ok(saved)
     }
 
     pub(super) async fn act(
@@ -196,14 +210,7 @@ impl Engine {
         if lifecycle == record.lifecycle && reminders == record.reminders {
             return Ok(record);
         }
-        let timeline = record.spec.timeline(record.zone);
-        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-        let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
-        events::save_lifecycle(&mut transaction, id, write, now).await?;
-        let updated = self.own_event_or_deleted(&mut transaction, user, id).await?;
-        transaction.commit().await?;
-        self.written();
-        Ok(updated)
+        self.commit_lifecycle(transaction, user, &record, lifecycle, reminders, now).await
     }
 
     /// Changes the user's settings; a new zone recomputes their open events
