@@ -121,6 +121,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/events/{id}/done", post(web::done))
         .route("/events/{id}/ack", post(web::ack))
         .route("/events/{id}/reopen", post(web::reopen))
+        .route("/events/{id}/unack", post(web::take_back_ack))
         .route("/events/{id}/delete", get(web::confirm_delete).post(web::delete))
         .route("/settings", get(web::settings_page).post(web::save_settings))
         .route("/settings/agent-token", post(web::issue_agent_token))
@@ -139,6 +140,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/me/events/{id}/done", post(me::done))
         .route("/me/events/{id}/ack", post(me::ack))
         .route("/me/events/{id}/reopen", post(me::reopen))
+        .route("/me/events/{id}/unack", post(me::take_back_ack))
         .route("/me/agent-token", get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), edge::me_writes));
     // A source's token is checked with core before its body is read.

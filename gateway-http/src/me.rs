@@ -208,6 +208,11 @@ pub(crate) async fn ack(State(state): State<AppState>, InboxUser(login): InboxUs
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
+pub(crate) async fn take_back_ack(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
+    let event = state.inbox(&login)?.take_back_ack(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+    Ok(axum::Json(UserEvent::from(event.get_ref())))
+}
+
 pub(crate) async fn reopen(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
     let event = state.inbox(&login)?.reopen_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))

@@ -178,6 +178,13 @@ pub(crate) fn mark_done(lifecycle: Lifecycle, now: DateTime<Utc>) -> Lifecycle {
     if lifecycle.state.is_active() { Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: lifecycle.quiet_until } } else { lifecycle }
 }
 
+/// Takes Remember back: the event is no longer quiet, so the next checkpoint
+/// reminds as if Remember had not been pressed. A closed event, or one not
+/// remembered, is returned as it is.
+pub(crate) fn take_back_ack(lifecycle: Lifecycle) -> Lifecycle {
+    if lifecycle.state.is_active() { Lifecycle { quiet_until: None, ..lifecycle } } else { lifecycle }
+}
+
 /// Remember: quiet until the next checkpoint (or, with none left, until the
 /// due moment); a closed or withdrawn event is returned as it is.
 pub(crate) fn mark_ack(lifecycle: Lifecycle, spec: &EventSpec, zone: Tz, quiet: QuietHours, now: DateTime<Utc>) -> Lifecycle {

@@ -154,6 +154,11 @@ impl Engine {
         self.act(user, id, move |record, now| event::mark_ack(record.lifecycle, &record.spec, record.zone, quiet, now)).await
     }
 
+    /// Takes Remember back, on an event of any source.
+    pub async fn take_back_ack(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+        self.act(user, id, |record, _| event::take_back_ack(record.lifecycle)).await
+    }
+
     /// Reopens a done event of any source, or the user's own deleted one:
     /// open again where its due moment puts it, reminders from now. An open
     /// event is returned as it is; an expired one stays expired (its day has

@@ -96,6 +96,12 @@ impl Inbox for InboxService {
         Ok(Response::new(wire::event(&record)))
     }
 
+    async fn take_back_ack(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
+        let caller = self.caller(&request).await?;
+        let record = self.engine.take_back_ack(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(wire::event(&record)))
+    }
+
     async fn reopen_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
         let record = self.engine.reopen(&caller.user, request.get_ref().id).await?;

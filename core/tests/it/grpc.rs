@@ -395,6 +395,9 @@ async fn done_and_delete_can_be_undone(backend: Backend) {
     let reopened = inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner();
     assert_eq!((reopened.state.as_str(), reopened.closed_at.as_deref(), reopened.closed_as.as_deref()), ("preparing", None, None));
     assert_eq!(inbox.list_events(active()).await.unwrap().into_inner().events.len(), 1);
+    // Remember, taken back: no longer quiet.
+    assert!(inbox.mark_ack(EventId { id: dentist.id }).await.unwrap().into_inner().quiet_until.is_some());
+    assert_eq!(inbox.take_back_ack(EventId { id: dentist.id }).await.unwrap().into_inner().quiet_until, None);
     // Reopening an open event changes nothing.
     assert_eq!(inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state, "preparing");
     // Delete, then Reopen: back in the inbox.

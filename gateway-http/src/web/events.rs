@@ -205,6 +205,7 @@ enum CardAction {
     Remember,
     Delete,
     Reopen,
+    TakeBackRemember,
 }
 
 /// Done, Remember and Delete: one call, then back to the inbox.
@@ -214,6 +215,7 @@ async fn act(state: AppState, mut session: Session, id: i64, action: CardAction)
         CardAction::Remember => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
         CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
         CardAction::Reopen => session.inbox.reopen_event(v1::EventId { id }).await.map(|_| ()),
+        CardAction::TakeBackRemember => session.inbox.take_back_ack(v1::EventId { id }).await.map(|_| ()),
     };
     // Back to the inbox, saying what happened: at the card when it is still
     // there, at the top with Undo when it left.
@@ -221,7 +223,7 @@ async fn act(state: AppState, mut session: Session, id: i64, action: CardAction)
         CardAction::Done => format!("/?done={id}"),
         CardAction::Delete => format!("/?deleted={id}"),
         CardAction::Remember => format!("/?remembered={id}#event-{id}"),
-        CardAction::Reopen => format!("/#event-{id}"),
+        CardAction::Reopen | CardAction::TakeBackRemember => format!("/#event-{id}"),
     };
     match done {
         Ok(()) => Redirect::to(&back).into_response(),
@@ -243,4 +245,8 @@ pub(crate) async fn delete(State(state): State<AppState>, session: Session, Path
 
 pub(crate) async fn reopen(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
     act(state, session, id, CardAction::Reopen).await
+}
+
+pub(crate) async fn take_back_ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+    act(state, session, id, CardAction::TakeBackRemember).await
 }

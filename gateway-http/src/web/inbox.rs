@@ -61,28 +61,31 @@ pub(crate) struct InboxQuery {
 /// What the inbox says about the person's last action.
 pub(super) struct Feedback {
     pub text: String,
-    /// The event Undo reopens.
-    pub undo: Option<i64>,
+    /// Where Undo posts: Reopen after Done and Delete, taking Remember
+    /// back after Remember.
+    pub undo: String,
 }
 
 /// The message for `?done=`, `?deleted=` or `?remembered=`, from the event
 /// as it is now; an id that is not the person's says nothing.
 async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback> {
     let t = session.t;
-    let (word, raw, undoable) = if let Some(id) = &query.done {
-        (t.feedback_done, id, true)
+    let (word, raw, remembered) = if let Some(id) = &query.done {
+        (t.feedback_done, id, false)
     } else if let Some(id) = &query.deleted {
-        (t.feedback_deleted, id, true)
+        (t.feedback_deleted, id, false)
     } else {
-        (t.feedback_remembered, query.remembered.as_ref()?, false)
+        (t.feedback_remembered, query.remembered.as_ref()?, true)
     };
     let id: i64 = raw.parse().ok()?;
     let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
-    let mut text = format!("{word} {}.", event.title);
-    if let Some(until) = event.quiet_until.as_deref().and_then(|instant| session.viewer.local(instant)).filter(|_| !undoable) {
-        text = format!("{word} {} · {} {until}.", event.title, t.quiet_until);
-    }
-    Some(Feedback { text, undo: undoable.then_some(id) })
+    let quiet_until = event.quiet_until.as_deref().and_then(|instant| session.viewer.local(instant)).filter(|_| remembered);
+    let text = match quiet_until {
+        Some(until) => format!("{word} {} · {} {until}.", event.title, t.quiet_until),
+        None => format!("{word} {}.", event.title),
+    };
+    let undo = if remembered { format!("/events/{id}/unack") } else { format!("/events/{id}/reopen") };
+    Some(Feedback { text, undo })
 }
 
 pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {

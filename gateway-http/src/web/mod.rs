@@ -18,7 +18,7 @@ pub(crate) mod view;
 pub(crate) use hado_runtime::words;
 
 pub(crate) use confirm::{confirm_channel, confirm_delete, confirm_revoke_agent_token, confirm_revoke_calendar_feed};
-pub(crate) use events::{ack, create, delete, done, edit_page, event_page, new_page, reopen, update};
+pub(crate) use events::{ack, create, delete, done, edit_page, event_page, new_page, reopen, take_back_ack, update};
 pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
 pub(crate) use settings::{

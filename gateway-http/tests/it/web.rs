@@ -122,6 +122,12 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("/?remembered={dentist}#event-{dentist}").as_str()));
     let (_, page) = stack.get(&location).await;
     assert!(page.contains(r#"<div class="feedback" role="status">"#) && page.contains("Remembered: Dentist · quiet until"), "{page}");
+    // Undo takes Remember back; then Remember again.
+    assert!(page.contains(&format!(r#"<form method="post" action="/events/{dentist}/unack"><button>Undo</button></form>"#)), "{page}");
+    let (_, location, _) = stack.post(&format!("/events/{dentist}/unack"), &[]).await;
+    assert_eq!(location, format!("/#event-{dentist}"));
+    assert!(!stack.get("/").await.1.contains("quiet until"), "no longer quiet");
+    stack.post(&format!("/events/{dentist}/ack"), &[]).await;
     assert!(stack.get("/").await.1.contains("quiet until"));
     // Done: the inbox says so, and Undo reopens it.
     let (_, location, _) = stack.post(&format!("/events/{tax}/done"), &[]).await;

@@ -585,6 +585,28 @@ pub mod inbox_client {
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "ReopenEvent"));
             self.inner.unary(req, path, codec).await
         }
+        /// Takes Remember back: the event is no longer quiet, so its next
+        /// checkpoint reminds. No-op on a closed event or one not remembered.
+        pub async fn take_back_ack(
+            &mut self,
+            request: impl tonic::IntoRequest<super::EventId>,
+        ) -> std::result::Result<tonic::Response<super::Event>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.Inbox/TakeBackAck",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "TakeBackAck"));
+            self.inner.unary(req, path, codec).await
+        }
         pub async fn get_profile(
             &mut self,
             request: impl tonic::IntoRequest<super::GetProfileRequest>,
@@ -959,6 +981,12 @@ pub mod inbox_server {
         /// its due moment puts it, with its reminders from now. No-op on an open
         /// event. A source's withdrawal is the source's to undo (FAILED_PRECONDITION).
         async fn reopen_event(
+            &self,
+            request: tonic::Request<super::EventId>,
+        ) -> std::result::Result<tonic::Response<super::Event>, tonic::Status>;
+        /// Takes Remember back: the event is no longer quiet, so its next
+        /// checkpoint reminds. No-op on a closed event or one not remembered.
+        async fn take_back_ack(
             &self,
             request: tonic::Request<super::EventId>,
         ) -> std::result::Result<tonic::Response<super::Event>, tonic::Status>;
@@ -1455,6 +1483,49 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ReopenEventSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Inbox/TakeBackAck" => {
+                    #[allow(non_camel_case_types)]
+                    struct TakeBackAckSvc<T: Inbox>(pub Arc<T>);
+                    impl<T: Inbox> tonic::server::UnaryService<super::EventId>
+                    for TakeBackAckSvc<T> {
+                        type Response = super::Event;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::EventId>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Inbox>::take_back_ack(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = TakeBackAckSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
