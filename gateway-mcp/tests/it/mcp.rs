@@ -486,7 +486,9 @@ async fn the_legacy_event_stream_has_the_same_guard(backend: Backend) {
     let base = stack.url.trim_end_matches("/mcp").to_owned();
     let anna = format!("Bearer {}", stack.agent_token("anna").await);
     let bob = format!("Bearer {}", stack.agent_token("bob").await);
-    let client = reqwest::Client::new();
+    // A connection each: the gateway closes one after refusing an unread
+    // body, and a pooled connection could be reused just as it closes.
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
 
     // Opening a stream takes a token, from a host served here.
     let (status, challenge, body) = error_body(client.get(format!("{base}/sse")).send().await.unwrap()).await;
