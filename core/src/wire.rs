@@ -46,6 +46,7 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         closed_at: record.lifecycle.closed_at.map(timestamp),
         closed_as,
         editable: manual,
+        reopenable: record.lifecycle.state.reopenable(manual),
         due_instant: due_moment.with_timezone(&record.zone).to_rfc3339_opts(SecondsFormat::Secs, true),
         all_day: !spec.due.at.has_time_of_day(),
         created_at: timestamp(record.created_at),

@@ -22,6 +22,13 @@ pub enum State {
 impl State {
     pub(crate) const ACTIVE: [State; 4] = [State::Scheduled, State::Preparing, State::Today, State::Overdue];
     /// What the archive shows: the events that closed by themselves or by Done.
+    /// Whether Reopen brings back an event in this state: a done one, or a
+    /// deleted one of the person's own (`own`); a source's withdrawal is the
+    /// source's to undo.
+    pub(crate) fn reopenable(self, own: bool) -> bool {
+        self == State::Done || (self == State::Withdrawn && own)
+    }
+
     /// What the archive lists: the closed events (done, expired) and the
     /// withdrawn ones (deleted by their person or withdrawn by their source).
     pub(crate) const ARCHIVED: [State; 3] = [State::Done, State::Expired, State::Withdrawn];

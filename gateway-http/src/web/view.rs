@@ -96,7 +96,7 @@ impl Card {
             closed_as: event.closed_as.clone().unwrap_or_default(),
             closed_at: event.closed_at.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
             closed,
-            reopenable: state == Some(EventState::Done) || (state == Some(EventState::Withdrawn) && event.editable),
+            reopenable: event.reopenable,
             needs_attention: event.needs_attention,
         }
     }

@@ -79,6 +79,10 @@ pub struct Event {
     pub due_time: ::prost::alloc::string::String,
     #[prost(string, tag = "26")]
     pub due_offset: ::prost::alloc::string::String,
+    /// True when ReopenEvent brings the event back: a done event, or the
+    /// user's own deleted one.
+    #[prost(bool, tag = "27")]
+    pub reopenable: bool,
 }
 /// The fields a writer sets on an event. Unset optional fields take their
 /// defaults: fire_at = due day - 30 days, after_due = keep, done_label = the
