@@ -292,10 +292,7 @@ impl Guard {
     /// Asks core about a familiar token too, for a request that makes no
     /// call of its own to core.
     pub(crate) async fn confirm(&self, caller: &Caller, id: Option<&Value>) -> Result<(), Response> {
-        match caller.familiar {
-            true => self.check(&caller.token, caller.digest, id).await.map_or(Ok(()), Err),
-            false => Ok(()),
-        }
+        if caller.familiar { self.check(&caller.token, caller.digest, id).await.map_or(Ok(()), Err) } else { Ok(()) }
     }
 
     /// The caller's request body: at most 1 MiB, JSON, and a `tools/call`

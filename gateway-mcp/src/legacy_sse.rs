@@ -43,12 +43,12 @@ const QUEUE: usize = 16;
 pub(crate) struct Streams {
     core: Core,
     guard: Arc<Guard>,
-    open: Mutex<HashMap<String, Stream1>>,
+    open: Mutex<HashMap<String, OpenStream>>,
     stop: CancellationToken,
 }
 
 /// One open stream: whose it is, and where its messages go.
-struct Stream1 {
+struct OpenStream {
     owner: TokenDigest,
     inbound: mpsc::Sender<ClientJsonRpcMessage>,
 }
@@ -58,7 +58,7 @@ impl Streams {
         Self { core, guard, open: Mutex::default(), stop }
     }
 
-    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, Stream1>> {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, OpenStream>> {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -100,7 +100,7 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
             let message = format!("too many open event streams: at most {MAX_STREAMS_PER_TOKEN} per agent token; close one or use /mcp");
             return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
         }
-        open.insert(id.clone(), Stream1 { owner: caller.digest, inbound });
+        open.insert(id.clone(), OpenStream { owner: caller.digest, inbound });
     }
 
     // The tool server of this stream, as over stdio: it ends when the
@@ -176,6 +176,5 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
 
 /// 128 random bits, in hex: a session id no one can guess.
 fn session_id() -> String {
-    let bytes: [u8; 16] = rand::random();
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    hex::encode(rand::random::<[u8; 16]>())
 }

@@ -40,8 +40,8 @@ impl Engine {
             return Ok((self.store.list_archive(user.id).await?, None));
         }
         let records = self.store.list_active(user.id, state, after.unwrap_or(events::After::START), limit).await?;
-        let full = limit.is_some_and(|limit| records.len() == limit as usize && limit > 0);
-        let next = full.then(|| records.last().map(|last| events::After::of(last).to_string())).flatten();
+        let cut_short = limit.is_some_and(|limit| limit > 0 && records.len() == limit as usize);
+        let next = records.last().filter(|_| cut_short).map(|last| events::After::of(last).to_string());
         Ok((records, next))
     }
 

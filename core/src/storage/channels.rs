@@ -309,9 +309,8 @@ pub(crate) async fn claim_deliveries(
     Ok(claimed)
 }
 
-/// Records how an attempt went: sent, failed, or pending again with the
-/// next attempt's time.
-/// How one delivery's attempt ended, to be written.
+/// How one delivery's attempt ended, to be written: sent, failed, or
+/// pending again with the next attempt's time.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Finished<'a> {
     pub(crate) id: i64,

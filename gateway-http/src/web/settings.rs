@@ -21,17 +21,8 @@ pub(super) struct ZoneChoice {
 }
 
 fn zone_choices() -> Vec<ZoneChoice> {
-    use chrono::Offset;
     let now = chrono::Utc::now();
-    ZONES
-        .iter()
-        .map(|zone| {
-            let seconds = now.with_timezone(zone).offset().fix().local_minus_utc();
-            let sign = if seconds < 0 { '-' } else { '+' };
-            let minutes = seconds.unsigned_abs() / 60;
-            ZoneChoice { name: zone.name(), offset: format!("UTC{sign}{:02}:{:02}", minutes / 60, minutes % 60) }
-        })
-        .collect()
+    ZONES.iter().map(|zone| ZoneChoice { name: zone.name(), offset: now.with_timezone(zone).format("UTC%:z").to_string() }).collect()
 }
 
 #[derive(Default)]
