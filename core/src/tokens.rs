@@ -6,8 +6,14 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 
 pub(crate) const SOURCE_PREFIX: &str = "hado_src_";
-pub(crate) const AGENT_PREFIX: &str = "hado_agent_";
+pub(crate) const AGENT_PREFIX: &str = hado_proto::metadata::AGENT_TOKEN_PREFIX;
 pub(crate) const CALENDAR_PREFIX: &str = "hado_ics_";
+/// OAuth: an access token, a refresh token, an authorization code, and the
+/// ID of a registered client (not a secret, so stored as it is).
+pub(crate) const ACCESS_PREFIX: &str = hado_proto::metadata::OAUTH_ACCESS_PREFIX;
+pub(crate) const REFRESH_PREFIX: &str = "hado_rt_";
+pub(crate) const CODE_PREFIX: &str = "hado_code_";
+pub(crate) const CLIENT_PREFIX: &str = "hado_client_";
 
 /// A fresh token (`prefix` + 64 hex digits of 32 random bytes) and the hash
 /// that is stored in its place.

@@ -101,3 +101,15 @@ pub(crate) fn delivery(record: &DeliveryRecord) -> v1::Delivery {
         updated_at: timestamp(record.updated_at),
     }
 }
+
+/// An app the person signed in with, as Settings lists it.
+pub(crate) fn connected_app(app: &crate::storage::oauth::ConnectedApp) -> v1::ConnectedApp {
+    let first_redirect = app.redirect_uris.lines().next().unwrap_or("");
+    v1::ConnectedApp {
+        id: app.id,
+        name: app.name.clone(),
+        redirect_host: crate::domain::oauth::host_of(first_redirect),
+        connected_at: timestamp(app.connected_at),
+        last_used_at: timestamp(app.last_used_at),
+    }
+}

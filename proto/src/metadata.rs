@@ -11,6 +11,13 @@ pub const AUTHORIZATION: &str = "authorization";
 /// The user a gateway authenticated, sent with the gateway credential only.
 pub const USER: &str = "x-hado-user";
 
+/// The prefix of an agent token, issued by the person or the operator.
+pub const AGENT_TOKEN_PREFIX: &str = "hado_agent_";
+
+/// The prefix of an OAuth access token, issued to an app the person signed
+/// in with; it acts for the person as an agent token does.
+pub const OAUTH_ACCESS_PREFIX: &str = "hado_at_";
+
 /// Formats a bearer credential for the `authorization` key.
 pub fn bearer(token: &str) -> String {
     format!("Bearer {token}")

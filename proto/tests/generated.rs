@@ -14,7 +14,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-const PROTOS: &[&str] = &["hado/v1/events.proto", "hado/v1/inbox.proto", "hado/v1/ingest.proto", "hado/v1/admin.proto", "hado/v1/links.proto"];
+const PROTOS: &[&str] =
+    &["hado/v1/events.proto", "hado/v1/inbox.proto", "hado/v1/ingest.proto", "hado/v1/admin.proto", "hado/v1/links.proto", "hado/v1/oauth.proto"];
 
 const REGENERATE: &str = "cargo test -p hado-proto --features regenerate --test generated";
 

@@ -5,6 +5,7 @@
 //!
 //! One `Engine`, its operations in one file per caller: `sources`, `inbox`
 //! (the person and their agent), `credentials` (tokens and action links),
+//! `oauth` (agents signing in),
 //! `operator`, `outbox` (channels and deliveries), `chats` (what Telegram's
 //! chats do) and `schedule` (the scheduler's pass). This file holds the
 //! shared types and helpers.
@@ -12,12 +13,14 @@
 mod chats;
 mod credentials;
 mod inbox;
+mod oauth;
 mod operator;
 mod outbox;
 mod schedule;
 mod sources;
 
 pub(crate) use chats::BUTTON_ID_LENGTH;
+pub(crate) use oauth::{OAuthFailure, TokenParams, Verdict};
 pub(crate) use outbox::Attempt;
 
 use std::collections::HashMap;

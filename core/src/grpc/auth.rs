@@ -8,7 +8,7 @@ use hado_proto::metadata::{AUTHORIZATION, USER};
 use crate::engine::{Engine, SourceCaller};
 use crate::error::CoreError;
 use crate::storage::UserRecord;
-use crate::tokens::{self, AGENT_PREFIX, SOURCE_PREFIX};
+use crate::tokens::{self, ACCESS_PREFIX, AGENT_PREFIX, SOURCE_PREFIX};
 
 /// The configured secrets that callers present.
 #[derive(Clone)]
@@ -28,7 +28,8 @@ impl std::fmt::Debug for Credentials {
 pub(crate) enum Via {
     /// A gateway vouched for them (the web inbox).
     Gateway,
-    /// Their agent token.
+    /// Their agent token, or an app they signed in with (OAuth): an agent
+    /// either way.
     Agent,
 }
 
@@ -63,14 +64,21 @@ pub(crate) async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<So
     engine.source_for_token(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown source token".into()))
 }
 
-/// The person behind an Inbox call: an agent token, or the gateway
-/// credential with the login the gateway authenticated.
+/// The person behind an Inbox call: an agent token, an OAuth access token,
+/// or the gateway credential with the login the gateway authenticated.
 pub(crate) async fn user(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserCaller, CoreError> {
     let token = bearer(metadata)?;
     if token.starts_with(AGENT_PREFIX) {
         let found = engine.agent_token_user(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
         let attention = Some(u32::try_from(found.attention).unwrap_or(u32::MAX));
         return Ok(UserCaller { user: found.user, via: Via::Agent, attention });
+    }
+    if token.starts_with(ACCESS_PREFIX) {
+        let (user, attention) = engine
+            .access_token_user(token)
+            .await?
+            .ok_or_else(|| CoreError::Unauthenticated("unknown or expired access token; refresh it or sign in again".into()))?;
+        return Ok(UserCaller { user, via: Via::Agent, attention: Some(u32::try_from(attention).unwrap_or(u32::MAX)) });
     }
     if tokens::same_secret(token, &credentials.gateway_token) {
         let login = metadata
@@ -80,7 +88,7 @@ pub(crate) async fn user(engine: &Engine, credentials: &Credentials, metadata: &
         let user = engine.user_for_login(login).await?;
         return Ok(UserCaller { user, via: Via::Gateway, attention: None });
     }
-    Err(CoreError::Unauthenticated("the Inbox service takes an agent token (hado_agent_…) or the gateway credential".into()))
+    Err(CoreError::Unauthenticated("the Inbox service takes an agent token (hado_agent_…), an access token (hado_at_…) or the gateway credential".into()))
 }
 
 /// Admits the operator.
@@ -99,6 +107,14 @@ pub(crate) fn gateway(credentials: &Credentials, metadata: &MetadataMap) -> Resu
     if tokens::same_secret(token, &credentials.gateway_token) {
         Ok(())
     } else {
-        Err(CoreError::Unauthenticated("the Links service takes the gateway credential".into()))
+        Err(CoreError::Unauthenticated("the Links and OAuth services take the gateway credential".into()))
     }
+}
+
+/// The person a gateway vouches for, with the gateway credential only: for
+/// what an agent may never do for itself (approving an app's sign-in).
+pub(crate) async fn person(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserRecord, CoreError> {
+    gateway(credentials, metadata)?;
+    let caller = user(engine, credentials, metadata).await?;
+    Ok(caller.user)
 }

@@ -173,6 +173,18 @@ impl Inbox for InboxService {
         Ok(Response::new(v1::TelegramLink { url, expires_at: wire::timestamp(expires_at) }))
     }
 
+    async fn list_connected_apps(&self, request: Request<v1::ListConnectedAppsRequest>) -> Result<Response<v1::ConnectedAppList>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let apps = self.engine.connected_apps(&caller.user).await?;
+        Ok(Response::new(v1::ConnectedAppList { apps: apps.iter().map(wire::connected_app).collect() }))
+    }
+
+    async fn disconnect_app(&self, request: Request<v1::ConnectedAppId>) -> Result<Response<v1::DisconnectAppReply>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let disconnected = self.engine.disconnect_app(&caller.user, request.get_ref().id).await?;
+        Ok(Response::new(v1::DisconnectAppReply { disconnected }))
+    }
+
     async fn list_channels(&self, request: Request<v1::ListChannelsRequest>) -> Result<Response<v1::ChannelList>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let channels = self.engine.list_channels(&caller.user).await?;

@@ -1,4 +1,4 @@
-//! Owns core's gRPC edge: the four `hado.v1` services, server reflection
+//! Owns core's gRPC edge: the five `hado.v1` services, server reflection
 //! (v1 and v1alpha, so that old and new grpcurl both work) and
 //! `grpc.health.v1`.
 
@@ -8,6 +8,7 @@ mod inbox;
 mod ingest;
 mod links;
 mod metrics;
+mod oauth;
 
 use crate::wire;
 use std::future::Future;
@@ -20,6 +21,7 @@ use hado_proto::v1::admin_server::AdminServer;
 use hado_proto::v1::inbox_server::InboxServer;
 use hado_proto::v1::ingest_server::IngestServer;
 use hado_proto::v1::links_server::LinksServer;
+use hado_proto::v1::o_auth_server::OAuthServer;
 
 use crate::engine::Engine;
 pub(crate) use auth::Credentials;
@@ -49,6 +51,7 @@ pub(crate) async fn serve(
     health_reporter.set_serving::<IngestServer<ingest::IngestService>>().await;
     health_reporter.set_serving::<AdminServer<admin::AdminService>>().await;
     health_reporter.set_serving::<LinksServer<links::LinksService>>().await;
+    health_reporter.set_serving::<OAuthServer<oauth::OAuthService>>().await;
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -65,6 +68,7 @@ pub(crate) async fn serve(
     let inbox = inbox::InboxService { engine: engine.clone(), credentials: credentials.clone(), telegram: telegram.clone() };
     let ingest = ingest::IngestService { engine: engine.clone() };
     let links = links::LinksService { engine: engine.clone(), credentials: credentials.clone(), telegram };
+    let oauth = oauth::OAuthService { engine: engine.clone(), credentials: credentials.clone() };
     let admin = admin::AdminService { engine, credentials };
     tonic::transport::Server::builder()
         .layer(metrics::GrpcMetricsLayer)
@@ -75,6 +79,7 @@ pub(crate) async fn serve(
         .add_service(IngestServer::new(ingest).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(LinksServer::new(links))
+        .add_service(OAuthServer::new(oauth))
         // Without TCP_NODELAY, the last segment of a reply larger than one
         // packet waits for the client's delayed ACK: ~40 ms on every list.
         .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)

@@ -33,6 +33,7 @@ migrations![
     "20261130000005_telegram",
     "20261201000006_button_chat",
     "20261201000007_attention_index",
+    "20261202000008_oauth",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

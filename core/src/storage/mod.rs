@@ -17,6 +17,7 @@ pub mod channels;
 pub mod events;
 mod grouped;
 mod migrations;
+pub(crate) mod oauth;
 mod records;
 mod sources;
 pub mod telegram;

@@ -144,6 +144,40 @@ pub struct Delivery {
     pub updated_at: ::prost::alloc::string::String,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListConnectedAppsRequest {}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ConnectedApp {
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// The name the client gave itself.
+    #[prost(string, tag = "2")]
+    pub name: ::prost::alloc::string::String,
+    /// Where it sent the person back after signing in: the host of its
+    /// redirect URI.
+    #[prost(string, tag = "3")]
+    pub redirect_host: ::prost::alloc::string::String,
+    #[prost(string, tag = "4")]
+    pub connected_at: ::prost::alloc::string::String,
+    #[prost(string, tag = "5")]
+    pub last_used_at: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ConnectedAppList {
+    #[prost(message, repeated, tag = "1")]
+    pub apps: ::prost::alloc::vec::Vec<ConnectedApp>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ConnectedAppId {
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DisconnectAppReply {
+    /// False when there was no such app.
+    #[prost(bool, tag = "1")]
+    pub disconnected: bool,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct CreateTelegramLinkRequest {}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct TelegramLink {
@@ -927,6 +961,56 @@ pub mod inbox_client {
                 .insert(GrpcMethod::new("hado.v1.Inbox", "CreateTelegramLink"));
             self.inner.unary(req, path, codec).await
         }
+        /// The apps the user signed in to their inbox with (OAuth), and
+        /// disconnecting one, which stops its tokens at once. Gateway credential only.
+        pub async fn list_connected_apps(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListConnectedAppsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ConnectedAppList>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.Inbox/ListConnectedApps",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hado.v1.Inbox", "ListConnectedApps"));
+            self.inner.unary(req, path, codec).await
+        }
+        pub async fn disconnect_app(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ConnectedAppId>,
+        ) -> std::result::Result<
+            tonic::Response<super::DisconnectAppReply>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.Inbox/DisconnectApp",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hado.v1.Inbox", "DisconnectApp"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -1079,6 +1163,22 @@ pub mod inbox_server {
             &self,
             request: tonic::Request<super::CreateTelegramLinkRequest>,
         ) -> std::result::Result<tonic::Response<super::TelegramLink>, tonic::Status>;
+        /// The apps the user signed in to their inbox with (OAuth), and
+        /// disconnecting one, which stops its tokens at once. Gateway credential only.
+        async fn list_connected_apps(
+            &self,
+            request: tonic::Request<super::ListConnectedAppsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ConnectedAppList>,
+            tonic::Status,
+        >;
+        async fn disconnect_app(
+            &self,
+            request: tonic::Request<super::ConnectedAppId>,
+        ) -> std::result::Result<
+            tonic::Response<super::DisconnectAppReply>,
+            tonic::Status,
+        >;
     }
     /// The person's own view of their inbox. Callers: gateway-http (gateway
     /// credential plus `x-hado-user`) and the user's agent (its agent token).
@@ -2152,6 +2252,94 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateTelegramLinkSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Inbox/ListConnectedApps" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListConnectedAppsSvc<T: Inbox>(pub Arc<T>);
+                    impl<
+                        T: Inbox,
+                    > tonic::server::UnaryService<super::ListConnectedAppsRequest>
+                    for ListConnectedAppsSvc<T> {
+                        type Response = super::ConnectedAppList;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListConnectedAppsRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Inbox>::list_connected_apps(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListConnectedAppsSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Inbox/DisconnectApp" => {
+                    #[allow(non_camel_case_types)]
+                    struct DisconnectAppSvc<T: Inbox>(pub Arc<T>);
+                    impl<T: Inbox> tonic::server::UnaryService<super::ConnectedAppId>
+                    for DisconnectAppSvc<T> {
+                        type Response = super::DisconnectAppReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ConnectedAppId>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Inbox>::disconnect_app(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DisconnectAppSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
@@ -4184,6 +4372,754 @@ pub mod links_server {
     /// Generated gRPC service name
     pub const SERVICE_NAME: &str = "hado.v1.Links";
     impl<T> tonic::server::NamedService for LinksServer<T> {
+        const NAME: &'static str = SERVICE_NAME;
+    }
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct OAuthError {
+    /// The RFC's code: invalid_request, invalid_client, invalid_grant,
+    /// unsupported_grant_type, invalid_target, invalid_scope,
+    /// invalid_redirect_uri, invalid_client_metadata, access_denied.
+    #[prost(string, tag = "1")]
+    pub error: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub description: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RegisterClientRequest {
+    /// The client's metadata (RFC 7591 section 2), as JSON.
+    #[prost(string, tag = "1")]
+    pub metadata_json: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RegisterClientReply {
+    #[prost(oneof = "register_client_reply::Outcome", tags = "1, 2")]
+    pub outcome: ::core::option::Option<register_client_reply::Outcome>,
+}
+/// Nested message and enum types in `RegisterClientReply`.
+pub mod register_client_reply {
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum Outcome {
+        /// The registered client (RFC 7591 section 3.2.1), as JSON.
+        #[prost(string, tag = "1")]
+        ClientJson(::prost::alloc::string::String),
+        #[prost(message, tag = "2")]
+        Error(super::OAuthError),
+    }
+}
+/// The authorization request's parameters, as the client sent them.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct AuthorizationRequest {
+    #[prost(string, tag = "1")]
+    pub response_type: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub client_id: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub redirect_uri: ::prost::alloc::string::String,
+    #[prost(string, tag = "4")]
+    pub code_challenge: ::prost::alloc::string::String,
+    #[prost(string, tag = "5")]
+    pub code_challenge_method: ::prost::alloc::string::String,
+    #[prost(string, tag = "6")]
+    pub state: ::prost::alloc::string::String,
+    #[prost(string, tag = "7")]
+    pub resource: ::prost::alloc::string::String,
+    #[prost(string, tag = "8")]
+    pub scope: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct AuthorizationCheck {
+    /// Where the person's browser goes next: the redirect URI with the code
+    /// (Approve) or with the error (and then `error` is set too), and the state. Empty when the error must
+    /// not be sent to the redirect URI (an unknown client, a redirect URI the
+    /// client did not register): the page shows it instead.
+    #[prost(string, tag = "1")]
+    pub redirect_to: ::prost::alloc::string::String,
+    /// Set when the request is refused.
+    #[prost(message, optional, tag = "2")]
+    pub error: ::core::option::Option<OAuthError>,
+    /// Who is asking, for the consent page.
+    #[prost(string, tag = "3")]
+    pub client_name: ::prost::alloc::string::String,
+    #[prost(string, tag = "4")]
+    pub redirect_host: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct TokenRequest {
+    #[prost(string, tag = "1")]
+    pub grant_type: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub client_id: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub code: ::prost::alloc::string::String,
+    #[prost(string, tag = "4")]
+    pub redirect_uri: ::prost::alloc::string::String,
+    #[prost(string, tag = "5")]
+    pub code_verifier: ::prost::alloc::string::String,
+    #[prost(string, tag = "6")]
+    pub refresh_token: ::prost::alloc::string::String,
+    #[prost(string, tag = "7")]
+    pub resource: ::prost::alloc::string::String,
+    /// The resource the calling gateway serves (its MCP endpoint's URL):
+    /// tokens are only ever issued for it.
+    #[prost(string, tag = "8")]
+    pub served_resource: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct TokenReply {
+    #[prost(oneof = "token_reply::Outcome", tags = "1, 2")]
+    pub outcome: ::core::option::Option<token_reply::Outcome>,
+}
+/// Nested message and enum types in `TokenReply`.
+pub mod token_reply {
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum Outcome {
+        #[prost(message, tag = "1")]
+        Tokens(super::TokenGrant),
+        #[prost(message, tag = "2")]
+        Error(super::OAuthError),
+    }
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct TokenGrant {
+    #[prost(string, tag = "1")]
+    pub access_token: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "2")]
+    pub expires_in: u32,
+    #[prost(string, tag = "3")]
+    pub refresh_token: ::prost::alloc::string::String,
+    #[prost(string, tag = "4")]
+    pub scope: ::prost::alloc::string::String,
+}
+/// Generated client implementations.
+pub mod o_auth_client {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    use tonic::codegen::http::Uri;
+    /// Signing an agent in (MCP authorization, OAuth 2.1): Hado is its own
+    /// authorization server for its MCP endpoint. Core keeps every client, code
+    /// and token (tokens and codes only as their sha256) and makes every
+    /// decision; the gateways translate HTTP to these calls.
+    ///
+    /// Who may call: RegisterClient and Token take no credential, since what
+    /// they need is in the request (registration is open, as RFC 7591 has it;
+    /// a token request carries the client's code and PKCE verifier, or its
+    /// refresh token), so gateway-mcp holds no credential of its own.
+    /// CheckAuthorization takes the gateway credential; Approve and Deny take
+    /// it with the signed-in person (x-hado-user).
+    ///
+    /// A refusal the OAuth RFCs define comes back as an OAuthError in the reply,
+    /// with the RFC's error code, so that the gateway answers with it as it is.
+    #[derive(Debug, Clone)]
+    pub struct OAuthClient<T> {
+        inner: tonic::client::Grpc<T>,
+    }
+    impl OAuthClient<tonic::transport::Channel> {
+        /// Attempt to create a new client by connecting to a given endpoint.
+        pub async fn connect<D>(dst: D) -> Result<Self, tonic::transport::Error>
+        where
+            D: TryInto<tonic::transport::Endpoint>,
+            D::Error: Into<StdError>,
+        {
+            let conn = tonic::transport::Endpoint::new(dst)?.connect().await?;
+            Ok(Self::new(conn))
+        }
+    }
+    impl<T> OAuthClient<T>
+    where
+        T: tonic::client::GrpcService<tonic::body::Body>,
+        T::Error: Into<StdError>,
+        T::ResponseBody: Body<Data = Bytes> + std::marker::Send + 'static,
+        <T::ResponseBody as Body>::Error: Into<StdError> + std::marker::Send,
+    {
+        pub fn new(inner: T) -> Self {
+            let inner = tonic::client::Grpc::new(inner);
+            Self { inner }
+        }
+        pub fn with_origin(inner: T, origin: Uri) -> Self {
+            let inner = tonic::client::Grpc::with_origin(inner, origin);
+            Self { inner }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> OAuthClient<InterceptedService<T, F>>
+        where
+            F: tonic::service::Interceptor,
+            T::ResponseBody: Default,
+            T: tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<
+                    <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
+                >,
+            >,
+            <T as tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+            >>::Error: Into<StdError> + std::marker::Send + std::marker::Sync,
+        {
+            OAuthClient::new(InterceptedService::new(inner, interceptor))
+        }
+        /// Compress requests with the given encoding.
+        ///
+        /// This requires the server to support it otherwise it might respond with an
+        /// error.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.send_compressed(encoding);
+            self
+        }
+        /// Enable decompressing responses.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.inner = self.inner.accept_compressed(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_decoding_message_size(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.inner = self.inner.max_encoding_message_size(limit);
+            self
+        }
+        /// Registers a client (RFC 7591). A registration no one authorizes within
+        /// a day is forgotten.
+        pub async fn register_client(
+            &mut self,
+            request: impl tonic::IntoRequest<super::RegisterClientRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::RegisterClientReply>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.OAuth/RegisterClient",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hado.v1.OAuth", "RegisterClient"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Checks an authorization request and says who is asking, for the
+        /// consent page. Fetches a client ID metadata document when the client ID
+        /// is an https URL.
+        pub async fn check_authorization(
+            &mut self,
+            request: impl tonic::IntoRequest<super::AuthorizationRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AuthorizationCheck>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.OAuth/CheckAuthorization",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hado.v1.OAuth", "CheckAuthorization"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// The person allowed the request: a one-time code, valid 5 minutes.
+        pub async fn approve(
+            &mut self,
+            request: impl tonic::IntoRequest<super::AuthorizationRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AuthorizationCheck>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/hado.v1.OAuth/Approve");
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("hado.v1.OAuth", "Approve"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// The person denied the request: where their browser goes, with
+        /// error=access_denied for the client.
+        pub async fn deny(
+            &mut self,
+            request: impl tonic::IntoRequest<super::AuthorizationRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AuthorizationCheck>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/hado.v1.OAuth/Deny");
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("hado.v1.OAuth", "Deny"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// grant_type=authorization_code and grant_type=refresh_token.
+        pub async fn token(
+            &mut self,
+            request: impl tonic::IntoRequest<super::TokenRequest>,
+        ) -> std::result::Result<tonic::Response<super::TokenReply>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/hado.v1.OAuth/Token");
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("hado.v1.OAuth", "Token"));
+            self.inner.unary(req, path, codec).await
+        }
+    }
+}
+/// Generated server implementations.
+pub mod o_auth_server {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    /// Generated trait containing gRPC methods that should be implemented for use with OAuthServer.
+    #[async_trait]
+    pub trait OAuth: std::marker::Send + std::marker::Sync + 'static {
+        /// Registers a client (RFC 7591). A registration no one authorizes within
+        /// a day is forgotten.
+        async fn register_client(
+            &self,
+            request: tonic::Request<super::RegisterClientRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::RegisterClientReply>,
+            tonic::Status,
+        >;
+        /// Checks an authorization request and says who is asking, for the
+        /// consent page. Fetches a client ID metadata document when the client ID
+        /// is an https URL.
+        async fn check_authorization(
+            &self,
+            request: tonic::Request<super::AuthorizationRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AuthorizationCheck>,
+            tonic::Status,
+        >;
+        /// The person allowed the request: a one-time code, valid 5 minutes.
+        async fn approve(
+            &self,
+            request: tonic::Request<super::AuthorizationRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AuthorizationCheck>,
+            tonic::Status,
+        >;
+        /// The person denied the request: where their browser goes, with
+        /// error=access_denied for the client.
+        async fn deny(
+            &self,
+            request: tonic::Request<super::AuthorizationRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AuthorizationCheck>,
+            tonic::Status,
+        >;
+        /// grant_type=authorization_code and grant_type=refresh_token.
+        async fn token(
+            &self,
+            request: tonic::Request<super::TokenRequest>,
+        ) -> std::result::Result<tonic::Response<super::TokenReply>, tonic::Status>;
+    }
+    /// Signing an agent in (MCP authorization, OAuth 2.1): Hado is its own
+    /// authorization server for its MCP endpoint. Core keeps every client, code
+    /// and token (tokens and codes only as their sha256) and makes every
+    /// decision; the gateways translate HTTP to these calls.
+    ///
+    /// Who may call: RegisterClient and Token take no credential, since what
+    /// they need is in the request (registration is open, as RFC 7591 has it;
+    /// a token request carries the client's code and PKCE verifier, or its
+    /// refresh token), so gateway-mcp holds no credential of its own.
+    /// CheckAuthorization takes the gateway credential; Approve and Deny take
+    /// it with the signed-in person (x-hado-user).
+    ///
+    /// A refusal the OAuth RFCs define comes back as an OAuthError in the reply,
+    /// with the RFC's error code, so that the gateway answers with it as it is.
+    #[derive(Debug)]
+    pub struct OAuthServer<T> {
+        inner: Arc<T>,
+        accept_compression_encodings: EnabledCompressionEncodings,
+        send_compression_encodings: EnabledCompressionEncodings,
+        max_decoding_message_size: Option<usize>,
+        max_encoding_message_size: Option<usize>,
+    }
+    impl<T> OAuthServer<T> {
+        pub fn new(inner: T) -> Self {
+            Self::from_arc(Arc::new(inner))
+        }
+        pub fn from_arc(inner: Arc<T>) -> Self {
+            Self {
+                inner,
+                accept_compression_encodings: Default::default(),
+                send_compression_encodings: Default::default(),
+                max_decoding_message_size: None,
+                max_encoding_message_size: None,
+            }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
+        where
+            F: tonic::service::Interceptor,
+        {
+            InterceptedService::new(Self::new(inner), interceptor)
+        }
+        /// Enable decompressing requests with the given encoding.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.accept_compression_encodings.enable(encoding);
+            self
+        }
+        /// Compress responses with the given encoding, if the client supports it.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.send_compression_encodings.enable(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.max_decoding_message_size = Some(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.max_encoding_message_size = Some(limit);
+            self
+        }
+    }
+    impl<T, B> tonic::codegen::Service<http::Request<B>> for OAuthServer<T>
+    where
+        T: OAuth,
+        B: Body + std::marker::Send + 'static,
+        B::Error: Into<StdError> + std::marker::Send + 'static,
+    {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = std::convert::Infallible;
+        type Future = BoxFuture<Self::Response, Self::Error>;
+        fn poll_ready(
+            &mut self,
+            _cx: &mut Context<'_>,
+        ) -> Poll<std::result::Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: http::Request<B>) -> Self::Future {
+            match req.uri().path() {
+                "/hado.v1.OAuth/RegisterClient" => {
+                    #[allow(non_camel_case_types)]
+                    struct RegisterClientSvc<T: OAuth>(pub Arc<T>);
+                    impl<
+                        T: OAuth,
+                    > tonic::server::UnaryService<super::RegisterClientRequest>
+                    for RegisterClientSvc<T> {
+                        type Response = super::RegisterClientReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::RegisterClientRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as OAuth>::register_client(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RegisterClientSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.OAuth/CheckAuthorization" => {
+                    #[allow(non_camel_case_types)]
+                    struct CheckAuthorizationSvc<T: OAuth>(pub Arc<T>);
+                    impl<
+                        T: OAuth,
+                    > tonic::server::UnaryService<super::AuthorizationRequest>
+                    for CheckAuthorizationSvc<T> {
+                        type Response = super::AuthorizationCheck;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::AuthorizationRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as OAuth>::check_authorization(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = CheckAuthorizationSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.OAuth/Approve" => {
+                    #[allow(non_camel_case_types)]
+                    struct ApproveSvc<T: OAuth>(pub Arc<T>);
+                    impl<
+                        T: OAuth,
+                    > tonic::server::UnaryService<super::AuthorizationRequest>
+                    for ApproveSvc<T> {
+                        type Response = super::AuthorizationCheck;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::AuthorizationRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as OAuth>::approve(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ApproveSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.OAuth/Deny" => {
+                    #[allow(non_camel_case_types)]
+                    struct DenySvc<T: OAuth>(pub Arc<T>);
+                    impl<
+                        T: OAuth,
+                    > tonic::server::UnaryService<super::AuthorizationRequest>
+                    for DenySvc<T> {
+                        type Response = super::AuthorizationCheck;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::AuthorizationRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as OAuth>::deny(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DenySvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.OAuth/Token" => {
+                    #[allow(non_camel_case_types)]
+                    struct TokenSvc<T: OAuth>(pub Arc<T>);
+                    impl<T: OAuth> tonic::server::UnaryService<super::TokenRequest>
+                    for TokenSvc<T> {
+                        type Response = super::TokenReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::TokenRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as OAuth>::token(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = TokenSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
+            }
+        }
+    }
+    impl<T> Clone for OAuthServer<T> {
+        fn clone(&self) -> Self {
+            let inner = self.inner.clone();
+            Self {
+                inner,
+                accept_compression_encodings: self.accept_compression_encodings,
+                send_compression_encodings: self.send_compression_encodings,
+                max_decoding_message_size: self.max_decoding_message_size,
+                max_encoding_message_size: self.max_encoding_message_size,
+            }
+        }
+    }
+    /// Generated gRPC service name
+    pub const SERVICE_NAME: &str = "hado.v1.OAuth";
+    impl<T> tonic::server::NamedService for OAuthServer<T> {
         const NAME: &'static str = SERVICE_NAME;
     }
 }

@@ -1,0 +1,349 @@
+//! Owns signing agents in (OAuth 2.1 for the MCP endpoint): clients
+//! registered or fetched from their metadata documents, the person's
+//! approval turned into a one-time code, codes and refresh tokens exchanged
+//! for tokens (refresh tokens rotate), access tokens resolved, and the
+//! person's connected apps listed and disconnected.
+//!
+//! A code or refresh token used twice is a sign that it leaked: the second
+//! use is refused and the grant it came from is revoked, as RFC 6749
+//! (section 4.1.2) and OAuth 2.1 (section 4.3.1) ask.
+
+use std::time::Duration as StdDuration;
+
+use super::*;
+use crate::domain::oauth::{
+    self, ACCESS_LIFETIME, AuthorizationParams, CODE_LIFETIME, ClientKind, ClientMetadata, MAX_UNCONNECTED_CLIENTS, REFRESH_LIFETIME, Refusal,
+    RegisteredClient, SCOPE,
+};
+use crate::storage::oauth::{self as store, ClientRecord, ConnectedApp, NewCode, TokenKind};
+
+/// A metadata document larger than this is refused.
+const MAX_DOCUMENT_BYTES: usize = 64 * 1024;
+/// How long fetching a metadata document may take.
+const DOCUMENT_TIMEOUT: StdDuration = StdDuration::from_secs(5);
+
+/// Why an OAuth operation did not happen: a refusal the RFCs define, or
+/// core's own failure.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OAuthFailure {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Core(#[from] CoreError),
+}
+
+impl From<crate::storage::StoreError> for OAuthFailure {
+    fn from(error: crate::storage::StoreError) -> Self {
+        Self::Core(error.into())
+    }
+}
+
+impl From<sqlx::Error> for OAuthFailure {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Core(error.into())
+    }
+}
+
+/// A checked authorization request: who asks, and where the answer goes.
+#[derive(Clone, Debug)]
+pub(crate) struct Asking {
+    pub(crate) client: ClientRecord,
+    pub(crate) redirect_uri: String,
+}
+
+/// Where an authorization request's answer goes and what it says.
+#[derive(Clone, Debug)]
+pub(crate) enum Verdict {
+    /// Asking may go ahead.
+    Ask(Asking),
+    /// The person's browser goes back to the client: with a code after
+    /// Allow, or with why the request is refused.
+    Redirect { to: String, refusal: Option<Refusal> },
+    /// Refused, and only the person hears why: the client or its redirect
+    /// URI is not known, so nothing is sent anywhere.
+    Show(Refusal),
+}
+
+/// Tokens just issued.
+#[derive(Clone, Debug)]
+pub(crate) struct IssuedTokens {
+    pub(crate) access_token: String,
+    pub(crate) refresh_token: String,
+    pub(crate) expires_in: u32,
+    pub(crate) scope: &'static str,
+}
+
+/// A token request's parameters.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TokenParams {
+    pub(crate) grant_type: String,
+    pub(crate) client_id: String,
+    pub(crate) code: String,
+    pub(crate) redirect_uri: String,
+    pub(crate) code_verifier: String,
+    pub(crate) refresh_token: String,
+    pub(crate) resource: String,
+    pub(crate) served_resource: String,
+}
+
+/// `uri` with `pairs` added to its query.
+fn with_query(uri: &str, pairs: &[(&str, &str)]) -> String {
+    match url::Url::parse(uri) {
+        Ok(mut url) => {
+            url.query_pairs_mut().extend_pairs(pairs.iter().filter(|(_, value)| !value.is_empty()));
+            url.into()
+        }
+        Err(_) => uri.to_owned(),
+    }
+}
+
+impl Engine {
+    /// Registers a client (RFC 7591), first forgetting clients unused for a
+    /// day; refused while too many clients wait for anyone to connect them.
+    pub(crate) async fn register_client(&self, metadata_json: &str) -> Result<String, OAuthFailure> {
+        let metadata = ClientMetadata::parse_registration(metadata_json)?;
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        store::sweep(&mut transaction, now).await?;
+        if store::unconnected_clients(&mut transaction).await? >= MAX_UNCONNECTED_CLIENTS {
+            return Err(Refusal::new("temporarily_unavailable", "too many registrations wait for someone to connect them; try again tomorrow").into());
+        }
+        let (client_id, _) = tokens::generate(tokens::CLIENT_PREFIX);
+        store::save_client(&mut transaction, &client_id, &metadata, ClientKind::Registered, now).await?;
+        transaction.commit().await?;
+        let reply = RegisteredClient::new(&client_id, now.timestamp(), &metadata);
+        Ok(serde_json::to_string(&reply).expect("the registration reply serializes"))
+    }
+
+    /// The client an ID names: a registered one, or the one whose metadata
+    /// document is at that URL (fetched now, so that what the person sees
+    /// is what the document says today).
+    async fn client_named(&self, client_id: &str) -> Result<ClientRecord, OAuthFailure> {
+        if client_id.is_empty() {
+            return Err(Refusal::invalid_request("client_id is required").into());
+        }
+        if let Some(url) = oauth::document_url(client_id, self.outbound.allow_private)? {
+            let metadata = self.fetch_document(&url).await?;
+            let mut transaction = self.store.begin_write().await?;
+            let client = store::save_client(&mut transaction, client_id, &metadata, ClientKind::Document, self.now()).await?;
+            transaction.commit().await?;
+            return Ok(client);
+        }
+        let mut connection = self.store.reader().acquire().await?;
+        store::client(&mut connection, client_id).await?.filter(|client| client.kind == ClientKind::Registered).ok_or_else(|| {
+            Refusal::new("invalid_client", format!("client_id {client_id:?} is not registered here (registrations unused for a day are forgotten)")).into()
+        })
+    }
+
+    /// Fetches a Client ID Metadata Document, through the same checks as a
+    /// webhook's target: no private addresses, no redirects, a size limit.
+    async fn fetch_document(&self, url: &url::Url) -> Result<ClientMetadata, Refusal> {
+        let unreachable = |why: String| Refusal::new("invalid_client", format!("the client's metadata document at {url} could not be read: {why}"));
+        let targets = self.outbound.targets();
+        targets.check_written(url).map_err(unreachable)?;
+        let http = crate::http_client()
+            .timeout(DOCUMENT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(targets.resolver())
+            .build()
+            .expect("an HTTP client builds");
+        let mut response = http.get(url.clone()).header("accept", "application/json").send().await.map_err(|error| unreachable(error.to_string()))?;
+        if !response.status().is_success() {
+            return Err(unreachable(format!("it answered {}", response.status())));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|error| unreachable(error.to_string()))? {
+            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(unreachable(format!("it is over {} KiB", MAX_DOCUMENT_BYTES / 1024)));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        ClientMetadata::parse_document(url.as_str(), &String::from_utf8_lossy(&body))
+    }
+
+    /// Checks an authorization request, for the consent page.
+    pub(crate) async fn check_authorization(&self, params: &AuthorizationParams) -> Result<Verdict, CoreError> {
+        let client = match self.client_named(&params.client_id).await {
+            Ok(client) => client,
+            Err(OAuthFailure::Refused(refusal)) => return Ok(Verdict::Show(refusal)),
+            Err(OAuthFailure::Core(error)) => return Err(error),
+        };
+        let redirect_uri = match params.redirect_uri(&client.metadata.redirect_uris) {
+            Ok(uri) => uri.to_owned(),
+            Err(refusal) => return Ok(Verdict::Show(refusal)),
+        };
+        if let Err(refusal) = params.check_rest() {
+            let to = with_query(&redirect_uri, &[("error", refusal.code), ("error_description", &refusal.description), ("state", &params.state)]);
+            return Ok(Verdict::Redirect { to, refusal: Some(refusal) });
+        }
+        Ok(Verdict::Ask(Asking { client, redirect_uri }))
+    }
+
+    /// The person allowed the request: where their browser goes next, with
+    /// a one-time code.
+    pub(crate) async fn approve(&self, user: &UserRecord, params: &AuthorizationParams) -> Result<Verdict, CoreError> {
+        let asking = match self.check_authorization(params).await? {
+            Verdict::Ask(asking) => asking,
+            refused => return Ok(refused),
+        };
+        let resource = if params.resource.is_empty() { String::new() } else { oauth::resource(&params.resource).unwrap_or_default() };
+        let (code, code_hash) = tokens::generate(tokens::CODE_PREFIX);
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        store::sweep(&mut transaction, now).await?;
+        let new = NewCode {
+            code_hash: &code_hash,
+            client: asking.client.id,
+            user_id: user.id,
+            redirect_uri: &asking.redirect_uri,
+            code_challenge: &params.code_challenge,
+            resource: &resource,
+            expires_at: now + CODE_LIFETIME,
+        };
+        store::insert_code(&mut transaction, &new).await?;
+        store::touch_client(&mut transaction, asking.client.id, now).await?;
+        transaction.commit().await?;
+        let to = with_query(&asking.redirect_uri, &[("code", &code), ("state", &params.state)]);
+        Ok(Verdict::Redirect { to, refusal: None })
+    }
+
+    /// The person denied the request: the client hears `access_denied`.
+    pub(crate) async fn deny(&self, params: &AuthorizationParams) -> Result<Verdict, CoreError> {
+        Ok(match self.check_authorization(params).await? {
+            Verdict::Ask(asking) => {
+                let refusal = Refusal::new("access_denied", "the person denied the request");
+                let to = with_query(&asking.redirect_uri, &[("error", refusal.code), ("error_description", &refusal.description), ("state", &params.state)]);
+                Verdict::Redirect { to, refusal: Some(refusal) }
+            }
+            refused => refused,
+        })
+    }
+
+    /// The token endpoint: a code or a refresh token exchanged for tokens.
+    pub(crate) async fn token(&self, params: &TokenParams) -> Result<IssuedTokens, OAuthFailure> {
+        let served =
+            oauth::resource(&params.served_resource).map_err(|_| CoreError::invalid("served_resource", "served_resource must be the gateway's MCP URL"))?;
+        if params.client_id.is_empty() {
+            return Err(Refusal::invalid_request("client_id is required (clients here are public and identify themselves with it)").into());
+        }
+        if !params.resource.is_empty() && oauth::resource(&params.resource)? != served {
+            return Err(Refusal::invalid_target(format!("resource {:?} is not this server; tokens here are for {served}", params.resource)).into());
+        }
+        match params.grant_type.as_str() {
+            "authorization_code" => self.exchange_code(params, &served).await,
+            "refresh_token" => self.refresh(params, &served).await,
+            "" => Err(Refusal::invalid_request("grant_type is required: authorization_code or refresh_token").into()),
+            other => {
+                Err(Refusal::new("unsupported_grant_type", format!("grant_type {other:?} is not offered; use authorization_code or refresh_token")).into())
+            }
+        }
+    }
+
+    async fn exchange_code(&self, params: &TokenParams, served: &str) -> Result<IssuedTokens, OAuthFailure> {
+        if params.code.is_empty() {
+            return Err(Refusal::invalid_request("code is required").into());
+        }
+        if params.code_verifier.is_empty() {
+            return Err(Refusal::invalid_request("code_verifier is required (PKCE)").into());
+        }
+        let now = self.now();
+        let code_hash = tokens::hash(&params.code);
+        let mut transaction = self.store.begin_write().await?;
+        let Some(code) = store::code(&mut transaction, &code_hash).await? else {
+            return Err(Refusal::invalid_grant("the code is not known: it may have expired or been mistyped").into());
+        };
+        if let Some(grant) = code.used {
+            if let Some(grant) = grant {
+                store::delete_grant(&mut transaction, grant).await?;
+                transaction.commit().await?;
+            }
+            return Err(Refusal::invalid_grant("the code was already used; the tokens it gave are revoked").into());
+        }
+        if code.expires_at <= now {
+            return Err(Refusal::invalid_grant(format!("the code expired; a code is good for {} minutes", CODE_LIFETIME.num_minutes())).into());
+        }
+        if code.client_id != params.client_id {
+            return Err(Refusal::invalid_grant("the code was issued to another client").into());
+        }
+        if params.redirect_uri != code.redirect_uri {
+            return Err(Refusal::invalid_grant("redirect_uri must be the one the authorization request used").into());
+        }
+        if !oauth::verifies(&params.code_verifier, &code.code_challenge) {
+            return Err(Refusal::invalid_grant("code_verifier does not match the code_challenge (PKCE S256)").into());
+        }
+        if !code.resource.is_empty() && code.resource != served {
+            return Err(Refusal::invalid_target(format!("the code was issued for {}, not this server ({served})", code.resource)).into());
+        }
+        let grant = store::insert_grant(&mut transaction, code.user_id, code.client, served, now).await?;
+        if !store::use_code(&mut transaction, &code_hash, grant, now).await? {
+            return Err(Refusal::invalid_grant("the code was already used").into());
+        }
+        let issued = issue(&mut transaction, grant, now).await?;
+        store::touch_client(&mut transaction, code.client, now).await?;
+        transaction.commit().await?;
+        Ok(issued)
+    }
+
+    async fn refresh(&self, params: &TokenParams, served: &str) -> Result<IssuedTokens, OAuthFailure> {
+        if params.refresh_token.is_empty() {
+            return Err(Refusal::invalid_request("refresh_token is required").into());
+        }
+        let now = self.now();
+        let token_hash = tokens::hash(&params.refresh_token);
+        let mut transaction = self.store.begin_write().await?;
+        let Some(refresh) = store::refresh_token(&mut transaction, &token_hash).await? else {
+            return Err(Refusal::invalid_grant("the refresh token is not known: it expired, or the app was disconnected").into());
+        };
+        if refresh.used {
+            store::delete_grant(&mut transaction, refresh.grant).await?;
+            transaction.commit().await?;
+            return Err(Refusal::invalid_grant("the refresh token was already used; the app is disconnected and must sign in again").into());
+        }
+        if refresh.expires_at <= now {
+            return Err(Refusal::invalid_grant("the refresh token expired; sign in again").into());
+        }
+        if refresh.client_id != params.client_id {
+            return Err(Refusal::invalid_grant("the refresh token was issued to another client").into());
+        }
+        if refresh.resource != served {
+            return Err(Refusal::invalid_target(format!("the refresh token is for {}, not this server ({served})", refresh.resource)).into());
+        }
+        if !store::use_refresh_token(&mut transaction, &token_hash, now).await? {
+            return Err(Refusal::invalid_grant("the refresh token was already used").into());
+        }
+        let issued = issue(&mut transaction, refresh.grant, now).await?;
+        store::touch_grant(&mut transaction, refresh.grant, now).await?;
+        transaction.commit().await?;
+        Ok(issued)
+    }
+
+    /// The person an OAuth access token acts for, with their attention
+    /// count, in one read and no write.
+    pub(crate) async fn access_token_user(&self, token: &str) -> Result<Option<(UserRecord, i64)>, CoreError> {
+        let mut connection = self.store.reader().acquire().await?;
+        Ok(store::user_by_access_token(&mut connection, &tokens::hash(token), self.now()).await?)
+    }
+
+    pub(crate) async fn connected_apps(&self, user: &UserRecord) -> Result<Vec<ConnectedApp>, CoreError> {
+        let mut connection = self.store.reader().acquire().await?;
+        Ok(store::connected_apps(&mut connection, user.id).await?)
+    }
+
+    /// Disconnects one of the user's apps: its tokens stop at once.
+    pub(crate) async fn disconnect_app(&self, user: &UserRecord, id: i64) -> Result<bool, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        let disconnected = store::delete_user_grant(&mut transaction, user.id, id).await?;
+        transaction.commit().await?;
+        Ok(disconnected)
+    }
+}
+
+/// A fresh access token and refresh token under `grant`.
+async fn issue(connection: &mut sqlx::AnyConnection, grant: i64, now: DateTime<Utc>) -> Result<IssuedTokens, CoreError> {
+    let (access_token, access_hash) = tokens::generate(tokens::ACCESS_PREFIX);
+    let (refresh_token, refresh_hash) = tokens::generate(tokens::REFRESH_PREFIX);
+    store::insert_token(connection, &access_hash, grant, TokenKind::Access, now + ACCESS_LIFETIME).await?;
+    store::insert_token(connection, &refresh_hash, grant, TokenKind::Refresh, now + REFRESH_LIFETIME).await?;
+    Ok(IssuedTokens { access_token, refresh_token, expires_in: ACCESS_LIFETIME.num_seconds() as u32, scope: SCOPE })
+}
