@@ -24,6 +24,27 @@ pub struct McpConfig {
     pub calls_per_minute: u32,
     /// Timeouts and the connection cap, as for gateway-http.
     pub limits: Limits,
+    /// This server's public address (`HADO_PUBLIC_URL`): the issuer agents
+    /// sign in with and the base of the resource URL. Without it, the
+    /// `Host` a client named (one the gateway serves), over http.
+    pub public_url: Option<String>,
+    /// Where the web inbox is, for the page where a person lets an agent
+    /// sign in (`HADO_WEB_URL`; by default the public URL, or gateway-http's
+    /// default address).
+    pub web_url: String,
+}
+
+/// gateway-http's address when nothing else is said.
+pub const DEFAULT_WEB_URL: &str = "http://127.0.0.1:8080";
+
+/// A URL setting, without its trailing slash.
+fn url(lookup: Lookup<'_>, variable: &'static str) -> Result<Option<String>, ConfigError> {
+    match process::read(lookup, variable) {
+        Some(url) if process::host_of_url(&url).is_none() => {
+            Err(ConfigError { variable, problem: format!("{url:?} is not a URL such as https://hado.example.com") })
+        }
+        other => Ok(other.map(|url| url.trim_end_matches('/').to_owned())),
+    }
 }
 
 impl McpConfig {
@@ -32,12 +53,15 @@ impl McpConfig {
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
+        let public_url = url(lookup, "HADO_PUBLIC_URL")?;
         Ok(Self {
             addr: process::socket_addr(lookup, "HADO_MCP_ADDR", DEFAULT_MCP_ADDR)?,
             core_url: core_url(lookup)?,
             allowed_hosts: AllowedHosts::from_lookup(lookup)?,
             calls_per_minute: process::positive_number(lookup, "HADO_MCP_RATE_LIMIT", DEFAULT_RATE_LIMIT)?,
             limits: Limits::from_lookup(lookup)?,
+            web_url: url(lookup, "HADO_WEB_URL")?.or_else(|| public_url.clone()).unwrap_or_else(|| DEFAULT_WEB_URL.to_owned()),
+            public_url,
         })
     }
 
@@ -49,6 +73,8 @@ impl McpConfig {
             allowed_hosts: AllowedHosts::loopback(),
             calls_per_minute: DEFAULT_RATE_LIMIT,
             limits: Limits::default(),
+            public_url: None,
+            web_url: DEFAULT_WEB_URL.to_owned(),
         }
     }
 }
@@ -90,5 +116,16 @@ mod tests {
         assert_eq!(config(&[("HADO_CORE_URL", "ftp://core")]).unwrap_err().variable, "HADO_CORE_URL");
         assert_eq!(config(&[("HADO_MCP_RATE_LIMIT", "-1")]).unwrap_err().variable, "HADO_MCP_RATE_LIMIT");
         assert_eq!(config(&[("HADO_MCP_ADDR", "8081")]).unwrap_err().variable, "HADO_MCP_ADDR");
+        assert_eq!(config(&[("HADO_WEB_URL", "inbox")]).unwrap_err().variable, "HADO_WEB_URL");
+    }
+
+    #[test]
+    fn agents_sign_in_on_the_web_inbox_at_the_public_or_the_given_address() {
+        let local = config(&[]).unwrap();
+        assert_eq!((local.public_url, local.web_url.as_str()), (None, DEFAULT_WEB_URL));
+        let public = config(&[("HADO_PUBLIC_URL", "https://hado.example.com/")]).unwrap();
+        assert_eq!((public.public_url.as_deref(), public.web_url.as_str()), (Some("https://hado.example.com"), "https://hado.example.com"));
+        let split = config(&[("HADO_PUBLIC_URL", "https://mcp.example.com"), ("HADO_WEB_URL", "https://inbox.example.com/")]).unwrap();
+        assert_eq!(split.web_url, "https://inbox.example.com");
     }
 }

@@ -9,21 +9,31 @@ use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 pub(crate) use hado_runtime::client::{Core, Failure, MAX_REPLY_BYTES};
 
-/// The prefix every agent token carries; anything else is refused without
-/// asking core.
-pub(crate) const AGENT_TOKEN_PREFIX: &str = "hado_agent_";
+use hado_proto::metadata::{AGENT_TOKEN_PREFIX, OAUTH_ACCESS_PREFIX};
 
-/// An agent's bearer token, as presented. Never logged.
+/// An agent's bearer token, as presented: an agent token, or an access
+/// token of an app the person signed in with. Anything else is refused
+/// without asking core. Never logged.
 #[derive(Clone, Debug)]
-pub(crate) struct AgentToken(Credential);
+pub(crate) struct AgentToken {
+    credential: Credential,
+    signed_in: bool,
+}
 
 impl AgentToken {
-    /// Accepts text that can travel as gRPC metadata and looks like an agent token.
+    /// Accepts text that can travel as gRPC metadata and looks like an
+    /// agent token or an access token.
     pub(crate) fn parse(token: &str) -> Option<Self> {
-        if !token.starts_with(AGENT_TOKEN_PREFIX) {
+        let signed_in = token.starts_with(OAUTH_ACCESS_PREFIX);
+        if !signed_in && !token.starts_with(AGENT_TOKEN_PREFIX) {
             return None;
         }
-        Credential::bearer(token).map(Self)
+        Credential::bearer(token).map(|credential| Self { credential, signed_in })
+    }
+
+    /// What a 401 says when core does not know the token.
+    pub(crate) fn unknown(&self) -> &'static str {
+        if self.signed_in { "unknown or expired access token: refresh it, or sign in again" } else { "unknown agent token" }
     }
 }
 
@@ -31,5 +41,5 @@ pub(crate) type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
 
 /// The Inbox service, called as the token's user.
 pub(crate) fn inbox(core: &Core, token: &AgentToken) -> Inbox {
-    InboxClient::with_interceptor(core.channel(), token.0.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
+    InboxClient::with_interceptor(core.channel(), token.credential.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
 }

@@ -2,7 +2,8 @@
 //! request: only POST; a `Host` and `Origin` the gateway serves (so a web
 //! page cannot rebind a name to it); an agent bearer token from the
 //! `Authorization` header only (never the query string, never
-//! `X-Remote-User`); per-token rate limits; and at most 1 MiB of body, read
+//! `X-Remote-User`) — an agent token, or an access token of an app the
+//! person signed in with; per-token rate limits; and at most 1 MiB of body, read
 //! only once the token is known.
 //!
 //! Every refusal is a JSON-RPC error response at its HTTP status (401, 403,
@@ -42,6 +43,7 @@ use serde_json::{Value, json};
 use hado_proto::v1::GetProfileRequest;
 
 use crate::core_link::{self, AgentToken, Core, Failure};
+use crate::oauth::SignIn;
 use hado_runtime::AllowedHosts;
 use hado_runtime::known_tokens::{KnownTokens, TokenDigest};
 
@@ -65,6 +67,8 @@ const REFUSED: i64 = -32000;
 
 pub(crate) struct Guard {
     core: Core,
+    /// Signing in with OAuth: a 401 points at the resource metadata.
+    sign_in: SignIn,
     allowed_hosts: AllowedHosts,
     tool_calls: TokenLimit,
     requests: TokenLimit,
@@ -72,9 +76,10 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    pub(crate) fn new(core: Core, allowed_hosts: AllowedHosts, calls_per_minute: u32) -> Self {
+    pub(crate) fn new(core: Core, sign_in: SignIn, allowed_hosts: AllowedHosts, calls_per_minute: u32) -> Self {
         Self {
             core,
+            sign_in,
             allowed_hosts,
             tool_calls: TokenLimit::per_minute(calls_per_minute),
             requests: TokenLimit::per_minute(calls_per_minute.saturating_mul(REQUESTS_PER_CALL)),
@@ -84,13 +89,13 @@ impl Guard {
 
     /// Asks core whether the token names a person; the refusal to send when
     /// it does not.
-    async fn check(&self, token: &AgentToken, digest: TokenDigest, id: Option<&Value>) -> Option<Response> {
+    async fn check(&self, token: &AgentToken, digest: TokenDigest, id: Option<&Value>, challenge: &HeaderValue) -> Option<Response> {
         match core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await {
             Ok(_) => self.known.accepted(digest, Instant::now()),
             Err(status) => match self.core.explain(&status) {
                 Failure::Unauthenticated(_) => {
                     self.known.refused(digest);
-                    return Some(unauthorized("unknown agent token", id));
+                    return Some(unauthorized(token.unknown(), id, challenge));
                 }
                 // Core is down or refused for another reason: let the request
                 // through, so that a tool call answers with what went wrong.
@@ -192,9 +197,11 @@ pub(crate) fn refusal(status: StatusCode, message: &str, id: Option<&Value>) -> 
     refusal_with(status, REFUSED, message, id, None)
 }
 
-fn unauthorized(message: &str, id: Option<&Value>) -> Response {
+/// A 401 with the `WWW-Authenticate` challenge, which points at the
+/// resource metadata so that a client can sign in.
+fn unauthorized(message: &str, id: Option<&Value>, challenge: &HeaderValue) -> Response {
     let mut response = refusal(StatusCode::UNAUTHORIZED, message, id);
-    response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response.headers_mut().insert(WWW_AUTHENTICATE, challenge.clone());
     response
 }
 
@@ -236,12 +243,13 @@ async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
     };
     accept_json(&mut parts.headers);
     let verdict = TokenVerdict::default();
+    let unknown = caller.token.unknown();
     parts.extensions.insert(caller.token);
     parts.extensions.insert(verdict.clone());
     let response = next.run(Request::from_parts(parts, Body::from(message.body))).await;
     if verdict.refused() {
         guard.known.refused(caller.digest);
-        return unauthorized("unknown agent token", message.id.as_ref());
+        return unauthorized(unknown, message.id.as_ref(), &caller.challenge);
     }
     reword_refusal(response, message.id.as_ref()).await
 }
@@ -253,6 +261,8 @@ pub(crate) struct Caller {
     /// Whether core accepted the token within the last minute; if not, it
     /// was just asked.
     familiar: bool,
+    /// What a 401 to this caller says in `WWW-Authenticate`.
+    challenge: HeaderValue,
 }
 
 /// A request body the guard read: JSON, within the limits.
@@ -276,23 +286,24 @@ impl Guard {
                 return Err(refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"), None));
             }
         }
-        let token = bearer(headers).ok_or_else(|| unauthorized("an agent bearer token is required", None))?;
-        let agent_token = AgentToken::parse(token).ok_or_else(|| unauthorized("unknown agent token", None))?;
+        let challenge = self.sign_in.challenge(headers);
+        let token = bearer(headers).ok_or_else(|| unauthorized("sign in, or send an agent token as a bearer token", None, &challenge))?;
+        let agent_token = AgentToken::parse(token).ok_or_else(|| unauthorized("unknown agent token", None, &challenge))?;
         let digest = TokenDigest::of(token.as_bytes());
         if let Err(wait) = self.requests.take(digest) {
             return Err(self.requests.refusal("requests", wait, None));
         }
         let familiar = self.known.recently_accepted(digest, Instant::now());
-        if !familiar && let Some(refused) = self.check(&agent_token, digest, None).await {
+        if !familiar && let Some(refused) = self.check(&agent_token, digest, None, &challenge).await {
             return Err(refused);
         }
-        Ok(Caller { token: agent_token, digest, familiar })
+        Ok(Caller { token: agent_token, digest, familiar, challenge })
     }
 
     /// Asks core about a familiar token too, for a request that makes no
     /// call of its own to core.
     pub(crate) async fn confirm(&self, caller: &Caller, id: Option<&Value>) -> Result<(), Response> {
-        if caller.familiar { self.check(&caller.token, caller.digest, id).await.map_or(Ok(()), Err) } else { Ok(()) }
+        if caller.familiar { self.check(&caller.token, caller.digest, id, &caller.challenge).await.map_or(Ok(()), Err) } else { Ok(()) }
     }
 
     /// The caller's request body: at most 1 MiB, JSON, and a `tools/call`

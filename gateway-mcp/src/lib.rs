@@ -2,13 +2,15 @@
 //! nine tools over streamable HTTP at `POST /mcp` (stateless: no sessions,
 //! so any number of gateways can stand behind a proxy), over the legacy
 //! HTTP+SSE transport at `GET /sse` for older clients, or over stdio, and
-//! turns each tool call into one gRPC call to core. It stores nothing and
+//! turns each tool call into one gRPC call to core. An agent presents an
+//! agent token, or signs in as its person with OAuth (`oauth`). It stores nothing and
 //! decides nothing about events. See ARCHITECTURE.md for the map.
 
 pub mod config;
 mod core_link;
 mod guard;
 mod legacy_sse;
+mod oauth;
 mod schema;
 mod tools;
 
@@ -48,11 +50,29 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(stop.clone());
     let service = StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), transport);
-    let guard = Arc::new(Guard::new(core.clone(), config.allowed_hosts.clone(), config.calls_per_minute));
+    let sign_in = oauth::SignIn::new(&core, &config.web_url, config.public_url.as_deref(), config.allowed_hosts.clone());
+    let guard = Arc::new(Guard::new(core.clone(), sign_in.clone(), config.allowed_hosts.clone(), config.calls_per_minute));
     let streams = Arc::new(legacy_sse::Streams::new(core, guard.clone(), stop));
     let legacy =
         Router::new().route(SSE_PATH, axum::routing::get(legacy_sse::open)).route(MESSAGES_PATH, axum::routing::post(legacy_sse::message)).with_state(streams);
-    Router::new().route_service(MCP_PATH, service).route_layer(axum::middleware::from_fn_with_state(guard, guard::guard)).merge(legacy)
+    Router::new()
+        .route_service(MCP_PATH, service)
+        .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+        .merge(legacy)
+        .merge(oauth_routes(sign_in))
+}
+
+/// Signing in: the metadata documents, registration and the token endpoint.
+fn oauth_routes(sign_in: oauth::SignIn) -> Router {
+    use axum::routing::{get, post};
+    let protected_resource_of_mcp = format!("{}{MCP_PATH}", oauth::PROTECTED_RESOURCE_PATH);
+    Router::new()
+        .route(oauth::PROTECTED_RESOURCE_PATH, get(oauth::protected_resource))
+        .route(&protected_resource_of_mcp, get(oauth::protected_resource))
+        .route(oauth::AUTHORIZATION_SERVER_PATH, get(oauth::authorization_server))
+        .route(oauth::REGISTER_PATH, post(oauth::register))
+        .route(oauth::TOKEN_PATH, post(oauth::token))
+        .with_state(sign_in)
 }
 
 /// Serves `/mcp` on `listener` until `shutdown` resolves, letting requests

@@ -49,6 +49,11 @@ impl Stack {
         Self { core, url, shutdown: Some(shutdown), task }
     }
 
+    /// What a 401 says in `WWW-Authenticate`: where to start signing in.
+    fn challenge(&self) -> String {
+        format!("Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", scope=\"inbox\"", self.url.trim_end_matches("/mcp"))
+    }
+
     async fn agent_token(&self, login: &str) -> String {
         let issued = self.core.admin().issue_agent_token(v1::UserLogin { login: login.into() }).await.expect("agent token issued");
         issued.into_inner().token
@@ -255,7 +260,8 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
     let token = stack.agent_token("anna").await;
     let bearer = format!("Bearer {token}");
 
-    let missing = "an agent bearer token is required";
+    let missing = "sign in, or send an agent token as a bearer token";
+    let expected_challenge = stack.challenge();
     let unknown = "unknown agent token";
     for (headers, message) in [
         (vec![], missing),
@@ -265,7 +271,11 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
         (vec![("authorization", "Bearer hado_src_0000000000000000000000000000000000000000000000000000000000000000")], unknown),
     ] {
         let (status, challenge, body) = error_body(stack.post(&headers, INITIALIZE).await).await;
-        assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), refused(Value::Null, message)), "{headers:?}");
+        assert_eq!(
+            (status, challenge.as_deref(), body),
+            (StatusCode::UNAUTHORIZED, Some(expected_challenge.as_str()), refused(Value::Null, message)),
+            "{headers:?}"
+        );
     }
     // A token in the query string is never read.
     let in_query = reqwest::Client::new()
@@ -329,7 +339,7 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
     let revoked = format!("Bearer {reissued}");
     let tool_call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_profile","arguments":{}}}"#;
     let (status, challenge, body) = error_body(stack.post(&[("authorization", &revoked), ("mcp-protocol-version", "2025-06-18")], tool_call).await).await;
-    assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), refused(json!(7), unknown)));
+    assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some(expected_challenge.as_str()), refused(json!(7), unknown)));
     let (status, _, _) = error_body(stack.post(&[("authorization", &revoked)], INITIALIZE).await).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
@@ -500,7 +510,10 @@ async fn the_legacy_event_stream_has_the_same_guard(backend: Backend) {
 
     // Opening a stream takes a token, from a host served here.
     let (status, challenge, body) = error_body(client.get(format!("{base}/sse")).send().await.unwrap()).await;
-    assert_eq!((status, challenge.as_deref(), body), (StatusCode::UNAUTHORIZED, Some("Bearer"), refused(Value::Null, "an agent bearer token is required")));
+    assert_eq!(
+        (status, challenge.as_deref(), body),
+        (StatusCode::UNAUTHORIZED, Some(stack.challenge().as_str()), refused(Value::Null, "sign in, or send an agent token as a bearer token"))
+    );
     let foreign = client.get(format!("{base}/sse")).header("authorization", &anna).header("host", "evil.example").send().await.unwrap();
     assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
 
