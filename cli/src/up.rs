@@ -60,6 +60,10 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let mcp_url = format!("http://{mcp_addr}/mcp");
     let mut command = Command::new(&executable);
     command.arg("gateway-mcp").env("HADO_CORE_URL", settings.core_url()).env("HADO_MCP_ADDR", &mcp_addr).kill_on_drop(true);
+    // Agents sign in on the web inbox's page.
+    if std::env::var("HADO_WEB_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
+        command.env("HADO_WEB_URL", format!("http://{http_addr}"));
+    }
     metrics_address(&mut command, "HADO_MCP_METRICS_ADDR");
     let child = command.spawn().context("cannot start gateway-mcp")?;
     processes.push(Process { name: "gateway-mcp", child });
@@ -106,6 +110,8 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     println!();
     println!("Connect your agent (Claude Code) with that token:");
     println!("  claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
+    println!("or let a client that signs in (MCP authorization) connect with no token: give it {mcp_url}");
+    println!("and press Allow on the page it opens in this browser;");
     println!("or, for a client that starts its servers as processes (stdio), with this binary:");
     println!(
         "  claude mcp add hado --env HADO_AGENT_TOKEN=hado_agent_… --env HADO_CORE_URL={} -- {} gateway-mcp --stdio",

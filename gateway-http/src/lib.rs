@@ -36,6 +36,7 @@ use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::links_client::LinksClient;
+use hado_proto::v1::o_auth_client::OAuthClient;
 use hado_runtime::client::{Core, MAX_REPLY_BYTES};
 use hado_runtime::known_tokens::KnownTokens;
 use hado_runtime::process::{self, ConfigError};
@@ -46,6 +47,7 @@ pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 pub(crate) type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
 pub(crate) type Ingest = IngestClient<InterceptedService<Channel, Credential>>;
 pub(crate) type Links = LinksClient<InterceptedService<Channel, Credential>>;
+pub(crate) type OAuth = OAuthClient<InterceptedService<Channel, Credential>>;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -56,6 +58,8 @@ pub(crate) struct AppState {
     pub known_sources: Arc<KnownTokens>,
     /// The gateway's own credential, for the Links service.
     gateway: Credential,
+    /// Each person's allowance of requests to let an app sign in.
+    pub authorize_limit: Arc<web::AuthorizeLimit>,
 }
 
 impl AppState {
@@ -67,6 +71,7 @@ impl AppState {
             config: Arc::new(config),
             known_sources: Arc::new(KnownTokens::new(edge::SOURCE_TOKEN_MEMORY)),
             gateway,
+            authorize_limit: Arc::default(),
         })
     }
 
@@ -79,6 +84,18 @@ impl AppState {
     /// the gateway credential alone.
     pub(crate) fn links(&self) -> Links {
         LinksClient::with_interceptor(self.core.channel(), self.gateway.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
+    }
+
+    /// OAuth (checking an app's sign-in request), with the gateway credential alone.
+    pub(crate) fn oauth(&self) -> OAuth {
+        OAuthClient::with_interceptor(self.core.channel(), self.gateway.clone())
+    }
+
+    /// OAuth with the gateway credential for `login`: the person's answer.
+    pub(crate) fn oauth_as(&self, login: &str) -> Result<OAuth, ApiError> {
+        let credential = Credential::gateway(&self.config.gateway_token.0, login)
+            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))?;
+        Ok(OAuthClient::with_interceptor(self.core.channel(), credential))
     }
 
     /// Inbox, called with the gateway credential for `login`.
@@ -131,7 +148,14 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/settings/telegram", post(web::link_telegram))
         .route("/settings/calendar/revoke", get(web::confirm_revoke_calendar_feed).post(web::revoke_calendar_feed))
         .route("/settings/channels/{id}/{action}", get(web::confirm_channel).post(web::channel_action))
+        .route("/settings/apps/{id}/disconnect", get(web::confirm_app_disconnect).post(web::disconnect_app))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms));
+    // Letting an app sign in: a form like the others, with tighter limits.
+    let authorize = Router::new()
+        .route("/oauth/authorize", get(web::authorize_page).post(web::authorize))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::authorize_limits))
+        .route_layer(DefaultBodyLimit::max(web::MAX_AUTHORIZE_BYTES));
     let me = Router::new()
         .route("/me", get(me::profile).patch(me::update_profile))
         .route("/me/events", get(me::events).post(me::create))
@@ -150,6 +174,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), edge::source_first));
     Router::new()
         .merge(pages)
+        .merge(authorize)
         .merge(me)
         .merge(api)
         .route("/a/{token}", get(web::link_page).post(web::use_link))

@@ -1,5 +1,5 @@
 //! Owns the confirmation pages. A destructive action (Delete, Turn off,
-//! Remove, Revoke) is a plain link to a page that says what will happen and
+//! Remove, Revoke, Disconnect) is a plain link to a page that says what will happen and
 //! holds the one button that does it, so that nothing is lost to a stray
 //! click, with or without JavaScript. The button posts to the same address.
 
@@ -66,4 +66,24 @@ pub(crate) async fn confirm_revoke_agent_token(session: Session) -> Response {
 pub(crate) async fn confirm_revoke_calendar_feed(session: Session) -> Response {
     let t = session.t;
     confirm(&session, t.calendar_revoke_question, String::new(), t.calendar_revoke_detail, t.calendar_revoke, "/settings#calendar".into())
+}
+
+/// `GET /settings/apps/{id}/disconnect`.
+pub(crate) async fn confirm_app_disconnect(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+    let t = session.t;
+    let apps = match session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}).await {
+        Ok(reply) => reply.into_inner().apps,
+        Err(status) => return failure_page(&state, t, &status),
+    };
+    let Some(app) = apps.into_iter().find(|app| app.id == id) else {
+        return Redirect::to("/settings#apps").into_response();
+    };
+    confirm(
+        &session,
+        t.app_disconnect_question,
+        format!("{} · {}", app.name, app.redirect_host),
+        t.app_disconnect_detail,
+        t.app_disconnect,
+        "/settings#apps".into(),
+    )
 }

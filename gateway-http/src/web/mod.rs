@@ -4,10 +4,12 @@
 //! `/a/<token>`. Every page is gRPC calls to core as the signed-in person.
 //!
 //! One file per page family: `inbox` (the groups and the archive),
-//! `events` (an event's page, Add and Edit, the card buttons), `settings`
-//! and `links` (action links); this file holds what they share: the
+//! `events` (an event's page, Add and Edit, the card buttons), `settings`,
+//! `confirm` (the confirmation pages), `authorize` (letting an app sign
+//! in) and `links` (action links); this file holds what they share: the
 //! signed-in session, rendering, the cross-site guard and the static files.
 
+mod authorize;
 mod confirm;
 mod events;
 mod inbox;
@@ -17,12 +19,14 @@ pub(crate) mod view;
 
 pub(crate) use hado_runtime::words;
 
-pub(crate) use confirm::{confirm_channel, confirm_delete, confirm_revoke_agent_token, confirm_revoke_calendar_feed};
+pub(crate) use authorize::{AuthorizeLimit, MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits};
+pub(crate) use confirm::{confirm_app_disconnect, confirm_channel, confirm_delete, confirm_revoke_agent_token, confirm_revoke_calendar_feed};
 pub(crate) use events::{ack, create, delete, done, edit_page, event_page, new_page, reopen, take_back_ack, update};
 pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
 pub(crate) use settings::{
-    add_webhook, channel_action, issue_agent_token, issue_calendar_feed, link_telegram, revoke_agent_token, revoke_calendar_feed, save_settings, settings_page,
+    add_webhook, channel_action, disconnect_app, issue_agent_token, issue_calendar_feed, link_telegram, revoke_agent_token, revoke_calendar_feed,
+    save_settings, settings_page,
 };
 
 use std::collections::HashMap;
@@ -122,6 +126,7 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
 
 /// The signed-in person of a page, with their profile and an Inbox client.
 pub(crate) struct Session {
+    pub login: String,
     pub viewer: Viewer,
     pub t: &'static Words,
     pub inbox: Inbox,
@@ -144,7 +149,7 @@ impl Session {
         let mut inbox = state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
         let profile = inbox.get_profile(v1::GetProfileRequest {}).await.map_err(|status| failure_page(state, &words::EN, &status))?.into_inner();
         let t = words::for_locale(&profile.locale);
-        Ok(Self { viewer: Viewer::new(profile), t, inbox })
+        Ok(Self { login, viewer: Viewer::new(profile), t, inbox })
     }
 
     /// The navigation bar, with core's count of the events that need attention.

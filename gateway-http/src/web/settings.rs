@@ -1,6 +1,6 @@
 //! Owns the settings page and its forms: time zone, quiet hours and
-//! language, the agent token, the calendar feed, and the reminder channels
-//! (webhooks and Telegram).
+//! language, the agent token, the apps signed in with OAuth, the calendar
+//! feed, and the reminder channels (webhooks and Telegram).
 
 use super::*;
 
@@ -78,6 +78,16 @@ struct SettingsPage {
     telegram_error: String,
     /// Whether this Hado has a Telegram bot; without one, Connect is not offered.
     telegram_available: bool,
+    apps: Vec<AppRow>,
+}
+
+/// An app the person signed in with, as the page lists it.
+pub(super) struct AppRow {
+    pub id: i64,
+    pub name: String,
+    pub redirect_host: String,
+    pub connected: String,
+    pub last_used: String,
 }
 
 /// What the reminders section of the settings page shows besides the list.
@@ -124,6 +134,20 @@ async fn settings_page_with(
         Ok(reply) => reply.into_inner(),
         Err(status) => return failure_page(state, session.t, &status),
     };
+    let apps = match session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}).await {
+        Ok(reply) => reply.into_inner().apps,
+        Err(status) => return failure_page(state, session.t, &status),
+    };
+    let apps = apps
+        .into_iter()
+        .map(|app| AppRow {
+            id: app.id,
+            connected: session.viewer.local(&app.connected_at).unwrap_or_default(),
+            last_used: session.viewer.local(&app.last_used_at).unwrap_or_default(),
+            name: app.name,
+            redirect_host: app.redirect_host,
+        })
+        .collect();
     let nav = session.nav("settings");
     render(
         status,
@@ -147,6 +171,7 @@ async fn settings_page_with(
             telegram_link: notice.telegram_link,
             telegram_error: notice.telegram_error,
             telegram_available,
+            apps,
             calendar_created: calendar.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
         },
     )
@@ -250,6 +275,14 @@ pub(crate) async fn issue_agent_token(State(state): State<AppState>, mut session
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let connect = state.connect_line(&issued.token);
     settings_page_for(&state, &mut session, form, false, Some(connect), StatusCode::OK).await
+}
+
+/// `POST /settings/apps/{id}/disconnect`: the app's tokens stop at once.
+pub(crate) async fn disconnect_app(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+    match session.inbox.disconnect_app(v1::ConnectedAppId { id }).await {
+        Ok(_) => Redirect::to("/settings#apps").into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
 }
 
 pub(crate) async fn revoke_agent_token(State(state): State<AppState>, mut session: Session) -> Response {

@@ -4,5 +4,6 @@
 
 mod inspector;
 mod mcp;
+mod oauth;
 mod python_sdk;
 mod stdio;

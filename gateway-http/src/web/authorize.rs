@@ -1,0 +1,165 @@
+//! Owns the page where the person lets an app sign in to their inbox (the
+//! authorization endpoint of MCP authorization): behind the same sign-in as
+//! every page, it shows who is asking and what the app will be able to do,
+//! with Allow and Deny. Core checks the request and, on Allow, issues the
+//! one-time code; this page only carries the request's parameters through
+//! a plain form (no JavaScript) and sends the browser where core says. The
+//! form is guarded against other sites like every form here; a request
+//! over its size or the person's rate is refused before core is asked.
+
+use std::num::NonZeroU32;
+
+use governor::{DefaultKeyedRateLimiter, Quota};
+
+use super::*;
+
+/// Authorization requests (the page, and Allow or Deny) a person may make a
+/// minute: far more than anyone signs apps in, far fewer than a page that
+/// sends a browser round in a loop would.
+const REQUESTS_PER_MINUTE: u32 = 30;
+/// The longest query or form an authorization request may have.
+pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024;
+
+/// Each person's allowance of authorization requests.
+pub(crate) struct AuthorizeLimit(DefaultKeyedRateLimiter<String>);
+
+impl Default for AuthorizeLimit {
+    fn default() -> Self {
+        Self(DefaultKeyedRateLimiter::keyed(Quota::per_minute(NonZeroU32::new(REQUESTS_PER_MINUTE).expect("not zero"))))
+    }
+}
+
+/// Refuses an authorization request that is too long, or one past the
+/// person's allowance, before core is asked anything. A request naming no
+/// person goes on, to be refused as signed out.
+pub(crate) async fn limits(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let query = request.uri().query().map_or(0, str::len);
+    let declared = request.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+    if query > MAX_REQUEST_BYTES || declared.is_some_and(|length| length > MAX_REQUEST_BYTES) {
+        return message(StatusCode::PAYLOAD_TOO_LARGE, "This sign-in request is too long.", "Этот запрос на вход слишком длинный.");
+    }
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
+    if let Some(InboxUser(login)) = peer.and_then(|peer| inbox_user(&state, peer, request.headers()).ok()) {
+        if state.authorize_limit.0.len() > 10_000 {
+            state.authorize_limit.0.retain_recent();
+        }
+        if state.authorize_limit.0.check_key(&login).is_err() {
+            return message(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many sign-in requests in a minute; wait a minute and try again.",
+                "Слишком много запросов на вход за минуту; подождите минуту и попробуйте снова.",
+            );
+        }
+    }
+    next.run(request).await
+}
+
+/// The request's parameters, as the client sent them in the query and as
+/// the form carries them back.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct AuthorizationQuery {
+    response_type: String,
+    client_id: String,
+    redirect_uri: String,
+    code_challenge: String,
+    code_challenge_method: String,
+    state: String,
+    resource: String,
+    scope: String,
+}
+
+impl AuthorizationQuery {
+    fn request(&self) -> v1::AuthorizationRequest {
+        v1::AuthorizationRequest {
+            response_type: self.response_type.clone(),
+            client_id: self.client_id.clone(),
+            redirect_uri: self.redirect_uri.clone(),
+            code_challenge: self.code_challenge.clone(),
+            code_challenge_method: self.code_challenge_method.clone(),
+            state: self.state.clone(),
+            resource: self.resource.clone(),
+            scope: self.scope.clone(),
+        }
+    }
+
+    /// The parameters as hidden form fields, in order.
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        [
+            ("response_type", &self.response_type),
+            ("client_id", &self.client_id),
+            ("redirect_uri", &self.redirect_uri),
+            ("code_challenge", &self.code_challenge),
+            ("code_challenge_method", &self.code_challenge_method),
+            ("state", &self.state),
+            ("resource", &self.resource),
+            ("scope", &self.scope),
+        ]
+        .into_iter()
+        .filter(|(_, value)| !value.is_empty())
+        .map(|(name, value)| (name, value.clone()))
+        .collect()
+    }
+}
+
+#[derive(Template)]
+#[template(path = "authorize.html")]
+struct AuthorizePage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    client_name: String,
+    redirect_host: String,
+    fields: Vec<(&'static str, String)>,
+}
+
+#[derive(Template)]
+#[template(path = "authorize_refused.html")]
+struct RefusedPage {
+    t: &'static Words,
+    nav: Option<Nav>,
+    error: String,
+}
+
+/// What core's answer means for the browser: a page, or a redirect.
+fn answer(session: &Session, query: &AuthorizationQuery, check: v1::AuthorizationCheck) -> Response {
+    if !check.redirect_to.is_empty() {
+        return Redirect::to(&check.redirect_to).into_response();
+    }
+    if let Some(error) = check.error {
+        let page = RefusedPage { t: session.t, nav: session.nav(""), error: format!("{} ({})", error.description, error.error) };
+        return render(StatusCode::BAD_REQUEST, page);
+    }
+    let page = AuthorizePage { t: session.t, nav: session.nav(""), client_name: check.client_name, redirect_host: check.redirect_host, fields: query.fields() };
+    render(StatusCode::OK, page)
+}
+
+/// `GET /oauth/authorize`: who is asking, and Allow or Deny.
+pub(crate) async fn authorize_page(State(state): State<AppState>, session: Session, Query(query): Query<AuthorizationQuery>) -> Response {
+    match state.oauth().check_authorization(query.request()).await {
+        Ok(check) => answer(&session, &query, check.into_inner()),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}
+
+#[derive(serde::Deserialize)]
+pub(crate) struct Decision {
+    #[serde(flatten)]
+    query: AuthorizationQuery,
+    #[serde(default)]
+    decision: String,
+}
+
+/// `POST /oauth/authorize`: the person's answer. Allow gets a code from
+/// core; Deny sends the client `access_denied`. Either way core checks the
+/// request again and says where the browser goes.
+pub(crate) async fn authorize(State(state): State<AppState>, session: Session, Form(form): Form<Decision>) -> Response {
+    let mut oauth = match state.oauth_as(&session.login) {
+        Ok(oauth) => oauth,
+        Err(error) => return message(error.status, &error.body.error, ""),
+    };
+    let answered = if form.decision == "allow" { oauth.approve(form.query.request()).await } else { oauth.deny(form.query.request()).await };
+    match answered {
+        Ok(check) => answer(&session, &form.query, check.into_inner()),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
+}

@@ -1,0 +1,344 @@
+//! Signing an agent in (MCP authorization): core, gateway-mcp with sign-in
+//! on, and gateway-http behind a "proxy" on loopback that names the person,
+//! each on an ephemeral port. The official Python SDK's OAuth client
+//! provider goes the whole way (`tests/python/sdk_oauth.py`); bad input is
+//! sent by hand and each refusal is checked for the RFC's error code and
+//! for changing nothing.
+
+use std::collections::HashMap;
+
+use reqwest::StatusCode;
+use reqwest::redirect::Policy;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use hado_core::testing::{self, Backend, GATEWAY_TOKEN, TestCore};
+use hado_gateway_http::config::{HttpConfig, IpRange, Secret};
+use hado_gateway_mcp::config::McpConfig;
+use hado_proto::v1;
+
+const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/sdk_oauth.py");
+
+/// RFC 7636 appendix B's verifier and its S256 challenge.
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+/// Both gateways in front of a test core, stopped when the test is done.
+struct Stack {
+    core: TestCore,
+    mcp: String,
+    web: String,
+    stops: Vec<(oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
+}
+
+impl Stack {
+    async fn start(backend: &Backend) -> Self {
+        let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
+        let web_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let web = format!("http://{}", web_listener.local_addr().unwrap());
+        let mcp_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mcp = format!("http://{}", mcp_listener.local_addr().unwrap());
+        let http_config = HttpConfig {
+            addr: web_listener.local_addr().unwrap(),
+            core_url: core.url(),
+            gateway_token: Secret(GATEWAY_TOKEN.into()),
+            // The test plays the sign-in proxy: it names the person.
+            trusted_proxies: vec![IpRange::parse("127.0.0.1").unwrap()],
+            local_user: None,
+            public_url: None,
+            mcp_url: None,
+            telegram_webhook_secret: None,
+            allowed_hosts: hado_runtime::AllowedHosts::loopback(),
+            limits: hado_runtime::Limits::default(),
+        };
+        let mcp_config = McpConfig { web_url: web.clone(), ..McpConfig::local(&core.url()) };
+        let mut stops = Vec::new();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            hado_gateway_http::run(http_config, web_listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        stops.push((stop, task));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            hado_gateway_mcp::run(mcp_config, mcp_listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        stops.push((stop, task));
+        Self { core, mcp, web, stops }
+    }
+
+    async fn stop(self) {
+        for (stop, task) in self.stops {
+            let _ = stop.send(());
+            task.await.unwrap();
+        }
+        self.core.stop().await;
+    }
+}
+
+/// A client that does not follow redirects, so that each one can be read.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().redirect(Policy::none()).build().unwrap()
+}
+
+async fn the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect(backend: Backend) {
+    let found = testing::runs("python3", &["-c", "import mcp.client.auth, httpx2"]);
+    if !testing::tool_available("the Python MCP SDK's OAuth scenario", found, "pip install 'mcp>=2,<3'") {
+        return;
+    }
+    let stack = Stack::start(&backend).await;
+    let output = tokio::process::Command::new("python3").arg(SCENARIO).arg(&stack.mcp).arg(&stack.web).arg("anna").output().await.expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the SDK's OAuth scenario failed:\n{stdout}\n{stderr}");
+    for step in ["signed in:", "tools: 9 listed", "refreshed:", "disconnected:"] {
+        assert!(stdout.contains(step), "{step} missing from:\n{stdout}");
+    }
+    // The event the agent made is the person's.
+    let events = stack.core.inbox_as("anna").list_events(v1::ListEventsRequest::default()).await.unwrap().into_inner().events;
+    assert_eq!(events.iter().map(|event| event.title.as_str()).collect::<Vec<_>>(), ["Renew the visa"]);
+    stack.stop().await;
+}
+
+/// Registers a client with one redirect URI; its client_id.
+async fn register(stack: &Stack) -> String {
+    let reply = client().post(format!("{}/register", stack.mcp)).json(&json!({ "client_name": "Probe", "redirect_uris": [REDIRECT] })).send().await.unwrap();
+    assert_eq!(reply.status(), StatusCode::CREATED);
+    let body: Value = reply.json().await.unwrap();
+    assert_eq!(body["token_endpoint_auth_method"], "none");
+    body["client_id"].as_str().unwrap().to_owned()
+}
+
+/// The authorization request's query, with `changes` applied.
+fn authorization(client_id: &str, changes: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut query: Vec<(String, String)> = [
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+        ("state", "xyz"),
+    ]
+    .iter()
+    .map(|(name, value)| (name.to_string(), value.to_string()))
+    .collect();
+    for (name, value) in changes {
+        query.retain(|(existing, _)| existing != name);
+        if !value.is_empty() {
+            query.push((name.to_string(), value.to_string()));
+        }
+    }
+    query
+}
+
+/// The authorization page's address with `query`.
+fn page_url(stack: &Stack, query: &[(String, String)]) -> reqwest::Url {
+    let mut url = reqwest::Url::parse(&format!("{}/oauth/authorize", stack.web)).unwrap();
+    url.query_pairs_mut().extend_pairs(query);
+    url
+}
+
+/// The person (anna) presses Allow or Deny; where the browser is sent.
+async fn answer(stack: &Stack, query: &[(String, String)], decision: &str) -> reqwest::Response {
+    let mut form = query.to_vec();
+    form.push(("decision".into(), decision.into()));
+    client().post(format!("{}/oauth/authorize", stack.web)).header("x-remote-user", "anna").form(&form).send().await.unwrap()
+}
+
+/// The query of the URL a redirect sends the browser to.
+fn landed(response: &reqwest::Response) -> HashMap<String, String> {
+    assert!(response.status().is_redirection(), "not a redirect: {}", response.status());
+    let location = response.headers()["location"].to_str().unwrap();
+    assert!(location.starts_with(REDIRECT), "{location}");
+    reqwest::Url::parse(location).unwrap().query_pairs().into_owned().collect()
+}
+
+/// A code for `client_id`, with `changes` to the authorization request.
+async fn code(stack: &Stack, client_id: &str, changes: &[(&str, &str)]) -> String {
+    let query = landed(&answer(stack, &authorization(client_id, changes), "allow").await);
+    assert_eq!(query["state"], "xyz");
+    query["code"].clone()
+}
+
+async fn token(stack: &Stack, form: &[(&str, &str)]) -> (StatusCode, Value) {
+    let reply = client().post(format!("{}/token", stack.mcp)).form(form).send().await.unwrap();
+    (reply.status(), reply.json().await.unwrap())
+}
+
+async fn exchange(stack: &Stack, client_id: &str, code: &str, verifier: &str) -> (StatusCode, Value) {
+    token(stack, &[("grant_type", "authorization_code"), ("client_id", client_id), ("code", code), ("redirect_uri", REDIRECT), ("code_verifier", verifier)])
+        .await
+}
+
+/// A tool call with `access_token`: its status.
+async fn call(stack: &Stack, access_token: &str) -> StatusCode {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "get_profile", "arguments": {} } });
+    client().post(format!("{}/mcp", stack.mcp)).bearer_auth(access_token).json(&body).send().await.unwrap().status()
+}
+
+async fn connected_apps(stack: &Stack) -> usize {
+    stack.core.inbox_as("anna").list_connected_apps(v1::ListConnectedAppsRequest {}).await.unwrap().into_inner().apps.len()
+}
+
+fn refused(reply: &(StatusCode, Value), status: StatusCode, code: &str) {
+    assert_eq!((reply.0, reply.1["error"].as_str()), (status, Some(code)), "{}", reply.1);
+    assert!(!reply.1["error_description"].as_str().unwrap_or("").is_empty(), "a refusal says why: {}", reply.1);
+}
+
+async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let http = client();
+
+    // Discovery: the 401 points at the resource metadata, which names the
+    // authorization server, whose metadata names the endpoints.
+    let unauthorized = http.post(format!("{}/mcp", stack.mcp)).json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).send().await.unwrap();
+    assert_eq!(unauthorized.status(), StatusCode::UNAUTHORIZED);
+    let challenge = unauthorized.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    let metadata_url = format!("{}/.well-known/oauth-protected-resource/mcp", stack.mcp);
+    assert!(challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")), "{challenge}");
+    let resource: Value = http.get(&metadata_url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(resource["resource"], format!("{}/mcp", stack.mcp));
+    assert_eq!(resource["authorization_servers"], json!([stack.mcp]));
+    let server: Value = http.get(format!("{}/.well-known/oauth-authorization-server", stack.mcp)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(server["issuer"], stack.mcp);
+    assert_eq!(server["authorization_endpoint"], format!("{}/oauth/authorize", stack.web));
+    assert_eq!(server["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(server["client_id_metadata_document_supported"], true);
+    let foreign = http.get(format!("{}/.well-known/oauth-authorization-server", stack.mcp)).header("host", "evil.example").send().await.unwrap();
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN, "a foreign Host is refused");
+
+    // Registration: bad metadata and an oversized body are refused.
+    let bad = http.post(format!("{}/register", stack.mcp)).json(&json!({ "redirect_uris": ["http://evil.example/cb"] })).send().await.unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(bad.json::<Value>().await.unwrap()["error"], "invalid_redirect_uri");
+    let huge = http.post(format!("{}/register", stack.mcp)).header("content-type", "application/json").body(vec![b' '; 17 * 1024]).send().await.unwrap();
+    assert_eq!(huge.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let client_id = register(&stack).await;
+
+    // The consent page: only for a signed-in person; names the app; a
+    // foreign redirect URI is shown to the person and never redirected to.
+    let signed_out = http.get(page_url(&stack, &authorization(&client_id, &[]))).send().await.unwrap();
+    assert_eq!(signed_out.status(), StatusCode::UNAUTHORIZED);
+    let page = http.get(page_url(&stack, &authorization(&client_id, &[]))).header("x-remote-user", "anna").send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("Probe") && page.contains("127.0.0.1") && page.contains("value=\"allow\""), "{page}");
+    let foreign_redirect = authorization(&client_id, &[("redirect_uri", "https://evil.example/cb")]);
+    let shown = http.get(page_url(&stack, &foreign_redirect)).header("x-remote-user", "anna").send().await.unwrap();
+    assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
+    assert!(shown.headers().get("location").is_none());
+    assert!(shown.text().await.unwrap().contains("invalid_request"));
+    assert!(answer(&stack, &foreign_redirect, "allow").await.headers().get("location").is_none(), "Allow does not redirect there either");
+    // Without PKCE, or with plain PKCE: back to the client with invalid_request.
+    for change in [("code_challenge", ""), ("code_challenge_method", "plain")] {
+        let sent_back = landed(&answer(&stack, &authorization(&client_id, &[change]), "allow").await);
+        assert_eq!((sent_back["error"].as_str(), sent_back["state"].as_str()), ("invalid_request", "xyz"), "{change:?}");
+    }
+    let denied = landed(&answer(&stack, &authorization(&client_id, &[]), "deny").await);
+    assert_eq!((denied["error"].as_str(), denied["state"].as_str()), ("access_denied", "xyz"));
+    let cross_site = client()
+        .post(format!("{}/oauth/authorize", stack.web))
+        .header("x-remote-user", "anna")
+        .header("origin", "https://evil.example")
+        .form(&[("client_id", client_id.as_str()), ("decision", "allow")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross_site.status(), StatusCode::FORBIDDEN, "another site's page cannot press Allow");
+    assert_eq!(connected_apps(&stack).await, 0);
+
+    // The token endpoint. A wrong verifier is refused and the code still
+    // works with the right one; a second use is refused and revokes what
+    // the first gave.
+    let first = code(&stack, &client_id, &[]).await;
+    refused(&exchange(&stack, &client_id, &first, "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX").await, StatusCode::BAD_REQUEST, "invalid_grant");
+    refused(&exchange(&stack, &client_id, &first, "").await, StatusCode::BAD_REQUEST, "invalid_request");
+    refused(&exchange(&stack, "hado_client_other", &first, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_grant");
+    let wrong_redirect = [
+        ("grant_type", "authorization_code"),
+        ("client_id", &client_id),
+        ("code", &first),
+        ("redirect_uri", "http://127.0.0.1:9/other"),
+        ("code_verifier", VERIFIER),
+    ];
+    refused(&token(&stack, &wrong_redirect).await, StatusCode::BAD_REQUEST, "invalid_grant");
+    assert_eq!(connected_apps(&stack).await, 0, "no refusal connected anything");
+    let (status, tokens) = exchange(&stack, &client_id, &first, VERIFIER).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    assert_eq!((tokens["token_type"].as_str(), tokens["expires_in"].as_u64()), (Some("Bearer"), Some(3600)));
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(call(&stack, &access).await, StatusCode::OK);
+    assert_eq!(connected_apps(&stack).await, 1);
+    refused(&exchange(&stack, &client_id, &first, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_grant");
+    assert_eq!(call(&stack, &access).await, StatusCode::UNAUTHORIZED, "reusing the code revoked its tokens");
+    assert_eq!(connected_apps(&stack).await, 0);
+
+    // A token for another resource: asked for at the token endpoint, or
+    // carried by a code that was issued for it.
+    let second = code(&stack, &client_id, &[]).await;
+    let elsewhere = [
+        ("grant_type", "authorization_code"),
+        ("client_id", client_id.as_str()),
+        ("code", second.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("code_verifier", VERIFIER),
+        ("resource", "https://elsewhere.example/mcp"),
+    ];
+    refused(&token(&stack, &elsewhere).await, StatusCode::BAD_REQUEST, "invalid_target");
+    let for_elsewhere = code(&stack, &client_id, &[("resource", "https://elsewhere.example/mcp")]).await;
+    refused(&exchange(&stack, &client_id, &for_elsewhere, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_target");
+    assert_eq!(connected_apps(&stack).await, 0);
+
+    // An expired code: five minutes later, core refuses it.
+    stack.core.clock.advance(chrono::Duration::minutes(6));
+    refused(&exchange(&stack, &client_id, &second, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_grant");
+    assert_eq!(connected_apps(&stack).await, 0);
+
+    // Grant types and clients that are not offered or not known.
+    refused(&token(&stack, &[("grant_type", "password"), ("client_id", &client_id)]).await, StatusCode::BAD_REQUEST, "unsupported_grant_type");
+    refused(
+        &token(&stack, &[("grant_type", "refresh_token"), ("client_id", &client_id), ("refresh_token", "hado_rt_nope")]).await,
+        StatusCode::BAD_REQUEST,
+        "invalid_grant",
+    );
+    let no_form = http.post(format!("{}/token", stack.mcp)).json(&json!({"grant_type": "authorization_code"})).send().await.unwrap();
+    assert_eq!(no_form.status(), StatusCode::BAD_REQUEST);
+    let unknown_client = authorization("hado_client_unknown", &[]);
+    let shown = http.get(page_url(&stack, &unknown_client)).header("x-remote-user", "anna").send().await.unwrap();
+    assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
+    assert!(shown.text().await.unwrap().contains("invalid_client"));
+
+    // The page refuses a request that is too long, and more than 30 a
+    // minute from one person, before core is asked.
+    let long = authorization(&client_id, &[("state", &"s".repeat(17 * 1024))]);
+    let too_long = http.get(page_url(&stack, &long)).header("x-remote-user", "anna").send().await.unwrap();
+    assert_eq!(too_long.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let mut pages = Vec::new();
+    for _ in 0..32 {
+        pages.push(http.get(page_url(&stack, &authorization(&client_id, &[]))).header("x-remote-user", "bob").send().await.unwrap().status());
+    }
+    assert_eq!((pages[0], pages.last()), (StatusCode::OK, Some(&StatusCode::TOO_MANY_REQUESTS)), "{pages:?}");
+
+    // Registration is rate-limited per address before core is asked.
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let reply = http.post(format!("{}/register", stack.mcp)).json(&json!({ "redirect_uris": [REDIRECT] })).send().await.unwrap();
+        statuses.push(reply.status());
+    }
+    assert_eq!(statuses.last(), Some(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+    stack.stop().await;
+}
+
+hado_core::on_both_backends!(
+    the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect,
+    each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing
+);
