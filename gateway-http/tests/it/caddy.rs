@@ -153,6 +153,19 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     let link = client.get(format!("{base}/a/forged")).send().await.unwrap();
     assert_eq!(link.status(), StatusCode::BAD_REQUEST, "action links pass too");
 
+    // An agent's sign-in goes to gateway-mcp without the person's sign-in
+    // (no gateway-mcp runs here, so Caddy answers 502); the page where the
+    // person allows it is the inbox's, behind the sign-in.
+    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register", "/token", "/mcp"] {
+        let agent = client.post(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(agent.status(), StatusCode::BAD_GATEWAY, "{path} goes to gateway-mcp");
+    }
+    let consent = client.get(format!("{base}/oauth/authorize?client_id=x")).send().await.unwrap();
+    assert_eq!(consent.status(), StatusCode::UNAUTHORIZED, "the consent page is behind the sign-in");
+    let consent = client.get(format!("{base}/oauth/authorize?client_id=x")).basic_auth("anna", Some(PASSWORD)).send().await.unwrap();
+    assert_eq!(consent.status(), StatusCode::BAD_REQUEST);
+    assert!(consent.text().await.unwrap().contains("invalid_client"), "gateway-http asked core about the client");
+
     let _ = running.kill();
     let _ = running.wait();
     gateway.stop().await;
