@@ -92,6 +92,23 @@ impl HttpConfig {
         })
     }
 
+    /// A configuration for tests: loopback only, core at `core_url` with
+    /// `gateway_token`, no trusted proxy and no local user.
+    pub fn local(core_url: &str, gateway_token: &str) -> Self {
+        Self {
+            addr: DEFAULT_HTTP_ADDR.parse().expect("the default address parses"),
+            core_url: core_url.to_owned(),
+            gateway_token: Secret(gateway_token.to_owned()),
+            trusted_proxies: Vec::new(),
+            local_user: None,
+            public_url: None,
+            mcp_url: None,
+            telegram_webhook_secret: None,
+            allowed_hosts: AllowedHosts::loopback(),
+            limits: Limits::default(),
+        }
+    }
+
     pub fn trusts(&self, peer: IpAddr) -> bool {
         self.trusted_proxies.iter().any(|range| range.contains(peer))
     }

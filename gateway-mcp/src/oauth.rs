@@ -17,7 +17,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use axum::Json;
-use axum::body::{Body, to_bytes};
+use axum::body::to_bytes;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
@@ -230,22 +230,33 @@ fn peer(request: &Request) -> IpAddr {
     request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip()).unwrap_or(IpAddr::from([127, 0, 0, 1]))
 }
 
-/// Reads a body of at most 16 KiB.
-async fn small_body(headers: &HeaderMap, body: Body) -> Result<axum::body::Bytes, Response> {
+/// What a write route expects of a request: its allowance per address, its
+/// body's type, and the error code that names a body of another type.
+struct Door<'a> {
+    limit: &'a AddressLimit,
+    what: &'static str,
+    content_type: &'static str,
+    wrong_type: (&'static str, &'static str),
+}
+
+/// Admits a request to `/register` or `/token`: `Host` and `Origin`, the
+/// address's allowance, the body's type, and at most 16 KiB of it, in that
+/// order and before core is asked. Its headers and body, or the refusal.
+async fn admit_body(sign_in: &SignIn, door: Door<'_>, request: Request) -> Result<(HeaderMap, axum::body::Bytes), Response> {
+    sign_in.admit(request.headers(), request.uri()).and_then(|()| door.limit.take(peer(&request), door.what)).map_err(IntoResponse::into_response)?;
+    let (parts, body) = request.into_parts();
+    let content_type = parts.headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).and_then(|value| value.split(';').next()).unwrap_or("");
+    if !content_type.trim().eq_ignore_ascii_case(door.content_type) {
+        let (code, description) = door.wrong_type;
+        return Err(error(StatusCode::BAD_REQUEST, code, description));
+    }
     let too_large = || error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request", &format!("the body is over {} KiB", MAX_BODY_BYTES / 1024));
-    let declared = headers.get(axum::http::header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+    let declared = parts.headers.get(axum::http::header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
         return Err(too_large());
     }
-    to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| too_large())
-}
-
-fn content_type_is(headers: &HeaderMap, expected: &str) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|value| value.trim().eq_ignore_ascii_case(expected))
+    let body = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| too_large())?;
+    Ok((parts.headers, body))
 }
 
 /// `POST /register` (RFC 7591).
@@ -254,16 +265,14 @@ pub(crate) async fn register(State(sign_in): State<SignIn>, request: Request) ->
 }
 
 async fn register_inner(mut sign_in: SignIn, request: Request) -> Response {
-    let admitted = sign_in.admit(request.headers(), request.uri()).and_then(|()| sign_in.registrations.take(peer(&request), "registrations"));
-    if let Err(refused) = admitted {
-        return refused.into_response();
-    }
-    let (parts, body) = request.into_parts();
-    if !content_type_is(&parts.headers, "application/json") {
-        return error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "send the client metadata as JSON (Content-Type: application/json)");
-    }
-    let body = match small_body(&parts.headers, body).await {
-        Ok(body) => body,
+    let door = Door {
+        limit: &sign_in.registrations,
+        what: "registrations",
+        content_type: "application/json",
+        wrong_type: ("invalid_client_metadata", "send the client metadata as JSON (Content-Type: application/json)"),
+    };
+    let body = match admit_body(&sign_in, door, request).await {
+        Ok((_, body)) => body,
         Err(refused) => return refused,
     };
     let Ok(metadata_json) = String::from_utf8(body.to_vec()) else {
@@ -303,16 +312,14 @@ pub(crate) async fn token(State(sign_in): State<SignIn>, request: Request) -> Re
 }
 
 async fn token_inner(mut sign_in: SignIn, request: Request) -> Response {
-    let admitted = sign_in.admit(request.headers(), request.uri()).and_then(|()| sign_in.token_requests.take(peer(&request), "token requests"));
-    if let Err(refused) = admitted {
-        return refused.into_response();
-    }
-    let (parts, body) = request.into_parts();
-    if !content_type_is(&parts.headers, "application/x-www-form-urlencoded") {
-        return error(StatusCode::BAD_REQUEST, "invalid_request", "send the token request as a form (Content-Type: application/x-www-form-urlencoded)");
-    }
-    let body = match small_body(&parts.headers, body).await {
-        Ok(body) => body,
+    let door = Door {
+        limit: &sign_in.token_requests,
+        what: "token requests",
+        content_type: "application/x-www-form-urlencoded",
+        wrong_type: ("invalid_request", "send the token request as a form (Content-Type: application/x-www-form-urlencoded)"),
+    };
+    let (headers, body) = match admit_body(&sign_in, door, request).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     let form: TokenForm = match serde_urlencoded::from_bytes(&body) {
@@ -327,7 +334,7 @@ async fn token_inner(mut sign_in: SignIn, request: Request) -> Response {
         code_verifier: form.code_verifier,
         refresh_token: form.refresh_token,
         resource: form.resource,
-        served_resource: sign_in.resource(&parts.headers),
+        served_resource: sign_in.resource(&headers),
     };
     let reply = match sign_in.oauth.token(request).await {
         Ok(reply) => reply.into_inner(),

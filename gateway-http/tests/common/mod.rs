@@ -9,23 +9,12 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use hado_core::testing::{GATEWAY_TOKEN, TestCore};
-use hado_gateway_http::config::{HttpConfig, Secret};
+use hado_gateway_http::config::HttpConfig;
 
 /// A configuration for `core` that trusts no proxy and has no local user;
 /// tests change what they are about.
 pub(crate) fn config(core: &TestCore) -> HttpConfig {
-    HttpConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        core_url: core.url(),
-        gateway_token: Secret(GATEWAY_TOKEN.into()),
-        trusted_proxies: Vec::new(),
-        local_user: None,
-        public_url: None,
-        mcp_url: None,
-        telegram_webhook_secret: None,
-        allowed_hosts: hado_runtime::AllowedHosts::loopback(),
-        limits: hado_runtime::Limits::default(),
-    }
+    HttpConfig { addr: "127.0.0.1:0".parse().unwrap(), ..HttpConfig::local(&core.url(), GATEWAY_TOKEN) }
 }
 
 /// gateway-http on an ephemeral port.

@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use hado_core::testing::{self, Backend, GATEWAY_TOKEN, TestCore};
-use hado_gateway_http::config::{HttpConfig, IpRange, Secret};
+use hado_gateway_http::config::{HttpConfig, IpRange};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
 
@@ -42,16 +42,9 @@ impl Stack {
         let mcp = format!("http://{}", mcp_listener.local_addr().unwrap());
         let http_config = HttpConfig {
             addr: web_listener.local_addr().unwrap(),
-            core_url: core.url(),
-            gateway_token: Secret(GATEWAY_TOKEN.into()),
             // The test plays the sign-in proxy: it names the person.
             trusted_proxies: vec![IpRange::parse("127.0.0.1").unwrap()],
-            local_user: None,
-            public_url: None,
-            mcp_url: None,
-            telegram_webhook_secret: None,
-            allowed_hosts: hado_runtime::AllowedHosts::loopback(),
-            limits: hado_runtime::Limits::default(),
+            ..HttpConfig::local(&core.url(), GATEWAY_TOKEN)
         };
         let mcp_config = McpConfig { web_url: web.clone(), ..McpConfig::local(&core.url()) };
         let mut stops = Vec::new();
