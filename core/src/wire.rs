@@ -9,7 +9,7 @@ use hado_proto::v1;
 use crate::domain::fields::format_clock_time;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
-use crate::storage::channels::{ChannelRecord, DeliveryRecord};
+use crate::storage::channels::{ChannelKind, ChannelRecord, DeliveryRecord};
 use crate::storage::{EventRecord, UserRecord};
 
 pub(crate) fn timestamp(instant: DateTime<Utc>) -> String {
@@ -56,6 +56,7 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         due_date,
         due_time,
         due_offset,
+        next_reminder_at: None,
     }
 }
 
@@ -99,6 +100,11 @@ pub(crate) fn delivery(record: &DeliveryRecord) -> v1::Delivery {
         attempts: record.attempts,
         note: record.note.clone(),
         updated_at: timestamp(record.updated_at),
+        channel_kind: record.channel_kind.map(|kind| kind.as_str().to_owned()).unwrap_or_default(),
+        channel_host: match (record.channel_kind, &record.channel_target) {
+            (Some(ChannelKind::Webhook), Some(url)) => url::Url::parse(url).ok().and_then(|url| url.host_str().map(str::to_owned)).unwrap_or_default(),
+            _ => String::new(),
+        },
     }
 }
 

@@ -66,6 +66,10 @@ pub struct UserEvent {
     /// How its reminders went, newest first: only when one event is asked for.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deliveries: Vec<Delivery>,
+    /// When the user is next reminded, UTC, as things stand (Remember's quiet
+    /// taken into account): only when one open event is asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_reminder_at: Option<String>,
 }
 
 /// One reminder to one channel.
@@ -167,6 +171,7 @@ impl From<&v1::Event> for UserEvent {
             closed_as: event.closed_as.clone(),
             needs_attention: event.needs_attention,
             deliveries: event.deliveries.iter().map(Delivery::from).collect(),
+            next_reminder_at: event.next_reminder_at.clone(),
         }
     }
 }

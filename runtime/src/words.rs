@@ -133,6 +133,16 @@ pub struct Words {
     pub details: &'static str,
     pub delivery_log: &'static str,
     pub no_deliveries: &'static str,
+    pub prepare_from: &'static str,
+    pub next_reminder: &'static str,
+    pub no_next_reminder: &'static str,
+    pub reminder_checkpoint: &'static str,
+    pub reminder_repeat: &'static str,
+    pub delivery_pending: &'static str,
+    pub delivery_sent: &'static str,
+    pub delivery_failed: &'static str,
+    pub delivery_suppressed: &'static str,
+    pub channel_quieted: &'static str,
     /// Telegram: the reply when a chat is linked; `{login}` is the person.
     pub bot_linked: &'static str,
     pub bot_link_invalid: &'static str,
@@ -268,6 +278,16 @@ pub const EN: Words = Words {
     details: "Details",
     delivery_log: "Reminders sent",
     no_deliveries: "No reminder has gone out for this event yet.",
+    prepare_from: "Preparation starts",
+    next_reminder: "Next reminder",
+    no_next_reminder: "no reminder is left",
+    reminder_checkpoint: "reminder",
+    reminder_repeat: "repeat",
+    delivery_pending: "waiting to be sent",
+    delivery_sent: "sent",
+    delivery_failed: "failed",
+    delivery_suppressed: "kept quiet (Remember)",
+    channel_quieted: "no channel",
     bot_linked: "Linked: Hado's reminders for {login} come to this chat.",
     bot_link_invalid: "This link is not valid or has expired; make a new one in Hado's settings.",
     bot_send_list: "Send /list to see what needs your attention.",
@@ -401,6 +421,16 @@ pub const RU: Words = Words {
     details: "Подробнее",
     delivery_log: "Отправленные напоминания",
     no_deliveries: "Для этого события напоминаний ещё не было.",
+    prepare_from: "Подготовка с",
+    next_reminder: "Следующее напоминание",
+    no_next_reminder: "напоминаний больше нет",
+    reminder_checkpoint: "напоминание",
+    reminder_repeat: "повтор",
+    delivery_pending: "ждёт отправки",
+    delivery_sent: "отправлено",
+    delivery_failed: "не доставлено",
+    delivery_suppressed: "не отправлено («Помню»)",
+    channel_quieted: "без канала",
     bot_linked: "Готово: напоминания Hado для {login} будут приходить в этот чат.",
     bot_link_invalid: "Ссылка недействительна или устарела; создайте новую в настройках Hado.",
     bot_send_list: "Отправьте /list, чтобы увидеть, что требует внимания.",
@@ -438,10 +468,16 @@ impl Words {
         wording::due_in_words(self.language(), today, due_date, due_time, overdue)
     }
 
+    /// A day (with its year when not this year's) and a time, as the person
+    /// reads them: "Mon 14 Dec 09:00".
+    pub fn day_and_time(&self, today: NaiveDate, date: NaiveDate, time: Option<NaiveTime>) -> String {
+        let at = time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
+        format!("{}{at}", wording::short_date(self.language(), date, today))
+    }
+
     /// The due moment of a closed event: the day (with its year when not
     /// this year's) and the time, after the word for "due".
     pub fn due_on(&self, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>) -> String {
-        let at = due_time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
-        format!("{} {}{at}", self.due, wording::short_date(self.language(), due_date, today))
+        format!("{} {}", self.due, self.day_and_time(today, due_date, due_time))
     }
 }

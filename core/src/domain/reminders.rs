@@ -114,6 +114,25 @@ impl Reminders {
         (Self { repeat_at, ..self }, None)
     }
 
+    /// When the person is next reminded, as things stand: the earlier of
+    /// the next repeat and the next checkpoint, passing over checkpoints
+    /// that Remember's quiet covers (the scheduler records those as
+    /// suppressed). None for a closed event or one with nothing left.
+    pub(crate) fn next_reminder(&self, lifecycle: &Lifecycle, ladder: &Ladder) -> Option<DateTime<Utc>> {
+        if !lifecycle.state.is_active() {
+            return None;
+        }
+        let mut checkpoint = self.checkpoint;
+        // The ladder's rungs are days apart, so a handful covers any quiet.
+        for _ in 0..64 {
+            match (checkpoint, lifecycle.quiet_until) {
+                (Some(at), Some(until)) if at < until => checkpoint = ladder.next_after(at),
+                _ => break,
+            }
+        }
+        earliest(checkpoint, self.repeat_at)
+    }
+
     /// When the scheduler must look at the event for its reminders.
     pub(crate) fn next_check(&self) -> Option<DateTime<Utc>> {
         earliest(self.checkpoint, self.repeat_at)
@@ -271,6 +290,23 @@ mod tests {
         );
         assert!(run.reminders.needs_attention());
         assert_eq!(run.reminders.remembered().attention_since, None);
+    }
+
+    #[test]
+    fn the_next_reminder_is_the_one_that_will_reach_the_person() {
+        let mut run = Run::new(Berlin, "2026-12-14T18:00", "2026-12-10", "keep", ("22:00", "08:00"), at(Berlin, "2026-12-01T12:00"));
+        let next =
+            |run: &Run| run.reminders.next_reminder(&run.lifecycle, &run.ladder).map(|next| local_time(Berlin, next).format("%Y-%m-%dT%H:%M").to_string());
+        assert_eq!(next(&run).as_deref(), Some("2026-12-10T08:00"), "a fresh event: its first checkpoint");
+        run.until(at(Berlin, "2026-12-14T17:30"), &[]);
+        assert_eq!(next(&run).as_deref(), Some("2026-12-14T20:00"), "after the hour-before checkpoint: its repeat comes first");
+        // A quiet that reaches past the next checkpoints passes over them.
+        run.lifecycle.quiet_until = Some(at(Berlin, "2026-12-16T12:00"));
+        run.reminders = run.reminders.remembered();
+        assert_eq!(next(&run).as_deref(), Some("2026-12-17T08:00"), "the 15th's checkpoint falls in the quiet; the 17th's is the first after it");
+        assert_eq!(run.until(at(Berlin, "2026-12-17T09:00"), &[]), ["2026-12-15T08:00 quiet", "2026-12-17T08:00 checkpoint"], "as the scheduler finds");
+        run.lifecycle = crate::domain::event::mark_done(run.lifecycle, at(Berlin, "2026-12-14T19:00"));
+        assert_eq!(next(&run), None, "a closed event reminds no more");
     }
 
     #[test]

@@ -52,6 +52,7 @@ impl Inbox for InboxService {
         let caller = self.caller(&request).await?;
         let record = self.engine.get_event(&caller.user, request.get_ref().id).await?;
         let mut event = wire::event(&record);
+        event.next_reminder_at = record.reminders.next_reminder(&record.lifecycle, &record.ladder()).map(wire::timestamp);
         event.deliveries = self.engine.event_deliveries(&caller.user, record.id).await?.iter().map(wire::delivery).collect();
         Ok(Response::new(event))
     }

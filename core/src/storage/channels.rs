@@ -348,6 +348,8 @@ pub(crate) struct DeliveryRecord {
     pub(crate) id: i64,
     pub(crate) channel_id: Option<i64>,
     pub(crate) channel_kind: Option<ChannelKind>,
+    /// Where the channel sends: a webhook's URL, a Telegram chat.
+    pub(crate) channel_target: Option<String>,
     pub(crate) kind: DeliveryKind,
     pub(crate) due_at: DateTime<Utc>,
     pub(crate) status: DeliveryStatus,
@@ -359,7 +361,7 @@ pub(crate) struct DeliveryRecord {
 /// An event's delivery log, newest first (at most 50 lines).
 pub(crate) async fn for_event(connection: &mut AnyConnection, event_id: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
     let rows = sqlx::query(
-        "SELECT d.id, d.channel_id, c.kind AS channel_kind, d.kind, d.due_at, d.status, d.attempts, d.last_error, d.updated_at \
+        "SELECT d.id, d.channel_id, c.kind AS channel_kind, c.target AS channel_target, d.kind, d.due_at, d.status, d.attempts, d.last_error, d.updated_at \
          FROM deliveries d LEFT JOIN channels c ON c.id = d.channel_id WHERE d.event_id = $1 ORDER BY d.id DESC LIMIT 50",
     )
     .bind(event_id)
@@ -371,6 +373,7 @@ pub(crate) async fn for_event(connection: &mut AnyConnection, event_id: i64) -> 
                 id: row.try_get("id")?,
                 channel_id: row.try_get("channel_id")?,
                 channel_kind: row.try_get::<Option<String>, _>("channel_kind")?.as_deref().map(ChannelKind::from_stored).transpose()?,
+                channel_target: row.try_get("channel_target")?,
                 kind: DeliveryKind::from_stored(row.try_get("kind")?)?,
                 due_at: instant(row.try_get("due_at")?)?,
                 status: DeliveryStatus::from_stored(row.try_get("status")?)?,

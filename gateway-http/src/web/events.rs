@@ -6,8 +6,14 @@ use super::*;
 /// One line of an event's delivery log, as the page shows it.
 pub(super) struct LogLine {
     pub when: String,
+    /// A checkpoint's reminder or a repeat, in words.
+    pub kind: &'static str,
+    /// The channel by name: the webhook's host, or Telegram.
     pub channel: String,
+    /// The status as stored, for the line's class.
     pub status: String,
+    /// The status in words.
+    pub status_word: &'static str,
     pub attempts: i64,
     pub note: String,
 }
@@ -18,7 +24,15 @@ struct EventPage {
     t: &'static Words,
     nav: Option<Nav>,
     card: Card,
+    schedule: Schedule,
     log: Vec<LogLine>,
+}
+
+/// When an open event's preparation starts and when it next reminds.
+pub(super) struct Schedule {
+    pub prepare_from: String,
+    pub next_reminder: Option<String>,
+    pub open: bool,
 }
 
 impl EventPage {
@@ -143,20 +157,38 @@ pub(crate) async fn event_page(State(state): State<AppState>, mut session: Sessi
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
     };
+    let t = session.t;
     let log = event
         .deliveries
         .iter()
         .map(|line| LogLine {
-            when: session.viewer.local(&line.due_at).unwrap_or_default(),
-            channel: if line.channel.is_empty() { "—".into() } else { line.channel.clone() },
+            when: session.viewer.when(t, &line.due_at).unwrap_or_default(),
+            kind: if line.kind == "repeat" { t.reminder_repeat } else { t.reminder_checkpoint },
+            channel: match line.channel_kind.as_str() {
+                "telegram" => "Telegram".into(),
+                "webhook" if !line.channel_host.is_empty() => line.channel_host.clone(),
+                "" => t.channel_quieted.into(),
+                other => other.to_owned(),
+            },
+            status_word: match line.status.as_str() {
+                "pending" => t.delivery_pending,
+                "sent" => t.delivery_sent,
+                "failed" => t.delivery_failed,
+                _ => t.delivery_suppressed,
+            },
             status: line.status.clone(),
             attempts: line.attempts,
             note: line.note.clone().unwrap_or_default(),
         })
         .collect();
-    let card = Card::new(&event, &session.viewer, session.t);
+    let card = Card::new(&event, &session.viewer, t);
+    let schedule = Schedule {
+        prepare_from: event.fire_at.parse().map(|day| t.day_and_time(session.viewer.today, day, None)).unwrap_or_default(),
+        next_reminder: event.next_reminder_at.as_deref().and_then(|instant| session.viewer.when(t, instant)),
+        open: !card.closed,
+    };
     let nav = session.nav("");
-    render(StatusCode::OK, EventPage { t: session.t, nav, card, log })
+    render(StatusCode::OK, EventPage { t, nav, card, schedule, log })
 }
 
 pub(crate) async fn edit_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {

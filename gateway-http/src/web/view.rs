@@ -25,6 +25,13 @@ impl Viewer {
         Self { zone, today, profile }
     }
 
+    /// An instant from core (RFC 3339, UTC) in words: its day in the
+    /// person's zone and language, and the time.
+    pub(crate) fn when(&self, words: &Words, instant: &str) -> Option<String> {
+        let instant = DateTime::parse_from_rfc3339(instant).ok()?.with_timezone(&self.zone);
+        Some(words.day_and_time(self.today, instant.date_naive(), Some(instant.time())))
+    }
+
     /// An instant from core (RFC 3339, UTC) as the person's local date and time.
     pub(crate) fn local(&self, instant: &str) -> Option<String> {
         let instant = DateTime::parse_from_rfc3339(instant).ok()?.with_timezone(&self.zone);

@@ -428,7 +428,13 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     wait_for(&received, 2).await;
     let (status, page) = stack.get(&format!("/events/{}", event.id)).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains(&format!("webhook {channel} · <strong>sent</strong>")), "{page}");
+    // The log names the channel by its host and says what happened in words;
+    // the page says when preparation started and when the next reminder is.
+    assert!(page.contains(" · reminder · 127.0.0.1 · <strong>sent</strong>"), "{page}");
+    let schedule = page.split(r#"<dl class="schedule">"#).nth(1).and_then(|rest| rest.split("</dl>").next()).unwrap_or_default();
+    assert!(schedule.contains("<dt>Preparation starts</dt><dd>Sun 15 Nov</dd>"), "{schedule}");
+    assert!(schedule.contains("<dt>Next reminder</dt><dd>Mon 14 Dec 08:00</dd>"), "the day before, in the morning: {schedule}");
+    assert!(page.contains("Sat 12 Dec 08:00 · reminder"), "{page}");
 
     // Off, on, and removed; turning off and removing ask first, naming the channel.
     let (_, asked) = stack.get(&format!("/settings/channels/{channel}/remove")).await;

@@ -192,6 +192,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     let visa_id = stack.core.push(&docs, "anna", "visa", v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() }).await;
     let visa = ok(call(&anna, "get_event", json!({"id": visa_id})).await);
     assert_eq!((visa["source"].as_str(), visa["editable"].as_bool()), (Some("docs"), Some(false)));
+    assert_eq!(visa["next_reminder_at"], "2026-12-06T23:00:00Z", "a week before, at 08:00 in Tokyo, where anna now is");
     let refused = "this event belongs to source docs; only docs can change it";
     assert_eq!(tool_error(call(&anna, "update_event", json!({"id": visa_id, "title": "Mine"})).await), refused);
     assert_eq!(tool_error(call(&anna, "delete_event", json!({"id": visa_id})).await), refused);

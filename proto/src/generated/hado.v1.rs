@@ -83,6 +83,11 @@ pub struct Event {
     /// user's own deleted one.
     #[prost(bool, tag = "27")]
     pub reopenable: bool,
+    /// When the person is next reminded, as things stand (UTC): the next
+    /// checkpoint or repeat that Remember's quiet does not cover. Set by
+    /// GetEvent on an open event that has one left; lists leave it out.
+    #[prost(string, optional, tag = "28")]
+    pub next_reminder_at: ::core::option::Option<::prost::alloc::string::String>,
 }
 /// The fields a writer sets on an event. Unset optional fields take their
 /// defaults: fire_at = due day - 30 days, after_due = keep, done_label = the
@@ -142,6 +147,13 @@ pub struct Delivery {
     pub note: ::core::option::Option<::prost::alloc::string::String>,
     #[prost(string, tag = "8")]
     pub updated_at: ::prost::alloc::string::String,
+    /// The channel's kind (webhook or telegram), and for a webhook the host
+    /// it posts to, so that a person reads which channel it was; both empty
+    /// when the reminder was quieted.
+    #[prost(string, tag = "9")]
+    pub channel_kind: ::prost::alloc::string::String,
+    #[prost(string, tag = "10")]
+    pub channel_host: ::prost::alloc::string::String,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ListConnectedAppsRequest {}
