@@ -305,6 +305,7 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     );
     let no_form = http.post(format!("{}/token", stack.mcp)).json(&json!({"grant_type": "authorization_code"})).send().await.unwrap();
     assert_eq!(no_form.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(no_form.headers()["connection"], "close", "refused unread, the connection is not reused");
     let unknown_client = authorization("hado_client_unknown", &[]);
     let shown = http.get(page_url(&stack, &unknown_client)).header("x-remote-user", "anna").send().await.unwrap();
     assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
