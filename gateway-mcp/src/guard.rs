@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -197,16 +197,6 @@ pub(crate) fn refusal(status: StatusCode, message: &str, id: Option<&Value>) -> 
     refusal_with(status, REFUSED, message, id, None)
 }
 
-/// A refusal sent before the request's body was read: the connection
-/// closes after it (hyper cannot reuse it with a body left unread), and
-/// `Connection: close` says so, so that a client sends its next request
-/// (the retry with a token, say) on a new connection instead of losing it
-/// on this one. HTTP/2 has no such header; hyper leaves it out there.
-pub(crate) fn closing(mut response: Response) -> Response {
-    response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-    response
-}
-
 /// A 401 with the `WWW-Authenticate` challenge, which points at the
 /// resource metadata so that a client can sign in.
 fn unauthorized(message: &str, id: Option<&Value>, challenge: &HeaderValue) -> Response {
@@ -240,7 +230,7 @@ async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
         let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams", None);
         response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
-        return closing(response);
+        return response;
     }
     let caller = match guard.caller(request.headers(), request.uri()).await {
         Ok(caller) => caller,
@@ -287,10 +277,6 @@ impl Guard {
     /// about a token it has not accepted within the last minute. Nothing of
     /// the body is read.
     pub(crate) async fn caller(&self, headers: &HeaderMap, uri: &Uri) -> Result<Caller, Response> {
-        self.admit_caller(headers, uri).await.map_err(closing)
-    }
-
-    async fn admit_caller(&self, headers: &HeaderMap, uri: &Uri) -> Result<Caller, Response> {
         if let Err(refusal_reason) = self.allowed_hosts.admit(headers, uri) {
             return Err(refusal(StatusCode::FORBIDDEN, &refusal_reason.to_string(), None));
         }
@@ -324,7 +310,7 @@ impl Guard {
     /// within the tool-call limit. Anything else is confirmed with core,
     /// since only a tool call is checked by the call it makes.
     pub(crate) async fn message(&self, caller: &Caller, headers: &HeaderMap, body: Body) -> Result<Message, Response> {
-        let too_large = || closing(refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024), None));
+        let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024), None);
         let declared = headers.get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
         if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
             return Err(too_large());

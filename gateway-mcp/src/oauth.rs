@@ -31,9 +31,8 @@ use tonic::transport::Channel;
 use hado_proto::v1::{self, o_auth_client::OAuthClient};
 use hado_runtime::AllowedHosts;
 
-use crate::MCP_PATH;
 use crate::core_link::{Core, Failure};
-use crate::guard::{self, closing};
+use crate::{MCP_PATH, guard};
 
 /// The largest registration or token request read.
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -244,17 +243,14 @@ struct Door<'a> {
 /// address's allowance, the body's type, and at most 16 KiB of it, in that
 /// order and before core is asked. Its headers and body, or the refusal.
 async fn admit_body(sign_in: &SignIn, door: Door<'_>, request: Request) -> Result<(HeaderMap, axum::body::Bytes), Response> {
-    sign_in
-        .admit(request.headers(), request.uri())
-        .and_then(|()| door.limit.take(peer(&request), door.what))
-        .map_err(|refused| closing(refused.into_response()))?;
+    sign_in.admit(request.headers(), request.uri()).and_then(|()| door.limit.take(peer(&request), door.what)).map_err(IntoResponse::into_response)?;
     let (parts, body) = request.into_parts();
     let content_type = parts.headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).and_then(|value| value.split(';').next()).unwrap_or("");
     if !content_type.trim().eq_ignore_ascii_case(door.content_type) {
         let (code, description) = door.wrong_type;
-        return Err(closing(error(StatusCode::BAD_REQUEST, code, description)));
+        return Err(error(StatusCode::BAD_REQUEST, code, description));
     }
-    let too_large = || closing(error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request", &format!("the body is over {} KiB", MAX_BODY_BYTES / 1024)));
+    let too_large = || error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request", &format!("the body is over {} KiB", MAX_BODY_BYTES / 1024));
     let declared = parts.headers.get(axum::http::header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
         return Err(too_large());

@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::process::{ConfigError, Lookup, positive_number};
@@ -20,7 +20,7 @@ use axum::http::header::CONNECTION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -153,6 +153,42 @@ impl Activity {
     }
 }
 
+/// A request body that records whether it was read to its end. A reply
+/// sent with the body left unread (a refusal before reading it: a wrong
+/// token, a body too large) ends the HTTP/1 connection, since hyper cannot
+/// find the next request behind the unread bytes; the reply then says
+/// `Connection: close`, so that the client sends its next request (the
+/// retry with a token, say) on a new connection instead of losing it on
+/// this one.
+struct ReadToEnd {
+    body: Incoming,
+    read: Arc<AtomicBool>,
+}
+
+impl hyper::body::Body for ReadToEnd {
+    type Data = hyper::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let polled = std::pin::Pin::new(&mut self.body).poll_frame(context);
+        if matches!(polled, std::task::Poll::Ready(None)) || self.body.is_end_stream() {
+            self.read.store(true, Ordering::Release);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
 async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits: Limits, stopping: CancellationToken, _permit: OwnedSemaphorePermit) {
     let activity = Arc::new(Activity { started: Instant::now(), open_requests: AtomicUsize::new(0), last_change: AtomicU64::new(0) });
     let watched = activity.clone();
@@ -162,8 +198,14 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
         let activity = watched.clone();
         activity.open_requests.fetch_add(1, Ordering::Relaxed);
         activity.touch();
+        let http1 = request.version() < axum::http::Version::HTTP_2;
+        let read = Arc::new(AtomicBool::new(request.body().is_end_stream()));
+        let request = request.map(|body| axum::body::Body::new(ReadToEnd { body, read: read.clone() }));
         async move {
-            let response = router.oneshot(request.map(axum::body::Body::new)).await.unwrap_or_else(|never| match never {});
+            let mut response = router.oneshot(request).await.unwrap_or_else(|never| match never {});
+            if http1 && !read.load(Ordering::Acquire) {
+                response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+            }
             activity.touch();
             activity.open_requests.fetch_sub(1, Ordering::Relaxed);
             Ok::<_, Infallible>(response)

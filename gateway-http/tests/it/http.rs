@@ -201,6 +201,14 @@ async fn the_rest_contract_holds(backend: Backend) {
         assert_eq!(response.headers()["www-authenticate"], "Bearer");
         assert_eq!(response.json::<Value>().await.unwrap()["error"], message, "{headers:?}");
     }
+    // A write refused before its body is read ends the connection, and says so,
+    // so that the client's next request goes on a new one; one read to the end does not.
+    let batch = r#"{"events":[]}"#;
+    let refused = stack.client.post(format!("{}/api/events", stack.base)).header("content-type", "application/json").body(batch).send().await.unwrap();
+    assert_eq!((refused.status(), refused.headers().get("connection").map(|value| value.to_str().unwrap())), (StatusCode::UNAUTHORIZED, Some("close")));
+    let taken = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).header("content-type", "application/json").body(batch).send().await.unwrap();
+    assert!(taken.status().is_success() || taken.status().is_client_error(), "{}", taken.status());
+    assert_eq!(taken.headers().get("connection"), None, "the body was read, so the connection stays: {}", taken.status());
     // Another source sees none of docs' events.
     let mail = bearer(&stack.core.source_token("mail").await);
     assert_eq!(stack.send(Method::GET, "/api/events?user=anna", &[("authorization", &mail)], None).await.1["events"], json!([]));
