@@ -206,7 +206,15 @@ async fn the_rest_contract_holds(backend: Backend) {
     let batch = r#"{"events":[]}"#;
     let refused = stack.client.post(format!("{}/api/events", stack.base)).header("content-type", "application/json").body(batch).send().await.unwrap();
     assert_eq!((refused.status(), refused.headers().get("connection").map(|value| value.to_str().unwrap())), (StatusCode::UNAUTHORIZED, Some("close")));
-    let taken = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).header("content-type", "application/json").body(batch).send().await.unwrap();
+    let taken = stack
+        .client
+        .post(format!("{}/api/events", stack.base))
+        .header("authorization", &docs)
+        .header("content-type", "application/json")
+        .body(batch)
+        .send()
+        .await
+        .unwrap();
     assert!(taken.status().is_success() || taken.status().is_client_error(), "{}", taken.status());
     assert_eq!(taken.headers().get("connection"), None, "the body was read, so the connection stays: {}", taken.status());
     // Another source sees none of docs' events.
