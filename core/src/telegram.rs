@@ -206,8 +206,10 @@ fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
     wording::due_in_words(lang, today, day, time, event.lifecycle.state == State::Overdue)
 }
 
-fn local(event: &EventRecord, instant: DateTime<Utc>) -> String {
-    instant.with_timezone(&event.zone).format("%Y-%m-%d %H:%M").to_string()
+/// An instant as the event's person reads it: "Mon 14 Dec 08:00".
+fn local(event: &EventRecord, instant: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = instant.with_timezone(&event.zone);
+    words_for(event.locale).day_and_time(now.with_timezone(&event.zone).date_naive(), local.date_naive(), Some(local.time()))
 }
 
 /// A reminder's text and buttons for `chat_id`; the buttons' ids are
@@ -221,9 +223,11 @@ pub(crate) async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64)
     }
     text.push_str(&format!("\n{}", due_words(event, now)));
     let done_label = event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned());
-    let (done, remember) = engine.store_reminder_buttons(event, chat_id).await?;
-    let mut keyboard =
-        vec![json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": t.remember, "callback_data": format!("b:{remember}") }])];
+    let [done, remember, tomorrow, next_week] = engine.store_reminder_buttons(event, chat_id).await?;
+    let mut keyboard = vec![
+        json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": t.remember, "callback_data": format!("b:{remember}") }]),
+        json!([{ "text": t.remember_tomorrow, "callback_data": format!("b:{tomorrow}") }, { "text": t.remember_next_week, "callback_data": format!("b:{next_week}") }]),
+    ];
     if let Some(link) = &event.spec.deep_link {
         keyboard.push(json!([{ "text": t.open_link, "url": link.as_str() }]));
     }
@@ -310,7 +314,7 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
             (format!("✅ {closed}"), format!("✅ {} — {closed}", event.spec.title.as_str()))
         }
         _ => {
-            let until = event.lifecycle.quiet_until.map(|until| local(&event, until)).unwrap_or_default();
+            let until = event.lifecycle.quiet_until.map(|until| local(&event, until, engine.now())).unwrap_or_default();
             let quiet = format!("{} {until}", t.quiet_until);
             (format!("🔕 {quiet}"), format!("🔕 {} — {quiet}", event.spec.title.as_str()))
         }

@@ -100,7 +100,8 @@ pub(crate) fn is_json(headers: &axum::http::HeaderMap) -> bool {
 
 /// A JSON body whose every rejection is an [`ApiError`]: 415 without a JSON
 /// content type, 400 for malformed JSON, 422 naming the field whose value
-/// has the wrong shape. Every request body is an object, and no body holds
+/// has the wrong shape. An empty body is `{}`, as for a call whose fields
+/// are all optional. Every request body is an object, and no body holds
 /// arrays of arrays; serde would otherwise read an array as a struct, so
 /// both are refused before it does.
 pub(crate) struct ApiJson<T>(pub T);
@@ -115,8 +116,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         let bytes = Bytes::from_request(request, state)
             .await
             .map_err(|rejection| ApiError::new(rejection.status(), format!("the body could not be read: {}", rejection.body_text())))?;
+        let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
         let value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {error}")))?;
+            serde_json::from_slice(text).map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {error}")))?;
         if let Some(path) = misplaced_array(&value) {
             let message = "expected an object, found an array".to_owned();
             let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {message}"));

@@ -203,8 +203,22 @@ pub(crate) async fn done(State(state): State<AppState>, InboxUser(login): InboxU
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub(crate) async fn ack(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
-    let event = state.inbox(&login)?.mark_ack(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+/// What Remember may say: until when (empty, `{}`, is until the next checkpoint).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RememberChoice {
+    /// next_checkpoint (the default), tomorrow, next_week, or a day YYYY-MM-DD: quiet until that morning, which then reminds.
+    #[serde(default)]
+    until: Option<String>,
+}
+
+pub(crate) async fn ack(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    Path(id): Path<i64>,
+    ApiJson(choice): ApiJson<RememberChoice>,
+) -> Reply<UserEvent> {
+    let event = state.inbox(&login)?.mark_ack(v1::MarkAckRequest { id, until: choice.until }).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 

@@ -27,7 +27,7 @@ pub(crate) const INSTRUCTIONS: &str = "\
 Hado is the user's deadline inbox; you act as the user, on their events only.
 Active states, by urgency: scheduled (not yet preparing), preparing (from fire_at), today (due today), overdue (past due, after_due=keep). needs_attention means a reminder reached the user and is unanswered.
 The archive holds done, expired and deleted (withdrawn) events (after_due=expire closes as expired after the due day).
-mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint. Never use one for the other.
+mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint, or until tomorrow, next week or a day the user names (until). Never use one for the other.
 Events from other sources (docs, a bank, …) can be read and closed with mark_done or mark_ack, but not changed or deleted: editable=false. Their source would overwrite an edit.
 Events you create belong to the source manual, like ones the user adds by hand; those you may update and delete (editable=true). A deleted event stays readable (state withdrawn) and update_event brings it back.
 due_at takes three forms: YYYY-MM-DD (a whole day), YYYY-MM-DDTHH:MM (a local time in the user's zone), or with an offset such as 2026-12-14T09:00+01:00 (a fixed instant). Use an offset only when the event is tied to a place.
@@ -111,6 +111,17 @@ pub(crate) struct ListEventsArgs {
 pub(crate) struct EventIdArgs {
     /// The event's id, from list_events or get_event.
     pub id: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MarkAckArgs {
+    /// The event's id, from list_events or get_event.
+    pub id: i64,
+    /// How long to stay quiet: next_checkpoint (the default: the next checkpoint reminds), tomorrow (tomorrow morning), next_week (Monday morning), or a day YYYY-MM-DD within a year (that morning). "Morning" is when the user's quiet hours end; the user is reminded then.
+    #[serde(default)]
+    #[schemars(length(max = 15))]
+    pub until: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -344,10 +355,10 @@ impl HadoMcp {
         Ok(Json(UserEvent::from(&event)))
     }
 
-    /// Remember: "I know". The event stays open and its reminders go quiet until the next checkpoint (quiet_until). Not the same as done. Works on events from any source; a closed event is returned as it is.
+    /// Remember: "I know". The event stays open and its reminders go quiet until the next checkpoint, or until the morning given in until (quiet_until says when; next_reminder_at in get_event when the user hears again). Not the same as done. Works on events from any source; a closed event is returned as it is.
     #[tool(annotations(title = "Remember", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn mark_ack(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
-        let event = self.call(&context, self.inbox(&context)?.mark_ack(v1::EventId { id: args.id })).await?;
+    async fn mark_ack(&self, Parameters(args): Parameters<MarkAckArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let event = self.call(&context, self.inbox(&context)?.mark_ack(v1::MarkAckRequest { id: args.id, until: args.until })).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
@@ -423,7 +434,8 @@ fn misfit(tool: &str, arguments: Option<&JsonObject>) -> Option<String> {
     }
     match tool {
         "list_events" => check::<ListEventsArgs>(arguments),
-        "get_event" | "delete_event" | "mark_done" | "mark_ack" => check::<EventIdArgs>(arguments),
+        "get_event" | "delete_event" | "mark_done" => check::<EventIdArgs>(arguments),
+        "mark_ack" => check::<MarkAckArgs>(arguments),
         "create_event" => check::<CreateEventArgs>(arguments),
         "update_event" => check::<UpdateEventArgs>(arguments),
         "update_profile" => check::<UpdateProfileArgs>(arguments),

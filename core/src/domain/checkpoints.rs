@@ -58,7 +58,8 @@ pub(crate) struct Ladder {
 }
 
 impl Ladder {
-    fn at_morning(&self, day: NaiveDate) -> DateTime<Utc> {
+    /// The person's morning of `day` (when their quiet hours end).
+    pub(crate) fn at_morning(&self, day: NaiveDate) -> DateTime<Utc> {
         self.quiet.push_out(self.zone, resolve_local(self.zone, day.and_time(self.quiet.morning())))
     }
 

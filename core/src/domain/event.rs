@@ -2,13 +2,13 @@
 //! event's fields for every entry point, the upsert decision (new,
 //! reschedule, update, revive), and the Done and Remember actions.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-use super::checkpoints::{Ladder, QuietHours};
-use super::fields::{AfterDue, DeepLink, DoneLabel, Title, parse_subtitle};
+use super::checkpoints::Ladder;
+use super::fields::{AfterDue, DeepLink, DoneLabel, Title, parse_subtitle, quoted};
 use super::state::{State, Timeline};
-use super::time::{DEFAULT_LEAD_DAYS, Due, format_date, parse_date};
+use super::time::{DEFAULT_LEAD_DAYS, Due, format_date, local_time, parse_date};
 use super::violations::Violations;
 
 /// An event's fields as they arrive, before validation.
@@ -185,14 +185,76 @@ pub(crate) fn take_back_ack(lifecycle: Lifecycle) -> Lifecycle {
     if lifecycle.state.is_active() { Lifecycle { quiet_until: None, ..lifecycle } } else { lifecycle }
 }
 
+/// How long Remember keeps an event quiet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RememberFor {
+    /// Until the next checkpoint, which then reminds (the default).
+    NextCheckpoint,
+    /// Until tomorrow morning (when the person's quiet hours end).
+    TomorrowMorning,
+    /// Until Monday morning of next week.
+    NextWeek,
+    /// Until the morning of a day the person picked.
+    Day(NaiveDate),
+}
+
+/// How far ahead a picked day may be.
+const REMEMBER_AT_MOST_DAYS: i64 = 366;
+
+impl RememberFor {
+    /// `next_checkpoint`, `tomorrow`, `next_week`, or a day `YYYY-MM-DD`.
+    pub(crate) fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        match raw.trim() {
+            "" | "next_checkpoint" => Some(Self::NextCheckpoint),
+            "tomorrow" => Some(Self::TomorrowMorning),
+            "next_week" => Some(Self::NextWeek),
+            day => match NaiveDate::parse_from_str(day, "%Y-%m-%d") {
+                Ok(day) => Some(Self::Day(day)),
+                Err(_) => {
+                    violations.add(field, format!("{field} {} is not one of next_checkpoint, tomorrow, next_week or a day YYYY-MM-DD", quoted(raw)));
+                    None
+                }
+            },
+        }
+    }
+
+    /// As a request spells it: the inverse of `parse`.
+    pub(crate) fn spelled(self) -> String {
+        match self {
+            Self::NextCheckpoint => "next_checkpoint".into(),
+            Self::TomorrowMorning => "tomorrow".into(),
+            Self::NextWeek => "next_week".into(),
+            Self::Day(day) => day.format("%Y-%m-%d").to_string(),
+        }
+    }
+
+    /// The morning the person chose, on the event's ladder (its zone and
+    /// quiet hours); `None` for the next checkpoint. A picked day must be
+    /// after today and within a year.
+    pub(crate) fn wake(self, ladder: &Ladder, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, String> {
+        let today = local_time(ladder.zone, now).date();
+        let day = match self {
+            Self::NextCheckpoint => return Ok(None),
+            Self::TomorrowMorning => today + chrono::Days::new(1),
+            Self::NextWeek => today + chrono::Days::new(7 - u64::from(today.weekday().num_days_from_monday())),
+            Self::Day(day) if day <= today => return Err(format!("until {day} is not after today ({today}): pick a later day")),
+            Self::Day(day) if (day - today).num_days() > REMEMBER_AT_MOST_DAYS => {
+                return Err(format!("until {day} is more than a year away: pick a day within {REMEMBER_AT_MOST_DAYS} days"));
+            }
+            Self::Day(day) => day,
+        };
+        Ok(Some(ladder.at_morning(day)))
+    }
+}
+
 /// Remember: quiet until the next checkpoint (or, with none left, until the
-/// due moment); a closed or withdrawn event is returned as it is.
-pub(crate) fn mark_ack(lifecycle: Lifecycle, spec: &EventSpec, zone: Tz, quiet: QuietHours, now: DateTime<Utc>) -> Lifecycle {
+/// due moment), or until `wake`, the morning the person chose, when they
+/// are reminded again; a closed or withdrawn event is returned as it is.
+pub(crate) fn mark_ack(lifecycle: Lifecycle, ladder: &Ladder, now: DateTime<Utc>, wake: Option<DateTime<Utc>>) -> Lifecycle {
     if !lifecycle.state.is_active() {
         return lifecycle;
     }
-    let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone, quiet };
-    let until = ladder.next_after(now).unwrap_or_else(|| spec.due.at.moment_in(zone).max(now));
+    let until = wake.or_else(|| ladder.next_after(now)).unwrap_or_else(|| ladder.due.moment_in(ladder.zone).max(now));
     Lifecycle { quiet_until: Some(until), ..lifecycle }
 }
 
@@ -202,6 +264,7 @@ mod tests {
     use chrono_tz::Europe::Berlin;
 
     use super::*;
+    use crate::domain::checkpoints::QuietHours;
 
     fn raw(title: &str, due_at: &str) -> RawFields {
         RawFields { title: title.into(), due_at: due_at.into(), ..RawFields::default() }
@@ -338,16 +401,49 @@ mod tests {
         assert_eq!(mark_done(expired, now), expired);
     }
 
+    fn ladder(event: &EventSpec) -> Ladder {
+        let quiet = QuietHours { start: NaiveTime::from_hms_opt(22, 0, 0).unwrap(), end: NaiveTime::from_hms_opt(8, 0, 0).unwrap() };
+        Ladder { due: event.due.at, fire_date: event.fire_date(), after_due: event.after_due, zone: Berlin, quiet }
+    }
+
     #[test]
     fn remember_quiets_until_the_next_checkpoint() {
-        let quiet = QuietHours { start: NaiveTime::from_hms_opt(22, 0, 0).unwrap(), end: NaiveTime::from_hms_opt(8, 0, 0).unwrap() };
         let event = spec(raw("Visa", "2026-12-14"));
         let open = Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None };
         // On Dec 3rd the next rung is D−7 = Dec 7th at 08:00 Berlin time.
-        let acked = mark_ack(open, &event, Berlin, quiet, utc(NOW));
+        let acked = mark_ack(open, &ladder(&event), utc(NOW), None);
         assert_eq!(acked.quiet_until, Some(utc("2026-12-07T07:00:00Z")));
         assert_eq!(acked.state, State::Preparing);
         let done = Lifecycle { state: State::Done, closed_at: Some(utc(NOW)), quiet_until: None };
-        assert_eq!(mark_ack(done, &event, Berlin, quiet, utc(NOW)), done);
+        assert_eq!(mark_ack(done, &ladder(&event), utc(NOW), None), done);
+    }
+
+    #[test]
+    fn remember_until_a_chosen_morning() {
+        let event = spec(raw("Visa", "2026-12-14"));
+        let ladder = ladder(&event);
+        let now = utc(NOW); // Thursday, Dec 3rd, 13:00 in Berlin
+        let wake = |raw: &str| {
+            let mut violations = Violations::default();
+            RememberFor::parse("until", raw, &mut violations).expect("parses").wake(&ladder, now)
+        };
+        assert_eq!(wake("next_checkpoint"), Ok(None));
+        assert_eq!(wake(""), Ok(None), "the default");
+        assert_eq!(wake("tomorrow"), Ok(Some(utc("2026-12-04T07:00:00Z"))), "08:00 in Berlin, when the quiet hours end");
+        assert_eq!(wake("next_week"), Ok(Some(utc("2026-12-07T07:00:00Z"))), "Monday");
+        assert_eq!(wake("2026-12-20"), Ok(Some(utc("2026-12-20T07:00:00Z"))));
+        assert!(wake("2026-12-03").unwrap_err().contains("not after today"));
+        assert!(wake("2028-01-01").unwrap_err().contains("more than a year"));
+        let mut violations = Violations::default();
+        assert_eq!(RememberFor::parse("until", "someday", &mut violations), None);
+        assert!(violations.to_string().contains("next_checkpoint, tomorrow, next_week or a day"), "{violations}");
+        for choice in
+            [RememberFor::NextCheckpoint, RememberFor::TomorrowMorning, RememberFor::NextWeek, RememberFor::Day(NaiveDate::from_ymd_opt(2026, 12, 20).unwrap())]
+        {
+            assert_eq!(RememberFor::parse("until", &choice.spelled(), &mut Violations::default()), Some(choice));
+        }
+        let open = Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None };
+        let acked = mark_ack(open, &ladder, now, wake("2026-12-20").unwrap());
+        assert_eq!(acked.quiet_until, Some(utc("2026-12-20T07:00:00Z")), "past the due day too: an overdue event waits with it");
     }
 }

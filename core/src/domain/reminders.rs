@@ -75,13 +75,16 @@ impl Reminders {
             return Self::default();
         }
         let repeat_at = self.attention_since.and(self.repeat_at).filter(|_| matches!(lifecycle.state, State::Today | State::Overdue));
-        Self { checkpoint: ladder.next_after(now), attention_since: self.attention_since, repeat_at }
+        // The end of a quiet the person chose still reminds, wherever the rungs moved.
+        let wake = lifecycle.quiet_until.filter(|until| *until > now);
+        Self { checkpoint: earliest(ladder.next_after(now), wake), attention_since: self.attention_since, repeat_at }
     }
 
     /// Remember answers the reminder: no attention and no repeats until the
-    /// next checkpoint.
-    pub(crate) fn remembered(self) -> Self {
-        Self { checkpoint: self.checkpoint, attention_since: None, repeat_at: None }
+    /// next checkpoint, or until `wake`, the morning the person chose, which
+    /// then reminds in the checkpoint's place.
+    pub(crate) fn remembered(self, wake: Option<DateTime<Utc>>) -> Self {
+        Self { checkpoint: wake.or(self.checkpoint), attention_since: None, repeat_at: None }
     }
 
     /// Brought up to `now` after the lifecycle has been: a checkpoint that has
@@ -174,6 +177,8 @@ mod tests {
         ladder: Ladder,
         lifecycle: Lifecycle,
         reminders: Reminders,
+        /// How far the run has gone.
+        now: DateTime<Utc>,
     }
 
     impl Run {
@@ -191,7 +196,7 @@ mod tests {
             let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone, quiet };
             let lifecycle = Lifecycle::fresh(&spec.timeline(zone), spec.after_due, from);
             let reminders = Reminders::start(&lifecycle, &ladder, from);
-            Self { spec, ladder, lifecycle, reminders }
+            Self { spec, ladder, lifecycle, reminders, now: from }
         }
 
         fn zone(&self) -> Tz {
@@ -203,16 +208,19 @@ mod tests {
             let timeline = self.spec.timeline(self.zone());
             let mut answers = remember_at.to_vec();
             let mut fired = Vec::new();
-            let mut now = DateTime::<Utc>::MIN_UTC;
+            let mut now = self.now;
             loop {
                 let state_change = if self.lifecycle.state.is_active() { timeline.next_change_after(now) } else { None };
                 let wake = earliest(earliest(self.reminders.next_check(), state_change), answers.first().copied());
-                let Some(wake) = wake.filter(|wake| *wake <= until) else { return fired };
+                let Some(wake) = wake.filter(|wake| *wake <= until) else {
+                    self.now = until;
+                    return fired;
+                };
                 now = wake;
                 if answers.first() == Some(&now) {
                     answers.remove(0);
                     self.lifecycle.quiet_until = Some(self.ladder.next_after(now).unwrap_or(now));
-                    self.reminders = self.reminders.remembered();
+                    self.reminders = self.reminders.remembered(None);
                     fired.push(format!("{} remembered", local_time(self.zone(), now).format("%Y-%m-%dT%H:%M")));
                     continue;
                 }
@@ -289,7 +297,7 @@ mod tests {
             "Remember stops the 11:00 and 14:00 repeats; the hour-before checkpoint starts them again"
         );
         assert!(run.reminders.needs_attention());
-        assert_eq!(run.reminders.remembered().attention_since, None);
+        assert_eq!(run.reminders.remembered(None).attention_since, None);
     }
 
     #[test]
@@ -302,11 +310,28 @@ mod tests {
         assert_eq!(next(&run).as_deref(), Some("2026-12-14T20:00"), "after the hour-before checkpoint: its repeat comes first");
         // A quiet that reaches past the next checkpoints passes over them.
         run.lifecycle.quiet_until = Some(at(Berlin, "2026-12-16T12:00"));
-        run.reminders = run.reminders.remembered();
+        run.reminders = run.reminders.remembered(None);
         assert_eq!(next(&run).as_deref(), Some("2026-12-17T08:00"), "the 15th's checkpoint falls in the quiet; the 17th's is the first after it");
         assert_eq!(run.until(at(Berlin, "2026-12-17T09:00"), &[]), ["2026-12-15T08:00 quiet", "2026-12-17T08:00 checkpoint"], "as the scheduler finds");
         run.lifecycle = crate::domain::event::mark_done(run.lifecycle, at(Berlin, "2026-12-14T19:00"));
         assert_eq!(next(&run), None, "a closed event reminds no more");
+    }
+
+    #[test]
+    fn remember_until_a_morning_keeps_quiet_until_then_and_reminds_then() {
+        let mut run = Run::new(Berlin, "2026-12-14T18:00", "2026-12-10", "keep", ("22:00", "08:00"), at(Berlin, "2026-12-01T12:00"));
+        assert_eq!(run.until(at(Berlin, "2026-12-10T09:00"), &[]), ["2026-12-10T08:00 checkpoint"]);
+        // "Until next week": Monday the 14th is the due day; its morning reminds.
+        let now = at(Berlin, "2026-12-10T09:00");
+        let wake = at(Berlin, "2026-12-14T08:00");
+        run.lifecycle = crate::domain::event::mark_ack(run.lifecycle, &run.ladder, now, Some(wake));
+        run.reminders = run.reminders.remembered(Some(wake));
+        assert_eq!(run.reminders.next_reminder(&run.lifecycle, &run.ladder), Some(wake));
+        assert_eq!(
+            run.until(at(Berlin, "2026-12-14T13:00"), &[]),
+            ["2026-12-14T08:00 checkpoint", "2026-12-14T11:00 repeat"],
+            "the 11th's and 13th's checkpoints are passed over, not even recorded as quieted; the morning of the 14th reminds"
+        );
     }
 
     #[test]

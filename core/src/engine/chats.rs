@@ -15,8 +15,36 @@ const LINK_CODE_LENGTH: usize = 24;
 
 /// A press that acted: what it did, and the event as it is now.
 pub(crate) struct Pressed {
-    pub(crate) action: LinkAction,
+    pub(crate) action: ButtonAction,
     pub(crate) event: EventRecord,
+}
+
+/// What a reminder's button does, as stored with it: `done`, `remember`,
+/// or `remember:<until>` (`tomorrow`, `next_week`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ButtonAction {
+    Done,
+    Remember(RememberFor),
+}
+
+impl ButtonAction {
+    fn stored(self) -> String {
+        match self {
+            Self::Done => LinkAction::Done.as_str().into(),
+            Self::Remember(RememberFor::NextCheckpoint) => LinkAction::Remember.as_str().into(),
+            Self::Remember(until) => format!("{}:{}", LinkAction::Remember.as_str(), until.spelled()),
+        }
+    }
+
+    /// A stored action; anything unreadable is the plain Remember, which
+    /// harms nothing.
+    fn from_stored(text: &str) -> Self {
+        let (action, until) = text.split_once(':').unwrap_or((text, ""));
+        match LinkAction::parse(action) {
+            Some(LinkAction::Done) => Self::Done,
+            _ => Self::Remember(RememberFor::parse("until", until, &mut Violations::default()).unwrap_or(RememberFor::NextCheckpoint)),
+        }
+    }
 }
 
 impl Engine {
@@ -71,18 +99,25 @@ impl Engine {
         Ok(Some(users::user_by_id(&mut connection, channel.user_id).await?))
     }
 
-    /// Stores the Done and Remember buttons of a reminder to `chat_id`;
-    /// returns their ids.
-    pub(crate) async fn store_reminder_buttons(&self, event: &EventRecord, chat_id: i64) -> Result<(String, String), CoreError> {
-        let (done, remember) = (tokens::short_code(BUTTON_ID_LENGTH), tokens::short_code(BUTTON_ID_LENGTH));
+    /// Stores the buttons of a reminder to `chat_id` (Done; Remember until
+    /// the next checkpoint, until tomorrow and until next week); returns
+    /// their ids in that order.
+    pub(crate) async fn store_reminder_buttons(&self, event: &EventRecord, chat_id: i64) -> Result<[String; 4], CoreError> {
+        let choices = [
+            ButtonAction::Done,
+            ButtonAction::Remember(RememberFor::NextCheckpoint),
+            ButtonAction::Remember(RememberFor::TomorrowMorning),
+            ButtonAction::Remember(RememberFor::NextWeek),
+        ];
+        let ids = choices.map(|_| tokens::short_code(BUTTON_ID_LENGTH));
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        for (id, action) in [(&done, LinkAction::Done), (&remember, LinkAction::Remember)] {
-            let button = Button { event_id: event.id, user_id: event.user_id, action: action.as_str().into(), chat_id: Some(chat_id.to_string()) };
+        for (id, action) in ids.iter().zip(choices) {
+            let button = Button { event_id: event.id, user_id: event.user_id, action: action.stored(), chat_id: Some(chat_id.to_string()) };
             telegram::insert_button(&mut transaction, id, &button, now).await?;
         }
         transaction.commit().await?;
-        Ok((done, remember))
+        Ok(ids)
     }
 
     /// A press of a stored button in `pressed_in`: Done or Remember as the
@@ -106,10 +141,10 @@ impl Engine {
         }
         let user = users::user_by_id(&mut connection, button.user_id).await?;
         drop(connection);
-        let action = LinkAction::parse(&button.action).unwrap_or(LinkAction::Remember);
+        let action = ButtonAction::from_stored(&button.action);
         let acted = match action {
-            LinkAction::Done => self.mark_done(&user, button.event_id).await,
-            LinkAction::Remember => self.mark_ack(&user, button.event_id).await,
+            ButtonAction::Done => self.mark_done(&user, button.event_id).await,
+            ButtonAction::Remember(remember) => self.mark_ack(&user, button.event_id, remember).await,
         };
         Ok(acted.ok().map(|event| Pressed { action, event }))
     }

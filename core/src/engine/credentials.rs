@@ -93,7 +93,7 @@ impl Engine {
         let (link, user, _) = self.inspect_action_link(token).await?;
         let event = match link.action {
             LinkAction::Done => self.mark_done(&user, link.event_id).await?,
-            LinkAction::Remember => self.mark_ack(&user, link.event_id).await?,
+            LinkAction::Remember => self.mark_ack(&user, link.event_id, RememberFor::NextCheckpoint).await?,
         };
         Ok((link, user, event))
     }

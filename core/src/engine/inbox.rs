@@ -149,9 +149,21 @@ impl Engine {
     }
 
     /// Remember, on an event of any source.
-    pub async fn mark_ack(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
-        let quiet = user.quiet;
-        self.act(user, id, move |record, now| event::mark_ack(record.lifecycle, &record.spec, record.zone, quiet, now)).await
+    pub async fn mark_ack(&self, user: &UserRecord, id: i64, remember: RememberFor) -> Result<EventRecord, CoreError> {
+        let now = self.now();
+        let mut transaction = self.store.begin_write().await?;
+        let record = self.own_event(&mut transaction, user, id).await?;
+        if !record.lifecycle.state.is_active() {
+            return Ok(record);
+        }
+        let ladder = record.ladder();
+        let wake = remember.wake(&ladder, now).map_err(|problem| CoreError::invalid("until", problem))?;
+        let lifecycle = event::mark_ack(record.lifecycle, &ladder, now, wake);
+        let reminders = record.reminders.remembered(wake);
+        if lifecycle == record.lifecycle && reminders == record.reminders {
+            return Ok(record);
+        }
+        self.commit_lifecycle(transaction, user, &record, lifecycle, reminders, now).await
     }
 
     /// Takes Remember back, on an event of any source.
@@ -211,7 +223,7 @@ impl Engine {
         let record = self.own_event(&mut transaction, user, id).await?;
         let lifecycle = action(&record, now);
         // Remember answers the reminder; Done (or any close) ends the ladder.
-        let reminders = if !lifecycle.state.is_active() { Reminders::default() } else { record.reminders.remembered() };
+        let reminders = if !lifecycle.state.is_active() { Reminders::default() } else { record.reminders.remembered(None) };
         if lifecycle == record.lifecycle && reminders == record.reminders {
             return Ok(record);
         }

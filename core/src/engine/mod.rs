@@ -33,7 +33,7 @@ use tokio::sync::Notify;
 
 use crate::clock::Clock;
 use crate::domain::checkpoints::Ladder;
-use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFields};
+use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFields, RememberFor};
 use crate::domain::fields::{DeepLink, Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone, quoted};
 use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
 use crate::domain::state::State;

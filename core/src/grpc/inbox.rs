@@ -8,7 +8,8 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, inbox_server::Inbox};
 
 use super::auth::{self, Credentials, UserCaller, Via};
-use crate::domain::event::RawFields;
+use crate::domain::event::{RawFields, RememberFor};
+use crate::domain::violations::Violations;
 use crate::engine::Engine;
 use crate::engine::{EventPatch, ProfilePatch};
 use crate::error::CoreError;
@@ -91,9 +92,13 @@ impl Inbox for InboxService {
         Ok(Response::new(wire::event(&record)))
     }
 
-    async fn mark_ack(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
+    async fn mark_ack(&self, request: Request<v1::MarkAckRequest>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let record = self.engine.mark_ack(&caller.user, request.get_ref().id).await?;
+        let until = request.get_ref().until.as_deref().unwrap_or_default();
+        let mut violations = Violations::default();
+        let remember = RememberFor::parse("until", until, &mut violations);
+        let remember = violations.into_result(remember).map_err(CoreError::Invalid)?;
+        let record = self.engine.mark_ack(&caller.user, request.get_ref().id, remember).await?;
         Ok(Response::new(wire::event(&record)))
     }
 

@@ -6,8 +6,8 @@ use tonic_types::StatusExt;
 
 use hado_core::testing::{self, Backend, TestCore};
 use hado_proto::v1::{
-    self, EventFields, EventId, EventKey, GetProfileRequest, IngestListRequest, ListEventsRequest, SourceEvent, UpdateEventRequest, UpdateProfileRequest,
-    UpsertEventsRequest, UserLogin, WithdrawEventsRequest,
+    self, EventFields, EventId, EventKey, GetProfileRequest, IngestListRequest, ListEventsRequest, MarkAckRequest, SourceEvent, UpdateEventRequest,
+    UpdateProfileRequest, UpsertEventsRequest, UserLogin, WithdrawEventsRequest,
 };
 
 fn fields(title: &str, due_at: &str) -> EventFields {
@@ -67,7 +67,7 @@ async fn the_auth_matrix(backend: Backend) {
     for status in [
         core.inbox_as("bob").get_event(EventId { id: visa_id }).await.unwrap_err(),
         core.inbox_as("bob").mark_done(EventId { id: visa_id }).await.unwrap_err(),
-        core.inbox_as("bob").mark_ack(EventId { id: visa_id }).await.unwrap_err(),
+        core.inbox_as("bob").mark_ack(MarkAckRequest { id: visa_id, until: None }).await.unwrap_err(),
         core.inbox_as("bob").delete_event(EventId { id: visa_id }).await.unwrap_err(),
     ] {
         assert_eq!((status.code(), status.message()), (Code::NotFound, format!("event {visa_id} not found").as_str()));
@@ -217,7 +217,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     // Russian users get Russian defaults; the profile reports local time.
     let profile = inbox.update_profile(UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() }).await.unwrap().into_inner();
     assert_eq!(profile.local_time, "2026-12-03T15:30 (Thursday)");
-    let acked = inbox.mark_ack(EventId { id: created.id }).await.unwrap().into_inner();
+    let acked = inbox.mark_ack(MarkAckRequest { id: created.id, until: None }).await.unwrap().into_inner();
     assert_eq!(acked.done_label, "Сделано");
     assert!(acked.quiet_until.is_some());
     let deleted = inbox.delete_event(EventId { id: created.id }).await.unwrap().into_inner();
@@ -228,6 +228,40 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     assert_eq!((gone.id, gone.state.as_str(), gone.closed_as.as_deref()), (created.id, "withdrawn", Some("Удалено")));
     assert_eq!(gone.closed_at.as_deref(), Some("2026-12-03T14:30:00Z"), "when it was deleted");
 
+    core.stop().await;
+}
+
+async fn remember_until_a_morning_passes_over_checkpoints_then_reminds(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    // A channel, so that a checkpoint that fires is recorded as a delivery.
+    core.plant_webhook("anna", "http://127.0.0.1:9/hook").await;
+    let mut inbox = core.inbox_as("anna");
+    let visa = inbox.create_event(fields("Visa", "2026-12-14")).await.unwrap().into_inner();
+    let remembered = inbox.mark_ack(MarkAckRequest { id: visa.id, until: Some("2026-12-10".into()) }).await.unwrap().into_inner();
+    assert_eq!(remembered.quiet_until.as_deref(), Some("2026-12-10T07:00:00Z"), "that morning, 08:00 in Berlin");
+    let event = inbox.get_event(EventId { id: visa.id }).await.unwrap().into_inner();
+    assert_eq!(event.next_reminder_at.as_deref(), Some("2026-12-10T07:00:00Z"));
+
+    // Bad choices name `until` and change nothing.
+    for (until, says) in [("2026-12-01", "is not after today"), ("someday", "next_checkpoint, tomorrow, next_week or a day")] {
+        let refused = inbox.mark_ack(MarkAckRequest { id: visa.id, until: Some(until.into()) }).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{until}");
+        let violations = refused.get_details_bad_request().expect("field violations").field_violations;
+        assert_eq!((violations[0].field.as_str(), violations[0].description.contains(says)), ("until", true), "{violations:?}");
+    }
+    assert_eq!(inbox.get_event(EventId { id: visa.id }).await.unwrap().into_inner().quiet_until, remembered.quiet_until);
+
+    // The week-before checkpoint (the 7th) is passed over; the chosen morning reminds.
+    core.clock.set(testing::utc("2026-12-09T12:00:00Z"));
+    hado_core::scheduler::drain(&core.engine).await.unwrap();
+    assert!(inbox.get_event(EventId { id: visa.id }).await.unwrap().into_inner().deliveries.is_empty(), "nothing before the chosen morning");
+    core.clock.set(testing::utc("2026-12-10T07:30:00Z"));
+    hado_core::scheduler::drain(&core.engine).await.unwrap();
+    let event = inbox.get_event(EventId { id: visa.id }).await.unwrap().into_inner();
+    let fired: Vec<(&str, &str, &str)> = event.deliveries.iter().map(|line| (line.kind.as_str(), line.due_at.as_str(), line.status.as_str())).collect();
+    assert_eq!(fired, [("checkpoint", "2026-12-10T07:00:00Z", "pending")]);
+    assert!(event.needs_attention);
+    assert_eq!(event.next_reminder_at.as_deref(), Some("2026-12-11T07:00:00Z"), "then the ladder goes on: three days before");
     core.stop().await;
 }
 
@@ -396,7 +430,7 @@ async fn done_and_delete_can_be_undone(backend: Backend) {
     assert_eq!((reopened.state.as_str(), reopened.closed_at.as_deref(), reopened.closed_as.as_deref()), ("preparing", None, None));
     assert_eq!(inbox.list_events(active()).await.unwrap().into_inner().events.len(), 1);
     // Remember, taken back: no longer quiet.
-    assert!(inbox.mark_ack(EventId { id: dentist.id }).await.unwrap().into_inner().quiet_until.is_some());
+    assert!(inbox.mark_ack(MarkAckRequest { id: dentist.id, until: None }).await.unwrap().into_inner().quiet_until.is_some());
     assert_eq!(inbox.take_back_ack(EventId { id: dentist.id }).await.unwrap().into_inner().quiet_until, None);
     // Reopening an open event changes nothing.
     assert_eq!(inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state, "preparing");
@@ -428,5 +462,6 @@ hado_core::on_both_backends!(
     the_auth_matrix,
     batches_are_validated_whole_and_applied_atomically,
     upsert_semantics_seen_from_outside,
+    remember_until_a_morning_passes_over_checkpoints_then_reminds,
     reflection_and_health_answer,
 );

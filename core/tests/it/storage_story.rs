@@ -4,7 +4,7 @@
 use chrono::Duration;
 
 use hado_core::clock::Clock;
-use hado_core::domain::event::{Outcome, RawFields};
+use hado_core::domain::event::{Outcome, RawFields, RememberFor};
 use hado_core::domain::state::State;
 use hado_core::engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
 use hado_core::error::CoreError;
@@ -152,7 +152,7 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     assert!(matches!(engine.delete_manual(&bob, created.id).await, Err(CoreError::NotFound(_))));
 
     // Remember quiets until the next checkpoint: D−7, Dec 3rd at 08:00 Berlin time.
-    let acked = engine.mark_ack(&anna, created.id).await.unwrap();
+    let acked = engine.mark_ack(&anna, created.id, RememberFor::NextCheckpoint).await.unwrap();
     assert_eq!(acked.lifecycle.quiet_until, Some(utc("2026-12-03T07:00:00Z")));
 
     // The scheduler wakes for the next checkpoint or state change, whichever
@@ -174,7 +174,7 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     assert_eq!(overdue.lifecycle.state, State::Overdue);
     assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-10T10:00:00Z")), "the unanswered reminder repeats 3 hours on");
     // Remember ends the attention and its repeats until the next checkpoint.
-    let remembered = engine.mark_ack(&anna, created.id).await.unwrap();
+    let remembered = engine.mark_ack(&anna, created.id, RememberFor::NextCheckpoint).await.unwrap();
     assert_eq!((remembered.reminders.attention_since, remembered.reminders.repeat_at), (None, None));
     assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-11T07:00:00Z")));
 

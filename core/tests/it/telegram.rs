@@ -147,7 +147,9 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     assert_eq!(reminder["text"], "⏰ Visa\nin 3 days, Sat 5 Dec");
     let keyboard = &reminder["reply_markup"]["inline_keyboard"];
     assert_eq!((keyboard[0][0]["text"].as_str(), keyboard[0][1]["text"].as_str()), (Some("Done"), Some("Remember")));
-    assert_eq!(keyboard[1][0]["url"], "https://docs.example.com/visa");
+    assert_eq!((keyboard[1][0]["text"].as_str(), keyboard[1][1]["text"].as_str()), (Some("Until tomorrow"), Some("Until next week")));
+    assert_eq!(keyboard[2][0]["url"], "https://docs.example.com/visa");
+    let tomorrow = keyboard[1][0]["callback_data"].as_str().unwrap().to_owned();
     let (done, remember) = (keyboard[0][0]["callback_data"].as_str().unwrap().to_owned(), keyboard[0][1]["callback_data"].as_str().unwrap().to_owned());
     assert!(done.len() <= 64 && remember.len() <= 64, "callback_data fits Telegram's 64 bytes");
     assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries[0].status, "sent");
@@ -174,17 +176,23 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     assert_eq!(answers[1]["callback_query_id"], "cb5");
     let edits = fake.wait_for("editMessageText", 1).await;
     assert_eq!((edits[0]["chat_id"].as_i64(), edits[0]["message_id"].as_i64()), (Some(CHAT), Some(77)));
-    assert!(edits[0]["text"].as_str().unwrap().starts_with("🔕 Visa — quiet until 2026-12-04 08:00"), "{edits:?}");
+    assert_eq!(edits[0]["text"], "🔕 Visa — quiet until Fri 4 Dec 08:00");
     let quiet = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
     assert!(quiet.quiet_until.is_some() && !quiet.needs_attention);
+    // "Until tomorrow" from the second row: quiet until tomorrow morning, which reminds.
+    fake.push(press(8, &tomorrow));
+    let edits = fake.wait_for("editMessageText", 2).await;
+    assert_eq!(edits[1]["text"], "🔕 Visa — quiet until Thu 3 Dec 08:00");
+    let quiet = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
+    assert_eq!(quiet.next_reminder_at.as_deref(), Some("2026-12-03T07:00:00Z"), "08:00 in Berlin");
 
     // Done, then a press on a button that means nothing: both answered.
     fake.push(press(6, &done));
     fake.push(press(7, "b:nothing"));
-    let answers = fake.wait_for("answerCallbackQuery", 4).await;
-    assert_eq!(answers[3]["text"], "This button no longer works. / Эта кнопка больше не работает.");
-    let edits = fake.wait_for("editMessageText", 2).await;
-    assert_eq!(edits[1]["text"], "✅ Visa — Done");
+    let answers = fake.wait_for("answerCallbackQuery", 5).await;
+    assert_eq!(answers[4]["text"], "This button no longer works. / Эта кнопка больше не работает.");
+    let edits = fake.wait_for("editMessageText", 3).await;
+    assert_eq!(edits[2]["text"], "✅ Visa — Done");
     assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state, "done");
 
     core.stop().await;

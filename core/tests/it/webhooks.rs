@@ -165,7 +165,7 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     }
 
     // Remember answers the reminder; channels can be turned off and removed.
-    let remembered = anna.mark_ack(v1::EventId { id: event.id }).await.unwrap().into_inner();
+    let remembered = anna.mark_ack(v1::MarkAckRequest { id: event.id, until: None }).await.unwrap().into_inner();
     assert!(!remembered.needs_attention);
     anna.set_channel_enabled(v1::SetChannelEnabledRequest { id: good_id, enabled: false }).await.unwrap();
     anna.remove_channel(v1::ChannelId { id: gone_id }).await.unwrap();

@@ -231,10 +231,12 @@ pub(crate) async fn update(State(state): State<AppState>, session: Session, Path
 }
 
 /// What a card's buttons do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum CardAction {
     Done,
-    Remember,
+    /// Remember, until the next checkpoint or the morning the person chose
+    /// (`tomorrow`, `next_week`, a day), which core reads.
+    Remember(Option<String>),
     Delete,
     Reopen,
     TakeBackRemember,
@@ -242,9 +244,9 @@ enum CardAction {
 
 /// Done, Remember and Delete: one call, then back to the inbox.
 async fn act(state: AppState, mut session: Session, id: i64, action: CardAction) -> Response {
-    let done = match action {
+    let done = match &action {
         CardAction::Done => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
-        CardAction::Remember => session.inbox.mark_ack(v1::EventId { id }).await.map(|_| ()),
+        CardAction::Remember(until) => session.inbox.mark_ack(v1::MarkAckRequest { id, until: until.clone() }).await.map(|_| ()),
         CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
         CardAction::Reopen => session.inbox.reopen_event(v1::EventId { id }).await.map(|_| ()),
         CardAction::TakeBackRemember => session.inbox.take_back_ack(v1::EventId { id }).await.map(|_| ()),
@@ -254,7 +256,7 @@ async fn act(state: AppState, mut session: Session, id: i64, action: CardAction)
     let back = match action {
         CardAction::Done => format!("/?done={id}"),
         CardAction::Delete => format!("/?deleted={id}"),
-        CardAction::Remember => format!("/?remembered={id}#event-{id}"),
+        CardAction::Remember(_) => format!("/?remembered={id}#event-{id}"),
         CardAction::Reopen | CardAction::TakeBackRemember => format!("/#event-{id}"),
     };
     match done {
@@ -267,8 +269,10 @@ pub(crate) async fn done(State(state): State<AppState>, session: Session, Path(i
     act(state, session, id, CardAction::Done).await
 }
 
-pub(crate) async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
-    act(state, session, id, CardAction::Remember).await
+/// Remember; the form may say until when (`until`).
+pub(crate) async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>, body: axum::body::Bytes) -> Response {
+    let until = form_urlencoded::parse(&body).find(|(name, _)| name == "until").map(|(_, value)| value.trim().to_owned()).filter(|value| !value.is_empty());
+    act(state, session, id, CardAction::Remember(until)).await
 }
 
 pub(crate) async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {

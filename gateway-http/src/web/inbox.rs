@@ -79,7 +79,7 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
     };
     let id: i64 = raw.parse().ok()?;
     let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
-    let quiet_until = event.quiet_until.as_deref().and_then(|instant| session.viewer.local(instant)).filter(|_| remembered);
+    let quiet_until = event.quiet_until.as_deref().and_then(|instant| session.viewer.when(t, instant)).filter(|_| remembered);
     let text = match quiet_until {
         Some(until) => format!("{word} {} · {} {until}.", event.title, t.quiet_until),
         None => format!("{word} {}.", event.title),

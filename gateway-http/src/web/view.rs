@@ -53,6 +53,9 @@ pub(crate) struct Card {
     pub deep_link: String,
     pub editable: bool,
     pub quiet_until: String,
+    /// The first day Remember may be asked to last until (tomorrow), for
+    /// the date field's `min`.
+    pub remember_from: String,
     pub closed_as: String,
     pub closed_at: String,
     /// Done, expired or withdrawn: the card says how it ended instead of
@@ -99,7 +102,8 @@ impl Card {
             done_label: event.done_label.clone(),
             deep_link: event.deep_link.clone(),
             editable: event.editable,
-            quiet_until: event.quiet_until.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
+            quiet_until: event.quiet_until.as_deref().and_then(|instant| viewer.when(words, instant)).unwrap_or_default(),
+            remember_from: viewer.today.succ_opt().map(|day| day.format("%Y-%m-%d").to_string()).unwrap_or_default(),
             closed_as: event.closed_as.clone().unwrap_or_default(),
             closed_at: event.closed_at.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
             closed,

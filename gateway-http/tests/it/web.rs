@@ -129,6 +129,16 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(!stack.get("/").await.1.contains("quiet until"), "no longer quiet");
     stack.post(&format!("/events/{dentist}/ack"), &[]).await;
     assert!(stack.get("/").await.1.contains("quiet until"));
+    // Remember, with a choice: the card offers tomorrow, next week or a day
+    // (from tomorrow on), and says until when in words.
+    let (_, page) = stack.get("/").await;
+    assert!(page.contains(r#"<button name="until" value="next_week" aria-label="Until next week: Dentist">Until next week</button>"#), "{page}");
+    assert!(page.contains(r#"<input type="date" name="until" min="2026-12-13" required>"#), "{page}");
+    let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[("until", "next_week")]).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("/?remembered={dentist}#event-{dentist}").as_str()));
+    assert!(stack.get("/").await.1.contains("quiet until Mon 14 Dec 08:00"), "Saturday the 12th: next week starts on Monday the 14th");
+    stack.post(&format!("/events/{dentist}/ack"), &[("until", "2026-12-20")]).await;
+    assert!(stack.get("/").await.1.contains("quiet until Sun 20 Dec 08:00"));
     // Done: the inbox says so, and Undo reopens it.
     let (_, location, _) = stack.post(&format!("/events/{tax}/done"), &[]).await;
     assert_eq!(location, format!("/?done={tax}"));

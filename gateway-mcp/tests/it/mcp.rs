@@ -208,6 +208,11 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     // Remember and Done on another source's event; both are idempotent.
     let acked = ok(call(&anna, "mark_ack", json!({"id": visa_id})).await);
     assert!(acked["quiet_until"].is_string() && acked["state"] == "preparing");
+    // Remember until a morning the user names.
+    let later = ok(call(&anna, "mark_ack", json!({"id": visa_id, "until": "tomorrow"})).await);
+    assert_eq!(later["quiet_until"], "2026-12-01T23:00:00Z", "tomorrow at 08:00 in Tokyo");
+    let refused = tool_error(call(&anna, "mark_ack", json!({"id": visa_id, "until": "someday"})).await);
+    assert_eq!(refused, "until 'someday' is not one of next_checkpoint, tomorrow, next_week or a day YYYY-MM-DD");
     let done = ok(call(&anna, "mark_done", json!({"id": visa_id})).await);
     assert_eq!((done["state"].as_str(), done["closed_as"].as_str()), (Some("done"), Some("Done")));
     assert_eq!(ok(call(&anna, "mark_done", json!({"id": visa_id})).await), done);

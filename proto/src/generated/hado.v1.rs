@@ -189,6 +189,19 @@ pub struct DisconnectAppReply {
     #[prost(bool, tag = "1")]
     pub disconnected: bool,
 }
+/// Remember, for as long as the person chose. Field 1 is EventId's, so a
+/// client that sends an EventId gets the default.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MarkAckRequest {
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    /// How long to stay quiet: next_checkpoint (the default: the next
+    /// checkpoint reminds), tomorrow (tomorrow morning), next_week (Monday
+    /// morning), or a day YYYY-MM-DD (its morning), within a year. "Morning"
+    /// is when the person's quiet hours end; that moment then reminds.
+    #[prost(string, optional, tag = "2")]
+    pub until: ::core::option::Option<::prost::alloc::string::String>,
+}
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct CreateTelegramLinkRequest {}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -593,10 +606,11 @@ pub mod inbox_client {
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "MarkDone"));
             self.inner.unary(req, path, codec).await
         }
-        /// Remember: quiet until the next checkpoint. No-op on a closed event.
+        /// Remember: quiet until the next checkpoint, or until the morning the
+        /// person chose (until). No-op on a closed event.
         pub async fn mark_ack(
             &mut self,
-            request: impl tonic::IntoRequest<super::EventId>,
+            request: impl tonic::IntoRequest<super::MarkAckRequest>,
         ) -> std::result::Result<tonic::Response<super::Event>, tonic::Status> {
             self.inner
                 .ready()
@@ -1072,10 +1086,11 @@ pub mod inbox_server {
             &self,
             request: tonic::Request<super::EventId>,
         ) -> std::result::Result<tonic::Response<super::Event>, tonic::Status>;
-        /// Remember: quiet until the next checkpoint. No-op on a closed event.
+        /// Remember: quiet until the next checkpoint, or until the morning the
+        /// person chose (until). No-op on a closed event.
         async fn mark_ack(
             &self,
-            request: tonic::Request<super::EventId>,
+            request: tonic::Request<super::MarkAckRequest>,
         ) -> std::result::Result<tonic::Response<super::Event>, tonic::Status>;
         /// Undoes Done, and the user's own Delete: the event is open again, where
         /// its due moment puts it, with its reminders from now. No-op on an open
@@ -1531,7 +1546,7 @@ pub mod inbox_server {
                 "/hado.v1.Inbox/MarkAck" => {
                     #[allow(non_camel_case_types)]
                     struct MarkAckSvc<T: Inbox>(pub Arc<T>);
-                    impl<T: Inbox> tonic::server::UnaryService<super::EventId>
+                    impl<T: Inbox> tonic::server::UnaryService<super::MarkAckRequest>
                     for MarkAckSvc<T> {
                         type Response = super::Event;
                         type Future = BoxFuture<
@@ -1540,7 +1555,7 @@ pub mod inbox_server {
                         >;
                         fn call(
                             &mut self,
-                            request: tonic::Request<super::EventId>,
+                            request: tonic::Request<super::MarkAckRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
