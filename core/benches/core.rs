@@ -372,7 +372,11 @@ async fn list_latency(database: &Database) {
         for _ in 0..30 {
             let started = Instant::now();
             let reply = inbox
-                .list_events(with_bearer(ListEventsRequest { state: state.clone(), archive: false, limit: None, after: None }, SECRET, Some("heavy")))
+                .list_events(with_bearer(
+                    ListEventsRequest { state: state.clone(), archive: false, limit: None, after: None, ..Default::default() },
+                    SECRET,
+                    Some("heavy"),
+                ))
                 .await
                 .unwrap();
             samples.push(started.elapsed());

@@ -110,11 +110,11 @@ pub(crate) async fn events(
     filter: Result<Query<StateFilter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::response::Response, ApiError> {
     let Query(filter) = filter.map_err(|rejection| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text()))?;
-    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit, after: None }).await
+    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit, after: None, ..Default::default() }).await
 }
 
 pub(crate) async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Result<axum::response::Response, ApiError> {
-    list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None, after: None }).await
+    list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None, after: None, ..Default::default() }).await
 }
 
 /// The list as `{"events": [UserEvent, …]}` JSON, streamed.

@@ -204,7 +204,7 @@ async fn bench_hado() {
             .print("MCP tools/call list_events", sessions_count);
         let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&lister)).collect();
         measure(inboxes, calls, |mut inbox: Inbox, _| async move {
-            let listed = inbox.list_events(ListEventsRequest { state: None, archive: false, limit: None, after: None }).await.unwrap();
+            let listed = inbox.list_events(ListEventsRequest { state: None, archive: false, limit: None, after: None, ..Default::default() }).await.unwrap();
             assert_eq!(listed.get_ref().events.len(), LISTED_EVENTS);
         })
         .await

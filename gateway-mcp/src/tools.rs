@@ -104,6 +104,14 @@ pub(crate) struct ListEventsArgs {
     /// true for the archive instead: the 100 events that most recently closed or were deleted (done, expired, withdrawn). Default false.
     #[serde(default)]
     pub archive: bool,
+    /// Only events whose title or subtitle holds this text, in any letter case.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub text: Option<String>,
+    /// Only events of this source, such as docs; manual for the user's own.
+    #[serde(default)]
+    #[schemars(length(max = 50))]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -288,11 +296,17 @@ impl HadoMcp {
 
 #[tool_router]
 impl HadoMcp {
-    /// The user's inbox: active events by due moment, earliest first (so overdue ones lead, then today's), or with archive=true the 100 most recently closed ones, latest first.
+    /// The user's inbox: active events by due moment, earliest first (so overdue ones lead, then today's), or with archive=true the 100 most recently closed ones, latest first. text and source narrow either to what matches.
     /// Each event says its state, its source and whether it is editable.
     #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
     async fn list_events(&self, Parameters(args): Parameters<ListEventsArgs>, context: RequestContext<RoleServer>) -> Result<Json<EventList>, ToolFailure> {
-        let request = v1::ListEventsRequest { state: args.state.map(|state| state.as_str().to_owned()), archive: args.archive, limit: None, after: None };
+        let request = v1::ListEventsRequest {
+            state: args.state.map(|state| state.as_str().to_owned()),
+            archive: args.archive,
+            text: args.text,
+            source: args.source,
+            ..Default::default()
+        };
         let list = self.call(&context, self.inbox(&context)?.list_events(request)).await?;
         Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect() }))
     }

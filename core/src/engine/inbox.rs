@@ -5,7 +5,7 @@ use super::*;
 
 impl Engine {
     pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool, limit: Option<u32>) -> Result<Vec<EventRecord>, CoreError> {
-        Ok(self.list_events_after(user, raw_state, archive, limit, None).await?.0)
+        Ok(self.list_events_after(user, raw_state, archive, limit, None, &EventFilter::default()).await?.0)
     }
 
     /// A page of the user's events: the active ones continue just after
@@ -18,7 +18,9 @@ impl Engine {
         archive: bool,
         limit: Option<u32>,
         after: Option<&str>,
+        filter: &EventFilter,
     ) -> Result<(Vec<EventRecord>, Option<String>), CoreError> {
+        let matches = filter.parse()?;
         let state = match raw_state.filter(|raw| !raw.is_empty()) {
             Some(raw) => Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?),
             None => None,
@@ -37,11 +39,14 @@ impl Engine {
             if after.is_some() {
                 return Err(CoreError::invalid("after", "after pages active events; the archive is always its latest 100"));
             }
-            return Ok((self.store.list_archive(user.id).await?, None));
+            let mut records = self.store.list_archive(user.id).await?;
+            records.retain(|record| matches.admits(record));
+            return Ok((records, None));
         }
-        let records = self.store.list_active(user.id, state, after.unwrap_or(events::After::START), limit).await?;
+        let mut records = self.store.list_active(user.id, state, after.unwrap_or(events::After::START), limit).await?;
         let cut_short = limit.is_some_and(|limit| limit > 0 && records.len() == limit as usize);
         let next = records.last().filter(|_| cut_short).map(|last| events::After::of(last).to_string());
+        records.retain(|record| matches.admits(record));
         Ok((records, next))
     }
 

@@ -117,6 +117,47 @@ pub struct EventPatch {
     pub deep_link: Option<String>,
 }
 
+/// What a list is narrowed to, as it arrives: text in the title or
+/// subtitle, and a source.
+#[derive(Clone, Debug, Default)]
+pub struct EventFilter {
+    pub text: Option<String>,
+    pub source: Option<String>,
+}
+
+/// The longest text a list may be searched for.
+const MAX_SEARCH_CHARS: usize = 200;
+
+/// An [`EventFilter`], checked: the text in lower case.
+struct Matches {
+    text: Option<String>,
+    source: Option<SourceName>,
+}
+
+impl EventFilter {
+    fn parse(&self) -> Result<Matches, CoreError> {
+        let mut violations = Violations::default();
+        let text = self.text.as_deref().map(str::trim).filter(|text| !text.is_empty());
+        if text.is_some_and(|text| text.chars().count() > MAX_SEARCH_CHARS) {
+            violations.add("text", format!("text is over {MAX_SEARCH_CHARS} characters"));
+        }
+        let source = self.source.as_deref().filter(|source| !source.is_empty()).map(|raw| SourceName::parse("source", raw, &mut violations));
+        let matches = Matches { text: text.map(str::to_lowercase), source: source.flatten() };
+        violations.into_result(Some(matches)).map_err(CoreError::Invalid)
+    }
+}
+
+impl Matches {
+    fn admits(&self, record: &EventRecord) -> bool {
+        let source = self.source.as_ref().is_none_or(|source| record.source == source.as_str());
+        let text = self.text.as_deref().is_none_or(|text| {
+            record.spec.title.as_str().to_lowercase().contains(text)
+                || record.spec.subtitle.as_deref().is_some_and(|subtitle| subtitle.to_lowercase().contains(text))
+        });
+        source && text
+    }
+}
+
 /// A partial change to a user's settings.
 #[derive(Clone, Debug, Default)]
 pub struct ProfilePatch {

@@ -11,7 +11,7 @@ use super::auth::{self, Credentials, UserCaller, Via};
 use crate::domain::event::{RawFields, RememberFor};
 use crate::domain::violations::Violations;
 use crate::engine::Engine;
-use crate::engine::{EventPatch, ProfilePatch};
+use crate::engine::{EventFilter, EventPatch, ProfilePatch};
 use crate::error::CoreError;
 use crate::wire;
 
@@ -43,7 +43,9 @@ impl Inbox for InboxService {
     async fn list_events(&self, request: Request<v1::ListEventsRequest>) -> Result<Response<v1::EventList>, Status> {
         let caller = self.caller(&request).await?;
         let body = request.into_inner();
-        let (records, next) = self.engine.list_events_after(&caller.user, body.state.as_deref(), body.archive, body.limit, body.after.as_deref()).await?;
+        let filter = EventFilter { text: body.text, source: body.source };
+        let (records, next) =
+            self.engine.list_events_after(&caller.user, body.state.as_deref(), body.archive, body.limit, body.after.as_deref(), &filter).await?;
         let mut list = wire::events(&records);
         list.next = next;
         Ok(Response::new(list))

@@ -23,7 +23,7 @@ fn push(events: Vec<SourceEvent>) -> UpsertEventsRequest {
 }
 
 fn active() -> ListEventsRequest {
-    ListEventsRequest { state: None, archive: false, limit: None, after: None }
+    ListEventsRequest { state: None, archive: false, limit: None, after: None, ..Default::default() }
 }
 
 async fn the_auth_matrix(backend: Backend) {
@@ -145,7 +145,8 @@ async fn batches_are_validated_whole_and_applied_atomically(backend: Backend) {
 
     // Bad filters and bad profile values get precise errors.
     let mut inbox = core.inbox_as("anna");
-    let status = inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false, limit: None, after: None }).await.unwrap_err();
+    let status =
+        inbox.list_events(ListEventsRequest { state: Some("soon".into()), archive: false, limit: None, after: None, ..Default::default() }).await.unwrap_err();
     assert_eq!(status.message(), "state 'soon' is not an active state: use scheduled, preparing, today or overdue");
     let status =
         inbox.update_profile(UpdateProfileRequest { tz: Some("Mars/Base".into()), quiet_start: Some("7pm".into()), ..Default::default() }).await.unwrap_err();
@@ -206,7 +207,8 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     // The event expires with the clock; the archive says how it closed.
     core.clock.set(testing::utc("2026-12-03T14:30:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
-    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None, after: None }).await.unwrap().into_inner().events;
+    let archive =
+        inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None, after: None, ..Default::default() }).await.unwrap().into_inner().events;
     assert_eq!(archive.len(), 1);
     assert_eq!((archive[0].state.as_str(), archive[0].closed_as.as_deref()), ("expired", Some("Expired")));
     // Rescheduling the expired event through UpdateEvent reopens it.
@@ -223,7 +225,8 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     let deleted = inbox.delete_event(EventId { id: created.id }).await.unwrap().into_inner();
     assert_eq!(deleted.state, "withdrawn");
     // The archive lists it first, as deleted, in the person's language.
-    let archive = inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None, after: None }).await.unwrap().into_inner().events;
+    let archive =
+        inbox.list_events(ListEventsRequest { state: None, archive: true, limit: None, after: None, ..Default::default() }).await.unwrap().into_inner().events;
     let gone = &archive[0];
     assert_eq!((gone.id, gone.state.as_str(), gone.closed_as.as_deref()), (created.id, "withdrawn", Some("Удалено")));
     assert_eq!(gone.closed_at.as_deref(), Some("2026-12-03T14:30:00Z"), "when it was deleted");
@@ -262,6 +265,43 @@ async fn remember_until_a_morning_passes_over_checkpoints_then_reminds(backend: 
     assert_eq!(fired, [("checkpoint", "2026-12-10T07:00:00Z", "pending")]);
     assert!(event.needs_attention);
     assert_eq!(event.next_reminder_at.as_deref(), Some("2026-12-11T07:00:00Z"), "then the ladder goes on: three days before");
+    core.stop().await;
+}
+
+async fn lists_narrow_by_text_and_source(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let mut inbox = core.inbox_as("anna");
+    for (title, due_at) in [("Виза в Японию", "2026-12-10"), ("Dentist", "2026-12-20"), ("Winter tyres", "2027-01-10")] {
+        inbox.create_event(fields(title, due_at)).await.unwrap();
+    }
+    let docs = core.source_token("docs").await;
+    core.push(&docs, "anna", "visa", fields("Visa renewal", "2026-12-30")).await;
+    let titles = |list: v1::EventList| list.events.into_iter().map(|event| event.title).collect::<Vec<_>>();
+    let narrowed =
+        |text: Option<&str>, source: Option<&str>| ListEventsRequest { text: text.map(str::to_owned), source: source.map(str::to_owned), ..active() };
+    assert_eq!(titles(inbox.list_events(narrowed(Some("ВИЗА"), None)).await.unwrap().into_inner()), ["Виза в Японию"], "any letter case, Cyrillic too");
+    assert_eq!(titles(inbox.list_events(narrowed(Some("visa"), Some("docs"))).await.unwrap().into_inner()), ["Visa renewal"]);
+    assert_eq!(titles(inbox.list_events(narrowed(None, Some("manual"))).await.unwrap().into_inner()).len(), 3);
+
+    // Page by page, a page holds the matches among what it read; next goes on to the end.
+    let mut found = Vec::new();
+    let mut after = None;
+    loop {
+        let page = inbox.list_events(ListEventsRequest { limit: Some(1), after: after.clone(), ..narrowed(Some("i"), None) }).await.unwrap().into_inner();
+        after = page.next.clone();
+        found.extend(titles(page));
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(found, ["Dentist", "Visa renewal", "Winter tyres"], "each page read one event; the matches came in order");
+
+    // Refusals name their field.
+    for (request, field) in [(narrowed(Some(&"x".repeat(201)), None), "text"), (narrowed(None, Some("Not A Source")), "source")] {
+        let refused = inbox.list_events(request).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        assert_eq!(refused.get_details_bad_request().unwrap().field_violations[0].field, field);
+    }
     core.stop().await;
 }
 
@@ -463,5 +503,6 @@ hado_core::on_both_backends!(
     batches_are_validated_whole_and_applied_atomically,
     upsert_semantics_seen_from_outside,
     remember_until_a_morning_passes_over_checkpoints_then_reminds,
+    lists_narrow_by_text_and_source,
     reflection_and_health_answer,
 );

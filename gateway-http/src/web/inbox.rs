@@ -1,5 +1,8 @@
 //! Owns the inbox page (the four groups, most urgent first, with the
-//! nearest scheduled events and a link to the rest) and the archive.
+//! nearest scheduled events and a link to the rest; Scheduled folded until
+//! opened) and the archive, both searchable by text and source (and the
+//! inbox by state) with the filters in the URL, in a comfortable or a
+//! compact density. Core does the filtering.
 
 use super::*;
 
@@ -17,12 +20,104 @@ struct InboxPage {
     groups: Groups,
     more_scheduled: bool,
     feedback: Option<Feedback>,
+    finder: Finder,
+    /// Every scheduled event was asked for (`?all=scheduled`).
+    show_all: bool,
+}
+
+/// The search form and density switch at the top of a list, from the URL.
+pub(super) struct Finder {
+    /// Where the form goes: `/` or `/archive`.
+    pub action: &'static str,
+    pub q: String,
+    pub source: String,
+    /// The inbox's state filter (empty for all); the archive has none.
+    pub state: String,
+    /// The states to offer, with their words: the inbox's groups, or none.
+    pub states: Vec<(&'static str, &'static str)>,
+    /// The sources to offer: those of the events listed, and the chosen one.
+    pub sources: Vec<String>,
+    pub compact: bool,
+}
+
+impl Finder {
+    fn new(t: &Words, action: &'static str, query: &ListQuery, with_states: bool, events: &[v1::Event]) -> Self {
+        let mut sources: Vec<String> = events.iter().map(|event| event.source.clone()).collect();
+        sources.extend(query.source.clone().filter(|source| !source.is_empty()));
+        sources.sort();
+        sources.dedup();
+        Self {
+            action,
+            q: query.q.clone().unwrap_or_default(),
+            source: query.source.clone().unwrap_or_default(),
+            state: query.state.clone().unwrap_or_default(),
+            states: if with_states {
+                vec![("today", t.today), ("overdue", t.overdue), ("preparing", t.preparing), ("scheduled", t.scheduled)]
+            } else {
+                Vec::new()
+            },
+            sources,
+            compact: query.compact(),
+        }
+    }
+
+    /// Whether anything narrows the list.
+    pub(super) fn active(&self) -> bool {
+        !(self.q.is_empty() && self.source.is_empty() && self.state.is_empty())
+    }
+
+    /// The same list in the other density.
+    pub(super) fn other_density(&self) -> String {
+        let mut pairs = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in [("q", &self.q), ("source", &self.source), ("state", &self.state)] {
+            if !value.is_empty() {
+                pairs.append_pair(name, value);
+            }
+        }
+        if !self.compact {
+            pairs.append_pair("density", "compact");
+        }
+        let query = pairs.finish();
+        if query.is_empty() { self.action.to_owned() } else { format!("{}?{query}", self.action) }
+    }
+}
+
+/// What narrows a list, from the URL.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub(crate) struct ListQuery {
+    q: Option<String>,
+    source: Option<String>,
+    state: Option<String>,
+    density: Option<String>,
+}
+
+impl ListQuery {
+    fn compact(&self) -> bool {
+        self.density.as_deref() == Some("compact")
+    }
+
+    fn narrowed(&self) -> bool {
+        [&self.q, &self.source].iter().any(|value| value.as_deref().is_some_and(|value| !value.trim().is_empty()))
+    }
+
+    fn text(&self) -> Option<String> {
+        self.q.clone().filter(|q| !q.trim().is_empty())
+    }
+
+    fn source(&self) -> Option<String> {
+        self.source.clone().filter(|source| !source.is_empty())
+    }
 }
 
 impl InboxPage {
     /// Each card's title is a heading under its group's.
     fn card_heading(&self) -> &'static str {
         "h3"
+    }
+
+    /// Whether Scheduled opens by itself: when all of it was asked for.
+    fn more_scheduled_open(&self) -> bool {
+        self.show_all
     }
 
     fn sections(&self) -> Vec<Section<'_>> {
@@ -42,6 +137,7 @@ struct ArchivePage {
     t: &'static Words,
     nav: Option<Nav>,
     cards: Vec<Card>,
+    finder: Finder,
 }
 
 /// How many scheduled events the inbox shows before "show all": the
@@ -50,6 +146,8 @@ pub(super) const SCHEDULED_SHOWN: u32 = 50;
 
 #[derive(serde::Deserialize)]
 pub(crate) struct InboxQuery {
+    #[serde(flatten)]
+    list: ListQuery,
     all: Option<String>,
     /// The event the person just finished, deleted or remembered: the page
     /// says so, and offers Undo where there is one.
@@ -89,12 +187,16 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
 }
 
 pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
-    let show_all = query.all.is_some();
+    // A search reads every match; otherwise the far-off scheduled events wait behind a link.
+    let show_all = query.all.is_some() || query.list.narrowed();
+    let only = query.list.state.as_deref().filter(|state| !state.is_empty());
     let mut events = Vec::new();
     let mut more_scheduled = false;
-    for group in EventState::ACTIVE {
+    for group in EventState::ACTIVE.into_iter().filter(|group| only.is_none_or(|only| only == group.as_str())) {
         let limit = (group == EventState::Scheduled && !show_all).then_some(SCHEDULED_SHOWN + 1);
-        match session.inbox.list_events(v1::ListEventsRequest { state: Some(group.as_str().into()), archive: false, limit, after: None }).await {
+        let request =
+            v1::ListEventsRequest { state: Some(group.as_str().into()), limit, text: query.list.text(), source: query.list.source(), ..Default::default() };
+        match session.inbox.list_events(request).await {
             Ok(list) => {
                 let mut list = list.into_inner().events;
                 if limit.is_some() && list.len() > SCHEDULED_SHOWN as usize {
@@ -109,15 +211,18 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
     let groups = Groups::new(&events, &session.viewer, session.t);
     let feedback = feedback(&mut session, &query).await;
     let nav = session.nav("inbox");
-    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled, feedback })
+    let finder = Finder::new(session.t, "/", &query.list, true, &events);
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled, feedback, finder, show_all: query.all.is_some() })
 }
 
-pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session) -> Response {
-    let list = match session.inbox.list_events(v1::ListEventsRequest { state: None, archive: true, limit: None, after: None }).await {
+pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session, Query(query): Query<ListQuery>) -> Response {
+    let request = v1::ListEventsRequest { archive: true, text: query.text(), source: query.source(), ..Default::default() };
+    let list = match session.inbox.list_events(request).await {
         Ok(list) => list.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
     };
     let cards = list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
     let nav = session.nav("archive");
-    render(StatusCode::OK, ArchivePage { t: session.t, nav, cards })
+    let finder = Finder::new(session.t, "/archive", &query, false, &list.events);
+    render(StatusCode::OK, ArchivePage { t: session.t, nav, cards, finder })
 }

@@ -1,8 +1,8 @@
 """Drives the web inbox in Debian's headless Chromium through WebDriver
 (Selenium + chromedriver): add an event (the form also on a 320 px
-screen), Remember, Done, find it in the archive, take the browser's time
-zone, switch the language, and dark mode. Saves a screenshot after each
-step.
+screen), Remember, Done from the keyboard, find it in the archive, take the
+browser's time zone, switch the language, and dark mode. Saves a
+screenshot after each step.
 
 Usage: inbox.py BASE_URL SCREENSHOT_DIR. Exits non-zero on the first thing
 that is not as it should be, saying what.
@@ -18,6 +18,7 @@ os.environ["SE_OFFLINE"] = "true"
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -49,10 +50,14 @@ def body():
     return driver.find_element(By.TAG_NAME, "body").text
 
 
-def go(element):
-    """Clicks something that loads a new page, and waits until it has."""
+def keys(text):
+    ActionChains(driver).send_keys(text).perform()
+
+
+def go(element, act=None):
+    """Clicks something (or does `act`) that loads a new page, and waits until it has."""
     page = driver.find_element(By.TAG_NAME, "html")
-    element.click()
+    (act or element.click)()
 
     def left(_):
         try:
@@ -101,8 +106,21 @@ try:
     check("quiet until" in card.text, f"Remember quiets the event: {card.text}")
     shot("remembered")
 
+    # The keyboard: nothing fires while typing in the search field; ? lists
+    # the shortcuts; j moves to the event and d presses its Done.
+    search = driver.find_element(By.ID, "q")
+    search.send_keys("j")
+    check(driver.switch_to.active_element == search and search.get_attribute("value") == "j", "a shortcut does not fire while typing")
+    search.clear()
+    driver.execute_script("document.activeElement.blur()")
+    keys("?")
+    check(driver.find_element(By.ID, "shortcuts").is_displayed(), "? shows the shortcuts")
+    shot("shortcuts")
+    keys("?")
+    keys("j")
+    check(driver.switch_to.active_element.get_attribute("id") == card.get_attribute("id"), "j moves to the first event")
     # Done: it leaves the inbox for the archive, and the inbox says so, with Undo.
-    go(card.find_element(By.CSS_SELECTOR, "button.done"))
+    go(None, lambda: keys("d"))
     check(not driver.find_elements(By.CSS_SELECTOR, "article.card"), "done events leave the inbox")
     feedback = driver.find_element(By.CSS_SELECTOR, ".feedback")
     check("Done: Renew passport." in feedback.text and feedback.find_elements(By.TAG_NAME, "button"), f"the inbox says what happened and offers Undo: {feedback.text}")
@@ -134,6 +152,6 @@ try:
     background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
     check(background == "rgb(22, 22, 26)", f"the page is dark when the system is, not {background}")
     shot("dark-archive")
-    print(f"browser: {step} screenshots in {SHOTS}; add, remember, done, archive, zone, language, a 320 px screen and dark mode all as expected")
+    print(f"browser: {step} screenshots in {SHOTS}; add, remember, shortcuts, done, archive, zone, language, a 320 px screen and dark mode all as expected")
 finally:
     driver.quit()

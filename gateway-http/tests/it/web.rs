@@ -115,7 +115,7 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     hado_core::scheduler::drain(&stack.core.engine).await.unwrap();
     let (_, page) = stack.get("/").await;
     assert!(page.contains(r#"<span class="badge" id="badge">1</span>"#), "one event needs attention: {page}");
-    assert!(page.contains(&format!(r#"<article class="card overdue attention" id="event-{tax}">"#)), "{page}");
+    assert!(page.contains(&format!(r#"<article class="card overdue attention" id="event-{tax}" tabindex="-1">"#)), "{page}");
 
     // Remember, then Done; the event moves to the archive.
     let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[]).await;
@@ -458,8 +458,57 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     stack.stop().await;
 }
 
+/// The titles of the cards on a page, in order.
+fn titles(page: &str) -> Vec<String> {
+    page.split(r#"<h3 id="title-"#).skip(1).filter_map(|rest| rest.split_once('>').map(|(_, text)| text.split('<').next().unwrap_or("").to_owned())).collect()
+}
+
+async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let anna = stack.core.inbox_as("anna");
+    let new = |title: &str, due_at: &str| v1::EventFields { title: title.into(), due_at: due_at.into(), ..Default::default() };
+    anna.clone().create_event(new("Виза в Японию", "2026-12-11T18:00")).await.unwrap();
+    anna.clone().create_event(new("Dentist", "2026-12-20")).await.unwrap();
+    anna.clone().create_event(new("Winter tyres", "2027-03-01")).await.unwrap();
+    let docs = stack.core.source_token("docs").await;
+    stack.core.push(&docs, "anna", "visa", new("Visa renewal", "2026-12-30")).await;
+
+    // Text in any letter case, Cyrillic too; a source; a state; each in the URL.
+    assert_eq!(titles(&stack.get("/?q=%D0%92%D0%98%D0%97%D0%90").await.1), ["Виза в Японию"], "ВИЗА finds Виза");
+    assert_eq!(titles(&stack.get("/?q=visa").await.1), ["Visa renewal"]);
+    assert_eq!(titles(&stack.get("/?source=docs").await.1), ["Visa renewal"]);
+    assert_eq!(titles(&stack.get("/?source=manual&state=preparing").await.1), ["Dentist"]);
+    let (_, page) = stack.get("/?q=visa&source=docs").await;
+    assert!(page.contains(r#"<option value="docs" selected>docs</option>"#) && page.contains(r#"value="visa""#), "the form keeps the filters: {page}");
+    assert!(page.contains(r#"<a href="/">Clear</a>"#), "{page}");
+    assert!(stack.get("/?q=nothing-like-it").await.1.contains("Nothing matches."));
+    let (status, page) = stack.get("/?source=Not%20A%20Source").await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
+    assert!(page.contains("source"), "{page}");
+
+    // Scheduled is folded until opened; the compact density is a link away and keeps the filters.
+    let (_, page) = stack.get("/").await;
+    assert!(page.contains(r#"<details class="group-scheduled" id="scheduled">"#), "{page}");
+    assert!(stack.get("/?all=scheduled").await.1.contains(r#"<details class="group-scheduled" id="scheduled" open>"#));
+    assert!(page.contains(r#"<a class="density" href="/?density=compact">Compact</a>"#), "{page}");
+    let (_, page) = stack.get("/?q=visa&density=compact").await;
+    assert!(page.contains(r#"<div class="groups compact">"#) && page.contains(r#"<a class="density" href="/?q=visa">Comfortable</a>"#), "{page}");
+    assert!(page.contains(r#"<aside id="shortcuts" class="shortcuts" hidden>"#), "the keyboard's help is on the page");
+
+    // The archive searches too.
+    let dentist = titles(&stack.get("/?q=dentist").await.1);
+    assert_eq!(dentist, ["Dentist"]);
+    let listed = anna.clone().list_events(v1::ListEventsRequest { text: Some("dentist".into()), ..Default::default() }).await.unwrap().into_inner();
+    anna.clone().mark_done(v1::EventId { id: listed.events[0].id }).await.unwrap();
+    let (_, archive) = stack.get("/archive?q=DENT").await;
+    assert!(archive.contains("Dentist") && archive.contains(r#"<form method="get" action="/archive" class="finder" role="search">"#), "{archive}");
+    assert!(stack.get("/archive?q=tyres").await.1.contains("Nothing matches."));
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
     the_web_inbox_works_without_javascript,
+    the_inbox_and_archive_find_by_text_source_and_state,
     action_links_confirm_then_act_and_refuse_what_is_not_valid,
     reminders_go_to_a_webhook_set_up_in_settings,
 );

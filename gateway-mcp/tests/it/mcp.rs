@@ -204,6 +204,9 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     let preparing = ok(call(&anna, "list_events", json!({"state": "preparing"})).await);
     assert_eq!(preparing["events"].as_array().unwrap().len(), 2);
     assert_eq!(ok(call(&anna, "list_events", json!({"state": "overdue"})).await)["events"], json!([]));
+    let found = ok(call(&anna, "list_events", json!({"text": "DENT"})).await);
+    assert_eq!(found["events"].as_array().unwrap().iter().map(|event| event["title"].clone()).collect::<Vec<_>>(), [json!("Dentist")]);
+    assert_eq!(ok(call(&anna, "list_events", json!({"source": "docs"})).await)["events"][0]["title"], "Visa");
 
     // Remember and Done on another source's event; both are idempotent.
     let acked = ok(call(&anna, "mark_ack", json!({"id": visa_id})).await);

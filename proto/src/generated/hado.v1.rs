@@ -298,6 +298,16 @@ pub struct ListEventsRequest {
     /// each page costs what it returns.
     #[prost(string, optional, tag = "4")]
     pub after: ::core::option::Option<::prost::alloc::string::String>,
+    /// Only events whose title or subtitle holds this text, in any letter
+    /// case (at most 200 characters).
+    #[prost(string, optional, tag = "5")]
+    pub text: ::core::option::Option<::prost::alloc::string::String>,
+    /// Only events of this source (`manual` for the person's own).
+    ///
+    /// With text or source, a page holds the matches among the `limit` events
+    /// it read, so it may hold fewer; `next` still says where to go on.
+    #[prost(string, optional, tag = "6")]
+    pub source: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct UpdateEventRequest {
