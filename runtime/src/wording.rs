@@ -36,6 +36,22 @@ fn russian_plural(count: i64, one: &'static str, few: &'static str, many: &'stat
     }
 }
 
+/// From this many days ahead, a distance reads in months.
+const MONTHS_FROM_DAYS: i64 = 60;
+
+/// How far ahead a day is: "3 days", or "13 months" from two months on,
+/// where the count of days says less than the months do.
+fn distance(lang: Lang, days: i64) -> String {
+    if days < MONTHS_FROM_DAYS {
+        return day_count(lang, days);
+    }
+    let months = (days as f64 / 30.44).round() as i64;
+    match lang {
+        Lang::Ru => format!("{months} {}", russian_plural(months, "месяц", "месяца", "месяцев")),
+        Lang::En => format!("{months} months"),
+    }
+}
+
 fn day_count(lang: Lang, days: i64) -> String {
     match lang {
         Lang::Ru => format!("{days} {}", russian_plural(days, "день", "дня", "дней")),
@@ -44,7 +60,6 @@ fn day_count(lang: Lang, days: i64) -> String {
     }
 }
 
-/// "Mon 14 Dec" / "пн 14 дек".
 /// The continents and oceans of the IANA time zone names people live in;
 /// the other names (`US/Eastern`, `Etc/GMT+5`, `Japan`) are old aliases. Core
 /// finds a zone by its city among these; Settings lists these (and UTC).
@@ -89,9 +104,9 @@ pub fn due_in_words(lang: Lang, today: NaiveDate, due_date: NaiveDate, due_time:
         }
         days if days > 1 => {
             if ru {
-                format!("через {}, {}{at}", day_count(lang, days), short_date(lang, due_date, today))
+                format!("через {}, {}{at}", distance(lang, days), short_date(lang, due_date, today))
             } else {
-                format!("in {}, {}{at}", day_count(lang, days), short_date(lang, due_date, today))
+                format!("in {}, {}{at}", distance(lang, days), short_date(lang, due_date, today))
             }
         }
         days => {
@@ -134,8 +149,12 @@ mod tests {
     fn a_day_in_another_year_says_its_year() {
         let today = date("2026-12-11");
         assert_eq!(due_in_words(Lang::En, today, date("2027-01-04"), None, false), "in 24 days, Mon 4 Jan 2027");
-        assert_eq!(due_in_words(Lang::En, today, date("2028-01-04"), None, false), "in 389 days, Tue 4 Jan 2028");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2028-01-04"), None, false), "через 389 дней, вт 4 янв 2028");
+        assert_eq!(due_in_words(Lang::En, today, date("2028-01-04"), None, false), "in 13 months, Tue 4 Jan 2028");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2028-01-04"), None, false), "через 13 месяцев, вт 4 янв 2028");
+        assert_eq!(due_in_words(Lang::En, today, date("2027-02-08"), None, false), "in 59 days, Mon 8 Feb 2027", "under two months: days");
+        assert_eq!(due_in_words(Lang::En, today, date("2027-02-09"), None, false), "in 2 months, Tue 9 Feb 2027");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2027-02-09"), None, false), "через 2 месяца, вт 9 фев 2027");
+        assert_eq!(due_in_words(Lang::Ru, today, date("2027-12-11"), None, false), "через 12 месяцев, сб 11 дек 2027");
         assert_eq!(due_in_words(Lang::En, today, date("2026-12-31"), None, false), "in 20 days, Thu 31 Dec");
     }
 }
