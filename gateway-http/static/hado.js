@@ -19,6 +19,21 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  // Delete, Turn off, Remove, Revoke and Disconnect: without JavaScript a
+  // page asks first; with it, a dialog asks, and Yes posts to the same
+  // address the page's button would.
+  for (const link of document.querySelectorAll("a[data-confirm]")) {
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      if (!window.confirm(link.dataset.confirm)) return;
+      const form = document.createElement("form");
+      form.method = "post";
+      form.action = link.href;
+      document.body.appendChild(form);
+      form.submit();
+    });
+  }
+
   // Keyboard shortcuts on the inbox: j/k move between events, d is Done,
   // r is Remember, n a new event, / the search, ? the list of them. None
   // fires while typing in a field or with a modifier key held.

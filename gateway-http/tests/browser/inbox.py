@@ -1,7 +1,8 @@
 """Drives the web inbox in Debian's headless Chromium through WebDriver
 (Selenium + chromedriver): add an event (the form also on a 320 px
-screen), Remember, Done from the keyboard, find it in the archive, take the
-browser's time zone, switch the language, and dark mode. Saves a
+screen), Remember, Done from the keyboard, find it in the archive, revoke a
+token through the confirmation dialog, take the browser's time zone, switch
+the language, and dark mode. Saves a
 screenshot after each step.
 
 Usage: inbox.py BASE_URL SCREENSHOT_DIR. Exits non-zero on the first thing
@@ -130,8 +131,23 @@ try:
     check("Renew passport" in archived.text and "Done" in archived.text, f"the archive shows how it closed: {archived.text}")
     shot("archive")
 
-    # Settings: the browser's zone is offered, and Russian switches the whole interface.
+    # Settings. Revoking asks in a dialog when JavaScript runs: Cancel keeps
+    # the agent token, OK revokes it (without JavaScript a page asks).
     go(driver.find_element(By.LINK_TEXT, "Settings"))
+    go(driver.find_element(By.CSS_SELECTOR, "form[action='/settings/agent-token'] button"))
+    driver.find_element(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']").click()
+    driver.switch_to.alert.dismiss()
+    check(driver.find_elements(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']"), "Cancel keeps the token")
+
+    def revoke():
+        driver.find_element(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']").click()
+        driver.switch_to.alert.accept()
+
+    go(None, revoke)
+    check("No agent token yet." in body(), f"OK revokes it: {body()}")
+    shot("revoked-after-dialog")
+
+    # The browser's zone is offered, and Russian switches the whole interface.
     zone = driver.find_element(By.NAME, "tz")
     check(zone.get_attribute("value") == "America/New_York", f"the browser's zone is preselected, not {zone.get_attribute('value')}")
     Select(driver.find_element(By.NAME, "locale")).select_by_value("ru")
@@ -152,6 +168,6 @@ try:
     background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
     check(background == "rgb(22, 22, 26)", f"the page is dark when the system is, not {background}")
     shot("dark-archive")
-    print(f"browser: {step} screenshots in {SHOTS}; add, remember, shortcuts, done, archive, zone, language, a 320 px screen and dark mode all as expected")
+    print(f"browser: {step} screenshots in {SHOTS}; add, remember, shortcuts, done, archive, dialog, zone, language, a 320 px screen and dark mode all as expected")
 finally:
     driver.quit()

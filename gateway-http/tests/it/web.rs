@@ -202,7 +202,7 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert_eq!((reset.fire_at.as_str(), reset.done_label.as_str()), ("2026-11-15", "Done"));
     // Delete is a link to a page that asks first; its button posts back to it.
     let (status, page) = stack.get(&format!("/events/{dentist}/edit")).await;
-    assert!(status == StatusCode::OK && page.contains(&format!(r#"href="/events/{dentist}/delete">Delete…</a>"#)), "{page}");
+    assert!(status == StatusCode::OK && page.contains(&format!(r#"href="/events/{dentist}/delete" data-confirm="Delete this event?">Delete…</a>"#)), "{page}");
     let (status, page) = stack.get(&format!("/events/{dentist}/delete")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(
