@@ -2,9 +2,13 @@
 //! only at the gRPC edge.
 
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic_types::{ErrorDetails, FieldViolation, LocalizedMessage, StatusExt};
 
-use crate::domain::violations::Violations;
+use hado_runtime::wording::Lang;
+use hado_runtime::words::{self, Words};
+
+use crate::domain::fields::Locale;
+use crate::domain::violations::{Reason, Violations};
 use crate::storage::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -33,9 +37,21 @@ pub enum CoreError {
 
 impl CoreError {
     pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::invalid_because(field, Reason::Unspecified, message)
+    }
+
+    pub(crate) fn invalid_because(field: &str, reason: Reason, message: impl Into<String>) -> Self {
         let mut violations = Violations::default();
-        violations.add(field, message);
+        violations.refuse(field, reason, message);
         Self::Invalid(violations)
+    }
+
+    /// The status for a person whose language is `locale`: each field
+    /// violation with a stable reason also carries that reason's words in
+    /// their language (`localized_message`), for whoever shows it to them;
+    /// programs read the English description and the reason.
+    pub(crate) fn status_in(self, locale: Locale) -> Status {
+        status(self, Some(locale))
     }
 
     pub(crate) fn event_not_found(id: i64) -> Self {
@@ -43,26 +59,68 @@ impl CoreError {
     }
 }
 
+/// A reason's words in a person's language (for `field`); none for a
+/// reason without a code.
+fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
+    Some(match reason {
+        Reason::Unspecified => return None,
+        Reason::Required if field.ends_with("due_at") => t.refusal_due.to_owned(),
+        Reason::Required => t.refusal_required.to_owned(),
+        Reason::TooLong { max } => t.refusal_too_long.replace("{max}", &max.to_string()),
+        Reason::ControlCharacter => t.refusal_control.to_owned(),
+        Reason::NotAUrl => t.refusal_url.to_owned(),
+        Reason::NotADueMoment => t.refusal_due.to_owned(),
+        Reason::NotADate => t.refusal_date.to_owned(),
+        Reason::YearOutOfRange => t.refusal_year.to_owned(),
+        Reason::FireAfterDue => t.refusal_fire_after_due.to_owned(),
+        Reason::NotATimeZone => t.refusal_zone.to_owned(),
+        Reason::NotATimeOfDay => t.refusal_time.to_owned(),
+        Reason::NotALanguage => t.refusal_language.to_owned(),
+        Reason::NotAnAfterDue => t.refusal_after_due.to_owned(),
+        Reason::NotARememberChoice => t.refusal_remember.to_owned(),
+        Reason::RememberDayOutOfRange => t.refusal_remember_day.to_owned(),
+    })
+}
+
 impl From<CoreError> for Status {
     fn from(error: CoreError) -> Self {
-        match error {
-            CoreError::Invalid(violations) => {
-                let mut details = ErrorDetails::new();
-                for violation in violations.iter() {
-                    details.add_bad_request_violation(violation.field.clone(), violation.message.clone());
-                }
-                Status::with_error_details(Code::InvalidArgument, violations.to_string(), details)
-            }
-            CoreError::NotFound(message) => Status::not_found(message),
-            CoreError::FailedPrecondition(message) => Status::failed_precondition(message),
-            CoreError::PermissionDenied(message) => Status::permission_denied(message),
-            CoreError::Unauthenticated(message) => Status::unauthenticated(message),
-            CoreError::AlreadyExists(message) => Status::already_exists(message),
-            CoreError::Outdated(message) => Status::aborted(message),
-            CoreError::Store(error) => {
-                tracing::error!(%error, "storage failed");
-                Status::internal("core could not reach its storage; see core's log")
-            }
+        status(error, None)
+    }
+}
+
+/// The one translation into a status; with a locale, field violations
+/// carry their words in it too.
+fn status(error: CoreError, locale: Option<Locale>) -> Status {
+    match error {
+        CoreError::Invalid(violations) => {
+            let (lang, t) = match locale {
+                Some(Locale::Ru) => ("ru", Some(words::for_lang(Lang::Ru))),
+                Some(Locale::En) => ("en", Some(words::for_lang(Lang::En))),
+                None => ("en", None),
+            };
+            let field_violations: Vec<FieldViolation> = violations
+                .iter()
+                .map(|violation| FieldViolation {
+                    field: violation.field.clone(),
+                    description: violation.message.clone(),
+                    reason: violation.reason.code().to_owned(),
+                    localized_message: t
+                        .and_then(|t| reason_words(violation.reason, &violation.field, t))
+                        .map(|message| LocalizedMessage { locale: lang.to_owned(), message }),
+                })
+                .collect();
+            let details = ErrorDetails::with_bad_request(field_violations);
+            Status::with_error_details(Code::InvalidArgument, violations.to_string(), details)
+        }
+        CoreError::NotFound(message) => Status::not_found(message),
+        CoreError::FailedPrecondition(message) => Status::failed_precondition(message),
+        CoreError::PermissionDenied(message) => Status::permission_denied(message),
+        CoreError::Unauthenticated(message) => Status::unauthenticated(message),
+        CoreError::AlreadyExists(message) => Status::already_exists(message),
+        CoreError::Outdated(message) => Status::aborted(message),
+        CoreError::Store(error) => {
+            tracing::error!(%error, "storage failed");
+            Status::internal("core could not reach its storage; see core's log")
         }
     }
 }

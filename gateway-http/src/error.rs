@@ -34,6 +34,13 @@ pub(crate) struct Violation {
     /// The field, such as `due_at`.
     pub field: String,
     pub message: String,
+    /// Core's stable reason, such as `REQUIRED` or `FIRE_AFTER_DUE`, when it gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The reason in the person's words, for the web inbox; JSON keeps the
+    /// precise English message and the code.
+    #[serde(skip)]
+    pub localized: Option<String>,
 }
 
 impl Violation {
@@ -44,8 +51,8 @@ impl Violation {
             Some((number.parse::<usize>().ok()?, after.trim_start_matches('.')))
         });
         match indexed {
-            Some((index, field)) => Self { index: Some(index), field: field.to_owned(), message },
-            None => Self { index: None, field: path.to_owned(), message },
+            Some((index, field)) => Self { index: Some(index), field: field.to_owned(), message, code: None, localized: None },
+            None => Self { index: None, field: path.to_owned(), message, code: None, localized: None },
         }
     }
 }
@@ -70,7 +77,17 @@ impl ApiError {
                 let http = StatusCode::from_u16(http_status(code)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
                 let violations = status
                     .get_details_bad_request()
-                    .map(|details| details.field_violations.into_iter().map(|violation| Violation::at(&violation.field, violation.description)).collect())
+                    .map(|details| {
+                        details
+                            .field_violations
+                            .into_iter()
+                            .map(|violation| Violation {
+                                code: Some(violation.reason).filter(|reason| !reason.is_empty()),
+                                localized: violation.localized_message.map(|localized| localized.message),
+                                ..Violation::at(&violation.field, violation.description)
+                            })
+                            .collect()
+                    })
                     .unwrap_or_default();
                 Self { status: http, body: ErrorBody { error: message, violations } }
             }
@@ -176,8 +193,11 @@ mod tests {
 
     #[test]
     fn batch_paths_split_into_index_and_field() {
-        assert_eq!(Violation::at("events[3].due_at", "x".into()), Violation { index: Some(3), field: "due_at".into(), message: "x".into() });
-        assert_eq!(Violation::at("tz", "y".into()), Violation { index: None, field: "tz".into(), message: "y".into() });
+        assert_eq!(
+            Violation::at("events[3].due_at", "x".into()),
+            Violation { index: Some(3), field: "due_at".into(), message: "x".into(), code: None, localized: None }
+        );
+        assert_eq!(Violation::at("tz", "y".into()), Violation { index: None, field: "tz".into(), message: "y".into(), code: None, localized: None });
         assert_eq!(Violation::at("events[12]", "z".into()).index, Some(12));
     }
 }

@@ -9,7 +9,7 @@ use super::checkpoints::Ladder;
 use super::fields::{AfterDue, DeepLink, DoneLabel, Title, parse_subtitle, quoted};
 use super::state::{State, Timeline};
 use super::time::{DEFAULT_LEAD_DAYS, Due, format_date, local_time, parse_date};
-use super::violations::Violations;
+use super::violations::{Reason, Violations};
 
 /// An event's fields as they arrive, before validation.
 #[derive(Clone, Debug, Default)]
@@ -57,7 +57,7 @@ impl EventSpec {
         if let (Some(due), Some(fire)) = (&due, fire_at) {
             let due_day = due.at.written_day();
             if fire > due_day {
-                violations.add("fire_at", format!("fire_at {} is after the due day {}", format_date(fire), format_date(due_day)));
+                violations.refuse("fire_at", Reason::FireAfterDue, format!("fire_at {} is after the due day {}", format_date(fire), format_date(due_day)));
             }
         }
         let spec = match (title, due, after_due) {
@@ -211,7 +211,11 @@ impl RememberFor {
             day => match NaiveDate::parse_from_str(day, "%Y-%m-%d") {
                 Ok(day) => Some(Self::Day(day)),
                 Err(_) => {
-                    violations.add(field, format!("{field} {} is not one of next_checkpoint, tomorrow, next_week or a day YYYY-MM-DD", quoted(raw)));
+                    violations.refuse(
+                        field,
+                        Reason::NotARememberChoice,
+                        format!("{field} {} is not one of next_checkpoint, tomorrow, next_week or a day YYYY-MM-DD", quoted(raw)),
+                    );
                     None
                 }
             },

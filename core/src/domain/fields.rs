@@ -6,7 +6,7 @@ use std::fmt;
 use chrono::NaiveTime;
 use chrono_tz::Tz;
 
-use super::violations::Violations;
+use super::violations::{Reason, Violations};
 
 /// Counts characters, not bytes: limits are about what a person reads.
 fn char_count(text: &str) -> usize {
@@ -20,7 +20,11 @@ fn refuse_control(field: &str, text: &str, violations: &mut Violations) -> bool 
     match text.chars().position(|c| c.is_ascii_control() && c != '\t') {
         Some(position) => {
             let found = text.chars().nth(position).map_or(0, u32::from);
-            violations.add(field, format!("{field} contains the control character U+{found:04X} at position {}; only tab is allowed", position + 1));
+            violations.refuse(
+                field,
+                Reason::ControlCharacter,
+                format!("{field} contains the control character U+{found:04X} at position {}; only tab is allowed", position + 1),
+            );
             true
         }
         None => false,
@@ -34,10 +38,10 @@ fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations
     if refuse_control(field, text, violations) {
         None
     } else if count == 0 {
-        violations.add(field, format!("{field} is required and may not be blank"));
+        violations.refuse(field, Reason::Required, format!("{field} is required and may not be blank"));
         None
     } else if count > max {
-        violations.add(field, format!("{field} is {count} characters long; at most {max} are allowed"));
+        violations.refuse(field, Reason::TooLong { max }, format!("{field} is {count} characters long; at most {max} are allowed"));
         None
     } else {
         Some(text.to_owned())
@@ -53,7 +57,7 @@ fn optional_text(field: &str, raw: Option<&str>, max: usize, violations: &mut Vi
         return None;
     }
     if count > max {
-        violations.add(field, format!("{field} is {count} characters long; at most {max} are allowed"));
+        violations.refuse(field, Reason::TooLong { max }, format!("{field} is {count} characters long; at most {max} are allowed"));
         return None;
     }
     Some(text.to_owned())
@@ -155,7 +159,7 @@ impl DeepLink {
         let text = raw.map(str::trim).filter(|text| !text.is_empty())?;
         let count = char_count(text);
         if count > 2048 {
-            violations.add(field, format!("{field} is {count} characters long; at most 2048 are allowed"));
+            violations.refuse(field, Reason::TooLong { max: 2048 }, format!("{field} is {count} characters long; at most 2048 are allowed"));
             return None;
         }
         if refuse_control(field, text, violations) {
@@ -175,7 +179,11 @@ impl DeepLink {
                 && url.password().is_none()
         });
         if parsed.is_none() || text.chars().any(char::is_whitespace) {
-            violations.add(field, format!("{field} {} must be an absolute http or https URL with a host and no user name or password", quoted(text)));
+            violations.refuse(
+                field,
+                Reason::NotAUrl,
+                format!("{field} {} must be an absolute http or https URL with a host and no user name or password", quoted(text)),
+            );
             return None;
         }
         Some(Self(text.to_owned()))
@@ -211,10 +219,10 @@ fn key_part(field: &str, raw: &str, max: usize, required: bool, violations: &mut
     if refuse_control(field, raw, violations) {
         None
     } else if required && count == 0 {
-        violations.add(field, format!("{field} is required"));
+        violations.refuse(field, Reason::Required, format!("{field} is required"));
         None
     } else if count > max {
-        violations.add(field, format!("{field} is {count} characters long; at most {max} are allowed"));
+        violations.refuse(field, Reason::TooLong { max }, format!("{field} is {count} characters long; at most {max} are allowed"));
         None
     } else if raw.trim() != raw {
         violations.add(field, format!("{field} {} has leading or trailing spaces", quoted(raw)));
@@ -283,7 +291,7 @@ impl AfterDue {
             None | Some("") | Some("keep") => Some(Self::Keep),
             Some("expire") => Some(Self::Expire),
             Some(other) => {
-                violations.add(field, format!("{field} {} must be keep or expire", quoted(other)));
+                violations.refuse(field, Reason::NotAnAfterDue, format!("{field} {} must be keep or expire", quoted(other)));
                 None
             }
         }
@@ -312,7 +320,7 @@ impl Locale {
     pub(crate) fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         let parsed = Self::from_name(raw);
         if parsed.is_none() {
-            violations.add(field, format!("{field} {} must be en or ru", quoted(raw.trim())));
+            violations.refuse(field, Reason::NotALanguage, format!("{field} {} must be en or ru", quoted(raw.trim())));
         }
         parsed
     }
@@ -372,7 +380,11 @@ impl Locale {
 pub fn parse_time_zone(field: &str, raw: &str, violations: &mut Violations) -> Option<Tz> {
     let zone = zone_named(raw.trim());
     if zone.is_none() {
-        violations.add(field, format!("{field} {} is not a time zone: give an IANA name such as Europe/Berlin, or a city such as Tokyo", quoted(raw)));
+        violations.refuse(
+            field,
+            Reason::NotATimeZone,
+            format!("{field} {} is not a time zone: give an IANA name such as Europe/Berlin, or a city such as Tokyo", quoted(raw)),
+        );
     }
     zone
 }
@@ -408,7 +420,7 @@ pub fn parse_clock_time(field: &str, raw: &str, violations: &mut Violations) -> 
     let shaped = bytes.len() == 5 && bytes[2] == b':' && [0, 1, 3, 4].iter().all(|&index| bytes[index].is_ascii_digit());
     let time = shaped.then(|| NaiveTime::parse_from_str(text, "%H:%M").ok()).flatten();
     if time.is_none() {
-        violations.add(field, format!("{field} {} must be a time of day as HH:MM, such as 22:00", quoted(raw)));
+        violations.refuse(field, Reason::NotATimeOfDay, format!("{field} {} must be a time of day as HH:MM, such as 22:00", quoted(raw)));
     }
     time
 }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Datelike, Days, FixedOffset, LocalResult, NaiveDate, Naiv
 use chrono_tz::Tz;
 
 use super::fields::quoted;
-use super::violations::Violations;
+use super::violations::{Reason, Violations};
 
 /// Days between the default start of preparation and the due day.
 pub(crate) const DEFAULT_LEAD_DAYS: u64 = 30;
@@ -130,18 +130,18 @@ impl Due {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         let text = raw.trim();
         if text.is_empty() {
-            violations.add(field, format!("{field} is required: {FORMS}"));
+            violations.refuse(field, Reason::Required, format!("{field} is required: {FORMS}"));
             return None;
         }
         let at = match parse_due_text(text) {
             Ok(at) => at,
             Err(problem) => {
-                violations.add(field, format!("{field} {} {problem}", quoted(text)));
+                violations.refuse(field, Reason::NotADueMoment, format!("{field} {} {problem}", quoted(text)));
                 return None;
             }
         };
         if !year_in_range(at.written_day()) {
-            violations.add(field, format!("{field} {} is outside the years 2000 to 2199", quoted(text)));
+            violations.refuse(field, Reason::YearOutOfRange, format!("{field} {} is outside the years 2000 to 2199", quoted(text)));
             return None;
         }
         Some(Self { at, text: text.to_owned() })
@@ -233,15 +233,15 @@ pub fn parse_date(field: &str, raw: &str, violations: &mut Violations) -> Option
     match parse_date_text(text) {
         Ok(date) if year_in_range(date) => Some(date),
         Ok(_) => {
-            violations.add(field, format!("{field} {} is outside the years 2000 to 2199", quoted(text)));
+            violations.refuse(field, Reason::YearOutOfRange, format!("{field} {} is outside the years 2000 to 2199", quoted(text)));
             None
         }
         Err(Some(problem)) => {
-            violations.add(field, format!("{field} {} {problem}", quoted(text)));
+            violations.refuse(field, Reason::NotADate, format!("{field} {} {problem}", quoted(text)));
             None
         }
         Err(None) => {
-            violations.add(field, format!("{field} {} must be a date as YYYY-MM-DD", quoted(text)));
+            violations.refuse(field, Reason::NotADate, format!("{field} {} must be a date as YYYY-MM-DD", quoted(text)));
             None
         }
     }

@@ -8,6 +8,56 @@ use std::fmt;
 pub struct FieldViolation {
     pub field: String,
     pub(crate) message: String,
+    pub(crate) reason: Reason,
+}
+
+/// Why a field was refused: a stable code for programs, which the gRPC edge
+/// also puts in the person's words. The English message stays precise for
+/// programs and logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// No stable code: the English message says it all.
+    Unspecified,
+    Required,
+    TooLong {
+        max: usize,
+    },
+    ControlCharacter,
+    NotAUrl,
+    NotADueMoment,
+    NotADate,
+    YearOutOfRange,
+    FireAfterDue,
+    NotATimeZone,
+    NotATimeOfDay,
+    NotALanguage,
+    NotAnAfterDue,
+    NotARememberChoice,
+    RememberDayOutOfRange,
+}
+
+impl Reason {
+    /// The code, SCREAMING_SNAKE_CASE as `google.rpc.BadRequest` has it;
+    /// empty when there is none.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Unspecified => "",
+            Self::Required => "REQUIRED",
+            Self::TooLong { .. } => "TOO_LONG",
+            Self::ControlCharacter => "CONTROL_CHARACTER",
+            Self::NotAUrl => "NOT_A_URL",
+            Self::NotADueMoment => "NOT_A_DUE_MOMENT",
+            Self::NotADate => "NOT_A_DATE",
+            Self::YearOutOfRange => "YEAR_OUT_OF_RANGE",
+            Self::FireAfterDue => "FIRE_AFTER_DUE",
+            Self::NotATimeZone => "NOT_A_TIME_ZONE",
+            Self::NotATimeOfDay => "NOT_A_TIME_OF_DAY",
+            Self::NotALanguage => "NOT_A_LANGUAGE",
+            Self::NotAnAfterDue => "NOT_AN_AFTER_DUE",
+            Self::NotARememberChoice => "NOT_A_REMEMBER_CHOICE",
+            Self::RememberDayOutOfRange => "REMEMBER_DAY_OUT_OF_RANGE",
+        }
+    }
 }
 
 /// Every violation found in one request, in the order they were found.
@@ -16,7 +66,12 @@ pub struct Violations(Vec<FieldViolation>);
 
 impl Violations {
     pub(crate) fn add(&mut self, field: &str, message: impl Into<String>) {
-        self.0.push(FieldViolation { field: field.to_owned(), message: message.into() });
+        self.refuse(field, Reason::Unspecified, message);
+    }
+
+    /// A violation with its stable reason.
+    pub(crate) fn refuse(&mut self, field: &str, reason: Reason, message: impl Into<String>) {
+        self.0.push(FieldViolation { field: field.to_owned(), message: message.into(), reason });
     }
 
     /// Adds `other`'s violations with their fields put under `prefix`
@@ -25,7 +80,7 @@ impl Violations {
         for violation in other.0 {
             let field = format!("{prefix}.{}", violation.field);
             let message = format!("{prefix}: {}", violation.message);
-            self.0.push(FieldViolation { field, message });
+            self.0.push(FieldViolation { field, message, reason: violation.reason });
         }
     }
 

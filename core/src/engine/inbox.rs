@@ -162,7 +162,7 @@ impl Engine {
             return Ok(record);
         }
         let ladder = record.ladder();
-        let wake = remember.wake(&ladder, now).map_err(|problem| CoreError::invalid("until", problem))?;
+        let wake = remember.wake(&ladder, now).map_err(|problem| CoreError::invalid_because("until", Reason::RememberDayOutOfRange, problem))?;
         let lifecycle = event::mark_ack(record.lifecycle, &ladder, now, wake);
         let reminders = record.reminders.remembered(wake);
         if lifecycle == record.lifecycle && reminders == record.reminders {

@@ -37,7 +37,7 @@ use crate::domain::event::{self, EventSpec, Existing, Lifecycle, Outcome, RawFie
 use crate::domain::fields::{DeepLink, Locale, Login, SourceName, SourceRef, Topic, parse_clock_time, parse_time_zone, quoted};
 use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
 use crate::domain::state::State;
-use crate::domain::violations::Violations;
+use crate::domain::violations::{Reason, Violations};
 use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner, revision_of};
 use crate::storage::channels::{self, ChannelRecord, NewDelivery};

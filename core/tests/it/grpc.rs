@@ -305,6 +305,27 @@ async fn lists_narrow_by_text_and_source(backend: Backend) {
     core.stop().await;
 }
 
+async fn refusals_carry_a_reason_and_the_persons_words(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let first = |status: tonic::Status| status.get_details_bad_request().expect("field violations").field_violations.remove(0);
+    let missing = first(core.inbox_as("anna").create_event(fields("Visa", "")).await.unwrap_err());
+    assert_eq!((missing.field.as_str(), missing.reason.as_str()), ("due_at", "REQUIRED"));
+    assert!(missing.description.starts_with("due_at is required"), "the English stays precise: {}", missing.description);
+    let words = missing.localized_message.expect("the person's words");
+    assert_eq!((words.locale.as_str(), words.message.as_str()), ("en", "Pick a due date, and a time if you like."));
+
+    let mut bob = core.inbox_as("bob");
+    bob.update_profile(UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() }).await.unwrap();
+    let zone = first(bob.update_profile(UpdateProfileRequest { tz: Some("Mars/Base".into()), ..Default::default() }).await.unwrap_err());
+    assert_eq!(zone.reason, "NOT_A_TIME_ZONE");
+    let words = zone.localized_message.expect("the person's words");
+    assert_eq!((words.locale.as_str(), words.message.as_str()), ("ru", "Выберите часовой пояс из списка или введите город."));
+    // A refusal with no stable reason keeps its English alone.
+    let cursor = first(bob.list_events(ListEventsRequest { after: Some("nonsense".into()), ..active() }).await.unwrap_err());
+    assert!(cursor.reason.is_empty() && cursor.localized_message.is_none(), "{cursor:?}");
+    core.stop().await;
+}
+
 async fn reflection_and_health_answer(backend: Backend) {
     use tonic_reflection::pb::v1::ServerReflectionRequest;
     use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
@@ -504,5 +525,6 @@ hado_core::on_both_backends!(
     upsert_semantics_seen_from_outside,
     remember_until_a_morning_passes_over_checkpoints_then_reminds,
     lists_narrow_by_text_and_source,
+    refusals_carry_a_reason_and_the_persons_words,
     reflection_and_health_answer,
 );

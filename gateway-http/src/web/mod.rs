@@ -121,7 +121,8 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
     if error.body.violations.is_empty() {
         return (HashMap::new(), error.body.error);
     }
-    (error.body.violations.into_iter().map(|violation| (violation.field, violation.message)).collect(), String::new())
+    let words = |violation: crate::error::Violation| violation.localized.unwrap_or(violation.message);
+    (error.body.violations.into_iter().map(|violation| (violation.field.clone(), words(violation))).collect(), String::new())
 }
 
 /// The signed-in person of a page, with their profile and an Inbox client.

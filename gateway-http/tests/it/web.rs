@@ -252,7 +252,7 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(page.contains(r#"<option value="UTC" label="UTC (UTC+00:00)">"#) && !page.contains(r#"value="US/Eastern""#) && !page.contains(r#"value="Japan""#));
     let (status, _, page) = stack.post("/settings", &[("tz", "Mars/Base"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(page.contains("is not a time zone: give an IANA name") && page.contains(r#"value="Mars/Base""#), "{page}");
+    assert!(page.contains("Pick a time zone from the list, or type a city.") && page.contains(r#"value="Mars/Base""#), "in plain words: {page}");
     // A city is as good as the zone's name.
     let (status, _, _) = stack.post("/settings", &[("tz", "tokyo"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
@@ -506,8 +506,38 @@ async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
     stack.stop().await;
 }
 
+async fn refusals_speak_the_persons_language(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    stack.core.inbox_as("anna").update_profile(v1::UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() }).await.unwrap();
+    // The form says what is wrong in Russian, in plain words.
+    let (status, _, page) = stack.post("/events", &[("title", "Зубной"), ("due_date", "2026-12-20"), ("fire_date", "2026-12-25")]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains("Подготовка не может начаться после дня срока."), "{page}");
+    let (_, _, page) = stack.post("/events", &[("title", "Зубной")]).await;
+    assert!(page.contains("Выберите дату срока, а если нужно, и время."), "{page}");
+    // Programs keep the precise English, with the code.
+    let refused = stack
+        .client
+        .post(format!("{}/me/events", stack.base))
+        .header("content-type", "application/json")
+        .header("sec-fetch-site", "same-origin")
+        .body(r#"{"title": "Зубной", "due_at": "2026-12-20", "fire_at": "2026-12-25"}"#)
+        .send()
+        .await
+        .unwrap();
+    let body: serde_json::Value = refused.json().await.unwrap();
+    let violation = &body["violations"][0];
+    assert_eq!(
+        (violation["code"].as_str(), violation["message"].as_str()),
+        (Some("FIRE_AFTER_DUE"), Some("fire_at 2026-12-25 is after the due day 2026-12-20")),
+        "{body}"
+    );
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
     the_web_inbox_works_without_javascript,
+    refusals_speak_the_persons_language,
     the_inbox_and_archive_find_by_text_source_and_state,
     action_links_confirm_then_act_and_refuse_what_is_not_valid,
     reminders_go_to_a_webhook_set_up_in_settings,
