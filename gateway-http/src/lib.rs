@@ -185,6 +185,9 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
         .route("/up", get(health::up))
         .fallback(web::not_found)
+        // Pages, lists and the static files go gzipped to a client that
+        // takes it (tower-http leaves small replies and images alone).
+        .layer(tower_http::compression::CompressionLayer::new())
         .layer(axum::middleware::from_fn(metrics::record))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         // Outermost: a foreign Host is refused before anything else runs.

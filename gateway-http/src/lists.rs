@@ -80,7 +80,8 @@ where
         }
         Some((Ok(Bytes::from(piece)), writer))
     });
-    let mut response = Body::from_stream(pieces).into_response();
+    // Fused: a layer over the body (compression) may ask again after the end.
+    let mut response = Body::from_stream(futures::StreamExt::fuse(pieces)).into_response();
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }

@@ -506,6 +506,34 @@ async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
     stack.stop().await;
 }
 
+async fn pages_go_compressed_and_static_files_keep_a_year(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    for event in 0..40 {
+        let fields = v1::EventFields { title: format!("Event {event}"), due_at: "2026-12-20".into(), ..Default::default() };
+        stack.core.inbox_as("anna").create_event(fields).await.unwrap();
+    }
+    let page = stack.client.get(format!("{}/", stack.base)).header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(page.headers().get("content-encoding").map(|value| value.to_str().unwrap()), Some("gzip"));
+    // A streamed list goes compressed to its end too.
+    let list = stack.client.get(format!("{}/me/events", stack.base)).header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(list.headers().get("content-encoding").map(|value| value.to_str().unwrap()), Some("gzip"));
+    let bytes = list.bytes().await.expect("the whole compressed list arrives");
+    assert!(bytes.len() > 20 && bytes.starts_with(&[0x1f, 0x8b]), "a gzip stream");
+    // The page names its static files by this build's fingerprint; by it they keep a year.
+    let (_, html) = stack.get("/").await;
+    let version = html.split("/static/hado.css?v=").nth(1).and_then(|rest| rest.split('"').next()).expect("a fingerprinted stylesheet").to_owned();
+    assert!(html.contains(&format!(r#"<script src="/static/hado.js?v={version}" defer></script>"#)) && html.contains(r#"<link rel="icon" href="data:,">"#));
+    let cache = |path: String| {
+        let client = stack.client.clone();
+        async move { client.get(path).send().await.unwrap().headers()["cache-control"].to_str().unwrap().to_owned() }
+    };
+    assert_eq!(cache(format!("{}/static/hado.css?v={version}", stack.base)).await, "public, max-age=31536000, immutable");
+    assert_eq!(cache(format!("{}/static/hado.js?v={version}", stack.base)).await, "public, max-age=31536000, immutable");
+    assert_eq!(cache(format!("{}/static/hado.css", stack.base)).await, "public, max-age=3600", "an address without this build's fingerprint is kept an hour");
+    assert_eq!(cache(format!("{}/static/hado.css?v=old", stack.base)).await, "public, max-age=3600");
+    stack.stop().await;
+}
+
 async fn refusals_speak_the_persons_language(backend: Backend) {
     let stack = Stack::start(&backend).await;
     stack.core.inbox_as("anna").update_profile(v1::UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() }).await.unwrap();
@@ -538,6 +566,7 @@ async fn refusals_speak_the_persons_language(backend: Backend) {
 hado_core::on_both_backends!(
     the_web_inbox_works_without_javascript,
     refusals_speak_the_persons_language,
+    pages_go_compressed_and_static_files_keep_a_year,
     the_inbox_and_archive_find_by_text_source_and_state,
     action_links_confirm_then_act_and_refuse_what_is_not_valid,
     reminders_go_to_a_webhook_set_up_in_settings,
