@@ -129,9 +129,9 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(!stack.get("/").await.1.contains("quiet until"), "no longer quiet");
     stack.post(&format!("/events/{dentist}/ack"), &[]).await;
     assert!(stack.get("/").await.1.contains("quiet until"));
-    // Remember, with a choice: the card offers tomorrow, next week or a day
-    // (from tomorrow on), and says until when in words.
-    let (_, page) = stack.get("/").await;
+    // Remember, with a choice: the event's page offers tomorrow, next week or
+    // a day (from tomorrow on); the card says until when in words.
+    let (_, page) = stack.get(&format!("/events/{dentist}")).await;
     assert!(page.contains(r#"<button name="until" value="next_week" aria-label="Until next week: Dentist">Until next week</button>"#), "{page}");
     assert!(page.contains(r#"<input type="date" name="until" min="2026-12-13" required>"#), "{page}");
     let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[("until", "next_week")]).await;
