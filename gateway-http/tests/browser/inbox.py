@@ -5,6 +5,9 @@ token through the confirmation dialog, take the browser's time zone, switch
 the language, and dark mode. Saves a
 screenshot after each step.
 
+At every step axe-core (the file HADO_AXE names, when set) audits the page
+as it stands: any violation, of any impact, fails the run.
+
 Usage: inbox.py BASE_URL SCREENSHOT_DIR. Exits non-zero on the first thing
 that is not as it should be, saying what.
 """
@@ -25,6 +28,8 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE, SHOTS = sys.argv[1], sys.argv[2]
 os.makedirs(SHOTS, exist_ok=True)
+AXE = open(os.environ["HADO_AXE"], encoding="utf-8").read() if os.environ.get("HADO_AXE") else None
+audited = 0
 
 
 def check(condition, what):
@@ -41,10 +46,27 @@ driver.implicitly_wait(5)
 step = 0
 
 
+def audit(name):
+    """axe-core on the page as it stands: every violation, whatever its impact."""
+    global audited
+    if AXE is None:
+        return
+    driver.execute_script(AXE)
+    found = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']})"
+        ".then((result) => done(result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)))"
+        ".catch((error) => done([`axe failed: ${error}`]));"
+    )
+    check(not found, f"axe-core finds violations on {name}: {found}")
+    audited += 1
+
+
 def shot(name):
     global step
     step += 1
     driver.save_screenshot(os.path.join(SHOTS, f"{step:02d}-{name}.png"))
+    audit(name)
 
 
 def body():
@@ -168,6 +190,6 @@ try:
     background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
     check(background == "rgb(22, 22, 26)", f"the page is dark when the system is, not {background}")
     shot("dark-archive")
-    print(f"browser: {step} screenshots in {SHOTS}; add, remember, shortcuts, done, archive, dialog, zone, language, a 320 px screen and dark mode all as expected")
+    print(f"browser: {step} screenshots in {SHOTS}, {audited} pages audited by axe-core; add, remember, shortcuts, done, archive, dialog, zone, language, a 320 px screen and dark mode all as expected")
 finally:
     driver.quit()

@@ -1,7 +1,7 @@
 //! The web inbox in a real browser: Debian's headless Chromium driven over
 //! WebDriver (chromedriver, with the Selenium client from PyPI) through
-//! `tests/browser/inbox.py`. Screenshots of each step are kept in
-//! `target/test-artifacts/browser/<backend>/`.
+//! `tests/browser/inbox.py`, with axe-core auditing every step. Screenshots
+//! of each step are kept in `target/test-artifacts/browser/<backend>/`.
 
 use crate::common;
 
@@ -39,6 +39,9 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     config.local_user = Some("anna".into());
     let gateway = Gateway::start(config).await;
 
+    // axe-core audits each step when it is installed (CI installs it).
+    let axe = std::env::var("HADO_AXE").is_ok_and(|path| Path::new(&path).exists());
+    testing::tool_available("the axe-core audit in the browser test", axe, "npm install axe-core@4 and HADO_AXE set to its axe.min.js");
     let shots = artifacts(&backend);
     let _ = std::fs::remove_dir_all(&shots);
     let output = tokio::process::Command::new("python3").arg(SCRIPT).arg(&gateway.base).arg(&shots).output().await.expect("python3 runs");
@@ -47,6 +50,8 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     assert!(report.contains("all as expected"), "{report}");
     let saved = std::fs::read_dir(&shots).unwrap().count();
     assert!(saved >= 6, "a screenshot per step, found {saved}");
+    let audited: usize = report.split(" pages audited").next().and_then(|before| before.rsplit(' ').next()).and_then(|count| count.parse().ok()).unwrap_or(0);
+    assert!(!axe || audited == saved, "axe-core audited {audited} of {saved} steps: {report}");
 
     gateway.stop().await;
     core.stop().await;
