@@ -10,6 +10,8 @@ pub(super) struct Section<'a> {
     pub state: &'static str,
     pub heading: &'static str,
     pub cards: &'a [Card],
+    /// The link to the whole group, when the page shows only its nearest.
+    pub more: Option<&'static str>,
 }
 
 #[derive(Template)]
@@ -18,7 +20,8 @@ struct InboxPage {
     t: &'static Words,
     nav: Option<Nav>,
     groups: Groups,
-    more_scheduled: bool,
+    /// The groups the page shows only the nearest of.
+    cut: Vec<EventState>,
     feedback: Option<Feedback>,
     finder: Finder,
     /// Every scheduled event was asked for (`?all=scheduled`).
@@ -122,11 +125,22 @@ impl InboxPage {
 
     fn sections(&self) -> Vec<Section<'_>> {
         let (t, groups) = (self.t, &self.groups);
+        let more = |state: EventState, words: &'static str| self.cut.contains(&state).then_some(words);
         vec![
-            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today },
-            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue },
-            Section { state: EventState::Preparing.as_str(), heading: t.preparing, cards: &groups.preparing },
-            Section { state: EventState::Scheduled.as_str(), heading: t.scheduled, cards: &groups.scheduled },
+            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: None },
+            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: None },
+            Section {
+                state: EventState::Preparing.as_str(),
+                heading: t.preparing,
+                cards: &groups.preparing,
+                more: more(EventState::Preparing, t.show_all_preparing),
+            },
+            Section {
+                state: EventState::Scheduled.as_str(),
+                heading: t.scheduled,
+                cards: &groups.scheduled,
+                more: more(EventState::Scheduled, t.show_all_scheduled),
+            },
         ]
     }
 }
@@ -140,9 +154,17 @@ struct ArchivePage {
     finder: Finder,
 }
 
-/// How many scheduled events the inbox shows before "show all": the
-/// page's cost follows what needs attention soon, not everything stored.
-pub(super) const SCHEDULED_SHOWN: u32 = 50;
+/// How many events of a group the inbox shows before "show all": today's
+/// and overdue ones always all, the nearest 100 in preparation and 50
+/// scheduled. The page's cost follows what needs attention soon, not
+/// everything stored.
+fn shown(group: EventState) -> Option<u32> {
+    match group {
+        EventState::Preparing => Some(100),
+        EventState::Scheduled => Some(50),
+        _ => None,
+    }
+}
 
 #[derive(serde::Deserialize)]
 pub(crate) struct InboxQuery {
@@ -187,21 +209,29 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
 }
 
 pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
-    // A search reads every match; otherwise the far-off scheduled events wait behind a link.
-    let show_all = query.all.is_some() || query.list.narrowed();
+    // A search reads every match; otherwise the farther events of a large
+    // group wait behind a link to all of them.
     let only = query.list.state.as_deref().filter(|state| !state.is_empty());
     let mut events = Vec::new();
-    let mut more_scheduled = false;
+    let mut cut = Vec::new();
     for group in EventState::ACTIVE.into_iter().filter(|group| only.is_none_or(|only| only == group.as_str())) {
-        let limit = (group == EventState::Scheduled && !show_all).then_some(SCHEDULED_SHOWN + 1);
-        let request =
-            v1::ListEventsRequest { state: Some(group.as_str().into()), limit, text: query.list.text(), source: query.list.source(), ..Default::default() };
+        let whole = query.list.narrowed() || query.all.as_deref() == Some(group.as_str());
+        let shown = shown(group).filter(|_| !whole);
+        let request = v1::ListEventsRequest {
+            state: Some(group.as_str().into()),
+            limit: shown.map(|shown| shown + 1),
+            text: query.list.text(),
+            source: query.list.source(),
+            ..Default::default()
+        };
         match session.inbox.list_events(request).await {
             Ok(list) => {
                 let mut list = list.into_inner().events;
-                if limit.is_some() && list.len() > SCHEDULED_SHOWN as usize {
-                    list.truncate(SCHEDULED_SHOWN as usize);
-                    more_scheduled = true;
+                if let Some(shown) = shown.map(|shown| shown as usize)
+                    && list.len() > shown
+                {
+                    list.truncate(shown);
+                    cut.push(group);
                 }
                 events.extend(list);
             }
@@ -212,7 +242,8 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
     let feedback = feedback(&mut session, &query).await;
     let nav = session.nav("inbox");
     let finder = Finder::new(session.t, "/", &query.list, true, &events);
-    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, more_scheduled, feedback, finder, show_all: query.all.is_some() })
+    let show_all = query.all.as_deref() == Some(EventState::Scheduled.as_str());
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, cut, feedback, finder, show_all })
 }
 
 pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session, Query(query): Query<ListQuery>) -> Response {

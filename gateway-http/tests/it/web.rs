@@ -237,6 +237,16 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(page.contains(r#"<a href="/?all=scheduled#scheduled">Show every scheduled event</a>"#));
     let (_, page) = stack.get("/?all=scheduled").await;
     assert_eq!(page.matches(">Someday").count(), 55);
+    // A large preparation group shows its nearest 100 and links to the rest.
+    for index in 0..105 {
+        let fields = v1::EventFields { title: format!("Soon {index:03}"), due_at: "2026-12-30".into(), ..Default::default() };
+        stack.core.inbox_as("anna").create_event(fields).await.unwrap();
+    }
+    let (_, page) = stack.get("/").await;
+    assert_eq!(page.matches(">Soon").count(), 100);
+    assert!(page.contains(r#"<a href="/?all=preparing#preparing">Show every event in preparation</a>"#), "{page}");
+    assert_eq!(stack.get("/?all=preparing").await.1.matches(">Soon").count(), 105);
+    assert_eq!(stack.get("/?q=soon").await.1.matches(">Soon").count(), 105, "a search shows every match");
     let response = stack.client.get(format!("{}/me/events?limit=3", stack.base)).send().await.unwrap();
     assert_eq!(response.json::<serde_json::Value>().await.unwrap()["events"].as_array().unwrap().len(), 3);
     let response = stack.client.get(format!("{}/me/events?limit=-3", stack.base)).send().await.unwrap();
