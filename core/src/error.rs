@@ -18,6 +18,10 @@ pub enum CoreError {
     Invalid(Violations),
     #[error("{0}")]
     NotFound(String),
+    /// One of the person's events that is not there (or is another
+    /// person's): `EVENT_NOT_FOUND` in `ErrorInfo`.
+    #[error("event {0} not found")]
+    EventNotFound(i64),
     /// The caller may see the thing but not change it this way.
     #[error("{0}")]
     FailedPrecondition(String),
@@ -55,7 +59,7 @@ impl CoreError {
     }
 
     pub(crate) fn event_not_found(id: i64) -> Self {
-        Self::NotFound(format!("event {id} not found"))
+        Self::EventNotFound(id)
     }
 }
 
@@ -88,16 +92,28 @@ impl From<CoreError> for Status {
     }
 }
 
-/// The one translation into a status; with a locale, field violations
-/// carry their words in it too.
+/// The person's language's code and words, when it is known.
+fn language(locale: Option<Locale>) -> (&'static str, Option<&'static Words>) {
+    match locale {
+        Some(Locale::Ru) => ("ru", Some(words::for_lang(Lang::Ru))),
+        Some(Locale::En) => ("en", Some(words::for_lang(Lang::En))),
+        None => ("en", None),
+    }
+}
+
+/// The one translation into a status; with a locale, the reasons that have
+/// words carry them in it too.
 fn status(error: CoreError, locale: Option<Locale>) -> Status {
     match error {
+        CoreError::EventNotFound(id) => {
+            let mut details = ErrorDetails::with_error_info("EVENT_NOT_FOUND", "hado", [("id".to_owned(), id.to_string())]);
+            if let (lang, Some(t)) = language(locale) {
+                details.set_localized_message(lang, t.event_not_found);
+            }
+            Status::with_error_details(Code::NotFound, format!("event {id} not found"), details)
+        }
         CoreError::Invalid(violations) => {
-            let (lang, t) = match locale {
-                Some(Locale::Ru) => ("ru", Some(words::for_lang(Lang::Ru))),
-                Some(Locale::En) => ("en", Some(words::for_lang(Lang::En))),
-                None => ("en", None),
-            };
+            let (lang, t) = language(locale);
             let field_violations: Vec<FieldViolation> = violations
                 .iter()
                 .map(|violation| FieldViolation {

@@ -320,6 +320,11 @@ async fn refusals_carry_a_reason_and_the_persons_words(backend: Backend) {
     assert_eq!(zone.reason, "NOT_A_TIME_ZONE");
     let words = zone.localized_message.expect("the person's words");
     assert_eq!((words.locale.as_str(), words.message.as_str()), ("ru", "Выберите часовой пояс из списка или введите город."));
+    // An event that is not the person's: EVENT_NOT_FOUND, and their words.
+    let missing = bob.get_event(EventId { id: 9999 }).await.unwrap_err();
+    assert_eq!((missing.code(), missing.message()), (Code::NotFound, "event 9999 not found"));
+    assert_eq!(missing.get_details_error_info().map(|info| info.reason), Some("EVENT_NOT_FOUND".to_owned()));
+    assert_eq!(missing.get_details_localized_message().map(|words| words.message), Some("Этого события нет в вашем инбоксе.".to_owned()));
     // A refusal with no stable reason keeps its English alone.
     let cursor = first(bob.list_events(ListEventsRequest { after: Some("nonsense".into()), ..active() }).await.unwrap_err());
     assert!(cursor.reason.is_empty() && cursor.localized_message.is_none(), "{cursor:?}");

@@ -42,6 +42,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use tonic::Code;
+use tonic_types::StatusExt;
 
 use hado_proto::state::EventState;
 use hado_proto::v1;
@@ -110,7 +111,9 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
         }
         failure => {
             let error = ApiError::from_core(&state.core, status);
-            render(error.status, MessagePage { t, nav: None, message: failure.message().to_owned(), second: String::new(), second_words: None })
+            // Core's words for the person when it gave them, else its message.
+            let message = status.get_details_localized_message().map_or_else(|| failure.message().to_owned(), |localized| localized.message);
+            render(error.status, MessagePage { t, nav: None, message, second: String::new(), second_words: None })
         }
     }
 }

@@ -553,6 +553,10 @@ async fn refusals_speak_the_persons_language(backend: Backend) {
     assert!(page.contains("Подготовка не может начаться после дня срока."), "{page}");
     let (_, _, page) = stack.post("/events", &[("title", "Зубной")]).await;
     assert!(page.contains("Выберите дату срока, а если нужно, и время."), "{page}");
+    // An event that is not there is said in Russian too.
+    let (status, page) = stack.get("/events/9999").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(page.contains("Этого события нет в вашем инбоксе.") && !page.contains("event 9999 not found"), "{page}");
     // Programs keep the precise English, with the code.
     let refused = stack
         .client
