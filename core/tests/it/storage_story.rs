@@ -147,9 +147,9 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
 
     // Another user sees "not found", never the event.
     let bob = engine.user_for_login("bob").await.unwrap();
-    assert!(matches!(engine.get_event(&bob, created.id).await, Err(CoreError::NotFound(_))));
-    assert!(matches!(engine.mark_done(&bob, created.id).await, Err(CoreError::NotFound(_))));
-    assert!(matches!(engine.delete_manual(&bob, created.id).await, Err(CoreError::NotFound(_))));
+    assert!(matches!(engine.get_event(&bob, created.id).await, Err(CoreError::EventNotFound(id)) if id == created.id));
+    assert!(matches!(engine.mark_done(&bob, created.id).await, Err(CoreError::EventNotFound(id)) if id == created.id));
+    assert!(matches!(engine.delete_manual(&bob, created.id).await, Err(CoreError::EventNotFound(id)) if id == created.id));
 
     // Remember quiets until the next checkpoint: D−7, Dec 3rd at 08:00 Berlin time.
     let acked = engine.mark_ack(&anna, created.id, RememberFor::NextCheckpoint).await.unwrap();
@@ -193,8 +193,8 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     // Delete is a withdrawal of the user's own event.
     assert_eq!(engine.delete_manual(&moved, evening.id).await.unwrap(), evening.id);
     assert_eq!(engine.get_event(&moved, evening.id).await.unwrap().lifecycle.state, State::Withdrawn);
-    assert!(matches!(engine.mark_done(&moved, evening.id).await, Err(CoreError::NotFound(_))));
-    assert!(matches!(engine.delete_manual(&moved, evening.id).await, Err(CoreError::NotFound(_))));
+    assert!(matches!(engine.mark_done(&moved, evening.id).await, Err(CoreError::EventNotFound(id)) if id == evening.id));
+    assert!(matches!(engine.delete_manual(&moved, evening.id).await, Err(CoreError::EventNotFound(id)) if id == evening.id));
 
     // One agent token per user: re-issuing stops the old one at once.
     let (_, first) = engine.admin_issue_agent_token("carol").await.unwrap();
