@@ -25,7 +25,6 @@
 //! minute is asked about before the body is read, whatever the request is.
 
 use std::borrow::Cow;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -36,8 +35,6 @@ use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_T
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota};
 use serde_json::{Value, json};
 
 use hado_proto::v1::GetProfileRequest;
@@ -46,6 +43,7 @@ use crate::core_link::{self, AgentToken, Core, Failure};
 use crate::oauth::SignIn;
 use hado_runtime::AllowedHosts;
 use hado_runtime::known_tokens::{KnownTokens, TokenDigest};
+use hado_runtime::per_minute::PerMinute;
 
 /// How long core's acceptance of a token lets the guard read a request's
 /// body before asking core again.
@@ -106,36 +104,22 @@ impl Guard {
     }
 }
 
-/// A per-token allowance a minute, by the token's digest, with governor's
-/// keyed token buckets: the whole minute's worth at once, then one more
-/// every `60 / per_minute` seconds.
-struct TokenLimit {
-    per_minute: u32,
-    buckets: DefaultKeyedRateLimiter<TokenDigest>,
-}
-
-/// Past this many remembered tokens, buckets that are full again are
-/// forgotten (a full bucket is the same as none).
-const PRUNE_ABOVE: usize = 10_000;
+/// A per-token allowance a minute, by the token's digest.
+struct TokenLimit(PerMinute<TokenDigest>);
 
 impl TokenLimit {
     fn per_minute(per_minute: u32) -> Self {
-        let quota = Quota::per_minute(NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN));
-        Self { per_minute, buckets: DefaultKeyedRateLimiter::keyed(quota) }
+        Self(PerMinute::new(per_minute))
     }
 
-    /// Takes one from the token's allowance, or says how long until one is free.
     fn take(&self, digest: TokenDigest) -> Result<(), Duration> {
-        if self.buckets.len() > PRUNE_ABOVE {
-            self.buckets.retain_recent();
-        }
-        self.buckets.check_key(&digest).map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+        self.0.take(&digest)
     }
 
     /// The answer when the allowance is used up: 429 with `Retry-After`.
     fn refusal(&self, what: &str, wait: Duration, id: Option<&Value>) -> Response {
         let seconds = wait.max(Duration::from_secs(1)).as_secs_f64().ceil() as u64;
-        let message = format!("too many {what}: the limit is {} a minute per agent token; try again in {seconds} s", self.per_minute);
+        let message = format!("too many {what}: the limit is {} a minute per agent token; try again in {seconds} s", self.0.per_minute());
         let mut response = refusal_with(StatusCode::TOO_MANY_REQUESTS, REFUSED, &message, id, Some(json!({ "retry_after": seconds })));
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
         response
@@ -382,17 +366,5 @@ mod tests {
         assert_eq!(peek(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), json(None, false));
         assert!(matches!(peek(b"not json"), Peeked::NotJson(_)));
         assert!(matches!(peek(br#"{"jsonrpc":"2.0","id":1"#), Peeked::NotJson(_)));
-    }
-
-    #[test]
-    fn a_token_has_a_minute_of_calls_then_one_a_second_at_sixty() {
-        let limit = TokenLimit::per_minute(60);
-        let anna = TokenDigest::of(b"hado_agent_a");
-        for _ in 0..60 {
-            assert!(limit.take(anna).is_ok());
-        }
-        let wait = limit.take(anna).unwrap_err();
-        assert!(wait > Duration::from_millis(900) && wait <= Duration::from_secs(1), "{wait:?}");
-        assert!(limit.take(TokenDigest::of(b"hado_agent_b")).is_ok(), "each token has its own allowance");
     }
 }

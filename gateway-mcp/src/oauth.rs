@@ -13,7 +13,6 @@
 //! client address, checked before core is called.
 
 use std::net::{IpAddr, SocketAddr};
-use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use axum::Json;
@@ -22,14 +21,13 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota};
 use serde::Deserialize;
 use serde_json::json;
 use tonic::transport::Channel;
 
 use hado_proto::v1::{self, o_auth_client::OAuthClient};
 use hado_runtime::AllowedHosts;
+use hado_runtime::per_minute::PerMinute;
 
 use crate::core_link::{Core, Failure};
 use crate::{MCP_PATH, guard};
@@ -63,23 +61,17 @@ pub(crate) struct SignIn {
 }
 
 /// Requests a minute per client address.
-struct AddressLimit {
-    per_minute: u32,
-    buckets: DefaultKeyedRateLimiter<IpAddr>,
-}
+struct AddressLimit(PerMinute<IpAddr>);
 
 impl AddressLimit {
     fn per_minute(per_minute: u32) -> Self {
-        Self { per_minute, buckets: DefaultKeyedRateLimiter::keyed(Quota::per_minute(NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN))) }
+        Self(PerMinute::new(per_minute))
     }
 
     fn take(&self, address: IpAddr, what: &str) -> Result<(), Refused> {
-        if self.buckets.len() > 10_000 {
-            self.buckets.retain_recent();
-        }
-        self.buckets.check_key(&address).map_err(|not_until| {
-            let seconds = not_until.wait_time_from(DefaultClock::default().now()).as_secs().max(1);
-            let description = format!("too many {what}: at most {} a minute from one address; try again in {seconds} s", self.per_minute);
+        self.0.take(&address).map_err(|wait| {
+            let seconds = wait.as_secs().max(1);
+            let description = format!("too many {what}: at most {} a minute from one address; try again in {seconds} s", self.0.per_minute());
             Refused { status: StatusCode::TOO_MANY_REQUESTS, code: "temporarily_unavailable", description, retry_after: Some(seconds) }
         })
     }

@@ -18,6 +18,8 @@ pub mod hosts;
 #[cfg(feature = "gateway")]
 pub mod known_tokens;
 #[cfg(feature = "gateway")]
+pub mod per_minute;
+#[cfg(feature = "gateway")]
 pub mod serve;
 
 #[cfg(feature = "gateway")]

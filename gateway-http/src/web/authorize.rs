@@ -7,9 +7,7 @@
 //! form is guarded against other sites like every form here; a request
 //! over its size or the person's rate is refused before core is asked.
 
-use std::num::NonZeroU32;
-
-use governor::{DefaultKeyedRateLimiter, Quota};
+use hado_runtime::per_minute::PerMinute;
 
 use super::*;
 
@@ -21,11 +19,11 @@ const REQUESTS_PER_MINUTE: u32 = 30;
 pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024;
 
 /// Each person's allowance of authorization requests.
-pub(crate) struct AuthorizeLimit(DefaultKeyedRateLimiter<String>);
+pub(crate) struct AuthorizeLimit(PerMinute<String>);
 
 impl Default for AuthorizeLimit {
     fn default() -> Self {
-        Self(DefaultKeyedRateLimiter::keyed(Quota::per_minute(NonZeroU32::new(REQUESTS_PER_MINUTE).expect("not zero"))))
+        Self(PerMinute::new(REQUESTS_PER_MINUTE))
     }
 }
 
@@ -39,17 +37,14 @@ pub(crate) async fn limits(State(state): State<AppState>, request: Request, next
         return message(StatusCode::PAYLOAD_TOO_LARGE, "This sign-in request is too long.", "Этот запрос на вход слишком длинный.");
     }
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
-    if let Some(InboxUser(login)) = peer.and_then(|peer| inbox_user(&state, peer, request.headers()).ok()) {
-        if state.authorize_limit.0.len() > 10_000 {
-            state.authorize_limit.0.retain_recent();
-        }
-        if state.authorize_limit.0.check_key(&login).is_err() {
-            return message(
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too many sign-in requests in a minute; wait a minute and try again.",
-                "Слишком много запросов на вход за минуту; подождите минуту и попробуйте снова.",
-            );
-        }
+    if let Some(InboxUser(login)) = peer.and_then(|peer| inbox_user(&state, peer, request.headers()).ok())
+        && state.authorize_limit.0.take(&login).is_err()
+    {
+        return message(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-in requests in a minute; wait a minute and try again.",
+            "Слишком много запросов на вход за минуту; подождите минуту и попробуйте снова.",
+        );
     }
     next.run(request).await
 }
