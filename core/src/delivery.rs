@@ -102,15 +102,7 @@ impl Deliverer {
     /// Sends the engine's deliveries: webhooks over its own client, Telegram
     /// through `telegram` when a bot is set up.
     pub fn new(engine: Arc<Engine>, telegram: Option<telegram::Bot>) -> Self {
-        // No redirects and no proxy: the address the resolver checked is
-        // the one connected to.
-        let http = crate::http_client()
-            .timeout(TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(engine.outbound().targets().resolver())
-            .build()
-            .expect("an HTTP client builds");
+        let http = engine.outbound().targets().client(TIMEOUT);
         Self { engine, http, telegram }
     }
 

@@ -145,6 +145,19 @@ impl TargetPolicy {
     pub(crate) fn resolver(self) -> Arc<PublicResolver> {
         Arc::new(PublicResolver { policy: self })
     }
+
+    /// An HTTP client that reaches only what this policy lets through: no
+    /// redirects and no proxy, so the address the resolver checked is the
+    /// one connected to. For webhooks and clients' metadata documents.
+    pub(crate) fn client(self, timeout: Duration) -> reqwest::Client {
+        crate::http_client()
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(self.resolver())
+            .build()
+            .expect("an HTTP client builds")
+    }
 }
 
 /// A target the policy refused at connect time: a failure to report, not
