@@ -70,12 +70,7 @@ impl HttpConfig {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        let public_url = read(lookup, "HADO_PUBLIC_URL").map(|url| url.trim_end_matches('/').to_owned());
-        if let Some(url) = &public_url
-            && process::host_of_url(url).is_none()
-        {
-            return Err(ConfigError { variable: "HADO_PUBLIC_URL", problem: format!("{url:?} is not a URL such as https://hado.example.com") });
-        }
+        let public_url = process::url(lookup, "HADO_PUBLIC_URL")?;
         let proxied_mcp = public_url.as_ref().filter(|_| !trusted_proxies.is_empty()).map(|url| format!("{url}/mcp"));
         let mcp_url = read(lookup, "HADO_MCP_URL").or(proxied_mcp);
         Ok(Self {

@@ -37,30 +37,20 @@ pub struct McpConfig {
 /// gateway-http's address when nothing else is said.
 pub const DEFAULT_WEB_URL: &str = "http://127.0.0.1:8080";
 
-/// A URL setting, without its trailing slash.
-fn url(lookup: Lookup<'_>, variable: &'static str) -> Result<Option<String>, ConfigError> {
-    match process::read(lookup, variable) {
-        Some(url) if process::host_of_url(&url).is_none() => {
-            Err(ConfigError { variable, problem: format!("{url:?} is not a URL such as https://hado.example.com") })
-        }
-        other => Ok(other.map(|url| url.trim_end_matches('/').to_owned())),
-    }
-}
-
 impl McpConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(&process::environment)
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
-        let public_url = url(lookup, "HADO_PUBLIC_URL")?;
+        let public_url = process::url(lookup, "HADO_PUBLIC_URL")?;
         Ok(Self {
             addr: process::socket_addr(lookup, "HADO_MCP_ADDR", DEFAULT_MCP_ADDR)?,
             core_url: core_url(lookup)?,
             allowed_hosts: AllowedHosts::from_lookup(lookup)?,
             calls_per_minute: process::positive_number(lookup, "HADO_MCP_RATE_LIMIT", DEFAULT_RATE_LIMIT)?,
             limits: Limits::from_lookup(lookup)?,
-            web_url: url(lookup, "HADO_WEB_URL")?.or_else(|| public_url.clone()).unwrap_or_else(|| DEFAULT_WEB_URL.to_owned()),
+            web_url: process::url(lookup, "HADO_WEB_URL")?.or_else(|| public_url.clone()).unwrap_or_else(|| DEFAULT_WEB_URL.to_owned()),
             public_url,
         })
     }

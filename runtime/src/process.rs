@@ -75,6 +75,16 @@ pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     Ok(url)
 }
 
+/// An address setting (`HADO_PUBLIC_URL`, `HADO_WEB_URL`): an absolute URL
+/// with a host, kept without its trailing slash.
+pub fn url(lookup: Lookup<'_>, variable: &'static str) -> Result<Option<String>, ConfigError> {
+    let Some(url) = read(lookup, variable).map(|url| url.trim_end_matches('/').to_owned()) else { return Ok(None) };
+    if host_of_url(&url).is_none() {
+        return Err(ConfigError { variable, problem: format!("{url:?} is not a URL such as https://hado.example.com") });
+    }
+    Ok(Some(url))
+}
+
 /// The host of an absolute URL, parsed by the `url` crate as browsers parse
 /// it: names lowercased, IPv6 addresses without brackets.
 pub fn host_of_url(text: &str) -> Option<String> {
