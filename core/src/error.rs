@@ -4,7 +4,6 @@
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, FieldViolation, LocalizedMessage, StatusExt};
 
-use hado_runtime::wording::Lang;
 use hado_runtime::words::{self, Words};
 
 use crate::domain::fields::Locale;
@@ -92,37 +91,29 @@ impl From<CoreError> for Status {
     }
 }
 
-/// The person's language's code and words, when it is known.
-fn language(locale: Option<Locale>) -> (&'static str, Option<&'static Words>) {
-    match locale {
-        Some(Locale::Ru) => ("ru", Some(words::for_lang(Lang::Ru))),
-        Some(Locale::En) => ("en", Some(words::for_lang(Lang::En))),
-        None => ("en", None),
-    }
-}
-
 /// The one translation into a status; with a locale, the reasons that have
 /// words carry them in it too.
 fn status(error: CoreError, locale: Option<Locale>) -> Status {
+    // The person's language and its words, when it is known.
+    let language = locale.map(|locale| (locale.as_str().to_owned(), words::for_locale(locale.as_str())));
     match error {
         CoreError::EventNotFound(id) => {
             let mut details = ErrorDetails::with_error_info("EVENT_NOT_FOUND", "hado", [("id".to_owned(), id.to_string())]);
-            if let (lang, Some(t)) = language(locale) {
+            if let Some((lang, t)) = language {
                 details.set_localized_message(lang, t.event_not_found);
             }
             Status::with_error_details(Code::NotFound, format!("event {id} not found"), details)
         }
         CoreError::Invalid(violations) => {
-            let (lang, t) = language(locale);
             let field_violations: Vec<FieldViolation> = violations
                 .iter()
                 .map(|violation| FieldViolation {
                     field: violation.field.clone(),
                     description: violation.message.clone(),
                     reason: violation.reason.code().to_owned(),
-                    localized_message: t
-                        .and_then(|t| reason_words(violation.reason, &violation.field, t))
-                        .map(|message| LocalizedMessage { locale: lang.to_owned(), message }),
+                    localized_message: language.as_ref().and_then(|(lang, t)| {
+                        reason_words(violation.reason, &violation.field, t).map(|message| LocalizedMessage { locale: lang.clone(), message })
+                    }),
                 })
                 .collect();
             let details = ErrorDetails::with_bad_request(field_violations);

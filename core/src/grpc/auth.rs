@@ -55,6 +55,15 @@ fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
     Ok(token)
 }
 
+impl UserCaller {
+    /// Turns core's error into this person's status: the reasons that have
+    /// words carry them in their language.
+    pub(crate) fn refusal(&self) -> impl Fn(CoreError) -> tonic::Status + use<> {
+        let locale = self.user.locale;
+        move |error| error.status_in(locale)
+    }
+}
+
 /// The source behind an Ingest call.
 pub(crate) async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<SourceCaller, CoreError> {
     let token = bearer(metadata)?;

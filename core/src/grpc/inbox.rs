@@ -48,7 +48,7 @@ impl Inbox for InboxService {
             .engine
             .list_events_after(&caller.user, body.state.as_deref(), body.archive, body.limit, body.after.as_deref(), &filter)
             .await
-            .map_err(|error| error.status_in(caller.user.locale))?;
+            .map_err(caller.refusal())?;
         let mut list = wire::events(&records);
         list.next = next;
         Ok(Response::new(list))
@@ -56,23 +56,16 @@ impl Inbox for InboxService {
 
     async fn get_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let record = self.engine.get_event(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let record = self.engine.get_event(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         let mut event = wire::event(&record);
         event.next_reminder_at = record.reminders.next_reminder(&record.lifecycle, &record.ladder()).map(wire::timestamp);
-        event.deliveries = self
-            .engine
-            .event_deliveries(&caller.user, record.id)
-            .await
-            .map_err(|error| error.status_in(caller.user.locale))?
-            .iter()
-            .map(wire::delivery)
-            .collect();
+        event.deliveries = self.engine.event_deliveries(&caller.user, record.id).await.map_err(caller.refusal())?.iter().map(wire::delivery).collect();
         Ok(Response::new(event))
     }
 
     async fn create_event(&self, request: Request<v1::EventFields>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let record = self.engine.create_manual(&caller.user, &raw_fields(request.into_inner())).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let record = self.engine.create_manual(&caller.user, &raw_fields(request.into_inner())).await.map_err(caller.refusal())?;
         Ok(Response::new(wire::event(&record)))
     }
 
@@ -88,19 +81,19 @@ impl Inbox for InboxService {
             done_label: body.done_label,
             deep_link: body.deep_link,
         };
-        let record = self.engine.update_manual(&caller.user, body.id, patch).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let record = self.engine.update_manual(&caller.user, body.id, patch).await.map_err(caller.refusal())?;
         Ok(Response::new(wire::event(&record)))
     }
 
     async fn delete_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::DeleteEventReply>, Status> {
         let caller = self.caller(&request).await?;
-        let id = self.engine.delete_manual(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let id = self.engine.delete_manual(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::DeleteEventReply { id, state: "withdrawn".into() }))
     }
 
     async fn mark_done(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let record = self.engine.mark_done(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let record = self.engine.mark_done(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         Ok(Response::new(wire::event(&record)))
     }
 
@@ -109,20 +102,20 @@ impl Inbox for InboxService {
         let until = request.get_ref().until.as_deref().unwrap_or_default();
         let mut violations = Violations::default();
         let remember = RememberFor::parse("until", until, &mut violations);
-        let remember = violations.into_result(remember).map_err(|violations| CoreError::Invalid(violations).status_in(caller.user.locale))?;
-        let record = self.engine.mark_ack(&caller.user, request.get_ref().id, remember).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let remember = violations.into_result(remember).map_err(|violations| caller.refusal()(CoreError::Invalid(violations)))?;
+        let record = self.engine.mark_ack(&caller.user, request.get_ref().id, remember).await.map_err(caller.refusal())?;
         Ok(Response::new(wire::event(&record)))
     }
 
     async fn take_back_ack(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let record = self.engine.take_back_ack(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let record = self.engine.take_back_ack(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         Ok(Response::new(wire::event(&record)))
     }
 
     async fn reopen_event(&self, request: Request<v1::EventId>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let record = self.engine.reopen(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let record = self.engine.reopen(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         Ok(Response::new(wire::event(&record)))
     }
 
@@ -139,13 +132,13 @@ impl Inbox for InboxService {
         let caller = self.caller(&request).await?;
         let body = request.into_inner();
         let patch = ProfilePatch { tz: body.tz, quiet_start: body.quiet_start, quiet_end: body.quiet_end, locale: body.locale };
-        let user = self.engine.update_profile(&caller.user, &patch).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let user = self.engine.update_profile(&caller.user, &patch).await.map_err(caller.refusal())?;
         Ok(Response::new(super::profile(&self.engine, &user).await?))
     }
 
     async fn get_agent_token(&self, request: Request<v1::GetAgentTokenRequest>) -> Result<Response<v1::AgentTokenStatus>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let status = self.engine.agent_token_status(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let status = self.engine.agent_token_status(&caller.user).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::AgentTokenStatus {
             issued: status.is_some(),
             created_at: status.map(|status| wire::timestamp(status.created_at)),
@@ -155,32 +148,30 @@ impl Inbox for InboxService {
 
     async fn issue_agent_token(&self, request: Request<v1::IssueMyAgentTokenRequest>) -> Result<Response<v1::IssuedToken>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let token = self.engine.issue_agent_token(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let token = self.engine.issue_agent_token(&caller.user).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::IssuedToken { token }))
     }
 
     async fn revoke_agent_token(&self, request: Request<v1::RevokeMyAgentTokenRequest>) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let revoked = self.engine.revoke_agent_token(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let revoked = self.engine.revoke_agent_token(&caller.user).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::RevokeAgentTokenReply { revoked }))
     }
 
     async fn get_calendar_feed(&self, request: Request<v1::GetCalendarFeedRequest>) -> Result<Response<v1::CalendarFeedStatus>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let created = self.engine.calendar_feed_created(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let created = self.engine.calendar_feed_created(&caller.user).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::CalendarFeedStatus { issued: created.is_some(), created_at: created.map(wire::timestamp) }))
     }
 
     async fn issue_calendar_feed(&self, request: Request<v1::IssueCalendarFeedRequest>) -> Result<Response<v1::IssuedToken>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        Ok(Response::new(v1::IssuedToken { token: self.engine.issue_calendar_feed(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))? }))
+        Ok(Response::new(v1::IssuedToken { token: self.engine.issue_calendar_feed(&caller.user).await.map_err(caller.refusal())? }))
     }
 
     async fn revoke_calendar_feed(&self, request: Request<v1::RevokeCalendarFeedRequest>) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        Ok(Response::new(v1::RevokeAgentTokenReply {
-            revoked: self.engine.revoke_calendar_feed(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))?,
-        }))
+        Ok(Response::new(v1::RevokeAgentTokenReply { revoked: self.engine.revoke_calendar_feed(&caller.user).await.map_err(caller.refusal())? }))
     }
 
     async fn create_telegram_link(&self, request: Request<v1::CreateTelegramLinkRequest>) -> Result<Response<v1::TelegramLink>, Status> {
@@ -195,47 +186,43 @@ impl Inbox for InboxService {
 
     async fn list_connected_apps(&self, request: Request<v1::ListConnectedAppsRequest>) -> Result<Response<v1::ConnectedAppList>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let apps = self.engine.connected_apps(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let apps = self.engine.connected_apps(&caller.user).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::ConnectedAppList { apps: apps.iter().map(wire::connected_app).collect() }))
     }
 
     async fn disconnect_app(&self, request: Request<v1::ConnectedAppId>) -> Result<Response<v1::DisconnectAppReply>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let disconnected = self.engine.disconnect_app(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let disconnected = self.engine.disconnect_app(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::DisconnectAppReply { disconnected }))
     }
 
     async fn list_channels(&self, request: Request<v1::ListChannelsRequest>) -> Result<Response<v1::ChannelList>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let channels = self.engine.list_channels(&caller.user).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let channels = self.engine.list_channels(&caller.user).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::ChannelList { channels: channels.iter().map(wire::channel).collect(), telegram_available: self.telegram.is_some() }))
     }
 
     async fn add_webhook(&self, request: Request<v1::AddWebhookRequest>) -> Result<Response<v1::AddedWebhook>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let added = self.engine.add_webhook(&caller.user, &request.get_ref().url).await.map_err(|error| error.status_in(caller.user.locale))?;
+        let added = self.engine.add_webhook(&caller.user, &request.get_ref().url).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::AddedWebhook { channel: Some(wire::channel(&added.channel)), secret: added.secret }))
     }
 
     async fn test_channel(&self, request: Request<v1::ChannelId>) -> Result<Response<v1::TestChannelReply>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        self.engine.test_channel(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        self.engine.test_channel(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::TestChannelReply {}))
     }
 
     async fn set_channel_enabled(&self, request: Request<v1::SetChannelEnabledRequest>) -> Result<Response<v1::Channel>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        let channel = self
-            .engine
-            .set_channel_enabled(&caller.user, request.get_ref().id, request.get_ref().enabled)
-            .await
-            .map_err(|error| error.status_in(caller.user.locale))?;
+        let channel = self.engine.set_channel_enabled(&caller.user, request.get_ref().id, request.get_ref().enabled).await.map_err(caller.refusal())?;
         Ok(Response::new(wire::channel(&channel)))
     }
 
     async fn remove_channel(&self, request: Request<v1::ChannelId>) -> Result<Response<v1::RemoveChannelReply>, Status> {
         let caller = self.inbox_caller(&request).await?;
-        self.engine.remove_channel(&caller.user, request.get_ref().id).await.map_err(|error| error.status_in(caller.user.locale))?;
+        self.engine.remove_channel(&caller.user, request.get_ref().id).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::RemoveChannelReply {}))
     }
 }
