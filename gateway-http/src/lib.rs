@@ -93,16 +93,18 @@ impl AppState {
 
     /// OAuth with the gateway credential for `login`: the person's answer.
     pub(crate) fn oauth_as(&self, login: &str) -> Result<OAuth, ApiError> {
-        let credential = Credential::gateway(&self.config.gateway_token.0, login)
-            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))?;
-        Ok(OAuthClient::with_interceptor(self.core.channel(), credential))
+        Ok(OAuthClient::with_interceptor(self.core.channel(), self.vouching_for(login)?))
     }
 
     /// Inbox, called with the gateway credential for `login`.
     pub(crate) fn inbox(&self, login: &str) -> Result<Inbox, ApiError> {
-        let credential = Credential::gateway(&self.config.gateway_token.0, login)
-            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))?;
-        Ok(InboxClient::with_interceptor(self.core.channel(), credential).max_decoding_message_size(MAX_REPLY_BYTES))
+        Ok(InboxClient::with_interceptor(self.core.channel(), self.vouching_for(login)?).max_decoding_message_size(MAX_REPLY_BYTES))
+    }
+
+    /// The gateway credential speaking for `login`.
+    fn vouching_for(&self, login: &str) -> Result<Credential, ApiError> {
+        Credential::gateway(&self.config.gateway_token.0, login)
+            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))
     }
 
     pub(crate) fn failed(&self, status: &tonic::Status) -> ApiError {
