@@ -223,29 +223,48 @@ async fn create_calls(database: &Database) {
     let _ = running.task.await;
 }
 
-/// Batches of 500 through gRPC, and the same rows by plain sqlx.
+/// Batches of 500 through gRPC, and the same rows by plain sqlx. The
+/// service and the best bulk insert take turns, three rounds each, so that
+/// both meet the same machine and the same table size.
 async fn upsert_throughput(database: &Database) {
     let running = start(database).await;
     let (_, token) = running.engine.create_source("bench").await.unwrap();
     let mut client = IngestClient::new(running.channel.clone()).max_encoding_message_size(64 << 20);
     const BATCHES: usize = 20;
     const SIZE: usize = 500;
-    // The same batches twice: first every event is new, then every one is unchanged.
-    for round in ["new events", "the same batches again (all unchanged)"] {
+    const ROUNDS: usize = 3;
+    let rate = |elapsed: Duration| (BATCHES * SIZE) as f64 / elapsed.as_secs_f64();
+    for round in 0..ROUNDS {
+        let numbers = round * BATCHES..(round + 1) * BATCHES;
         let started = Instant::now();
-        for number in 0..BATCHES {
+        for number in numbers.clone() {
             client.upsert_events(with_bearer(batch("writer", "grpc", number * SIZE, SIZE), &token, None)).await.unwrap();
         }
-        let elapsed = started.elapsed();
+        let service = started.elapsed();
+        // The best bulk insert of the same rows (every column the service
+        // writes), through each backend's own driver: one multi-row INSERT per
+        // batch on SQLite, one INSERT … SELECT FROM unnest(arrays) on Postgres.
+        let started = Instant::now();
+        bulk_insert(database, numbers, SIZE).await;
+        let bulk = started.elapsed();
         println!(
-            "[{}] upsert over gRPC, {BATCHES} batches of {SIZE}, {round}: {:.0} ms = {:.0} events/s",
+            "[{}] round {}: upsert over gRPC, {BATCHES} batches of {SIZE} new events: {:.0} events/s; best bulk insert, no service: {:.0} events/s; \
+             the service does {:.0} % of the bulk insert",
             database.label,
-            millis(elapsed),
-            (BATCHES * SIZE) as f64 / elapsed.as_secs_f64()
+            round + 1,
+            rate(service),
+            rate(bulk),
+            100.0 * bulk.as_secs_f64() / service.as_secs_f64()
         );
     }
+    // The first round's batches again: every event is unchanged.
+    let started = Instant::now();
+    for number in 0..BATCHES {
+        client.upsert_events(with_bearer(batch("writer", "grpc", number * SIZE, SIZE), &token, None)).await.unwrap();
+    }
+    println!("[{}] upsert over gRPC, the same batches again (all unchanged): {:.0} events/s", database.label, rate(started.elapsed()));
 
-    // The limit: the same kind of rows, one plain INSERT each, one transaction a batch.
+    // One plain INSERT per row, one transaction a batch.
     let pool = database.pool().await;
     let started = Instant::now();
     for number in 0..BATCHES {
@@ -265,16 +284,7 @@ async fn upsert_throughput(database: &Database) {
         }
         transaction.commit().await.unwrap();
     }
-    let plain = started.elapsed();
-    println!("[{}] plain sqlx INSERTs, one per row, no service: {:.0} events/s", database.label, (BATCHES * SIZE) as f64 / plain.as_secs_f64());
-
-    // The best bulk insert of the same rows (every column the service
-    // writes), through each backend's own driver: one multi-row INSERT per
-    // batch on SQLite, one INSERT … SELECT FROM unnest(arrays) on Postgres.
-    let started = Instant::now();
-    bulk_insert(database, BATCHES, SIZE).await;
-    let bulk = started.elapsed();
-    println!("[{}] best bulk insert, no service: {:.0} events/s", database.label, (BATCHES * SIZE) as f64 / bulk.as_secs_f64());
+    println!("[{}] plain sqlx INSERTs, one per row, no service: {:.0} events/s", database.label, rate(started.elapsed()));
     let _ = running.stop.send(());
     let _ = running.task.await;
 }
@@ -305,10 +315,10 @@ const BULK_COLUMNS: &str = "user_id, source_id, source_ref, topic, title, subtit
      fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, checkpoint_at, attention_since, repeat_at, next_check_at, \
      created_at, updated_at";
 
-async fn bulk_insert(database: &Database, batches: usize, size: usize) {
+async fn bulk_insert(database: &Database, batches: std::ops::Range<usize>, size: usize) {
     if database.drop.is_some() {
         let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
-        for number in 0..batches {
+        for number in batches.clone() {
             let rows = bulk_rows(number, size);
             let mut transaction = pool.begin().await.unwrap();
             sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -330,7 +340,7 @@ async fn bulk_insert(database: &Database, batches: usize, size: usize) {
         pool.close().await;
     } else {
         let pool = sqlx::SqlitePool::connect(&database.url).await.unwrap();
-        for number in 0..batches {
+        for number in batches.clone() {
             let rows = bulk_rows(number, size);
             let values: Vec<&str> = (0..size)
                 .map(|_| "(1, 1, ?, '', ?, 'benchmark', ?, ?, NULL, NULL, ?, NULL, ?, 'keep', NULL, NULL, 'scheduled', NULL, NULL, ?, NULL, NULL, ?, 0, 0)")

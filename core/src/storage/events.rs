@@ -64,31 +64,48 @@ pub(crate) async fn find_by_keys(
     keys: &[(i64, &str, &str)],
 ) -> Result<std::collections::HashMap<(i64, String, String), EventRecord>, StoreError> {
     let mut found = std::collections::HashMap::with_capacity(keys.len());
-    for chunk in keys.chunks(KEYS_PER_QUERY) {
-        let mut placeholders = Placeholders::for_connection(connection);
-        let keys = placeholders.rows(chunk.len(), 3);
-        let source = placeholders.next();
-        // Each planner walks the unique key's index once per key when asked
-        // its own way: SQLite for a row-value `IN` list, Postgres for a join
-        // with the keys (an `IN` list made it five times slower, measured).
-        let query = match Backend::of(connection) {
-            Backend::Sqlite => format!(concat!(select_events!(), "WHERE (e.user_id, e.source_ref, e.topic) IN ({}) AND e.source_id = {}"), keys, source),
-            Backend::Postgres => format!(
-                concat!(
-                    select_events!(),
-                    "JOIN (VALUES {}) AS k ON e.user_id = k.column1 AND e.source_ref = k.column2 AND e.topic = k.column3 WHERE e.source_id = {}"
-                ),
-                keys, source
-            ),
-        };
-        let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
-        for (user_id, source_ref, topic) in chunk {
-            statement = statement.bind(*user_id).bind(source_ref.to_string()).bind(topic.to_string());
-        }
-        let statement = statement.bind(source_id);
-        for row in statement.fetch_all(&mut *connection).await? {
+    let mut keep = |rows: Vec<sqlx::any::AnyRow>| -> Result<(), StoreError> {
+        for row in rows {
             let record = EventRecord::from_row(&row)?;
             found.insert((record.user_id, record.source_ref.clone(), record.topic.clone()), record);
+        }
+        Ok(())
+    };
+    match Backend::of(connection) {
+        // Each planner walks the unique key's index once per key when asked
+        // its own way: SQLite for a row-value `IN` list, a few hundred keys
+        // to a query; Postgres for a join with the keys, all of them in one
+        // JSON parameter (an `IN` list was five times slower, and a `VALUES`
+        // list of bound keys three times, measured).
+        Backend::Sqlite => {
+            for chunk in keys.chunks(KEYS_PER_QUERY) {
+                let mut placeholders = Placeholders::for_connection(connection);
+                let query = format!(
+                    concat!(select_events!(), "WHERE (e.user_id, e.source_ref, e.topic) IN ({}) AND e.source_id = ?"),
+                    placeholders.rows(chunk.len(), 3)
+                );
+                let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+                for (user_id, source_ref, topic) in chunk {
+                    statement = statement.bind(*user_id).bind(source_ref.to_string()).bind(topic.to_string());
+                }
+                keep(statement.bind(source_id).fetch_all(&mut *connection).await?)?;
+            }
+        }
+        Backend::Postgres => {
+            #[derive(serde::Serialize)]
+            struct Key<'a> {
+                user_id: i64,
+                source_ref: &'a str,
+                topic: &'a str,
+            }
+            let keys: Vec<Key<'_>> = keys.iter().map(|&(user_id, source_ref, topic)| Key { user_id, source_ref, topic }).collect();
+            let json = serde_json::to_string(&keys).map_err(|error| StoreError::Corrupt(format!("keys cannot be written as JSON: {error}")))?;
+            let query = concat!(
+                select_events!(),
+                "JOIN json_to_recordset($1::json) AS k(user_id bigint, source_ref text, topic text) \
+                 ON e.user_id = k.user_id AND e.source_ref = k.source_ref AND e.topic = k.topic WHERE e.source_id = $2"
+            );
+            keep(sqlx::query(query).bind(json).bind(source_id).fetch_all(&mut *connection).await?)?;
         }
     }
     Ok(found)
@@ -130,35 +147,126 @@ fn bind_lifecycle<'q>(query: AnyQuery<'q>, lifecycle: &Lifecycle, reminders: &Re
         .bind(optional_millis(next_check_at))
 }
 
-/// Binds an event's fields in the order both [`insert`] and [`update`] name
-/// them: title, subtitle, due_at, due_date, due_time, due_offset_min, due_ms,
-/// fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until,
-/// closed_at, checkpoint_at, attention_since, repeat_at, next_check_at, and
-/// the time of the write.
-fn bind_write<'q>(query: AnyQuery<'q>, write: EventWrite<'_>, now: DateTime<Utc>) -> AnyQuery<'q> {
-    let spec = write.spec;
-    let stored_due = spec.due.at.to_stored();
-    let query = query
-        .bind(spec.title.as_str().to_owned())
-        .bind(spec.subtitle.clone())
-        .bind(spec.due.text.clone())
-        .bind(stored_due.date)
-        .bind(stored_due.time)
-        .bind(stored_due.offset_minutes.map(i64::from))
-        .bind(millis(write.due_at))
-        .bind(spec.fire_at.map(format_date))
-        .bind(format_date(spec.fire_date()))
-        .bind(spec.after_due.as_str())
-        .bind(spec.done_label.as_ref().map(|label| label.as_str().to_owned()))
-        .bind(spec.deep_link.as_ref().map(|link| link.as_str().to_owned()));
-    bind_lifecycle(query, &write.lifecycle, &write.reminders, write.next_check_at).bind(millis(now))
+/// An event's written columns, in the order both [`insert_many`] and
+/// [`update`] name them, as they are stored. (Written as JSON, an empty
+/// column is left out, which reads as NULL.)
+#[derive(serde::Serialize)]
+struct Columns {
+    title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subtitle: Option<String>,
+    due_at: String,
+    due_date: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due_offset_min: Option<i64>,
+    due_ms: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fire_at: Option<String>,
+    fire_date: String,
+    after_due: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    done_label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deep_link: Option<String>,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quiet_until: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    closed_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attention_since: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeat_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_check_at: Option<i64>,
+    updated_at: i64,
 }
 
-/// The columns an insert names, in [`insert_many`]'s order: the key, then
-/// [`bind_write`]'s, then the time of the write again (created and updated).
-const INSERT_COLUMNS: &str = "INSERT INTO events (user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
+impl Columns {
+    fn of(write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
+        let spec = write.spec;
+        let stored_due = spec.due.at.to_stored();
+        Self {
+            title: spec.title.as_str().to_owned(),
+            subtitle: spec.subtitle.clone(),
+            due_at: spec.due.text.clone(),
+            due_date: stored_due.date,
+            due_time: stored_due.time,
+            due_offset_min: stored_due.offset_minutes.map(i64::from),
+            due_ms: millis(write.due_at),
+            fire_at: spec.fire_at.map(format_date),
+            fire_date: format_date(spec.fire_date()),
+            after_due: spec.after_due.as_str(),
+            done_label: spec.done_label.as_ref().map(|label| label.as_str().to_owned()),
+            deep_link: spec.deep_link.as_ref().map(|link| link.as_str().to_owned()),
+            state: write.lifecycle.state.as_str(),
+            quiet_until: optional_millis(write.lifecycle.quiet_until),
+            closed_at: optional_millis(write.lifecycle.closed_at),
+            checkpoint_at: optional_millis(write.reminders.checkpoint),
+            attention_since: optional_millis(write.reminders.attention_since),
+            repeat_at: optional_millis(write.reminders.repeat_at),
+            next_check_at: optional_millis(write.next_check_at),
+            updated_at: millis(now),
+        }
+    }
+
+    fn bind(self, query: AnyQuery<'_>) -> AnyQuery<'_> {
+        query
+            .bind(self.title)
+            .bind(self.subtitle)
+            .bind(self.due_at)
+            .bind(self.due_date)
+            .bind(self.due_time)
+            .bind(self.due_offset_min)
+            .bind(self.due_ms)
+            .bind(self.fire_at)
+            .bind(self.fire_date)
+            .bind(self.after_due)
+            .bind(self.done_label)
+            .bind(self.deep_link)
+            .bind(self.state)
+            .bind(self.quiet_until)
+            .bind(self.closed_at)
+            .bind(self.checkpoint_at)
+            .bind(self.attention_since)
+            .bind(self.repeat_at)
+            .bind(self.next_check_at)
+            .bind(self.updated_at)
+    }
+}
+
+/// A new event's row: its key, its [`Columns`], and when it was made.
+#[derive(serde::Serialize)]
+struct NewRow<'a> {
+    user_id: i64,
+    source_id: i64,
+    source_ref: &'a str,
+    topic: &'a str,
+    #[serde(flatten)]
+    columns: Columns,
+    created_at: i64,
+}
+
+impl<'a> NewRow<'a> {
+    fn of(key: EventKey<'a>, write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
+        let (user_id, source_id, source_ref, topic) = (key.user_id, key.source_id, key.source_ref, key.topic);
+        Self { user_id, source_id, source_ref, topic, columns: Columns::of(write, now), created_at: millis(now) }
+    }
+}
+
+/// The columns an insert names, in [`NewRow`]'s order.
+const INSERT_COLUMNS: &str = "user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
      due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
-     checkpoint_at, attention_since, repeat_at, next_check_at, updated_at, created_at) VALUES ";
+     checkpoint_at, attention_since, repeat_at, next_check_at, updated_at, created_at";
+/// [`INSERT_COLUMNS`] with their Postgres types, for reading rows out of JSON.
+const INSERT_COLUMN_TYPES: &str = "user_id bigint, source_id bigint, source_ref text, topic text, title text, subtitle text, \
+     due_at text, due_date text, due_time text, due_offset_min bigint, due_ms bigint, fire_at text, fire_date text, after_due text, \
+     done_label text, deep_link text, state text, quiet_until bigint, closed_at bigint, checkpoint_at bigint, attention_since bigint, \
+     repeat_at bigint, next_check_at bigint, updated_at bigint, created_at bigint";
 /// Parameters each inserted row binds.
 const INSERT_PARAMETERS: usize = 25;
 /// Rows one insert statement carries.
@@ -172,18 +280,36 @@ pub(crate) async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, wr
 /// Inserts new events, each with the moment of its write, a few hundred rows
 /// to a statement, and returns their ids in the order given. Keys must be
 /// distinct.
+///
+/// SQLite gets a multi-row `VALUES` list. Postgres gets the rows as one JSON
+/// parameter, spread into rows by `json_to_recordset`: the `Any` driver
+/// cannot bind the arrays `unnest` would take, and binding one text instead
+/// of 12,500 values spares the driver most of its work (BENCHMARKS.md).
 pub(crate) async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)]) -> Result<Vec<i64>, StoreError> {
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let mut placeholders = Placeholders::for_connection(connection);
-        let mut sql = format!("{INSERT_COLUMNS}{}", placeholders.rows(chunk.len(), INSERT_PARAMETERS));
         // RETURNING's row order is not promised, so each id comes back with its key.
-        sql.push_str(" RETURNING id, user_id, source_ref, topic");
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for (key, write, now) in chunk {
-            let keyed = query.bind(key.user_id).bind(key.source_id).bind(key.source_ref.to_owned()).bind(key.topic.to_owned());
-            query = bind_write(keyed, *write, *now).bind(millis(*now));
-        }
+        const RETURNING: &str = "RETURNING id, user_id, source_ref, topic";
+        let query = match Backend::of(connection) {
+            Backend::Postgres => {
+                let rows: Vec<NewRow<'_>> = chunk.iter().map(|(key, write, now)| NewRow::of(*key, *write, *now)).collect();
+                let json = serde_json::to_string(&rows).map_err(|error| StoreError::Corrupt(format!("an event cannot be written as JSON: {error}")))?;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO events ({INSERT_COLUMNS}) SELECT {INSERT_COLUMNS} FROM json_to_recordset($1::json) AS r({INSERT_COLUMN_TYPES}) {RETURNING}"
+                )))
+                .bind(json)
+            }
+            Backend::Sqlite => {
+                let mut placeholders = Placeholders::for_connection(connection);
+                let sql = format!("INSERT INTO events ({INSERT_COLUMNS}) VALUES {} {RETURNING}", placeholders.rows(chunk.len(), INSERT_PARAMETERS));
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for row in chunk.iter().map(|(key, write, now)| NewRow::of(*key, *write, *now)) {
+                    let keyed = query.bind(row.user_id).bind(row.source_id).bind(row.source_ref.to_owned()).bind(row.topic.to_owned());
+                    query = row.columns.bind(keyed).bind(row.created_at);
+                }
+                query
+            }
+        };
         let mut returned = std::collections::HashMap::with_capacity(chunk.len());
         for row in query.fetch_all(&mut *connection).await? {
             let key: (i64, String, String) = (row.try_get("user_id")?, row.try_get("source_ref")?, row.try_get("topic")?);
@@ -205,7 +331,7 @@ pub(crate) async fn update(connection: &mut AnyConnection, id: i64, write: Event
          next_check_at = $20, updated_at = $21 WHERE id = $1",
     )
     .bind(id);
-    bind_write(query, write, now).execute(&mut *connection).await?;
+    Columns::of(write, now).bind(query).execute(&mut *connection).await?;
     Ok(())
 }
 
