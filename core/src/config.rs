@@ -29,6 +29,9 @@ pub struct CoreConfig {
     /// The Telegram bot (`HADO_TELEGRAM_BOT_TOKEN`, `HADO_TELEGRAM_API_URL`,
     /// `HADO_TELEGRAM_WEBHOOK_SECRET` for webhook mode); none without a token.
     pub telegram: Option<crate::telegram::TelegramConfig>,
+    /// Posts in flight to one receiver (a webhook's host, or Telegram)
+    /// across all cores (`HADO_DELIVERY_CONCURRENCY`).
+    pub delivery_concurrency: u32,
 }
 
 impl std::fmt::Debug for CoreConfig {
@@ -38,7 +41,7 @@ impl std::fmt::Debug for CoreConfig {
 }
 
 pub use hado_runtime::process::{ConfigError, socket_addr};
-use hado_runtime::process::{Lookup, read, secret};
+use hado_runtime::process::{Lookup, positive_number, read, secret};
 
 pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
 pub const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
@@ -100,6 +103,7 @@ impl CoreConfig {
             public_url: public_url(lookup)?,
             webhook_allow_private: flag(lookup, "HADO_WEBHOOK_ALLOW_PRIVATE")?,
             telegram: telegram(lookup)?,
+            delivery_concurrency: positive_number(lookup, "HADO_DELIVERY_CONCURRENCY", crate::delivery::DEFAULT_PER_RECEIVER)?,
             default_zone,
             default_locale,
         })

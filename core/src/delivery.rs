@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use hado_proto::views::ClientEvent;
 
-use crate::engine::{Attempt, Engine};
+use crate::engine::{Attempt, Engine, Strain};
 use crate::links::LinkAction;
 use crate::storage::EventRecord;
 use crate::storage::channels::{ChannelKind, ClaimedDelivery};
@@ -34,6 +34,9 @@ pub(crate) const TIMEOUT: Duration = Duration::from_secs(15);
 /// longer than a receiver may take ([`TIMEOUT`]).
 const LEASE: chrono::Duration = chrono::Duration::seconds(20);
 const CLAIM_BATCH: i64 = 50;
+/// How soon the loop looks again when due deliveries were held back for
+/// their receiver (paused, or with as many posts in flight as it may have).
+const HELD_BACK_RECHECK: Duration = Duration::from_millis(250);
 const MAX_IDLE: Duration = Duration::from_secs(30);
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
@@ -96,14 +99,21 @@ pub struct Deliverer {
     engine: Arc<Engine>,
     http: reqwest::Client,
     telegram: Option<telegram::Bot>,
+    per_receiver: i64,
 }
+
+/// Posts in flight to one receiver across all cores, unless
+/// `HADO_DELIVERY_CONCURRENCY` says otherwise: what one core sends at once.
+pub const DEFAULT_PER_RECEIVER: u32 = CLAIM_BATCH as u32;
 
 impl Deliverer {
     /// Sends the engine's deliveries: webhooks over its own client, Telegram
-    /// through `telegram` when a bot is set up.
-    pub fn new(engine: Arc<Engine>, telegram: Option<telegram::Bot>) -> Self {
+    /// through `telegram` when a bot is set up; at most `per_receiver` in
+    /// flight to one receiver (a webhook's host, or Telegram) across all
+    /// cores.
+    pub fn new(engine: Arc<Engine>, telegram: Option<telegram::Bot>, per_receiver: u32) -> Self {
         let http = engine.outbound().targets().client(TIMEOUT);
-        Self { engine, http, telegram }
+        Self { engine, http, telegram, per_receiver: i64::from(per_receiver.max(1)) }
     }
 
     /// Refuses a target whose written address webhooks may not reach;
@@ -117,10 +127,11 @@ impl Deliverer {
     pub(crate) async fn attempt(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Attempt {
         let now = self.engine.now();
         let attempts = delivery.attempts + 1;
-        let retry_or_fail = |error: String, retry_after: Option<Duration>| match next_attempt(now, attempts, retry_after) {
-            Some(at) => Attempt::Retry { at, error },
+        let retry_or_fail = |error: String, retry_after: Option<Duration>, strain: Option<Strain>| match next_attempt(now, attempts, retry_after) {
+            Some(at) => Attempt::Retry { at, error, strain },
             None => Attempt::Failed { error: format!("{error} (gave up after {attempts} attempts)") },
         };
+        let asked = |retry_after: Option<Duration>| Strain { asked: retry_after.and_then(|wait| chrono::Duration::from_std(wait).ok()) };
         let channel = &delivery.channel;
         if channel.kind == ChannelKind::Telegram {
             return match self.send_telegram(delivery, event).await {
@@ -128,7 +139,11 @@ impl Deliverer {
                 Err(error) if error.forbidden => {
                     Attempt::Gone { error: format!("{}; the bot may no longer write to this chat, so the channel was turned off", error.message) }
                 }
-                Err(error) => retry_or_fail(error.message, error.retry_after.map(Duration::from_secs)),
+                Err(error) => {
+                    // Telegram's 429 asks for a wait that holds for the whole bot.
+                    let retry_after = error.retry_after.map(Duration::from_secs);
+                    retry_or_fail(error.message, retry_after, retry_after.map(|_| asked(retry_after)))
+                }
             };
         }
         if let Err(error) = self.check_target(&channel.target) {
@@ -162,12 +177,13 @@ impl Deliverer {
                     .and_then(|value| value.to_str().ok())
                     .and_then(|value| value.trim().parse::<u64>().ok())
                     .map(Duration::from_secs);
-                retry_or_fail(format!("the receiver answered {status}"), retry_after)
+                let overloaded = matches!(status.as_u16(), 429 | 502 | 503 | 504);
+                retry_or_fail(format!("the receiver answered {status}"), retry_after, overloaded.then(|| asked(retry_after)))
             }
-            Err(error) if error.is_timeout() => retry_or_fail(format!("the receiver did not answer within {} s", TIMEOUT.as_secs()), None),
+            Err(error) if error.is_timeout() => retry_or_fail(format!("the receiver did not answer within {} s", TIMEOUT.as_secs()), None, Some(asked(None))),
             Err(error) => match RefusedTarget::behind(&error) {
                 Some(refused) => Attempt::Failed { error: refused.to_string() },
-                None => retry_or_fail(format!("the receiver could not be reached: {}", error.without_url()), None),
+                None => retry_or_fail(format!("the receiver could not be reached: {}", error.without_url()), None, Some(asked(None))),
             },
         }
     }
@@ -189,11 +205,12 @@ impl Deliverer {
     }
 }
 
-/// Sends every delivery that is due now. Returns how many it attempted.
+/// Sends every delivery that is due now and not held back for its
+/// receiver. Returns how many it attempted.
 pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreError> {
     let mut total = 0;
     loop {
-        let claimed = deliverer.engine.claim_deliveries(CLAIM_BATCH, LEASE).await?;
+        let claimed = deliverer.engine.claim_deliveries(CLAIM_BATCH, deliverer.per_receiver, LEASE).await?;
         let count = claimed.len();
         let attempts = claimed.iter().map(|(delivery, event)| async move { (delivery, deliverer.attempt(delivery, event.as_ref()).await) });
         let outcomes = futures::future::join_all(attempts).await;
@@ -212,7 +229,9 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
         let recorded: Vec<_> = outcomes.iter().map(|(delivery, outcome)| (*delivery, outcome)).collect();
         deliverer.engine.record_attempts(&recorded).await?;
         total += count;
-        if count < CLAIM_BATCH as usize {
+        // A claim smaller than asked may be a receiver's limit, not the end
+        // of what is due: claim until nothing comes.
+        if count == 0 {
             if let Ok(pending) = deliverer.engine.pending_deliveries().await {
                 metrics::gauge!("hado_deliveries_pending").set(pending as f64);
             }
@@ -228,7 +247,8 @@ pub(crate) async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
     loop {
         let pause = match drain(&deliverer).await {
             Ok(_) => match deliverer.engine.earliest_delivery().await {
-                Ok(Some(next)) => (next - deliverer.engine.now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE),
+                // Still due after a drain: held back for its receiver.
+                Ok(Some(next)) => (next - deliverer.engine.now()).to_std().unwrap_or(HELD_BACK_RECHECK).min(MAX_IDLE),
                 Ok(None) => MAX_IDLE,
                 Err(error) => {
                     tracing::warn!(%error, "the delivery loop could not read its next delivery");

@@ -59,7 +59,7 @@ pub async fn serve(engine: Arc<Engine>, config: &CoreConfig, listener: TcpListen
     let (stop, stopped) = watch::channel(false);
     let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
     let bot = telegram_bot(config);
-    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone(), bot.clone()), stopped.clone()));
+    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone(), bot.clone(), config.delivery_concurrency), stopped.clone()));
     let polling = match bot.clone() {
         Some(bot) if !bot.webhook => Some(tokio::spawn(telegram::poll(engine.clone(), bot, stopped))),
         _ => None,

@@ -147,6 +147,7 @@ pub fn config(database_url: &str) -> CoreConfig {
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
         telegram: None,
+        delivery_concurrency: crate::delivery::DEFAULT_PER_RECEIVER,
     }
 }
 
@@ -279,7 +280,7 @@ impl TestCore {
     /// A delivery loop's sender for this core, with its Telegram bot when
     /// the configuration has one.
     pub fn deliverer(&self) -> crate::delivery::Deliverer {
-        crate::delivery::Deliverer::new(self.engine.clone(), crate::telegram_bot(&self.config))
+        crate::delivery::Deliverer::new(self.engine.clone(), crate::telegram_bot(&self.config), self.config.delivery_concurrency)
     }
 
     /// Stores a webhook for `login` without the checks of `AddWebhook`, as

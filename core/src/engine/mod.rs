@@ -21,7 +21,7 @@ mod sources;
 
 pub(crate) use chats::BUTTON_ID_LENGTH;
 pub(crate) use oauth::{OAuthFailure, TokenParams, Verdict};
-pub(crate) use outbox::Attempt;
+pub(crate) use outbox::{Attempt, Strain};
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -12,6 +12,10 @@ pub(crate) enum Attempt {
     Retry {
         at: DateTime<Utc>,
         error: String,
+        /// Whether the receiver seems overloaded (it timed out, could not
+        /// be reached, or answered 429, 502, 503 or 504), and the wait it
+        /// asked for, if any: it is then paused for all its posts.
+        strain: Option<Strain>,
     },
     Failed {
         error: String,
@@ -20,6 +24,13 @@ pub(crate) enum Attempt {
     Gone {
         error: String,
     },
+}
+
+/// A receiver's sign of being overloaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Strain {
+    /// The wait it asked for (`Retry-After`).
+    pub(crate) asked: Option<chrono::Duration>,
 }
 
 impl Engine {
@@ -99,15 +110,18 @@ impl Engine {
     }
 
     /// Claims due deliveries for sending, each with its event (none for a
-    /// test message), leased for `lease`: three statements however many.
+    /// test message), leased for `lease`, at most `per_receiver` in flight
+    /// to one receiver across all cores: a handful of statements however
+    /// many.
     pub(crate) async fn claim_deliveries(
         &self,
         limit: i64,
+        per_receiver: i64,
         lease: chrono::Duration,
     ) -> Result<Vec<(channels::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        let claimed = channels::claim_deliveries(&mut transaction, self.store.backend(), now, now + lease, limit).await?;
+        let claimed = channels::claim_deliveries(&mut transaction, self.store.backend(), now, now + lease, limit, per_receiver).await?;
         let event_ids: Vec<i64> = claimed.iter().filter_map(|delivery| delivery.event_id).collect();
         let found: HashMap<i64, EventRecord> = events::find_by_ids(&mut transaction, &event_ids).await?.into_iter().map(|event| (event.id, event)).collect();
         transaction.commit().await?;
@@ -122,17 +136,27 @@ impl Engine {
     }
 
     /// Records how a group of sends went, in one transaction: each
-    /// delivery's outcome, and on each channel what its last outcome says
-    /// (a failure's error, or none after a success; a 410 turns it off).
+    /// delivery's outcome; on each channel what its last outcome says (a
+    /// failure's error, or none after a success; a 410 turns it off); and
+    /// on each receiver whether it strained, which pauses it, or answered
+    /// at ease, which ends its pauses.
     pub(crate) async fn record_attempts(&self, outcomes: &[(&channels::ClaimedDelivery, &Attempt)]) -> Result<(), CoreError> {
         let now = self.now();
         let mut finished = Vec::with_capacity(outcomes.len());
         let mut channel_states: Vec<ChannelOutcome> = Vec::new();
+        // Each receiver's strain in this group: the longest wait asked, or
+        // `None` when every answer came at ease.
+        let mut receivers: HashMap<&str, Option<Strain>> = HashMap::new();
         for (delivery, outcome) in outcomes {
+            let strain = receivers.entry(delivery.channel.receiver.as_str()).or_insert(None);
+            if let Attempt::Retry { strain: Some(this), .. } = outcome {
+                let asked = strain.and_then(|known| known.asked).max(this.asked);
+                *strain = Some(Strain { asked });
+            }
             let attempts = delivery.attempts + 1;
             let (status, next_attempt_at, error) = match outcome {
                 Attempt::Sent => (DeliveryStatus::Sent, None, None),
-                Attempt::Retry { at, error } => (DeliveryStatus::Pending, Some(*at), Some(error.as_str())),
+                Attempt::Retry { at, error, .. } => (DeliveryStatus::Pending, Some(*at), Some(error.as_str())),
                 Attempt::Failed { error } | Attempt::Gone { error } => (DeliveryStatus::Failed, None, Some(error.as_str())),
             };
             finished.push(channels::Finished { id: delivery.id, status, attempts, next_attempt_at, error });
@@ -164,6 +188,14 @@ impl Engine {
                 channels::set_last_error(&mut transaction, id, last_error, now).await?;
             }
         }
+        let mut easy = Vec::new();
+        for (receiver, strain) in receivers {
+            match strain {
+                Some(Strain { asked }) => channels::strained(&mut transaction, receiver, asked, now).await?,
+                None => easy.push(receiver),
+            }
+        }
+        channels::at_ease(&mut transaction, &easy).await?;
         transaction.commit().await?;
         Ok(())
     }

@@ -89,9 +89,39 @@ pub(crate) struct ChannelRecord {
     pub(crate) enabled: bool,
     pub(crate) last_error: Option<String>,
     pub(crate) created_at: DateTime<Utc>,
+    /// Who receives its posts, which paces them: see [`receiver_of`].
+    pub(crate) receiver: String,
 }
 
-const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.created_at";
+const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.created_at, c.receiver";
+
+/// The receiver a channel's deliveries are paced by: a webhook's host and
+/// port (every webhook to one server shares its limit), or Telegram (one bot
+/// API for every chat).
+pub(crate) fn receiver_of(kind: ChannelKind, target: &str) -> String {
+    match kind {
+        ChannelKind::Telegram => "telegram".to_owned(),
+        ChannelKind::Webhook => match url::Url::parse(target) {
+            Ok(url) => match (url.host_str(), url.port_or_known_default()) {
+                (Some(host), Some(port)) => format!("{host}:{port}"),
+                (Some(host), None) => host.to_owned(),
+                (None, _) => target.to_owned(),
+            },
+            Err(_) => target.to_owned(),
+        },
+    }
+}
+
+/// Fills in the receiver of channels stored before it was kept.
+pub(crate) async fn fill_receivers(connection: &mut AnyConnection) -> Result<(), StoreError> {
+    let rows = sqlx::query("SELECT id, kind, target FROM channels WHERE receiver = ''").fetch_all(&mut *connection).await?;
+    for row in rows {
+        let kind = ChannelKind::from_stored(row.try_get("kind")?)?;
+        let receiver = receiver_of(kind, row.try_get("target")?);
+        sqlx::query("UPDATE channels SET receiver = $1 WHERE id = $2").bind(receiver).bind(row.try_get::<i64, _>("id")?).execute(&mut *connection).await?;
+    }
+    Ok(())
+}
 
 fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
     Ok(ChannelRecord {
@@ -103,6 +133,7 @@ fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
         enabled: row.try_get::<i64, _>("enabled")? != 0,
         last_error: row.try_get("last_error")?,
         created_at: instant(row.try_get("created_at")?)?,
+        receiver: row.try_get("receiver")?,
     })
 }
 
@@ -114,15 +145,17 @@ pub(crate) async fn add(
     secret: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<ChannelRecord, StoreError> {
-    let row =
-        sqlx::query("INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING id")
-            .bind(user_id)
-            .bind(kind.as_str())
-            .bind(target.to_owned())
-            .bind(secret.map(str::to_owned))
-            .bind(millis(now))
-            .fetch_one(&mut *connection)
-            .await?;
+    let row = sqlx::query(
+        "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at, receiver) VALUES ($1, $2, $3, $4, 1, $5, $5, $6) RETURNING id",
+    )
+    .bind(user_id)
+    .bind(kind.as_str())
+    .bind(target.to_owned())
+    .bind(secret.map(str::to_owned))
+    .bind(millis(now))
+    .bind(receiver_of(kind, target))
+    .fetch_one(&mut *connection)
+    .await?;
     let id: i64 = row.try_get("id")?;
     find(connection, user_id, id).await?.ok_or_else(|| StoreError::Corrupt("a channel vanished as it was added".into()))
 }
@@ -263,28 +296,73 @@ pub(crate) struct ClaimedDelivery {
     pub(crate) channel: ChannelRecord,
 }
 
+/// Serialises claims across cores on Postgres, so that two claims never
+/// both count the same free room at a receiver. (A SQLite file has one
+/// writer already.)
+const CLAIM_LOCK: i64 = 0x6861_646f_0001;
+
 /// Claims up to `limit` pending deliveries that are due, leasing them until
 /// `lease_until`: if this core dies before it records the outcome, another
 /// pass sends them again after the lease (at least once, never lost).
+///
+/// Paced per receiver: one whose pause has not ended gets nothing, and none
+/// gets more than `per_receiver` deliveries in flight across all cores
+/// (counting the leases that have not ended). The receivers held back are
+/// left out of the query itself, so that a long queue for one of them does
+/// not hide what is due for the others.
 pub(crate) async fn claim_deliveries(
     connection: &mut AnyConnection,
     backend: Backend,
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
     limit: i64,
+    per_receiver: i64,
 ) -> Result<Vec<ClaimedDelivery>, StoreError> {
     let lock = match backend {
         Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE OF d SKIP LOCKED",
+        Backend::Postgres => {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(CLAIM_LOCK).execute(&mut *connection).await?;
+            " FOR UPDATE OF d SKIP LOCKED"
+        }
     };
+    let in_flight = sqlx::query(
+        "SELECT c.receiver, COUNT(*) AS sending FROM deliveries d JOIN channels c ON c.id = d.channel_id WHERE d.leased_until > $1 GROUP BY c.receiver",
+    )
+    .bind(millis(now))
+    .fetch_all(&mut *connection)
+    .await?;
+    let mut room: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    for row in &in_flight {
+        room.insert(row.try_get("receiver")?, per_receiver - row.try_get::<i64, _>("sending")?);
+    }
+    for row in sqlx::query("SELECT receiver FROM receivers WHERE paused_until > $1").bind(millis(now)).fetch_all(&mut *connection).await? {
+        room.insert(row.try_get("receiver")?, 0);
+    }
+    let held: Vec<&String> = room.iter().filter(|(_, free)| **free <= 0).map(|(receiver, _)| receiver).collect();
+    let mut placeholders = Placeholders::for_connection(connection);
+    // Placeholders in the order they stand in the text: SQLite's `?`s take
+    // their values in that order.
+    let due = placeholders.next();
+    let not_held = if held.is_empty() { String::new() } else { format!(" AND c.receiver NOT IN {}", placeholders.row(held.len())) };
+    let count = placeholders.next();
     let query = format!(
         "SELECT d.id AS delivery_id, d.message_id, d.event_id, d.kind AS delivery_kind, d.due_at, d.attempts, {CHANNEL_COLUMNS} \
          FROM deliveries d JOIN channels c ON c.id = d.channel_id \
-         WHERE d.status = 'pending' AND d.next_attempt_at <= $1 ORDER BY d.next_attempt_at LIMIT $2{lock}"
+         WHERE d.status = 'pending' AND d.next_attempt_at <= {due}{not_held} ORDER BY d.next_attempt_at LIMIT {count}{lock}"
     );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(query)).bind(millis(now)).bind(limit).fetch_all(&mut *connection).await?;
+    let mut statement = sqlx::query(sqlx::AssertSqlSafe(query)).bind(millis(now));
+    for receiver in held {
+        statement = statement.bind(receiver.clone());
+    }
+    let rows = statement.bind(limit).fetch_all(&mut *connection).await?;
     let mut claimed = Vec::with_capacity(rows.len());
     for row in &rows {
+        let channel = channel(row)?;
+        let free = room.entry(channel.receiver.clone()).or_insert(per_receiver);
+        if *free <= 0 {
+            continue;
+        }
+        *free -= 1;
         claimed.push(ClaimedDelivery {
             id: row.try_get("delivery_id")?,
             message_id: row.try_get("message_id")?,
@@ -292,21 +370,66 @@ pub(crate) async fn claim_deliveries(
             kind: DeliveryKind::from_stored(row.try_get("delivery_kind")?)?,
             due_at: instant(row.try_get("due_at")?)?,
             attempts: row.try_get("attempts")?,
-            channel: channel(row)?,
+            channel,
         });
     }
     if !claimed.is_empty() {
         let mut placeholders = Placeholders::for_connection(connection);
-        let lease = placeholders.next();
+        // Each placeholder once: SQLite's `?`s take their values in order.
+        let (next_attempt, leased) = (placeholders.next(), placeholders.next());
         let ids = placeholders.row(claimed.len());
-        let mut query =
-            sqlx::query(sqlx::AssertSqlSafe(format!("UPDATE deliveries SET next_attempt_at = {lease} WHERE id IN {ids}"))).bind(millis(lease_until));
+        let sql = format!("UPDATE deliveries SET next_attempt_at = {next_attempt}, leased_until = {leased} WHERE id IN {ids}");
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(lease_until)).bind(millis(lease_until));
         for delivery in &claimed {
             query = query.bind(delivery.id);
         }
         query.execute(&mut *connection).await?;
     }
     Ok(claimed)
+}
+
+/// The longest a receiver is paused for straining in a row, however often.
+const LONGEST_PAUSE: chrono::Duration = chrono::Duration::seconds(60);
+/// The longest pause a receiver's own `Retry-After` sets for all its posts.
+const LONGEST_ASKED_PAUSE: chrono::Duration = chrono::Duration::minutes(5);
+
+/// The pause after `strikes` strained answers in a row: one second, then
+/// twice as long each time, up to a minute; or what the receiver asked, up
+/// to five minutes, if longer.
+pub(crate) fn pause_after(strikes: i64, asked: Option<chrono::Duration>) -> chrono::Duration {
+    let doubled = chrono::Duration::seconds(1_i64 << (strikes - 1).clamp(0, 6)).min(LONGEST_PAUSE);
+    asked.map(|asked| asked.min(LONGEST_ASKED_PAUSE)).unwrap_or_default().max(doubled)
+}
+
+/// Pauses a receiver that strained: longer each time in a row.
+pub(crate) async fn strained(connection: &mut AnyConnection, receiver: &str, asked: Option<chrono::Duration>, now: DateTime<Utc>) -> Result<(), StoreError> {
+    let row = sqlx::query("SELECT strikes FROM receivers WHERE receiver = $1").bind(receiver.to_owned()).fetch_optional(&mut *connection).await?;
+    let strikes = row.map(|row| row.try_get::<i64, _>("strikes")).transpose()?.unwrap_or(0) + 1;
+    sqlx::query(
+        "INSERT INTO receivers (receiver, strikes, paused_until, updated_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (receiver) DO UPDATE SET strikes = excluded.strikes, paused_until = excluded.paused_until, updated_at = excluded.updated_at",
+    )
+    .bind(receiver.to_owned())
+    .bind(strikes)
+    .bind(millis(now + pause_after(strikes, asked)))
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// Ends the pauses of receivers that answered at ease.
+pub(crate) async fn at_ease(connection: &mut AnyConnection, receivers: &[&str]) -> Result<(), StoreError> {
+    if receivers.is_empty() {
+        return Ok(());
+    }
+    let mut placeholders = Placeholders::for_connection(connection);
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM receivers WHERE receiver IN {}", placeholders.row(receivers.len()))));
+    for receiver in receivers {
+        query = query.bind(receiver.to_string());
+    }
+    query.execute(&mut *connection).await?;
+    Ok(())
 }
 
 /// How one delivery's attempt ended, to be written: sent, failed, or
@@ -330,7 +453,7 @@ pub(crate) async fn finish_deliveries(connection: &mut AnyConnection, finished: 
         let now_placeholder = placeholders.next();
         let sql = format!(
             "UPDATE deliveries SET status = v.column2, attempts = v.column3, next_attempt_at = v.column4, last_error = v.column5, \
-             updated_at = {now_placeholder} FROM (VALUES {}) AS v WHERE deliveries.id = v.column1",
+             leased_until = NULL, updated_at = {now_placeholder} FROM (VALUES {}) AS v WHERE deliveries.id = v.column1",
             placeholders.rows(chunk.len(), 5)
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
@@ -394,4 +517,29 @@ pub(crate) async fn earliest_pending(connection: &mut AnyConnection) -> Result<O
 pub(crate) async fn pending_count(connection: &mut AnyConnection) -> Result<i64, StoreError> {
     let row = sqlx::query("SELECT COUNT(*) AS count FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
     Ok(row.try_get("count")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_webhook_is_paced_by_its_host_and_port_telegram_as_one() {
+        let webhook = |url: &str| receiver_of(ChannelKind::Webhook, url);
+        assert_eq!(webhook("https://Hooks.Example.com/a?x=1"), "hooks.example.com:443");
+        assert_eq!(webhook("http://hooks.example.com/b"), "hooks.example.com:80");
+        assert_eq!(webhook("http://127.0.0.1:9000/c"), "127.0.0.1:9000");
+        assert_eq!(webhook("http://[::1]:9000/c"), "[::1]:9000");
+        assert_eq!(receiver_of(ChannelKind::Telegram, "12345"), receiver_of(ChannelKind::Telegram, "67890"));
+    }
+
+    #[test]
+    fn pauses_double_up_to_a_minute_and_honour_a_longer_wait_asked() {
+        let seconds = |strikes, asked: Option<i64>| pause_after(strikes, asked.map(chrono::Duration::seconds)).num_seconds();
+        let doubling: Vec<i64> = (1..=9).map(|strikes| seconds(strikes, None)).collect();
+        assert_eq!(doubling, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+        assert_eq!(seconds(1, Some(30)), 30, "Retry-After asked for longer");
+        assert_eq!(seconds(6, Some(3)), 32, "the doubled pause is longer");
+        assert_eq!(seconds(1, Some(86_400)), 300, "a receiver pauses every post for at most five minutes");
+    }
 }

@@ -34,6 +34,7 @@ migrations![
     "20261201000006_button_chat",
     "20261201000007_attention_index",
     "20261202000008_oauth",
+    "20261203000009_receivers",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

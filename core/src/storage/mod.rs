@@ -150,6 +150,11 @@ impl Store {
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let store = Self::open(url).await?;
         Self::migrator(store.backend).run(&store.writer).await?;
+        // What a migration cannot write in SQL: the receiver of channels
+        // made before deliveries were paced by receiver.
+        let mut connection = store.writer.acquire().await?;
+        channels::fill_receivers(&mut connection).await?;
+        drop(connection);
         Ok(store)
     }
 

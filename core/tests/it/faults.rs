@@ -2,7 +2,8 @@
 //! clock: a core killed (SIGKILL) after it claimed a delivery and before the
 //! receiver answered loses nothing, because another pass sends it again once
 //! its lease runs out; and two cores on one Postgres deliver 1,000 due
-//! reminders with no reminder sent twice.
+//! reminders with no reminder sent twice, and never more posts in flight to
+//! one receiver than `HADO_DELIVERY_CONCURRENCY` between them.
 //!
 //! Checkpoints are real: each event is due at a whole minute just over an
 //! hour ahead, so its "one hour before" checkpoint comes within two minutes.
@@ -30,7 +31,12 @@ fn free_address() -> String {
 }
 
 async fn start_core(database_url: &str, address: &str) -> Child {
+    start_core_with(database_url, address, &[]).await
+}
+
+async fn start_core_with(database_url: &str, address: &str, settings: &[(&str, &str)]) -> Child {
     let child = Command::new(CORE)
+        .envs(settings.iter().copied())
         .env("HADO_DATABASE_URL", database_url)
         .env("HADO_GRPC_ADDR", address)
         .env("HADO_ADMIN_TOKEN", ADMIN_TOKEN)
@@ -57,6 +63,9 @@ struct Receiver {
     seen: Arc<Mutex<HashMap<String, usize>>>,
     /// How long to hold the first request before answering.
     hold_first: Arc<Mutex<Option<Duration>>>,
+    /// How long to hold every request, and the most held at once.
+    hold_each: Duration,
+    held: Arc<Mutex<(usize, usize)>>,
 }
 
 impl Receiver {
@@ -73,6 +82,13 @@ impl Receiver {
                     if let Some(hold) = hold {
                         tokio::time::sleep(hold).await;
                     }
+                    {
+                        let mut held = receiver.held.lock().unwrap();
+                        held.0 += 1;
+                        held.1 = held.1.max(held.0);
+                    }
+                    tokio::time::sleep(receiver.hold_each).await;
+                    receiver.held.lock().unwrap().0 -= 1;
                     "ok"
                 }
             }),
@@ -159,11 +175,13 @@ async fn a_core_killed_mid_send_loses_no_reminder(backend: Backend) {
 async fn two_cores_on_one_postgres_send_each_reminder_once() {
     let Some(backend) = Backend::postgres("faults::two_cores_on_one_postgres_send_each_reminder_once") else { return };
     let database = TestDatabase::create(&backend).await;
-    let receiver = Receiver::default();
+    // The receiver takes its time, so that posts pile up if nothing paces them.
+    let receiver = Receiver { hold_each: Duration::from_millis(20), ..Receiver::default() };
     let hook = receiver.start().await;
     let (first_address, second_address) = (free_address(), free_address());
-    let first = start_core(&database.url, &first_address).await;
-    let second = start_core(&database.url, &second_address).await;
+    let paced = [("HADO_DELIVERY_CONCURRENCY", "8")];
+    let first = start_core_with(&database.url, &first_address, &paced).await;
+    let second = start_core_with(&database.url, &second_address, &paced).await;
     prepare(&first_address, &hook, 1000).await;
 
     receiver.wait_for_total(1000, Duration::from_secs(180)).await;
@@ -173,6 +191,8 @@ async fn two_cores_on_one_postgres_send_each_reminder_once() {
     let twice: Vec<_> = seen.iter().filter(|(_, count)| **count > 1).collect();
     assert!(twice.is_empty(), "sent more than once: {twice:?}");
     assert_eq!(seen.len(), 1000, "each of the 1,000 due reminders arrived");
+    let most = receiver.held.lock().unwrap().1;
+    assert!((2..=8).contains(&most), "at most 8 posts in flight to the receiver from both cores together, and more than one: {most}");
     drop((first, second));
     database.drop_now().await;
 }

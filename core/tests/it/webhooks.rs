@@ -234,4 +234,56 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(webhooks_are_signed_retried_and_turned_off_by_410, private_targets_are_refused_unless_allowed);
+/// A receiver that strains (503) is paused for all its posts, a second,
+/// then two if it strains again when it is next asked, and so on; another
+/// receiver meanwhile gets its posts at once; an easy answer ends the
+/// pauses.
+async fn a_strained_receiver_is_paused_and_the_others_are_not(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let (strained, easy) = (Receiver::default(), Receiver::default());
+    let (strained_base, easy_base) = (strained.start().await, easy.start().await);
+    let mut anna = core.inbox_as("anna");
+    let mut add = async |url: String| anna.add_webhook(v1::AddWebhookRequest { url }).await.unwrap().into_inner().channel.unwrap().id;
+    let (busy_hook, other_hook, easy_hook) =
+        (add(format!("{strained_base}/busy")).await, add(format!("{strained_base}/other")).await, add(format!("{easy_base}/easy")).await);
+    strained.script("busy", &[503, 503]);
+    let deliverer = core.deliverer();
+    let test = async |id: i64| core.inbox_as("anna").test_channel(v1::ChannelId { id }).await.unwrap();
+
+    // The first 503 pauses the whole receiver (both its hooks) for a second.
+    test(busy_hook).await;
+    delivery::drain(&deliverer).await.unwrap();
+    strained.wait_for("busy", 1).await;
+    test(other_hook).await;
+    test(easy_hook).await;
+    delivery::drain(&deliverer).await.unwrap();
+    easy.wait_for("easy", 1).await;
+    assert!(strained.at("other").is_empty(), "a paused receiver gets nothing");
+
+    // A second later both go; "busy" answers 503 again, so the receiver is
+    // paused for two seconds now.
+    core.clock.advance(Span::milliseconds(1100));
+    test(busy_hook).await;
+    delivery::drain(&deliverer).await.unwrap();
+    strained.wait_for("other", 1).await;
+    strained.wait_for("busy", 2).await;
+    test(other_hook).await;
+    core.clock.advance(Span::milliseconds(1100));
+    delivery::drain(&deliverer).await.unwrap();
+    assert_eq!(strained.at("other").len(), 1, "still paused a second later");
+    core.clock.advance(Span::milliseconds(1000));
+    delivery::drain(&deliverer).await.unwrap();
+    strained.wait_for("other", 2).await;
+
+    // That easy answer ended the pauses: the next post goes at once.
+    test(other_hook).await;
+    delivery::drain(&deliverer).await.unwrap();
+    strained.wait_for("other", 3).await;
+    core.stop().await;
+}
+
+hado_core::on_both_backends!(
+    webhooks_are_signed_retried_and_turned_off_by_410,
+    private_targets_are_refused_unless_allowed,
+    a_strained_receiver_is_paused_and_the_others_are_not
+);
