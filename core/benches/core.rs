@@ -3,7 +3,9 @@
 //! batch upsert throughput over gRPC against plain sqlx
 //! inserts, `ListEvents` latency for a user with 10,000 events, and the
 //! scheduler's pass with 1,000 or 10,000 due checkpoints among 10,000 and
-//! 1,000,000 stored events, and signed webhook deliveries per second.
+//! 1,000,000 stored events, and signed webhook deliveries per second; and,
+//! when asked for by name (`-- burst`), the morning burst: 100,000
+//! checkpoints due at once, one core against three on one Postgres.
 //!
 //! `cargo bench -p hado-core --bench core` runs them on SQLite; with
 //! `HADO_BENCH_POSTGRES_URL` set (a server whose user may create databases)
@@ -84,6 +86,7 @@ fn config(database: &Database) -> CoreConfig {
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
         telegram: None,
+        delivery_concurrency: hado_core::delivery::DEFAULT_PER_RECEIVER,
     }
 }
 
@@ -486,7 +489,7 @@ async fn delivery_throughput(database: &Database) {
     seed(database, &engine, "due", 2000, true).await;
     clock.set(utc(NOW));
     hado_core::scheduler::drain(&engine).await.unwrap();
-    let deliverer = hado_core::delivery::Deliverer::new(engine.clone(), None);
+    let deliverer = hado_core::delivery::Deliverer::new(engine.clone(), None, hado_core::delivery::DEFAULT_PER_RECEIVER);
     let started = Instant::now();
     let sent = hado_core::delivery::drain(&deliverer).await.unwrap();
     let elapsed = started.elapsed();
@@ -497,6 +500,164 @@ async fn delivery_throughput(database: &Database) {
         sent as f64 / elapsed.as_secs_f64()
     );
     engine.close().await;
+}
+
+/// The wall clock, for cores that run on their own as in production.
+struct Wall;
+
+impl hado_core::clock::Clock for Wall {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// A webhook receiver with a small server's capacity: `workers` requests
+/// handled at once, each taking `work`, and, as a proxy in front of such a
+/// server would, 503 at once to a request beyond `most` open at a time. It
+/// counts what it handled by `webhook-id`.
+#[derive(Clone)]
+struct BusyReceiver {
+    seen: Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>,
+    workers: Arc<tokio::sync::Semaphore>,
+    open: Arc<std::sync::atomic::AtomicUsize>,
+    most: usize,
+    refused: Arc<std::sync::atomic::AtomicUsize>,
+    work: Duration,
+}
+
+impl BusyReceiver {
+    async fn start(workers: usize, most: usize, work: Duration) -> (Self, String) {
+        let receiver =
+            Self { seen: Arc::default(), workers: Arc::new(tokio::sync::Semaphore::new(workers)), open: Arc::default(), most, refused: Arc::default(), work };
+        let handler = receiver.clone();
+        let app = axum::Router::new().route(
+            "/hook/{user}",
+            axum::routing::post(move |headers: axum::http::HeaderMap| {
+                let receiver = handler.clone();
+                async move {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    if receiver.open.fetch_add(1, SeqCst) >= receiver.most {
+                        receiver.open.fetch_sub(1, SeqCst);
+                        receiver.refused.fetch_add(1, SeqCst);
+                        return axum::http::StatusCode::SERVICE_UNAVAILABLE;
+                    }
+                    let worker = receiver.workers.acquire().await.unwrap();
+                    tokio::time::sleep(receiver.work).await;
+                    let id = headers.get("webhook-id").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned();
+                    *receiver.seen.lock().unwrap().entry(id).or_default() += 1;
+                    drop(worker);
+                    receiver.open.fetch_sub(1, SeqCst);
+                    axum::http::StatusCode::OK
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/hook", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (receiver, base)
+    }
+
+    /// Distinct reminders received, and how many of them came more than once.
+    fn counts(&self) -> (usize, usize) {
+        let seen = self.seen.lock().unwrap();
+        (seen.len(), seen.values().filter(|count| **count > 1).count())
+    }
+}
+
+/// The morning burst: `people` people with one webhook each, all at one
+/// receiver (16 workers, 1 ms a request, 503 past 64 open requests), and
+/// `per_person` checkpoints each due in the same second;
+/// `cores` cores (each with its scheduler and delivery loop, on the wall
+/// clock) share the database. Prints the time to fire every checkpoint
+/// (its delivery written), the time to deliver them all, the retries and
+/// the duplicates the receiver saw.
+async fn burst(database: &Database, cores: usize, per_receiver: u32, people: usize, per_person: i64) {
+    let (receiver, base) = BusyReceiver::start(16, 64, Duration::from_millis(1)).await;
+    let mut config = config(database);
+    config.delivery_concurrency = per_receiver;
+    let setup = hado_core::open(&config, Arc::new(Wall)).await.unwrap();
+    let quiet_none = hado_core::engine::ProfilePatch { quiet_start: Some("00:00".into()), quiet_end: Some("00:00".into()), ..Default::default() };
+    let mut user_ids = Vec::with_capacity(people);
+    for person in 0..people {
+        let user = setup.user_for_login(&format!("person{person}")).await.unwrap();
+        setup.update_profile(&user, &quiet_none).await.unwrap();
+        setup.add_webhook(&user, &format!("{base}/{person}")).await.unwrap();
+        user_ids.push(user.id);
+    }
+    setup.close().await;
+    // Every checkpoint is due a few seconds from now, once the cores run.
+    let due = Utc::now() + chrono::Duration::seconds(3);
+    let pool = database.pool().await;
+    for user_id in &user_ids {
+        sqlx::query(
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $1 - 1) \
+             INSERT INTO events (user_id, source_id, source_ref, topic, title, due_at, due_date, due_ms, fire_date, after_due, \
+             state, checkpoint_at, next_check_at, created_at, updated_at) \
+             SELECT $2, 1, 'burst-' || i, '', 'Burst', '2027-01-10', '2027-01-10', 0, '2026-11-01', 'keep', 'preparing', $3, $3, 0, 0 FROM n",
+        )
+        .bind(per_person)
+        .bind(*user_id)
+        .bind(due.timestamp_millis())
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    // A database that has run for a while has its planner statistics; a
+    // freshly seeded one would wait for autovacuum to gather them.
+    sqlx::query("ANALYZE").execute(&pool).await.unwrap();
+    let total = people * per_person as usize;
+    let mut running = Vec::new();
+    for _ in 0..cores {
+        let engine = hado_core::open(&config, Arc::new(Wall)).await.unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = config.clone();
+        running.push((
+            stop,
+            tokio::spawn(async move {
+                hado_core::serve(engine, &served, listener, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap()
+            }),
+        ));
+    }
+    tokio::time::sleep((due - Utc::now()).to_std().unwrap_or_default()).await;
+    let started = Instant::now();
+    let (mut fired, mut delivered) = (None, None);
+    while delivered.is_none() && started.elapsed() < Duration::from_secs(600) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if fired.is_none() {
+            let written: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries").fetch_one(&pool).await.unwrap();
+            if written as usize >= total {
+                fired = Some(started.elapsed());
+            }
+        }
+        if receiver.counts().0 >= total {
+            delivered = Some(started.elapsed());
+        }
+    }
+    // Give a would-be duplicate a moment to arrive.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for (stop, task) in running {
+        let _ = stop.send(());
+        let _ = task.await;
+    }
+    let retried: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries WHERE attempts > 1").fetch_one(&pool).await.unwrap();
+    let (received, duplicates) = receiver.counts();
+    let refused = receiver.refused.load(std::sync::atomic::Ordering::SeqCst);
+    let seconds = |span: Option<Duration>| span.map_or("not within 10 min".to_owned(), |span| format!("{:.1} s", span.as_secs_f64()));
+    println!(
+        "[{}] burst, {cores} core(s), {per_receiver} in flight per receiver at most: {total} checkpoints due at once ({people} people, one webhook each, \
+         one receiver): all fired in {}, all delivered in {} ({:.0} deliveries/s); {received} received, {refused} refused with 503, {retried} retried, \
+         {duplicates} received twice",
+        database.label,
+        seconds(fired),
+        seconds(delivered),
+        delivered.map_or(0.0, |span| total as f64 / span.as_secs_f64()),
+    );
+    pool.close().await;
 }
 
 fn main() {
@@ -537,6 +698,19 @@ fn main() {
                 let database = database(label, url).await;
                 delivery_throughput(&database).await;
                 database.remove().await;
+            }
+            // Only named, as it takes minutes: `cargo bench … -- burst`.
+            if only.as_deref() == Some("burst") {
+                let runs: &[(usize, u32)] = match url {
+                    // One core, three, and three with pacing lifted.
+                    Some(_) => &[(1, hado_core::delivery::DEFAULT_PER_RECEIVER), (3, hado_core::delivery::DEFAULT_PER_RECEIVER), (3, 1000)],
+                    None => &[(1, hado_core::delivery::DEFAULT_PER_RECEIVER)],
+                };
+                for &(cores, per_receiver) in runs {
+                    let database = database(label, url).await;
+                    burst(&database, cores, per_receiver, 500, 200).await;
+                    database.remove().await;
+                }
             }
         }
     });

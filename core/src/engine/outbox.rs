@@ -178,16 +178,19 @@ impl Engine {
         }
         let mut transaction = self.store.begin_write().await?;
         channels::finish_deliveries(&mut transaction, &finished, now).await?;
+        // Channels whose last send went through are cleared in one statement.
+        let mut cleared = Vec::new();
         for ChannelOutcome { id, gone, last_error } in channel_states {
             if let Some(gone) = gone {
                 channels::disable_with_error(&mut transaction, id, gone, now).await?;
             }
-            if let Some(last_error) = last_error
-                && last_error != gone
-            {
-                channels::set_last_error(&mut transaction, id, last_error, now).await?;
+            match last_error {
+                Some(None) => cleared.push(id),
+                Some(Some(error)) if Some(error) != gone => channels::set_last_error(&mut transaction, id, error, now).await?,
+                _ => {}
             }
         }
+        channels::clear_last_errors(&mut transaction, &cleared, now).await?;
         let mut easy = Vec::new();
         for (receiver, strain) in receivers {
             match strain {

@@ -220,13 +220,31 @@ pub(crate) async fn disable_with_error(connection: &mut AnyConnection, id: i64, 
     Ok(())
 }
 
-pub(crate) async fn set_last_error(connection: &mut AnyConnection, id: i64, error: Option<&str>, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn set_last_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("UPDATE channels SET last_error = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
-        .bind(error.map(str::to_owned))
+        .bind(error.to_owned())
         .bind(millis(now))
         .execute(&mut *connection)
         .await?;
+    Ok(())
+}
+
+/// Clears the last error of channels whose last send went through, in one
+/// statement that touches only those showing an error.
+pub(crate) async fn clear_last_errors(connection: &mut AnyConnection, ids: &[i64], now: DateTime<Utc>) -> Result<(), StoreError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut placeholders = Placeholders::for_connection(connection);
+    let now_placeholder = placeholders.next();
+    let sql =
+        format!("UPDATE channels SET last_error = NULL, updated_at = {now_placeholder} WHERE last_error IS NOT NULL AND id IN {}", placeholders.row(ids.len()));
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
+    for id in ids {
+        query = query.bind(*id);
+    }
+    query.execute(&mut *connection).await?;
     Ok(())
 }
 
