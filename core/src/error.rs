@@ -30,10 +30,15 @@ pub enum CoreError {
     Unauthenticated(String),
     #[error("{0}")]
     AlreadyExists(String),
-    /// What the request was made for has changed since (an action link
-    /// from before a reschedule): nothing was done.
-    #[error("{0}")]
-    Outdated(String),
+    /// A person's change to an event a source owns: `EVENT_OWNED_BY_SOURCE`
+    /// in `ErrorInfo`, with the source.
+    #[error("this event belongs to source {0}; only {0} can change it")]
+    SourceOwned(String),
+    /// An action link that does not work, with the language of the person
+    /// it was for when it is genuine: `LINK_NOT_VALID`, `LINK_EXPIRED` or
+    /// `LINK_OUTDATED` in `ErrorInfo`, and their words in `LocalizedMessage`.
+    #[error("{problem}")]
+    Link { problem: crate::links::LinkProblem, locale: Option<Locale> },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -119,12 +124,35 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             let details = ErrorDetails::with_bad_request(field_violations);
             Status::with_error_details(Code::InvalidArgument, violations.to_string(), details)
         }
+        CoreError::SourceOwned(source) => {
+            let message = format!("this event belongs to source {source}; only {source} can change it");
+            let mut details = ErrorDetails::with_error_info("EVENT_OWNED_BY_SOURCE", "hado", [("source".to_owned(), source.clone())]);
+            if let Some((lang, t)) = language {
+                details.set_localized_message(lang, t.refusal_source_owned.replace("{source}", &source));
+            }
+            Status::with_error_details(Code::FailedPrecondition, message, details)
+        }
+        CoreError::Link { problem, locale } => {
+            use crate::links::LinkProblem;
+            let (code, reason, metadata, words): (Code, &str, std::collections::HashMap<String, String>, fn(&Words) -> &'static str) = match problem {
+                LinkProblem::Forged => (Code::Unauthenticated, "LINK_NOT_VALID", Default::default(), |t| t.link_not_valid),
+                LinkProblem::Expired { at, .. } => {
+                    (Code::FailedPrecondition, "LINK_EXPIRED", [("expired_at".to_owned(), at.to_rfc3339())].into(), |t| t.link_expired)
+                }
+                LinkProblem::Outdated => (Code::Aborted, "LINK_OUTDATED", Default::default(), |t| t.link_outdated),
+            };
+            let mut details = ErrorDetails::with_error_info(reason, "hado", metadata);
+            // The words are for the person the link was for, whoever asks.
+            if let Some(locale) = locale {
+                details.set_localized_message(locale.as_str(), words(words::for_locale(locale.as_str())));
+            }
+            Status::with_error_details(code, problem.to_string(), details)
+        }
         CoreError::NotFound(message) => Status::not_found(message),
         CoreError::FailedPrecondition(message) => Status::failed_precondition(message),
         CoreError::PermissionDenied(message) => Status::permission_denied(message),
         CoreError::Unauthenticated(message) => Status::unauthenticated(message),
         CoreError::AlreadyExists(message) => Status::already_exists(message),
-        CoreError::Outdated(message) => Status::aborted(message),
         CoreError::Store(error) => {
             tracing::error!(%error, "storage failed");
             Status::internal("core could not reach its storage; see core's log")

@@ -83,8 +83,9 @@ pub fn revision_of(due_text: &str) -> Revision {
 pub enum LinkProblem {
     #[error("this link is not valid")]
     Forged,
-    #[error("this link expired on {0}")]
-    Expired(DateTime<Utc>),
+    /// Genuine, but past its time; `user_id` is the person it was for.
+    #[error("this link expired on {at}")]
+    Expired { at: DateTime<Utc>, user_id: i64 },
     #[error("this reminder is out of date: the event has changed since it was sent, so nothing was done; open Hado to see it now")]
     Outdated,
 }
@@ -150,7 +151,7 @@ impl LinkSigner {
             revision: Revision::parse(revision).ok_or(LinkProblem::Forged)?,
         };
         if now >= link.expires_at {
-            return Err(LinkProblem::Expired(link.expires_at));
+            return Err(LinkProblem::Expired { at: link.expires_at, user_id: link.user_id });
         }
         Ok(link)
     }
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!((link.event_id, link.user_id, link.action), (42, 7, LinkAction::Done));
         assert_eq!(link.revision, revision_of("2026-12-14"));
         assert_ne!(link.revision, revision_of("2026-12-15"), "a new due moment is a new revision");
-        assert_eq!(signer.check(&token, now + LIFETIME), Err(LinkProblem::Expired(at("2026-12-31T10:00:00Z"))));
+        assert_eq!(signer.check(&token, now + LIFETIME), Err(LinkProblem::Expired { at: at("2026-12-31T10:00:00Z"), user_id: 7 }));
     }
 
     #[test]

@@ -21,6 +21,10 @@ use hado_runtime::client::{Core, Failure};
 pub(crate) struct ErrorBody {
     /// What went wrong, in words.
     pub error: String,
+    /// Core's stable reason for the whole refusal, such as `EVENT_NOT_FOUND`
+    /// or `EVENT_OWNED_BY_SOURCE`, when it gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// For invalid input: every bad field, each with the index of its batch item when there is one.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub violations: Vec<Violation>,
@@ -65,7 +69,7 @@ pub(crate) struct ApiError {
 
 impl ApiError {
     pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, body: ErrorBody { error: message.into(), violations: Vec::new() } }
+        Self { status, body: ErrorBody { error: message.into(), code: None, violations: Vec::new() } }
     }
 
     /// Core's answer, with its status mapped and its words kept.
@@ -89,7 +93,8 @@ impl ApiError {
                             .collect()
                     })
                     .unwrap_or_default();
-                Self { status: http, body: ErrorBody { error: message, violations } }
+                let code = status.get_details_error_info().map(|info| info.reason).filter(|reason| !reason.is_empty());
+                Self { status: http, body: ErrorBody { error: message, code, violations } }
             }
         }
     }

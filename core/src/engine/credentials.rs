@@ -74,16 +74,20 @@ impl Engine {
 
     /// What a link names, checked, with its user and event as they are now.
     pub(crate) async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
-        let link = self.links.check(token, self.now()).map_err(|problem| match problem {
-            LinkProblem::Forged => CoreError::Unauthenticated(problem.to_string()),
-            LinkProblem::Expired(_) => CoreError::FailedPrecondition(problem.to_string()),
-            LinkProblem::Outdated => CoreError::Outdated(problem.to_string()),
-        })?;
         let mut connection = self.store.reader().acquire().await?;
+        let link = match self.links.check(token, self.now()) {
+            Ok(link) => link,
+            Err(problem @ LinkProblem::Expired { user_id, .. }) => {
+                // Genuine: its person reads why in their own language.
+                let locale = users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);
+                return Err(CoreError::Link { problem, locale });
+            }
+            Err(problem) => return Err(CoreError::Link { problem, locale: None }),
+        };
         let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
         let event = self.own_event(&mut connection, &user, link.event_id).await?;
         if link.revision != revision_of(&event.spec.due.text) {
-            return Err(CoreError::Outdated(LinkProblem::Outdated.to_string()));
+            return Err(CoreError::Link { problem: LinkProblem::Outdated, locale: Some(user.locale) });
         }
         Ok((link, user, event))
     }

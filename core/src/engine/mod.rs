@@ -257,8 +257,7 @@ fn check_batch_size(field: &str, len: usize) -> Result<(), CoreError> {
 
 /// The error for a user's change to another source's event.
 fn owned_elsewhere(record: &EventRecord) -> CoreError {
-    let source = &record.source;
-    CoreError::FailedPrecondition(format!("this event belongs to source {source}; only {source} can change it"))
+    CoreError::SourceOwned(record.source.clone())
 }
 
 impl Engine {

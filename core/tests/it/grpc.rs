@@ -383,9 +383,18 @@ async fn action_links_act_once_as_the_events_user(backend: Backend) {
 
     let forged = links.use_action_link(request(&done.replace('.', "x."))).await.unwrap_err();
     assert_eq!((forged.code(), forged.message()), (Code::Unauthenticated, "this link is not valid"));
+    assert_eq!(forged.get_details_error_info().unwrap().reason, "LINK_NOT_VALID");
+    assert!(forged.get_details_localized_message().is_none(), "nobody is known to say it to");
+    // An expired link is genuine: the reason, and the words in its person's language.
+    let profile = UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() };
+    core.inbox_as("anna").update_profile(profile).await.unwrap();
     core.clock.set(testing::utc("2026-12-31T10:00:01Z"));
     let expired = links.use_action_link(request(&done)).await.unwrap_err();
     assert_eq!((expired.code(), expired.message()), (Code::FailedPrecondition, "this link expired on 2026-12-31 10:00:00 UTC"));
+    let info = expired.get_details_error_info().unwrap();
+    assert_eq!((info.reason.as_str(), info.metadata["expired_at"].as_str()), ("LINK_EXPIRED", "2026-12-31T10:00:00+00:00"));
+    let words = expired.get_details_localized_message().unwrap();
+    assert_eq!((words.locale.as_str(), words.message.as_str()), ("ru", hado_runtime::words::RU.link_expired));
     core.stop().await;
 }
 
@@ -514,6 +523,10 @@ async fn done_and_delete_can_be_undone(backend: Backend) {
         .unwrap();
     let refused = inbox.reopen_event(EventId { id: visa }).await.unwrap_err();
     assert_eq!((refused.code(), refused.message()), (Code::FailedPrecondition, "this event belongs to source docs; only docs can change it"));
+    let info = refused.get_details_error_info().unwrap();
+    assert_eq!((info.reason.as_str(), info.metadata["source"].as_str()), ("EVENT_OWNED_BY_SOURCE", "docs"));
+    let words = refused.get_details_localized_message().unwrap();
+    assert_eq!((words.locale.as_str(), words.message.as_str()), ("en", "This event comes from docs, so only docs can change it."));
     // Another person's event is not found.
     assert_eq!(core.inbox_as("bob").reopen_event(EventId { id: dentist.id }).await.unwrap_err().code(), Code::NotFound);
     core.stop().await;

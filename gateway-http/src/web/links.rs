@@ -15,22 +15,29 @@ struct LinkPage {
     expires: String,
 }
 
-/// What a link that does not work shows: never an action.
+/// What a link that does not work shows: never an action. Core says why
+/// with a stable reason, in the language of the person the link was for
+/// when it knows them (a genuine link); otherwise the page says it in both.
 fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
-    match status.code() {
-        Code::Unauthenticated => message(StatusCode::BAD_REQUEST, "This link is not valid.", "Эта ссылка недействительна."),
-        Code::FailedPrecondition => message(
-            StatusCode::GONE,
-            &format!("This link has expired ({}). Open the inbox to act on the event.", status.message()),
-            "Срок действия ссылки истёк. Откройте входящие, чтобы ответить на событие.",
-        ),
-        Code::NotFound => message(StatusCode::NOT_FOUND, "This event no longer exists.", "Этого события больше нет."),
-        Code::Aborted => message(
-            StatusCode::CONFLICT,
-            "This reminder is out of date: the event has changed since it was sent, so nothing was done. Open the inbox to see it now.",
-            "Это напоминание устарело: событие изменилось после его отправки, поэтому ничего не сделано. Откройте входящие, чтобы увидеть его сейчас.",
-        ),
-        _ => failure_page(state, &words::EN, status),
+    let words: fn(&Words) -> &'static str = match status.get_details_error_info().map(|info| info.reason).as_deref() {
+        Some("LINK_NOT_VALID") => |t| t.link_not_valid,
+        Some("LINK_EXPIRED") => |t| t.link_expired,
+        Some("LINK_OUTDATED") => |t| t.link_outdated,
+        Some("EVENT_NOT_FOUND") => |t| t.event_not_found,
+        _ => return failure_page(state, &words::EN, status),
+    };
+    let code = match status.code() {
+        Code::Unauthenticated => StatusCode::BAD_REQUEST,
+        Code::FailedPrecondition => StatusCode::GONE,
+        Code::Aborted => StatusCode::CONFLICT,
+        _ => StatusCode::NOT_FOUND,
+    };
+    match status.get_details_localized_message() {
+        Some(localized) => {
+            let t = words::for_locale(&localized.locale);
+            render(code, MessagePage { t, nav: None, message: localized.message, second: String::new(), second_words: None })
+        }
+        None => message(code, words(&words::EN), words(&words::RU)),
     }
 }
 

@@ -266,8 +266,8 @@ async fn the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode(backend: B
         let body = (method == Method::PATCH).then(|| json!({"title": "mine"}));
         let (status, error) = stack.send(method.clone(), &format!("{path}{suffix}"), &[("x-remote-user", "bob")], body).await;
         assert_eq!(
-            (status, error["error"].as_str()),
-            (StatusCode::NOT_FOUND, Some(format!("event {} not found", created["id"]).as_str())),
+            (status, error["error"].as_str(), error["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some(format!("event {} not found", created["id"]).as_str()), Some("EVENT_NOT_FOUND")),
             "{method} {suffix}"
         );
     }
@@ -335,7 +335,10 @@ async fn the_inbox_json_api_works(backend: Backend) {
         stack.send(Method::POST, "/api/events", &[("authorization", &docs)], Some(json!({"events": [item("anna", "visa", "Visa", "2026-12-14")]}))).await;
     let visa = pushed["results"][0]["id"].as_i64().unwrap();
     let (status, error) = stack.send(Method::PATCH, &format!("/me/events/{visa}"), &anna, Some(json!({"title": "x"}))).await;
-    assert_eq!((status, error["error"].as_str()), (StatusCode::FORBIDDEN, Some("this event belongs to source docs; only docs can change it")));
+    assert_eq!(
+        (status, error["error"].as_str(), error["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("this event belongs to source docs; only docs can change it"), Some("EVENT_OWNED_BY_SOURCE"))
+    );
     assert_eq!(stack.send(Method::DELETE, &format!("/me/events/{visa}"), &anna, None).await.0, StatusCode::FORBIDDEN);
     assert_eq!(stack.send(Method::POST, &format!("/me/events/{visa}/done"), &anna, None).await.1["state"], "done");
 

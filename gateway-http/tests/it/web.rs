@@ -380,8 +380,14 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
     stack.core.clock.set(utc("2027-01-10T09:00:01Z"));
     let (status, _, page) = stack.post(&format!("/a/{late}"), &[]).await;
     assert_eq!(status, StatusCode::GONE);
-    assert!(page.contains("This link has expired"), "{page}");
+    assert!(page.contains("This link has expired") && !page.contains("Срок действия"), "in the person's language only: {page}");
     assert_ne!(stack.core.inbox_as("anna").get_event(v1::EventId { id: other.id }).await.unwrap().get_ref().state, "done", "no action");
+    // Whoever opens it, the page speaks the language of the person the link was for.
+    let russian = v1::UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() };
+    stack.core.inbox_as("anna").update_profile(russian).await.unwrap();
+    let (status, page) = stack.get(&format!("/a/{late}")).await;
+    assert_eq!(status, StatusCode::GONE);
+    assert!(page.contains("Срок действия ссылки истёк") && !page.contains("This link has expired"), "{page}");
 
     stack.stop().await;
 }
