@@ -134,14 +134,16 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
         }
         CoreError::Link { problem, locale } => {
             use crate::links::LinkProblem;
-            let (code, reason, metadata, words): (Code, &str, std::collections::HashMap<String, String>, fn(&Words) -> &'static str) = match problem {
-                LinkProblem::Forged => (Code::Unauthenticated, "LINK_NOT_VALID", Default::default(), |t| t.link_not_valid),
-                LinkProblem::Expired { at, .. } => {
-                    (Code::FailedPrecondition, "LINK_EXPIRED", [("expired_at".to_owned(), at.to_rfc3339())].into(), |t| t.link_expired)
-                }
-                LinkProblem::Outdated => (Code::Aborted, "LINK_OUTDATED", Default::default(), |t| t.link_outdated),
+            let (code, reason, words): (Code, &str, fn(&Words) -> &'static str) = match problem {
+                LinkProblem::Forged => (Code::Unauthenticated, "LINK_NOT_VALID", |t| t.link_not_valid),
+                LinkProblem::Expired { .. } => (Code::FailedPrecondition, "LINK_EXPIRED", |t| t.link_expired),
+                LinkProblem::Outdated => (Code::Aborted, "LINK_OUTDATED", |t| t.link_outdated),
             };
-            let mut details = ErrorDetails::with_error_info(reason, "hado", metadata);
+            let metadata: Vec<(String, String)> = match problem {
+                LinkProblem::Expired { at, .. } => vec![("expired_at".to_owned(), at.to_rfc3339())],
+                _ => Vec::new(),
+            };
+            let mut details = ErrorDetails::with_error_info(reason, "hado", metadata.into_iter().collect::<std::collections::HashMap<_, _>>());
             // The words are for the person the link was for, whoever asks.
             if let Some(locale) = locale {
                 details.set_localized_message(locale.as_str(), words(words::for_locale(locale.as_str())));
