@@ -288,7 +288,12 @@ impl HadoMcp {
                     verdict.refuse();
                 }
                 tracing::debug!(code = ?status.code(), "core refused a tool call");
-                Err(ToolFailure(failure.message().to_owned()))
+                // Core's precise English, and its stable reason when it gave one.
+                let reason = tonic_types::StatusExt::get_details_error_info(&status).map(|info| info.reason).filter(|reason| !reason.is_empty());
+                Err(ToolFailure(match reason {
+                    Some(reason) => format!("{} ({reason})", failure.message()),
+                    None => failure.message().to_owned(),
+                }))
             }
         }
     }

@@ -193,7 +193,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     let visa = ok(call(&anna, "get_event", json!({"id": visa_id})).await);
     assert_eq!((visa["source"].as_str(), visa["editable"].as_bool()), (Some("docs"), Some(false)));
     assert_eq!(visa["next_reminder_at"], "2026-12-06T23:00:00Z", "a week before, at 08:00 in Tokyo, where anna now is");
-    let refused = "this event belongs to source docs; only docs can change it";
+    let refused = "this event belongs to source docs; only docs can change it (EVENT_OWNED_BY_SOURCE)";
     assert_eq!(tool_error(call(&anna, "update_event", json!({"id": visa_id, "title": "Mine"})).await), refused);
     assert_eq!(tool_error(call(&anna, "delete_event", json!({"id": visa_id})).await), refused);
     assert_eq!(ok(call(&anna, "get_event", json!({"id": visa_id})).await), visa, "the refused calls changed nothing");
@@ -233,7 +233,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     assert_eq!(ok(call(&anna, "list_events", json!({})).await)["events"], json!([]));
     // A deleted event can still be read, and an edit brings it back.
     assert_eq!(ok(call(&anna, "get_event", json!({"id": dentist_id})).await)["state"], "withdrawn");
-    assert_eq!(tool_error(call(&anna, "mark_done", json!({"id": dentist_id})).await), format!("event {dentist_id} not found"));
+    assert_eq!(tool_error(call(&anna, "mark_done", json!({"id": dentist_id})).await), format!("event {dentist_id} not found (EVENT_NOT_FOUND)"));
     let revived = ok(call(&anna, "update_event", json!({"id": dentist_id, "title": "Dentist again"})).await);
     assert_eq!((revived["title"].as_str(), revived["state"].as_str()), (Some("Dentist again"), Some("preparing")));
     assert_eq!(ok(call(&anna, "list_events", json!({})).await)["events"].as_array().unwrap().len(), 1);
@@ -242,9 +242,9 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     // Another user's agent: anna's ids are simply not found.
     let bob = stack.client(&stack.agent_token("bob").await).await;
     for tool in ["get_event", "mark_done", "mark_ack", "delete_event"] {
-        assert_eq!(tool_error(call(&bob, tool, json!({"id": visa_id})).await), format!("event {visa_id} not found"), "{tool}");
+        assert_eq!(tool_error(call(&bob, tool, json!({"id": visa_id})).await), format!("event {visa_id} not found (EVENT_NOT_FOUND)"), "{tool}");
     }
-    assert_eq!(tool_error(call(&bob, "update_event", json!({"id": visa_id, "title": "x"})).await), format!("event {visa_id} not found"));
+    assert_eq!(tool_error(call(&bob, "update_event", json!({"id": visa_id, "title": "x"})).await), format!("event {visa_id} not found (EVENT_NOT_FOUND)"));
 
     // An unknown tool is a JSON-RPC error; arguments of the wrong shape are
     // a tool result that names the argument and what it takes.
