@@ -4,7 +4,9 @@
 //!
 //! One set of `$1`-style queries runs on both backends through sqlx's `Any`
 //! driver; the few places where the dialects differ (how a write transaction
-//! starts, how the scheduler claims rows) live in [`Backend`].
+//! starts, how rows are claimed, how placeholders are written, how a batch's
+//! keys are looked up and its new rows sent) each decide by [`Backend`], and
+//! ARCHITECTURE.md lists them.
 //!
 //! Reads and writes use separate pools. On SQLite, which allows one writer
 //! at a time, the write pool holds a single connection: concurrent writers

@@ -66,4 +66,33 @@ async fn a_first_release_database_upgrades_keeping_every_row(backend: Backend) {
     database.drop_now().await;
 }
 
-hado_core::on_both_backends!(a_first_release_database_upgrades_keeping_every_row);
+/// The last migration before deliveries were paced per receiver.
+const BEFORE_PACING: i64 = 20261202000008;
+
+/// Channels made before deliveries were paced per receiver get their
+/// receiver when core starts: a webhook's host and port, or Telegram.
+async fn channels_made_before_pacing_get_their_receiver(backend: Backend) {
+    sqlx::any::install_default_drivers();
+    let database = TestDatabase::create(&backend).await;
+    Store::migrate_to(&database.url, BEFORE_PACING).await.unwrap();
+    execute(
+        &database.url,
+        &[
+            "INSERT INTO users (login, tz, quiet_start, quiet_end, locale, created_at, updated_at) VALUES ('anna', 'UTC', '22:00', '08:00', 'en', 0, 0)",
+            "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at) \
+             VALUES (1, 'webhook', 'https://Hooks.Example.com/anna', 'whsec_x', 1, 0, 0)",
+            "INSERT INTO channels (user_id, kind, target, enabled, created_at, updated_at) VALUES (1, 'telegram', '12345', 1, 0, 0)",
+        ],
+    )
+    .await;
+    let clock = Arc::new(ManualClock::new(utc("2026-12-01T10:00:00Z")));
+    let engine = hado_core::open(&testing::config(&database.url), clock).await.expect("the upgrade runs at start");
+    let mut connection = sqlx::AnyConnection::connect(&database.url).await.unwrap();
+    let receivers: Vec<String> = sqlx::query_scalar("SELECT receiver FROM channels ORDER BY id").fetch_all(&mut connection).await.unwrap();
+    assert_eq!(receivers, ["hooks.example.com:443", "telegram"]);
+    drop(connection);
+    engine.close().await;
+    database.drop_now().await;
+}
+
+hado_core::on_both_backends!(a_first_release_database_upgrades_keeping_every_row, channels_made_before_pacing_get_their_receiver);
