@@ -1,7 +1,9 @@
 //! The web inbox in a real browser: Debian's headless Chromium driven over
 //! WebDriver (chromedriver, with the Selenium client from PyPI) through
-//! `tests/browser/inbox.py`, with axe-core auditing every step. Screenshots
-//! of each step are kept in `target/test-artifacts/browser/<backend>/`.
+//! `tests/browser/inbox.py`, then the everyday flows in every width,
+//! language and with JavaScript on and off through `tests/browser/flows.py`,
+//! with axe-core auditing every step. Screenshots of each step are kept in
+//! `target/test-artifacts/browser/<backend>/` (the flows in `flows/`).
 
 use crate::common;
 
@@ -12,6 +14,7 @@ use hado_core::testing::{self, Backend, TestCore};
 use hado_proto::v1;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/inbox.py");
+const FLOWS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/flows.py");
 
 fn browser_available(test: &str) -> bool {
     let found = Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() && testing::runs("python3", &["-c", "import selenium"]);
@@ -52,6 +55,17 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     assert!(saved >= 6, "a screenshot per step, found {saved}");
     let audited: usize = report.split(" pages audited").next().and_then(|before| before.rsplit(' ').next()).and_then(|count| count.parse().ok()).unwrap_or(0);
     assert!(!axe || audited == saved, "axe-core audited {audited} of {saved} steps: {report}");
+
+    // The everyday flows at 1280 and 390 px, in both languages, with
+    // JavaScript on and off.
+    let flows = shots.join("flows");
+    let output = tokio::process::Command::new("python3").arg(FLOWS).arg(&gateway.base).arg(&flows).output().await.expect("python3 runs");
+    let report = format!("{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "the browser flows failed (screenshots in {}):\n{report}", flows.display());
+    assert!(report.contains("8 runs") && report.contains("all as expected"), "{report}");
+    let saved = std::fs::read_dir(&flows).unwrap().count();
+    let audited: usize = report.split(" pages audited").next().and_then(|before| before.rsplit(' ').next()).and_then(|count| count.parse().ok()).unwrap_or(0);
+    assert!(!axe || audited == saved, "axe-core audited {audited} of {saved} pages: {report}");
 
     gateway.stop().await;
     core.stop().await;
