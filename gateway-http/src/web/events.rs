@@ -212,7 +212,11 @@ async fn save_event(state: AppState, mut session: Session, id: Option<i64>, inpu
         Some(id) => session.inbox.update_event(form.change(id)).await,
     };
     match saved {
-        Ok(event) => Redirect::to(&format!("/#event-{}", event.get_ref().id)).into_response(),
+        // The inbox says what happened, and after adding offers Undo.
+        Ok(event) => {
+            let (said, id) = (if id.is_some() { "saved" } else { "added" }, event.get_ref().id);
+            Redirect::to(&format!("/?{said}={id}#event-{id}")).into_response()
+        }
         Err(status) if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) => {
             (form.errors, form.general) = refusal(&state, &status);
             let nav = session.nav(if id.is_some() { "" } else { "new" });

@@ -171,31 +171,40 @@ pub(crate) struct InboxQuery {
     #[serde(flatten)]
     list: ListQuery,
     all: Option<String>,
-    /// The event the person just finished, deleted or remembered: the page
-    /// says so, and offers Undo where there is one.
+    /// The event the person just finished, deleted, remembered, added or
+    /// saved: the page says so, and offers Undo where there is one.
     done: Option<String>,
     deleted: Option<String>,
     remembered: Option<String>,
+    added: Option<String>,
+    saved: Option<String>,
 }
 
 /// What the inbox says about the person's last action.
 pub(super) struct Feedback {
     pub text: String,
     /// Where Undo posts: Reopen after Done and Delete, taking Remember
-    /// back after Remember.
-    pub undo: String,
+    /// back after Remember, Delete after adding; none after an edit.
+    pub undo: Option<String>,
 }
 
-/// The message for `?done=`, `?deleted=` or `?remembered=`, from the event
-/// as it is now; an id that is not the person's says nothing.
+/// The message for `?done=`, `?deleted=`, `?remembered=`, `?added=` or
+/// `?saved=`, from the event as it is now; an id that is not the person's
+/// says nothing.
 async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback> {
     let t = session.t;
-    let (word, raw, remembered) = if let Some(id) = &query.done {
-        (t.feedback_done, id, false)
+    type Undo = fn(i64) -> Option<String>;
+    let reopen: Undo = |id| Some(format!("/events/{id}/reopen"));
+    let (word, raw, undo, remembered): (&str, &String, Undo, bool) = if let Some(id) = &query.done {
+        (t.feedback_done, id, reopen, false)
     } else if let Some(id) = &query.deleted {
-        (t.feedback_deleted, id, false)
+        (t.feedback_deleted, id, reopen, false)
+    } else if let Some(id) = &query.added {
+        (t.feedback_added, id, |id| Some(format!("/events/{id}/delete")), false)
+    } else if let Some(id) = &query.saved {
+        (t.feedback_saved, id, |_| None, false)
     } else {
-        (t.feedback_remembered, query.remembered.as_ref()?, true)
+        (t.feedback_remembered, query.remembered.as_ref()?, |id| Some(format!("/events/{id}/unack")), true)
     };
     let id: i64 = raw.parse().ok()?;
     let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
@@ -204,8 +213,7 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
         Some(until) => format!("{word} {} · {} {until}.", event.title, t.quiet_until),
         None => format!("{word} {}.", event.title),
     };
-    let undo = if remembered { format!("/events/{id}/unack") } else { format!("/events/{id}/reopen") };
-    Some(Feedback { text, undo })
+    Some(Feedback { text, undo: undo(id) })
 }
 
 pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {

@@ -116,6 +116,7 @@ def run(driver, javascript, language, width):
     event_id = driver.current_url.rsplit("#event-", 1)[1]
     card = f"article#event-{event_id}"
     check(title in driver.find_element(By.CSS_SELECTOR, card).text, f"{name}: the new card is in the inbox")
+    check(title in driver.find_element(By.CSS_SELECTOR, ".feedback").text, f"{name}: the inbox says it was added")
     page("added")
 
     # Done, then Undo: the card leaves and comes back.

@@ -117,7 +117,7 @@ try:
     check(overflow <= 0, f"the form is {overflow} px wider than a 320 px screen")
     driver.set_window_size(420, 900)
     go(driver.find_element(By.CSS_SELECTOR, "form.event-form button.primary"))
-    check(driver.current_url.startswith(BASE + "/#event-"), f"back in the inbox after adding, not {driver.current_url}")
+    check(driver.current_url.startswith(BASE + "/?added=") and "#event-" in driver.current_url, f"back in the inbox after adding, not {driver.current_url}")
     card = driver.find_element(By.CSS_SELECTOR, "article.card")
     check("Renew passport" in card.text and "Bring two photos" in card.text, f"the card shows the event: {card.text}")
     check("in 3 days, Mon 14 Dec 09:30" in card.text, f"the due moment in words: {card.text}")

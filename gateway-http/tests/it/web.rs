@@ -80,10 +80,19 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(!page.contains(r#"name="title" value="Dentist" maxlength="200" required autofocus aria-invalid"#), "only the wrong field: {page}");
     assert!(page.contains(r#"value="Dentist""#) && page.contains(r#"value="Dr. Weiss""#), "the input is kept");
 
-    // A good one redirects to the inbox (POST-redirect-GET).
+    // A good one redirects to the inbox (POST-redirect-GET), which says so
+    // and offers Undo: it deletes what was just added.
     let (status, location, _) = stack.post("/events", &[("title", "Dentist"), ("due_date", "2026-12-14"), ("due_time", "15:00"), ("after_due", "keep")]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let dentist = event_id(&location);
+    assert_eq!(location, format!("/?added={dentist}#event-{dentist}"));
+    let (_, page) = stack.get(&location).await;
+    assert!(page.contains("Added: Dentist.") && page.contains(&format!(r#"action="/events/{dentist}/delete"><button>Undo</button>"#)), "{page}");
+    let (_, location, page) = stack.post("/events", &[("title", "Typo"), ("due_date", "2026-12-14"), ("after_due", "keep")]).await;
+    let typo = event_id(&location);
+    let (status, location, _) = stack.post(&format!("/events/{typo}/delete"), &[]).await;
+    assert_eq!((status, location), (StatusCode::SEE_OTHER, format!("/?deleted={typo}")), "{page}");
+    assert!(!stack.get("/").await.1.contains("Typo"), "Undo took the new event out again");
     let (_, location, _) = stack.post("/events", &[("title", "Tax return"), ("due_date", "2026-12-09"), ("after_due", "keep")]).await;
     let tax = event_id(&location);
     let docs = stack.core.source_token("docs").await;
@@ -188,7 +197,8 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         )
         .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    assert!(stack.get("/").await.1.contains("Dentist, Dr. Weiss"));
+    let (_, page) = stack.get(&format!("/?saved={dentist}")).await;
+    assert!(page.contains("Saved: Dentist, Dr. Weiss.") && !page.contains("<button>Undo</button>"), "an edit is said, with no Undo: {page}");
     let edited = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
     assert_eq!((edited.fire_at.as_str(), edited.done_label.as_str()), ("2026-12-10", "Went"));
     // Emptied fields go back to their defaults.
