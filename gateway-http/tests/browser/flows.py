@@ -16,15 +16,13 @@ import sys
 
 os.environ["SE_OFFLINE"] = "true"
 
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
+
+from steps import AXE, chromium, load, violations
 
 BASE, SHOTS = sys.argv[1], sys.argv[2]
 os.makedirs(SHOTS, exist_ok=True)
-AXE = open(os.environ["HADO_AXE"], encoding="utf-8").read() if os.environ.get("HADO_AXE") else None
 shots = audited = 0
 
 
@@ -34,14 +32,7 @@ def check(condition, what):
 
 
 def browser(javascript):
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900", "--lang=en-US"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.implicitly_wait(5)
-    # axe-core on a busy machine (CI runs both backends' browsers at once).
-    driver.set_script_timeout(90)
+    driver = chromium("1280,900")
     # The page's own scripts stop; WebDriver (and axe-core through it) still runs.
     driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": not javascript})
     return driver
@@ -69,34 +60,13 @@ def run(driver, javascript, language, width):
             # axe-core needs scripts to run; turning them on after the page
             # loaded leaves the page as it was built without them.
             driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
-            driver.execute_script(AXE)
-            found = driver.execute_async_script(
-                "const done = arguments[arguments.length - 1];"
-                "axe.run(document, {resultTypes: ['violations']})"
-                ".then((result) => done(result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)))"
-                ".catch((error) => done([`axe failed: ${error}`]));"
-            )
+            found = violations(driver)
             driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": not javascript})
             check(not found, f"{name} {step}: axe-core finds violations: {found}")
             audited += 1
 
     def go(act):
-        """Does something that loads a new page, and waits until it has."""
-        old = driver.find_element(By.TAG_NAME, "html")
-        act()
-
-        def left(_):
-            try:
-                old.is_enabled()
-                return False
-            except StaleElementReferenceException:
-                return True
-            except WebDriverException as error:
-                if "does not belong to the document" in str(error):
-                    return True
-                raise
-
-        WebDriverWait(driver, 10).until(left)
+        load(driver, act)
 
     driver.set_window_size(width, 900)
     # The language, from Settings (a plain form, with or without JavaScript).

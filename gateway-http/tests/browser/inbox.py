@@ -19,16 +19,14 @@ import sys
 os.environ["TZ"] = "America/New_York"
 os.environ["SE_OFFLINE"] = "true"
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
+
+from steps import AXE, chromium, load, violations
 
 BASE, SHOTS = sys.argv[1], sys.argv[2]
 os.makedirs(SHOTS, exist_ok=True)
-AXE = open(os.environ["HADO_AXE"], encoding="utf-8").read() if os.environ.get("HADO_AXE") else None
 audited = 0
 
 
@@ -37,12 +35,7 @@ def check(condition, what):
         raise SystemExit(f"browser: {what}")
 
 
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=420,900", "--lang=en-US"):
-    options.add_argument(argument)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-driver.implicitly_wait(5)
+driver = chromium("420,900")
 step = 0
 
 
@@ -51,13 +44,7 @@ def audit(name):
     global audited
     if AXE is None:
         return
-    driver.execute_script(AXE)
-    found = driver.execute_async_script(
-        "const done = arguments[arguments.length - 1];"
-        "axe.run(document, {resultTypes: ['violations']})"
-        ".then((result) => done(result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)))"
-        ".catch((error) => done([`axe failed: ${error}`]));"
-    )
+    found = violations(driver)
     check(not found, f"axe-core finds violations on {name}: {found}")
     audited += 1
 
@@ -79,23 +66,7 @@ def keys(text):
 
 def go(element, act=None):
     """Clicks something (or does `act`) that loads a new page, and waits until it has."""
-    page = driver.find_element(By.TAG_NAME, "html")
-    (act or element.click)()
-
-    def left(_):
-        try:
-            page.is_enabled()
-            return False
-        except StaleElementReferenceException:
-            return True
-        except WebDriverException as error:
-            # A busy Chromium may say the old page's node "does not belong to
-            # the document" instead of calling it stale: the page has gone.
-            if "does not belong to the document" in str(error):
-                return True
-            raise
-
-    WebDriverWait(driver, 10).until(left)
+    load(driver, act or element.click)
 
 
 try:
