@@ -288,15 +288,23 @@ impl HadoMcp {
                     verdict.refuse();
                 }
                 tracing::debug!(code = ?status.code(), "core refused a tool call");
-                // Core's precise English, and its stable reason when it gave one.
-                let reason = tonic_types::StatusExt::get_details_error_info(&status).map(|info| info.reason).filter(|reason| !reason.is_empty());
-                Err(ToolFailure(match reason {
-                    Some(reason) => format!("{} ({reason})", failure.message()),
-                    None => failure.message().to_owned(),
-                }))
+                Err(ToolFailure(with_codes(failure.message(), &status)))
             }
         }
     }
+}
+
+/// Core's precise English, followed by its stable codes where it gave them:
+/// the refusal's (`event 7 not found (EVENT_NOT_FOUND)`), or each field's
+/// (`… (fire_at: FIRE_AFTER_DUE)`).
+fn with_codes(message: &str, status: &tonic::Status) -> String {
+    use tonic_types::StatusExt;
+    let mut codes: Vec<String> = status.get_details_error_info().map(|info| info.reason).filter(|reason| !reason.is_empty()).into_iter().collect();
+    if let Some(bad_request) = status.get_details_bad_request() {
+        let fields = bad_request.field_violations.into_iter().filter(|violation| !violation.reason.is_empty());
+        codes.extend(fields.map(|violation| format!("{}: {}", violation.field, violation.reason)));
+    }
+    if codes.is_empty() { message.to_owned() } else { format!("{message} ({})", codes.join("; ")) }
 }
 
 #[tool_router]

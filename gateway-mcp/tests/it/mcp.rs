@@ -174,7 +174,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     assert_eq!(profile["local_time"], "2026-12-01T19:00 (Tuesday)");
     assert_eq!(
         tool_error(call(&anna, "update_profile", json!({"tz": "Mars/Base"})).await),
-        "tz 'Mars/Base' is not a time zone: give an IANA name such as Europe/Berlin, or a city such as Tokyo"
+        "tz 'Mars/Base' is not a time zone: give an IANA name such as Europe/Berlin, or a city such as Tokyo (tz: NOT_A_TIME_ZONE)"
     );
 
     // create_event takes the inbox's defaults.
@@ -185,7 +185,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     );
     let dentist_id = dentist["id"].as_i64().unwrap();
     let bad = tool_error(call(&anna, "create_event", json!({"title": "Visa", "due_at": "2026-12-14", "fire_at": "2026-12-20"})).await);
-    assert_eq!(bad, "fire_at 2026-12-20 is after the due day 2026-12-14");
+    assert_eq!(bad, "fire_at 2026-12-20 is after the due day 2026-12-14 (fire_at: FIRE_AFTER_DUE)");
 
     // A source's event: readable and closable, never changeable.
     let docs = stack.core.source_token("docs").await;
@@ -215,7 +215,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     let later = ok(call(&anna, "mark_ack", json!({"id": visa_id, "until": "tomorrow"})).await);
     assert_eq!(later["quiet_until"], "2026-12-01T23:00:00Z", "tomorrow at 08:00 in Tokyo");
     let refused = tool_error(call(&anna, "mark_ack", json!({"id": visa_id, "until": "someday"})).await);
-    assert_eq!(refused, "until 'someday' is not one of next_checkpoint, tomorrow, next_week or a day YYYY-MM-DD");
+    assert_eq!(refused, "until 'someday' is not one of next_checkpoint, tomorrow, next_week or a day YYYY-MM-DD (until: NOT_A_REMEMBER_CHOICE)");
     let done = ok(call(&anna, "mark_done", json!({"id": visa_id})).await);
     assert_eq!((done["state"].as_str(), done["closed_as"].as_str()), (Some("done"), Some("Done")));
     assert_eq!(ok(call(&anna, "mark_done", json!({"id": visa_id})).await), done);
