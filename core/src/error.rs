@@ -124,11 +124,11 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             let details = ErrorDetails::with_bad_request(field_violations);
             Status::with_error_details(Code::InvalidArgument, violations.to_string(), details)
         }
-        CoreError::SourceOwned(source) => {
-            let message = format!("this event belongs to source {source}; only {source} can change it");
+        CoreError::SourceOwned(ref source) => {
+            let message = error.to_string();
             let mut details = ErrorDetails::with_error_info("EVENT_OWNED_BY_SOURCE", "hado", [("source".to_owned(), source.clone())]);
             if let Some((lang, t)) = language {
-                details.set_localized_message(lang, t.refusal_source_owned.replace("{source}", &source));
+                details.set_localized_message(lang, t.refusal_source_owned.replace("{source}", source));
             }
             Status::with_error_details(Code::FailedPrecondition, message, details)
         }

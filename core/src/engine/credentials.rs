@@ -74,16 +74,18 @@ impl Engine {
 
     /// What a link names, checked, with its user and event as they are now.
     pub(crate) async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
-        let mut connection = self.store.reader().acquire().await?;
+        // The signature is checked before the database is asked anything.
         let link = match self.links.check(token, self.now()) {
             Ok(link) => link,
+            // Genuine but expired: its person reads why in their own language.
             Err(problem @ LinkProblem::Expired { user_id, .. }) => {
-                // Genuine: its person reads why in their own language.
+                let mut connection = self.store.reader().acquire().await?;
                 let locale = users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);
                 return Err(CoreError::Link { problem, locale });
             }
             Err(problem) => return Err(CoreError::Link { problem, locale: None }),
         };
+        let mut connection = self.store.reader().acquire().await?;
         let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
         let event = self.own_event(&mut connection, &user, link.event_id).await?;
         if link.revision != revision_of(&event.spec.due.text) {
