@@ -87,6 +87,7 @@ fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
         Reason::NotAnAfterDue => t.refusal_after_due.to_owned(),
         Reason::NotARememberChoice => t.refusal_remember.to_owned(),
         Reason::RememberDayOutOfRange => t.refusal_remember_day.to_owned(),
+        Reason::PrivateAddress => t.refusal_private_address.to_owned(),
     })
 }
 

@@ -34,6 +34,8 @@ pub enum Reason {
     NotAnAfterDue,
     NotARememberChoice,
     RememberDayOutOfRange,
+    /// A webhook address that reaches only this machine or a private network.
+    PrivateAddress,
 }
 
 impl Reason {
@@ -56,6 +58,7 @@ impl Reason {
             Self::NotAnAfterDue => "NOT_AN_AFTER_DUE",
             Self::NotARememberChoice => "NOT_A_REMEMBER_CHOICE",
             Self::RememberDayOutOfRange => "REMEMBER_DAY_OUT_OF_RANGE",
+            Self::PrivateAddress => "PRIVATE_ADDRESS",
         }
     }
 }

@@ -48,10 +48,10 @@ impl Engine {
         let url = raw_url.trim();
         let parsed = DeepLink::parse_optional("url", Some(url), &mut Violations::default());
         let Some(parsed) = parsed.and_then(|link| url::Url::parse(link.as_str()).ok()) else {
-            return Err(CoreError::invalid("url", format!("url {} is not an absolute http or https URL", quoted(url))));
+            return Err(CoreError::invalid_because("url", Reason::NotAUrl, format!("url {} is not an absolute http or https URL", quoted(url))));
         };
         if let Err(problem) = self.outbound.targets().check_new(&parsed).await {
-            return Err(CoreError::invalid("url", format!("url {}: {problem}", quoted(url))));
+            return Err(CoreError::invalid_because("url", Reason::PrivateAddress, format!("url {}: {problem}", quoted(url))));
         }
         let secret = tokens::webhook_secret();
         let mut transaction = self.store.begin_write().await?;

@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use chrono::Duration as Span;
 use serde_json::{Value, json};
 use tonic::Code;
+use tonic_types::StatusExt;
 
 use hado_core::delivery;
 use hado_core::testing::{self, Backend, TestCore, utc};
@@ -194,6 +195,8 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
         let refused = anna.add_webhook(v1::AddWebhookRequest { url: url.into() }).await.unwrap_err();
         assert_eq!(refused.code(), Code::InvalidArgument, "{url}");
         assert!(refused.message().starts_with("url ") && refused.message().contains("refused"), "{url}: {}", refused.message());
+        let violation = refused.get_details_bad_request().expect("field violations").field_violations.remove(0);
+        assert_eq!((violation.field.as_str(), violation.reason.as_str()), ("url", "PRIVATE_ADDRESS"), "{url}");
     }
     assert!(anna.add_webhook(v1::AddWebhookRequest { url: "https://hooks.example.com/hado".into() }).await.is_ok());
     assert!(anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels.len() == 1, "nothing refused was stored");

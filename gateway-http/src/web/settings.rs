@@ -75,7 +75,6 @@ struct SettingsPage {
     calendar_url: Option<String>,
     calendar_created: String,
     telegram_link: Option<String>,
-    telegram_error: String,
     /// Whether this Hado has a Telegram bot; without one, Connect is not offered.
     telegram_available: bool,
     apps: Vec<AppRow>,
@@ -99,9 +98,8 @@ pub(super) struct ChannelNotice {
     pub test_queued: bool,
     /// The calendar feed's URL, right after it was made.
     pub calendar_url: Option<String>,
-    /// A one-time Telegram link, right after it was made, or why there is none.
+    /// A one-time Telegram link, right after it was made.
     pub telegram_link: Option<String>,
-    pub telegram_error: String,
 }
 
 async fn settings_page_for(state: &AppState, session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
@@ -169,7 +167,6 @@ async fn settings_page_with(
             test_queued: notice.test_queued,
             calendar_url: notice.calendar_url,
             telegram_link: notice.telegram_link,
-            telegram_error: notice.telegram_error,
             telegram_available,
             apps,
             calendar_created: calendar.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
@@ -191,7 +188,9 @@ pub(crate) async fn issue_calendar_feed(State(state): State<AppState>, mut sessi
 pub(crate) async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
     let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
         Ok(link) => ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() },
-        Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice { telegram_error: status.message().to_owned(), ..ChannelNotice::default() },
+        // No bot: the section says so in the person's words, as it does
+        // without a Connect button.
+        Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice::default(),
         Err(status) => return failure_page(&state, session.t, &status),
     };
     let form = SettingsForm::from_profile(&session.viewer.profile);
@@ -214,7 +213,10 @@ pub(crate) async fn add_webhook(State(state): State<AppState>, mut session: Sess
             settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
         }
         Err(status) if status.code() == Code::InvalidArgument => {
-            let notice = ChannelNotice { webhook_url: url, webhook_error: status.message().to_owned(), ..ChannelNotice::default() };
+            // The address's refusal in the person's words.
+            let (mut errors, general) = refusal(&state, &status);
+            let webhook_error = errors.remove("url").unwrap_or(general);
+            let notice = ChannelNotice { webhook_url: url, webhook_error, ..ChannelNotice::default() };
             settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::UNPROCESSABLE_ENTITY).await
         }
         Err(status) => failure_page(&state, session.t, &status),
@@ -287,7 +289,7 @@ pub(crate) async fn disconnect_app(State(state): State<AppState>, mut session: S
 
 pub(crate) async fn revoke_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
     match session.inbox.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await {
-        Ok(_) => Redirect::to("/settings").into_response(),
+        Ok(_) => Redirect::to("/settings#agent").into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }

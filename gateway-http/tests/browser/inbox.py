@@ -127,7 +127,7 @@ try:
     # Settings. Revoking asks in a dialog when JavaScript runs: Cancel keeps
     # the agent token, OK revokes it (without JavaScript a page asks).
     go(driver.find_element(By.LINK_TEXT, "Settings"))
-    go(driver.find_element(By.CSS_SELECTOR, "form[action='/settings/agent-token'] button"))
+    go(driver.find_element(By.CSS_SELECTOR, "form[action^='/settings/agent-token'] button"))
     driver.find_element(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']").click()
     driver.switch_to.alert.dismiss()
     check(driver.find_elements(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']"), "Cancel keeps the token")

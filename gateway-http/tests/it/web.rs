@@ -267,12 +267,16 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     // No bot on this Hado: Telegram is not offered, and the page says why.
     assert!(!page.contains("/settings/telegram") && page.contains("HADO_TELEGRAM_BOT_TOKEN"), "{page}");
     assert_eq!(status, StatusCode::OK);
+    let (status, _, page) = stack.post("/settings/telegram", &[]).await;
+    assert_eq!(status, StatusCode::OK, "a Connect sent anyway gets the same words, not core's English");
+    assert!(page.contains("HADO_TELEGRAM_BOT_TOKEN") && !page.contains(r#"class="error""#), "{page}");
     // The zones, each with its offset now; the old aliases outside the continents are left out.
     assert!(page.contains(r#"<option value="Asia/Tokyo" label="Asia/Tokyo (UTC+09:00)">"#) && page.contains(r#"list="zones""#), "{page}");
     assert!(page.contains(r#"<option value="UTC" label="UTC (UTC+00:00)">"#) && !page.contains(r#"value="US/Eastern""#) && !page.contains(r#"value="Japan""#));
     let (status, _, page) = stack.post("/settings", &[("tz", "Mars/Base"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(page.contains("Pick a time zone from the list, or type a city.") && page.contains(r#"value="Mars/Base""#), "in plain words: {page}");
+    assert!(page.contains(r#"aria-invalid="true" aria-describedby="tz-error tz-unsaved""#) && page.contains(r#"<p class="error" id="tz-error">"#), "{page}");
     // A city is as good as the zone's name.
     let (status, _, _) = stack.post("/settings", &[("tz", "tokyo"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
@@ -440,6 +444,7 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     let (status, _, page) = stack.post("/settings/webhooks", &[("url", "not a url")]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(page.contains(r#"id="url-error""#) && page.contains(r#"value="not a url""#), "{page}");
+    assert!(page.contains(r#"aria-invalid="true" aria-describedby="url-error""#), "{page}");
     let (status, _, page) = stack.post("/settings/webhooks", &[("url", &url)]).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains(r#"<pre id="webhook-secret">whsec_"#), "the secret is shown once: {page}");
@@ -569,6 +574,10 @@ async fn refusals_speak_the_persons_language(backend: Backend) {
     assert!(page.contains("Подготовка не может начаться после дня срока."), "{page}");
     let (_, _, page) = stack.post("/events", &[("title", "Зубной")]).await;
     assert!(page.contains("Выберите дату срока, а если нужно, и время."), "{page}");
+    // So does Settings, for a webhook's address.
+    let (status, _, page) = stack.post("/settings/webhooks", &[("url", "ftp://example.com/hado")]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains("Укажите веб-адрес, начинающийся с https:// или http://.") && !page.contains("is not an absolute"), "{page}");
     // An event that is not there is said in Russian too.
     let (status, page) = stack.get("/events/9999").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
