@@ -214,8 +214,8 @@ async fn save_event(state: AppState, mut session: Session, id: Option<i64>, inpu
     match saved {
         // The inbox says what happened, and after adding offers Undo.
         Ok(event) => {
-            let (said, id) = (if id.is_some() { "saved" } else { "added" }, event.get_ref().id);
-            Redirect::to(&format!("/?{said}={id}#event-{id}")).into_response()
+            let said = if id.is_some() { "saved" } else { "added" };
+            Redirect::to(&at_card(Some(said), event.get_ref())).into_response()
         }
         Err(status) if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) => {
             (form.errors, form.general) = refusal(&state, &status);
@@ -246,25 +246,34 @@ enum CardAction {
     TakeBackRemember,
 }
 
+/// The inbox at an event's card, below the message `said` names (`?added=`
+/// and the like), with Scheduled unfolded when the card is there.
+fn at_card(said: Option<&str>, event: &v1::Event) -> String {
+    let id = event.id;
+    let mut query: Vec<String> = said.map(|said| format!("{said}={id}")).into_iter().collect();
+    if event.state == EventState::Scheduled.as_str() {
+        query.push("open=scheduled".into());
+    }
+    let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
+    format!("/{query}#event-{id}")
+}
+
 /// Done, Remember and Delete: one call, then back to the inbox.
 async fn act(state: AppState, mut session: Session, id: i64, action: CardAction) -> Response {
-    let done = match &action {
-        CardAction::Done => session.inbox.mark_done(v1::EventId { id }).await.map(|_| ()),
-        CardAction::Remember(until) => session.inbox.mark_ack(v1::MarkAckRequest { id, until: until.clone() }).await.map(|_| ()),
-        CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| ()),
-        CardAction::Reopen => session.inbox.reopen_event(v1::EventId { id }).await.map(|_| ()),
-        CardAction::TakeBackRemember => session.inbox.take_back_ack(v1::EventId { id }).await.map(|_| ()),
-    };
+    let event = |reply: Result<tonic::Response<v1::Event>, tonic::Status>| reply.map(tonic::Response::into_inner);
     // Back to the inbox, saying what happened: at the card when it is still
     // there, at the top with Undo when it left.
-    let back = match action {
-        CardAction::Done => format!("/?done={id}"),
-        CardAction::Delete => format!("/?deleted={id}"),
-        CardAction::Remember(_) => format!("/?remembered={id}#event-{id}"),
-        CardAction::Reopen | CardAction::TakeBackRemember => format!("/#event-{id}"),
+    let back = match &action {
+        CardAction::Done => session.inbox.mark_done(v1::EventId { id }).await.map(|_| format!("/?done={id}")),
+        CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| format!("/?deleted={id}")),
+        CardAction::Remember(until) => {
+            event(session.inbox.mark_ack(v1::MarkAckRequest { id, until: until.clone() }).await).map(|event| at_card(Some("remembered"), &event))
+        }
+        CardAction::Reopen => event(session.inbox.reopen_event(v1::EventId { id }).await).map(|event| at_card(None, &event)),
+        CardAction::TakeBackRemember => event(session.inbox.take_back_ack(v1::EventId { id }).await).map(|event| at_card(None, &event)),
     };
-    match done {
-        Ok(()) => Redirect::to(&back).into_response(),
+    match back {
+        Ok(back) => Redirect::to(&back).into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }

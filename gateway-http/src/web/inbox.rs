@@ -1,8 +1,8 @@
-//! Owns the inbox page (the four groups, most urgent first, with the
-//! nearest scheduled events and a link to the rest; Scheduled folded until
-//! opened) and the archive, both searchable by text and source (and the
-//! inbox by state) with the filters in the URL, in a comfortable or a
-//! compact density. Core does the filtering.
+//! Owns the inbox page (the four groups, most urgent first: the nearest of
+//! a long group with a link to the rest, and Scheduled folded, out of the
+//! page, until opened) and the archive, both searchable by text and source
+//! (and the inbox by state) with the filters in the URL, in a comfortable or
+//! a compact density. Core does the filtering.
 
 use super::*;
 
@@ -10,8 +10,10 @@ pub(super) struct Section<'a> {
     pub state: &'static str,
     pub heading: &'static str,
     pub cards: &'a [Card],
-    /// The link to the whole group, when the page shows only its nearest.
-    pub more: Option<&'static str>,
+    /// Where the rest of the group is, and the words for the link: all of
+    /// it, when the page shows only its nearest; or, for a folded
+    /// Scheduled (no cards on the page), its nearest.
+    pub more: Option<(String, &'static str)>,
 }
 
 #[derive(Template)]
@@ -22,10 +24,10 @@ struct InboxPage {
     groups: Groups,
     /// The groups the page shows only the nearest of.
     cut: Vec<EventState>,
+    /// Scheduled has events but is folded: the page holds none of them.
+    folded: bool,
     feedback: Option<Feedback>,
     finder: Finder,
-    /// Every scheduled event was asked for (`?all=scheduled`).
-    show_all: bool,
 }
 
 /// The search form and density switch at the top of a list, from the URL.
@@ -118,14 +120,11 @@ impl InboxPage {
         "h3"
     }
 
-    /// Whether Scheduled opens by itself: when all of it was asked for.
-    fn more_scheduled_open(&self) -> bool {
-        self.show_all
-    }
-
     fn sections(&self) -> Vec<Section<'_>> {
         let (t, groups) = (self.t, &self.groups);
-        let more = |state: EventState, words: &'static str| self.cut.contains(&state).then_some(words);
+        let more = |state: EventState, words: &'static str| self.cut.contains(&state).then(|| (format!("/?all={}#{}", state.as_str(), state.as_str()), words));
+        let scheduled =
+            if self.folded { Some(("/?open=scheduled#scheduled".to_owned(), t.show_scheduled)) } else { more(EventState::Scheduled, t.show_all_scheduled) };
         vec![
             Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: None },
             Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: None },
@@ -135,12 +134,7 @@ impl InboxPage {
                 cards: &groups.preparing,
                 more: more(EventState::Preparing, t.show_all_preparing),
             },
-            Section {
-                state: EventState::Scheduled.as_str(),
-                heading: t.scheduled,
-                cards: &groups.scheduled,
-                more: more(EventState::Scheduled, t.show_all_scheduled),
-            },
+            Section { state: EventState::Scheduled.as_str(), heading: t.scheduled, cards: &groups.scheduled, more: scheduled },
         ]
     }
 }
@@ -155,12 +149,13 @@ struct ArchivePage {
 }
 
 /// How many events of a group the inbox shows before "show all": today's
-/// and overdue ones always all, the nearest 100 in preparation and 50
-/// scheduled. The page's cost follows what needs attention soon, not
-/// everything stored.
+/// and overdue ones always all, the nearest 25 in preparation and, once
+/// Scheduled is opened, the nearest 50 scheduled. The page's cost (and its
+/// size in the browser) follows what needs attention soon, not everything
+/// stored.
 fn shown(group: EventState) -> Option<u32> {
     match group {
-        EventState::Preparing => Some(100),
+        EventState::Preparing => Some(25),
         EventState::Scheduled => Some(50),
         _ => None,
     }
@@ -170,7 +165,10 @@ fn shown(group: EventState) -> Option<u32> {
 pub(crate) struct InboxQuery {
     #[serde(flatten)]
     list: ListQuery,
+    /// The group to show whole.
     all: Option<String>,
+    /// `scheduled` unfolds Scheduled.
+    open: Option<String>,
     /// The event the person just finished, deleted, remembered, added or
     /// saved: the page says so, and offers Undo where there is one.
     done: Option<String>,
@@ -222,9 +220,14 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
     let only = query.list.state.as_deref().filter(|state| !state.is_empty());
     let mut events = Vec::new();
     let mut cut = Vec::new();
+    let mut folded = false;
     for group in EventState::ACTIVE.into_iter().filter(|group| only.is_none_or(|only| only == group.as_str())) {
-        let whole = query.list.narrowed() || query.all.as_deref() == Some(group.as_str());
-        let shown = shown(group).filter(|_| !whole);
+        let asked = |value: &Option<String>| value.as_deref() == Some(group.as_str());
+        let whole = query.list.narrowed() || asked(&query.all);
+        // Scheduled stays folded unless asked for: one row says whether
+        // there is anything to unfold.
+        let fold = group == EventState::Scheduled && !whole && only.is_none() && !asked(&query.open);
+        let shown = if fold { Some(1) } else { shown(group).filter(|_| !whole) };
         let request = v1::ListEventsRequest {
             state: Some(group.as_str().into()),
             limit: shown.map(|shown| shown + 1),
@@ -235,6 +238,10 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
         match session.inbox.list_events(request).await {
             Ok(list) => {
                 let mut list = list.into_inner().events;
+                if fold {
+                    folded = !list.is_empty();
+                    continue;
+                }
                 if let Some(shown) = shown.map(|shown| shown as usize)
                     && list.len() > shown
                 {
@@ -250,8 +257,7 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
     let feedback = feedback(&mut session, &query).await;
     let nav = session.nav("inbox");
     let finder = Finder::new(session.t, "/", &query.list, true, &events);
-    let show_all = query.all.as_deref() == Some(EventState::Scheduled.as_str());
-    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, cut, feedback, finder, show_all })
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, cut, folded, feedback, finder })
 }
 
 pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session, Query(query): Query<ListQuery>) -> Response {
