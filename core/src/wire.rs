@@ -6,10 +6,11 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use hado_proto::v1;
 
-use crate::domain::fields::format_clock_time;
+use crate::domain::profile::format_clock_time;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
-use crate::storage::channels::{ChannelKind, ChannelRecord, DeliveryRecord};
+use crate::storage::channels::{ChannelKind, ChannelRecord};
+use crate::storage::deliveries::DeliveryRecord;
 use crate::storage::{EventRecord, UserRecord};
 
 pub(crate) fn timestamp(instant: DateTime<Utc>) -> String {

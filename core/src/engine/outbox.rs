@@ -3,7 +3,8 @@
 //! deliveries claimed with a lease and their attempts recorded.
 
 use super::*;
-use crate::storage::channels::{ChannelKind, DeliveryKind, DeliveryStatus};
+use crate::storage::channels::ChannelKind;
+use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
 
 /// How one attempt went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,17 +97,17 @@ impl Engine {
             next_attempt_at: Some(now),
             note: None,
         };
-        channels::insert_deliveries(&mut transaction, &[test], now).await?;
+        deliveries::insert(&mut transaction, &[test], now).await?;
         transaction.commit().await?;
         self.deliveries_queued.notify_one();
         Ok(())
     }
 
     /// The delivery log of one of the user's events.
-    pub(crate) async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<channels::DeliveryRecord>, CoreError> {
+    pub(crate) async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<deliveries::DeliveryRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         self.own_event_or_deleted(&mut connection, user, id).await?;
-        Ok(channels::for_event(&mut connection, id).await?)
+        Ok(deliveries::for_event(&mut connection, id).await?)
     }
 
     /// Claims due deliveries for sending, each with its event (none for a
@@ -118,10 +119,10 @@ impl Engine {
         limit: i64,
         per_receiver: i64,
         lease: chrono::Duration,
-    ) -> Result<Vec<(channels::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
+    ) -> Result<Vec<(deliveries::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        let claimed = channels::claim_deliveries(&mut transaction, self.store.backend(), now, now + lease, limit, per_receiver).await?;
+        let claimed = deliveries::claim(&mut transaction, self.store.backend(), now, now + lease, limit, per_receiver).await?;
         let event_ids: Vec<i64> = claimed.iter().filter_map(|delivery| delivery.event_id).collect();
         let found: HashMap<i64, EventRecord> = events::find_by_ids(&mut transaction, &event_ids).await?.into_iter().map(|event| (event.id, event)).collect();
         transaction.commit().await?;
@@ -140,7 +141,7 @@ impl Engine {
     /// failure's error, or none after a success; a 410 turns it off); and
     /// on each receiver whether it strained, which pauses it, or answered
     /// at ease, which ends its pauses.
-    pub(crate) async fn record_attempts(&self, outcomes: &[(&channels::ClaimedDelivery, &Attempt)]) -> Result<(), CoreError> {
+    pub(crate) async fn record_attempts(&self, outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)]) -> Result<(), CoreError> {
         let now = self.now();
         let mut finished = Vec::with_capacity(outcomes.len());
         let mut channel_states: Vec<ChannelOutcome> = Vec::new();
@@ -159,7 +160,7 @@ impl Engine {
                 Attempt::Retry { at, error, .. } => (DeliveryStatus::Pending, Some(*at), Some(error.as_str())),
                 Attempt::Failed { error } | Attempt::Gone { error } => (DeliveryStatus::Failed, None, Some(error.as_str())),
             };
-            finished.push(channels::Finished { id: delivery.id, status, attempts, next_attempt_at, error });
+            finished.push(deliveries::Finished { id: delivery.id, status, attempts, next_attempt_at, error });
             if matches!(outcome, Attempt::Retry { .. }) {
                 continue;
             }
@@ -177,7 +178,7 @@ impl Engine {
             state.last_error = Some(error);
         }
         let mut transaction = self.store.begin_write().await?;
-        channels::finish_deliveries(&mut transaction, &finished, now).await?;
+        deliveries::finish(&mut transaction, &finished, now).await?;
         // Channels whose last send went through are cleared in one statement.
         let mut cleared = Vec::new();
         for ChannelOutcome { id, gone, last_error } in channel_states {
@@ -194,11 +195,11 @@ impl Engine {
         let mut easy = Vec::new();
         for (receiver, strain) in receivers {
             match strain {
-                Some(Strain { asked }) => channels::strained(&mut transaction, receiver, asked, now).await?,
+                Some(Strain { asked }) => deliveries::strained(&mut transaction, receiver, asked, now).await?,
                 None => easy.push(receiver),
             }
         }
-        channels::at_ease(&mut transaction, &easy).await?;
+        deliveries::at_ease(&mut transaction, &easy).await?;
         transaction.commit().await?;
         Ok(())
     }
@@ -212,12 +213,12 @@ impl Engine {
     /// How many deliveries wait to be sent (the queue depth).
     pub(crate) async fn pending_deliveries(&self) -> Result<i64, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
-        Ok(channels::pending_count(&mut connection).await?)
+        Ok(deliveries::pending_count(&mut connection).await?)
     }
 
     pub(crate) async fn earliest_delivery(&self) -> Result<Option<DateTime<Utc>>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
-        Ok(channels::earliest_pending(&mut connection).await?)
+        Ok(deliveries::earliest_pending(&mut connection).await?)
     }
 }
 

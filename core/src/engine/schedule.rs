@@ -3,7 +3,7 @@
 //! checkpoint that fires, in one transaction.
 
 use super::*;
-use crate::storage::channels::{DeliveryKind, DeliveryStatus};
+use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
 
 impl Engine {
     /// Advances up to `limit` events whose next check has come, in one
@@ -36,7 +36,7 @@ impl Engine {
             writes.push((record.id, LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at }));
         }
         events::save_lifecycles(&mut transaction, &writes, now).await?;
-        channels::insert_deliveries(&mut transaction, &deliveries, now).await?;
+        deliveries::insert(&mut transaction, &deliveries, now).await?;
         transaction.commit().await?;
         if deliveries.iter().any(|delivery| delivery.status == DeliveryStatus::Pending) {
             self.deliveries_queued.notify_one();

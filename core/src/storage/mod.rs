@@ -15,7 +15,42 @@
 //! `query_only`, so a write sent down the wrong path fails in every test.
 //! On Postgres, which takes concurrent writers, both are one pool.
 
+/// Declares an enum stored as one of a fixed set of words: the words live
+/// here and in the database column, and nowhere else in the code.
+macro_rules! stored_words {
+    ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub(crate) enum $name {
+            $($(#[$variant_doc])* $variant),+
+        }
+
+        impl $name {
+            pub(crate) fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $word),+
+                }
+            }
+
+            /// Reads the column back; another word is corruption.
+            pub(crate) fn from_stored(word: &str) -> Result<Self, StoreError> {
+                match word {
+                    $($word => Ok(Self::$variant),)+
+                    other => Err(StoreError::Corrupt(format!("{other:?} is not a {}", stringify!($name)))),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+    };
+}
+
 pub mod channels;
+pub(crate) mod deliveries;
 pub mod events;
 mod grouped;
 mod migrations;
