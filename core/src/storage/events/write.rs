@@ -1,0 +1,260 @@
+//! Owns the SQL that writes events: one insert, a batch's multi-row
+//! inserts (on Postgres, its new rows as one JSON parameter), an edit, and
+//! the lifecycle writes of one event or of a scheduler pass's many.
+
+use chrono::{DateTime, Utc};
+use sqlx::{AnyConnection, Row};
+
+use super::{EventKey, EventWrite, optional_millis};
+use crate::domain::event::Lifecycle;
+use crate::domain::reminders::Reminders;
+use crate::domain::time::format_date;
+use crate::storage::records::millis;
+use crate::storage::{Backend, Placeholders, StoreError};
+
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// Binds where an event stands, as every write of it names the columns:
+/// state, quiet_until, closed_at, checkpoint_at, attention_since, repeat_at,
+/// next_check_at.
+fn bind_lifecycle<'q>(query: AnyQuery<'q>, lifecycle: &Lifecycle, reminders: &Reminders, next_check_at: Option<DateTime<Utc>>) -> AnyQuery<'q> {
+    query
+        .bind(lifecycle.state.as_str())
+        .bind(optional_millis(lifecycle.quiet_until))
+        .bind(optional_millis(lifecycle.closed_at))
+        .bind(optional_millis(reminders.checkpoint))
+        .bind(optional_millis(reminders.attention_since))
+        .bind(optional_millis(reminders.repeat_at))
+        .bind(optional_millis(next_check_at))
+}
+
+/// An event's written columns, in the order both [`insert_many`] and
+/// [`update`] name them, as they are stored. (Written as JSON, an empty
+/// column is left out, which reads as NULL.)
+#[derive(serde::Serialize)]
+struct Columns {
+    title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subtitle: Option<String>,
+    due_at: String,
+    due_date: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due_offset_min: Option<i64>,
+    due_ms: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fire_at: Option<String>,
+    fire_date: String,
+    after_due: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    done_label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deep_link: Option<String>,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quiet_until: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    closed_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attention_since: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeat_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_check_at: Option<i64>,
+    updated_at: i64,
+}
+
+impl Columns {
+    fn of(write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
+        let spec = write.spec;
+        let stored_due = spec.due.at.to_stored();
+        Self {
+            title: spec.title.as_str().to_owned(),
+            subtitle: spec.subtitle.clone(),
+            due_at: spec.due.text.clone(),
+            due_date: stored_due.date,
+            due_time: stored_due.time,
+            due_offset_min: stored_due.offset_minutes.map(i64::from),
+            due_ms: millis(write.due_at),
+            fire_at: spec.fire_at.map(format_date),
+            fire_date: format_date(spec.fire_date()),
+            after_due: spec.after_due.as_str(),
+            done_label: spec.done_label.as_ref().map(|label| label.as_str().to_owned()),
+            deep_link: spec.deep_link.as_ref().map(|link| link.as_str().to_owned()),
+            state: write.lifecycle.state.as_str(),
+            quiet_until: optional_millis(write.lifecycle.quiet_until),
+            closed_at: optional_millis(write.lifecycle.closed_at),
+            checkpoint_at: optional_millis(write.reminders.checkpoint),
+            attention_since: optional_millis(write.reminders.attention_since),
+            repeat_at: optional_millis(write.reminders.repeat_at),
+            next_check_at: optional_millis(write.next_check_at),
+            updated_at: millis(now),
+        }
+    }
+
+    fn bind(self, query: AnyQuery<'_>) -> AnyQuery<'_> {
+        query
+            .bind(self.title)
+            .bind(self.subtitle)
+            .bind(self.due_at)
+            .bind(self.due_date)
+            .bind(self.due_time)
+            .bind(self.due_offset_min)
+            .bind(self.due_ms)
+            .bind(self.fire_at)
+            .bind(self.fire_date)
+            .bind(self.after_due)
+            .bind(self.done_label)
+            .bind(self.deep_link)
+            .bind(self.state)
+            .bind(self.quiet_until)
+            .bind(self.closed_at)
+            .bind(self.checkpoint_at)
+            .bind(self.attention_since)
+            .bind(self.repeat_at)
+            .bind(self.next_check_at)
+            .bind(self.updated_at)
+    }
+}
+
+/// A new event's row: its key, its [`Columns`], and when it was made.
+#[derive(serde::Serialize)]
+struct NewRow<'a> {
+    user_id: i64,
+    source_id: i64,
+    source_ref: &'a str,
+    topic: &'a str,
+    #[serde(flatten)]
+    columns: Columns,
+    created_at: i64,
+}
+
+impl<'a> NewRow<'a> {
+    fn of(key: EventKey<'a>, write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
+        let (user_id, source_id, source_ref, topic) = (key.user_id, key.source_id, key.source_ref, key.topic);
+        Self { user_id, source_id, source_ref, topic, columns: Columns::of(write, now), created_at: millis(now) }
+    }
+}
+
+/// The columns an insert names, in [`NewRow`]'s order.
+const INSERT_COLUMNS: &str = "user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
+     due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
+     checkpoint_at, attention_since, repeat_at, next_check_at, updated_at, created_at";
+/// [`INSERT_COLUMNS`] with their Postgres types, for reading rows out of JSON.
+const INSERT_COLUMN_TYPES: &str = "user_id bigint, source_id bigint, source_ref text, topic text, title text, subtitle text, \
+     due_at text, due_date text, due_time text, due_offset_min bigint, due_ms bigint, fire_at text, fire_date text, after_due text, \
+     done_label text, deep_link text, state text, quiet_until bigint, closed_at bigint, checkpoint_at bigint, attention_since bigint, \
+     repeat_at bigint, next_check_at bigint, updated_at bigint, created_at bigint";
+/// Parameters each inserted row binds.
+const INSERT_PARAMETERS: usize = 25;
+/// Rows one insert statement carries.
+const ROWS_PER_INSERT: usize = 500;
+
+pub(crate) async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    let ids = insert_many(connection, &[(key, write, now)]).await?;
+    ids.into_iter().next().ok_or_else(|| StoreError::Corrupt("an insert returned no id".into()))
+}
+
+/// Inserts new events, each with the moment of its write, a few hundred rows
+/// to a statement, and returns their ids in the order given. Keys must be
+/// distinct.
+///
+/// SQLite gets a multi-row `VALUES` list. Postgres gets the rows as one JSON
+/// parameter, spread into rows by `json_to_recordset`: the `Any` driver
+/// cannot bind the arrays `unnest` would take, and binding one text instead
+/// of 12,500 values spares the driver most of its work (BENCHMARKS.md).
+pub(crate) async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)]) -> Result<Vec<i64>, StoreError> {
+    let mut ids = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        // RETURNING's row order is not promised, so each id comes back with its key.
+        const RETURNING: &str = "RETURNING id, user_id, source_ref, topic";
+        let query = match Backend::of(connection) {
+            Backend::Postgres => {
+                let rows: Vec<NewRow<'_>> = chunk.iter().map(|(key, write, now)| NewRow::of(*key, *write, *now)).collect();
+                let json = serde_json::to_string(&rows).map_err(|error| StoreError::Corrupt(format!("an event cannot be written as JSON: {error}")))?;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO events ({INSERT_COLUMNS}) SELECT {INSERT_COLUMNS} FROM json_to_recordset($1::json) AS r({INSERT_COLUMN_TYPES}) {RETURNING}"
+                )))
+                .bind(json)
+            }
+            Backend::Sqlite => {
+                let mut placeholders = Placeholders::for_connection(connection);
+                let sql = format!("INSERT INTO events ({INSERT_COLUMNS}) VALUES {} {RETURNING}", placeholders.rows(chunk.len(), INSERT_PARAMETERS));
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for row in chunk.iter().map(|(key, write, now)| NewRow::of(*key, *write, *now)) {
+                    let keyed = query.bind(row.user_id).bind(row.source_id).bind(row.source_ref.to_owned()).bind(row.topic.to_owned());
+                    query = row.columns.bind(keyed).bind(row.created_at);
+                }
+                query
+            }
+        };
+        let mut returned = std::collections::HashMap::with_capacity(chunk.len());
+        for row in query.fetch_all(&mut *connection).await? {
+            let key: (i64, String, String) = (row.try_get("user_id")?, row.try_get("source_ref")?, row.try_get("topic")?);
+            returned.insert(key, row.try_get::<i64, _>("id")?);
+        }
+        for (key, _, _) in chunk {
+            let id = returned.get(&(key.user_id, key.source_ref.to_owned(), key.topic.to_owned()));
+            ids.push(*id.ok_or_else(|| StoreError::Corrupt(format!("the insert of {} returned no id", key.source_ref)))?);
+        }
+    }
+    Ok(ids)
+}
+
+pub(crate) async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<(), StoreError> {
+    let query = sqlx::query(
+        "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
+         due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
+         quiet_until = $15, closed_at = $16, checkpoint_at = $17, attention_since = $18, repeat_at = $19, \
+         next_check_at = $20, updated_at = $21 WHERE id = $1",
+    )
+    .bind(id);
+    Columns::of(write, now).bind(query).execute(&mut *connection).await?;
+    Ok(())
+}
+
+/// What changes when an event's lifecycle moves without its fields changing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LifecycleWrite {
+    pub(crate) lifecycle: Lifecycle,
+    pub(crate) reminders: Reminders,
+    /// The due moment in the user's current zone.
+    pub(crate) due_at: DateTime<Utc>,
+    pub(crate) next_check_at: Option<DateTime<Utc>>,
+}
+
+/// Saves a new lifecycle and ladder place (and the due moment they were
+/// computed with) without touching the fields.
+pub(crate) async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: LifecycleWrite, now: DateTime<Utc>) -> Result<(), StoreError> {
+    save_lifecycles(connection, &[(id, write)], now).await
+}
+
+/// Parameters each row of [`save_lifecycles`] binds.
+const LIFECYCLE_PARAMETERS: usize = 9;
+/// Rows one statement carries.
+const LIFECYCLES_PER_UPDATE: usize = 500;
+
+/// Saves many events' lifecycles (the scheduler's pass) in a few
+/// statements: one `UPDATE … FROM (VALUES …)` per few hundred events. A
+/// `VALUES` list's columns are `column1`, `column2`, … on both backends.
+pub(crate) async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i64, LifecycleWrite)], now: DateTime<Utc>) -> Result<(), StoreError> {
+    for chunk in writes.chunks(LIFECYCLES_PER_UPDATE) {
+        let mut placeholders = Placeholders::for_connection(connection);
+        let now_placeholder = placeholders.next();
+        let sql = format!(
+            "UPDATE events SET state = v.column2, quiet_until = v.column3, closed_at = v.column4, checkpoint_at = v.column5, \
+             attention_since = v.column6, repeat_at = v.column7, next_check_at = v.column8, due_ms = v.column9, updated_at = {now_placeholder} \
+             FROM (VALUES {}) AS v WHERE events.id = v.column1",
+            placeholders.rows(chunk.len(), LIFECYCLE_PARAMETERS)
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
+        for (id, write) in chunk {
+            query = bind_lifecycle(query.bind(*id), &write.lifecycle, &write.reminders, write.next_check_at).bind(millis(write.due_at));
+        }
+        query.execute(&mut *connection).await?;
+    }
+    Ok(())
+}
