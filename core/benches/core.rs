@@ -82,7 +82,7 @@ fn config(database: &Database) -> CoreConfig {
         gateway_token: SECRET.into(),
         secret: SECRET.into(),
         default_zone: chrono_tz::Europe::Berlin,
-        default_locale: hado_core::domain::fields::Locale::En,
+        default_locale: hado_core::domain::profile::Locale::En,
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
         telegram: None,

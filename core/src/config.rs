@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use chrono_tz::Tz;
 
-use crate::domain::fields::Locale;
+use crate::domain::profile::Locale;
 
 #[derive(Clone)]
 pub struct CoreConfig {

@@ -6,7 +6,7 @@ use tonic_types::{ErrorDetails, FieldViolation, LocalizedMessage, StatusExt};
 
 use hado_runtime::words::{self, Words};
 
-use crate::domain::fields::Locale;
+use crate::domain::profile::Locale;
 use crate::domain::violations::{Reason, Violations};
 use crate::storage::StoreError;
 

@@ -17,7 +17,7 @@ use tokio::sync::{OnceCell, watch};
 use hado_runtime::wording::{self, Lang};
 use hado_runtime::words::{self, Words};
 
-use crate::domain::fields::Locale;
+use crate::domain::profile::Locale;
 use crate::domain::state::State;
 use crate::engine::Engine;
 use crate::error::CoreError;

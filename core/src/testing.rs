@@ -143,7 +143,7 @@ pub fn config(database_url: &str) -> CoreConfig {
         gateway_token: GATEWAY_TOKEN.to_owned(),
         secret: LINK_SECRET.to_owned(),
         default_zone: chrono_tz::Europe::Berlin,
-        default_locale: crate::domain::fields::Locale::En,
+        default_locale: crate::domain::profile::Locale::En,
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
         telegram: None,
@@ -290,7 +290,7 @@ impl TestCore {
         let login = crate::domain::fields::Login::from_stored(login.to_owned());
         let now = crate::clock::Clock::now(&*self.clock);
         let mut transaction = self.engine.store().begin_write().await.expect("a write transaction");
-        let user = crate::storage::users::ensure_user(&mut transaction, &login, (chrono_tz::Europe::Berlin, crate::domain::fields::Locale::En), now)
+        let user = crate::storage::users::ensure_user(&mut transaction, &login, (chrono_tz::Europe::Berlin, crate::domain::profile::Locale::En), now)
             .await
             .expect("the user");
         let channel = crate::storage::channels::add(

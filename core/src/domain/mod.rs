@@ -5,6 +5,7 @@ pub mod checkpoints;
 pub mod event;
 pub mod fields;
 pub mod oauth;
+pub mod profile;
 pub mod reminders;
 pub mod state;
 pub mod time;

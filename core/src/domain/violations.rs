@@ -130,6 +130,18 @@ impl fmt::Display for Violations {
     }
 }
 
+/// A parse's value, or its refusals as one line: how the parsers' tests
+/// read a result.
+#[cfg(test)]
+pub(crate) fn check<T>(parse: impl FnOnce(&mut Violations) -> Option<T>) -> Result<T, String> {
+    let mut violations = Violations::default();
+    let value = parse(&mut violations);
+    match value {
+        Some(value) if violations.is_empty() => Ok(value),
+        _ => Err(violations.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

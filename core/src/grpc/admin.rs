@@ -7,7 +7,7 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, admin_server::Admin};
 
 use super::auth::{self, Credentials};
-use crate::domain::fields::format_clock_time;
+use crate::domain::profile::format_clock_time;
 use crate::engine::Engine;
 use crate::wire;
 

@@ -479,7 +479,7 @@ async fn a_long_list_is_read_page_by_page(backend: Backend) {
 
 async fn new_people_start_in_the_default_language(backend: Backend) {
     let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
-        config.default_locale = hado_core::domain::fields::Locale::Ru;
+        config.default_locale = hado_core::domain::profile::Locale::Ru;
     })
     .await;
     // Seen first through the inbox, and first through a source's push.

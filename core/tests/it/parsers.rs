@@ -9,7 +9,8 @@
 use chrono::{DateTime, Duration, Utc};
 use proptest::prelude::*;
 
-use hado_core::domain::fields::{DeepLink, Login, SourceRef, Title, Topic, format_clock_time, parse_clock_time, parse_time_zone};
+use hado_core::domain::fields::{DeepLink, Login, SourceRef, Title, Topic};
+use hado_core::domain::profile::{format_clock_time, parse_clock_time, parse_time_zone};
 use hado_core::domain::time::{Due, format_date, parse_date};
 use hado_core::domain::violations::Violations;
 use hado_core::links::{LinkAction, LinkSigner, revision_of};
