@@ -6,6 +6,7 @@
 //! agent token, or signs in as its person with OAuth (`oauth`). It stores nothing and
 //! decides nothing about events. See ARCHITECTURE.md for the map.
 
+mod args;
 pub mod config;
 mod core_link;
 mod guard;

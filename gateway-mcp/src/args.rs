@@ -1,0 +1,199 @@
+//! Owns what the MCP tools take and give back, as the model reads them:
+//! each argument with its description (its schema comes from these types),
+//! and the two results that are not core's own messages.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use hado_proto::views::UserEvent;
+
+/// The field descriptions `create_event` and `update_event` share.
+const DUE_AT: &str = "When it is due. YYYY-MM-DD for a whole day; YYYY-MM-DDTHH:MM for a local time that follows the user's time zone; YYYY-MM-DDTHH:MM+HH:MM (with an offset) for a fixed instant. Give an offset only when the event is tied to a place (a flight, an appointment in another city).";
+
+/// The active states `list_events` can filter by.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ActiveState {
+    Scheduled,
+    Preparing,
+    Today,
+    Overdue,
+}
+
+impl ActiveState {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "scheduled",
+            Self::Preparing => "preparing",
+            Self::Today => "today",
+            Self::Overdue => "overdue",
+        }
+    }
+}
+
+/// What happens after the due day.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum AfterDue {
+    Keep,
+    Expire,
+}
+
+impl AfterDue {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Keep => "keep",
+            Self::Expire => "expire",
+        }
+    }
+}
+
+/// The language of the user's inbox, reminders and default labels.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Locale {
+    En,
+    Ru,
+}
+
+impl Locale {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Ru => "ru",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListEventsArgs {
+    /// Only active events in this state. Leave out for every active event.
+    #[serde(default)]
+    pub state: Option<ActiveState>,
+    /// true for the archive instead: the 100 events that most recently closed or were deleted (done, expired, withdrawn). Default false.
+    #[serde(default)]
+    pub archive: bool,
+    /// Only events whose title or subtitle holds this text, in any letter case.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub text: Option<String>,
+    /// Only events of this source, such as docs; manual for the user's own.
+    #[serde(default)]
+    #[schemars(length(max = 50))]
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EventIdArgs {
+    /// The event's id, from list_events or get_event.
+    pub id: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MarkAckArgs {
+    /// The event's id, from list_events or get_event.
+    pub id: i64,
+    /// How long to stay quiet: next_checkpoint (the default: the next checkpoint reminds), tomorrow (tomorrow morning), next_week (Monday morning), or a day YYYY-MM-DD within a year (that morning). "Morning" is when the user's quiet hours end; the user is reminded then.
+    #[serde(default)]
+    #[schemars(length(max = 15))]
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CreateEventArgs {
+    /// What is due, at most 200 characters.
+    #[schemars(length(min = 1, max = 200))]
+    pub title: String,
+    #[schemars(description = DUE_AT)]
+    pub due_at: String,
+    /// A second line of detail, at most 200 characters.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub subtitle: Option<String>,
+    /// The day preparing starts, YYYY-MM-DD, no later than the due day. Default: 30 days before the due day.
+    #[serde(default)]
+    #[schemars(length(max = 10))]
+    pub fire_at: Option<String>,
+    /// keep: the event stays overdue until done (default). expire: it closes as expired after the due day.
+    #[serde(default)]
+    pub after_due: Option<AfterDue>,
+    /// The label of the Done button, at most 64 characters. Default: Done, in the user's language.
+    #[serde(default)]
+    #[schemars(length(max = 64))]
+    pub done_label: Option<String>,
+    /// A link the reminder opens, such as the page where the thing gets done: an absolute http or https URL.
+    #[serde(default)]
+    #[schemars(length(max = 2048))]
+    pub deep_link: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UpdateEventArgs {
+    /// The id of an editable (manual) event.
+    pub id: i64,
+    /// A new title, at most 200 characters.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
+    pub title: Option<String>,
+    /// A new due moment, in the forms of create_event: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or with an offset only for an event tied to a place. A different due_at is a reschedule: it reopens a done or expired event and clears Remember. The same due_at changes only the other fields.
+    #[serde(default)]
+    pub due_at: Option<String>,
+    /// A new second line, at most 200 characters; an empty string removes it.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub subtitle: Option<String>,
+    /// A new preparation start day, YYYY-MM-DD, no later than the due day; an empty string returns to the default (30 days before).
+    #[serde(default)]
+    #[schemars(length(max = 10))]
+    pub fire_at: Option<String>,
+    /// keep or expire, as in create_event.
+    #[serde(default)]
+    pub after_due: Option<AfterDue>,
+    /// A new Done button label, at most 64 characters; an empty string returns to the default.
+    #[serde(default)]
+    #[schemars(length(max = 64))]
+    pub done_label: Option<String>,
+    /// A new link, an absolute http or https URL; an empty string removes it.
+    #[serde(default)]
+    #[schemars(length(max = 2048))]
+    pub deep_link: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UpdateProfileArgs {
+    /// An IANA time zone name, such as Europe/Berlin. Local due times follow it.
+    #[serde(default)]
+    pub tz: Option<String>,
+    /// Start of quiet hours, HH:MM local time: no reminders from then.
+    #[serde(default)]
+    pub quiet_start: Option<String>,
+    /// End of quiet hours, HH:MM local time. Quiet hours may cross midnight.
+    #[serde(default)]
+    pub quiet_end: Option<String>,
+    /// The language of the inbox, the reminders and the default Done label: en or ru.
+    #[serde(default)]
+    pub locale: Option<Locale>,
+}
+
+/// The events `list_events` found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct EventList {
+    pub events: Vec<UserEvent>,
+}
+
+/// What `delete_event` did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Deleted {
+    pub id: i64,
+    /// Always `withdrawn`.
+    pub state: String,
+}
