@@ -2,7 +2,8 @@
 //! change that breaks one fails here rather than in a review: SQL only in
 //! core's storage, no clock read in the domain, no gateway or contract
 //! crate depending on sqlx, the contract crate free of process plumbing,
-//! core free of HTTP serving, and no import loop inside core's engine.
+//! core free of HTTP serving, no import loop inside core's engine, and no
+//! source file over 400 lines before its tests.
 
 use std::path::{Path, PathBuf};
 
@@ -101,4 +102,27 @@ fn the_engine_depends_on_no_edge_or_loop_of_core() {
     assert!(found.is_empty(), "the engine is what the edges and loops call, never the other way round:\n{}", found.join("\n"));
     let found = offenders("core/src/delivery.rs", &[], &["crate::grpc"]);
     assert!(found.is_empty(), "the delivery loop does not depend on the gRPC edge:\n{}", found.join("\n"));
+}
+
+/// No source file grows past 400 lines before its unit tests: a file that
+/// does has more than one job. The code generated from the `.proto` files
+/// and the integration tests are not counted.
+#[test]
+fn no_source_file_is_over_four_hundred_lines_before_its_tests() {
+    const MOST: usize = 400;
+    let root = workspace();
+    let mut found = Vec::new();
+    for folder in ["core/src", "gateway-http/src", "gateway-mcp/src", "proto/src", "runtime/src", "cli/src"] {
+        for (path, text) in sources(&root.join(folder)) {
+            let shown = path.strip_prefix(&root).unwrap().display().to_string();
+            if shown.starts_with("proto/src/generated") {
+                continue;
+            }
+            let code = text.lines().take_while(|line| *line != "#[cfg(test)]").count();
+            if code > MOST {
+                found.push(format!("{shown}: {code} lines"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "over {MOST} lines before the tests:\n{}", found.join("\n"));
 }
