@@ -14,7 +14,7 @@ use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
-use serde_json::{Value, json};
+use serde::Serialize;
 use sha2::Sha256;
 use tokio::sync::watch;
 
@@ -78,20 +78,44 @@ pub(crate) fn next_attempt(now: DateTime<Utc>, attempts: i64, retry_after: Optio
     Some(now + wait)
 }
 
-/// The JSON a webhook receives.
-pub(crate) fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Value {
-    match event {
-        Some(event) => json!({
-            "type": format!("reminder.{}", delivery.kind),
-            "event": ClientEvent::from(&wire::event(event)),
-            "checkpoint": wire::timestamp(delivery.due_at),
-            "actions": {
-                "done_url": engine.action_url(event, LinkAction::Done),
-                "remember_url": engine.action_url(event, LinkAction::Remember),
-            },
+/// The JSON a webhook receives for a reminder, written straight from these
+/// types, keys in alphabetical order.
+#[derive(Serialize)]
+struct Reminder {
+    actions: Actions,
+    checkpoint: String,
+    event: ClientEvent,
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+/// A reminder's action links: Done and Remember without signing in.
+#[derive(Serialize)]
+struct Actions {
+    done_url: String,
+    remember_url: String,
+}
+
+/// The JSON a webhook receives for a channel's test.
+#[derive(Serialize)]
+struct Test {
+    message: &'static str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The body a webhook receives for `delivery`.
+pub(crate) fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> String {
+    let written = match event {
+        Some(event) => serde_json::to_string(&Reminder {
+            actions: Actions { done_url: engine.action_url(event, LinkAction::Done), remember_url: engine.action_url(event, LinkAction::Remember) },
+            checkpoint: wire::timestamp(delivery.due_at),
+            event: ClientEvent::from(&wire::event(event)),
+            kind: format!("reminder.{}", delivery.kind),
         }),
-        None => json!({ "type": "test", "message": "This is a test message from Hado: this webhook is connected." }),
-    }
+        None => serde_json::to_string(&Test { message: "This is a test message from Hado: this webhook is connected.", kind: "test" }),
+    };
+    written.expect("a payload is plain JSON")
 }
 
 /// Sends deliveries.
@@ -117,11 +141,13 @@ impl Deliverer {
         Self { engine, http, telegram, per_receiver: i64::from(per_receiver.max(1)) }
     }
 
-    /// Refuses a target whose written address webhooks may not reach;
-    /// names are checked by the client's resolver as they are connected to.
-    fn check_target(&self, url: &str) -> Result<(), String> {
+    /// The target, parsed once for both the check and the post; refused
+    /// when its written address is one webhooks may not reach (names are
+    /// checked by the client's resolver as they are connected to).
+    fn check_target(&self, url: &str) -> Result<url::Url, String> {
         let parsed = url::Url::parse(url).map_err(|error| format!("the URL {url:?} is not valid: {error}"))?;
-        self.engine.outbound().targets().check_written(&parsed).map_err(|problem| format!("the URL {url:?}: {problem}"))
+        self.engine.outbound().targets().check_written(&parsed).map_err(|problem| format!("the URL {url:?}: {problem}"))?;
+        Ok(parsed)
     }
 
     /// One attempt at one delivery.
@@ -147,17 +173,18 @@ impl Deliverer {
                 }
             };
         }
-        if let Err(error) = self.check_target(&channel.target) {
-            return Attempt::Failed { error };
-        }
-        let body = payload(&self.engine, delivery, event).to_string();
+        let target = match self.check_target(&channel.target) {
+            Ok(target) => target,
+            Err(error) => return Attempt::Failed { error },
+        };
+        let body = payload(&self.engine, delivery, event);
         let timestamp = now.timestamp();
         let Some(signature) = sign(channel.secret.as_deref().unwrap_or_default(), &delivery.message_id, timestamp, &body) else {
             return Attempt::Failed { error: "the channel's signing secret is damaged; remove the webhook and add it again".into() };
         };
         let sent = self
             .http
-            .post(&channel.target)
+            .post(target)
             .header("content-type", "application/json")
             .header("webhook-id", &delivery.message_id)
             .header("webhook-timestamp", timestamp.to_string())
