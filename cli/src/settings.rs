@@ -126,25 +126,3 @@ fn write_secrets(path: &Path, secrets: &BTreeMap<String, String>) -> anyhow::Res
     std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_generated_once_and_kept() {
-        let folder = tempfile::tempdir().unwrap();
-        let settings = Settings::new(folder.path().join("data"), None);
-        let first = settings.ensure_secrets().unwrap();
-        assert_eq!(first.len(), 3);
-        assert!(first.values().all(|value| value.len() == 64));
-        let second = settings.ensure_secrets().unwrap();
-        assert_eq!(first, second);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(settings.secrets_path()).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-    }
-}

@@ -51,8 +51,16 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let stdio = printed.iter().find(|line| line.contains("gateway-mcp --stdio")).expect("a stdio line");
     assert!(stdio.contains(&format!("-- {binary} gateway-mcp --stdio")) && std::path::Path::new(binary).is_absolute(), "{stdio}");
 
-    let secrets = std::fs::read_to_string(folder.path().join("hado-data/secrets.env")).unwrap();
+    // The secrets are made once, 64 hex digits each, readable by their owner only.
+    let secrets_path = folder.path().join("hado-data/secrets.env");
+    let secrets = std::fs::read_to_string(&secrets_path).unwrap();
     assert!(secrets.contains("HADO_ADMIN_TOKEN=") && secrets.contains("HADO_GATEWAY_TOKEN="));
+    let values: Vec<&str> = secrets.lines().filter(|line| !line.starts_with('#')).filter_map(|line| line.split_once('=').map(|(_, value)| value)).collect();
+    assert!(values.len() == 3 && values.iter().all(|value| value.len() == 64 && value.chars().all(|c| c.is_ascii_hexdigit())), "{values:?}");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&secrets_path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
     assert!(folder.path().join("hado-data/hado.db").exists());
 
     let created = hado(folder.path(), port).args(["source", "create", "docs"]).output().unwrap();
@@ -97,6 +105,7 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
 
     // A second start reuses the same secrets and database.
     let (mut up, _) = start(folder.path(), port);
+    assert_eq!(std::fs::read_to_string(&secrets_path).unwrap(), secrets, "the secrets are kept");
     let listed = hado(folder.path(), port).args(["source", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("docs"));
     signal(up.id(), Signal::SIGINT);
