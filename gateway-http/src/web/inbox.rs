@@ -122,9 +122,12 @@ impl InboxPage {
 
     fn sections(&self) -> Vec<Section<'_>> {
         let (t, groups) = (self.t, &self.groups);
-        let more = |state: EventState, words: &'static str| self.cut.contains(&state).then(|| (format!("/?all={}#{}", state.as_str(), state.as_str()), words));
+        // The links keep the density the person reads in.
+        let keep = if self.finder.compact { "density=compact&" } else { "" };
+        let more =
+            |state: EventState, words: &'static str| self.cut.contains(&state).then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words));
         let scheduled =
-            if self.folded { Some(("/?open=scheduled#scheduled".to_owned(), t.show_scheduled)) } else { more(EventState::Scheduled, t.show_all_scheduled) };
+            if self.folded { Some((format!("/?{keep}open=scheduled#scheduled"), t.show_scheduled)) } else { more(EventState::Scheduled, t.show_all_scheduled) };
         vec![
             Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: None },
             Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: None },

@@ -522,6 +522,8 @@ async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
         "{page}"
     );
     assert!(stack.get("/?open=scheduled").await.1.contains("Winter tyres"));
+    let (_, compact) = stack.get("/?density=compact").await;
+    assert!(compact.contains(r#"href="/?density=compact&#38;open=scheduled#scheduled""#), "unfolding keeps the density: {compact}");
     // Adding a far-off event comes back to its card, with Scheduled unfolded.
     let (_, location, _) = stack.post("/events", &[("title", "Summer tyres"), ("due_date", "2027-05-01")]).await;
     let summer = event_id(&location);
