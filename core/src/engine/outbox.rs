@@ -122,10 +122,25 @@ impl Engine {
     ) -> Result<Vec<(deliveries::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        let claimed = deliveries::claim(&mut transaction, self.store.backend(), now, now + lease, limit, per_receiver).await?;
+        let claimed = deliveries::pick(&mut transaction, self.store.backend(), now, limit, per_receiver).await?;
         let event_ids: Vec<i64> = claimed.iter().filter_map(|delivery| delivery.event_id).collect();
-        let found: HashMap<i64, EventRecord> = events::find_by_ids(&mut transaction, &event_ids).await?.into_iter().map(|event| (event.id, event)).collect();
-        transaction.commit().await?;
+        // The leases are written and committed while the events are read on
+        // a reader's own connection: on SQLite the two run at once. (The
+        // claim does not change events; a reader sees them as committed.)
+        let leasing = async {
+            deliveries::lease(&mut transaction, &claimed, now + lease).await?;
+            transaction.commit().await?;
+            Ok::<_, CoreError>(())
+        };
+        let reading = async {
+            if event_ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut reader = self.store.reader().acquire().await?;
+            Ok::<_, CoreError>(events::find_by_ids(&mut reader, &event_ids).await?)
+        };
+        let ((), found) = tokio::try_join!(leasing, reading)?;
+        let found: HashMap<i64, EventRecord> = found.into_iter().map(|event| (event.id, event)).collect();
         Ok(claimed
             .into_iter()
             .map(|delivery| {

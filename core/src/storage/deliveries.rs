@@ -101,20 +101,18 @@ pub(crate) struct ClaimedDelivery {
 /// writer already.)
 const CLAIM_LOCK: i64 = 0x6861_646f_0001;
 
-/// Claims up to `limit` pending deliveries that are due, leasing them until
-/// `lease_until`: if this core dies before it records the outcome, another
-/// pass sends them again after the lease (at least once, never lost).
+/// Picks up to `limit` pending deliveries that are due, for [`lease`] to
+/// claim in the same transaction.
 ///
 /// Paced per receiver: one whose pause has not ended gets nothing, and none
 /// gets more than `per_receiver` deliveries in flight across all cores
 /// (counting the leases that have not ended). The receivers held back are
 /// left out of the query itself, so that a long queue for one of them does
 /// not hide what is due for the others.
-pub(crate) async fn claim(
+pub(crate) async fn pick(
     connection: &mut AnyConnection,
     backend: Backend,
     now: DateTime<Utc>,
-    lease_until: DateTime<Utc>,
     limit: i64,
     per_receiver: i64,
 ) -> Result<Vec<ClaimedDelivery>, StoreError> {
@@ -173,19 +171,27 @@ pub(crate) async fn claim(
             channel,
         });
     }
-    if !claimed.is_empty() {
-        let mut placeholders = Placeholders::for_connection(connection);
-        // Each placeholder once: SQLite's `?`s take their values in order.
-        let (next_attempt, leased) = (placeholders.next(), placeholders.next());
-        let ids = placeholders.row(claimed.len());
-        let sql = format!("UPDATE deliveries SET next_attempt_at = {next_attempt}, leased_until = {leased} WHERE id IN {ids}");
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(lease_until)).bind(millis(lease_until));
-        for delivery in &claimed {
-            query = query.bind(delivery.id);
-        }
-        query.execute(&mut *connection).await?;
-    }
     Ok(claimed)
+}
+
+/// Claims the picked deliveries, leasing them until `lease_until`: if this
+/// core dies before it records the outcome, another pass sends them again
+/// after the lease (at least once, never lost).
+pub(crate) async fn lease(connection: &mut AnyConnection, claimed: &[ClaimedDelivery], lease_until: DateTime<Utc>) -> Result<(), StoreError> {
+    if claimed.is_empty() {
+        return Ok(());
+    }
+    let mut placeholders = Placeholders::for_connection(connection);
+    // Each placeholder once: SQLite's `?`s take their values in order.
+    let (next_attempt, leased) = (placeholders.next(), placeholders.next());
+    let ids = placeholders.row(claimed.len());
+    let sql = format!("UPDATE deliveries SET next_attempt_at = {next_attempt}, leased_until = {leased} WHERE id IN {ids}");
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(lease_until)).bind(millis(lease_until));
+    for delivery in claimed {
+        query = query.bind(delivery.id);
+    }
+    query.execute(&mut *connection).await?;
+    Ok(())
 }
 
 /// The longest a receiver is paused for straining in a row, however often.
