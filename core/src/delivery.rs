@@ -237,12 +237,27 @@ impl Deliverer {
 /// receiver. Returns how many it attempted.
 pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreError> {
     let mut total = 0;
+    // The last group's outcomes, recorded in the transaction that claims
+    // the next group.
+    let mut sent: Vec<(ClaimedDelivery, Attempt)> = Vec::new();
     loop {
-        let claimed = deliverer.engine.claim_deliveries(CLAIM_BATCH, deliverer.per_receiver, LEASE).await?;
-        let count = claimed.len();
-        let attempts = claimed.iter().map(|(delivery, event)| async move { (delivery, deliverer.attempt(delivery, event.as_ref()).await) });
-        let outcomes = futures::future::join_all(attempts).await;
-        for (delivery, outcome) in &outcomes {
+        let recorded: Vec<_> = sent.iter().map(|(delivery, outcome)| (delivery, outcome)).collect();
+        let claimed = deliverer.engine.record_and_claim(&recorded, CLAIM_BATCH, deliverer.per_receiver, LEASE).await?;
+        // A claim smaller than asked may be a receiver's limit, not the end
+        // of what is due: claim until nothing comes.
+        if claimed.is_empty() {
+            if let Ok(pending) = deliverer.engine.pending_deliveries().await {
+                metrics::gauge!("hado_deliveries_pending").set(pending as f64);
+            }
+            return Ok(total);
+        }
+        total += claimed.len();
+        let attempts = claimed.into_iter().map(|(delivery, event)| async move {
+            let outcome = deliverer.attempt(&delivery, event.as_ref()).await;
+            (delivery, outcome)
+        });
+        sent = futures::future::join_all(attempts).await;
+        for (delivery, outcome) in &sent {
             if let Attempt::Failed { error } | Attempt::Gone { error } = &outcome {
                 tracing::warn!(delivery = delivery.id, channel = delivery.channel.id, %error, "delivery failed");
             }
@@ -253,17 +268,6 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
                 Attempt::Gone { .. } => "gone",
             };
             metrics::counter!("hado_deliveries_total", "channel" => delivery.channel.kind.as_str(), "outcome" => label).increment(1);
-        }
-        let recorded: Vec<_> = outcomes.iter().map(|(delivery, outcome)| (*delivery, outcome)).collect();
-        deliverer.engine.record_attempts(&recorded).await?;
-        total += count;
-        // A claim smaller than asked may be a receiver's limit, not the end
-        // of what is due: claim until nothing comes.
-        if count == 0 {
-            if let Ok(pending) = deliverer.engine.pending_deliveries().await {
-                metrics::gauge!("hado_deliveries_pending").set(pending as f64);
-            }
-            return Ok(total);
         }
     }
 }

@@ -110,18 +110,21 @@ impl Engine {
         Ok(deliveries::for_event(&mut connection, id).await?)
     }
 
-    /// Claims due deliveries for sending, each with its event (none for a
+    /// Records how the last group of sends went (see [`Self::record`]) and
+    /// claims the next due deliveries, each with its event (none for a
     /// test message), leased for `lease`, at most `per_receiver` in flight
-    /// to one receiver across all cores: a handful of statements however
-    /// many.
-    pub(crate) async fn claim_deliveries(
+    /// to one receiver across all cores: one transaction, a handful of
+    /// statements however many.
+    pub(crate) async fn record_and_claim(
         &self,
+        outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)],
         limit: i64,
         per_receiver: i64,
         lease: chrono::Duration,
     ) -> Result<Vec<(deliveries::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
+        Self::record(&mut transaction, outcomes, now).await?;
         let claimed = deliveries::pick(&mut transaction, self.store.backend(), now, limit, per_receiver).await?;
         let event_ids: Vec<i64> = claimed.iter().filter_map(|delivery| delivery.event_id).collect();
         // The leases are written and committed while the events are read on
@@ -151,13 +154,15 @@ impl Engine {
             .collect())
     }
 
-    /// Records how a group of sends went, in one transaction: each
-    /// delivery's outcome; on each channel what its last outcome says (a
-    /// failure's error, or none after a success; a 410 turns it off); and
-    /// on each receiver whether it strained, which pauses it, or answered
-    /// at ease, which ends its pauses.
-    pub(crate) async fn record_attempts(&self, outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)]) -> Result<(), CoreError> {
-        let now = self.now();
+    /// Writes how a group of sends went: each delivery's outcome; on each
+    /// channel what its last outcome says (a failure's error, or none after
+    /// a success; a 410 turns it off); and on each receiver whether it
+    /// strained, which pauses it, or answered at ease, which ends its
+    /// pauses.
+    async fn record(transaction: &mut AnyConnection, outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)], now: DateTime<Utc>) -> Result<(), CoreError> {
+        if outcomes.is_empty() {
+            return Ok(());
+        }
         let mut finished = Vec::with_capacity(outcomes.len());
         let mut channel_states: Vec<ChannelOutcome> = Vec::new();
         // Each receiver's strain in this group: the longest wait asked, or
@@ -192,30 +197,28 @@ impl Engine {
             }
             state.last_error = Some(error);
         }
-        let mut transaction = self.store.begin_write().await?;
-        deliveries::finish(&mut transaction, &finished, now).await?;
+        deliveries::finish(&mut *transaction, &finished, now).await?;
         // Channels whose last send went through are cleared in one statement.
         let mut cleared = Vec::new();
         for ChannelOutcome { id, gone, last_error } in channel_states {
             if let Some(gone) = gone {
-                channels::disable_with_error(&mut transaction, id, gone, now).await?;
+                channels::disable_with_error(&mut *transaction, id, gone, now).await?;
             }
             match last_error {
                 Some(None) => cleared.push(id),
-                Some(Some(error)) if Some(error) != gone => channels::set_last_error(&mut transaction, id, error, now).await?,
+                Some(Some(error)) if Some(error) != gone => channels::set_last_error(&mut *transaction, id, error, now).await?,
                 _ => {}
             }
         }
-        channels::clear_last_errors(&mut transaction, &cleared, now).await?;
+        channels::clear_last_errors(&mut *transaction, &cleared, now).await?;
         let mut easy = Vec::new();
         for (receiver, strain) in receivers {
             match strain {
-                Some(Strain { asked }) => deliveries::strained(&mut transaction, receiver, asked, now).await?,
+                Some(Strain { asked }) => deliveries::strained(&mut *transaction, receiver, asked, now).await?,
                 None => easy.push(receiver),
             }
         }
-        deliveries::at_ease(&mut transaction, &easy).await?;
-        transaction.commit().await?;
+        deliveries::at_ease(&mut *transaction, &easy).await?;
         Ok(())
     }
 
