@@ -7,7 +7,7 @@ and off (eight runs). Each run:
   in the archive and reopens it from its page;
 - remembers it until tomorrow morning from its page, and takes that back;
 - searches for it, switches to the compact density and filters by state
-  (and, with JavaScript, uses the keyboard shortcuts);
+  (and, with JavaScript, uses every keyboard shortcut: ? j k r n /);
 - adds a far-off event and reads its date (with the year);
 - in Settings: picks a time zone by its city, adds a webhook (a refused
   address first), turns it off and on and removes it, issues and revokes a
@@ -213,6 +213,21 @@ def run(driver, javascript, language, width):
         check(driver.switch_to.active_element.get_attribute("id") == f"event-{event_id}", f"{name}: j moves to the event")
         ActionChains(driver).send_keys("/").perform()
         check(driver.switch_to.active_element.get_attribute("id") == "q", f"{name}: / goes to the search")
+        # k stays on the first event; r is Remember (Undo takes it back); n
+        # opens the form for a new event.
+        driver.execute_script("document.activeElement.blur()")
+        ActionChains(driver).send_keys("j").send_keys("k").perform()
+        check(driver.switch_to.active_element.get_attribute("id") == f"event-{event_id}", f"{name}: k stays on the first event")
+        go(lambda: ActionChains(driver).send_keys("r").perform())
+        check(words["quiet"] in driver.find_element(By.CSS_SELECTOR, card).text, f"{name}: r is Remember")
+        page("remembered-by-key")
+        go(driver.find_element(By.CSS_SELECTOR, ".feedback button").click)
+        check(words["quiet"] not in driver.find_element(By.CSS_SELECTOR, card).text, f"{name}: Undo takes Remember back")
+        driver.execute_script("document.activeElement.blur()")
+        go(lambda: ActionChains(driver).send_keys("n").perform())
+        check(driver.current_url.endswith("/new"), f"{name}: n opens a new event's form, not {driver.current_url}")
+        driver.get(BASE + "/")
+        search(title)
     go(driver.find_element(By.CSS_SELECTOR, "a.density").click)
     check("density=compact" in driver.current_url and "q=" in driver.current_url, f"{name}: compact keeps the search: {driver.current_url}")
     check(driver.find_elements(By.CSS_SELECTOR, f".groups.compact {card}"), f"{name}: the event in the compact density")
