@@ -83,6 +83,12 @@ pub(crate) fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Optio
 }
 
 impl Card {
+    /// Whether the card has buttons to post (Done and Remember while open,
+    /// Reopen once closed): its actions are then one form, not a `div`.
+    pub(crate) fn has_buttons(&self) -> bool {
+        !self.closed || self.reopenable
+    }
+
     pub(crate) fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
         let state = event.event_state();
         let closed = state.is_some_and(|state| state.is_closed() || state == EventState::Withdrawn);

@@ -94,8 +94,10 @@ def run(driver, javascript, language, width):
         """A destructive link: a dialog asks with JavaScript (Cancel keeps
         things as they are, OK goes on), a page without."""
         if javascript:
+            before = driver.current_url
             driver.find_element(By.CSS_SELECTOR, selector).click()
             driver.switch_to.alert.dismiss()
+            check(driver.current_url == before, f"{name} {step}: Cancel in the dialog keeps the page, not {driver.current_url}")
             check(driver.find_elements(By.CSS_SELECTOR, selector), f"{name} {step}: Cancel in the dialog changes nothing")
 
             def yes():
@@ -153,23 +155,7 @@ def run(driver, javascript, language, width):
     # Delete asks first: a dialog with JavaScript, a page without.
     driver.get(f"{BASE}/events/{event_id}/edit")
     page("edit")
-    delete = driver.find_element(By.CSS_SELECTOR, "a.danger")
-    if javascript:
-        delete.click()
-        driver.switch_to.alert.dismiss()
-        check(driver.current_url.endswith("/edit"), f"{name}: Cancel in the dialog keeps the event")
-        delete = driver.find_element(By.CSS_SELECTOR, "a.danger")
-
-        def yes():
-            delete.click()
-            driver.switch_to.alert.accept()
-
-        go(yes)
-    else:
-        go(delete.click)
-        check(driver.find_elements(By.CSS_SELECTOR, "section.confirm"), f"{name}: without JavaScript a page asks before deleting")
-        page("delete-question")
-        go(driver.find_element(By.CSS_SELECTOR, "section.confirm button.danger").click)
+    confirmed("a.danger", "delete")
     check(not driver.find_elements(By.CSS_SELECTOR, card), f"{name}: the deleted event left the inbox")
     page("deleted")
 
