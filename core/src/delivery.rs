@@ -7,11 +7,13 @@
 //! on 410 Gone, the channel disabled.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
 use serde::Serialize;
@@ -35,6 +37,8 @@ pub(crate) const TIMEOUT: Duration = Duration::from_secs(15);
 /// longer than a receiver may take ([`TIMEOUT`]).
 const LEASE: chrono::Duration = chrono::Duration::seconds(20);
 const CLAIM_BATCH: i64 = 50;
+/// Posts one core has on their way at once, to all receivers together.
+const IN_FLIGHT: usize = 4 * CLAIM_BATCH as usize;
 /// How soon the loop looks again when due deliveries were held back for
 /// their receiver (paused, or with as many posts in flight as it may have).
 const HELD_BACK_RECHECK: Duration = Duration::from_millis(250);
@@ -235,41 +239,69 @@ impl Deliverer {
 
 /// Sends every delivery that is due now and not held back for its
 /// receiver. Returns how many it attempted.
+///
+/// The posts are a window of at most [`IN_FLIGHT`] on their way at once.
+/// The next deliveries are claimed when a claim's worth of outcomes has
+/// come back (and recorded in the same transaction), when nothing is on
+/// its way, or when [`HELD_BACK_RECHECK`] has passed since the last claim:
+/// a slow receiver holds up only its own posts, and the posts on their way
+/// go on while the claim runs.
 pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreError> {
     let mut total = 0;
-    // The last group's outcomes, recorded in the transaction that claims
-    // the next group.
-    let mut sent: Vec<(ClaimedDelivery, Attempt)> = Vec::new();
+    let mut in_flight = FuturesUnordered::new();
+    // Outcomes not yet recorded: they go into the next claim's transaction.
+    let mut finished: Vec<(ClaimedDelivery, Attempt)> = Vec::new();
+    let mut claimed_at = Instant::now();
     loop {
-        let recorded: Vec<_> = sent.iter().map(|(delivery, outcome)| (delivery, outcome)).collect();
-        let claimed = deliverer.engine.record_and_claim(&recorded, CLAIM_BATCH, deliverer.per_receiver, LEASE).await?;
-        // A claim smaller than asked may be a receiver's limit, not the end
-        // of what is due: claim until nothing comes.
-        if claimed.is_empty() {
-            if let Ok(pending) = deliverer.engine.pending_deliveries().await {
-                metrics::gauge!("hado_deliveries_pending").set(pending as f64);
-            }
-            return Ok(total);
-        }
-        total += claimed.len();
-        let attempts = claimed.into_iter().map(|(delivery, event)| async move {
-            let outcome = deliverer.attempt(&delivery, event.as_ref()).await;
-            (delivery, outcome)
-        });
-        sent = futures::future::join_all(attempts).await;
-        for (delivery, outcome) in &sent {
-            if let Attempt::Failed { error } | Attempt::Gone { error } = &outcome {
-                tracing::warn!(delivery = delivery.id, channel = delivery.channel.id, %error, "delivery failed");
-            }
-            let label = match outcome {
-                Attempt::Sent => "sent",
-                Attempt::Retry { .. } => "retry",
-                Attempt::Failed { .. } => "failed",
-                Attempt::Gone { .. } => "gone",
+        let room = IN_FLIGHT - in_flight.len();
+        let claim_now = in_flight.is_empty() || finished.len() >= CLAIM_BATCH as usize || claimed_at.elapsed() >= HELD_BACK_RECHECK;
+        if claim_now && room > 0 {
+            let asked = room.min(CLAIM_BATCH as usize);
+            let mut arrived = Vec::new();
+            let claimed = {
+                let recorded: Vec<_> = finished.iter().map(|(delivery, outcome)| (delivery, outcome)).collect();
+                let claim = deliverer.engine.record_and_claim(&recorded, asked as i64, deliverer.per_receiver, LEASE);
+                tokio::pin!(claim);
+                loop {
+                    tokio::select! {
+                        claimed = &mut claim => break claimed?,
+                        Some(outcome) = in_flight.next(), if !in_flight.is_empty() => arrived.push(outcome),
+                    }
+                }
             };
-            metrics::counter!("hado_deliveries_total", "channel" => delivery.channel.kind.as_str(), "outcome" => label).increment(1);
+            claimed_at = Instant::now();
+            finished = arrived;
+            if claimed.is_empty() && in_flight.is_empty() && finished.is_empty() {
+                if let Ok(pending) = deliverer.engine.pending_deliveries().await {
+                    metrics::gauge!("hado_deliveries_pending").set(pending as f64);
+                }
+                return Ok(total);
+            }
+            total += claimed.len();
+            in_flight.extend(claimed.into_iter().map(|(delivery, event)| async move {
+                let outcome = deliverer.attempt(&delivery, event.as_ref()).await;
+                observe(&delivery, &outcome);
+                (delivery, outcome)
+            }));
+        }
+        if let Ok(Some(outcome)) = tokio::time::timeout_at((claimed_at + HELD_BACK_RECHECK).into(), in_flight.next()).await {
+            finished.push(outcome);
         }
     }
+}
+
+/// Counts and logs how one attempt went.
+fn observe(delivery: &ClaimedDelivery, outcome: &Attempt) {
+    if let Attempt::Failed { error } | Attempt::Gone { error } = outcome {
+        tracing::warn!(delivery = delivery.id, channel = delivery.channel.id, %error, "delivery failed");
+    }
+    let label = match outcome {
+        Attempt::Sent => "sent",
+        Attempt::Retry { .. } => "retry",
+        Attempt::Failed { .. } => "failed",
+        Attempt::Gone { .. } => "gone",
+    };
+    metrics::counter!("hado_deliveries_total", "channel" => delivery.channel.kind.as_str(), "outcome" => label).increment(1);
 }
 
 /// The delivery loop: sends what is due, sleeps until the next pending

@@ -281,8 +281,65 @@ async fn a_strained_receiver_is_paused_and_the_others_are_not(backend: Backend) 
     core.stop().await;
 }
 
+/// A receiver that holds every request until it is let go.
+#[derive(Clone, Default)]
+struct Holding {
+    arrived: Arc<std::sync::atomic::AtomicUsize>,
+    go: Arc<tokio::sync::Notify>,
+}
+
+impl Holding {
+    async fn start(&self) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let holding = self.clone();
+        let app = axum::Router::new().route(
+            "/held",
+            axum::routing::post(async move || {
+                holding.arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                holding.go.notified().await;
+                StatusCode::OK
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        base
+    }
+}
+
+/// A receiver that is slow to answer holds up only its own posts: while
+/// one post waits for its answer, the loop goes on sending what is due to
+/// the others, more than one claim's worth.
+async fn a_slow_receiver_holds_up_only_its_own_posts(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let (slow, quick) = (Holding::default(), Receiver::default());
+    let (slow_base, quick_base) = (slow.start().await, quick.start().await);
+    let mut anna = core.inbox_as("anna");
+    let slow_hook = anna.add_webhook(v1::AddWebhookRequest { url: format!("{slow_base}/held") }).await.unwrap().into_inner().channel.unwrap().id;
+    let quick_hook = anna.add_webhook(v1::AddWebhookRequest { url: format!("{quick_base}/quick") }).await.unwrap().into_inner().channel.unwrap().id;
+
+    let arrived = || slow.arrived.load(std::sync::atomic::Ordering::SeqCst);
+    anna.test_channel(v1::ChannelId { id: slow_hook }).await.unwrap();
+    for _ in 0..200 {
+        if arrived() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(arrived(), 1, "the slow receiver's post went out");
+    // Three claims' worth for the quick receiver, all queued while the slow
+    // one has not answered.
+    for _ in 0..150 {
+        anna.test_channel(v1::ChannelId { id: quick_hook }).await.unwrap();
+    }
+    quick.wait_for("quick", 150).await;
+    assert_eq!(arrived(), 1, "the slow receiver's post still waits for its answer");
+    slow.go.notify_waiters();
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
     webhooks_are_signed_retried_and_turned_off_by_410,
     private_targets_are_refused_unless_allowed,
-    a_strained_receiver_is_paused_and_the_others_are_not
+    a_strained_receiver_is_paused_and_the_others_are_not,
+    a_slow_receiver_holds_up_only_its_own_posts
 );
