@@ -245,6 +245,10 @@ impl Store {
         let pool_options = || AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
         let (reader, writer) = match backend {
             Backend::Sqlite => {
+                // A SQLite connection is a file in this process and cannot
+                // drop away; pinging it on every acquire cost a round trip
+                // to its worker thread (the pool still pings on release).
+                let pool_options = || pool_options().test_before_acquire(false);
                 let writer = pool_options()
                     .max_connections(1)
                     .after_connect(|connection, _| Box::pin(async move { connection.execute(SQLITE_SETUP).await.map(|_| ()) }))
