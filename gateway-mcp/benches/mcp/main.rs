@@ -8,7 +8,11 @@
 //! Core runs in this process on a temporary SQLite file; the gateway runs as
 //! its own process (the release binary), so its memory is its own. The peer
 //! runs when `HADO_BENCH_EVERYTHING` names its installed `dist/index.js`.
+//! When wrk is installed, the same `ping`, `get_profile`, `create_event`
+//! and the peer's `echo` are also driven by wrk (see `wrk.rs`).
 //! BENCHMARKS.md records the numbers and the commands.
+
+mod wrk;
 
 use std::future::Future;
 use std::process::Stdio;
@@ -130,7 +134,7 @@ async fn sessions(url: &str, token: Option<&str>, count: usize) -> Vec<Arc<Clien
     clients
 }
 
-async fn bench_hado() {
+async fn bench_hado() -> Option<f64> {
     let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
     let token_of = |login: &'static str| {
         let mut admin = core.admin();
@@ -212,13 +216,54 @@ async fn bench_hado() {
     }
     println!("\ngateway-mcp resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
 
+    let created = if wrk::available().await {
+        Some(wrk_hado(&core, &url, &token_of("carol").await).await)
+    } else {
+        println!("\nwrk runs skipped: wrk is not installed (Debian's wrk)");
+        None
+    };
+    println!("gateway-mcp resident memory at the end: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
+
     let _ = gateway.start_kill();
     let _ = gateway.wait().await;
     core.stop().await;
+    created
+}
+
+/// Hado's `ping`, `get_profile` and `create_event` driven by wrk; returns
+/// `create_event`'s calls a second at 16 connections. Every call wrk
+/// counts as answered must have made its event.
+async fn wrk_hado(core: &TestCore, url: &str, token: &str) -> f64 {
+    println!("\nHado driven by wrk (each connection its own session where the server keeps them)");
+    let server = wrk::Server { url, token: Some(token) };
+    let mut answered = 0;
+    let mut rates = [0.0; 2];
+    for (index, connections) in [1, 16].into_iter().enumerate() {
+        let ping = server.run("MCP ping (wrk)", connections, &wrk::ping()).await;
+        server.run("MCP tools/call get_profile (wrk)", connections, &wrk::tool_call("get_profile", json!({}))).await;
+        let arguments = json!({"title": "Bench", "due_at": "2027-03-01T09:00"});
+        let created = server.run("MCP tools/call create_event (wrk)", connections, &wrk::tool_call("create_event", arguments)).await;
+        answered += created.requests;
+        rates[index] = created.per_second;
+        println!("create_event at {connections} connection(s): {:.0} % of ping", created.per_second / ping.per_second * 100.0);
+    }
+    let mut inbox: Inbox = core.agent(token);
+    let (mut stored, mut after) = (0, None);
+    loop {
+        let page = inbox.list_events(ListEventsRequest { limit: Some(5_000), after, ..Default::default() }).await.unwrap().into_inner();
+        stored += page.events.len() as u64;
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert!(stored >= answered, "{answered} create_event calls were answered, {stored} events stored");
+    println!("{stored} events stored for {answered} answered create_event calls");
+    rates[1]
 }
 
 /// The peer: the official TypeScript reference server's `echo` tool.
-async fn bench_everything(script: &str) {
+async fn bench_everything(script: &str) -> Option<f64> {
     let port = free_port();
     let mut server = tokio::process::Command::new("node")
         .arg(script)
@@ -249,24 +294,44 @@ async fn bench_everything(script: &str) {
         .await
         .print("MCP ping (reference server)", sessions_count);
     }
+    let echoed = if wrk::available().await {
+        println!("\nPeer driven by wrk");
+        let server = wrk::Server { url: &url, token: None };
+        let mut rate = 0.0;
+        for connections in [1, 16] {
+            rate =
+                server.run("MCP tools/call echo (wrk, reference server)", connections, &wrk::tool_call("echo", json!({"message": "hello"}))).await.per_second;
+            server.run("MCP ping (wrk, reference server)", connections, &wrk::ping()).await;
+        }
+        Some(rate)
+    } else {
+        None
+    };
     println!("reference server resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
     let _ = server.start_kill();
     let _ = server.wait().await;
+    echoed
 }
 
 #[tokio::main]
 async fn main() {
     let filter: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with('-')).collect();
     let wants = |group: &str| filter.is_empty() || filter.iter().any(|wanted| group.contains(wanted.as_str()));
-    if wants("hado") {
-        bench_hado().await;
-    }
-    if wants("everything") {
+    let created = if wants("hado") { bench_hado().await } else { None };
+    let echoed = if wants("everything") {
         match std::env::var("HADO_BENCH_EVERYTHING") {
             Ok(script) if !script.is_empty() => bench_everything(&script).await,
-            _ => println!(
-                "\nPeer skipped: set HADO_BENCH_EVERYTHING to the reference server's dist/index.js (npm install @modelcontextprotocol/server-everything)"
-            ),
+            _ => {
+                println!(
+                    "\nPeer skipped: set HADO_BENCH_EVERYTHING to the reference server's dist/index.js (npm install @modelcontextprotocol/server-everything)"
+                );
+                None
+            }
         }
+    } else {
+        None
+    };
+    if let (Some(created), Some(echoed)) = (created, echoed) {
+        println!("\nwrk, 16 connections: Hado's create_event {created:.0}/s is {:.1}x the reference server's echo {echoed:.0}/s", created / echoed);
     }
 }
