@@ -59,10 +59,17 @@ pub(crate) fn start(folder: &Path, ports: Ports) -> (Child, Vec<String>) {
 
 /// Starts `hado up` on `database` (a URL), or on its SQLite default.
 pub(crate) fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, Vec<String>) {
+    start_with(folder, ports, |command| {
+        if let Some(url) = database {
+            command.env("HADO_DATABASE_URL", url);
+        }
+    })
+}
+
+/// Starts `hado up` with its command first set up by `configure`.
+pub(crate) fn start_with(folder: &Path, ports: Ports, configure: impl FnOnce(&mut Command)) -> (Child, Vec<String>) {
     let mut command = hado(folder, ports);
-    if let Some(url) = database {
-        command.env("HADO_DATABASE_URL", url);
-    }
+    configure(&mut command);
     let log = folder.join("hado-up.stderr");
     let mut up = command.arg("up").stdout(Stdio::piped()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
     let stdout = up.stdout.take().unwrap();
