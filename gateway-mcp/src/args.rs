@@ -85,6 +85,29 @@ pub(crate) struct ListEventsArgs {
     #[serde(default)]
     #[schemars(length(max = 50))]
     pub source: Option<String>,
+    /// Active events only: at most this many, the most urgent first (1 to 1000, default 100). When more follow, the result's next says where to go on.
+    #[serde(default, deserialize_with = "page_size")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u32>,
+    /// Active events only: go on just after a previous result's next.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub after: Option<String>,
+}
+
+/// Active events a page of `list_events` holds when the call does not say.
+pub(crate) const DEFAULT_PAGE: u32 = 100;
+/// The most a page of `list_events` may hold: a page is one reply, held
+/// whole in memory by core and by the gateway.
+const LARGEST_PAGE: u32 = 1000;
+
+/// A page size from 1 to [`LARGEST_PAGE`].
+fn page_size<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+    let size = Option::<u32>::deserialize(deserializer)?;
+    match size {
+        Some(size) if !(1..=LARGEST_PAGE).contains(&size) => Err(serde::de::Error::custom(format!("{size} is not from 1 to {LARGEST_PAGE}"))),
+        size => Ok(size),
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -188,6 +211,9 @@ pub(crate) struct UpdateProfileArgs {
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct EventList {
     pub events: Vec<UserEvent>,
+    /// Set when more active events follow this page: pass it as after for the next.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 /// What `delete_event` did.

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use hado_proto::v1;
 use hado_proto::views::{Profile, UserEvent};
 
-use crate::args::{CreateEventArgs, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs, UpdateEventArgs, UpdateProfileArgs};
+use crate::args::{CreateEventArgs, DEFAULT_PAGE, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs, UpdateEventArgs, UpdateProfileArgs};
 use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
 use crate::guard::TokenVerdict;
 use crate::schema::{self, Side};
@@ -117,7 +117,7 @@ fn with_codes(message: &str, status: &tonic::Status) -> String {
 
 #[tool_router]
 impl HadoMcp {
-    /// The user's inbox: active events by due moment, earliest first (so overdue ones lead, then today's), or with archive=true the 100 most recently closed ones, latest first. text and source narrow either to what matches.
+    /// The user's inbox: active events by due moment, earliest first (so overdue ones lead, then today's), a page of limit (default 100) at a time with next for the rest; or with archive=true the 100 most recently closed ones, latest first. text and source narrow either to what matches.
     /// Each event says its state, its source and whether it is editable.
     #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
     async fn list_events(&self, Parameters(args): Parameters<ListEventsArgs>, context: RequestContext<RoleServer>) -> Result<Json<EventList>, ToolFailure> {
@@ -126,10 +126,12 @@ impl HadoMcp {
             archive: args.archive,
             text: args.text,
             source: args.source,
-            ..Default::default()
+            // The archive is always its latest 100.
+            limit: (!args.archive).then_some(args.limit.unwrap_or(DEFAULT_PAGE)),
+            after: args.after,
         };
         let list = self.call(&context, self.inbox(&context)?.list_events(request)).await?;
-        Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect() }))
+        Ok(Json(EventList { events: list.events.iter().map(UserEvent::from).collect(), next: list.next }))
     }
 
     /// One event of the user's by id, from any source, with the log of the reminders it sent (sent, failed, or quieted by Remember). A deleted event is found too, with state withdrawn.

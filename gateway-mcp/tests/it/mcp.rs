@@ -569,7 +569,50 @@ async fn the_legacy_event_stream_has_the_same_guard(backend: Backend) {
     stack.stop().await;
 }
 
+/// A large inbox is read a page at a time: 100 events by default, `limit`
+/// from 1 to 1000, and `next` to go on from, until it is absent.
+async fn list_events_reads_a_page_at_a_time(backend: Backend) {
+    let stack = Stack::start(&backend, 600).await;
+    let anna = stack.client(&stack.agent_token("anna").await).await;
+    let docs = stack.core.source_token("docs").await;
+    let batch: Vec<v1::SourceEvent> = (0..130)
+        .map(|index| v1::SourceEvent {
+            user: "anna".into(),
+            r#ref: format!("r{index}"),
+            topic: String::new(),
+            fields: Some(v1::EventFields {
+                title: format!("Event {index:03}"),
+                due_at: format!("2027-{:02}-{:02}", index / 28 + 1, index % 28 + 1),
+                ..Default::default()
+            }),
+        })
+        .collect();
+    stack.core.ingest(&docs).upsert_events(v1::UpsertEventsRequest { events: batch }).await.unwrap();
+    let titles = |page: &Value| page["events"].as_array().unwrap().iter().map(|event| event["title"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+
+    let first = ok(call(&anna, "list_events", json!({})).await);
+    assert_eq!(titles(&first).len(), 100, "a page of 100 unless told");
+    assert_eq!((titles(&first)[0].as_str(), titles(&first)[99].as_str()), ("Event 000", "Event 099"), "the most urgent first");
+    let rest = ok(call(&anna, "list_events", json!({"after": first["next"]})).await);
+    assert_eq!(titles(&rest).len(), 30);
+    assert_eq!(titles(&rest)[0], "Event 100");
+    assert!(rest.get("next").is_none(), "nothing follows the last page: {rest}");
+
+    let small = ok(call(&anna, "list_events", json!({"limit": 2, "state": "scheduled"})).await);
+    assert_eq!(titles(&small), ["Event 000", "Event 001"]);
+    let whole = ok(call(&anna, "list_events", json!({"limit": 1000})).await);
+    assert_eq!(titles(&whole).len(), 130);
+    assert!(whole.get("next").is_none());
+
+    assert_eq!(tool_error(call(&anna, "list_events", json!({"limit": 0})).await), "argument `limit`: 0 is not from 1 to 1000");
+    assert_eq!(tool_error(call(&anna, "list_events", json!({"limit": 1001})).await), "argument `limit`: 1001 is not from 1 to 1000");
+    let refused = tool_error(call(&anna, "list_events", json!({"after": "nonsense"})).await);
+    assert!(refused.starts_with("after \"nonsense\" is not a cursor"), "{refused}");
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
+    list_events_reads_a_page_at_a_time,
     the_legacy_event_stream_has_the_same_guard,
     every_tool_works_as_the_tokens_user,
     the_guard_answers_each_auth_case,
