@@ -162,7 +162,7 @@ async fn bench_hado() -> Option<f64> {
         anna.create_event(fields).await.unwrap();
     }
     let warm = mcp_client(&url, Some(&lister)).await;
-    call(&warm, "list_events", json!({})).await;
+    call(&warm, "list_events", json!({"limit": LISTED_EVENTS})).await;
     println!("gateway-mcp resident memory, idle: {} KiB", resident_kib(pid, "VmRSS:"));
     warm.cancel().await.unwrap();
 
@@ -203,7 +203,7 @@ async fn bench_hado() -> Option<f64> {
     println!("\nHado, list_events ({LISTED_EVENTS} active events)");
     for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
         let clients = sessions(&url, Some(&lister), sessions_count).await;
-        measure(clients, calls, |client: Arc<Client>, _| async move { call(&client, "list_events", json!({})).await })
+        measure(clients, calls, |client: Arc<Client>, _| async move { call(&client, "list_events", json!({"limit": LISTED_EVENTS})).await })
             .await
             .print("MCP tools/call list_events", sessions_count);
         let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&lister)).collect();
