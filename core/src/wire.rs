@@ -61,8 +61,10 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
     }
 }
 
-pub(crate) fn events(records: &[EventRecord]) -> v1::EventList {
-    v1::EventList { events: records.iter().map(event).collect(), next: None }
+/// The list of `records`, each dropped as soon as it is converted, so a
+/// long list is not held twice.
+pub(crate) fn events(records: Vec<EventRecord>) -> v1::EventList {
+    v1::EventList { events: records.into_iter().map(|record| event(&record)).collect(), next: None }
 }
 
 pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Profile {

@@ -71,65 +71,96 @@ fn due_lines(event: &v1::Event) -> Vec<String> {
     time.map(|time| vec![format!("DTSTART:{}", date.and_time(time).format("%Y%m%dT%H%M%S"))]).unwrap_or_default()
 }
 
-/// The whole calendar of one person.
-pub(crate) fn calendar(profile: &v1::Profile, events: &[v1::Event], host: &str) -> String {
-    let zone: Tz = profile.tz.parse().unwrap_or(chrono_tz::UTC);
-    let mut out = String::new();
-    for line in ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Hado//Deadline inbox//EN", "CALSCALE:GREGORIAN", "METHOD:PUBLISH"] {
-        fold(line, &mut out);
+/// Events a page of the feed reads from core: the feed is written a page
+/// at a time, so the gateway holds the text and one page, never every
+/// event as core sent it (nor does core hold more than a page).
+const PAGE: u32 = 1000;
+
+/// One person's calendar, written a page of events at a time.
+struct Calendar {
+    out: String,
+    zone: Tz,
+    host: String,
+    /// The events written: a page read while an event moved may bring it
+    /// again, and a calendar holds each once.
+    written: std::collections::HashSet<i64>,
+}
+
+impl Calendar {
+    fn new(profile: &v1::Profile, host: &str) -> Self {
+        let mut out = String::new();
+        for line in ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Hado//Deadline inbox//EN", "CALSCALE:GREGORIAN", "METHOD:PUBLISH"] {
+            fold(line, &mut out);
+        }
+        fold(&format!("X-WR-CALNAME:{}", text(&format!("Hado · {}", profile.login))), &mut out);
+        Self { out, zone: profile.tz.parse().unwrap_or(chrono_tz::UTC), host: host.to_owned(), written: Default::default() }
     }
-    fold(&format!("X-WR-CALNAME:{}", text(&format!("Hado · {}", profile.login))), &mut out);
-    for event in events {
-        fold("BEGIN:VEVENT", &mut out);
-        fold(&format!("UID:hado-event-{}@{host}", event.id), &mut out);
-        let stamp = parse_instant(&event.updated_at).unwrap_or_else(Utc::now);
-        fold(&format!("DTSTAMP:{}", utc_stamp(stamp)), &mut out);
-        for line in due_lines(event) {
-            fold(&line, &mut out);
-        }
-        fold(&format!("SUMMARY:{}", text(&event.title)), &mut out);
-        let mut description = Vec::new();
-        if !event.subtitle.is_empty() {
-            description.push(event.subtitle.clone());
-        }
-        if event.source != "manual" {
-            description.push(format!("from {}", event.source));
-        }
-        if !description.is_empty() {
-            fold(&format!("DESCRIPTION:{}", text(&description.join("\n"))), &mut out);
-        }
-        if !event.deep_link.is_empty() {
-            fold(&format!("URL:{}", event.deep_link), &mut out);
-        }
-        fold(&format!("CATEGORIES:{}", text(&event.state)), &mut out);
-        if let Ok(fire) = NaiveDate::parse_from_str(&event.fire_at, "%Y-%m-%d") {
-            let alarm = zone.from_local_datetime(&fire.and_time(ALARM_TIME)).earliest().map(|local| local.with_timezone(&Utc));
-            if let Some(alarm) = alarm {
-                for line in ["BEGIN:VALARM", "ACTION:DISPLAY"] {
-                    fold(line, &mut out);
-                }
-                fold(&format!("DESCRIPTION:{}", text(&format!("Start preparing: {}", event.title))), &mut out);
-                fold(&format!("TRIGGER;VALUE=DATE-TIME:{}", utc_stamp(alarm)), &mut out);
-                fold("END:VALARM", &mut out);
+
+    fn add(&mut self, events: &[v1::Event]) {
+        let out = &mut self.out;
+        for event in events.iter().filter(|event| self.written.insert(event.id)) {
+            fold("BEGIN:VEVENT", out);
+            fold(&format!("UID:hado-event-{}@{}", event.id, self.host), out);
+            let stamp = parse_instant(&event.updated_at).unwrap_or_else(Utc::now);
+            fold(&format!("DTSTAMP:{}", utc_stamp(stamp)), out);
+            for line in due_lines(event) {
+                fold(&line, out);
             }
+            fold(&format!("SUMMARY:{}", text(&event.title)), out);
+            let mut description = Vec::new();
+            if !event.subtitle.is_empty() {
+                description.push(event.subtitle.clone());
+            }
+            if event.source != "manual" {
+                description.push(format!("from {}", event.source));
+            }
+            if !description.is_empty() {
+                fold(&format!("DESCRIPTION:{}", text(&description.join("\n"))), out);
+            }
+            if !event.deep_link.is_empty() {
+                fold(&format!("URL:{}", event.deep_link), out);
+            }
+            fold(&format!("CATEGORIES:{}", text(&event.state)), out);
+            if let Ok(fire) = NaiveDate::parse_from_str(&event.fire_at, "%Y-%m-%d") {
+                let alarm = self.zone.from_local_datetime(&fire.and_time(ALARM_TIME)).earliest().map(|local| local.with_timezone(&Utc));
+                if let Some(alarm) = alarm {
+                    for line in ["BEGIN:VALARM", "ACTION:DISPLAY"] {
+                        fold(line, out);
+                    }
+                    fold(&format!("DESCRIPTION:{}", text(&format!("Start preparing: {}", event.title))), out);
+                    fold(&format!("TRIGGER;VALUE=DATE-TIME:{}", utc_stamp(alarm)), out);
+                    fold("END:VALARM", out);
+                }
+            }
+            fold("END:VEVENT", out);
         }
-        fold("END:VEVENT", &mut out);
     }
-    fold("END:VCALENDAR", &mut out);
-    out
+
+    fn finish(mut self) -> String {
+        fold("END:VCALENDAR", &mut self.out);
+        self.out
+    }
 }
 
 /// `GET /ics/<token>.ics`.
 pub(crate) async fn feed(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
     let not_found = || ApiError::new(StatusCode::NOT_FOUND, "no such calendar feed").into_response();
     let Some(token) = file.strip_suffix(".ics") else { return not_found() };
-    let reply = match state.links().calendar_feed(v1::CalendarFeedRequest { token: token.to_owned() }).await {
-        Ok(reply) => reply.into_inner(),
-        Err(status) if status.code() == tonic::Code::Unauthenticated => return not_found(),
-        Err(status) => return ApiError::from_core(&state.core, &status).into_response(),
-    };
     let host = state.config.public_url.as_deref().and_then(hado_runtime::process::host_of_url).unwrap_or_else(|| "hado".into());
-    let body = calendar(&reply.profile.unwrap_or_default(), &reply.events, &host);
+    let (mut calendar, mut after): (Option<Calendar>, _) = (None, None);
+    let body = loop {
+        let request = v1::CalendarFeedRequest { token: token.to_owned(), limit: Some(PAGE), after };
+        let reply = match state.links().calendar_feed(request).await {
+            Ok(reply) => reply.into_inner(),
+            Err(status) if status.code() == tonic::Code::Unauthenticated => return not_found(),
+            Err(status) => return ApiError::from_core(&state.core, &status).into_response(),
+        };
+        calendar.get_or_insert_with(|| Calendar::new(reply.profile.as_ref().unwrap_or(&v1::Profile::default()), &host)).add(&reply.events);
+        match reply.next {
+            Some(next) => after = Some(next),
+            None => break calendar.take().map(Calendar::finish).unwrap_or_default(),
+        }
+    };
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(body.as_bytes()))[..32]);
     let mut response = if headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|tags| tags.split(',').any(|tag| tag.trim() == etag)) {
         StatusCode::NOT_MODIFIED.into_response()

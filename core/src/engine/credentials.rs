@@ -147,8 +147,15 @@ impl Engine {
         Ok(users::calendar_feed_created(&mut connection, user.id).await?)
     }
 
-    /// The person and active events a calendar feed token opens.
-    pub(crate) async fn calendar_feed(&self, token: &str) -> Result<(UserRecord, Vec<EventRecord>), CoreError> {
+    /// The person and active events a calendar feed token opens, a page
+    /// of `limit` from just after `after` (all when unset), with the cursor
+    /// of the page that follows when `limit` cut this one short.
+    pub(crate) async fn calendar_feed(
+        &self,
+        token: &str,
+        limit: Option<u32>,
+        after: Option<&str>,
+    ) -> Result<(UserRecord, Vec<EventRecord>, Option<String>), CoreError> {
         let unknown = || CoreError::Unauthenticated("unknown calendar feed".into());
         if !token.starts_with(tokens::CALENDAR_PREFIX) {
             return Err(unknown());
@@ -156,7 +163,7 @@ impl Engine {
         let mut connection = self.store.reader().acquire().await?;
         let user = users::user_by_calendar_feed(&mut connection, &tokens::hash(token)).await?.ok_or_else(unknown)?;
         drop(connection);
-        let events = self.store.list_active(user.id, None, events::After::START, None).await?;
-        Ok((user, events))
+        let (events, next) = self.list_events_after(&user, None, false, limit, after, &EventFilter::default()).await?;
+        Ok((user, events, next))
     }
 }

@@ -49,7 +49,7 @@ impl Inbox for InboxService {
             .list_events_after(&caller.user, body.state.as_deref(), body.archive, body.limit, body.after.as_deref(), &filter)
             .await
             .map_err(caller.refusal())?;
-        let mut list = wire::events(&records);
+        let mut list = wire::events(records);
         list.next = next;
         Ok(Response::new(list))
     }

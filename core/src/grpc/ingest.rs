@@ -57,6 +57,6 @@ impl Ingest for IngestService {
         let source = auth::source(&self.engine, request.metadata()).await?;
         let body = request.into_inner();
         let records = self.engine.list_for_source(&source, &body.user, &body.refs).await?;
-        Ok(Response::new(wire::events(&records)))
+        Ok(Response::new(wire::events(records)))
     }
 }

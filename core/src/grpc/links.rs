@@ -39,8 +39,9 @@ impl Links for LinksService {
 
     async fn calendar_feed(&self, request: Request<v1::CalendarFeedRequest>) -> Result<Response<v1::CalendarFeedReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
-        let (user, events) = self.engine.calendar_feed(&request.get_ref().token).await?;
-        Ok(Response::new(v1::CalendarFeedReply { profile: Some(super::profile(&self.engine, &user).await?), events: wire::events(&events).events }))
+        let body = request.get_ref();
+        let (user, events, next) = self.engine.calendar_feed(&body.token, body.limit, body.after.as_deref()).await?;
+        Ok(Response::new(v1::CalendarFeedReply { profile: Some(super::profile(&self.engine, &user).await?), events: wire::events(events).events, next }))
     }
 
     async fn telegram_update(&self, request: Request<v1::TelegramUpdateRequest>) -> Result<Response<v1::TelegramUpdateReply>, Status> {

@@ -2,6 +2,8 @@
 //! lists, writes, and the scheduler's claim of due rows.
 
 use chrono::{DateTime, Utc};
+use futures::TryStreamExt;
+use futures::stream::BoxStream;
 use sqlx::{AnyConnection, Row};
 
 use super::records::{EventRecord, millis, select_events, with_states};
@@ -37,8 +39,14 @@ fn optional_millis(instant: Option<DateTime<Utc>>) -> Option<i64> {
     instant.map(millis)
 }
 
-fn decode_all(rows: Vec<sqlx::any::AnyRow>) -> Result<Vec<EventRecord>, StoreError> {
-    rows.iter().map(EventRecord::from_row).collect()
+/// Decodes each row as it arrives: a long list never holds its rows (each
+/// carries its 31 columns' names and types) and its records at once.
+async fn decode_all(mut rows: BoxStream<'_, Result<sqlx::any::AnyRow, sqlx::Error>>) -> Result<Vec<EventRecord>, StoreError> {
+    let mut records = Vec::new();
+    while let Some(row) = rows.try_next().await? {
+        records.push(EventRecord::from_row(&row)?);
+    }
+    Ok(records)
 }
 
 pub(crate) async fn find_by_key(connection: &mut AnyConnection, key: EventKey<'_>) -> Result<Option<EventRecord>, StoreError> {
@@ -121,7 +129,7 @@ pub(crate) async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> 
     for id in ids {
         statement = statement.bind(*id);
     }
-    decode_all(statement.fetch_all(&mut *connection).await?)
+    decode_all(statement.fetch(&mut *connection)).await
 }
 
 /// One of the user's events by id; another user's id finds nothing.
@@ -136,8 +144,7 @@ pub(crate) use write::{LifecycleWrite, insert, insert_many, save_lifecycle, save
 
 /// A user's open events, for recomputing them after a zone change.
 pub(crate) async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
-    let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))).bind(user_id).fetch_all(&mut *connection).await?;
-    decode_all(rows)
+    decode_all(sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))).bind(user_id).fetch(&mut *connection)).await
 }
 
 /// Claims up to `limit` events whose next check is due. On Postgres the rows
@@ -150,8 +157,7 @@ pub(crate) async fn claim_due(connection: &mut AnyConnection, backend: Backend, 
             select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED")
         }
     };
-    let rows = sqlx::query(query).bind(millis(now)).bind(limit).fetch_all(&mut *connection).await?;
-    decode_all(rows)
+    decode_all(sqlx::query(query).bind(millis(now)).bind(limit).fetch(&mut *connection)).await
 }
 
 /// How many of the user's open events need attention.
@@ -200,31 +206,25 @@ impl Store {
     pub(crate) async fn list_active(&self, user_id: i64, state: Option<State>, after: After, limit: Option<u32>) -> Result<Vec<EventRecord>, StoreError> {
         let limit = limit.map_or(i64::MAX, i64::from);
         let rows = match state {
-            Some(state) => {
-                sqlx::query(select_events!(
-                    "WHERE e.user_id = $1 AND e.state = $2 AND (e.due_ms > $3 OR (e.due_ms = $3 AND e.id > $4)) ORDER BY e.due_ms, e.id LIMIT $5"
-                ))
-                .bind(user_id)
-                .bind(state.as_str())
-                .bind(after.due_ms)
-                .bind(after.id)
-                .bind(limit)
-                .fetch_all(self.reader())
-                .await?
-            }
-            None => {
-                sqlx::query(with_states!(select_events!(
-                    "WHERE e.user_id = $1 AND e.state IN ({active}) AND (e.due_ms > $2 OR (e.due_ms = $2 AND e.id > $3)) ORDER BY e.due_ms, e.id LIMIT $4"
-                )))
-                .bind(user_id)
-                .bind(after.due_ms)
-                .bind(after.id)
-                .bind(limit)
-                .fetch_all(self.reader())
-                .await?
-            }
+            Some(state) => sqlx::query(select_events!(
+                "WHERE e.user_id = $1 AND e.state = $2 AND (e.due_ms > $3 OR (e.due_ms = $3 AND e.id > $4)) ORDER BY e.due_ms, e.id LIMIT $5"
+            ))
+            .bind(user_id)
+            .bind(state.as_str())
+            .bind(after.due_ms)
+            .bind(after.id)
+            .bind(limit)
+            .fetch(self.reader()),
+            None => sqlx::query(with_states!(select_events!(
+                "WHERE e.user_id = $1 AND e.state IN ({active}) AND (e.due_ms > $2 OR (e.due_ms = $2 AND e.id > $3)) ORDER BY e.due_ms, e.id LIMIT $4"
+            )))
+            .bind(user_id)
+            .bind(after.due_ms)
+            .bind(after.id)
+            .bind(limit)
+            .fetch(self.reader()),
         };
-        decode_all(rows)
+        decode_all(rows).await
     }
 
     /// The archive: done and expired, most recently closed first.
@@ -232,19 +232,14 @@ impl Store {
         let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({archived}) ORDER BY e.closed_at DESC, e.id DESC LIMIT $2")))
             .bind(user_id)
             .bind(ARCHIVE_LIMIT)
-            .fetch_all(self.reader())
-            .await?;
-        decode_all(rows)
+            .fetch(self.reader());
+        decode_all(rows).await
     }
 
     /// A source's events for one user, all of them or only the given refs.
     pub(crate) async fn list_for_source(&self, source_id: i64, user_id: i64, refs: &[String]) -> Result<Vec<EventRecord>, StoreError> {
         let rows = if refs.is_empty() {
-            sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id"))
-                .bind(source_id)
-                .bind(user_id)
-                .fetch_all(self.reader())
-                .await?
+            sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id")).bind(source_id).bind(user_id).fetch(self.reader())
         } else {
             let placeholders: Vec<String> = (0..refs.len()).map(|index| format!("${}", index + 3)).collect();
             let sql = format!(
@@ -256,9 +251,9 @@ impl Store {
             for source_ref in refs {
                 query = query.bind(source_ref.as_str());
             }
-            query.fetch_all(self.reader()).await?
+            query.fetch(self.reader())
         };
-        decode_all(rows)
+        decode_all(rows).await
     }
 
     /// The earliest pending check, so that the scheduler knows how long it

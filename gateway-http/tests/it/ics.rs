@@ -96,6 +96,31 @@ async fn the_calendar_feed_parses_and_follows_a_zone_change(backend: Backend) {
     anna.mark_done(v1::EventId { id: visa_id }).await.unwrap();
     let after = parse(&client.get(&url).send().await.unwrap().text().await.unwrap()).await;
     assert_eq!(after["events"].as_array().unwrap().len(), 2);
+    // A calendar larger than a page (core sends a thousand events at a
+    // time) holds every event, each once.
+    let docs = core.source_token("docs").await;
+    let mut ingest = core.ingest(&docs);
+    for batch in 0..5 {
+        let events = (batch * 500..(batch + 1) * 500)
+            .map(|index| v1::SourceEvent {
+                user: "anna".into(),
+                r#ref: format!("r{index}"),
+                topic: String::new(),
+                fields: Some(v1::EventFields {
+                    title: format!("Renewal {index}"),
+                    due_at: format!("2027-{:02}-{:02}", index % 12 + 1, index % 28 + 1),
+                    ..Default::default()
+                }),
+            })
+            .collect();
+        ingest.upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();
+    }
+    let large = client.get(&url).send().await.unwrap().text().await.unwrap();
+    let mut uids: Vec<&str> = large.lines().filter(|line| line.starts_with("UID:")).collect();
+    uids.sort();
+    uids.dedup();
+    assert_eq!(uids.len(), 2_502);
+    assert_eq!(parse(&large).await["events"].as_array().unwrap().len(), 2_502);
     anna.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await.unwrap();
     assert_eq!(client.get(&url).send().await.unwrap().status(), StatusCode::NOT_FOUND);
     let unknown = format!("{}/ics/hado_ics_{}.ics", gateway.base, "0".repeat(64));

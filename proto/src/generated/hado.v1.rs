@@ -3840,6 +3840,13 @@ pub struct TelegramUpdateReply {}
 pub struct CalendarFeedRequest {
     #[prost(string, tag = "1")]
     pub token: ::prost::alloc::string::String,
+    /// At most this many events, the earliest due first; all when unset.
+    #[prost(uint32, optional, tag = "2")]
+    pub limit: ::core::option::Option<u32>,
+    /// Continue just after this place, as a previous reply's `next` gave it:
+    /// a large calendar is read page by page, each page costing what it holds.
+    #[prost(string, optional, tag = "3")]
+    pub after: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct CalendarFeedReply {
@@ -3847,6 +3854,9 @@ pub struct CalendarFeedReply {
     pub profile: ::core::option::Option<Profile>,
     #[prost(message, repeated, tag = "2")]
     pub events: ::prost::alloc::vec::Vec<Event>,
+    /// Set when `limit` cut the list short: pass it as `after` for the rest.
+    #[prost(string, optional, tag = "3")]
+    pub next: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ActionLinkRequest {
