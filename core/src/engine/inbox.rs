@@ -43,11 +43,48 @@ impl Engine {
             records.retain(|record| matches.admits(record));
             return Ok((records, None));
         }
-        let mut records = self.store.list_active(user.id, state, after.unwrap_or(events::After::START), limit).await?;
-        let cut_short = limit.is_some_and(|limit| limit > 0 && records.len() == limit as usize);
-        let next = records.last().filter(|_| cut_short).map(|last| events::After::of(last).to_string());
-        records.retain(|record| matches.admits(record));
-        Ok((records, next))
+        let after = after.unwrap_or(events::After::START);
+        let limit = limit.filter(|limit| *limit > 0);
+        if matches.admits_all() {
+            let records = self.store.list_active(user.id, state, after, limit).await?;
+            let cut_short = limit.is_some_and(|limit| records.len() == limit as usize);
+            let next = records.last().filter(|_| cut_short).map(|last| events::After::of(last).to_string());
+            return Ok((records, next));
+        }
+        self.search_active(user, state, after, limit, &matches).await
+    }
+
+    /// Up to `limit` active events that `matches` admits, from just after
+    /// `after`: read [`SEARCH_CHUNK`] events at a time, so a search holds
+    /// its matches and one chunk, never the whole inbox.
+    async fn search_active(
+        &self,
+        user: &UserRecord,
+        state: Option<State>,
+        mut after: events::After,
+        limit: Option<u32>,
+        matches: &Matches,
+    ) -> Result<(Vec<EventRecord>, Option<String>), CoreError> {
+        let mut found = Vec::new();
+        loop {
+            let chunk = self.store.list_active(user.id, state, after, Some(SEARCH_CHUNK)).await?;
+            let more = chunk.len() == SEARCH_CHUNK as usize;
+            let Some(last) = chunk.last() else { return Ok((found, None)) };
+            after = events::After::of(last);
+            for record in chunk {
+                if !matches.admits(&record) {
+                    continue;
+                }
+                let cursor = events::After::of(&record);
+                found.push(record);
+                if limit.is_some_and(|limit| found.len() == limit as usize) {
+                    return Ok((found, Some(cursor.to_string())));
+                }
+            }
+            if !more {
+                return Ok((found, None));
+            }
+        }
     }
 
     /// One of the user's events that is not withdrawn (deleted): what Done,

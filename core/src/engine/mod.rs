@@ -149,7 +149,15 @@ impl EventFilter {
     }
 }
 
+/// The events a search reads at a time.
+const SEARCH_CHUNK: u32 = 1000;
+
 impl Matches {
+    /// Whether nothing narrows the list.
+    fn admits_all(&self) -> bool {
+        self.text.is_none() && self.source.is_none()
+    }
+
     fn admits(&self, record: &EventRecord) -> bool {
         let source = self.source.as_ref().is_none_or(|source| record.source == source.as_str());
         let text = self.text.as_deref().is_none_or(|text| {

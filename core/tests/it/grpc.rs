@@ -283,18 +283,37 @@ async fn lists_narrow_by_text_and_source(backend: Backend) {
     assert_eq!(titles(inbox.list_events(narrowed(Some("visa"), Some("docs"))).await.unwrap().into_inner()), ["Visa renewal"]);
     assert_eq!(titles(inbox.list_events(narrowed(None, Some("manual"))).await.unwrap().into_inner()).len(), 3);
 
-    // Page by page, a page holds the matches among what it read; next goes on to the end.
-    let mut found = Vec::new();
+    // Page by page, limit counts the matches; next goes on to the end.
+    let mut pages = Vec::new();
     let mut after = None;
     loop {
         let page = inbox.list_events(ListEventsRequest { limit: Some(1), after: after.clone(), ..narrowed(Some("i"), None) }).await.unwrap().into_inner();
         after = page.next.clone();
-        found.extend(titles(page));
+        pages.push(titles(page));
         if after.is_none() {
             break;
         }
     }
-    assert_eq!(found, ["Dentist", "Visa renewal", "Winter tyres"], "each page read one event; the matches came in order");
+    assert_eq!(pages.concat(), ["Dentist", "Visa renewal", "Winter tyres"], "the matches came in order");
+    assert!(pages.iter().rev().skip(1).all(|page| page.len() == 1), "a page holds its limit of matches: {pages:?}");
+
+    // A search reads on past the events it reads at a time (a thousand):
+    // every hundredth of 2,400 events matches.
+    let mut ingest = core.ingest(&docs);
+    for batch in 0..6 {
+        let events = (batch * 400..(batch + 1) * 400)
+            .map(|index| {
+                let title = if index % 100 == 99 { format!("Needle {index}") } else { format!("Hay {index}") };
+                source_event("anna", &format!("hay-{index}"), &title, &format!("2027-{:02}-{:02}", index % 12 + 1, index % 28 + 1))
+            })
+            .collect();
+        ingest.upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();
+    }
+    let first = inbox.list_events(ListEventsRequest { limit: Some(20), ..narrowed(Some("needle"), None) }).await.unwrap().into_inner();
+    assert_eq!((first.events.len(), first.next.is_some()), (20, true), "twenty matches, and more may follow");
+    let rest = inbox.list_events(ListEventsRequest { limit: Some(20), after: first.next, ..narrowed(Some("needle"), None) }).await.unwrap().into_inner();
+    assert_eq!((rest.events.len(), rest.next), (4, None));
+    assert_eq!(titles(inbox.list_events(narrowed(Some("needle"), Some("docs"))).await.unwrap().into_inner()).len(), 24, "without a limit, every match");
 
     // Refusals name their field.
     for (request, field) in [(narrowed(Some(&"x".repeat(201)), None), "text"), (narrowed(None, Some("Not A Source")), "source")] {

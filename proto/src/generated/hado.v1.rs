@@ -304,8 +304,8 @@ pub struct ListEventsRequest {
     pub text: ::core::option::Option<::prost::alloc::string::String>,
     /// Only events of this source (`manual` for the person's own).
     ///
-    /// With text or source, a page holds the matches among the `limit` events
-    /// it read, so it may hold fewer; `next` still says where to go on.
+    /// With text or source, `limit` counts the matches: core reads on (a
+    /// thousand events at a time) until it has that many or the list ends.
     #[prost(string, optional, tag = "6")]
     pub source: ::core::option::Option<::prost::alloc::string::String>,
 }
