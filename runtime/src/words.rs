@@ -28,6 +28,8 @@ pub struct Words {
     pub show_scheduled: &'static str,
     pub show_all_scheduled: &'static str,
     pub show_all_preparing: &'static str,
+    /// The link under a page of a whole group to the page that follows.
+    pub show_next_page: &'static str,
     pub remember: &'static str,
     pub event_not_found: &'static str,
     pub refusal_required: &'static str,

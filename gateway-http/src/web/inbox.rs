@@ -11,8 +11,9 @@ pub(super) struct Section<'a> {
     pub heading: &'static str,
     pub cards: &'a [Card],
     /// Where the rest of the group is, and the words for the link: all of
-    /// it, when the page shows only its nearest; or, for a folded
-    /// Scheduled (no cards on the page), its nearest.
+    /// it, when the page shows only its nearest; its next page, when the
+    /// page shows a page of the whole group; or, for a folded Scheduled (no
+    /// cards on the page), its nearest.
     pub more: Option<(String, &'static str)>,
 }
 
@@ -24,6 +25,9 @@ struct InboxPage {
     groups: Groups,
     /// The groups the page shows only the nearest of.
     cut: Vec<EventState>,
+    /// The groups shown whole that go on past this page, with the cursor
+    /// their next page starts after.
+    pages: Vec<(EventState, String)>,
     /// Scheduled has events but is folded: the page holds none of them.
     folded: bool,
     feedback: Option<Feedback>,
@@ -85,6 +89,19 @@ impl Finder {
         let query = pairs.finish();
         if query.is_empty() { self.action.to_owned() } else { format!("{}?{query}", self.action) }
     }
+
+    /// The page of `group` that starts just after `cursor`, with the same
+    /// search and density.
+    fn next_page(&self, group: EventState, cursor: &str) -> String {
+        let mut pairs = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in [("q", self.q.as_str()), ("source", self.source.as_str()), ("density", if self.compact { "compact" } else { "" })] {
+            if !value.is_empty() {
+                pairs.append_pair(name, value);
+            }
+        }
+        pairs.append_pair("all", group.as_str()).append_pair("after", cursor);
+        format!("{}?{}#{}", self.action, pairs.finish(), group.as_str())
+    }
 }
 
 /// What narrows a list, from the URL.
@@ -124,13 +141,15 @@ impl InboxPage {
         let (t, groups) = (self.t, &self.groups);
         // The links keep the density the person reads in.
         let keep = if self.finder.compact { "density=compact&" } else { "" };
-        let more =
-            |state: EventState, words: &'static str| self.cut.contains(&state).then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words));
+        let more = |state: EventState, words: &'static str| match self.pages.iter().find(|(group, _)| *group == state) {
+            Some((_, cursor)) => Some((self.finder.next_page(state, cursor), t.show_next_page)),
+            None => self.cut.contains(&state).then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words)),
+        };
         let scheduled =
             if self.folded { Some((format!("/?{keep}open=scheduled#scheduled"), t.show_scheduled)) } else { more(EventState::Scheduled, t.show_all_scheduled) };
         vec![
-            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: None },
-            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: None },
+            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: more(EventState::Today, t.show_next_page) },
+            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: more(EventState::Overdue, t.show_next_page) },
             Section {
                 state: EventState::Preparing.as_str(),
                 heading: t.preparing,
@@ -151,6 +170,12 @@ struct ArchivePage {
     finder: Finder,
 }
 
+/// The most events of one group a page holds when the whole group (or a
+/// search) is asked for; the page links to the next. A page is one reply
+/// from core, held whole by core and by the gateway, so its size is
+/// bounded however large the inbox.
+const WHOLE_PAGE: u32 = 500;
+
 /// How many events of a group the inbox shows before "show all": today's
 /// and overdue ones always all, the nearest 25 in preparation and, once
 /// Scheduled is opened, the nearest 50 scheduled. The page's cost (and its
@@ -168,8 +193,11 @@ fn shown(group: EventState) -> Option<u32> {
 pub(crate) struct InboxQuery {
     #[serde(flatten)]
     list: ListQuery,
-    /// The group to show whole.
+    /// The group to show whole, a page at a time.
     all: Option<String>,
+    /// The cursor the page of `all` starts after (from core's `next`); the
+    /// page then holds that group only.
+    after: Option<String>,
     /// `scheduled` unfolds Scheduled.
     open: Option<String>,
     /// The event the person just finished, deleted, remembered, added or
@@ -220,9 +248,11 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
 pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
     // A search reads every match; otherwise the farther events of a large
     // group wait behind a link to all of them.
-    let only = query.list.state.as_deref().filter(|state| !state.is_empty());
+    let after = query.after.as_deref().filter(|after| !after.is_empty());
+    let only = query.list.state.as_deref().filter(|state| !state.is_empty()).or(query.all.as_deref().filter(|_| after.is_some()));
     let mut events = Vec::new();
     let mut cut = Vec::new();
+    let mut pages = Vec::new();
     let mut folded = false;
     for group in EventState::ACTIVE.into_iter().filter(|group| only.is_none_or(|only| only == group.as_str())) {
         let asked = |value: &Option<String>| value.as_deref() == Some(group.as_str());
@@ -233,14 +263,18 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
         let shown = if fold { Some(1) } else { shown(group).filter(|_| !whole) };
         let request = v1::ListEventsRequest {
             state: Some(group.as_str().into()),
-            limit: shown.map(|shown| shown + 1),
+            limit: Some(shown.map_or(WHOLE_PAGE, |shown| shown + 1)),
+            after: after.filter(|_| asked(&query.all)).map(str::to_owned),
             text: query.list.text(),
             source: query.list.source(),
             ..Default::default()
         };
         match session.inbox.list_events(request).await {
             Ok(list) => {
-                let mut list = list.into_inner().events;
+                let v1::EventList { events: mut list, next } = list.into_inner();
+                if let Some(next) = next.filter(|_| shown.is_none()) {
+                    pages.push((group, next));
+                }
                 if fold {
                     folded = !list.is_empty();
                     continue;
@@ -260,7 +294,7 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
     let feedback = feedback(&mut session, &query).await;
     let nav = session.nav("inbox");
     let finder = Finder::new(session.t, "/", &query.list, true, &events);
-    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, cut, folded, feedback, finder })
+    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, cut, pages, folded, feedback, finder })
 }
 
 pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session, Query(query): Query<ListQuery>) -> Response {

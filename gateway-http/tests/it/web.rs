@@ -610,7 +610,63 @@ async fn refusals_speak_the_persons_language(backend: Backend) {
     stack.stop().await;
 }
 
+/// A whole group, and a search, show 500 events to a page, each page
+/// linking to the next, with the same search and density: a page costs the
+/// same however large the inbox.
+async fn a_whole_group_is_shown_a_page_at_a_time(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let docs = stack.core.source_token("docs").await;
+    let mut ingest = stack.core.ingest(&docs);
+    for batch in 0..3 {
+        let events = (batch * 400..(batch + 1) * 400)
+            .take_while(|index| *index < 1_100)
+            .map(|index| v1::SourceEvent {
+                user: "anna".into(),
+                r#ref: format!("far-{index}"),
+                topic: String::new(),
+                fields: Some(v1::EventFields {
+                    title: format!("Far {index:04}"),
+                    due_at: format!("2028-{:02}-{:02}", index / 28 % 12 + 1, index % 28 + 1),
+                    ..Default::default()
+                }),
+            })
+            .collect();
+        ingest.upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();
+    }
+    let next_link = |page: &str| -> Option<String> {
+        let at = page.find(">Show the next 500</a>")?;
+        let start = page[..at].rfind("href=\"")? + 6;
+        Some(page[start..at - 1].replace("&#38;", "&"))
+    };
+
+    let (_, first) = stack.get("/?all=scheduled").await;
+    assert_eq!(first.matches(">Far ").count(), 500);
+    let second_address = next_link(&first).expect("a link to the next page");
+    assert!(second_address.starts_with("/?all=scheduled&after=") && second_address.ends_with("#scheduled"), "{second_address}");
+    let (_, second) = stack.get(&second_address).await;
+    assert_eq!(second.matches(">Far ").count(), 500);
+    let (_, third) = stack.get(&next_link(&second).expect("a third page")).await;
+    assert_eq!(third.matches(">Far ").count(), 100, "the rest");
+    assert!(next_link(&third).is_none(), "nothing follows the last page");
+    let mut seen: Vec<&str> = [&first, &second, &third].iter().flat_map(|page| page.match_indices(">Far ").map(|(at, _)| &page[at + 1..at + 9])).collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 1_100, "every event once");
+
+    // A search and the compact density go on to the next page.
+    let (_, found) = stack.get("/?q=far&density=compact").await;
+    assert_eq!(found.matches(">Far ").count(), 500);
+    let next = next_link(&found).expect("a search's next page");
+    assert!(next.starts_with("/?q=far&density=compact&all=scheduled&after="), "{next}");
+    assert_eq!(stack.get(&next).await.1.matches(">Far ").count(), 500);
+
+    let (status, _) = stack.get("/?all=scheduled&after=nonsense").await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "a cursor not from a page is refused");
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
+    a_whole_group_is_shown_a_page_at_a_time,
     the_web_inbox_works_without_javascript,
     refusals_speak_the_persons_language,
     pages_go_compressed_and_static_files_keep_a_year,

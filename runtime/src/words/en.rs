@@ -16,6 +16,7 @@ pub const EN: Words = Words {
     show_scheduled: "Show the nearest scheduled events",
     show_all_scheduled: "Show every scheduled event",
     show_all_preparing: "Show every event in preparation",
+    show_next_page: "Show the next 500",
     remember: "Remember",
     event_not_found: "This event is not in your inbox.",
     refusal_required: "Fill this in.",

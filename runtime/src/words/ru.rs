@@ -16,6 +16,7 @@ pub const RU: Words = Words {
     show_scheduled: "Показать ближайшие запланированные",
     show_all_scheduled: "Показать все запланированные",
     show_all_preparing: "Показать все в подготовке",
+    show_next_page: "Показать следующие 500",
     remember: "Помню",
     event_not_found: "Этого события нет в вашем инбоксе.",
     refusal_required: "Заполните это поле.",
