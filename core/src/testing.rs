@@ -131,6 +131,12 @@ impl TestDatabase {
     }
 }
 
+/// A source's event for `user` (no topic): its ref, title and due moment.
+pub fn source_event(user: &str, source_ref: &str, title: &str, due_at: &str) -> hado_proto::v1::SourceEvent {
+    let fields = hado_proto::v1::EventFields { title: title.into(), due_at: due_at.into(), ..Default::default() };
+    hado_proto::v1::SourceEvent { user: user.into(), r#ref: source_ref.into(), topic: String::new(), fields: Some(fields) }
+}
+
 pub fn utc(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text).expect("an RFC 3339 instant").with_timezone(&Utc)
 }

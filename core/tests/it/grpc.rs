@@ -4,7 +4,7 @@
 use tonic::Code;
 use tonic_types::StatusExt;
 
-use hado_core::testing::{self, Backend, TestCore};
+use hado_core::testing::{self, Backend, TestCore, source_event};
 use hado_proto::v1::{
     self, EventFields, EventId, EventKey, GetProfileRequest, IngestListRequest, ListEventsRequest, MarkAckRequest, SourceEvent, UpdateEventRequest,
     UpdateProfileRequest, UpsertEventsRequest, UserLogin, WithdrawEventsRequest,
@@ -12,10 +12,6 @@ use hado_proto::v1::{
 
 fn fields(title: &str, due_at: &str) -> EventFields {
     EventFields { title: title.into(), due_at: due_at.into(), ..EventFields::default() }
-}
-
-fn source_event(user: &str, source_ref: &str, title: &str, due_at: &str) -> SourceEvent {
-    SourceEvent { user: user.into(), r#ref: source_ref.into(), topic: String::new(), fields: Some(fields(title, due_at)) }
 }
 
 fn push(events: Vec<SourceEvent>) -> UpsertEventsRequest {

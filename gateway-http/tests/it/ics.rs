@@ -10,7 +10,7 @@ use reqwest::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use serde_json::{Value, json};
 
 use common::Gateway;
-use hado_core::testing::{self, Backend, TestCore};
+use hado_core::testing::{self, Backend, TestCore, source_event};
 use hado_proto::v1;
 
 const PARSE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ics/parse.py");
@@ -102,16 +102,7 @@ async fn the_calendar_feed_parses_and_follows_a_zone_change(backend: Backend) {
     let mut ingest = core.ingest(&docs);
     for batch in 0..5 {
         let events = (batch * 500..(batch + 1) * 500)
-            .map(|index| v1::SourceEvent {
-                user: "anna".into(),
-                r#ref: format!("r{index}"),
-                topic: String::new(),
-                fields: Some(v1::EventFields {
-                    title: format!("Renewal {index}"),
-                    due_at: format!("2027-{:02}-{:02}", index % 12 + 1, index % 28 + 1),
-                    ..Default::default()
-                }),
-            })
+            .map(|index| source_event("anna", &format!("r{index}"), &format!("Renewal {index}"), &format!("2027-{:02}-{:02}", index % 12 + 1, index % 28 + 1)))
             .collect();
         ingest.upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();
     }

@@ -8,7 +8,7 @@ use reqwest::redirect::Policy;
 
 use common::Gateway;
 use hado_core::links::LinkAction;
-use hado_core::testing::{Backend, TestCore, utc};
+use hado_core::testing::{Backend, TestCore, source_event, utc};
 use hado_proto::v1;
 
 struct Stack {
@@ -620,15 +620,8 @@ async fn a_whole_group_is_shown_a_page_at_a_time(backend: Backend) {
     for batch in 0..3 {
         let events = (batch * 400..(batch + 1) * 400)
             .take_while(|index| *index < 1_100)
-            .map(|index| v1::SourceEvent {
-                user: "anna".into(),
-                r#ref: format!("far-{index}"),
-                topic: String::new(),
-                fields: Some(v1::EventFields {
-                    title: format!("Far {index:04}"),
-                    due_at: format!("2028-{:02}-{:02}", index / 28 % 12 + 1, index % 28 + 1),
-                    ..Default::default()
-                }),
+            .map(|index| {
+                source_event("anna", &format!("far-{index}"), &format!("Far {index:04}"), &format!("2028-{:02}-{:02}", index / 28 % 12 + 1, index % 28 + 1))
             })
             .collect();
         ingest.upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use hado_core::testing::{Backend, TestCore};
+use hado_core::testing::{Backend, TestCore, source_event};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
 
@@ -576,16 +576,7 @@ async fn list_events_reads_a_page_at_a_time(backend: Backend) {
     let anna = stack.client(&stack.agent_token("anna").await).await;
     let docs = stack.core.source_token("docs").await;
     let batch: Vec<v1::SourceEvent> = (0..130)
-        .map(|index| v1::SourceEvent {
-            user: "anna".into(),
-            r#ref: format!("r{index}"),
-            topic: String::new(),
-            fields: Some(v1::EventFields {
-                title: format!("Event {index:03}"),
-                due_at: format!("2027-{:02}-{:02}", index / 28 + 1, index % 28 + 1),
-                ..Default::default()
-            }),
-        })
+        .map(|index| source_event("anna", &format!("r{index}"), &format!("Event {index:03}"), &format!("2027-{:02}-{:02}", index / 28 + 1, index % 28 + 1)))
         .collect();
     stack.core.ingest(&docs).upsert_events(v1::UpsertEventsRequest { events: batch }).await.unwrap();
     let titles = |page: &Value| page["events"].as_array().unwrap().iter().map(|event| event["title"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
