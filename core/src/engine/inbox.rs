@@ -44,7 +44,9 @@ impl Engine {
             return Ok((records, None));
         }
         let after = after.unwrap_or(events::After::START);
-        let limit = limit.filter(|limit| *limit > 0);
+        if limit == Some(0) {
+            return Ok((Vec::new(), None));
+        }
         if matches.admits_all() {
             let records = self.store.list_active(user.id, state, after, limit).await?;
             let cut_short = limit.is_some_and(|limit| records.len() == limit as usize);

@@ -310,6 +310,10 @@ async fn lists_narrow_by_text_and_source(backend: Backend) {
     let rest = inbox.list_events(ListEventsRequest { limit: Some(20), after: first.next, ..narrowed(Some("needle"), None) }).await.unwrap().into_inner();
     assert_eq!((rest.events.len(), rest.next), (4, None));
     assert_eq!(titles(inbox.list_events(narrowed(Some("needle"), Some("docs"))).await.unwrap().into_inner()).len(), 24, "without a limit, every match");
+    for text in [None, Some("needle")] {
+        let none = inbox.list_events(ListEventsRequest { limit: Some(0), ..narrowed(text, None) }).await.unwrap().into_inner();
+        assert_eq!((none.events.len(), none.next), (0, None), "a limit of 0 is an empty page, not every event");
+    }
 
     // Refusals name their field.
     for (request, field) in [(narrowed(Some(&"x".repeat(201)), None), "text"), (narrowed(None, Some("Not A Source")), "source")] {

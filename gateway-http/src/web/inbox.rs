@@ -246,8 +246,9 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
 }
 
 pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
-    // A search reads every match; otherwise the farther events of a large
-    // group wait behind a link to all of them.
+    // A search, and a group shown whole, come a page of 500 at a time;
+    // otherwise the farther events of a large group wait behind a link to
+    // all of them.
     let after = query.after.as_deref().filter(|after| !after.is_empty());
     let only = query.list.state.as_deref().filter(|state| !state.is_empty()).or(query.all.as_deref().filter(|_| after.is_some()));
     let mut events = Vec::new();
