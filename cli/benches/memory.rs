@@ -29,15 +29,33 @@ struct Process {
     pid: u32,
 }
 
+/// A field in KiB of a `/proc` file such as `status`.
+fn kib(text: &str, name: &str) -> u64 {
+    let line = text.lines().find(|line| line.starts_with(name)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 impl Process {
-    /// `VmRSS` (now) and `VmHWM` (the peak) in KiB.
-    fn resident_kib(&self) -> (u64, u64) {
+    /// `VmRSS` (now), `VmHWM` (the peak) and `Pss` (now, with the pages it
+    /// shares, such as the binary the three processes run, split among
+    /// them) in KiB.
+    fn resident_kib(&self) -> (u64, u64, u64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
-        let field = |name: &str| -> u64 {
-            let line = status.lines().find(|line| line.starts_with(name)).unwrap();
-            line.split_whitespace().nth(1).unwrap().parse().unwrap()
-        };
-        (field("VmRSS:"), field("VmHWM:"))
+        let rollup = std::fs::read_to_string(format!("/proc/{}/smaps_rollup", self.pid)).unwrap();
+        (kib(&status, "VmRSS:"), kib(&status, "VmHWM:"), kib(&rollup, "Pss:"))
+    }
+}
+
+/// `hado up`, stopped with SIGTERM however the benchmark ends.
+struct Up(std::process::Child);
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        signal(self.0.id(), Signal::SIGTERM);
+        let stopped = wait_with_timeout(&mut self.0);
+        if !std::thread::panicking() {
+            assert!(stopped.success(), "hado up stops cleanly");
+        }
     }
 }
 
@@ -59,8 +77,9 @@ fn processes(up: u32) -> Vec<Process> {
 fn report(when: &str, processes: &[Process]) {
     println!("\n{when}");
     for process in processes {
-        let (now, peak) = process.resident_kib();
-        println!("  {:<13} {:>6.1} MiB now  {:>6.1} MiB at its peak", process.name, now as f64 / 1024.0, peak as f64 / 1024.0);
+        let (now, peak, proportional) = process.resident_kib();
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        println!("  {:<13} {:>6.1} MiB now  {:>6.1} MiB at its peak  ({:>5.1} MiB proportional)", process.name, mib(now), mib(peak), mib(proportional));
     }
 }
 
@@ -98,10 +117,11 @@ async fn main() {
     let folder = tempfile::tempdir().unwrap();
     let ports = free_ports();
     // Sixteen agents at once would soon meet the per-agent rate limit.
-    let (mut up, _) = start_with(folder.path(), ports, |command| {
+    let (up, _) = start_with(folder.path(), ports, |command| {
         command.env("HADO_MCP_RATE_LIMIT", "100000000");
     });
-    let processes = processes(up.id());
+    let up = Up(up);
+    let processes = processes(up.0.id());
     tokio::time::sleep(Duration::from_secs(2)).await;
     report("Idle, after start", &processes);
 
@@ -167,7 +187,5 @@ async fn main() {
     }
     println!("\n{} create_event calls from {AGENTS} agents at once in {:.1} s", AGENTS * CREATES_EACH, started.elapsed().as_secs_f64());
     report("After the creates", &processes);
-
-    signal(up.id(), Signal::SIGTERM);
-    assert!(wait_with_timeout(&mut up).success(), "hado up stops cleanly");
+    drop(up);
 }
