@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use hado_proto::state::EventState;
 use hado_proto::views::UserEvent;
 
 /// The field descriptions `create_event` and `update_event` share.
@@ -21,13 +22,13 @@ pub(crate) enum ActiveState {
     Overdue,
 }
 
-impl ActiveState {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Scheduled => "scheduled",
-            Self::Preparing => "preparing",
-            Self::Today => "today",
-            Self::Overdue => "overdue",
+impl From<ActiveState> for EventState {
+    fn from(state: ActiveState) -> Self {
+        match state {
+            ActiveState::Scheduled => Self::Scheduled,
+            ActiveState::Preparing => Self::Preparing,
+            ActiveState::Today => Self::Today,
+            ActiveState::Overdue => Self::Overdue,
         }
     }
 }

@@ -13,6 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::de::DeserializeOwned;
 
+use hado_proto::state::EventState;
 use hado_proto::v1;
 use hado_proto::views::{Profile, UserEvent};
 
@@ -122,7 +123,7 @@ impl HadoMcp {
     #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
     async fn list_events(&self, Parameters(args): Parameters<ListEventsArgs>, context: RequestContext<RoleServer>) -> Result<Json<EventList>, ToolFailure> {
         let request = v1::ListEventsRequest {
-            state: args.state.map(|state| state.as_str().to_owned()),
+            state: args.state.map(|state| EventState::from(state).as_str().to_owned()),
             archive: args.archive,
             text: args.text,
             source: args.source,

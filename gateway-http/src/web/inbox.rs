@@ -141,15 +141,19 @@ impl InboxPage {
         let (t, groups) = (self.t, &self.groups);
         // The links keep the density the person reads in.
         let keep = if self.finder.compact { "density=compact&" } else { "" };
-        let more = |state: EventState, words: &'static str| match self.pages.iter().find(|(group, _)| *group == state) {
-            Some((_, cursor)) => Some((self.finder.next_page(state, cursor), t.show_next_page)),
-            None => self.cut.contains(&state).then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words)),
+        // A group shown whole links to its next page; one cut short, to all of it.
+        let next = |state: EventState| {
+            let (_, cursor) = self.pages.iter().find(|(group, _)| *group == state)?;
+            Some((self.finder.next_page(state, cursor), t.show_next_page))
+        };
+        let more = |state: EventState, words: &'static str| {
+            next(state).or_else(|| self.cut.contains(&state).then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words)))
         };
         let scheduled =
             if self.folded { Some((format!("/?{keep}open=scheduled#scheduled"), t.show_scheduled)) } else { more(EventState::Scheduled, t.show_all_scheduled) };
         vec![
-            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: more(EventState::Today, t.show_next_page) },
-            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: more(EventState::Overdue, t.show_next_page) },
+            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: next(EventState::Today) },
+            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: next(EventState::Overdue) },
             Section {
                 state: EventState::Preparing.as_str(),
                 heading: t.preparing,
