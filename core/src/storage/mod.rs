@@ -49,6 +49,7 @@ macro_rules! stored_words {
     };
 }
 
+mod arrays;
 pub mod channels;
 pub(crate) mod deliveries;
 pub mod events;

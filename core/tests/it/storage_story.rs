@@ -57,16 +57,25 @@ async fn sources_tokens_and_batches(backend: Backend) {
     let outcomes: Vec<_> = engine.upsert_batch(&docs, &repeated).await.unwrap().iter().map(|report| report.outcome).collect();
     assert_eq!(outcomes, [Outcome::Created, Outcome::Rescheduled, Outcome::Updated]);
 
-    // Keys and texts with quotes, backslashes, Cyrillic and emoji go in and
-    // are found again exactly (Postgres carries a batch's rows as JSON).
-    let awkward =
-        |topic: &str| SourceItem { topic: topic.into(), ..item("bob", r#"ref "quoted" \ back/slash"#, "Виза \"продлить\" \\ 🛂", "2026-12-14") };
-    let written = engine.upsert_batch(&docs, &[awkward(""), awkward("тема")]).await.unwrap();
+    // Keys and texts with quotes, backslashes, braces, commas, the word NULL,
+    // Cyrillic and emoji go in and are found again exactly (Postgres carries
+    // a batch's new rows as arrays written out as text, and its keys as JSON).
+    let awkward = |topic: &str| {
+        let mut awkward = item("bob", r#"{ref, "quoted"} \ back/slash"#, "Виза \"продлить\" \\ {a,b} 🛂", "2026-12-14");
+        awkward.topic = topic.into();
+        awkward.fields.subtitle = Some("NULL".into());
+        awkward
+    };
+    // The topic "NULL" is a third key (a NULL would be refused, as topics are NOT NULL).
+    let written = engine.upsert_batch(&docs, &[awkward(""), awkward("тема"), awkward("NULL")]).await.unwrap();
     assert!(written.iter().all(|report| report.outcome == Outcome::Created));
-    let found = engine.upsert_batch(&docs, &[awkward(""), awkward("тема")]).await.unwrap();
+    let found = engine.upsert_batch(&docs, &[awkward(""), awkward("тема"), awkward("NULL")]).await.unwrap();
     assert!(found.iter().all(|report| report.outcome == Outcome::Unchanged), "{found:?}");
     let bob = engine.user_for_login("bob").await.unwrap();
-    assert_eq!(engine.get_event(&bob, written[1].id).await.unwrap().spec.title.as_str(), "Виза \"продлить\" \\ 🛂");
+    let stored = engine.get_event(&bob, written[2].id).await.unwrap();
+    assert_eq!(stored.spec.title.as_str(), "Виза \"продлить\" \\ {a,b} 🛂");
+    assert_eq!(stored.source_ref, r#"{ref, "quoted"} \ back/slash"#);
+    assert_eq!(stored.spec.subtitle.as_deref(), Some("NULL"), "the word NULL is text, not an empty column");
 
     // The same batch again changes nothing; a new title updates; a new due reschedules.
     let again = engine.upsert_batch(&docs, &batch).await.unwrap();
@@ -128,8 +137,8 @@ async fn sources_tokens_and_batches(backend: Backend) {
     assert!(engine.source_for_token(&rotated).await.unwrap().is_some());
     let listed = engine.list_sources().await.unwrap();
     let docs_listed = listed.iter().find(|source| source.name == "docs").unwrap();
-    assert_eq!((docs_listed.has_token, docs_listed.events), (true, 6), "anna's three and bob's three");
-    assert_eq!(engine.delete_source("docs").await.unwrap().1, 6);
+    assert_eq!((docs_listed.has_token, docs_listed.events), (true, 7), "anna's three and bob's four");
+    assert_eq!(engine.delete_source("docs").await.unwrap().1, 7);
     assert!(engine.list_events(&anna, None, false, None).await.unwrap().is_empty());
 
     test.stop().await;
