@@ -2,10 +2,12 @@
 //! no Docker engine is needed) and runs the services the README names, only
 //! Caddy publishes ports, every setting it needs is in .env.example, Caddy
 //! gets every setting the Caddyfile reads, and the Dockerfile builds in
-//! stages and runs as a user without baking secrets in.
+//! stages, its first stage loads the workspace from the manifests alone,
+//! and it runs as a user without baking secrets in.
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -97,6 +99,61 @@ fn the_image_builds_in_stages_and_runs_unprivileged_without_secrets() {
     }
     let ignored = include_str!("../../../.dockerignore");
     assert!(ignored.lines().any(|line| line == ".env") && ignored.lines().any(|line| line == "hado-data"), "secrets stay out of the build context");
+}
+
+/// Copies `source` (a file, or a folder's contents) to `destination` the way
+/// a Dockerfile's `COPY` does: into it when it names a folder (ends in `/`).
+fn copy_as_docker_does(source: &Path, destination: &Path, into_folder: bool) {
+    if source.is_dir() {
+        std::fs::create_dir_all(destination).unwrap();
+        for entry in std::fs::read_dir(source).unwrap() {
+            let entry = entry.unwrap().path();
+            copy_as_docker_does(&entry, &destination.join(entry.file_name().unwrap()), false);
+        }
+    } else if into_folder {
+        std::fs::create_dir_all(destination).unwrap();
+        std::fs::copy(source, destination.join(source.file_name().unwrap())).unwrap();
+    } else {
+        std::fs::create_dir_all(destination.parent().unwrap()).unwrap();
+        std::fs::copy(source, destination).unwrap();
+    }
+}
+
+/// The image's first stage builds the dependencies from the manifests and
+/// stand-in sources alone. Replayed here (its `COPY` lines, then its `RUN`
+/// with the build swapped for `cargo fetch`, which reads every manifest and
+/// finds every target as the build does, without compiling), it must load:
+/// a binary or benchmark added without its stand-in fails the image's build
+/// at its first step.
+#[test]
+fn the_image_s_dependency_layer_loads_from_the_manifests_alone() {
+    const BUILD: &str = "cargo build --release --locked -p hado";
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let logical = DOCKERFILE.replace("\\\n", " ");
+    let stage = logical.lines().skip_while(|line| !line.contains(" AS build")).take_while(|line| line.trim() != "COPY . .");
+    let mut replayed = false;
+    for line in stage {
+        if let Some(arguments) = line.strip_prefix("COPY ") {
+            let parts: Vec<&str> = arguments.split_whitespace().collect();
+            let (sources, destination) = parts.split_at(parts.len() - 1);
+            for source in sources {
+                copy_as_docker_does(&workspace.join(source), &folder.path().join(destination[0]), destination[0].ends_with('/'));
+            }
+        } else if let Some(script) = line.strip_prefix("RUN ") {
+            assert!(script.contains(BUILD), "the first stage builds the dependencies: {script}");
+            let script = script.replace(BUILD, "\"$CARGO\" fetch --locked --offline --target host-tuple");
+            let output = Command::new("sh").args(["-c", &script]).current_dir(folder.path()).env("CARGO", env!("CARGO")).output().unwrap();
+            let errors = String::from_utf8_lossy(&output.stderr);
+            // Cargo reads every manifest before it looks for a crate, so a
+            // crate this machine never downloaded (a dev-dependency of a
+            // package not built here) fails only after the manifests loaded.
+            let only_a_download = errors.contains("but --offline was specified") && !errors.contains("failed to parse manifest");
+            assert!(output.status.success() || only_a_download, "the Dockerfile's dependency layer does not load:\n{errors}");
+            replayed = true;
+        }
+    }
+    assert!(replayed, "the Dockerfile has a dependency layer before `COPY . .`");
 }
 
 #[test]
