@@ -6,8 +6,8 @@
 //! Written here rather than taken from a crate: the format is a few lines of
 //! the PostgreSQL manual ("Array Value Input"), and the Postgres crates
 //! write arrays only in the binary form the `Any` driver cannot carry.
-//! Compared with the JSON these batches used to travel as, the server reads
-//! arrays in about two thirds of the time (BENCHMARKS.md).
+//! The server reads a batch's rows from such arrays in about two thirds of
+//! the time it takes to read the same rows from JSON (BENCHMARKS.md).
 
 /// One column of a batch, such as `{"a","b",NULL}` or `{1,NULL,3}`.
 #[derive(Debug)]

@@ -295,3 +295,18 @@ pub(crate) async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_typed_columns_are_the_inserted_columns_in_order() {
+        let names: Vec<&str> = INSERT_COLUMNS.split(", ").collect();
+        let typed: Vec<&str> = INSERT_COLUMN_TYPES.split(", ").map(|column| column.split(' ').next().unwrap()).collect();
+        assert_eq!(names, typed);
+        assert_eq!(names.len(), INSERT_PARAMETERS);
+        assert_eq!(UNNEST_ARGUMENTS.matches("::").count(), INSERT_PARAMETERS);
+        assert!(UNNEST_ARGUMENTS.starts_with("$1::bigint[], $2::bigint[], $3::text[]"), "{}", *UNNEST_ARGUMENTS);
+    }
+}
