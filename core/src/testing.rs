@@ -94,7 +94,8 @@ macro_rules! on_both_backends {
     };
 }
 
-/// A fresh database for one test, removed by [`TestDatabase::drop_now`].
+/// A fresh database for one test, removed by [`TestDatabase::drop_now`], or
+/// when it is dropped (a test that panicked leaves no database behind).
 pub struct TestDatabase {
     pub url: String,
     admin_url: Option<String>,
@@ -123,11 +124,34 @@ impl TestDatabase {
         }
     }
 
-    pub async fn drop_now(self) {
-        if let Some(admin_url) = &self.admin_url {
-            let mut connection = sqlx::PgConnection::connect(admin_url).await.expect("Postgres is reachable");
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))).execute(&mut connection).await;
+    pub async fn drop_now(mut self) {
+        if let Some(admin_url) = self.admin_url.take() {
+            drop_database(&admin_url, &self.name).await;
         }
+    }
+}
+
+impl Drop for TestDatabase {
+    /// A Postgres database not yet dropped (its test panicked, or returned
+    /// early) is dropped here, on a thread of its own: the test's runtime
+    /// cannot be blocked on from inside it.
+    fn drop(&mut self) {
+        let Some(admin_url) = self.admin_url.take() else { return };
+        let name = std::mem::take(&mut self.name);
+        let dropping = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime to drop the test database");
+            runtime.block_on(drop_database(&admin_url, &name));
+        });
+        let _ = dropping.join();
+    }
+}
+
+async fn drop_database(admin_url: &str, name: &str) {
+    match sqlx::PgConnection::connect(admin_url).await {
+        Ok(mut connection) => {
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut connection).await;
+        }
+        Err(error) => eprintln!("the test database {name} was left behind: {error}"),
     }
 }
 

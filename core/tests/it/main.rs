@@ -4,6 +4,7 @@
 
 mod faults;
 mod grpc;
+mod harness;
 mod oauth;
 mod parsers;
 mod storage_story;
