@@ -111,6 +111,18 @@ async fn mcp(client: &reqwest::Client, url: &str, agent: &str, method: &str, par
     answer
 }
 
+/// GETs `url` five times, each answer a success, and returns the size of
+/// the last body in bytes.
+async fn get_five_times(client: &reqwest::Client, url: &str, what: &str) -> usize {
+    let mut bytes = 0;
+    for _ in 0..5 {
+        let response = client.get(url).send().await.unwrap();
+        assert!(response.status().is_success(), "GET {what}: {}", response.status());
+        bytes = response.bytes().await.unwrap().len();
+    }
+    bytes
+}
+
 #[tokio::main]
 async fn main() {
     hado_core::install_tls_provider();
@@ -146,12 +158,7 @@ async fn main() {
     report("After the pushes", &processes);
 
     for (path, what) in [("/", "the inbox page"), ("/?all=scheduled", "Scheduled in full"), ("/me/events", "/me/events, every event")] {
-        let mut bytes = 0;
-        for _ in 0..5 {
-            let response = client.get(format!("{web}{path}")).send().await.unwrap();
-            assert!(response.status().is_success(), "GET {path}: {}", response.status());
-            bytes = response.bytes().await.unwrap().len();
-        }
+        let bytes = get_five_times(&client, &format!("{web}{path}"), path).await;
         report(&format!("After GET {path} ({what}, {} KiB) five times", bytes / 1024), &processes);
     }
     let mut listed = 0;
@@ -162,12 +169,7 @@ async fn main() {
 
     let settings = client.post(format!("{web}/settings/calendar")).header("sec-fetch-site", "same-origin").send().await.unwrap().text().await.unwrap();
     let feed = settings.find("/ics/").map(|at| &settings[at..at + settings[at..].find(".ics").unwrap() + 4]).expect("the calendar feed's address");
-    let mut bytes = 0;
-    for _ in 0..5 {
-        let response = client.get(format!("{web}{feed}")).send().await.unwrap();
-        assert!(response.status().is_success(), "GET the calendar feed: {}", response.status());
-        bytes = response.bytes().await.unwrap().len();
-    }
+    let bytes = get_five_times(&client, &format!("{web}{feed}"), "the calendar feed").await;
     report(&format!("After the calendar feed ({EVENTS} events, {} KiB) five times", bytes / 1024), &processes);
 
     let started = Instant::now();

@@ -75,14 +75,22 @@ impl Finder {
         !(self.q.is_empty() && self.source.is_empty() && self.state.is_empty())
     }
 
-    /// The same list in the other density.
-    pub(super) fn other_density(&self) -> String {
+    /// The search's own query pairs that are set: `q`, `source` and, when
+    /// the link keeps it, `state`.
+    fn search_pairs(&self, with_state: bool) -> form_urlencoded::Serializer<'static, String> {
         let mut pairs = form_urlencoded::Serializer::new(String::new());
-        for (name, value) in [("q", &self.q), ("source", &self.source), ("state", &self.state)] {
+        let state = if with_state { self.state.as_str() } else { "" };
+        for (name, value) in [("q", self.q.as_str()), ("source", self.source.as_str()), ("state", state)] {
             if !value.is_empty() {
                 pairs.append_pair(name, value);
             }
         }
+        pairs
+    }
+
+    /// The same list in the other density.
+    pub(super) fn other_density(&self) -> String {
+        let mut pairs = self.search_pairs(true);
         if !self.compact {
             pairs.append_pair("density", "compact");
         }
@@ -93,11 +101,9 @@ impl Finder {
     /// The page of `group` that starts just after `cursor`, with the same
     /// search and density.
     fn next_page(&self, group: EventState, cursor: &str) -> String {
-        let mut pairs = form_urlencoded::Serializer::new(String::new());
-        for (name, value) in [("q", self.q.as_str()), ("source", self.source.as_str()), ("density", if self.compact { "compact" } else { "" })] {
-            if !value.is_empty() {
-                pairs.append_pair(name, value);
-            }
+        let mut pairs = self.search_pairs(false);
+        if self.compact {
+            pairs.append_pair("density", "compact");
         }
         pairs.append_pair("all", group.as_str()).append_pair("after", cursor);
         format!("{}?{}#{}", self.action, pairs.finish(), group.as_str())
