@@ -6,6 +6,7 @@ use futures::TryStreamExt;
 use futures::stream::BoxStream;
 use sqlx::{AnyConnection, Row};
 
+use super::arrays::ArrayText;
 use super::records::{EventRecord, millis, select_events, with_states};
 use super::{Backend, Placeholders, Store, StoreError};
 use crate::domain::event::{EventSpec, Lifecycle};
@@ -71,23 +72,23 @@ pub(crate) async fn find_by_keys(
     keys: &[(i64, &str, &str)],
 ) -> Result<std::collections::HashMap<(i64, String, String), EventRecord>, StoreError> {
     let mut found = std::collections::HashMap::with_capacity(keys.len());
-    let mut keep = |rows: Vec<sqlx::any::AnyRow>| -> Result<(), StoreError> {
-        for row in rows {
-            let record = EventRecord::from_row(&row)?;
+    let mut keep = |records: Vec<EventRecord>| {
+        for record in records {
             found.insert((record.user_id, record.source_ref.clone(), record.topic.clone()), record);
         }
-        Ok(())
     };
     match Backend::of(connection) {
         // Each planner walks the unique key's index once per key when asked
-        // its own way: SQLite for a row-value `IN` list, a few hundred keys
-        // to a query; Postgres for a join with the keys, all of them in one
-        // JSON parameter (an `IN` list was five times slower, and a `VALUES`
-        // list of bound keys three times, measured). Not arrays, as the
-        // inserts use: `unnest`'s guess of ten rows let Postgres, before its
+        // its own way. SQLite: a row-value `IN` list, a few hundred keys to a
+        // query. Postgres: one probe of the index per key (a `LATERAL`
+        // subquery with `LIMIT 1`, which the planner cannot turn into a join
+        // of its own choosing), the keys spread from three arrays, and only
+        // the ids come back; the whole rows are read by id, and only when
+        // some keys were found (for a batch of new events, none are). Joined
+        // as a whole, `unnest`'s guess of ten rows let Postgres, before its
         // statistics caught up with a growing table, join the keys to the
         // users first and walk every event of a user for each key, a
-        // thousand times slower.
+        // thousand times slower; an `IN` list was five times slower.
         Backend::Sqlite => {
             for chunk in keys.chunks(KEYS_PER_QUERY) {
                 let mut placeholders = Placeholders::for_connection(connection);
@@ -99,24 +100,32 @@ pub(crate) async fn find_by_keys(
                 for (user_id, source_ref, topic) in chunk {
                     statement = statement.bind(*user_id).bind(source_ref.to_string()).bind(topic.to_string());
                 }
-                keep(statement.bind(source_id).fetch_all(&mut *connection).await?)?;
+                keep(decode_all(statement.bind(source_id).fetch(&mut *connection)).await?);
             }
         }
         Backend::Postgres => {
-            #[derive(serde::Serialize)]
-            struct Key<'a> {
-                user_id: i64,
-                source_ref: &'a str,
-                topic: &'a str,
+            let (mut user_ids, mut source_refs, mut topics) = (ArrayText::new(), ArrayText::new(), ArrayText::new());
+            for &(user_id, source_ref, topic) in keys {
+                user_ids.number(Some(user_id));
+                source_refs.text(Some(source_ref));
+                topics.text(Some(topic));
             }
-            let keys: Vec<Key<'_>> = keys.iter().map(|&(user_id, source_ref, topic)| Key { user_id, source_ref, topic }).collect();
-            let json = serde_json::to_string(&keys).map_err(|error| StoreError::Corrupt(format!("keys cannot be written as JSON: {error}")))?;
-            let query = concat!(
-                select_events!(),
-                "JOIN json_to_recordset($1::json) AS k(user_id bigint, source_ref text, topic text) \
-                 ON e.user_id = k.user_id AND e.source_ref = k.source_ref AND e.topic = k.topic WHERE e.source_id = $2"
-            );
-            keep(sqlx::query(query).bind(json).bind(source_id).fetch_all(&mut *connection).await?)?;
+            let ids: Vec<i64> = sqlx::query_scalar(
+                "SELECT e.id FROM unnest($1::bigint[], $2::text[], $3::text[]) AS k (user_id, source_ref, topic) \
+                 CROSS JOIN LATERAL (SELECT id FROM events \
+                   WHERE source_id = $4 AND user_id = k.user_id AND source_ref = k.source_ref AND topic = k.topic LIMIT 1) AS e",
+            )
+            .bind(user_ids.finish())
+            .bind(source_refs.finish())
+            .bind(topics.finish())
+            .bind(source_id)
+            .fetch_all(&mut *connection)
+            .await?;
+            if !ids.is_empty() {
+                let mut id_array = ArrayText::new();
+                ids.iter().for_each(|&id| id_array.number(Some(id)));
+                keep(decode_all(sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])")).bind(id_array.finish()).fetch(&mut *connection)).await?);
+            }
         }
     }
     Ok(found)

@@ -59,7 +59,7 @@ async fn sources_tokens_and_batches(backend: Backend) {
 
     // Keys and texts with quotes, backslashes, braces, commas, the word NULL,
     // Cyrillic and emoji go in and are found again exactly (Postgres carries
-    // a batch's new rows as arrays written out as text, and its keys as JSON).
+    // a batch's new rows and its keys as arrays written out as text).
     let awkward = |topic: &str| {
         let mut awkward = item("bob", r#"{ref, "quoted"} \ back/slash"#, "Виза \"продлить\" \\ {a,b} 🛂", "2026-12-14");
         awkward.topic = topic.into();
