@@ -60,6 +60,7 @@ mod records;
 mod sources;
 pub mod telegram;
 pub mod users;
+mod wal;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -167,6 +168,8 @@ pub struct Store {
     grouped: grouped::GroupedInserts,
     backend: Backend,
     options: AnyConnectOptions,
+    /// SQLite's write-ahead log, copied into the file beside the writer.
+    wal: Option<std::sync::Arc<wal::WalCheckpoints>>,
 }
 
 /// Connections the SQLite read pool holds; reads in WAL mode run beside the
@@ -244,7 +247,7 @@ impl Store {
         // timed out, where this names the cause (refused, unknown host, auth).
         sqlx::AnyConnection::connect_with(&options).await.map_err(StoreError::Connect)?.close().await.map_err(StoreError::Connect)?;
         let pool_options = || AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
-        let (reader, writer) = match backend {
+        let (reader, writer, wal) = match backend {
             Backend::Sqlite => {
                 // A SQLite connection is a file in this process and cannot
                 // drop away; pinging it on every acquire cost a round trip
@@ -252,7 +255,12 @@ impl Store {
                 let pool_options = || pool_options().test_before_acquire(false);
                 let writer = pool_options()
                     .max_connections(1)
-                    .after_connect(|connection, _| Box::pin(async move { connection.execute(SQLITE_SETUP).await.map(|_| ()) }))
+                    .after_connect(|connection, _| {
+                        Box::pin(async move {
+                            connection.execute(SQLITE_SETUP).await?;
+                            connection.execute(wal::WRITER_SETUP).await.map(|_| ())
+                        })
+                    })
                     .connect_with(options.clone())
                     .await
                     .map_err(StoreError::Connect)?;
@@ -265,14 +273,15 @@ impl Store {
                     .connect_with(options.clone())
                     .await
                     .map_err(StoreError::Connect)?;
-                (reader, writer)
+                let wal = wal::WalCheckpoints::start(options.clone(), writer.clone());
+                (reader, writer, Some(std::sync::Arc::new(wal)))
             }
             Backend::Postgres => {
                 let pool = pool_options().max_connections(POSTGRES_CONNECTIONS).connect_with(options.clone()).await.map_err(StoreError::Connect)?;
-                (pool.clone(), pool)
+                (pool.clone(), pool, None)
             }
         };
-        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options })
+        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options, wal })
     }
 
     pub(crate) fn backend(&self) -> Backend {
@@ -305,6 +314,9 @@ impl Store {
     }
 
     pub async fn close(&self) {
+        if let Some(wal) = &self.wal {
+            wal.stop().await;
+        }
         self.writer.close().await;
         self.reader.close().await;
     }

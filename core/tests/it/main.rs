@@ -10,4 +10,5 @@ mod parsers;
 mod storage_story;
 mod telegram;
 mod upgrade;
+mod wal;
 mod webhooks;
