@@ -121,20 +121,22 @@ pub(crate) async fn find_by_keys(
             .bind(source_id)
             .fetch_all(&mut *connection)
             .await?;
-            if !ids.is_empty() {
-                let mut id_array = ArrayText::new();
-                ids.iter().for_each(|&id| id_array.number(Some(id)));
-                keep(decode_all(sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])")).bind(id_array.finish()).fetch(&mut *connection)).await?);
-            }
+            keep(find_by_ids(connection, &ids).await?);
         }
     }
     Ok(found)
 }
 
-/// Events by id, in one query.
+/// Events by id, in one query: on Postgres the ids travel as one array,
+/// however many there are (a batch's found keys can be hundreds).
 pub(crate) async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> Result<Vec<EventRecord>, StoreError> {
     if ids.is_empty() {
         return Ok(Vec::new());
+    }
+    if Backend::of(connection) == Backend::Postgres {
+        let mut array = ArrayText::new();
+        ids.iter().for_each(|&id| array.number(Some(id)));
+        return decode_all(sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])")).bind(array.finish()).fetch(&mut *connection)).await;
     }
     let mut placeholders = Placeholders::for_connection(connection);
     let query = format!(concat!(select_events!(), "WHERE e.id IN {}"), placeholders.row(ids.len()));

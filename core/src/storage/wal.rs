@@ -25,10 +25,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// How often the log's new pages are copied into the file.
-pub(crate) const EVERY: Duration = Duration::from_millis(100);
+const EVERY: Duration = Duration::from_millis(100);
 /// The log's length, in pages, at which the writer restarts it (16 MiB of
 /// 4 KiB pages).
-pub(crate) const RESTART_PAGES: i64 = 4_000;
+const RESTART_PAGES: i64 = 4_000;
 
 /// What the writer runs on connecting: it leaves checkpoints to
 /// [`WalCheckpoints::start`]'s task.
