@@ -335,9 +335,13 @@ mod tests {
 
     #[test]
     fn deep_links_must_be_absolute_http_urls() {
-        for good in ["https://example.com", "http://example.com/a?b=c#d", "HTTPS://Example.com/x"] {
+        for good in ["https://example.com", "http://example.com/a?b=c#d", "HTTPS://Example.com/x", "https://пример.рф/виза", "https://bücher.example/"]
+        {
             assert!(check(|v| DeepLink::parse_optional("deep_link", Some(good), v)).is_ok(), "{good}");
         }
+        // International host names go through UTS 46 (the build picks url's
+        // unicode-rs backend for it), as a browser would send them.
+        assert_eq!(url::Url::parse("https://ПРИМЕР.рф/").unwrap().host_str(), Some("xn--e1afmkfd.xn--p1ai"));
         for bad in [
             "javascript:alert(1)",
             "JavaScript:alert(1)",
