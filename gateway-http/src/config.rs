@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use hado_runtime::process::{self, ConfigError, Lookup, read};
-use hado_runtime::{AllowedHosts, Limits};
+use hado_runtime::{AllowedHosts, Limits, TrustedProxies};
 
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 
@@ -18,7 +18,7 @@ pub struct HttpConfig {
     /// The gateway's credential for core's Inbox (`HADO_GATEWAY_TOKEN`).
     pub gateway_token: Secret,
     /// Peers whose `X-Remote-User` is believed (`HADO_TRUSTED_PROXIES`).
-    pub trusted_proxies: Vec<IpRange>,
+    pub trusted_proxies: TrustedProxies,
     /// The one user of a gateway bound to loopback (`HADO_LOCAL_USER`).
     pub local_user: Option<String>,
     /// The public address, for links the gateway prints (`HADO_PUBLIC_URL`).
@@ -56,20 +56,7 @@ impl HttpConfig {
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
-        let trusted_proxies = match read(lookup, "HADO_TRUSTED_PROXIES") {
-            None => Vec::new(),
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|item| !item.is_empty())
-                .map(|item| {
-                    IpRange::parse(item).ok_or_else(|| ConfigError {
-                        variable: "HADO_TRUSTED_PROXIES",
-                        problem: format!("{item:?} is not an IP address or range such as 10.0.0.0/8"),
-                    })
-                })
-                .collect::<Result<_, _>>()?,
-        };
+        let trusted_proxies = TrustedProxies::from_lookup(lookup)?;
         let public_url = process::url(lookup, "HADO_PUBLIC_URL")?;
         let proxied_mcp = public_url.as_ref().filter(|_| !trusted_proxies.is_empty()).map(|url| format!("{url}/mcp"));
         let mcp_url = read(lookup, "HADO_MCP_URL").or(proxied_mcp);
@@ -94,7 +81,7 @@ impl HttpConfig {
             addr: DEFAULT_HTTP_ADDR.parse().expect("the default address parses"),
             core_url: core_url.to_owned(),
             gateway_token: Secret(gateway_token.to_owned()),
-            trusted_proxies: Vec::new(),
+            trusted_proxies: TrustedProxies::default(),
             local_user: None,
             public_url: None,
             mcp_url: None,
@@ -105,31 +92,7 @@ impl HttpConfig {
     }
 
     pub fn trusts(&self, peer: IpAddr) -> bool {
-        self.trusted_proxies.iter().any(|range| range.contains(peer))
-    }
-}
-
-/// An IP address or a CIDR range, parsed and matched by `ipnet`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IpRange(ipnet::IpNet);
-
-impl IpRange {
-    pub fn parse(text: &str) -> Option<Self> {
-        let range = match text.parse::<ipnet::IpNet>() {
-            Ok(range) => range,
-            Err(_) => ipnet::IpNet::from(text.parse::<IpAddr>().ok()?),
-        };
-        Some(Self(range))
-    }
-
-    /// Whether `address` is in the range; an IPv4-mapped IPv6 address (as a
-    /// dual-stack listener reports an IPv4 peer) counts as its IPv4 address.
-    pub fn contains(&self, address: IpAddr) -> bool {
-        let address = match address {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(address),
-            v4 => v4,
-        };
-        self.0.contains(&address)
+        self.trusted_proxies.trusts(peer)
     }
 }
 

@@ -155,8 +155,10 @@ pub(crate) fn router(state: AppState) -> Router {
     // Letting an app sign in: a form like the others, with tighter limits.
     let authorize = Router::new()
         .route("/oauth/authorize", get(web::authorize_page).post(web::authorize))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms))
+        // The allowance counts only answers the person's own pages send:
+        // cross-site posts are refused before it is taken.
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::authorize_limits))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms))
         .route_layer(DefaultBodyLimit::max(web::MAX_AUTHORIZE_BYTES));
     let me = Router::new()
         .route("/me", get(me::profile).patch(me::update_profile))
@@ -200,9 +202,9 @@ pub(crate) fn router(state: AppState) -> Router {
 /// Serves on `listener` until `shutdown` resolves, letting requests in
 /// flight finish.
 pub async fn run(config: HttpConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), RunError> {
-    let limits = config.limits;
+    let (limits, proxies) = (config.limits, config.trusted_proxies.clone());
     let app = router(AppState::new(config)?);
-    hado_runtime::serve(listener, app, limits, shutdown).await.map_err(RunError::Serve)
+    hado_runtime::serve(listener, app, limits, proxies, shutdown).await.map_err(RunError::Serve)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,8 @@
 //! gateway-http as an attacker meets it: real HTTP requests (and raw TCP
 //! where a client must misbehave) against the gateway in front of a real
 //! core. One test per finding of the security review: DNS rebinding,
-//! cross-site writes, slow and idle connections, bodies read before the
+//! cross-site writes, slow, silent and surplus connections (per address and
+//! per client behind a proxy), bodies read before the
 //! token is known, browser headers and error bodies, and the case of a
 //! sign-in provider's user names.
 
@@ -16,8 +17,9 @@ use tokio::net::TcpStream;
 
 use common::Gateway;
 use hado_core::testing::{Backend, TestCore};
-use hado_gateway_http::config::{HttpConfig, IpRange, Secret};
+use hado_gateway_http::config::{HttpConfig, Secret};
 use hado_runtime::Limits;
+use hado_runtime::TrustedProxies;
 
 const NOW: &str = "2026-12-01T10:00:00Z";
 
@@ -164,8 +166,13 @@ async fn cross_site_writes_are_refused_everywhere_under_me_and_the_pages() {
 
 /// Short limits, so that the test waits seconds, not minutes.
 fn short_limits(config: &mut HttpConfig) {
-    config.limits =
-        Limits { header_timeout: Duration::from_secs(1), request_timeout: Duration::from_secs(2), idle_timeout: Duration::from_secs(2), max_connections: 4 };
+    config.limits = Limits {
+        header_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(2),
+        idle_timeout: Duration::from_secs(2),
+        max_connections: 4,
+        ..Limits::default()
+    };
 }
 
 /// Reads until the server closes the connection (or `limit` passes) and
@@ -220,25 +227,132 @@ async fn slow_headers_slow_bodies_and_idle_connections_are_closed() {
     stack.stop().await;
 }
 
+/// Sends `GET /up` on a kept-alive connection and reads the answer.
+async fn use_connection(stream: &mut TcpStream) -> String {
+    stream.write_all(b"GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
+    let mut buffer = [0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await.expect("answered").unwrap();
+    String::from_utf8_lossy(&buffer[..read]).into_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_over_the_cap_are_answered_503_and_health_recovers() {
     let stack = Stack::start(short_limits).await;
     let mut held = Vec::new();
     for _ in 0..4 {
-        held.push(TcpStream::connect(stack.gateway.addr).await.unwrap());
+        let mut connection = TcpStream::connect(stack.gateway.addr).await.unwrap();
+        assert!(use_connection(&mut connection).await.starts_with("HTTP/1.1 200"));
+        held.push(connection);
     }
-    // Let the gateway take all four before the fifth arrives.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Every place is taken by a connection in use: the fifth is refused.
     let mut over = TcpStream::connect(stack.gateway.addr).await.unwrap();
     over.write_all(b"GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
     let (reply, _) = read_until_closed(&mut over, Duration::from_secs(5)).await;
     assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
-    assert!(reply.contains("connection limit"), "{reply}");
-    // The silent connections are closed by the idle timeout; then /up answers.
+    assert!(reply.contains("connection limit") && reply.to_lowercase().contains("retry-after: 1"), "{reply}");
+    // The kept-alive connections are closed by the idle timeout; then /up answers.
     for mut connection in held {
         read_until_closed(&mut connection, Duration::from_secs(10)).await;
     }
     assert_eq!(stack.send(Method::GET, "/up", &[], None).await.0, StatusCode::OK);
+    stack.stop().await;
+}
+
+/// Opens a connection from `source` (a loopback address) to `target`.
+async fn connect_from(source: &str, target: std::net::SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(target).await.unwrap()
+}
+
+/// Sends `GET /up` on a new connection from `source` and reads the status line.
+async fn up_from(source: &str, target: std::net::SocketAddr) -> String {
+    let mut stream = connect_from(source, target).await;
+    use_connection(&mut stream).await.lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_hundred_silent_sockets_from_one_address_cannot_hold_the_gateway() {
+    // The default limits, but for a header deadline short enough to wait for.
+    let stack = Stack::start(|config| config.limits.header_timeout = Duration::from_secs(3)).await;
+    let target = stack.gateway.addr;
+    let opened = Instant::now();
+    let mut silent = Vec::new();
+    for _ in 0..600 {
+        silent.push(connect_from("127.0.0.1", target).await);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Another client is answered at once, and so is a newcomer from the
+    // flooding address: the oldest silent socket makes room for it.
+    for source in ["127.0.0.2", "127.0.0.1"] {
+        let asked = Instant::now();
+        let status = up_from(source, target).await;
+        assert!(status.starts_with("HTTP/1.1 200"), "{source}: {status}");
+        assert!(asked.elapsed() < Duration::from_secs(2), "{source} waited {:?}", asked.elapsed());
+    }
+    // Every silent socket is closed by the header deadline, counted from accept.
+    for mut stream in silent {
+        let (sent, _) = read_until_closed(&mut stream, Duration::from_secs(10)).await;
+        assert!(sent.is_empty() || sent.starts_with("HTTP/1.1 503"), "{sent}");
+    }
+    assert!(opened.elapsed() < Duration::from_secs(9), "the silent sockets were held for {:?}", opened.elapsed());
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_may_hold_only_its_share_of_connections() {
+    let stack = Stack::start(|config| config.limits.max_per_address = 3).await;
+    let target = stack.gateway.addr;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut connection = connect_from("127.0.0.3", target).await;
+        assert!(use_connection(&mut connection).await.starts_with("HTTP/1.1 200"));
+        held.push(connection);
+    }
+    assert!(up_from("127.0.0.3", target).await.starts_with("HTTP/1.1 503"), "a fourth connection in use from one address is over its cap");
+    assert!(up_from("127.0.0.4", target).await.starts_with("HTTP/1.1 200"), "another address has its own cap");
+    drop(held);
+    stack.stop().await;
+}
+
+/// Sends `GET /up` as the proxy would for `client` and reads the answer.
+async fn up_for(client: &str, connection: &mut TcpStream) -> String {
+    let request = format!("GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: {client}\r\n\r\n");
+    connection.write_all(request.as_bytes()).await.unwrap();
+    let mut buffer = [0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), connection.read(&mut buffer)).await.expect("answered").unwrap();
+    String::from_utf8_lossy(&buffer[..read]).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_the_cap_counts_each_forwarded_client() {
+    let stack = Stack::start(|config| {
+        config.trusted_proxies = TrustedProxies::parse("127.0.0.1").unwrap();
+        config.limits.max_per_address = 2;
+        config.limits.request_timeout = Duration::from_secs(3);
+    })
+    .await;
+    let target = stack.gateway.addr;
+    // The proxy's own connections are not capped by its address.
+    let mut pooled = Vec::new();
+    for _ in 0..4 {
+        let mut connection = connect_from("127.0.0.1", target).await;
+        assert!(use_connection(&mut connection).await.starts_with("HTTP/1.1 200"));
+        pooled.push(connection);
+    }
+    // One client holds two requests open (bodies that never come)...
+    let token = stack.core.source_token("docs").await;
+    for connection in pooled.iter_mut().take(2) {
+        let head = format!(
+            "POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 203.0.113.9\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+        );
+        connection.write_all(head.as_bytes()).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // ...so its third waits its turn, while another client behind the same proxy is served.
+    let over = up_for("203.0.113.9", &mut pooled[2]).await;
+    assert!(over.starts_with("HTTP/1.1 503") && over.to_lowercase().contains("retry-after"), "{over}");
+    assert!(up_for("198.51.100.7", &mut pooled[3]).await.starts_with("HTTP/1.1 200"));
     stack.stop().await;
 }
 
@@ -300,7 +414,7 @@ async fn every_reply_carries_the_security_headers_and_errors_are_never_plain_tex
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_providers_mixed_case_name_is_one_user() {
-    let stack = Stack::start(|config| config.trusted_proxies = vec![IpRange::parse("127.0.0.0/8").unwrap()]).await;
+    let stack = Stack::start(|config| config.trusted_proxies = TrustedProxies::parse("127.0.0.0/8").unwrap()).await;
     let json = ("content-type", "application/json");
     let (status, _, body) =
         stack.send(Method::POST, "/me/events", &[("x-remote-user", "Anna"), json], Some(r#"{"title": "Visa", "due_at": "2026-12-14"}"#)).await;

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 
 use hado_runtime::process::{self, ConfigError, Lookup, core_url};
-use hado_runtime::{AllowedHosts, Limits};
+use hado_runtime::{AllowedHosts, Limits, TrustedProxies};
 
 pub use hado_runtime::process::DEFAULT_CORE_URL;
 pub use hado_runtime::process::DEFAULT_MCP_ADDR;
@@ -22,8 +22,11 @@ pub struct McpConfig {
     pub allowed_hosts: AllowedHosts,
     /// Calls a minute allowed per agent token (`HADO_MCP_RATE_LIMIT`).
     pub calls_per_minute: u32,
-    /// Timeouts and the connection cap, as for gateway-http.
+    /// Timeouts and the connection caps, as for gateway-http.
     pub limits: Limits,
+    /// The proxies in front (`HADO_TRUSTED_PROXIES`), whose
+    /// `X-Forwarded-For` names the client every per-address limit counts.
+    pub trusted_proxies: TrustedProxies,
     /// This server's public address (`HADO_PUBLIC_URL`): the issuer agents
     /// sign in with and the base of the resource URL. Without it, the
     /// `Host` a client named (one the gateway serves), over http.
@@ -50,6 +53,7 @@ impl McpConfig {
             allowed_hosts: AllowedHosts::from_lookup(lookup)?,
             calls_per_minute: process::positive_number(lookup, "HADO_MCP_RATE_LIMIT", DEFAULT_RATE_LIMIT)?,
             limits: Limits::from_lookup(lookup)?,
+            trusted_proxies: TrustedProxies::from_lookup(lookup)?,
             web_url: process::url(lookup, "HADO_WEB_URL")?.or_else(|| public_url.clone()).unwrap_or_else(|| DEFAULT_WEB_URL.to_owned()),
             public_url,
         })
@@ -63,6 +67,7 @@ impl McpConfig {
             allowed_hosts: AllowedHosts::loopback(),
             calls_per_minute: DEFAULT_RATE_LIMIT,
             limits: Limits::default(),
+            trusted_proxies: TrustedProxies::default(),
             public_url: None,
             web_url: DEFAULT_WEB_URL.to_owned(),
         }

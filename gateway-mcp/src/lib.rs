@@ -87,7 +87,7 @@ pub async fn run(config: McpConfig, listener: TcpListener, shutdown: impl Future
         shutdown.await;
         stopping.cancel();
     };
-    hado_runtime::serve(listener, app, config.limits, shutdown).await.map_err(RunError::Serve)
+    hado_runtime::serve(listener, app, config.limits, config.trusted_proxies.clone(), shutdown).await.map_err(RunError::Serve)
 }
 
 /// Serves one agent over stdin/stdout until the client closes them: for

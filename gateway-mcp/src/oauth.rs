@@ -26,8 +26,8 @@ use serde_json::json;
 use tonic::transport::Channel;
 
 use hado_proto::v1::{self, o_auth_client::OAuthClient};
-use hado_runtime::AllowedHosts;
 use hado_runtime::per_minute::PerMinute;
+use hado_runtime::{AllowedHosts, ClientAddress};
 
 use crate::core_link::{Core, Failure};
 use crate::{MCP_PATH, guard};
@@ -217,9 +217,11 @@ pub(crate) async fn authorization_server(State(sign_in): State<SignIn>, headers:
     counted(AUTHORIZATION_SERVER_PATH, "GET", Json(document).into_response())
 }
 
-/// The caller's address, for the rate limits.
-fn peer(request: &Request) -> IpAddr {
-    request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip()).unwrap_or(IpAddr::from([127, 0, 0, 1]))
+/// The caller's address, for the rate limits: the client behind a trusted
+/// proxy, else the peer (`hado_runtime::serve` names it on every request).
+fn client(request: &Request) -> IpAddr {
+    let named = request.extensions().get::<ClientAddress>().map(|client| client.0);
+    named.or_else(|| request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip())).unwrap_or(IpAddr::from([127, 0, 0, 1]))
 }
 
 /// What a write route expects of a request: its allowance per address, its
@@ -235,7 +237,7 @@ struct Door<'a> {
 /// address's allowance, the body's type, and at most 16 KiB of it, in that
 /// order and before core is asked. Its headers and body, or the refusal.
 async fn admit_body(sign_in: &SignIn, door: Door<'_>, request: Request) -> Result<(HeaderMap, axum::body::Bytes), Response> {
-    sign_in.admit(request.headers(), request.uri()).and_then(|()| door.limit.take(peer(&request), door.what)).map_err(IntoResponse::into_response)?;
+    sign_in.admit(request.headers(), request.uri()).and_then(|()| door.limit.take(client(&request), door.what)).map_err(IntoResponse::into_response)?;
     let (parts, body) = request.into_parts();
     let content_type = parts.headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).and_then(|value| value.split(';').next()).unwrap_or("");
     if !content_type.trim().eq_ignore_ascii_case(door.content_type) {

@@ -27,6 +27,9 @@ pub enum HostRefusal {
     /// A host this gateway was not configured to serve.
     #[error("host {0} is not served here; the operator can add it to HADO_ALLOWED_HOSTS")]
     NotServed(String),
+    /// A request target in absolute form whose host is not its `Host`.
+    #[error("the request target and the Host header name different hosts")]
+    Conflicting,
 }
 
 impl AllowedHosts {
@@ -68,13 +71,24 @@ impl AllowedHosts {
         self.names.iter().any(|name| name == host)
     }
 
-    /// The request's host when it is one this gateway serves.
+    /// The request's host when it is one this gateway serves. A request
+    /// in absolute form (`GET http://host/path`) names its host twice; RFC
+    /// 9112 section 3.2.2 has the target's win, and a proxy in front may
+    /// read either, so both must name the same served host.
     pub fn admit(&self, headers: &HeaderMap, uri: &Uri) -> Result<String, HostRefusal> {
-        let authority = match headers.get(HOST) {
-            Some(value) => value.to_str().ok().map(str::to_owned),
-            None => uri.authority().map(|authority| authority.as_str().to_owned()),
+        let header = match headers.get(HOST) {
+            Some(value) => Some(value.to_str().ok().and_then(host_of_authority).ok_or(HostRefusal::Missing)?),
+            None => None,
         };
-        let host = authority.as_deref().and_then(host_of_authority).ok_or(HostRefusal::Missing)?;
+        let target = match uri.authority() {
+            Some(authority) => Some(host_of_authority(authority.as_str()).ok_or(HostRefusal::Missing)?),
+            None => None,
+        };
+        let host = match (header, target) {
+            (Some(header), Some(target)) if header != target => return Err(HostRefusal::Conflicting),
+            (Some(host), _) | (None, Some(host)) => host,
+            (None, None) => return Err(HostRefusal::Missing),
+        };
         if self.serves(&host) { Ok(host) } else { Err(HostRefusal::NotServed(host)) }
     }
 
@@ -138,6 +152,20 @@ mod tests {
         assert_eq!(hosts(&[("HADO_PUBLIC_URL", "hado.example.com")]).unwrap_err().variable, "HADO_PUBLIC_URL");
         assert_eq!(hosts(&[("HADO_ALLOWED_HOSTS", "https://x.org")]).unwrap_err().variable, "HADO_ALLOWED_HOSTS");
         assert_eq!(hosts(&[("HADO_ALLOWED_HOSTS", "x.org:80")]).unwrap_err().variable, "HADO_ALLOWED_HOSTS");
+    }
+
+    #[test]
+    fn an_absolute_target_cannot_name_a_second_host() {
+        let allowed = hosts(&[]).unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(HOST, "127.0.0.1:8080".parse().unwrap());
+        let smuggled: Uri = "http://attacker.example/me".parse().unwrap();
+        assert_eq!(allowed.admit(&headers, &smuggled), Err(HostRefusal::Conflicting));
+        let same: Uri = "http://127.0.0.1:8080/me".parse().unwrap();
+        assert_eq!(allowed.admit(&headers, &same), Ok("127.0.0.1".to_owned()));
+        let unserved: Uri = "http://attacker.example/me".parse().unwrap();
+        assert_eq!(allowed.admit(&HeaderMap::new(), &unserved), Err(HostRefusal::NotServed("attacker.example".into())));
+        assert_eq!(allowed.admit(&headers, &"/me".parse().unwrap()), Ok("127.0.0.1".to_owned()));
     }
 
     #[test]

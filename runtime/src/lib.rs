@@ -3,7 +3,8 @@
 //! person reads in both languages (`words`) and how a due moment reads
 //! (`wording`), and, for the gateways (feature
 //! `gateway`), their channel to core (`client`), the host names they serve
-//! (`hosts`), a short memory of tokens core accepted (`known_tokens`)
+//! (`hosts`), who a request's client is behind a trusted proxy
+//! (`proxies`), a short memory of tokens core accepted (`known_tokens`)
 //! and an HTTP server that bounds how long a client may take and
 //! how many may be connected (`serve`). See ARCHITECTURE.md.
 
@@ -20,9 +21,13 @@ pub mod known_tokens;
 #[cfg(feature = "gateway")]
 pub mod per_minute;
 #[cfg(feature = "gateway")]
+pub mod proxies;
+#[cfg(feature = "gateway")]
 pub mod serve;
 
 #[cfg(feature = "gateway")]
 pub use hosts::{AllowedHosts, HostRefusal};
 #[cfg(feature = "gateway")]
-pub use serve::{Limits, serve};
+pub use proxies::TrustedProxies;
+#[cfg(feature = "gateway")]
+pub use serve::{ClientAddress, Limits, serve};

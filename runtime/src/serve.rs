@@ -1,19 +1,27 @@
-//! Owns how a gateway serves HTTP so that slow or idle clients cannot hold
-//! it: a deadline for a request's headers, one for the whole request (its
-//! body included), an idle timeout for kept-alive HTTP/1 and HTTP/2
-//! connections, and a cap on open connections past which a newcomer is
-//! answered 503 at once instead of waiting for `accept` to fail. axum's own
-//! `serve` has none of these knobs, so the accept loop is written here on
-//! hyper-util's connection builder, as axum's "serve with hyper" example does.
+//! Owns how a gateway serves HTTP so that slow, idle or many clients cannot
+//! hold it: a deadline for a connection's first request that starts at
+//! accept (a socket that never sends a byte is closed too), a deadline for
+//! each later request's headers, one for the whole request (its body
+//! included), an idle timeout between requests on kept-alive HTTP/1 and
+//! HTTP/2 connections, and caps on open connections, in all and per client
+//! address. Past a cap, the oldest connection that has not yet sent a whole
+//! request makes room for the newcomer; only when there is none is the
+//! newcomer answered 503 at once. axum's own `serve` has none of these
+//! knobs, and hyper-util's builder and tower's timeouts start their clocks
+//! only once bytes arrive or a request exists, so the accept loop is
+//! written here on hyper-util's connection builder, as axum's "serve with
+//! hyper" example does.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::process::{ConfigError, Lookup, positive_number};
+use crate::proxies::TrustedProxies;
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::CONNECTION;
@@ -25,7 +33,6 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
@@ -33,7 +40,8 @@ use tower::ServiceExt;
 /// How long a client may take and how many may be connected at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// From a connection's first byte of a request to the end of its
+    /// From accept to the end of a connection's first request's headers,
+    /// and from the first byte of each later request to the end of its
     /// headers (`HADO_HEADER_TIMEOUT`, seconds).
     pub header_timeout: Duration,
     /// From the end of the headers to the end of the reply, the body's
@@ -45,11 +53,21 @@ pub struct Limits {
     /// Open connections at most; more are answered 503
     /// (`HADO_MAX_CONNECTIONS`). Keep it below the process's open-file limit.
     pub max_connections: usize,
+    /// Open connections from one client address at most, and requests at
+    /// once from one client behind a trusted proxy
+    /// (`HADO_MAX_CONNECTIONS_PER_ADDRESS`).
+    pub max_per_address: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { header_timeout: Duration::from_secs(10), request_timeout: Duration::from_secs(30), idle_timeout: Duration::from_secs(60), max_connections: 512 }
+        Self {
+            header_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 512,
+            max_per_address: 64,
+        }
     }
 }
 
@@ -64,17 +82,32 @@ impl Limits {
             request_timeout: seconds("HADO_REQUEST_TIMEOUT", defaults.request_timeout)?,
             idle_timeout: seconds("HADO_IDLE_TIMEOUT", defaults.idle_timeout)?,
             max_connections: positive_number(lookup, "HADO_MAX_CONNECTIONS", defaults.max_connections as u32)? as usize,
+            max_per_address: positive_number(lookup, "HADO_MAX_CONNECTIONS_PER_ADDRESS", defaults.max_per_address as u32)? as usize,
         })
     }
 }
 
+/// The client a request comes from: the peer, or behind a trusted proxy
+/// the address it forwarded for. Every request carries it as an extension,
+/// so that the gateways' per-address limits count clients, not the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientAddress(pub IpAddr);
+
 /// Serves `router` on `listener` within `limits` until `shutdown`
 /// resolves; then stops accepting, lets requests in flight finish (each is
 /// bounded by the request timeout) and returns. Handlers see the peer's
-/// address as `ConnectInfo<SocketAddr>`.
-pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+/// address as `ConnectInfo<SocketAddr>` and the client's as
+/// [`ClientAddress`]; connections from `proxies` are not capped per
+/// address, their requests are, per forwarded client.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    proxies: TrustedProxies,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let router = router.layer(axum::middleware::from_fn_with_state(limits.request_timeout, request_deadline));
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let registry = Arc::new(Registry::new(limits, proxies));
     let connections = TaskTracker::new();
     let stopping = CancellationToken::new();
     tokio::pin!(shutdown);
@@ -94,11 +127,11 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdo
         };
         // Replies go out whole at once: no waiting on the client's delayed ACK.
         let _ = stream.set_nodelay(true);
-        match permits.clone().try_acquire_owned() {
-            Ok(permit) => {
-                connections.spawn(connection(stream, peer, router.clone(), limits, stopping.clone(), permit));
+        match registry.open(peer.ip()) {
+            Some(entry) => {
+                connections.spawn(connection(stream, peer, router.clone(), limits, stopping.clone(), entry));
             }
-            Err(_) => {
+            None => {
                 metrics::counter!("hado_http_connections_shed_total").increment(1);
                 connections.spawn(shed(stream));
             }
@@ -110,12 +143,156 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdo
     Ok(())
 }
 
+/// Every open connection, by client address, and the requests open now
+/// per client behind a trusted proxy.
+struct Registry {
+    limits: Limits,
+    proxies: TrustedProxies,
+    state: Mutex<Open>,
+}
+
+#[derive(Default)]
+struct Open {
+    next_id: u64,
+    connections: HashMap<u64, Held>,
+    per_address: HashMap<IpAddr, usize>,
+    proxied_requests: HashMap<IpAddr, usize>,
+}
+
+/// One open connection as the registry sees it.
+struct Held {
+    address: Option<IpAddr>,
+    activity: Arc<Activity>,
+    /// Cancelled to close the connection and make room.
+    evict: CancellationToken,
+}
+
+/// A connection's place in the registry, given up when it ends.
+struct Entry {
+    registry: Arc<Registry>,
+    id: u64,
+    activity: Arc<Activity>,
+    evict: CancellationToken,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        self.registry.close(self.id);
+    }
+}
+
+impl Registry {
+    fn new(limits: Limits, proxies: TrustedProxies) -> Self {
+        Self { limits, proxies, state: Mutex::new(Open::default()) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Admits a connection from `peer`, making room past a cap by evicting
+    /// the oldest connection (of that address, or of anyone) that has not
+    /// yet sent a whole request; `None` when there is no room to make.
+    fn open(self: &Arc<Self>, peer: IpAddr) -> Option<Entry> {
+        // A trusted proxy carries many clients' requests over a few
+        // connections; its requests are counted per client instead.
+        let address = (!self.proxies.trusts(peer)).then_some(peer);
+        let mut open = self.lock();
+        if let Some(address) = address
+            && open.per_address.get(&address).copied().unwrap_or(0) >= self.limits.max_per_address
+        {
+            open.evict_oldest_unused(Some(address))?;
+        }
+        if open.connections.len() >= self.limits.max_connections {
+            open.evict_oldest_unused(None)?;
+        }
+        open.next_id += 1;
+        let id = open.next_id;
+        let activity = Arc::new(Activity::new());
+        let evict = CancellationToken::new();
+        open.connections.insert(id, Held { address, activity: activity.clone(), evict: evict.clone() });
+        if let Some(address) = address {
+            *open.per_address.entry(address).or_default() += 1;
+        }
+        Some(Entry { registry: self.clone(), id, activity, evict })
+    }
+
+    fn close(&self, id: u64) {
+        let mut open = self.lock();
+        open.forget(id);
+    }
+
+    /// Counts a request from `client` behind a trusted proxy; `None` when
+    /// that client already has as many open as a connection cap allows.
+    fn proxied_request(self: &Arc<Self>, client: IpAddr) -> Option<ProxiedRequest> {
+        let mut open = self.lock();
+        let count = open.proxied_requests.entry(client).or_default();
+        if *count >= self.limits.max_per_address {
+            return None;
+        }
+        *count += 1;
+        Some(ProxiedRequest { registry: self.clone(), client })
+    }
+}
+
+impl Open {
+    /// Closes the oldest connection of `address` (or of anyone) that has
+    /// not yet sent a whole request. Such a connection is either a client
+    /// that has just connected, or one holding a socket without using it;
+    /// the oldest is the most likely to be the second.
+    fn evict_oldest_unused(&mut self, address: Option<IpAddr>) -> Option<()> {
+        let (&id, _) = self
+            .connections
+            .iter()
+            .filter(|(_, held)| address.is_none_or(|address| held.address == Some(address)) && !held.activity.has_requested())
+            .min_by_key(|(id, _)| **id)?;
+        if let Some(held) = self.connections.get(&id) {
+            held.evict.cancel();
+        }
+        metrics::counter!("hado_http_connections_evicted_total").increment(1);
+        self.forget(id);
+        Some(())
+    }
+
+    fn forget(&mut self, id: u64) {
+        let Some(held) = self.connections.remove(&id) else { return };
+        if let Some(address) = held.address
+            && let Some(count) = self.per_address.get_mut(&address)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.per_address.remove(&address);
+            }
+        }
+    }
+}
+
+/// A request counted against its client behind a trusted proxy.
+struct ProxiedRequest {
+    registry: Arc<Registry>,
+    client: IpAddr,
+}
+
+impl Drop for ProxiedRequest {
+    fn drop(&mut self) {
+        let mut open = self.registry.lock();
+        if let Some(count) = open.proxied_requests.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                open.proxied_requests.remove(&self.client);
+            }
+        }
+    }
+}
+
+const AT_LIMIT: &str = "this server is at its connection limit; try again in a moment";
+
 /// Answers a connection over the cap with 503 and closes it.
 async fn shed(mut stream: TcpStream) {
-    const BODY: &str = r#"{"error":"this server is at its connection limit; try again in a moment"}"#;
+    let body = serde_json::json!({ "error": AT_LIMIT }).to_string();
     let reply = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{BODY}",
-        BODY.len()
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
+        body.len()
     );
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
         stream.write_all(reply.as_bytes()).await?;
@@ -137,9 +314,30 @@ struct Activity {
     started: Instant,
     open_requests: AtomicUsize,
     last_change: AtomicU64,
+    /// Whether a whole request (its headers) has arrived yet.
+    requested: AtomicBool,
 }
 
 impl Activity {
+    fn new() -> Self {
+        Self { started: Instant::now(), open_requests: AtomicUsize::new(0), last_change: AtomicU64::new(0), requested: AtomicBool::new(false) }
+    }
+
+    fn has_requested(&self) -> bool {
+        self.requested.load(Ordering::Relaxed)
+    }
+
+    fn begin_request(&self) {
+        self.requested.store(true, Ordering::Relaxed);
+        self.open_requests.fetch_add(1, Ordering::Relaxed);
+        self.touch();
+    }
+
+    fn end_request(&self) {
+        self.touch();
+        self.open_requests.fetch_sub(1, Ordering::Relaxed);
+    }
+
     fn touch(&self) {
         self.last_change.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
@@ -189,26 +387,77 @@ impl hyper::body::Body for ReadToEnd {
     }
 }
 
-async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits: Limits, stopping: CancellationToken, _permit: OwnedSemaphorePermit) {
-    let activity = Arc::new(Activity { started: Instant::now(), open_requests: AtomicUsize::new(0), last_change: AtomicU64::new(0) });
+/// A request open on a connection until its reply's body has been sent
+/// (or dropped): a streamed reply, such as an event stream, keeps its
+/// connection from counting as idle for as long as it flows.
+struct OpenRequest {
+    activity: Arc<Activity>,
+    _proxied: Option<ProxiedRequest>,
+}
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        self.activity.end_request();
+    }
+}
+
+/// A reply's body that holds its request open until it is done.
+struct ReplyBody {
+    body: axum::body::Body,
+    _open: OpenRequest,
+}
+
+impl hyper::body::Body for ReplyBody {
+    type Data = hyper::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(context)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits: Limits, stopping: CancellationToken, entry: Entry) {
+    let activity = entry.activity.clone();
     let watched = activity.clone();
+    let registry = entry.registry.clone();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        let client = registry.proxies.client(peer.ip(), request.headers());
         request.extensions_mut().insert(ConnectInfo(peer));
+        request.extensions_mut().insert(ClientAddress(client));
         let router = router.clone();
         let activity = watched.clone();
-        activity.open_requests.fetch_add(1, Ordering::Relaxed);
-        activity.touch();
+        activity.begin_request();
+        let proxied = registry.proxies.trusts(peer.ip()).then(|| registry.proxied_request(client));
         let http1 = request.version() < axum::http::Version::HTTP_2;
         let read = Arc::new(AtomicBool::new(request.body().is_end_stream()));
         let request = request.map(|body| axum::body::Body::new(ReadToEnd { body, read: read.clone() }));
         async move {
+            let open = match proxied {
+                Some(None) => {
+                    drop(OpenRequest { activity, _proxied: None });
+                    let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(serde_json::json!({ "error": AT_LIMIT }))).into_response();
+                    response.headers_mut().insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+                    return Ok::<_, Infallible>(response);
+                }
+                Some(Some(counted)) => OpenRequest { activity, _proxied: Some(counted) },
+                None => OpenRequest { activity, _proxied: None },
+            };
             let mut response = router.oneshot(request).await.unwrap_or_else(|never| match never {});
             if http1 && !read.load(Ordering::Acquire) {
                 response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             }
-            activity.touch();
-            activity.open_requests.fetch_sub(1, Ordering::Relaxed);
-            Ok::<_, Infallible>(response)
+            Ok::<_, Infallible>(response.map(|body| axum::body::Body::new(ReplyBody { body, _open: open })))
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -231,8 +480,11 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
     let mut close_within = in_flight_grace;
     let mut closing_since: Option<Instant> = None;
     loop {
+        // Until its first request's headers are in, a connection has the
+        // header deadline from accept; after that, the idle timeout.
         let wake = match closing_since {
             Some(since) => close_within.saturating_sub(since.elapsed()),
+            None if !activity.has_requested() => limits.header_timeout.saturating_sub(activity.started.elapsed()),
             None => limits.idle_timeout.saturating_sub(activity.idle_for()),
         };
         tokio::select! {
@@ -242,6 +494,7 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
                 }
                 return;
             }
+            () = entry.evict.cancelled() => return,
             () = stopping.cancelled(), if closing_since.is_none() => {
                 connection.as_mut().graceful_shutdown();
                 closing_since = Some(Instant::now());
@@ -249,6 +502,8 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
             () = tokio::time::sleep(wake.max(Duration::from_millis(10))) => match closing_since {
                 Some(since) if since.elapsed() >= close_within => return,
                 Some(_) => {}
+                // Nothing whole was asked: there is nobody to say goodbye to.
+                None if !activity.has_requested() && activity.started.elapsed() >= limits.header_timeout => return,
                 None if activity.idle_for() >= limits.idle_timeout => {
                     connection.as_mut().graceful_shutdown();
                     closing_since = Some(Instant::now());
@@ -287,5 +542,7 @@ mod tests {
         assert_eq!(error.variable, "HADO_MAX_CONNECTIONS");
         let error = Limits::from_lookup(&|variable| (variable == "HADO_IDLE_TIMEOUT").then(|| "0".to_owned())).unwrap_err();
         assert_eq!(error.variable, "HADO_IDLE_TIMEOUT");
+        let error = Limits::from_lookup(&|variable| (variable == "HADO_MAX_CONNECTIONS_PER_ADDRESS").then(|| "-1".to_owned())).unwrap_err();
+        assert_eq!(error.variable, "HADO_MAX_CONNECTIONS_PER_ADDRESS");
     }
 }

@@ -27,16 +27,18 @@ impl Default for AuthorizeLimit {
     }
 }
 
-/// Refuses an authorization request that is too long, or one past the
-/// person's allowance, before core is asked anything. A request naming no
-/// person goes on, to be refused as signed out.
+/// Refuses an authorization request that is too long, or an answer (Allow
+/// or Deny, a POST) past the person's allowance, before core is asked
+/// anything. Only answers count: another site can make a browser fetch the
+/// page, but not answer it, so page views cannot use the allowance up. A
+/// request naming no person goes on, to be refused as signed out.
 pub(crate) async fn limits(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let query = request.uri().query().map_or(0, str::len);
     let declared = request.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
     if query > MAX_REQUEST_BYTES || declared.is_some_and(|length| length > MAX_REQUEST_BYTES) {
         return message(StatusCode::PAYLOAD_TOO_LARGE, "This sign-in request is too long.", "Этот запрос на вход слишком длинный.");
     }
-    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0).filter(|_| request.method() == Method::POST);
     if let Some(InboxUser(login)) = peer.and_then(|peer| inbox_user(&state, peer, request.headers()).ok())
         && state.authorize_limit.0.take(&login).is_err()
     {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use common::Gateway;
 use hado_core::testing::{self, Backend, TestCore};
-use hado_gateway_http::config::IpRange;
+use hado_runtime::TrustedProxies;
 
 const CADDYFILE: &str = include_str!("../../../Caddyfile");
 const PASSWORD: &str = "correct horse battery staple";
@@ -84,7 +84,7 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     }
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let mut config = common::config(&core);
-    config.trusted_proxies = vec![IpRange::parse("127.0.0.1").unwrap()];
+    config.trusted_proxies = TrustedProxies::parse("127.0.0.1").unwrap();
     let gateway = Gateway::start(config).await;
     let gateway_addr = gateway.addr;
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use common::Gateway;
 use hado_core::testing::{Backend, TestCore};
-use hado_gateway_http::config::IpRange;
+use hado_runtime::TrustedProxies;
 
 /// How the gateway under test decides who the inbox's person is.
 #[derive(Clone, Copy)]
@@ -34,8 +34,8 @@ impl Stack {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
         let mut config = common::config(&core);
         config.trusted_proxies = match trust {
-            Trust::LoopbackProxy => vec![IpRange::parse("127.0.0.0/8").unwrap()],
-            Trust::OtherProxy | Trust::LocalUser => vec![IpRange::parse("10.0.0.1").unwrap()],
+            Trust::LoopbackProxy => TrustedProxies::parse("127.0.0.0/8").unwrap(),
+            Trust::OtherProxy | Trust::LocalUser => TrustedProxies::parse("10.0.0.1").unwrap(),
         };
         config.local_user = matches!(trust, Trust::LocalUser).then(|| "me".to_owned());
         config.mcp_url = Some("https://hado.example.com/mcp".into());

@@ -460,8 +460,10 @@ async fn a_core_outage_is_a_tool_error_and_passes_by_itself(backend: Backend) {
     stack.stop().await;
 }
 
-/// The same limits as gateway-http: headers that never end and a body
-/// that never comes are cut off, and a connection over the cap gets 503.
+/// The same limits as gateway-http: a socket that never sends a whole
+/// request is cut off at the header deadline from accept, a body that never
+/// comes gets 408, and a connection over the cap gets 503 once every held
+/// connection is in use.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_and_surplus_connections_are_cut_off() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -470,8 +472,9 @@ async fn slow_and_surplus_connections_are_cut_off() {
     config.limits = hado_runtime::Limits {
         header_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(2),
-        idle_timeout: Duration::from_secs(2),
+        idle_timeout: Duration::from_secs(4),
         max_connections: 2,
+        ..hado_runtime::Limits::default()
     };
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -492,13 +495,25 @@ async fn slow_and_surplus_connections_are_cut_off() {
     let silent = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut slow_headers = tokio::net::TcpStream::connect(addr).await.unwrap();
     slow_headers.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    read_all(slow_headers).await;
+    read_all(silent).await;
+    assert!(started.elapsed() < Duration::from_secs(3), "both held connections were cut off at the header deadline: {:?}", started.elapsed());
+
+    // Two kept-alive connections in use fill the cap; a third is refused.
+    let mut in_use = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(b"GET /.well-known/oauth-authorization-server HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
+        let mut buffer = [0u8; 4096];
+        let read = stream.read(&mut buffer).await.unwrap();
+        assert!(buffer[..read].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buffer[..read]));
+        in_use.push(stream);
+    }
     let mut surplus = tokio::net::TcpStream::connect(addr).await.unwrap();
     surplus.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
     assert!(read_all(surplus).await.starts_with("HTTP/1.1 503"));
-    read_all(slow_headers).await;
-    read_all(silent).await;
-    assert!(started.elapsed() < Duration::from_secs(8), "both held connections were cut off within the limits");
+    drop(in_use);
+    tokio::time::sleep(Duration::from_millis(200)).await;
 
     // A known token's body that never comes: 408 at the request deadline.
     let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
@@ -507,6 +522,42 @@ async fn slow_and_surplus_connections_are_cut_off() {
         format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{");
     slow_body.write_all(head.as_bytes()).await.unwrap();
     assert!(read_all(slow_body).await.starts_with("HTTP/1.1 408"));
+    let _ = shutdown.send(());
+    let _ = task.await;
+    core.stop().await;
+}
+
+/// An event stream is a request in progress for as long as it flows: the
+/// idle timeout, which closes kept-alive connections between requests,
+/// never cuts it off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_event_stream_outlives_the_idle_timeout() {
+    let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
+    let mut config = McpConfig::local(&core.url());
+    config.limits.idle_timeout = Duration::from_secs(1);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        hado_gateway_mcp::run(config, listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    let client = reqwest::Client::new();
+    let mut stream = client.get(format!("{base}/sse")).bearer_auth(&token).send().await.unwrap();
+    let first = String::from_utf8(stream.chunk().await.unwrap().unwrap().to_vec()).unwrap();
+    let endpoint = first.lines().find_map(|line| line.strip_prefix("data: ")).expect("an endpoint event").to_owned();
+    // Four idle timeouts pass with nothing to send: the stream stays open.
+    let quiet = tokio::time::timeout(Duration::from_secs(4), stream.chunk()).await;
+    assert!(quiet.is_err(), "the stream ended while open: {quiet:?}");
+    let posted = client.post(format!("{base}{endpoint}")).bearer_auth(&token).header("content-type", "application/json").body(INITIALIZE).send().await;
+    assert_eq!(posted.unwrap().status(), StatusCode::ACCEPTED);
+    let reply = tokio::time::timeout(Duration::from_secs(5), stream.chunk()).await.expect("a reply on the stream").unwrap().expect("the stream is open");
+    assert!(String::from_utf8_lossy(&reply).contains("serverInfo"));
+    drop(stream);
     let _ = shutdown.send(());
     let _ = task.await;
     core.stop().await;

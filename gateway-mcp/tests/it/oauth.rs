@@ -14,9 +14,10 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use hado_core::testing::{self, Backend, GATEWAY_TOKEN, TestCore};
-use hado_gateway_http::config::{HttpConfig, IpRange};
+use hado_gateway_http::config::HttpConfig;
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
+use hado_runtime::TrustedProxies;
 
 const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/sdk_oauth.py");
 
@@ -43,10 +44,11 @@ impl Stack {
         let http_config = HttpConfig {
             addr: web_listener.local_addr().unwrap(),
             // The test plays the sign-in proxy: it names the person.
-            trusted_proxies: vec![IpRange::parse("127.0.0.1").unwrap()],
+            trusted_proxies: TrustedProxies::parse("127.0.0.1").unwrap(),
             ..HttpConfig::local(&core.url(), GATEWAY_TOKEN)
         };
-        let mcp_config = McpConfig { web_url: web.clone(), ..McpConfig::local(&core.url()) };
+        // ...and stands in front of gateway-mcp too, naming each client.
+        let mcp_config = McpConfig { web_url: web.clone(), trusted_proxies: TrustedProxies::parse("127.0.0.1").unwrap(), ..McpConfig::local(&core.url()) };
         let mut stops = Vec::new();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -316,19 +318,40 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     let long = authorization(&client_id, &[("state", &"s".repeat(17 * 1024))]);
     let too_long = http.get(page_url(&stack, &long)).header("x-remote-user", "anna").send().await.unwrap();
     assert_eq!(too_long.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    // Only answers count against the allowance: another site can make a
+    // browser fetch the page, or post to it and be refused, but not use
+    // the person's allowance up.
     let mut pages = Vec::new();
     for _ in 0..32 {
-        pages.push(http.get(page_url(&stack, &authorization(&client_id, &[]))).header("x-remote-user", "bob").send().await.unwrap().status());
+        let page = http.get(page_url(&stack, &authorization(&client_id, &[]))).header("x-remote-user", "bob").header("sec-fetch-site", "cross-site");
+        pages.push(page.send().await.unwrap().status());
+        let mut form = authorization(&client_id, &[]);
+        form.push(("decision".into(), "deny".into()));
+        let forged = client().post(format!("{}/oauth/authorize", stack.web)).header("x-remote-user", "bob").header("origin", "https://evil.example");
+        pages.push(forged.form(&form).send().await.unwrap().status());
     }
-    assert_eq!((pages[0], pages.last()), (StatusCode::OK, Some(&StatusCode::TOO_MANY_REQUESTS)), "{pages:?}");
+    assert!(pages.chunks(2).all(|pair| pair == [StatusCode::OK, StatusCode::FORBIDDEN]), "{pages:?}");
+    let mut answers = Vec::new();
+    for _ in 0..32 {
+        let mut form = authorization(&client_id, &[]);
+        form.push(("decision".into(), "deny".into()));
+        answers.push(client().post(format!("{}/oauth/authorize", stack.web)).header("x-remote-user", "bob").form(&form).send().await.unwrap().status());
+    }
+    assert_eq!((answers[0].is_redirection(), answers.last()), (true, Some(&StatusCode::TOO_MANY_REQUESTS)), "{answers:?}");
 
-    // Registration is rate-limited per address before core is asked.
+    // Registration is rate-limited per client before core is asked: behind
+    // the trusted proxy, per the right-most address it forwarded for.
+    let register = |forwarded_for: &'static str| {
+        let request = http.post(format!("{}/register", stack.mcp)).header("x-forwarded-for", forwarded_for);
+        async move { request.json(&json!({ "redirect_uris": [REDIRECT] })).send().await.unwrap().status() }
+    };
     let mut statuses = Vec::new();
     for _ in 0..12 {
-        let reply = http.post(format!("{}/register", stack.mcp)).json(&json!({ "redirect_uris": [REDIRECT] })).send().await.unwrap();
-        statuses.push(reply.status());
+        statuses.push(register("192.0.2.1, 203.0.113.9").await);
     }
     assert_eq!(statuses.last(), Some(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+    assert_eq!(register("203.0.113.9").await, StatusCode::TOO_MANY_REQUESTS, "a spoofed left entry does not make a new client");
+    assert_eq!(register("198.51.100.7").await, StatusCode::CREATED, "another client behind the same proxy has its own allowance");
     stack.stop().await;
 }
 
