@@ -12,7 +12,7 @@ mod common;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use common::{HADO, Signal, free_port, signal};
+use common::{HADO, Running, Signal, free_port, signal, spawn};
 use hado_core::links::{LinkAction, LinkSigner, revision_of};
 use hado_core::testing::{Backend, TestDatabase};
 
@@ -30,48 +30,10 @@ const GATEWAY_TOKEN: &str = "gateway-secret-for-the-fault-check-0123456789";
 const LINK_SECRET: &str = "link-secret-for-the-fault-check-0123456789abc";
 const DUE: &str = "2031-03-14";
 
-/// A child process that is killed when the test lets go of it, so that a
-/// failing assertion leaves nothing running.
-struct Running(Child);
-
-impl Running {
-    fn id(&self) -> u32 {
-        self.0.id()
-    }
-
-    /// Asks the process to stop and waits for it.
-    fn stop(mut self) {
-        signal(self.0.id(), Signal::SIGTERM);
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
 struct Ports {
     grpc: u16,
     http: u16,
     mcp: u16,
-}
-
-fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -> Running {
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(folder.join(format!("{role}.log"))).unwrap();
-    let mut command = Command::new(HADO);
-    command.arg(role).current_dir(folder).stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
-    for variable in ["HADO_LOCAL_USER", "HADO_DATABASE_URL", "HADO_CORE_URL", "HADO_PUBLIC_URL", "HADO_ALLOWED_HOSTS", "HADO_METRICS_ADDR"] {
-        command.env_remove(variable);
-    }
-    for (name, value) in environment {
-        command.env(name, value);
-    }
-    Running(command.spawn().expect("hado starts"))
 }
 
 fn start_core(folder: &Path, ports: &Ports, database: &str) -> Running {

@@ -91,6 +91,10 @@ fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
     })
 }
 
+/// How long a caller is told to wait before retrying while storage is
+/// unavailable: about two of the health probe's rounds.
+const STORAGE_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl From<CoreError> for Status {
     fn from(error: CoreError) -> Self {
         status(error, None)
@@ -156,6 +160,13 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
         CoreError::PermissionDenied(message) => Status::permission_denied(message),
         CoreError::Unauthenticated(message) => Status::unauthenticated(message),
         CoreError::AlreadyExists(message) => Status::already_exists(message),
+        CoreError::Store(error) if error.is_unavailable() => {
+            tracing::warn!(%error, "storage is unavailable");
+            let mut details = ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", "hado", std::collections::HashMap::<String, String>::new());
+            details.set_retry_info(Some(STORAGE_RETRY));
+            let message = format!("core's storage cannot be reached or written right now; nothing was changed, retry in {} s", STORAGE_RETRY.as_secs());
+            Status::with_error_details(Code::Unavailable, message, details)
+        }
         CoreError::Store(error) => {
             tracing::error!(%error, "storage failed");
             Status::internal("core could not reach its storage; see core's log")

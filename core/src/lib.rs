@@ -61,12 +61,15 @@ pub async fn serve(engine: Arc<Engine>, config: &CoreConfig, listener: TcpListen
     let bot = telegram_bot(config);
     let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone(), bot.clone(), config.delivery_concurrency), stopped.clone()));
     let polling = match bot.clone() {
-        Some(bot) if !bot.webhook => Some(tokio::spawn(telegram::poll(engine.clone(), bot, stopped))),
+        Some(bot) if !bot.webhook => Some(tokio::spawn(telegram::poll(engine.clone(), bot, stopped.clone()))),
         _ => None,
     };
+    let (available, storage) = watch::channel(true);
+    let probing = tokio::spawn(probe_storage(engine.clone(), available, stopped));
     let credentials = grpc::Credentials { admin_token: config.admin_token.clone(), gateway_token: config.gateway_token.clone() };
-    let served = grpc::serve(engine.clone(), credentials, bot, listener, shutdown).await;
+    let served = grpc::serve(engine.clone(), credentials, bot, storage, listener, shutdown).await;
     let _ = stop.send(true);
+    let _ = probing.await;
     let _ = scheduler.await;
     let _ = deliveries.await;
     if let Some(polling) = polling {
@@ -74,6 +77,39 @@ pub async fn serve(engine: Arc<Engine>, config: &CoreConfig, listener: TcpListen
     }
     engine.close().await;
     Ok(served?)
+}
+
+/// Writes the storage's liveness row every second and says whether it can
+/// be written: false at once on an error, or after two probes in a row that
+/// took too long (one slow probe is a busy writer, not a lost one); true
+/// again at the first probe that succeeds. Each change is logged once.
+async fn probe_storage(engine: Arc<Engine>, available: watch::Sender<bool>, mut stopped: watch::Receiver<bool>) {
+    let mut slow_in_a_row = 0;
+    loop {
+        let verdict = engine.probe_storage().await;
+        let healthy = match &verdict {
+            Ok(()) => {
+                slow_in_a_row = 0;
+                true
+            }
+            Err(storage::StoreError::TimedOut) => {
+                slow_in_a_row += 1;
+                slow_in_a_row < 2 && *available.borrow()
+            }
+            Err(_) => false,
+        };
+        if healthy != *available.borrow() {
+            match &verdict {
+                Err(error) => tracing::error!(%error, "storage cannot be written; core reports NOT_SERVING until it can"),
+                Ok(()) => tracing::info!("storage can be written again; core reports SERVING"),
+            }
+            available.send_replace(healthy);
+        }
+        tokio::select! {
+            _ = stopped.changed() => return,
+            () = tokio::time::sleep(storage::PROBE_EVERY) => {}
+        }
+    }
 }
 
 /// Opens the database and serves until `shutdown`: what `hado-core` runs.

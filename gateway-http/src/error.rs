@@ -4,7 +4,7 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
@@ -105,6 +105,10 @@ impl IntoResponse for ApiError {
         let mut response = (self.status, axum::Json(self.body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        // Core or its storage is down for now: say when to try again.
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
         }
         response
     }

@@ -114,7 +114,11 @@ fn status_of(code: &str) -> StatusCode {
 
 fn from_core(core: &Core, status: &tonic::Status) -> Response {
     match core.explain(status) {
-        Failure::Unreachable(message) => error(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", &message),
+        Failure::Unreachable(message) => {
+            let mut response = error(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", &message);
+            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+            response
+        }
         failure => {
             tracing::warn!(reason = failure.message(), "core refused an OAuth call");
             error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "core refused the call; see the gateway's log")

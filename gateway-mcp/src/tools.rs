@@ -8,7 +8,9 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation, JsonObject, ServerCapabilities, ServerConfig,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::de::DeserializeOwned;
@@ -35,13 +37,29 @@ Call get_profile for the user's zone and current local time before resolving wor
 A recurring thing is separate events: create one per occurrence that matters now, not a rule.";
 
 /// A tool call that failed in a way the model can act on: sent back as a
-/// tool result with `isError: true` and the exact reason.
+/// tool result with `isError: true` and the exact reason. Core (or its
+/// storage) being down for now is not the tool's answer but the server's:
+/// a JSON-RPC error that says to retry, with `retry_after` in its data, so
+/// that a client's own retry logic sees it.
 #[derive(Debug)]
-pub(crate) struct ToolFailure(pub String);
+pub(crate) enum ToolFailure {
+    Refused(String),
+    Unavailable(String),
+}
+
+/// The JSON-RPC error code of a call to retry later: the first of the codes
+/// JSON-RPC leaves to servers, as the guard's refusals use it.
+const RETRY_LATER: ErrorCode = ErrorCode(-32000);
 
 impl IntoCallToolResult for ToolFailure {
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResult::error(vec![ContentBlock::text(self.0)]).into())
+        match self {
+            Self::Refused(message) => Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into()),
+            Self::Unavailable(message) => {
+                let data = serde_json::json!({ "retry_after": hado_runtime::client::RETRY_AFTER_SECONDS });
+                Err(ErrorData::new(RETRY_LATER, message, Some(data)))
+            }
+        }
     }
 }
 
@@ -75,7 +93,7 @@ impl HadoMcp {
     /// admitted, or the stdio session's.
     fn inbox(&self, context: &RequestContext<RoleServer>) -> Result<Inbox, ToolFailure> {
         let from_request = context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<AgentToken>());
-        let token = from_request.or(self.fixed_token.as_ref()).ok_or_else(|| ToolFailure("an agent bearer token is required".into()))?;
+        let token = from_request.or(self.fixed_token.as_ref()).ok_or_else(|| ToolFailure::Refused("an agent bearer token is required".into()))?;
         Ok(core_link::inbox(&self.core, token))
     }
 
@@ -97,7 +115,10 @@ impl HadoMcp {
                     verdict.refuse();
                 }
                 tracing::debug!(code = ?status.code(), "core refused a tool call");
-                Err(ToolFailure(with_codes(failure.message(), &status)))
+                Err(match failure {
+                    Failure::Unreachable(message) => ToolFailure::Unavailable(message),
+                    failure => ToolFailure::Refused(with_codes(failure.message(), &status)),
+                })
             }
         }
     }
@@ -253,7 +274,7 @@ impl HadoMcp {
     /// Runs the tool, once its arguments fit it.
     async fn dispatch(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         if let Some(problem) = misfit(&request.name, request.arguments.as_ref()) {
-            return ToolFailure(problem).into_call_tool_result();
+            return ToolFailure::Refused(problem).into_call_tool_result();
         }
         self.tool_router.call(ToolCallContext::new(self, request, context)).await
     }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use tonic::transport::channel::Change;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
+use tonic_types::StatusExt;
 
 use crate::process::ConfigError;
 
@@ -96,6 +97,10 @@ impl Core {
     pub fn explain(&self, status: &Status) -> Failure {
         match status.code() {
             Code::Unauthenticated => Failure::Unauthenticated(status.message().to_owned()),
+            // Core is up but its storage is not: core's own words say so.
+            Code::Unavailable if status.get_details_error_info().is_some_and(|info| info.reason == "STORAGE_UNAVAILABLE") => {
+                Failure::Unreachable(status.message().to_owned())
+            }
             Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown => Failure::Unreachable(format!(
                 "hado core at {} cannot be reached right now; the gateway reconnects by itself, so try again in a moment",
                 self.url
@@ -105,12 +110,17 @@ impl Core {
     }
 }
 
+/// How long a gateway tells a client to wait (`Retry-After`) when core or
+/// its storage cannot be reached.
+pub const RETRY_AFTER_SECONDS: u64 = 2;
+
 /// A call core did not answer with a result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
     /// Core did not accept the credential; its message says why.
     Unauthenticated(String),
-    /// Core is down or did not answer in time.
+    /// Core, or its storage, is down or did not answer in time: worth a
+    /// retry in a moment (`RETRY_AFTER_SECONDS`).
     Unreachable(String),
     /// Core refused: a validation error, not found, not the owner.
     Refused { code: Code, message: String },

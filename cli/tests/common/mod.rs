@@ -118,3 +118,44 @@ pub(crate) fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
     let _ = child.kill();
     panic!("the process did not stop");
 }
+
+/// A child process that is killed when the test lets go of it, so that a
+/// failing assertion leaves nothing running.
+pub(crate) struct Running(pub Child);
+
+impl Running {
+    pub(crate) fn id(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Asks the process to stop and waits for it.
+    pub(crate) fn stop(mut self) {
+        signal(self.0.id(), Signal::SIGTERM);
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Starts one process of Hado's (`core`, `gateway-http`, `gateway-mcp`) in
+/// `folder` with only `environment` of Hado's settings; its log goes to
+/// `folder/ROLE.log`.
+pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -> Running {
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(folder.join(format!("{role}.log"))).unwrap();
+    let mut command = Command::new(HADO);
+    command.arg(role).current_dir(folder).stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
+    for variable in ["HADO_LOCAL_USER", "HADO_DATABASE_URL", "HADO_CORE_URL", "HADO_PUBLIC_URL", "HADO_ALLOWED_HOSTS", "HADO_METRICS_ADDR"] {
+        command.env_remove(variable);
+    }
+    for (name, value) in environment {
+        command.env(name, value);
+    }
+    Running(command.spawn().expect("hado starts"))
+}

@@ -301,6 +301,11 @@ impl Engine {
         &self.store
     }
 
+    /// Whether storage can be written now: the liveness row, written.
+    pub(crate) async fn probe_storage(&self) -> Result<(), crate::storage::StoreError> {
+        self.store.probe(self.now().timestamp_millis()).await
+    }
+
     /// Which backend the database is (for core's start-up line).
     pub(crate) fn backend(&self) -> crate::storage::Backend {
         self.store.backend()

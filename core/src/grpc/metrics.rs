@@ -1,5 +1,7 @@
 //! Owns the gRPC metrics: every call counted by method and status code, and
-//! timed, as a tower layer around all of core's services.
+//! timed, as a tower layer around all of core's services. A path core does
+//! not serve is counted as `unknown`, so that the labels stay as few as the
+//! methods.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -40,7 +42,7 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let method = request.uri().path().to_owned();
+        let method = super::gate::method_label(request.uri().path());
         let started = Instant::now();
         let reply = self.inner.call(request);
         Box::pin(async move {

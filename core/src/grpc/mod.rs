@@ -4,6 +4,7 @@
 
 mod admin;
 pub(crate) mod auth;
+mod gate;
 mod inbox;
 mod ingest;
 mod links;
@@ -15,6 +16,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tonic::transport::server::TcpIncoming;
 
 use hado_proto::v1::admin_server::AdminServer;
@@ -33,6 +35,30 @@ async fn profile(engine: &Engine, user: &crate::storage::UserRecord) -> Result<h
     Ok(wire::profile(user, engine.now(), attention))
 }
 
+/// Keeps gRPC health (the whole server's, `""`, which `/up` asks, and each
+/// service's) SERVING while storage can be written and NOT_SERVING while
+/// it cannot, until the server goes.
+async fn follow_storage(reporter: tonic_health::server::HealthReporter, mut storage: watch::Receiver<bool>) {
+    use tonic_health::ServingStatus;
+    let services = [
+        "",
+        <InboxServer<inbox::InboxService> as tonic::server::NamedService>::NAME,
+        <IngestServer<ingest::IngestService> as tonic::server::NamedService>::NAME,
+        <AdminServer<admin::AdminService> as tonic::server::NamedService>::NAME,
+        <LinksServer<links::LinksService> as tonic::server::NamedService>::NAME,
+        <OAuthServer<oauth::OAuthService> as tonic::server::NamedService>::NAME,
+    ];
+    loop {
+        let status = if *storage.borrow_and_update() { ServingStatus::Serving } else { ServingStatus::NotServing };
+        for service in services {
+            reporter.set_service_status(service, status).await;
+        }
+        if storage.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
 /// Large enough for a full batch of 1000 events at their size limits, and
 /// for a too-long field to reach validation and get a precise error.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -43,15 +69,15 @@ pub(crate) async fn serve(
     engine: Arc<Engine>,
     credentials: Credentials,
     telegram: Option<crate::telegram::Bot>,
+    storage: watch::Receiver<bool>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    health_reporter.set_serving::<InboxServer<inbox::InboxService>>().await;
-    health_reporter.set_serving::<IngestServer<ingest::IngestService>>().await;
-    health_reporter.set_serving::<AdminServer<admin::AdminService>>().await;
-    health_reporter.set_serving::<LinksServer<links::LinksService>>().await;
-    health_reporter.set_serving::<OAuthServer<oauth::OAuthService>>().await;
+    // On Postgres, storage that is down answers every call at once; on
+    // SQLite a failed probe is a full disk, and reads go on.
+    let gate = gate::GateLayer::new((engine.backend() == crate::storage::Backend::Postgres).then(|| storage.clone()));
+    tokio::spawn(follow_storage(health_reporter, storage));
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -72,6 +98,7 @@ pub(crate) async fn serve(
     let admin = admin::AdminService { engine, credentials };
     tonic::transport::Server::builder()
         .layer(metrics::GrpcMetricsLayer)
+        .layer(gate)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -35,6 +35,7 @@ migrations![
     "20261201000007_attention_index",
     "20261202000008_oauth",
     "20261203000009_receivers",
+    "20261204000010_liveness",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -54,6 +54,7 @@ pub mod channels;
 pub(crate) mod deliveries;
 pub mod events;
 mod grouped;
+mod health;
 mod migrations;
 pub(crate) mod oauth;
 mod records;
@@ -61,6 +62,8 @@ mod sources;
 pub mod telegram;
 pub mod users;
 mod wal;
+
+pub use health::PROBE_EVERY;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -154,6 +157,12 @@ pub enum StoreError {
     /// The store was closed while a write waited.
     #[error("the database is closing")]
     Closed,
+    /// The database did not answer in time.
+    #[error("the database did not answer in time")]
+    TimedOut,
+    /// The SQLite database's disk has (almost) no space left.
+    #[error("the database's disk is full ({free} bytes free)")]
+    DiskFull { free: u64 },
     /// A stored value that validation would never have let in.
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
@@ -170,6 +179,8 @@ pub struct Store {
     options: AnyConnectOptions,
     /// SQLite's write-ahead log, copied into the file beside the writer.
     wal: Option<std::sync::Arc<wal::WalCheckpoints>>,
+    /// The SQLite database's file, whose file system the probe watches.
+    sqlite_file: Option<std::path::PathBuf>,
 }
 
 /// Connections the SQLite read pool holds; reads in WAL mode run beside the
@@ -246,7 +257,15 @@ impl Store {
         // One direct connection first: a pool would only report that it
         // timed out, where this names the cause (refused, unknown host, auth).
         sqlx::AnyConnection::connect_with(&options).await.map_err(StoreError::Connect)?.close().await.map_err(StoreError::Connect)?;
-        let pool_options = || AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        // A connection is waited for at most this long: on Postgres, one
+        // that cannot be had within two seconds means the database is down
+        // (or swamped), and the caller is better told so and to retry than
+        // kept waiting; SQLite's one writer is shared by a queue of calls.
+        let acquire_timeout = match backend {
+            Backend::Sqlite => Duration::from_secs(10),
+            Backend::Postgres => Duration::from_secs(2),
+        };
+        let pool_options = || discard_broken_transactions(AnyPoolOptions::new().acquire_timeout(acquire_timeout));
         let (reader, writer, wal) = match backend {
             Backend::Sqlite => {
                 // A SQLite connection is a file in this process and cannot
@@ -281,7 +300,8 @@ impl Store {
                 (pool.clone(), pool, None)
             }
         };
-        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options, wal })
+        let sqlite_file = (backend == Backend::Sqlite).then(|| sqlite_file(&url));
+        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options, wal, sqlite_file })
     }
 
     pub(crate) fn backend(&self) -> Backend {
@@ -322,8 +342,21 @@ impl Store {
     }
 }
 
-/// Adds `mode=rwc` (create when missing) to a SQLite URL and creates the
-/// database's folder.
+/// Closes a connection that comes back to its pool still inside a
+/// transaction instead of handing it out again. A `COMMIT` that fails (a
+/// full disk) can leave SQLite's connection with no transaction open while
+/// sqlx still counts one, and then every later `BEGIN` on it fails: the
+/// writer was wedged until a restart. A fresh connection starts clean.
+fn discard_broken_transactions(options: AnyPoolOptions) -> AnyPoolOptions {
+    options.after_release(|connection, _| {
+        Box::pin(async move {
+            // The rollback a dropped transaction queued runs first.
+            connection.ping().await?;
+            Ok(!connection.is_in_transaction())
+        })
+    })
+}
+
 /// The file and the query of a `sqlite://FILE?…` URL.
 fn sqlite_parts(url: &str) -> (&str, &str) {
     let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
@@ -335,6 +368,8 @@ pub fn sqlite_file(url: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(sqlite_parts(url).0)
 }
 
+/// Adds `mode=rwc` (create when missing) to a SQLite URL and creates the
+/// database's folder.
 fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
     let (path, query) = sqlite_parts(url);
     if path.is_empty() {

@@ -107,7 +107,10 @@ fn message(status: StatusCode, english: &str, russian: &str) -> Response {
 fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> Response {
     match state.core.explain(status) {
         Failure::Unreachable(_) => {
-            render(StatusCode::SERVICE_UNAVAILABLE, MessagePage { t, nav: None, message: t.core_down.into(), second: String::new(), second_words: None })
+            let mut page =
+                render(StatusCode::SERVICE_UNAVAILABLE, MessagePage { t, nav: None, message: t.core_down.into(), second: String::new(), second_words: None });
+            page.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+            page
         }
         failure => {
             let error = ApiError::from_core(&state.core, status);

@@ -434,20 +434,32 @@ async fn origin_host_size_and_rate_are_limited(backend: Backend) {
     stack.stop().await;
 }
 
-async fn a_core_outage_is_a_tool_error_and_passes_by_itself(backend: Backend) {
+/// While core cannot be reached, a tool call is answered with a JSON-RPC
+/// error that says to retry (not a tool result: the tool did not answer),
+/// and the calls succeed again by themselves once core is back.
+async fn a_core_outage_is_a_retry_error_and_passes_by_itself(backend: Backend) {
     let mut stack = Stack::start(&backend, 600).await;
     let client = stack.client(&stack.agent_token("anna").await).await;
     ok(call(&client, "create_event", json!({"title": "Passport", "due_at": "2027-01-10"})).await);
+    let list = || client.call_tool(CallToolRequestParams::new("list_events").with_arguments(serde_json::Map::new()));
 
     stack.core.pause().await;
-    let message = tool_error(call(&client, "list_events", json!({})).await);
-    assert!(message.contains("cannot be reached") && message.contains(&stack.core.url()), "{message}");
+    match list().await {
+        Err(rmcp::ServiceError::McpError(error)) => {
+            assert_eq!(error.code.0, -32000, "{error:?}");
+            assert!(error.message.contains("cannot be reached") && error.message.contains(&stack.core.url()), "{error:?}");
+            assert!(error.message.contains("try again"), "{error:?}");
+            assert_eq!(error.data, Some(json!({"retry_after": 2})));
+        }
+        other => panic!("expected a JSON-RPC error to retry, got {other:?}"),
+    }
 
     stack.core.resume().await;
     let mut listed = None;
     for _ in 0..100 {
-        let result = call(&client, "list_events", json!({})).await;
-        if result.is_error != Some(true) {
+        if let Ok(result) = list().await
+            && result.is_error != Some(true)
+        {
             listed = Some(ok(result));
             break;
         }
@@ -659,5 +671,5 @@ hado_core::on_both_backends!(
     every_tool_works_as_the_tokens_user,
     the_guard_answers_each_auth_case,
     origin_host_size_and_rate_are_limited,
-    a_core_outage_is_a_tool_error_and_passes_by_itself,
+    a_core_outage_is_a_retry_error_and_passes_by_itself,
 );

@@ -1,0 +1,381 @@
+//! The storage drills, as an operator meets them: core and both gateways as
+//! separate `hado` processes on loopback while their storage breaks under
+//! them and comes back.
+//!
+//! - A full disk (SQLite on a small tmpfs; mounting one needs root, so the
+//!   drill is skipped, visibly, without it): writes fail fast with 503 and
+//!   `Retry-After` (UNAVAILABLE over gRPC), health goes NOT_SERVING and
+//!   `/up` 503, and once space is freed both recover by themselves.
+//! - Storage that goes away (Postgres behind a loopback relay the test cuts
+//!   and restores, as a restart of Postgres looks to core): every call is
+//!   answered within a few seconds, 503 with `Retry-After` over REST,
+//!   UNAVAILABLE over gRPC, a JSON-RPC error that says to retry over MCP;
+//!   health follows; when the database is back, nothing needs a restart.
+//!
+//! In both, every write a client saw acknowledged is stored afterwards.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use common::{HADO, Running, free_port, spawn};
+use hado_core::testing::{Backend, TestDatabase, source_event, tool_available};
+use hado_proto::v1;
+
+const ADMIN_TOKEN: &str = "admin-secret-for-the-storage-drills-0123456789";
+const GATEWAY_TOKEN: &str = "gateway-secret-for-the-storage-drills-0123456789";
+const LINK_SECRET: &str = "link-secret-for-the-storage-drills-0123456789ab";
+const DUE: &str = "2031-03-14";
+/// The longest a call may take to be answered while storage is broken.
+const FAST: Duration = Duration::from_secs(4);
+/// The longest health may take to follow storage, either way.
+const HEALTH_FOLLOWS: Duration = Duration::from_secs(10);
+
+/// Core, gateway-http and gateway-mcp on `database`, with a source's token.
+struct Stack {
+    core: Running,
+    http: Running,
+    mcp: Running,
+    grpc_port: u16,
+    base: String,
+    mcp_url: String,
+    client: reqwest::Client,
+    source_token: String,
+    agent_token: String,
+    acknowledged: Vec<String>,
+}
+
+impl Stack {
+    async fn start(folder: &Path, database: &str) -> Self {
+        hado_core::install_tls_provider();
+        let (grpc_port, http_port, mcp_port) = (free_port(), free_port(), free_port());
+        let core_url = format!("http://127.0.0.1:{grpc_port}");
+        let core = spawn(
+            "core",
+            folder,
+            &[
+                ("HADO_DATABASE_URL", database.to_owned()),
+                ("HADO_GRPC_ADDR", format!("127.0.0.1:{grpc_port}")),
+                ("HADO_ADMIN_TOKEN", ADMIN_TOKEN.into()),
+                ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into()),
+                ("HADO_SECRET", LINK_SECRET.into()),
+            ],
+        );
+        let http = spawn(
+            "gateway-http",
+            folder,
+            &[("HADO_HTTP_ADDR", format!("127.0.0.1:{http_port}")), ("HADO_CORE_URL", core_url.clone()), ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into())],
+        );
+        let mcp = spawn("gateway-mcp", folder, &[("HADO_MCP_ADDR", format!("127.0.0.1:{mcp_port}")), ("HADO_CORE_URL", core_url.clone())]);
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
+        let base = format!("http://127.0.0.1:{http_port}");
+        let mut stack = Self {
+            core,
+            http,
+            mcp,
+            grpc_port,
+            base,
+            mcp_url: format!("http://127.0.0.1:{mcp_port}/mcp"),
+            client,
+            source_token: String::new(),
+            agent_token: String::new(),
+            acknowledged: Vec::new(),
+        };
+        stack.wait_for_up(StatusCode::OK, Duration::from_secs(60)).await;
+        let admin = |command: &[&str]| {
+            let output = Command::new(HADO).args(command).env("HADO_CORE_URL", &core_url).env("HADO_ADMIN_TOKEN", ADMIN_TOKEN).output().unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+            String::from_utf8(output.stdout).unwrap()
+        };
+        let token = |output: String, prefix: &str| output.split_whitespace().find(|word| word.starts_with(prefix)).expect("a token").to_owned();
+        stack.source_token = token(admin(&["source", "create", "drill"]), "hado_src_");
+        stack.agent_token = token(admin(&["agent-token", "anna"]), "hado_agent_");
+        stack
+    }
+
+    /// Waits until `/up` answers `status`; how long that took.
+    async fn wait_for_up(&self, status: StatusCode, within: Duration) -> Duration {
+        let started = Instant::now();
+        while started.elapsed() < within {
+            if self.client.get(format!("{}/up", self.base)).send().await.is_ok_and(|response| response.status() == status) {
+                return started.elapsed();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("/up did not answer {status} within {within:?}");
+    }
+
+    /// Pushes one batch of `size` events over REST; the status, its
+    /// `Retry-After`, and how long the answer took. Acknowledged refs are kept.
+    async fn push(&mut self, label: &str, size: usize) -> (StatusCode, Option<String>, Duration) {
+        let refs: Vec<String> = (0..size).map(|item| format!("{label}-{}-{item}", self.acknowledged.len())).collect();
+        let events: Vec<Value> = refs
+            .iter()
+            .map(|source_ref| json!({"user": "anna", "ref": source_ref, "title": format!("Drill {source_ref} {}", "x".repeat(150)), "due_at": DUE}))
+            .collect();
+        let started = Instant::now();
+        let response =
+            self.client.post(format!("{}/api/events", self.base)).bearer_auth(&self.source_token).json(&json!({ "events": events })).send().await.unwrap();
+        let took = started.elapsed();
+        let status = response.status();
+        let retry_after = response.headers().get("retry-after").map(|value| value.to_str().unwrap().to_owned());
+        if status == StatusCode::OK {
+            self.acknowledged.extend(refs);
+        }
+        (status, retry_after, took)
+    }
+
+    /// One gRPC upsert straight to core; its status code and how long it took.
+    async fn grpc_push(&self) -> (tonic::Code, Duration) {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{}", self.grpc_port)).unwrap().connect().await.unwrap();
+        let token: tonic::metadata::MetadataValue<_> = format!("Bearer {}", self.source_token).parse().unwrap();
+        let mut ingest = v1::ingest_client::IngestClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
+            request.metadata_mut().insert("authorization", token.clone());
+            Ok(request)
+        });
+        let event = source_event("anna", "grpc-drill", "gRPC drill", DUE);
+        let started = Instant::now();
+        let code = match ingest.upsert_events(v1::UpsertEventsRequest { events: vec![event] }).await {
+            Ok(_) => tonic::Code::Ok,
+            Err(status) => status.code(),
+        };
+        (code, started.elapsed())
+    }
+
+    /// One MCP tool call that writes; the JSON-RPC reply and how long it took.
+    async fn mcp_create(&self) -> (Value, Duration) {
+        let request =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create_event", "arguments": {"title": "MCP drill", "due_at": DUE}}});
+        let started = Instant::now();
+        let response = self
+            .client
+            .post(&self.mcp_url)
+            .bearer_auth(&self.agent_token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&request)
+            .send()
+            .await
+            .unwrap();
+        (response.json().await.unwrap(), started.elapsed())
+    }
+
+    /// Every acknowledged ref is stored.
+    async fn assert_nothing_lost(&self) {
+        let mut stored = std::collections::HashSet::new();
+        for chunk in self.acknowledged.chunks(200) {
+            let query: String = chunk.iter().map(|source_ref| format!("&ref={source_ref}")).collect();
+            let listed: Value = self
+                .client
+                .get(format!("{}/api/events?user=anna{query}", self.base))
+                .bearer_auth(&self.source_token)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let events = listed["events"].as_array().unwrap_or_else(|| panic!("the source's events are listed: {listed}"));
+            stored.extend(events.iter().filter_map(|event| event["ref"].as_str().map(str::to_owned)));
+        }
+        let lost: Vec<&String> = self.acknowledged.iter().filter(|source_ref| !stored.contains(*source_ref)).collect();
+        assert!(lost.is_empty(), "{} of {} acknowledged events were lost: {lost:?}", lost.len(), self.acknowledged.len());
+    }
+
+    fn stop(self) {
+        for process in [self.core, self.http, self.mcp] {
+            process.stop();
+        }
+    }
+}
+
+/// Asserts what a broken storage must answer over each door: REST 503 with
+/// `Retry-After`, gRPC UNAVAILABLE, MCP a JSON-RPC error that says to retry;
+/// each within [`FAST`].
+async fn assert_fails_fast(stack: &mut Stack, label: &str) {
+    let (status, retry_after, took) = stack.push(label, 20).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "REST while storage is broken");
+    assert!(retry_after.is_some(), "a 503 says when to retry");
+    assert!(took < FAST, "REST answered after {took:?}");
+    let (code, took) = stack.grpc_push().await;
+    assert_eq!(code, tonic::Code::Unavailable, "gRPC while storage is broken");
+    assert!(took < FAST, "gRPC answered after {took:?}");
+    let (reply, took) = stack.mcp_create().await;
+    let message = reply["error"]["message"].as_str().unwrap_or_else(|| panic!("MCP answers a JSON-RPC error: {reply}"));
+    assert!(message.contains("retry") || message.contains("try again"), "{reply}");
+    assert!(reply["error"]["data"]["retry_after"].is_number(), "{reply}");
+    assert!(took < FAST, "MCP answered after {took:?}");
+}
+
+/// A tmpfs of `size` mounted on `folder` while it lives.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(folder: &Path, size: &str) -> Option<Self> {
+        let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(folder).output().ok()?;
+        mounted.status.success().then(|| Self(folder.to_owned()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).output();
+    }
+}
+
+/// Writes zeros to `file` until the file system is full.
+fn fill(file: &Path) {
+    use std::io::Write;
+    let mut filler = std::fs::File::create(file).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    while filler.write_all(&block).is_ok() {}
+    let small = vec![0u8; 512];
+    while filler.write_all(&small).is_ok() {}
+    let _ = filler.sync_all();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_writes_fast_and_recovers_by_itself() {
+    let test = "storage_faults::a_full_disk_fails_writes_fast_and_recovers_by_itself";
+    let folder = tempfile::tempdir().unwrap();
+    let disk = folder.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let mounted = Tmpfs::mount(&disk, "8m");
+    if !tool_available(test, mounted.is_some(), "root, to mount a small tmpfs for the database") {
+        return;
+    }
+    let mut stack = Stack::start(folder.path(), &format!("sqlite://{}/hado.db", disk.display())).await;
+    for round in 0..5 {
+        assert_eq!(stack.push(&format!("before{round}"), 50).await.0, StatusCode::OK);
+    }
+
+    fill(&disk.join("filler"));
+    // The first writes may still fit in pages SQLite already has; then they fail.
+    let mut refused = None;
+    for round in 0..200 {
+        let (status, retry_after, took) = stack.push(&format!("full{round}"), 50).await;
+        assert!(took < FAST, "a write on a full disk was answered after {took:?}");
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            assert!(retry_after.is_some(), "a 503 says when to retry");
+            refused = Some(round);
+            break;
+        }
+        assert_eq!(status, StatusCode::OK, "a write either succeeds or is refused as unavailable");
+    }
+    assert!(refused.is_some(), "writes never failed on a full disk");
+    let down_after = stack.wait_for_up(StatusCode::SERVICE_UNAVAILABLE, HEALTH_FOLLOWS).await;
+    assert_fails_fast(&mut stack, "full").await;
+    // Reads still work.
+    let listed = stack.client.get(format!("{}/api/events?user=anna&ref=before0-0-0", stack.base)).bearer_auth(&stack.source_token).send().await.unwrap();
+    assert_eq!(listed.status(), StatusCode::OK, "reads go on while the disk is full");
+
+    std::fs::remove_file(disk.join("filler")).unwrap();
+    let up_after = stack.wait_for_up(StatusCode::OK, HEALTH_FOLLOWS).await;
+    let mut recovered = false;
+    for round in 0..50 {
+        if stack.push(&format!("after{round}"), 50).await.0 == StatusCode::OK {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(recovered, "writes did not succeed again once space was back");
+    assert_eq!(stack.grpc_push().await.0, tonic::Code::Ok);
+    assert!(stack.mcp_create().await.0["result"]["structuredContent"]["id"].is_number());
+    stack.assert_nothing_lost().await;
+    eprintln!(
+        "full-disk drill: {} events acknowledged; /up said 503 {down_after:?} after the first refusal and 200 {up_after:?} after space was freed",
+        stack.acknowledged.len()
+    );
+    stack.stop();
+    drop(mounted);
+}
+
+/// A loopback relay in front of Postgres that the test can cut (every
+/// connection dropped, new ones refused) and restore, as a restart of the
+/// database looks to core.
+struct Relay {
+    port: u16,
+    upstream: String,
+    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+}
+
+impl Relay {
+    async fn start(upstream: &str) -> Self {
+        let relay = Self { port: free_port(), upstream: upstream.to_owned(), tasks: Arc::default() };
+        relay.restore().await;
+        relay
+    }
+
+    async fn restore(&self) {
+        let listener = TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
+        let (upstream, tasks) = (self.upstream.clone(), self.tasks.clone());
+        let accepting = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                let pipe = tokio::spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                tasks.lock().unwrap().push(pipe);
+            }
+        });
+        self.tasks.lock().unwrap().push(accepting);
+    }
+
+    fn cut(&self) {
+        for task in self.tasks.lock().unwrap().drain(..) {
+            task.abort();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
+    let Some(backend) = Backend::postgres("storage_faults::storage_that_goes_away_is_answered_fast_and_needs_no_restart") else { return };
+    let database = TestDatabase::create(&backend).await;
+    let (before_host, name) = database.url.rsplit_once('/').unwrap();
+    let upstream = before_host.rsplit_once('@').map_or(before_host, |(_, host)| host).trim_start_matches("postgres://").to_owned();
+    let upstream = if upstream.contains(':') { upstream } else { format!("{upstream}:5432") };
+    let relay = Relay::start(&upstream).await;
+    let user = before_host.trim_start_matches("postgres://").split_once('@').map_or("postgres", |(user, _)| user);
+    let through_relay = format!("postgres://{user}@127.0.0.1:{}/{name}", relay.port);
+
+    let folder = tempfile::tempdir().unwrap();
+    let mut stack = Stack::start(folder.path(), &through_relay).await;
+    for round in 0..5 {
+        assert_eq!(stack.push(&format!("before{round}"), 50).await.0, StatusCode::OK);
+    }
+
+    relay.cut();
+    assert_fails_fast(&mut stack, "down").await;
+    let down_after = stack.wait_for_up(StatusCode::SERVICE_UNAVAILABLE, HEALTH_FOLLOWS).await;
+    assert_fails_fast(&mut stack, "still-down").await;
+
+    relay.restore().await;
+    let up_after = stack.wait_for_up(StatusCode::OK, HEALTH_FOLLOWS).await;
+    for round in 0..5 {
+        let (status, _, _) = stack.push(&format!("after{round}"), 50).await;
+        assert_eq!(status, StatusCode::OK, "writes succeed again once the database is back, with no restart");
+    }
+    assert_eq!(stack.grpc_push().await.0, tonic::Code::Ok);
+    assert!(stack.mcp_create().await.0["result"]["structuredContent"]["id"].is_number());
+    stack.assert_nothing_lost().await;
+    eprintln!(
+        "storage-down drill: {} events acknowledged; /up said 503 {down_after:?} after the cut and 200 {up_after:?} after the restore",
+        stack.acknowledged.len()
+    );
+    stack.stop();
+    relay.cut();
+    database.drop_now().await;
+}

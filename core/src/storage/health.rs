@@ -1,0 +1,104 @@
+//! Owns whether core's storage can be reached and written right now. A
+//! probe writes one row every second; core's gRPC health follows the
+//! answer, so `/up` says 503 while Postgres is down or the disk is full and
+//! 200 again once it recovers, with no restart. What a failed statement
+//! means (storage gone, or a bug) is decided here too, so that the gRPC
+//! edge answers UNAVAILABLE, not INTERNAL, when a retry will help.
+
+use std::time::Duration;
+
+use super::{Store, StoreError};
+
+/// How often the probe writes.
+pub const PROBE_EVERY: Duration = Duration::from_secs(1);
+/// How long one probe may take; a probe that takes longer counts as failed.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Free space below which a SQLite database's disk counts as full: a small
+/// write may still fit in pages SQLite holds, but the next batch will not.
+const SQLITE_MIN_FREE_BYTES: u64 = 1024 * 1024;
+
+impl Store {
+    /// Writes the liveness row in a transaction of its own, on the writer:
+    /// it fails while the database cannot be reached or written.
+    pub async fn probe(&self, now_ms: i64) -> Result<(), StoreError> {
+        if let Some(file) = &self.sqlite_file
+            && let Some(free) = free_bytes(file)
+            && free < SQLITE_MIN_FREE_BYTES
+        {
+            return Err(StoreError::DiskFull { free });
+        }
+        let write = async {
+            let mut transaction = self.begin_write().await?;
+            sqlx::query("UPDATE liveness SET checked_at = $1 WHERE id = 1").bind(now_ms).execute(&mut *transaction).await?;
+            transaction.commit().await?;
+            Ok(())
+        };
+        tokio::time::timeout(PROBE_TIMEOUT, write).await.unwrap_or(Err(StoreError::TimedOut))
+    }
+}
+
+/// The space left to an unprivileged writer on the file system of `file`
+/// (or of its folder, before the file exists).
+fn free_bytes(file: &std::path::Path) -> Option<u64> {
+    let folder = file.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let stats = nix::sys::statvfs::statvfs(file).or_else(|_| nix::sys::statvfs::statvfs(folder)).ok()?;
+    Some(stats.blocks_available().saturating_mul(stats.fragment_size()))
+}
+
+impl StoreError {
+    /// Whether the database could not be reached or written (it is down,
+    /// restarting, out of disk or connections): a retry later can succeed,
+    /// unlike a statement that is wrong.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::TimedOut | Self::Closed | Self::Connect(_) | Self::DiskFull { .. } => true,
+            Self::Query(error) => unavailable(error),
+            Self::BadUrl(_) | Self::Migrate(_) | Self::Corrupt(_) => false,
+        }
+    }
+}
+
+fn unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(database) => {
+            let code = database.code().unwrap_or_default();
+            if database.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+                // SQLite's primary result codes, in the low byte of the
+                // extended ones: BUSY, LOCKED, READONLY, IOERR, FULL, CANTOPEN.
+                code.parse::<i32>().is_ok_and(|extended| matches!(extended & 0xff, 5 | 6 | 8 | 10 | 13 | 14))
+            } else {
+                // Postgres's SQLSTATE classes: connection exceptions (08),
+                // insufficient resources such as a full disk (53), an
+                // operator's intervention such as a shutdown (57P), a
+                // system error (58).
+                code.starts_with("08") || code.starts_with("53") || code.starts_with("57P") || code.starts_with("58")
+            }
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_connections_and_full_disks_are_unavailable_and_bad_statements_are_not() {
+        assert!(StoreError::Query(sqlx::Error::PoolTimedOut).is_unavailable());
+        assert!(StoreError::TimedOut.is_unavailable());
+        assert!(StoreError::Query(sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset))).is_unavailable());
+        assert!(!StoreError::Query(sqlx::Error::RowNotFound).is_unavailable());
+        assert!(!StoreError::Corrupt("x".into()).is_unavailable());
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_statement_error_is_not_unavailable() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::connect(&format!("sqlite://{}/probe.db", folder.path().display())).await.unwrap();
+        store.probe(1).await.unwrap();
+        let error = sqlx::query("INSERT INTO nowhere VALUES (1)").execute(store.writer()).await.unwrap_err();
+        assert!(!StoreError::Query(error).is_unavailable());
+        store.close().await;
+    }
+}
