@@ -78,7 +78,7 @@ impl Settings {
     /// Reads the data folder's secrets, generating any that are missing (once,
     /// readable by the owner only).
     pub(crate) fn ensure_secrets(&self) -> anyhow::Result<BTreeMap<String, String>> {
-        std::fs::create_dir_all(&self.data_dir).with_context(|| format!("cannot create {}", self.data_dir.display()))?;
+        make_private_folder(&self.data_dir)?;
         let path = self.secrets_path();
         let mut secrets = if path.exists() { read_secrets(&path)? } else { BTreeMap::new() };
         let missing: Vec<&str> = SECRET_VARIABLES.into_iter().filter(|variable| !secrets.contains_key(*variable)).collect();
@@ -117,12 +117,34 @@ fn write_secrets(path: &Path, secrets: &BTreeMap<String, String>) -> anyhow::Res
         }
     }
     let temporary = path.with_extension("env.tmp");
-    std::fs::write(&temporary, text).with_context(|| format!("cannot write {}", temporary.display()))?;
+    // Private from its first byte, not made so after it was written.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
     }
+    let written = options.open(&temporary).and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
+    written.with_context(|| format!("cannot write {}", temporary.display()))?;
     std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Creates `hado up`'s data folder readable by its owner only, and makes an
+/// existing one so: it holds the secrets and the database, whose channels
+/// hold each webhook's signing secret.
+fn make_private_folder(folder: &Path) -> anyhow::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        builder.mode(0o700);
+        builder.create(folder).with_context(|| format!("cannot create {}", folder.display()))?;
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700)).with_context(|| format!("cannot make {} private", folder.display()))?;
+    }
+    #[cfg(not(unix))]
+    builder.create(folder).with_context(|| format!("cannot create {}", folder.display()))?;
     Ok(())
 }

@@ -146,7 +146,7 @@ pub(crate) fn http_client() -> reqwest::ClientBuilder {
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
     hado_runtime::process::init_logging();
-    match hado_runtime::process::start_metrics(&hado_runtime::process::environment) {
+    match hado_runtime::metrics_endpoint::start(&hado_runtime::process::environment).await {
         Ok(Some(metrics)) => tracing::info!(%metrics, "core serves metrics at /metrics"),
         Ok(None) => {}
         Err(error) => {

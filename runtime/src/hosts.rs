@@ -1,12 +1,13 @@
 //! Owns which host names a gateway answers to. A web page can make a
 //! browser send requests to a loopback port under its own name (DNS
 //! rebinding); checking `Host` against a short list of names the operator
-//! chose closes that door. Both gateways use this one list: loopback names
-//! and addresses, the host of `HADO_PUBLIC_URL`, and `HADO_ALLOWED_HOSTS`.
+//! chose closes that door. Both gateways and every process's metrics
+//! listener use this one list: loopback names and addresses, the host of
+//! `HADO_PUBLIC_URL`, and `HADO_ALLOWED_HOSTS`.
 
 use crate::process::{ConfigError, Lookup, host_name, read};
-use axum::http::header::HOST;
-use axum::http::{HeaderMap, Uri};
+use http::header::HOST;
+use http::{HeaderMap, Uri};
 use url::Url;
 
 /// Names every gateway answers to, besides the configured ones.

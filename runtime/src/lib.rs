@@ -1,21 +1,22 @@
 //! How a Hado process runs, apart from the contract it speaks: reading
-//! `HADO_*` settings, logging, metrics and signals (`process`), every word a
+//! `HADO_*` settings, logging and signals (`process`), `/metrics` for
+//! Prometheus behind the same `Host` check as the gateways
+//! (`metrics_endpoint`, `hosts`), every word a
 //! person reads in both languages (`words`) and how a due moment reads
 //! (`wording`), and, for the gateways (feature
-//! `gateway`), their channel to core (`client`), the host names they serve
-//! (`hosts`), who a request's client is behind a trusted proxy
+//! `gateway`), their channel to core (`client`), who a request's client is behind a trusted proxy
 //! (`proxies`), a short memory of tokens core accepted (`known_tokens`)
 //! and an HTTP server that bounds how long a client may take and
 //! how many may be connected (`serve`). See ARCHITECTURE.md.
 
+pub mod hosts;
+pub mod metrics_endpoint;
 pub mod process;
 pub mod wording;
 pub mod words;
 
 #[cfg(feature = "gateway")]
 pub mod client;
-#[cfg(feature = "gateway")]
-pub mod hosts;
 #[cfg(feature = "gateway")]
 pub mod known_tokens;
 #[cfg(feature = "gateway")]
@@ -25,7 +26,6 @@ pub mod proxies;
 #[cfg(feature = "gateway")]
 pub mod serve;
 
-#[cfg(feature = "gateway")]
 pub use hosts::{AllowedHosts, HostRefusal};
 #[cfg(feature = "gateway")]
 pub use proxies::TrustedProxies;

@@ -130,22 +130,6 @@ pub fn init_logging() {
     let _ = if json { registry.with(layer.json()).try_init() } else { registry.with(layer).try_init() };
 }
 
-/// Serves Prometheus metrics at `http://HADO_METRICS_ADDR/metrics` when the
-/// variable is set; every `metrics::` counter, gauge and histogram of the
-/// process shows there. Without it nothing listens and recording is free.
-pub fn start_metrics(lookup: Lookup<'_>) -> Result<Option<SocketAddr>, ConfigError> {
-    let Some(text) = read(lookup, "HADO_METRICS_ADDR") else { return Ok(None) };
-    let addr: SocketAddr =
-        text.parse().map_err(|_| ConfigError { variable: "HADO_METRICS_ADDR", problem: format!("{text:?} is not an address such as 127.0.0.1:9464") })?;
-    let buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
-    metrics_exporter_prometheus::PrometheusBuilder::new()
-        .with_http_listener(addr)
-        .set_buckets_for_metric(metrics_exporter_prometheus::Matcher::Suffix("_seconds".into()), &buckets)
-        .and_then(|builder| builder.install())
-        .map_err(|error| ConfigError { variable: "HADO_METRICS_ADDR", problem: format!("cannot serve metrics on {addr}: {error}") })?;
-    Ok(Some(addr))
-}
-
 /// Runs a server process the same way for every binary: read its settings,
 /// listen on its address, serve until Ctrl-C or SIGTERM. A failure to start
 /// is one line naming the setting, and exit code 2.
@@ -167,7 +151,7 @@ where
             return ExitCode::from(2);
         }
     };
-    match start_metrics(&environment) {
+    match crate::metrics_endpoint::start(&environment).await {
         Ok(Some(metrics)) => tracing::info!(%metrics, "{name} serves metrics at /metrics"),
         Ok(None) => {}
         Err(error) => {

@@ -8,5 +8,6 @@ mod backup;
 #[path = "../common/mod.rs"]
 mod common;
 mod deploy;
+mod exposure;
 mod readme_tour;
 mod up;

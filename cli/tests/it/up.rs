@@ -57,11 +57,16 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     assert!(secrets.contains("HADO_ADMIN_TOKEN=") && secrets.contains("HADO_GATEWAY_TOKEN="));
     let values: Vec<&str> = secrets.lines().filter(|line| !line.starts_with('#')).filter_map(|line| line.split_once('=').map(|(_, value)| value)).collect();
     assert!(values.len() == 3 && values.iter().all(|value| value.len() == 64 && value.chars().all(|c| c.is_ascii_hexdigit())), "{values:?}");
+    // So are the data folder and the database's files (webhook secrets live there).
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&secrets_path).unwrap().permissions().mode() & 0o777, 0o600);
+        let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&secrets_path), 0o600);
+        assert_eq!(mode(&folder.path().join("hado-data")), 0o700, "the data folder");
+        for file in ["hado.db", "hado.db-wal", "hado.db-shm"] {
+            assert_eq!(mode(&folder.path().join("hado-data").join(file)), 0o600, "{file}");
+        }
     }
-    assert!(folder.path().join("hado-data/hado.db").exists());
 
     let created = hado(folder.path(), port).args(["source", "create", "docs"]).output().unwrap();
     assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));

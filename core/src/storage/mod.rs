@@ -59,6 +59,7 @@ mod migrations;
 pub(crate) mod oauth;
 mod records;
 mod sources;
+mod sqlite_files;
 pub mod telegram;
 pub mod users;
 mod wal;
@@ -76,6 +77,8 @@ pub(crate) use events::EventKey;
 pub(crate) use events::EventWrite;
 pub(crate) use grouped::NewEvent;
 pub(crate) use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
+use sqlite_files::prepare_sqlite_url;
+pub use sqlite_files::sqlite_file;
 
 /// Which database a [`Store`] talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,6 +236,10 @@ impl Store {
         connection.execute(SQLITE_SETUP).await?;
         sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&mut connection).await?;
         connection.close().await?;
+        // A backup holds what the database holds: its owner's alone.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+            .map_err(|error| StoreError::BadUrl(format!("cannot make {} private: {error}", file.display())))?;
         Ok(())
     }
 
@@ -357,39 +364,6 @@ fn discard_broken_transactions(options: AnyPoolOptions) -> AnyPoolOptions {
     })
 }
 
-/// The file and the query of a `sqlite://FILE?…` URL.
-fn sqlite_parts(url: &str) -> (&str, &str) {
-    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
-    rest.split_once('?').unwrap_or((rest, ""))
-}
-
-/// The database file a `sqlite://` URL names.
-pub fn sqlite_file(url: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(sqlite_parts(url).0)
-}
-
-/// Adds `mode=rwc` (create when missing) to a SQLite URL and creates the
-/// database's folder.
-fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
-    let (path, query) = sqlite_parts(url);
-    if path.is_empty() {
-        return Err(StoreError::BadUrl("the SQLite URL names no file, such as sqlite://hado-data/hado.db".into()));
-    }
-    if path != ":memory:"
-        && let Some(folder) = std::path::Path::new(path).parent().filter(|folder| !folder.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(folder).map_err(|error| StoreError::BadUrl(format!("cannot create the database folder {}: {error}", folder.display())))?;
-    }
-    let query = if query.split('&').any(|pair| pair.starts_with("mode=")) {
-        query.to_owned()
-    } else if query.is_empty() {
-        "mode=rwc".to_owned()
-    } else {
-        format!("{query}&mode=rwc")
-    };
-    Ok(format!("sqlite://{path}?{query}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,15 +417,5 @@ mod tests {
         assert_eq!((numbered.next(), numbered.rows(2, 2)), ("$1".to_owned(), "($2, $3), ($4, $5)".to_owned()));
         let mut anonymous = Placeholders { numbered: false, written: 0 };
         assert_eq!((anonymous.next(), anonymous.row(3)), ("?".to_owned(), "(?, ?, ?)".to_owned()));
-    }
-
-    #[test]
-    fn sqlite_urls_create_their_file() {
-        let folder = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}/nested/hado.db", folder.path().display());
-        assert_eq!(prepare_sqlite_url(&url).unwrap(), format!("{url}?mode=rwc"));
-        assert!(folder.path().join("nested").is_dir());
-        assert_eq!(prepare_sqlite_url("sqlite::memory:?cache=shared").unwrap(), "sqlite://:memory:?cache=shared&mode=rwc");
-        assert_eq!(prepare_sqlite_url("sqlite://x.db?mode=ro").unwrap(), "sqlite://x.db?mode=ro");
     }
 }

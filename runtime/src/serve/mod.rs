@@ -12,22 +12,27 @@
 //! written here on hyper-util's connection builder, as axum's "serve with
 //! hyper" example does.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::process::{ConfigError, Lookup, positive_number};
 use crate::proxies::TrustedProxies;
+
+mod bodies;
+mod caps;
+
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::CONNECTION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use bodies::{OpenRequest, ReadToEnd, ReplyBody};
+use caps::{Entry, Registry};
 use hyper::body::{Body as _, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -143,148 +148,6 @@ pub async fn serve(
     Ok(())
 }
 
-/// Every open connection, by client address, and the requests open now
-/// per client behind a trusted proxy.
-struct Registry {
-    limits: Limits,
-    proxies: TrustedProxies,
-    state: Mutex<Open>,
-}
-
-#[derive(Default)]
-struct Open {
-    next_id: u64,
-    connections: HashMap<u64, Held>,
-    per_address: HashMap<IpAddr, usize>,
-    proxied_requests: HashMap<IpAddr, usize>,
-}
-
-/// One open connection as the registry sees it.
-struct Held {
-    address: Option<IpAddr>,
-    activity: Arc<Activity>,
-    /// Cancelled to close the connection and make room.
-    evict: CancellationToken,
-}
-
-/// A connection's place in the registry, given up when it ends.
-struct Entry {
-    registry: Arc<Registry>,
-    id: u64,
-    activity: Arc<Activity>,
-    evict: CancellationToken,
-}
-
-impl Drop for Entry {
-    fn drop(&mut self) {
-        self.registry.close(self.id);
-    }
-}
-
-impl Registry {
-    fn new(limits: Limits, proxies: TrustedProxies) -> Self {
-        Self { limits, proxies, state: Mutex::new(Open::default()) }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Admits a connection from `peer`, making room past a cap by evicting
-    /// the oldest connection (of that address, or of anyone) that has not
-    /// yet sent a whole request; `None` when there is no room to make.
-    fn open(self: &Arc<Self>, peer: IpAddr) -> Option<Entry> {
-        // A trusted proxy carries many clients' requests over a few
-        // connections; its requests are counted per client instead.
-        let address = (!self.proxies.trusts(peer)).then_some(peer);
-        let mut open = self.lock();
-        if let Some(address) = address
-            && open.per_address.get(&address).copied().unwrap_or(0) >= self.limits.max_per_address
-        {
-            open.evict_oldest_unused(Some(address))?;
-        }
-        if open.connections.len() >= self.limits.max_connections {
-            open.evict_oldest_unused(None)?;
-        }
-        open.next_id += 1;
-        let id = open.next_id;
-        let activity = Arc::new(Activity::new());
-        let evict = CancellationToken::new();
-        open.connections.insert(id, Held { address, activity: activity.clone(), evict: evict.clone() });
-        if let Some(address) = address {
-            *open.per_address.entry(address).or_default() += 1;
-        }
-        Some(Entry { registry: self.clone(), id, activity, evict })
-    }
-
-    fn close(&self, id: u64) {
-        let mut open = self.lock();
-        open.forget(id);
-    }
-
-    /// Counts a request from `client` behind a trusted proxy; `None` when
-    /// that client already has as many open as a connection cap allows.
-    fn proxied_request(self: &Arc<Self>, client: IpAddr) -> Option<ProxiedRequest> {
-        let mut open = self.lock();
-        let count = open.proxied_requests.entry(client).or_default();
-        if *count >= self.limits.max_per_address {
-            return None;
-        }
-        *count += 1;
-        Some(ProxiedRequest { registry: self.clone(), client })
-    }
-}
-
-impl Open {
-    /// Closes the oldest connection of `address` (or of anyone) that has
-    /// not yet sent a whole request. Such a connection is either a client
-    /// that has just connected, or one holding a socket without using it;
-    /// the oldest is the most likely to be the second.
-    fn evict_oldest_unused(&mut self, address: Option<IpAddr>) -> Option<()> {
-        let (&id, _) = self
-            .connections
-            .iter()
-            .filter(|(_, held)| address.is_none_or(|address| held.address == Some(address)) && !held.activity.has_requested())
-            .min_by_key(|(id, _)| **id)?;
-        if let Some(held) = self.connections.get(&id) {
-            held.evict.cancel();
-        }
-        metrics::counter!("hado_http_connections_evicted_total").increment(1);
-        self.forget(id);
-        Some(())
-    }
-
-    fn forget(&mut self, id: u64) {
-        let Some(held) = self.connections.remove(&id) else { return };
-        if let Some(address) = held.address
-            && let Some(count) = self.per_address.get_mut(&address)
-        {
-            *count -= 1;
-            if *count == 0 {
-                self.per_address.remove(&address);
-            }
-        }
-    }
-}
-
-/// A request counted against its client behind a trusted proxy.
-struct ProxiedRequest {
-    registry: Arc<Registry>,
-    client: IpAddr,
-}
-
-impl Drop for ProxiedRequest {
-    fn drop(&mut self) {
-        let mut open = self.registry.lock();
-        if let Some(count) = open.proxied_requests.get_mut(&self.client) {
-            *count -= 1;
-            if *count == 0 {
-                open.proxied_requests.remove(&self.client);
-            }
-        }
-    }
-}
-
 const AT_LIMIT: &str = "this server is at its connection limit; try again in a moment";
 
 /// Answers a connection over the cap with 503 and closes it.
@@ -303,128 +166,6 @@ async fn shed(mut stream: TcpStream) {
         Ok::<(), std::io::Error>(())
     })
     .await;
-}
-
-/// What a connection is doing: requests open now, and when one last
-/// started or finished (milliseconds since the connection began). A
-/// connection is idle when no request is open and none has moved for the
-/// idle timeout; bytes alone do not count, since HTTP/2 keep-alive pings
-/// flow on a connection that carries no requests.
-struct Activity {
-    started: Instant,
-    open_requests: AtomicUsize,
-    last_change: AtomicU64,
-    /// Whether a whole request (its headers) has arrived yet.
-    requested: AtomicBool,
-}
-
-impl Activity {
-    fn new() -> Self {
-        Self { started: Instant::now(), open_requests: AtomicUsize::new(0), last_change: AtomicU64::new(0), requested: AtomicBool::new(false) }
-    }
-
-    fn has_requested(&self) -> bool {
-        self.requested.load(Ordering::Relaxed)
-    }
-
-    fn begin_request(&self) {
-        self.requested.store(true, Ordering::Relaxed);
-        self.open_requests.fetch_add(1, Ordering::Relaxed);
-        self.touch();
-    }
-
-    fn end_request(&self) {
-        self.touch();
-        self.open_requests.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    fn touch(&self) {
-        self.last_change.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
-    }
-
-    /// How long the connection has had no request open, or zero while one is.
-    fn idle_for(&self) -> Duration {
-        if self.open_requests.load(Ordering::Relaxed) > 0 {
-            return Duration::ZERO;
-        }
-        self.started.elapsed().saturating_sub(Duration::from_millis(self.last_change.load(Ordering::Relaxed)))
-    }
-}
-
-/// A request body that records whether it was read to its end. A reply
-/// sent with the body left unread (a refusal before reading it: a wrong
-/// token, a body too large) ends the HTTP/1 connection, since hyper cannot
-/// find the next request behind the unread bytes; the reply then says
-/// `Connection: close`, so that the client sends its next request (the
-/// retry with a token, say) on a new connection instead of losing it on
-/// this one.
-struct ReadToEnd {
-    body: Incoming,
-    read: Arc<AtomicBool>,
-}
-
-impl hyper::body::Body for ReadToEnd {
-    type Data = hyper::body::Bytes;
-    type Error = hyper::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        context: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
-        let polled = std::pin::Pin::new(&mut self.body).poll_frame(context);
-        if matches!(polled, std::task::Poll::Ready(None)) || self.body.is_end_stream() {
-            self.read.store(true, Ordering::Release);
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.body.size_hint()
-    }
-}
-
-/// A request open on a connection until its reply's body has been sent
-/// (or dropped): a streamed reply, such as an event stream, keeps its
-/// connection from counting as idle for as long as it flows.
-struct OpenRequest {
-    activity: Arc<Activity>,
-    _proxied: Option<ProxiedRequest>,
-}
-
-impl Drop for OpenRequest {
-    fn drop(&mut self) {
-        self.activity.end_request();
-    }
-}
-
-/// A reply's body that holds its request open until it is done.
-struct ReplyBody {
-    body: axum::body::Body,
-    _open: OpenRequest,
-}
-
-impl hyper::body::Body for ReplyBody {
-    type Data = hyper::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        context: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.body).poll_frame(context)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.body.size_hint()
-    }
 }
 
 async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits: Limits, stopping: CancellationToken, entry: Entry) {

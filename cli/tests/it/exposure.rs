@@ -1,0 +1,166 @@
+//! Core as a hostile client or an operator meets it, as its own process:
+//! gRPC paths it does not serve cannot grow its metrics, a body that is not
+//! protobuf is the caller's mistake (INVALID_ARGUMENT), the metrics
+//! listener answers only the hosts it serves, and the files core keeps are
+//! its owner's alone.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use bytes::{Buf, BufMut};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+use crate::common::{Running, free_port, spawn};
+
+const ADMIN_TOKEN: &str = "admin-secret-for-the-exposure-tests-0123456789";
+const GATEWAY_TOKEN: &str = "gateway-secret-for-the-exposure-tests-01234567";
+const LINK_SECRET: &str = "link-secret-for-the-exposure-tests-0123456789ab";
+
+/// Sends and receives a message's bytes as they are.
+#[derive(Clone, Copy, Default)]
+struct RawCodec;
+
+impl Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        *self
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        *self
+    }
+}
+
+impl Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: Vec<u8>, destination: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        destination.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, source: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+        Ok(Some(source.copy_to_bytes(source.remaining()).to_vec()))
+    }
+}
+
+/// `hado core` alone on a SQLite file in `folder/data`, with its metrics.
+struct Core {
+    process: Running,
+    grpc: u16,
+    metrics: u16,
+}
+
+impl Core {
+    async fn start(folder: &std::path::Path) -> Self {
+        hado_core::install_tls_provider();
+        let (grpc, metrics) = (free_port(), free_port());
+        let process = spawn(
+            "core",
+            folder,
+            &[
+                ("HADO_DATABASE_URL", format!("sqlite://{}/data/hado.db", folder.display())),
+                ("HADO_GRPC_ADDR", format!("127.0.0.1:{grpc}")),
+                ("HADO_METRICS_ADDR", format!("127.0.0.1:{metrics}")),
+                ("HADO_ADMIN_TOKEN", ADMIN_TOKEN.into()),
+                ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into()),
+                ("HADO_SECRET", LINK_SECRET.into()),
+            ],
+        );
+        let core = Self { process, grpc, metrics };
+        for _ in 0..600 {
+            if core.metrics_page("127.0.0.1").await.is_some_and(|(status, _)| status == reqwest::StatusCode::OK)
+                && tonic::transport::Endpoint::from_shared(core.url()).unwrap().connect().await.is_ok()
+            {
+                return core;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("core did not start; see {}/core.log", folder.display());
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.grpc)
+    }
+
+    /// `GET /metrics` with `host` as the `Host`; its status and body.
+    async fn metrics_page(&self, host: &str) -> Option<(reqwest::StatusCode, String)> {
+        let response = reqwest::Client::new().get(format!("http://127.0.0.1:{}/metrics", self.metrics)).header("host", host).send().await.ok()?;
+        Some((response.status(), response.text().await.ok()?))
+    }
+
+    /// One unary call of `path` carrying `body` as its message.
+    async fn call(&self, path: &str, body: Vec<u8>) -> tonic::Code {
+        let channel = tonic::transport::Endpoint::from_shared(self.url()).unwrap().connect().await.unwrap();
+        let mut grpc = tonic::client::Grpc::new(channel);
+        grpc.ready().await.unwrap();
+        let path: tonic::codegen::http::uri::PathAndQuery = path.parse().unwrap();
+        match grpc.unary(tonic::Request::new(body), path, RawCodec).await {
+            Ok(_) => tonic::Code::Ok,
+            Err(status) => status.code(),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_grpc_paths_share_one_metrics_label_and_the_listener_checks_host() {
+    let folder = tempfile::tempdir().unwrap();
+    let core = Core::start(folder.path()).await;
+    let (_, before) = core.metrics_page("127.0.0.1").await.unwrap();
+    for index in 0..2000 {
+        assert_eq!(core.call(&format!("/hado.v1.Inbox/Invented{index}"), Vec::new()).await, tonic::Code::Unimplemented);
+    }
+    let (status, after) = core.metrics_page("localhost").await.unwrap();
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert!(after.contains(r#"method="unknown""#), "{after}");
+    assert!(!after.contains("Invented"), "an invented path got a label of its own");
+    assert!(after.len() < before.len() + 16 * 1024, "2,000 unknown paths grew the metrics from {} to {} bytes", before.len(), after.len());
+
+    // A page that rebinds its name to this port cannot read the metrics.
+    let (status, body) = core.metrics_page("attacker.example").await.unwrap();
+    assert_eq!(status, reqwest::StatusCode::MISDIRECTED_REQUEST, "{body}");
+    assert!(!body.contains("hado_"), "{body}");
+    core.process.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_is_not_protobuf_is_invalid_argument() {
+    let folder = tempfile::tempdir().unwrap();
+    let core = Core::start(folder.path()).await;
+    // A field whose declared length runs past the end of the message.
+    let garbage = vec![0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01, 0x02];
+    for path in ["/hado.v1.Ingest/UpsertEvents", "/hado.v1.Admin/ListUsers", "/grpc.health.v1.Health/Check"] {
+        assert_eq!(core.call(path, garbage.clone()).await, tonic::Code::InvalidArgument, "{path}");
+    }
+    // A well-formed message still goes to its service (and its credential check).
+    assert_eq!(core.call("/hado.v1.Admin/ListUsers", Vec::new()).await, tonic::Code::Unauthenticated);
+    core.process.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn core_alone_keeps_its_database_files_private() {
+    let folder = tempfile::tempdir().unwrap();
+    let core = Core::start(folder.path()).await;
+    let data = folder.path().join("data");
+    assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o700, "the data folder");
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let path = entry.unwrap().path();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} is readable by others: {mode:o}", path.display());
+        seen.push(path.file_name().unwrap().to_string_lossy().into_owned());
+    }
+    seen.sort();
+    assert_eq!(seen, ["hado.db", "hado.db-shm", "hado.db-wal"], "every file of the database was checked");
+    core.process.stop();
+}
