@@ -10,11 +10,12 @@ fn char_count(text: &str) -> usize {
     text.chars().count()
 }
 
-/// Refuses C0 control characters other than tab, and DEL, anywhere in a
-/// text value: a carriage return would split a calendar line or a header,
-/// and NUL cannot be stored by every backend.
+/// Refuses control characters other than tab anywhere in a text value:
+/// C0 and DEL (a carriage return would split a calendar line or a header,
+/// and NUL cannot be stored by every backend) and C1 (U+0080 to U+009F: NEL
+/// breaks lines in some readers, and CSI starts terminal escapes in others).
 fn refuse_control(field: &str, text: &str, violations: &mut Violations) -> bool {
-    match text.chars().position(|c| c.is_ascii_control() && c != '\t') {
+    match text.chars().position(|c| c.is_control() && c != '\t') {
         Some(position) => {
             let found = text.chars().nth(position).map_or(0, u32::from);
             violations.refuse(
@@ -28,9 +29,16 @@ fn refuse_control(field: &str, text: &str, violations: &mut Violations) -> bool 
     }
 }
 
+/// A text without the white space around it, except C1 controls: NEL
+/// (U+0085) is white space to Unicode, but a control to refuse, not to
+/// trim away.
+pub(crate) fn trim_text(raw: &str) -> &str {
+    raw.trim_matches(|character: char| character.is_whitespace() && !('\u{80}'..='\u{9f}').contains(&character))
+}
+
 /// Checks a required text field: trimmed, 1..=max characters.
 fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations) -> Option<String> {
-    let text = raw.trim();
+    let text = trim_text(raw);
     let count = char_count(text);
     if refuse_control(field, text, violations) {
         None
@@ -48,7 +56,7 @@ fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations
 /// Checks an optional text field: trimmed, at most `max` characters; blank
 /// means absent.
 fn optional_text(field: &str, raw: Option<&str>, max: usize, violations: &mut Violations) -> Option<String> {
-    let text = raw.map(str::trim).filter(|text| !text.is_empty())?;
+    let text = raw.map(trim_text).filter(|text| !text.is_empty())?;
     let count = char_count(text);
     if refuse_control(field, text, violations) {
         return None;
@@ -379,7 +387,7 @@ mod tests {
 
     #[test]
     fn control_characters_other_than_tab_are_refused_in_every_text() {
-        for bad in ["Visa\rX-INJECTED:1", "nul\0byte", "line\nbreak", "bell\u{7}", "del\u{7f}"] {
+        for bad in ["Visa\rX-INJECTED:1", "nul\0byte", "line\nbreak", "bell\u{7}", "del\u{7f}", "next\u{85}line", "csi\u{9b}31m", "pad\u{80}"] {
             assert!(check(|v| Title::parse("title", bad, v)).unwrap_err().starts_with("title contains the control character"), "{bad:?}");
             assert!(check(|v| parse_subtitle("subtitle", Some(bad), v)).is_err(), "{bad:?}");
             assert!(check(|v| DoneLabel::parse_optional("done_label", Some(bad), v)).is_err(), "{bad:?}");
@@ -391,6 +399,10 @@ mod tests {
         assert_eq!(check(|v| Title::parse("title", "a\tb", v)).unwrap().as_str(), "a\tb");
         let error = check(|v| Title::parse("title", "ab\rc", v)).unwrap_err();
         assert_eq!(error, "title contains the control character U+000D at position 3; only tab is allowed");
+        let error = check(|v| Title::parse("title", "Visa\u{85}", v)).unwrap_err();
+        assert_eq!(error, "title contains the control character U+0085 at position 5; only tab is allowed");
+        // Letters just past the C1 block are text.
+        assert_eq!(check(|v| Title::parse("title", "café\u{a0}Ünïcode", v)).unwrap().as_str(), "café\u{a0}Ünïcode");
     }
 
     #[test]

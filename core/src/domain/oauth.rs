@@ -155,17 +155,28 @@ impl ClientMetadata {
         {
             return Err(Refusal::metadata(format!("response_types: {other:?} is not offered; use code")));
         }
-        let name = raw.client_name.map(|name| name.trim().to_owned()).filter(|name| !name.is_empty());
+        let name = raw.client_name.map(|name| super::fields::trim_text(&name).to_owned()).filter(|name| !name.is_empty());
         let name = match name {
             Some(name) if name.chars().count() > MAX_NAME_CHARS => {
                 return Err(Refusal::metadata(format!("client_name is over {MAX_NAME_CHARS} characters")));
             }
             Some(name) if name.chars().any(char::is_control) => return Err(Refusal::metadata("client_name holds control characters")),
+            // A name that reorders itself on the consent page could pass
+            // for another app's ("moc.elgoog" shown as "google.com").
+            Some(name) if name.chars().any(is_bidi_control) => {
+                return Err(Refusal::metadata("client_name holds bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069)"));
+            }
             Some(name) => name,
             None => host_of(&redirect_uris[0]),
         };
         Ok(Self { name, redirect_uris })
     }
+}
+
+/// Unicode's explicit bidirectional embeddings, overrides and isolates,
+/// and the marks, which reorder what follows them when shown.
+pub fn is_bidi_control(character: char) -> bool {
+    matches!(character, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 /// A redirect URI a client may register: absolute, without a fragment, and
@@ -386,6 +397,12 @@ mod tests {
         assert!(refused(r#"{"redirect_uris":["https://a/cb"],"grant_types":["implicit"]}"#).description.contains("implicit"));
         let long_name = format!(r#"{{"redirect_uris":["https://a/cb"],"client_name":"{}"}}"#, "n".repeat(101));
         assert!(refused(&long_name).description.contains("client_name"));
+        for disguised in ["\\u202emoc.elgoog", "Claude\\u2066x\\u2069", "a\\u200fb", "c1\\u0085"] {
+            let registration = format!(r#"{{"redirect_uris":["https://a/cb"],"client_name":"{disguised}"}}"#);
+            let refusal = refused(&registration);
+            assert_eq!(refusal.code, "invalid_client_metadata", "{disguised}");
+            assert!(refusal.description.contains("client_name"), "{disguised}: {}", refusal.description);
+        }
     }
 
     #[test]
