@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header::{CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, ORIGIN, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, ORIGIN};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use hado_runtime::headers::SecurityHeaders;
 
 use hado_proto::v1;
 use hado_runtime::hosts::same_origin;
@@ -27,6 +28,10 @@ use crate::error::{ApiError, is_json};
 pub(crate) const CONTENT_SECURITY_POLICY_VALUE: &str =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
+/// The headers every reply carries: that policy, and pages of one's own
+/// site only as the referrer.
+const SECURITY_HEADERS: SecurityHeaders = SecurityHeaders { content_security_policy: CONTENT_SECURITY_POLICY_VALUE, referrer_policy: "same-origin" };
+
 /// Serves only the hosts the gateway is configured for, then stamps every
 /// reply with the security headers and gives bare or plain-text error
 /// replies the JSON error shape.
@@ -35,11 +40,7 @@ pub(crate) async fn edge(State(state): State<AppState>, request: Request, next: 
         Ok(_) => json_errors(next.run(request).await),
         Err(refusal) => ApiError::new(StatusCode::MISDIRECTED_REQUEST, refusal.to_string()).into_response(),
     };
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY_VALUE));
-    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    SECURITY_HEADERS.stamp(response.headers_mut());
     response
 }
 

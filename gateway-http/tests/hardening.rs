@@ -400,6 +400,13 @@ async fn every_reply_carries_the_security_headers_and_errors_are_never_plain_tex
         assert_eq!(headers.get("x-content-type-options").unwrap(), "nosniff", "{path}");
         assert_eq!(headers.get("referrer-policy").unwrap(), "same-origin", "{path}");
     }
+    // A token shown once is never kept by a cache (RFC 6749 section 5.1).
+    let same_site = [("content-type", "application/json"), ("sec-fetch-site", "same-origin")];
+    let (status, headers, _) = stack.send(Method::POST, "/me/agent-token", &same_site, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers.get("cache-control").unwrap(), "no-store");
+    let (_, headers, _) = stack.send(Method::GET, "/static/hado.js", &[], None).await;
+    assert_ne!(headers.get("cache-control").unwrap(), "no-store", "static files keep their own caching");
     // axum's own rejections (a path that is not a number, a method a route
     // does not take) come back as JSON that does not repeat the input.
     for (method, path) in [(Method::GET, "/me/events/%3Cscript%3Ealert(1)%3C%2Fscript%3E"), (Method::PUT, "/me"), (Method::GET, "/events/<b>x</b>")] {

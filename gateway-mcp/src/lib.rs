@@ -61,6 +61,18 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
         .merge(legacy)
         .merge(oauth_routes(sign_in))
+        .layer(axum::middleware::map_response(stamp_security_headers))
+}
+
+/// The headers every reply carries, as gateway-http's do: this server
+/// serves JSON and event streams, never a page, so nothing may load it
+/// into a frame or run from it.
+const SECURITY_HEADERS: hado_runtime::headers::SecurityHeaders =
+    hado_runtime::headers::SecurityHeaders { content_security_policy: "default-src 'none'; frame-ancestors 'none'", referrer_policy: "no-referrer" };
+
+async fn stamp_security_headers(mut response: axum::response::Response) -> axum::response::Response {
+    SECURITY_HEADERS.stamp(response.headers_mut());
+    response
 }
 
 /// Signing in: the metadata documents, registration and the token endpoint.

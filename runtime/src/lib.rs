@@ -4,7 +4,8 @@
 //! (`metrics_endpoint`, `hosts`), every word a
 //! person reads in both languages (`words`) and how a due moment reads
 //! (`wording`), and, for the gateways (feature
-//! `gateway`), their channel to core (`client`), who a request's client is behind a trusted proxy
+//! `gateway`), their channel to core (`client`), the security headers on every reply
+//! (`headers`), who a request's client is behind a trusted proxy
 //! (`proxies`), a short memory of tokens core accepted (`known_tokens`)
 //! and an HTTP server that bounds how long a client may take and
 //! how many may be connected (`serve`). See ARCHITECTURE.md.
@@ -17,6 +18,8 @@ pub mod words;
 
 #[cfg(feature = "gateway")]
 pub mod client;
+#[cfg(feature = "gateway")]
+pub mod headers;
 #[cfg(feature = "gateway")]
 pub mod known_tokens;
 #[cfg(feature = "gateway")]

@@ -179,6 +179,31 @@ pub fn is_bidi_control(character: char) -> bool {
     matches!(character, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
+/// Whether two URIs are the same `http` loopback redirect (127.0.0.1,
+/// [::1] or localhost) but for their ports: scheme, host, path and query
+/// all equal.
+fn same_loopback_but_port(registered: &str, requested: &str) -> bool {
+    let (Ok(registered), Ok(requested)) = (url::Url::parse(registered), url::Url::parse(requested)) else { return false };
+    let loopback = |url: &url::Url| {
+        url.scheme() == "http"
+            && match url.host() {
+                Some(url::Host::Ipv4(address)) => address.is_loopback(),
+                Some(url::Host::Ipv6(address)) => address.is_loopback(),
+                Some(url::Host::Domain(name)) => name == "localhost",
+                None => false,
+            }
+    };
+    loopback(&registered)
+        && loopback(&requested)
+        && registered.host() == requested.host()
+        && registered.path() == requested.path()
+        && registered.query() == requested.query()
+        && registered.username().is_empty()
+        && requested.username().is_empty()
+        && requested.password().is_none()
+        && requested.fragment().is_none()
+}
+
 /// A redirect URI a client may register: absolute, without a fragment, and
 /// https; or http to this machine (RFC 8252's loopback redirect); or an
 /// app's private-use scheme, named like a reversed domain (`com.example.app:`).
@@ -258,7 +283,9 @@ pub(crate) struct AuthorizationParams {
 
 impl AuthorizationParams {
     /// The redirect URI this request uses among the client's: the one it
-    /// names, exactly, or the only one registered when it names none.
+    /// names, exactly (a loopback one on any port, as RFC 8252 section 7.3
+    /// asks: a native app listens on whichever port it got), or the only
+    /// one registered when it names none.
     pub(crate) fn redirect_uri<'a>(&'a self, registered: &'a [String]) -> Result<&'a str, Refusal> {
         if self.redirect_uri.is_empty() {
             return match registered {
@@ -266,9 +293,19 @@ impl AuthorizationParams {
                 _ => Err(Refusal::invalid_request("redirect_uri is required: this client registered more than one")),
             };
         }
-        registered.iter().find(|uri| **uri == self.redirect_uri).map(String::as_str).ok_or_else(|| {
-            Refusal::invalid_request(format!("redirect_uri {:?} is not one this client registered (they must match exactly)", self.redirect_uri))
+        let matches = |uri: &String| *uri == self.redirect_uri || same_loopback_but_port(uri, &self.redirect_uri);
+        registered.iter().find(|uri| matches(uri)).map(|_| self.redirect_uri.as_str()).ok_or_else(|| {
+            Refusal::invalid_request(format!(
+                "redirect_uri {:?} is not one this client registered (they must match exactly, but for the port of a loopback one)",
+                self.redirect_uri
+            ))
         })
+    }
+
+    /// Whether the request named its redirect URI: only then may a refusal
+    /// of the rest of it be sent there, rather than shown to the person.
+    pub(crate) fn names_its_redirect_uri(&self) -> bool {
+        !self.redirect_uri.is_empty()
     }
 
     /// The checks whose failure goes back to the client.
@@ -452,6 +489,31 @@ mod tests {
         assert_eq!(params.redirect_uri(&registered[..1]).unwrap(), "https://a.example/cb");
         params.redirect_uri = "https://a.example/cb/".into();
         assert!(params.redirect_uri(&registered).is_err(), "matching is exact");
+        params.redirect_uri = "https://a.example:8443/cb".into();
+        assert!(params.redirect_uri(&registered).is_err(), "only a loopback URI's port may differ");
+    }
+
+    #[test]
+    fn a_loopback_redirect_uri_matches_on_any_port() {
+        let registered = vec!["http://127.0.0.1/callback".to_owned(), "http://[::1]:3000/cb".to_owned(), "http://localhost:5000/cb?app=1".to_owned()];
+        let named = |uri: &str| AuthorizationParams { redirect_uri: uri.into(), ..AuthorizationParams::default() };
+        for (requested, why) in [
+            ("http://127.0.0.1:49152/callback", "a port where none was registered"),
+            ("http://[::1]:61000/cb", "another port"),
+            ("http://localhost:1234/cb?app=1", "localhost too"),
+        ] {
+            assert_eq!(named(requested).redirect_uri(&registered), Ok(requested), "{why}");
+        }
+        for (requested, why) in [
+            ("http://127.0.0.1:49152/other", "another path"),
+            ("http://127.0.0.2:49152/callback", "another host"),
+            ("https://127.0.0.1:49152/callback", "another scheme"),
+            ("http://localhost:1234/cb?app=2", "another query"),
+            ("http://user@127.0.0.1:9/callback", "a user name"),
+            ("http://[::1]:61000/cb#frag", "a fragment"),
+        ] {
+            assert!(named(requested).redirect_uri(&registered).is_err(), "{why}: {requested}");
+        }
     }
 
     #[test]

@@ -168,6 +168,12 @@ impl Engine {
             Err(refusal) => return Ok(Verdict::Show(refusal)),
         };
         if let Err(refusal) = params.check_rest() {
+            // Sent back to the client only where the request named a URI
+            // the client registered: a refusal otherwise goes nowhere the
+            // request did not ask for (RFC 9700 section 4.11.2).
+            if !params.names_its_redirect_uri() {
+                return Ok(Verdict::Show(refusal));
+            }
             let to = with_query(&redirect_uri, &[("error", refusal.code), ("error_description", &refusal.description), ("state", &params.state)]);
             return Ok(Verdict::Redirect { to, refusal: Some(refusal) });
         }

@@ -539,6 +539,38 @@ async fn slow_and_surplus_connections_are_cut_off() {
     core.stop().await;
 }
 
+/// Every reply, whatever route or refusal made it, carries the same
+/// security headers as gateway-http's, and none may be cached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reply_carries_the_security_headers() {
+    let stack = Stack::start(&Backend::Sqlite, 600).await;
+    let base = stack.url.trim_end_matches("/mcp").to_owned();
+    let token = stack.agent_token("anna").await;
+    let client = reqwest::Client::new();
+    let requests = [
+        client.post(&stack.url).header("content-type", "application/json").body(INITIALIZE),
+        client.post(&stack.url).bearer_auth(&token).header("content-type", "application/json").body(INITIALIZE),
+        client.get(&stack.url),
+        client.get(format!("{base}/nowhere")),
+        client.get(format!("{base}/.well-known/oauth-protected-resource/mcp")),
+        client.get(format!("{base}/.well-known/oauth-authorization-server")),
+        client.post(format!("{base}/register")).json(&json!({"redirect_uris": ["http://127.0.0.1/cb"]})),
+        client.post(format!("{base}/token")).form(&[("grant_type", "refresh_token"), ("refresh_token", "hado_rt_nope"), ("client_id", "x")]),
+        client.get(format!("{base}/mcp")).header("host", "attacker.example"),
+    ];
+    for request in requests {
+        let response = request.send().await.unwrap();
+        let (url, headers) = (response.url().to_string(), response.headers().clone());
+        assert_eq!(headers.get("x-content-type-options").map(|value| value.to_str().unwrap()), Some("nosniff"), "{url}");
+        assert_eq!(headers.get("x-frame-options").map(|value| value.to_str().unwrap()), Some("DENY"), "{url}");
+        assert_eq!(headers.get("referrer-policy").map(|value| value.to_str().unwrap()), Some("no-referrer"), "{url}");
+        let policy = headers.get("content-security-policy").map(|value| value.to_str().unwrap().to_owned()).unwrap_or_default();
+        assert!(policy.contains("frame-ancestors 'none'"), "{url}: {policy}");
+        assert_eq!(headers.get("cache-control").map(|value| value.to_str().unwrap()), Some("no-store"), "{url}");
+    }
+    stack.stop().await;
+}
+
 /// An event stream is a request in progress for as long as it flows: the
 /// idle timeout, which closes kept-alive connections between requests,
 /// never cuts it off.

@@ -313,6 +313,22 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
     assert!(shown.text().await.unwrap().contains("invalid_client"));
 
+    // Never an open redirector (RFC 9700 section 4.11.2): a malformed
+    // request goes back to the client only at a redirect URI it named and
+    // registered exactly; anything else is a page, with no Location.
+    for (changes, expected) in [
+        (vec![("redirect_uri", ""), ("response_type", "token")], "unsupported_response_type"),
+        (vec![("redirect_uri", ""), ("code_challenge", "")], "invalid_request"),
+        (vec![("redirect_uri", "https://evil.example/cb"), ("response_type", "token")], "invalid_request"),
+        (vec![("redirect_uri", &format!("{REDIRECT}/extra")), ("code_challenge_method", "plain")], "invalid_request"),
+    ] {
+        let malformed = authorization(&client_id, &changes);
+        let shown = http.get(page_url(&stack, &malformed)).header("x-remote-user", "anna").send().await.unwrap();
+        assert_eq!(shown.status(), StatusCode::BAD_REQUEST, "{changes:?}");
+        assert!(shown.headers().get("location").is_none(), "{changes:?}");
+        assert!(shown.text().await.unwrap().contains(expected), "{changes:?}");
+    }
+
     // The page refuses a request that is too long, and more than 30 a
     // minute from one person, before core is asked.
     let long = authorization(&client_id, &[("state", &"s".repeat(17 * 1024))]);
