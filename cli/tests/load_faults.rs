@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use common::{HADO, Running, Signal, free_port, signal, spawn};
-use hado_core::links::{LinkAction, LinkSigner, revision_of};
+use hado_core::links::{LinkAction, LinkSigner};
 use hado_core::testing::{Backend, TestDatabase};
 
 const ADMIN_TOKEN: &str = "admin-secret-for-the-fault-check-0123456789";
@@ -165,7 +165,7 @@ async fn load_and_faults(backend: Backend) {
                 };
                 acknowledged.mcp_ids.lock().await.push(id);
                 if call % 2 == 0 {
-                    let link = signer.issue(id, user_id, LinkAction::Done, revision_of(DUE), Utc::now());
+                    let link = signer.issue(id, user_id, LinkAction::Done, 0, Utc::now());
                     let page = match client.post(format!("{base}/a/{link}")).send().await {
                         Ok(response) if response.status().is_success() => response.text().await.unwrap_or_default(),
                         _ => String::new(),

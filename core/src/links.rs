@@ -1,9 +1,15 @@
 //! Owns action links: a token naming one event, its user, one action
-//! (Done or Remember) and the event's revision (its due moment as it was
-//! when the link was made), signed with `HADO_SECRET` (HMAC-SHA256) and
-//! valid for 30 days, so that a reminder can carry buttons that work
-//! without signing in, and a reminder from before a reschedule no longer
-//! acts. Pure: the instant comes in as an argument.
+//! (Done or Remember) and the event's revision (a counter that every change
+//! by a person or a source moves on: an edit, a reschedule, Reopen, a
+//! delete, a withdrawal, a revival),
+//! signed with `HADO_SECRET` (HMAC-SHA256) and valid for 30 days, so that a
+//! reminder can carry buttons that work without signing in, and a link made
+//! before any such change no longer acts, even when the change is undone
+//! (rescheduled away and back, done and reopened). Done, Remember and the
+//! clock moving an event on (preparing, today, overdue) keep the revision: a
+//! reminder's Done still works after its Remember and the next day, and a
+//! Done link used again finds the event closed and does nothing. Pure: the
+//! instant comes in as an argument.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -14,10 +20,11 @@ use sha2::Sha256;
 /// How long a link works after it is made.
 pub(crate) const LIFETIME: Duration = Duration::days(30);
 
-/// The token format. `a1` links, which named no revision, are refused as
-/// out of date.
-const VERSION: &str = "a2";
-const UNREVISED_VERSION: &str = "a1";
+/// The token format. Links of earlier formats are refused as out of date:
+/// `a1` named no revision, and `a2` named a hash of the due moment, which
+/// a reschedule away and back restored.
+const VERSION: &str = "a3";
+const OUTDATED_VERSIONS: [&str; 2] = ["a1", "a2"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkAction {
@@ -49,34 +56,12 @@ pub struct ActionLink {
     pub user_id: i64,
     pub action: LinkAction,
     pub(crate) expires_at: DateTime<Utc>,
-    /// The event's revision the link was made for ([`revision_of`]).
+    /// The event's revision the link was made for.
     pub revision: Revision,
 }
 
-/// A short tag of an event's due moment: when the due moment changes, so
-/// does the tag, and links made before no longer match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Revision([u8; 8]);
-
-impl Revision {
-    fn as_hex(&self) -> String {
-        hex::encode(self.0)
-    }
-
-    fn parse(text: &str) -> Option<Self> {
-        let bytes = hex::decode(text).ok()?;
-        Some(Self(bytes.try_into().ok()?))
-    }
-}
-
-/// The revision of an event whose due moment is written `due_text`.
-pub fn revision_of(due_text: &str) -> Revision {
-    use sha2::Digest;
-    let digest = Sha256::digest(due_text.as_bytes());
-    let mut tag = [0u8; 8];
-    tag.copy_from_slice(&digest[..8]);
-    Revision(tag)
-}
+/// How many times an event has changed (its `revision` column).
+pub type Revision = i64;
 
 /// Why a link does not work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -115,7 +100,7 @@ impl LinkSigner {
     /// [`LIFETIME`] from `now`.
     pub fn issue(&self, event_id: i64, user_id: i64, action: LinkAction, revision: Revision, now: DateTime<Utc>) -> String {
         let expires = (now + LIFETIME).timestamp();
-        let payload = format!("{VERSION}.{event_id}.{user_id}.{}.{expires}.{}", action.as_str(), revision.as_hex());
+        let payload = format!("{VERSION}.{event_id}.{user_id}.{}.{expires}.{revision}", action.as_str());
         let mut mac = self.mac();
         mac.update(payload.as_bytes());
         let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
@@ -137,7 +122,7 @@ impl LinkSigner {
         mac.verify_slice(&signature).map_err(|_| LinkProblem::Forged)?;
         let payload = String::from_utf8(payload).map_err(|_| LinkProblem::Forged)?;
         let parts: Vec<&str> = payload.split('.').collect();
-        if parts.first() == Some(&UNREVISED_VERSION) {
+        if parts.first().is_some_and(|version| OUTDATED_VERSIONS.contains(version)) {
             return Err(LinkProblem::Outdated);
         }
         let [VERSION, event_id, user_id, action, expires, revision] = parts.as_slice() else {
@@ -148,7 +133,7 @@ impl LinkSigner {
             user_id: user_id.parse().map_err(|_| LinkProblem::Forged)?,
             action: LinkAction::parse(action).ok_or(LinkProblem::Forged)?,
             expires_at: expires.parse().ok().and_then(|seconds| DateTime::from_timestamp(seconds, 0)).ok_or(LinkProblem::Forged)?,
-            revision: Revision::parse(revision).ok_or(LinkProblem::Forged)?,
+            revision: revision.parse().map_err(|_| LinkProblem::Forged)?,
         };
         if now >= link.expires_at {
             return Err(LinkProblem::Expired { at: link.expires_at, user_id: link.user_id });
@@ -169,11 +154,9 @@ mod tests {
     fn a_link_works_for_thirty_days_then_expires() {
         let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
         let now = at("2026-12-01T10:00:00Z");
-        let token = signer.issue(42, 7, LinkAction::Done, revision_of("2026-12-14"), now);
+        let token = signer.issue(42, 7, LinkAction::Done, 3, now);
         let link = signer.check(&token, now + Duration::days(29)).unwrap();
-        assert_eq!((link.event_id, link.user_id, link.action), (42, 7, LinkAction::Done));
-        assert_eq!(link.revision, revision_of("2026-12-14"));
-        assert_ne!(link.revision, revision_of("2026-12-15"), "a new due moment is a new revision");
+        assert_eq!((link.event_id, link.user_id, link.action, link.revision), (42, 7, LinkAction::Done, 3));
         assert_eq!(signer.check(&token, now + LIFETIME), Err(LinkProblem::Expired { at: at("2026-12-31T10:00:00Z"), user_id: 7 }));
     }
 
@@ -181,7 +164,7 @@ mod tests {
     fn a_changed_or_foreign_link_is_refused() {
         let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
         let now = at("2026-12-01T10:00:00Z");
-        let token = signer.issue(42, 7, LinkAction::Remember, revision_of("2026-12-14"), now);
+        let token = signer.issue(42, 7, LinkAction::Remember, 0, now);
         let (payload, signature) = token.split_once('.').unwrap();
         let other_event = URL_SAFE_NO_PAD.encode(String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap().replace(".42.", ".43."));
         for forged in [format!("{other_event}.{signature}"), format!("{payload}.{}", &signature[1..]), "garbage".into(), String::new()] {
@@ -192,12 +175,14 @@ mod tests {
     }
 
     #[test]
-    fn a_link_of_the_first_format_is_out_of_date() {
+    fn links_of_earlier_formats_are_out_of_date() {
         let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
-        let payload = format!("a1.42.7.done.{}", at("2026-12-31T10:00:00Z").timestamp());
-        let mut mac = signer.mac();
-        mac.update(payload.as_bytes());
-        let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()));
-        assert_eq!(signer.check(&token, at("2026-12-01T10:00:00Z")), Err(LinkProblem::Outdated));
+        let expires = at("2026-12-31T10:00:00Z").timestamp();
+        for payload in [format!("a1.42.7.done.{expires}"), format!("a2.42.7.done.{expires}.0123456789abcdef")] {
+            let mut mac = signer.mac();
+            mac.update(payload.as_bytes());
+            let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()));
+            assert_eq!(signer.check(&token, at("2026-12-01T10:00:00Z")), Err(LinkProblem::Outdated), "{payload}");
+        }
     }
 }

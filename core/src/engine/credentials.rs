@@ -61,7 +61,7 @@ impl Engine {
     }
 
     /// An action link for one of the user's events as it is now, valid for
-    /// 30 days or until the event is rescheduled.
+    /// 30 days or until the event next changes (`crate::links`).
     pub async fn issue_action_link(&self, user: &UserRecord, event_id: i64, action: LinkAction) -> Result<String, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let event = self.own_event(&mut connection, user, event_id).await?;
@@ -69,7 +69,7 @@ impl Engine {
     }
 
     pub(super) fn link_token(&self, event: &EventRecord, action: LinkAction) -> String {
-        self.links.issue(event.id, event.user_id, action, revision_of(&event.spec.due.text), self.now())
+        self.links.issue(event.id, event.user_id, action, event.revision, self.now())
     }
 
     /// What a link names, checked, with its user and event as they are now.
@@ -88,7 +88,7 @@ impl Engine {
         let mut connection = self.store.reader().acquire().await?;
         let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
         let event = self.own_event(&mut connection, &user, link.event_id).await?;
-        if link.revision != revision_of(&event.spec.due.text) {
+        if link.revision != event.revision {
             return Err(CoreError::Link { problem: LinkProblem::Outdated, locale: Some(user.locale) });
         }
         Ok((link, user, event))

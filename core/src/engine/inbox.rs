@@ -248,7 +248,11 @@ impl Engine {
     ) -> Result<EventRecord, CoreError> {
         let timeline = record.spec.timeline(record.zone);
         let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-        let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+        // Reopening moves the event's revision on, so that a link used to
+        // close it cannot close it again; Done (a replayed Done link finds
+        // it closed and does nothing) and Remember do not.
+        let revised = !record.lifecycle.state.is_active() && lifecycle.state.is_active();
+        let write = LifecycleWrite { lifecycle, revised, reminders, due_at: timeline.due_moment, next_check_at };
         events::save_lifecycle(&mut transaction, record.id, write, now).await?;
         let saved = self.own_event_or_deleted(&mut transaction, user, record.id).await?;
         transaction.commit().await?;
@@ -303,7 +307,7 @@ impl Engine {
                 let ladder = Ladder { zone, quiet, ..record.ladder() };
                 let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
                 let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-                let write = LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at };
+                let write = LifecycleWrite { lifecycle, revised: false, reminders, due_at: timeline.due_moment, next_check_at };
                 events::save_lifecycle(&mut transaction, record.id, write, now).await?;
             }
         }

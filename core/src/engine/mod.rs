@@ -40,7 +40,7 @@ use crate::domain::reminders::{self, Fired, ReminderKind, Reminders};
 use crate::domain::state::State;
 use crate::domain::violations::{Reason, Violations};
 use crate::error::CoreError;
-use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner, revision_of};
+use crate::links::{ActionLink, LinkAction, LinkProblem, LinkSigner};
 use crate::storage::channels::{self, ChannelRecord};
 use crate::storage::deliveries::NewDelivery;
 use crate::storage::events::LifecycleWrite;

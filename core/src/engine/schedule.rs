@@ -33,7 +33,7 @@ impl Engine {
                 deliveries.extend(reminder_deliveries(record, fired, &routes, now));
             }
             let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-            writes.push((record.id, LifecycleWrite { lifecycle, reminders, due_at: timeline.due_moment, next_check_at }));
+            writes.push((record.id, LifecycleWrite { lifecycle, revised: false, reminders, due_at: timeline.due_moment, next_check_at }));
         }
         events::save_lifecycles(&mut transaction, &writes, now).await?;
         deliveries::insert(&mut transaction, &deliveries, now).await?;

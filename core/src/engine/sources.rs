@@ -157,7 +157,7 @@ impl Engine {
             // It leaves the inbox now: the archive lists it by this moment.
             let lifecycle = Lifecycle { state: State::Withdrawn, closed_at: Some(now), ..record.lifecycle };
             let due_at = record.spec.due.at.moment_in(record.zone);
-            let write = LifecycleWrite { lifecycle, reminders: Reminders::default(), due_at, next_check_at: None };
+            let write = LifecycleWrite { lifecycle, revised: true, reminders: Reminders::default(), due_at, next_check_at: None };
             events::save_lifecycle(connection, record.id, write, now).await?;
         }
         Ok(State::Withdrawn)

@@ -36,6 +36,7 @@ migrations![
     "20261202000008_oauth",
     "20261203000009_receivers",
     "20261204000010_liveness",
+    "20261204000011_event_revision",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -102,6 +102,9 @@ pub struct EventRecord {
     /// The due moment as stored (milliseconds, in the user's zone when it
     /// was written): what orders the inbox, and what a page of it continues after.
     pub(crate) due_ms: i64,
+    /// How many times a person or a source changed the event: action links
+    /// name it ([`crate::links`]).
+    pub(crate) revision: i64,
 }
 
 /// The columns [`EventRecord::from_row`] reads, joined with the event's
@@ -112,7 +115,7 @@ macro_rules! select_events {
             "SELECT e.id, e.user_id, u.login, u.tz, u.locale, e.source_id, s.name AS source, e.source_ref, e.topic, \
              e.title, e.subtitle, e.due_at, e.due_date, e.due_time, e.due_offset_min, e.fire_at, e.fire_date, \
              e.after_due, e.done_label, e.deep_link, e.state, e.quiet_until, e.closed_at, e.created_at, e.updated_at, \
-             e.checkpoint_at, e.attention_since, e.repeat_at, e.due_ms, u.quiet_start, u.quiet_end \
+             e.checkpoint_at, e.attention_since, e.repeat_at, e.due_ms, e.revision, u.quiet_start, u.quiet_end \
              FROM events e JOIN users u ON u.id = e.user_id JOIN sources s ON s.id = e.source_id ",
             $($tail),*
         )
@@ -185,6 +188,7 @@ impl EventRecord {
             created_at: instant(row.try_get("created_at")?)?,
             updated_at: instant(row.try_get("updated_at")?)?,
             due_ms: row.try_get("due_ms")?,
+            revision: row.try_get("revision")?,
         })
     }
 
@@ -210,6 +214,7 @@ impl EventRecord {
             created_at: stored_now,
             updated_at: stored_now,
             due_ms: millis(write.due_at),
+            revision: 0,
         }
     }
 

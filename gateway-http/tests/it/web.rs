@@ -385,6 +385,19 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
         assert!(page.contains("This reminder is out of date") && !page.contains(r#"<form method="post">"#), "{page}");
     }
     assert_eq!(stack.core.inbox_as("anna").get_event(v1::EventId { id: other.id }).await.unwrap().get_ref().state, "scheduled", "no action");
+    // Nor after the reschedule is undone: links are bound to a counter of
+    // changes, not to the fields as they were.
+    let back = v1::UpdateEventRequest { id: other.id, due_at: Some("2027-01-20".into()), ..Default::default() };
+    stack.core.inbox_as("anna").update_event(back).await.unwrap();
+    let (status, _, _) = stack.post(&format!("/a/{stale}"), &[]).await;
+    assert_eq!(status, StatusCode::CONFLICT, "rescheduled away and back");
+    // A Done link used, then the event reopened: the link does not close it again.
+    let (status, _, _) = stack.post(&format!("/a/{done}"), &[]).await;
+    assert_eq!(status, StatusCode::OK, "the used link finds the event closed and does nothing");
+    stack.core.inbox_as("anna").reopen_event(v1::EventId { id: event.id }).await.unwrap();
+    let (status, _, page) = stack.post(&format!("/a/{done}"), &[]).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{page}");
+    assert_ne!(stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().get_ref().state, "done", "reopened, and it stays open");
 
     let late = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
     stack.core.clock.set(utc("2027-01-10T09:00:01Z"));

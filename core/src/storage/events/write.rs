@@ -246,7 +246,7 @@ pub(crate) async fn update(connection: &mut AnyConnection, id: i64, write: Event
         "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
          due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
          quiet_until = $15, closed_at = $16, checkpoint_at = $17, attention_since = $18, repeat_at = $19, \
-         next_check_at = $20, updated_at = $21 WHERE id = $1",
+         next_check_at = $20, updated_at = $21, revision = revision + 1 WHERE id = $1",
     )
     .bind(id);
     Columns::of(write, now).bind(query).execute(&mut *connection).await?;
@@ -257,6 +257,10 @@ pub(crate) async fn update(connection: &mut AnyConnection, id: i64, write: Event
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LifecycleWrite {
     pub(crate) lifecycle: Lifecycle,
+    /// Whether this change moves the event's revision on (Reopen, a
+    /// withdrawal; `crate::links` says which changes do): the clock moving
+    /// its state, Done and Remember do not.
+    pub(crate) revised: bool,
     pub(crate) reminders: Reminders,
     /// The due moment in the user's current zone.
     pub(crate) due_at: DateTime<Utc>,
@@ -270,7 +274,7 @@ pub(crate) async fn save_lifecycle(connection: &mut AnyConnection, id: i64, writ
 }
 
 /// Parameters each row of [`save_lifecycles`] binds.
-const LIFECYCLE_PARAMETERS: usize = 9;
+const LIFECYCLE_PARAMETERS: usize = 10;
 /// Rows one statement carries.
 const LIFECYCLES_PER_UPDATE: usize = 500;
 
@@ -283,13 +287,16 @@ pub(crate) async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i
         let now_placeholder = placeholders.next();
         let sql = format!(
             "UPDATE events SET state = v.column2, quiet_until = v.column3, closed_at = v.column4, checkpoint_at = v.column5, \
-             attention_since = v.column6, repeat_at = v.column7, next_check_at = v.column8, due_ms = v.column9, updated_at = {now_placeholder} \
+             attention_since = v.column6, repeat_at = v.column7, next_check_at = v.column8, due_ms = v.column9, \
+             revision = revision + v.column10, updated_at = {now_placeholder} \
              FROM (VALUES {}) AS v WHERE events.id = v.column1",
             placeholders.rows(chunk.len(), LIFECYCLE_PARAMETERS)
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
         for (id, write) in chunk {
-            query = bind_lifecycle(query.bind(*id), &write.lifecycle, &write.reminders, write.next_check_at).bind(millis(write.due_at));
+            query = bind_lifecycle(query.bind(*id), &write.lifecycle, &write.reminders, write.next_check_at)
+                .bind(millis(write.due_at))
+                .bind(i64::from(write.revised));
         }
         query.execute(&mut *connection).await?;
     }
