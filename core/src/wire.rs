@@ -86,6 +86,7 @@ pub(crate) fn channel(record: &ChannelRecord) -> v1::Channel {
         target: record.target.clone(),
         enabled: record.enabled,
         last_error: record.last_error.clone(),
+        last_error_at: record.last_error_at.map(timestamp),
         created_at: timestamp(record.created_at),
     }
 }

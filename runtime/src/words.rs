@@ -178,6 +178,8 @@ pub struct Words {
     pub add_webhook: &'static str,
     pub webhook_secret_once: &'static str,
     pub channel_on: &'static str,
+    /// Before a channel's last error: when that attempt failed ({when}).
+    pub channel_failed_at: &'static str,
     pub channel_off: &'static str,
     pub send_test: &'static str,
     pub turn_off: &'static str,

@@ -155,8 +155,8 @@ impl Engine {
     }
 
     /// Writes how a group of sends went: each delivery's outcome; on each
-    /// channel what its last outcome says (a failure's error, or none after
-    /// a success; a 410 turns it off); and on each receiver whether it
+    /// channel what its last attempt says (a failure's error and time, to
+    /// be retried or not, or none after a success; a 410 turns it off); and on each receiver whether it
     /// strained, which pauses it, or answered at ease, which ends its
     /// pauses.
     async fn record(transaction: &mut AnyConnection, outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)], now: DateTime<Utc>) -> Result<(), CoreError> {
@@ -181,9 +181,8 @@ impl Engine {
                 Attempt::Failed { error } | Attempt::Gone { error } => (DeliveryStatus::Failed, None, Some(error.as_str())),
             };
             finished.push(deliveries::Finished { id: delivery.id, status, attempts, next_attempt_at, error });
-            if matches!(outcome, Attempt::Retry { .. }) {
-                continue;
-            }
+            // A failed attempt shows on its channel at once, while it is
+            // retried: the person learns why reminders are not arriving.
             let index = match channel_states.iter().position(|state| state.id == delivery.channel.id) {
                 Some(index) => index,
                 None => {
@@ -245,7 +244,6 @@ struct ChannelOutcome<'a> {
     id: i64,
     /// The error of a 410, which turns the channel off.
     gone: Option<&'a str>,
-    /// The last send's error (`Some(None)` after a success); `None` when
-    /// every send is to be retried.
+    /// The last attempt's error (`Some(None)` after a success).
     last_error: Option<Option<&'a str>>,
 }

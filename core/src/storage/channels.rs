@@ -27,12 +27,14 @@ pub(crate) struct ChannelRecord {
     pub(crate) secret: Option<String>,
     pub(crate) enabled: bool,
     pub(crate) last_error: Option<String>,
+    /// When the last error happened.
+    pub(crate) last_error_at: Option<DateTime<Utc>>,
     pub(crate) created_at: DateTime<Utc>,
     /// Who receives its posts, which paces them: see [`receiver_of`].
     pub(crate) receiver: String,
 }
 
-pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.created_at, c.receiver";
+pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver";
 
 /// The receiver a channel's deliveries are paced by: a webhook's host and
 /// port (every webhook to one server shares its limit), or Telegram (one bot
@@ -71,6 +73,7 @@ pub(super) fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
         secret: row.try_get("secret")?,
         enabled: row.try_get::<i64, _>("enabled")? != 0,
         last_error: row.try_get("last_error")?,
+        last_error_at: row.try_get::<Option<i64>, _>("last_error_at")?.map(instant).transpose()?,
         created_at: instant(row.try_get("created_at")?)?,
         receiver: row.try_get("receiver")?,
     })
@@ -137,7 +140,8 @@ pub(crate) async fn enabled_for_users(connection: &mut AnyConnection, user_ids: 
 
 pub(crate) async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id: i64, enabled: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
     let done = sqlx::query(
-        "UPDATE channels SET enabled = $3, last_error = CASE WHEN $3 = 1 THEN NULL ELSE last_error END, updated_at = $4 WHERE id = $1 AND user_id = $2",
+        "UPDATE channels SET enabled = $3, last_error = CASE WHEN $3 = 1 THEN NULL ELSE last_error END, \
+         last_error_at = CASE WHEN $3 = 1 THEN NULL ELSE last_error_at END, updated_at = $4 WHERE id = $1 AND user_id = $2",
     )
     .bind(id)
     .bind(user_id)
@@ -150,7 +154,7 @@ pub(crate) async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id
 
 /// Stops a channel for good reason (the receiver said 410 Gone), saying why.
 pub(crate) async fn disable_with_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("UPDATE channels SET enabled = 0, last_error = $2, updated_at = $3 WHERE id = $1")
+    sqlx::query("UPDATE channels SET enabled = 0, last_error = $2, last_error_at = $3, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(error.to_owned())
         .bind(millis(now))
@@ -159,8 +163,9 @@ pub(crate) async fn disable_with_error(connection: &mut AnyConnection, id: i64, 
     Ok(())
 }
 
+/// Shows a failed send on its channel: the error, and when.
 pub(crate) async fn set_last_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("UPDATE channels SET last_error = $2, updated_at = $3 WHERE id = $1")
+    sqlx::query("UPDATE channels SET last_error = $2, last_error_at = $3, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(error.to_owned())
         .bind(millis(now))
@@ -177,8 +182,10 @@ pub(crate) async fn clear_last_errors(connection: &mut AnyConnection, ids: &[i64
     }
     let mut placeholders = Placeholders::for_connection(connection);
     let now_placeholder = placeholders.next();
-    let sql =
-        format!("UPDATE channels SET last_error = NULL, updated_at = {now_placeholder} WHERE last_error IS NOT NULL AND id IN {}", placeholders.row(ids.len()));
+    let sql = format!(
+        "UPDATE channels SET last_error = NULL, last_error_at = NULL, updated_at = {now_placeholder} WHERE last_error IS NOT NULL AND id IN {}",
+        placeholders.row(ids.len())
+    );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
     for id in ids {
         query = query.bind(*id);

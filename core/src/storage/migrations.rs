@@ -37,6 +37,7 @@ migrations![
     "20261203000009_receivers",
     "20261204000010_liveness",
     "20261204000011_event_revision",
+    "20261204000012_channel_error_time",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

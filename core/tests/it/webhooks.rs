@@ -110,6 +110,16 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     delivery::drain(&deliverer).await.unwrap();
     receiver.wait_for("gone", 1).await;
     receiver.wait_for("good", 2).await;
+    // The failed first attempt shows on its channel at once, with its time
+    // and its status, and in the delivery log, while it waits to be retried.
+    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+    let failing = channels.iter().find(|channel| channel.id == good_id).unwrap();
+    assert!(failing.enabled && failing.last_error.as_deref().is_some_and(|error| error.contains("500")), "{failing:?}");
+    assert_eq!(failing.last_error_at.as_deref(), Some("2026-12-02T07:00:00Z"), "{failing:?}");
+    let logged = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
+    let line = logged.deliveries.iter().find(|line| line.channel == format!("webhook {good_id}")).unwrap();
+    assert_eq!(line.status, "pending");
+    assert!(line.note.as_deref().is_some_and(|note| note.contains("500")), "{line:?}");
 
     // 500 and 503 are retried on the schedule: after about 5 s, then about 5 min.
     core.clock.advance(Span::seconds(6));
@@ -144,7 +154,7 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     let gone = channels.iter().find(|channel| channel.id == gone_id).unwrap();
     assert!(!gone.enabled && gone.last_error.as_deref().is_some_and(|error| error.contains("410")), "{gone:?}");
     let good = channels.iter().find(|channel| channel.id == good_id).unwrap();
-    assert!(good.enabled && good.last_error.is_none());
+    assert!(good.enabled && good.last_error.is_none() && good.last_error_at.is_none(), "a success clears the failure: {good:?}");
 
     // Every body to the good receiver verifies with the reference library.
     let found = testing::runs("python3", &["-c", "import standardwebhooks"]);

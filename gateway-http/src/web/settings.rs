@@ -67,7 +67,7 @@ struct SettingsPage {
     agent_issued: bool,
     agent_created: String,
     agent_last_used: String,
-    channels: Vec<v1::Channel>,
+    channels: Vec<ChannelRow>,
     webhook_secret: Option<String>,
     webhook_url: String,
     webhook_error: String,
@@ -78,6 +78,13 @@ struct SettingsPage {
     /// Whether this Hado has a Telegram bot; without one, Connect is not offered.
     telegram_available: bool,
     apps: Vec<AppRow>,
+}
+
+/// A reminder channel as the page lists it: core's record, and when its
+/// last attempt failed in the person's local time.
+pub(super) struct ChannelRow {
+    pub channel: v1::Channel,
+    pub failed_at: String,
 }
 
 /// An app the person signed in with, as the page lists it.
@@ -124,7 +131,11 @@ async fn settings_page_with(
     let (channels, telegram_available) = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
         Ok(reply) => {
             let reply = reply.into_inner();
-            (reply.channels, reply.telegram_available)
+            let rows = reply.channels.into_iter().map(|channel| {
+                let failed_at = channel.last_error_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default();
+                ChannelRow { channel, failed_at }
+            });
+            (rows.collect::<Vec<_>>(), reply.telegram_available)
         }
         Err(status) => return failure_page(state, session.t, &status),
     };

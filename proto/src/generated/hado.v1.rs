@@ -238,11 +238,15 @@ pub struct Channel {
     pub target: ::prost::alloc::string::String,
     #[prost(bool, tag = "4")]
     pub enabled: bool,
-    /// Why the last delivery failed, or why the channel was turned off.
+    /// Why the last delivery attempt failed (shown from the first failed
+    /// attempt on, while it is retried), or why the channel was turned off.
     #[prost(string, optional, tag = "5")]
     pub last_error: ::core::option::Option<::prost::alloc::string::String>,
     #[prost(string, tag = "6")]
     pub created_at: ::prost::alloc::string::String,
+    /// When that attempt failed (RFC 3339, UTC).
+    #[prost(string, optional, tag = "7")]
+    pub last_error_at: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ChannelList {

@@ -162,6 +162,7 @@ pub const EN: Words = Words {
     add_webhook: "Add webhook",
     webhook_secret_once: "Signing secret, shown this once:",
     channel_on: "on",
+    channel_failed_at: "The last attempt failed at {when}:",
     channel_off: "off",
     send_test: "Send a test",
     turn_off: "Turn off",

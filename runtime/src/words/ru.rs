@@ -162,6 +162,7 @@ pub const RU: Words = Words {
     add_webhook: "Добавить вебхук",
     webhook_secret_once: "Секрет подписи, показывается один раз:",
     channel_on: "включён",
+    channel_failed_at: "Последняя попытка не удалась в {when}:",
     channel_off: "выключен",
     send_test: "Отправить тест",
     turn_off: "Выключить",
