@@ -492,7 +492,7 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     // The hook that is down says so on the settings page from its first
     // failed attempt: when, and why.
     let settings = stack.get("/settings").await.1;
-    let down = settings.split(&format!("/down</strong>")).nth(1).and_then(|rest| rest.split("</article>").next()).unwrap_or_default();
+    let down = settings.split("/down</strong>").nth(1).and_then(|rest| rest.split("</article>").next()).unwrap_or_default();
     assert!(down.contains(r#"<p class="error">The last attempt failed at 2026-12-12 08:00:"#), "{down}");
 
     // Off, on, and removed; turning off and removing ask first, naming the channel.
