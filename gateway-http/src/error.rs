@@ -7,6 +7,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use hado_runtime::json::BodyProblem;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -126,7 +127,7 @@ pub(crate) fn is_json(headers: &axum::http::HeaderMap) -> bool {
 
 /// A JSON body whose every rejection is an [`ApiError`]: 415 without a JSON
 /// content type, 400 for malformed JSON, 422 naming the field whose value
-/// has the wrong shape. An empty body is `{}`, as for a call whose fields
+/// has the wrong shape or the key an object names twice. An empty body is `{}`, as for a call whose fields
 /// are all optional. Every request body is an object, and no body holds
 /// arrays of arrays; serde would otherwise read an array as a struct, so
 /// both are refused before it does.
@@ -143,8 +144,17 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
             .await
             .map_err(|rejection| ApiError::new(rejection.status(), format!("the body could not be read: {}", rejection.body_text())))?;
         let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
-        let value: serde_json::Value =
-            serde_json::from_slice(text).map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {error}")))?;
+        let value = match hado_runtime::json::parse(text) {
+            Ok(value) => value,
+            Err(problem @ BodyProblem::Syntax(_)) => return Err(ApiError::new(StatusCode::BAD_REQUEST, problem.to_string())),
+            Err(problem @ BodyProblem::DuplicateKey { .. }) => {
+                let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string());
+                if let BodyProblem::DuplicateKey { field, key } = problem {
+                    failure.body.violations.push(Violation::at(&field, format!("the key {key:?} appears twice in one object; send it once")));
+                }
+                return Err(failure);
+            }
+        };
         if let Some(path) = misplaced_array(&value) {
             let message = "expected an object, found an array".to_owned();
             let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {message}"));

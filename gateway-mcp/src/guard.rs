@@ -24,7 +24,6 @@
 //! (`GetProfile`, one read). A token core has not accepted within the last
 //! minute is asked about before the body is read, whatever the request is.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -42,6 +41,7 @@ use hado_proto::v1::GetProfileRequest;
 use crate::core_link::{self, AgentToken, Core, Failure};
 use crate::oauth::SignIn;
 use hado_runtime::AllowedHosts;
+use hado_runtime::json::BodyProblem;
 use hado_runtime::known_tokens::{KnownTokens, TokenDigest};
 use hado_runtime::per_minute::PerMinute;
 
@@ -146,26 +146,22 @@ impl TokenVerdict {
 enum Peeked {
     /// Not JSON at all: JSON-RPC's parse error, with serde's reason.
     NotJson(String),
+    /// An object names a key twice: refused (422), naming it, since rmcp
+    /// would read the last one and whatever stands in front the first.
+    DuplicateKey(String),
     /// JSON: the request's id when it has one, and whether it is a `tools/call`.
     Json { id: Option<Value>, tool_call: bool },
 }
 
 fn peek(body: &[u8]) -> Peeked {
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        #[serde(default)]
-        id: Option<Value>,
-        #[serde(borrow, default)]
-        method: Option<Cow<'a, str>>,
-    }
-    // serde would read a struct from an array too, by position.
-    let object = body.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'{');
-    match serde_json::from_slice::<Envelope<'_>>(body) {
-        Ok(envelope) if object => Peeked::Json { id: envelope.id, tool_call: envelope.method.as_deref() == Some("tools/call") },
-        Ok(_) => Peeked::Json { id: None, tool_call: false },
-        Err(error) if error.is_syntax() || error.is_eof() => Peeked::NotJson(error.to_string()),
+    match hado_runtime::json::parse(body) {
+        Ok(Value::Object(message)) => {
+            Peeked::Json { id: message.get("id").cloned(), tool_call: message.get("method").and_then(Value::as_str) == Some("tools/call") }
+        }
         // JSON of another shape (an array, a number): rmcp says what is wrong with it.
-        Err(_) => Peeked::Json { id: None, tool_call: false },
+        Ok(_) => Peeked::Json { id: None, tool_call: false },
+        Err(BodyProblem::Syntax(reason)) => Peeked::NotJson(reason),
+        Err(problem @ BodyProblem::DuplicateKey { .. }) => Peeked::DuplicateKey(problem.to_string()),
     }
 }
 
@@ -302,6 +298,7 @@ impl Guard {
         let body = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| too_large())?;
         let (id, tool_call) = match peek(&body) {
             Peeked::NotJson(reason) => return Err(refusal_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("the body is not JSON: {reason}"), None, None)),
+            Peeked::DuplicateKey(message) => return Err(refusal_with(StatusCode::UNPROCESSABLE_ENTITY, INVALID_REQUEST, &message, None, None)),
             Peeked::Json { id, tool_call } => (id, tool_call),
         };
         if tool_call {
@@ -366,5 +363,7 @@ mod tests {
         assert_eq!(peek(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), json(None, false));
         assert!(matches!(peek(b"not json"), Peeked::NotJson(_)));
         assert!(matches!(peek(br#"{"jsonrpc":"2.0","id":1"#), Peeked::NotJson(_)));
+        let twice = peek(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mark_done","name":"delete_event"}}"#);
+        assert_eq!(twice, Peeked::DuplicateKey(r#"params.name: the key "name" appears twice in one object; send it once"#.into()));
     }
 }

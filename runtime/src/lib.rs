@@ -5,7 +5,8 @@
 //! person reads in both languages (`words`) and how a due moment reads
 //! (`wording`), and, for the gateways (feature
 //! `gateway`), their channel to core (`client`), the security headers on every reply
-//! (`headers`), who a request's client is behind a trusted proxy
+//! (`headers`), request bodies read as JSON with each key once
+//! (`json`), who a request's client is behind a trusted proxy
 //! (`proxies`), a short memory of tokens core accepted (`known_tokens`)
 //! and an HTTP server that bounds how long a client may take and
 //! how many may be connected (`serve`). See ARCHITECTURE.md.
@@ -20,6 +21,8 @@ pub mod words;
 pub mod client;
 #[cfg(feature = "gateway")]
 pub mod headers;
+#[cfg(feature = "gateway")]
+pub mod json;
 #[cfg(feature = "gateway")]
 pub mod known_tokens;
 #[cfg(feature = "gateway")]

@@ -159,6 +159,16 @@ async fn the_rest_contract_holds(backend: Backend) {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
         assert!(error["error"].as_str().unwrap().ends_with("expected an object, found an array"));
     }
+    // A key twice in one object is refused, named with its place, and nothing is written.
+    let twice = r#"{"events": [{"user": "anna", "ref": "dup", "title": "Visa", "title": "Passport", "due_at": "2027-01-01"}]}"#;
+    let raw = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).header("content-type", "application/json").body(twice);
+    let reply = raw.send().await.unwrap();
+    assert_eq!(reply.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let error: Value = reply.json().await.unwrap();
+    assert_eq!((error["violations"][0]["index"].as_i64(), error["violations"][0]["field"].as_str()), (Some(0), Some("title")), "{error}");
+    assert!(error["error"].as_str().unwrap().contains(r#"the key "title" appears twice"#), "{error}");
+    let (_, listed) = stack.send(Method::GET, "/api/events?user=anna&ref=dup", &auth, None).await;
+    assert_eq!(listed["events"].as_array().map(Vec::len), Some(0), "{listed}");
     let too_many: Vec<Value> = (0..1001).map(|index| item("anna", &format!("r{index}"), "t", "2027-01-01")).collect();
     let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": too_many }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");

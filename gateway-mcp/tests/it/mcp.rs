@@ -311,6 +311,11 @@ async fn the_guard_answers_each_auth_case(backend: Backend) {
     assert_eq!((status, &body["error"]["code"], &body["id"]), (StatusCode::BAD_REQUEST, &json!(-32700), &Value::Null), "{body}");
     let (status, _, body) = error_body(stack.post(&[("authorization", &bearer)], r#"{"jsonrpc":"2.0","id":3}"#).await).await;
     assert_eq!((status, &body["error"]["code"], &body["id"]), (StatusCode::BAD_REQUEST, &json!(-32600), &json!(3)), "{body}");
+    // A key twice: which one a reader takes is anyone's guess, so neither is.
+    let twice = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_profile","arguments":{},"arguments":{"x":1}}}"#;
+    let (status, _, body) = error_body(stack.post(&[("authorization", &bearer)], twice).await).await;
+    assert_eq!((status, &body["error"]["code"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!(-32600)), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains(r#"params.arguments: the key "arguments" appears twice"#), "{body}");
     let raw = |content_type: &'static str, accept: Option<&'static str>| {
         let mut request = reqwest::Client::new().post(&stack.url).header("authorization", &bearer).header("content-type", content_type).body(INITIALIZE);
         if let Some(accept) = accept {
