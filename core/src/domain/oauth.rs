@@ -22,9 +22,12 @@ pub(crate) const CODE_LIFETIME: Duration = Duration::minutes(5);
 pub(crate) const ACCESS_LIFETIME: Duration = Duration::hours(1);
 /// How long a refresh token works; each refresh gives a new one.
 pub(crate) const REFRESH_LIFETIME: Duration = Duration::days(30);
-/// How long a client no one has connected is remembered after its last use.
-pub(crate) const UNUSED_CLIENT_LIFETIME: Duration = Duration::days(1);
-/// How many clients no one has connected may be remembered at once.
+/// How long a client no one has connected is remembered after its last
+/// use: far longer than anyone takes to sign an app in, short enough that
+/// registrations nobody finishes do not pile up.
+pub(crate) const UNUSED_CLIENT_LIFETIME: Duration = Duration::hours(1);
+/// How many clients no one has connected may be remembered at once; a
+/// registration past it makes room by forgetting the least recently used.
 pub(crate) const MAX_UNCONNECTED_CLIENTS: i64 = 1000;
 /// The one scope: the agent acts as the person in their inbox.
 pub(crate) const SCOPE: &str = "inbox";

@@ -98,15 +98,19 @@ fn with_query(uri: &str, pairs: &[(&str, &str)]) -> String {
 }
 
 impl Engine {
-    /// Registers a client (RFC 7591), first forgetting clients unused for a
-    /// day; refused while too many clients wait for anyone to connect them.
+    /// Registers a client (RFC 7591), first forgetting clients no one
+    /// connected within an hour of their last use. A newcomer is never
+    /// refused for want of room: past the cap of clients waiting for anyone
+    /// to connect them, the least recently used of those are forgotten, so
+    /// that a flood of registrations only ever pushes out its own.
     pub(crate) async fn register_client(&self, metadata_json: &str) -> Result<String, OAuthFailure> {
         let metadata = ClientMetadata::parse_registration(metadata_json)?;
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         store::sweep(&mut transaction, now).await?;
-        if store::unconnected_clients(&mut transaction).await? >= MAX_UNCONNECTED_CLIENTS {
-            return Err(Refusal::new("temporarily_unavailable", "too many registrations wait for someone to connect them; try again tomorrow").into());
+        let waiting = store::unconnected_clients(&mut transaction).await?;
+        if waiting >= MAX_UNCONNECTED_CLIENTS {
+            store::forget_least_used_unconnected(&mut transaction, waiting - MAX_UNCONNECTED_CLIENTS + 1).await?;
         }
         let (client_id, _) = tokens::generate(tokens::CLIENT_PREFIX);
         store::save_client(&mut transaction, &client_id, &metadata, ClientKind::Registered, now).await?;
@@ -131,7 +135,11 @@ impl Engine {
         }
         let mut connection = self.store.reader().acquire().await?;
         store::client(&mut connection, client_id).await?.filter(|client| client.kind == ClientKind::Registered).ok_or_else(|| {
-            Refusal::new("invalid_client", format!("client_id {client_id:?} is not registered here (registrations unused for a day are forgotten)")).into()
+            Refusal::new(
+                "invalid_client",
+                format!("client_id {client_id:?} is not registered here (registrations no one connects are forgotten an hour after their last use)"),
+            )
+            .into()
         })
     }
 

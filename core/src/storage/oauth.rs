@@ -27,7 +27,7 @@ fn client_from_row(row: &sqlx::any::AnyRow) -> Result<ClientRecord, StoreError> 
 }
 
 /// Forgets what can no longer be used: expired codes and tokens, and
-/// clients no one has connected that have not been used for a day.
+/// clients no one has connected that have not been used for an hour.
 pub(crate) async fn sweep(connection: &mut AnyConnection, now: DateTime<Utc>) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM oauth_codes WHERE expires_at <= $1").bind(millis(now)).execute(&mut *connection).await?;
     sqlx::query("DELETE FROM oauth_tokens WHERE expires_at <= $1").bind(millis(now)).execute(&mut *connection).await?;
@@ -44,6 +44,19 @@ pub(crate) async fn unconnected_clients(connection: &mut AnyConnection) -> Resul
         .fetch_one(&mut *connection)
         .await?;
     Ok(row.try_get("n")?)
+}
+
+/// Forgets the `count` clients no one has connected that were used least
+/// recently (their codes go with them).
+pub(crate) async fn forget_least_used_unconnected(connection: &mut AnyConnection, count: i64) -> Result<(), StoreError> {
+    sqlx::query(
+        "DELETE FROM oauth_clients WHERE id IN (SELECT c.id FROM oauth_clients c \
+         WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id) ORDER BY c.last_used_at, c.id LIMIT $1)",
+    )
+    .bind(count)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
 }
 
 /// Stores a client, or (for a metadata document, fetched afresh) updates

@@ -144,8 +144,11 @@ async fn registrations_expire_unused_and_are_capped(backend: Backend) {
     let unused = register(&core, &metadata).await.unwrap();
     let connected = register(&core, &metadata).await.unwrap();
     exchange(&core, &connected, &code(&core, &connected).await).await.unwrap();
-    core.clock.advance(Duration::hours(25));
-    // The next registration forgets what no one connected for a day.
+    core.clock.advance(Duration::minutes(59));
+    register(&core, &metadata).await.unwrap();
+    assert!(gateway(&core).check_authorization(request(&unused)).await.unwrap().into_inner().error.is_none(), "within the hour it is kept");
+    core.clock.advance(Duration::minutes(62));
+    // The next registration forgets what no one connected within an hour of its last use.
     register(&core, &metadata).await.unwrap();
     let forgotten = gateway(&core).check_authorization(request(&unused)).await.unwrap().into_inner();
     assert_eq!(forgotten.error.map(|error| error.error), Some("invalid_client".into()));
@@ -153,12 +156,22 @@ async fn registrations_expire_unused_and_are_capped(backend: Backend) {
     let kept = gateway(&core).check_authorization(request(&connected)).await.unwrap().into_inner();
     assert!(kept.error.is_none(), "a connected client stays");
 
-    // At most 1000 clients may wait for someone to connect them (one does).
-    for _ in 0..999 {
-        register(&core, &metadata).await.unwrap();
+    // A flood of registrations never locks a newcomer out: past 1000
+    // waiting for someone to connect them, the least recently used go.
+    core.clock.advance(Duration::seconds(1));
+    let oldest = register(&core, &metadata).await.unwrap();
+    core.clock.advance(Duration::seconds(1));
+    let mut flood = Vec::new();
+    for _ in 0..1100 {
+        flood.push(register(&core, &metadata).await.expect("a newcomer can always register"));
     }
-    let refused = register(&core, &metadata).await.unwrap_err();
-    assert_eq!(refused.error, "temporarily_unavailable");
+    let newest = flood.last().unwrap();
+    let newcomer = gateway(&core).check_authorization(request(newest)).await.unwrap().into_inner();
+    assert!(newcomer.error.is_none(), "the newest registration works: {newcomer:?}");
+    let pushed_out = gateway(&core).check_authorization(request(&oldest)).await.unwrap().into_inner();
+    assert_eq!(pushed_out.error.map(|error| error.error), Some("invalid_client".into()), "the least recently used made room");
+    let kept = gateway(&core).check_authorization(request(&connected)).await.unwrap().into_inner();
+    assert!(kept.error.is_none(), "a connected client is never pushed out");
     core.stop().await;
 }
 
