@@ -280,6 +280,44 @@ impl Guard {
         Ok(Caller { token: agent_token, digest, familiar, challenge })
     }
 
+    /// The login of the person the caller's token acts for, asked of core
+    /// now (an event stream is counted per person); the refusal when core
+    /// does not know the token, or cannot be asked.
+    pub(crate) async fn person(&self, caller: &Caller) -> Result<String, Response> {
+        match core_link::inbox(&self.core, &caller.token).get_profile(GetProfileRequest {}).await {
+            Ok(profile) => {
+                self.known.accepted(caller.digest, Instant::now());
+                Ok(profile.into_inner().login)
+            }
+            Err(status) => Err(match self.core.explain(&status) {
+                Failure::Unauthenticated(_) => {
+                    self.known.refused(caller.digest);
+                    unauthorized(caller.token.unknown(), None, &caller.challenge)
+                }
+                failure => {
+                    let mut response = refusal_with(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        REFUSED,
+                        failure.message(),
+                        None,
+                        Some(json!({ "retry_after": hado_runtime::client::RETRY_AFTER_SECONDS })),
+                    );
+                    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+                    response
+                }
+            }),
+        }
+    }
+
+    /// Whether core still knows the token (false only when it says so: an
+    /// unreachable core is no verdict).
+    pub(crate) async fn still_known(&self, token: &AgentToken) -> bool {
+        match core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await {
+            Ok(_) => true,
+            Err(status) => !matches!(self.core.explain(&status), Failure::Unauthenticated(_)),
+        }
+    }
+
     /// Asks core about a familiar token too, for a request that makes no
     /// call of its own to core.
     pub(crate) async fn confirm(&self, caller: &Caller, id: Option<&Value>) -> Result<(), Response> {

@@ -8,7 +8,10 @@
 //! server as stdio does, with the stream's token fixed, over a pair of
 //! channels. Both routes go through the same guard as `/mcp`: `Host`,
 //! `Origin`, the bearer token (every POST must carry the token that opened
-//! the stream), the rate limits and the body limit.
+//! the stream), the rate limits and the body limit. A person holds at most
+//! eight streams, whatever tokens they come with; each stream asks core
+//! every few seconds whether its token still works, and ends when the
+//! person disconnects the app or revokes the token.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -34,8 +37,10 @@ use hado_runtime::known_tokens::TokenDigest;
 
 /// Open streams at most, over all tokens; each holds a tool server.
 const MAX_STREAMS: usize = 256;
-/// Open streams at most per token.
-const MAX_STREAMS_PER_TOKEN: usize = 8;
+/// Open streams at most per person, over all their tokens.
+const MAX_STREAMS_PER_PERSON: usize = 8;
+/// How often an open stream asks core whether its token still works.
+const RECHECK_EVERY: Duration = Duration::from_secs(3);
 /// Messages waiting for the tool server of one stream.
 const QUEUE: usize = 16;
 
@@ -47,9 +52,10 @@ pub(crate) struct Streams {
     stop: CancellationToken,
 }
 
-/// One open stream: whose it is, and where its messages go.
+/// One open stream: whose token and person it is, and where its messages go.
 struct OpenStream {
     owner: TokenDigest,
+    person: String,
     inbound: mpsc::Sender<ClientJsonRpcMessage>,
 }
 
@@ -63,15 +69,18 @@ impl Streams {
     }
 }
 
-/// Removes its stream when the client goes away (the response body is dropped).
+/// Removes its stream when the client goes away (the response body is
+/// dropped), and stops what serves it.
 struct Closing {
     streams: Arc<Streams>,
     id: String,
+    stop: CancellationToken,
 }
 
 impl Drop for Closing {
     fn drop(&mut self) {
         self.streams.open().remove(&self.id);
+        self.stop.cancel();
     }
 }
 
@@ -87,37 +96,54 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    if let Err(refused) = streams.guard.confirm(&caller, None).await {
-        return refused;
-    }
+    let person = match streams.guard.person(&caller).await {
+        Ok(person) => person,
+        Err(refused) => return refused,
+    };
     let id = session_id();
     let (inbound, received) = mpsc::channel::<ClientJsonRpcMessage>(QUEUE);
     let (replies, outbound) = mpsc::channel(QUEUE);
     {
         let mut open = streams.open();
-        let owned = open.values().filter(|stream| stream.owner == caller.digest).count();
-        if open.len() >= MAX_STREAMS || owned >= MAX_STREAMS_PER_TOKEN {
-            let message = format!("too many open event streams: at most {MAX_STREAMS_PER_TOKEN} per agent token; close one or use /mcp");
+        let owned = open.values().filter(|stream| stream.person == person).count();
+        if open.len() >= MAX_STREAMS || owned >= MAX_STREAMS_PER_PERSON {
+            let message = format!("too many open event streams: at most {MAX_STREAMS_PER_PERSON} per person; close one or use /mcp");
             return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
         }
-        open.insert(id.clone(), OpenStream { owner: caller.digest, inbound });
+        open.insert(id.clone(), OpenStream { owner: caller.digest, person, inbound });
     }
+    // This stream's end: the client leaving, the server stopping, or the
+    // token no longer working.
+    let stop = streams.stop.child_token();
 
     // The tool server of this stream, as over stdio: it ends when the
-    // client's messages end (the stream closed) or at shutdown.
-    let server = HadoMcp::new(streams.core.clone(), Some(caller.token));
-    let stop = streams.stop.clone();
+    // client's messages end (the stream closed) or the stream stops.
+    let server = HadoMcp::new(streams.core.clone(), Some(caller.token.clone()));
+    let serving = stop.clone();
     tokio::spawn(async move {
         let Ok(running) = server.serve((replies, received)).await else { return };
         tokio::select! {
             _ = running.waiting() => {}
-            _ = stop.cancelled() => {}
+            _ = serving.cancelled() => {}
+        }
+    });
+    // A disconnected app or a revoked token ends the stream within seconds.
+    let (guard, token, watching) = (streams.guard.clone(), caller.token, stop.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = watching.cancelled() => return,
+                () = tokio::time::sleep(RECHECK_EVERY) => {}
+            }
+            if !guard.still_known(&token).await {
+                watching.cancel();
+                return;
+            }
         }
     });
 
     let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
-    let closing = Closing { streams: streams.clone(), id };
-    let stop = streams.stop.clone();
+    let closing = Closing { streams: streams.clone(), id, stop: stop.clone() };
     let messages = outbound
         .map(|message| Ok::<_, Infallible>(Event::default().event("message").json_data(message).unwrap_or_else(|_| Event::default().comment("unserialisable"))))
         .take_until(async move { stop.cancelled().await });

@@ -320,6 +320,10 @@ impl Engine {
         if !store::use_refresh_token(&mut transaction, &token_hash, now).await? {
             return Err(Refusal::invalid_grant("the refresh token was already used").into());
         }
+        // The new access token replaces the grant's old ones: they stop now
+        // rather than live out their hour, so a client that refreshes often
+        // holds one working token, not dozens.
+        store::revoke_access_tokens(&mut transaction, refresh.grant).await?;
         let issued = issue(&mut transaction, refresh.grant, now).await?;
         store::touch_grant(&mut transaction, refresh.grant, now).await?;
         transaction.commit().await?;

@@ -255,6 +255,12 @@ pub(crate) async fn refresh_token(connection: &mut AnyConnection, token_hash: &s
     }))
 }
 
+/// Deletes a grant's access tokens (a refresh replaces them).
+pub(crate) async fn revoke_access_tokens(connection: &mut AnyConnection, grant: i64) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM oauth_tokens WHERE grant_id = $1 AND kind = 'access'").bind(grant).execute(&mut *connection).await?;
+    Ok(())
+}
+
 /// Marks a refresh token rotated. False when it already was.
 pub(crate) async fn use_refresh_token(connection: &mut AnyConnection, token_hash: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
     let done = sqlx::query("UPDATE oauth_tokens SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL")

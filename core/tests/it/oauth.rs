@@ -107,6 +107,7 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
     let second = refresh(&core, &client_id, &first.refresh_token).await.unwrap();
     assert_ne!(second.refresh_token, first.refresh_token);
     assert!(works(&core, &second.access_token).await);
+    assert!(!works(&core, &first.access_token).await, "a refresh revokes the access token it replaces");
     assert_eq!(refresh(&core, "hado_client_other", &second.refresh_token).await.unwrap_err().error, "invalid_grant", "another client's");
     assert_eq!(refresh(&core, &client_id, &first.refresh_token).await.unwrap_err().error, "invalid_grant");
     assert!(!works(&core, &second.access_token).await, "reuse of a rotated refresh token revokes the grant");

@@ -371,7 +371,70 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     stack.stop().await;
 }
 
+/// Opens a legacy event stream with `token`: the response, streaming.
+async fn open_stream(stack: &Stack, token: &str) -> reqwest::Response {
+    client().get(format!("{}/sse", stack.mcp)).bearer_auth(token).send().await.unwrap()
+}
+
+/// Event streams are counted per person, whatever tokens they come with,
+/// and a disconnected app's or a revoked token's streams end within seconds.
+async fn a_persons_streams_are_capped_and_end_with_their_token(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let client_id = register(&stack).await;
+    let mut access = Vec::new();
+    for _ in 0..3 {
+        let (status, tokens) = exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
+        assert_eq!(status, StatusCode::OK, "{tokens}");
+        access.push(tokens["access_token"].as_str().unwrap().to_owned());
+    }
+    let agent = stack.core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    // Eight streams over four tokens of one person: the ninth is refused,
+    // with whichever token it comes.
+    let mut open = Vec::new();
+    for index in 0..8 {
+        let token = if index < 2 { &agent } else { &access[index % 3] };
+        let stream = open_stream(&stack, token).await;
+        assert_eq!(stream.status(), StatusCode::OK, "stream {index}");
+        open.push(stream);
+    }
+    for token in [&agent, &access[0]] {
+        let refused = open_stream(&stack, token).await;
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(refused.text().await.unwrap().contains("per person"));
+    }
+    let bob = stack.core.admin().issue_agent_token(v1::UserLogin { login: "bob".into() }).await.unwrap().into_inner().token;
+    assert_eq!(open_stream(&stack, &bob).await.status(), StatusCode::OK, "another person has their own streams");
+
+    // Disconnect in Settings ends the app's streams within seconds; the
+    // agent token's streams go on until it is revoked.
+    for stream in &mut open {
+        stream.chunk().await.unwrap().expect("the endpoint event");
+    }
+    let apps = stack.core.inbox_as("anna").list_connected_apps(v1::ListConnectedAppsRequest {}).await.unwrap().into_inner().apps;
+    for app in apps {
+        stack.core.inbox_as("anna").disconnect_app(v1::ConnectedAppId { id: app.id }).await.unwrap();
+    }
+    let (by_agent, by_app) = open.split_at_mut(2);
+    for stream in by_app {
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(8), async { while let Ok(Some(_)) = stream.chunk().await {} });
+        assert!(ended.await.is_ok(), "a disconnected app's stream was still open after 8 s");
+    }
+    let still = tokio::time::timeout(std::time::Duration::from_millis(500), by_agent[0].chunk()).await;
+    assert!(still.is_err(), "the agent token's stream stays open: {still:?}");
+    stack.core.admin().revoke_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap();
+    for stream in by_agent {
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(8), async { while let Ok(Some(_)) = stream.chunk().await {} });
+        assert!(ended.await.is_ok(), "a revoked token's stream was still open after 8 s");
+    }
+    // Their places are free again.
+    let (status, tokens) = exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    assert_eq!(open_stream(&stack, tokens["access_token"].as_str().unwrap()).await.status(), StatusCode::OK);
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
+    a_persons_streams_are_capped_and_end_with_their_token,
     the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect,
     each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing
 );
