@@ -22,6 +22,7 @@ RUN for crate in runtime core gateway-http gateway-mcp cli; do \
  && echo "fn main() {}" > gateway-http/benches/http.rs \
  && echo "fn main() {}" > gateway-mcp/benches/mcp.rs \
  && echo "fn main() {}" > cli/benches/memory.rs \
+ && echo "fn main() {}" > cli/benches/floods.rs \
  && cargo build --release --locked -p hado \
  && rm -rf runtime/src core/src gateway-http/src gateway-mcp/src cli/src
 

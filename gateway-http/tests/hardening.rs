@@ -420,6 +420,26 @@ async fn every_reply_carries_the_security_headers_and_errors_are_never_plain_tex
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absolute_form_target_cannot_smuggle_a_second_host() {
+    let stack = Stack::local().await;
+    let ask = |target: String| {
+        let addr = stack.gateway.addr;
+        async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let (reply, _) = read_until_closed(&mut stream, Duration::from_secs(5)).await;
+            reply
+        }
+    };
+    let smuggled = ask("http://attacker.example/me".to_owned()).await;
+    assert!(smuggled.starts_with("HTTP/1.1 421"), "{smuggled}");
+    let same = ask(format!("http://127.0.0.1:{}/up", stack.port())).await;
+    assert!(same.starts_with("HTTP/1.1 200"), "{same}");
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_providers_mixed_case_name_is_one_user() {
     let stack = Stack::start(|config| config.trusted_proxies = TrustedProxies::parse("127.0.0.0/8").unwrap()).await;
     let json = ("content-type", "application/json");
