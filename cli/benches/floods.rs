@@ -11,66 +11,22 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, BufMut};
 use serde_json::json;
 use tokio::net::{TcpSocket, TcpStream};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
-use common::{Ports, Signal, children_of, free_ports, hado, signal, start_with, wait_with_timeout};
+use common::{Ports, RawCodec, free_ports, hado, start_with};
+use support::{Up, processes, report};
 
 const SILENT_SOCKETS: usize = 600;
 const UNKNOWN_PATHS: usize = 2_000;
 const REGISTERING_ADDRESSES: u8 = 128;
 const REGISTRATIONS_EACH: usize = 10;
 const STREAMS_TRIED: usize = 32;
-
-/// One of `hado up`'s children: its name and process id.
-struct Process {
-    name: &'static str,
-    pid: u32,
-}
-
-fn kib(text: &str, name: &str) -> u64 {
-    let line = text.lines().find(|line| line.starts_with(name)).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-fn report(when: &str, processes: &[Process]) {
-    println!("\n{when}");
-    for process in processes {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", process.pid)).unwrap();
-        let mib = |name: &str| kib(&status, name) as f64 / 1024.0;
-        println!("  {:<13} {:>6.1} MiB now  {:>6.1} MiB at its peak", process.name, mib("VmRSS:"), mib("VmHWM:"));
-    }
-}
-
-/// `hado up`, stopped with SIGTERM however the benchmark ends.
-struct Up(std::process::Child);
-
-impl Drop for Up {
-    fn drop(&mut self) {
-        signal(self.0.id(), Signal::SIGTERM);
-        wait_with_timeout(&mut self.0);
-    }
-}
-
-fn processes(up: u32) -> Vec<Process> {
-    let mut found: Vec<Process> = children_of(up)
-        .into_iter()
-        .map(|pid| {
-            let command = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
-            let name = ["core", "gateway-mcp", "gateway-http"].into_iter().find(|name| command.split('\0').nth(1) == Some(*name)).unwrap();
-            Process { name, pid }
-        })
-        .collect();
-    found.sort_by_key(|process| process.name);
-    assert_eq!(found.len(), 3, "core and both gateways run");
-    found
-}
 
 /// A connection to `target` from the loopback address `source`.
 async fn connect_from(source: [u8; 4], target: SocketAddr) -> TcpStream {
@@ -88,44 +44,6 @@ async fn up_from_elsewhere(target: SocketAddr) -> (Duration, String) {
     let mut reply = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply)).await;
     (started.elapsed(), String::from_utf8_lossy(&reply).lines().next().unwrap_or_default().to_owned())
-}
-
-/// Sends and receives a message's bytes as they are.
-#[derive(Clone, Copy, Default)]
-struct RawCodec;
-
-impl Codec for RawCodec {
-    type Encode = Vec<u8>;
-    type Decode = Vec<u8>;
-    type Encoder = RawCodec;
-    type Decoder = RawCodec;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        *self
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        *self
-    }
-}
-
-impl Encoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn encode(&mut self, item: Vec<u8>, destination: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
-        destination.put_slice(&item);
-        Ok(())
-    }
-}
-
-impl Decoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn decode(&mut self, source: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
-        Ok(Some(source.copy_to_bytes(source.remaining()).to_vec()))
-    }
 }
 
 fn printed(folder: &std::path::Path, ports: Ports, arguments: &[&str]) -> String {

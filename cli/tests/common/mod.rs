@@ -9,6 +9,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use bytes::{Buf, BufMut};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
 pub(crate) const HADO: &str = env!("CARGO_BIN_EXE_hado");
 
 pub(crate) fn free_port() -> u16 {
@@ -158,4 +161,42 @@ pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -
         command.env(name, value);
     }
     Running(command.spawn().expect("hado starts"))
+}
+
+/// Sends and receives a message's bytes as they are.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RawCodec;
+
+impl Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        *self
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        *self
+    }
+}
+
+impl Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: Vec<u8>, destination: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        destination.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, source: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+        Ok(Some(source.copy_to_bytes(source.remaining()).to_vec()))
+    }
 }

@@ -7,52 +7,11 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use bytes::{Buf, BufMut};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-
-use crate::common::{Running, free_port, spawn};
+use crate::common::{RawCodec, Running, free_port, spawn};
 
 const ADMIN_TOKEN: &str = "admin-secret-for-the-exposure-tests-0123456789";
 const GATEWAY_TOKEN: &str = "gateway-secret-for-the-exposure-tests-01234567";
 const LINK_SECRET: &str = "link-secret-for-the-exposure-tests-0123456789ab";
-
-/// Sends and receives a message's bytes as they are.
-#[derive(Clone, Copy, Default)]
-struct RawCodec;
-
-impl Codec for RawCodec {
-    type Encode = Vec<u8>;
-    type Decode = Vec<u8>;
-    type Encoder = RawCodec;
-    type Decoder = RawCodec;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        *self
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        *self
-    }
-}
-
-impl Encoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn encode(&mut self, item: Vec<u8>, destination: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
-        destination.put_slice(&item);
-        Ok(())
-    }
-}
-
-impl Decoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn decode(&mut self, source: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
-        Ok(Some(source.copy_to_bytes(source.remaining()).to_vec()))
-    }
-}
 
 /// `hado core` alone on a SQLite file in `folder/data`, with its metrics.
 struct Core {
@@ -78,15 +37,22 @@ impl Core {
             ],
         );
         let core = Self { process, grpc, metrics };
+        // Serving once its database is open (it listens, and serves
+        // metrics, a moment before).
         for _ in 0..600 {
-            if core.metrics_page("127.0.0.1").await.is_some_and(|(status, _)| status == reqwest::StatusCode::OK)
-                && tonic::transport::Endpoint::from_shared(core.url()).unwrap().connect().await.is_ok()
-            {
+            if core.metrics_page("127.0.0.1").await.is_some_and(|(status, _)| status == reqwest::StatusCode::OK) && core.serving().await {
                 return core;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         panic!("core did not start; see {}/core.log", folder.display());
+    }
+
+    async fn serving(&self) -> bool {
+        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
+        let Ok(channel) = tonic::transport::Endpoint::from_shared(self.url()).unwrap().connect().await else { return false };
+        let answer = HealthClient::new(channel).check(HealthCheckRequest { service: String::new() }).await;
+        answer.is_ok_and(|reply| reply.get_ref().status == ServingStatus::Serving as i32)
     }
 
     fn url(&self) -> String {

@@ -32,10 +32,16 @@ struct Stack {
 
 impl Stack {
     async fn start(backend: &Backend, calls_per_minute: u32) -> Self {
+        Self::start_with(backend, |config| config.calls_per_minute = calls_per_minute).await
+    }
+
+    /// Core and the gateway, its configuration first changed by `change`.
+    async fn start_with(backend: &Backend, change: impl FnOnce(&mut McpConfig)) -> Self {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
-        let mut config = McpConfig { calls_per_minute, ..McpConfig::local(&core.url()) };
+        let mut config = McpConfig::local(&core.url());
         config.allowed_hosts =
             hado_runtime::AllowedHosts::from_lookup(&|variable| (variable == "HADO_ALLOWED_HOSTS").then(|| "hado.example.com".into())).unwrap();
+        change(&mut config);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let (shutdown, stopped) = oneshot::channel::<()>();
@@ -581,20 +587,9 @@ async fn every_reply_carries_the_security_headers() {
 /// never cuts it off.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_event_stream_outlives_the_idle_timeout() {
-    let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
-    let mut config = McpConfig::local(&core.url());
-    config.limits.idle_timeout = Duration::from_secs(1);
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        hado_gateway_mcp::run(config, listener, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    let stack = Stack::start_with(&Backend::Sqlite, |config| config.limits.idle_timeout = Duration::from_secs(1)).await;
+    let base = stack.url.trim_end_matches("/mcp").to_owned();
+    let token = stack.agent_token("anna").await;
     let client = reqwest::Client::new();
     let mut stream = client.get(format!("{base}/sse")).bearer_auth(&token).send().await.unwrap();
     let first = String::from_utf8(stream.chunk().await.unwrap().unwrap().to_vec()).unwrap();
@@ -607,9 +602,7 @@ async fn an_open_event_stream_outlives_the_idle_timeout() {
     let reply = tokio::time::timeout(Duration::from_secs(5), stream.chunk()).await.expect("a reply on the stream").unwrap().expect("the stream is open");
     assert!(String::from_utf8_lossy(&reply).contains("serverInfo"));
     drop(stream);
-    let _ = shutdown.send(());
-    let _ = task.await;
-    core.stop().await;
+    stack.stop().await;
 }
 
 async fn the_legacy_event_stream_has_the_same_guard(backend: Backend) {
