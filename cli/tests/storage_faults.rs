@@ -115,6 +115,12 @@ impl Stack {
         panic!("/up did not answer {status} within {within:?}");
     }
 
+    /// gateway-mcp's `/up` says the same as gateway-http's.
+    async fn assert_mcp_up_says(&self, status: StatusCode) {
+        let answered = self.client.get(self.mcp_url.replace("/mcp", "/up")).send().await.unwrap();
+        assert_eq!(answered.status(), status, "gateway-mcp's /up");
+    }
+
     /// Pushes one batch of `size` events over REST; the status, its
     /// `Retry-After`, and how long the answer took. Acknowledged refs are kept.
     async fn push(&mut self, label: &str, size: usize) -> (StatusCode, Option<String>, Duration) {
@@ -273,6 +279,7 @@ async fn a_full_disk_fails_writes_fast_and_recovers_by_itself() {
     }
     assert!(refused.is_some(), "writes never failed on a full disk");
     let down_after = stack.wait_for_up(StatusCode::SERVICE_UNAVAILABLE, HEALTH_FOLLOWS).await;
+    stack.assert_mcp_up_says(StatusCode::SERVICE_UNAVAILABLE).await;
     assert_fails_fast(&mut stack, "full").await;
     // Reads still work.
     let listed = stack.client.get(format!("{}/api/events?user=anna&ref=before0-0-0", stack.base)).bearer_auth(&stack.source_token).send().await.unwrap();
@@ -280,6 +287,7 @@ async fn a_full_disk_fails_writes_fast_and_recovers_by_itself() {
 
     std::fs::remove_file(disk.join("filler")).unwrap();
     let up_after = stack.wait_for_up(StatusCode::OK, HEALTH_FOLLOWS).await;
+    stack.assert_mcp_up_says(StatusCode::OK).await;
     let mut recovered = false;
     for round in 0..50 {
         if stack.push(&format!("after{round}"), 50).await.0 == StatusCode::OK {
@@ -360,10 +368,12 @@ async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
     relay.cut();
     assert_fails_fast(&mut stack, "down").await;
     let down_after = stack.wait_for_up(StatusCode::SERVICE_UNAVAILABLE, HEALTH_FOLLOWS).await;
+    stack.assert_mcp_up_says(StatusCode::SERVICE_UNAVAILABLE).await;
     assert_fails_fast(&mut stack, "still-down").await;
 
     relay.restore().await;
     let up_after = stack.wait_for_up(StatusCode::OK, HEALTH_FOLLOWS).await;
+    stack.assert_mcp_up_says(StatusCode::OK).await;
     for round in 0..5 {
         let (status, _, _) = stack.push(&format!("after{round}"), 50).await;
         assert_eq!(status, StatusCode::OK, "writes succeed again once the database is back, with no restart");

@@ -9,7 +9,6 @@ mod auth;
 pub mod config;
 mod edge;
 mod error;
-mod health;
 mod hooks;
 mod ics;
 mod lists;
@@ -187,7 +186,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/static/hado.css", get(web::stylesheet))
         .route("/static/hado.js", get(web::script))
         .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
-        .route("/up", get(health::up))
+        .route("/up", get(|axum::extract::State(state): axum::extract::State<AppState>| async move { hado_runtime::up::answer(&state.core).await }))
         .fallback(web::not_found)
         // Pages, lists and the static files go gzipped to a client that
         // takes it (tower-http leaves small replies and images alone).

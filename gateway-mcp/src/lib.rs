@@ -53,15 +53,31 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
     let service = StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), transport);
     let sign_in = oauth::SignIn::new(&core, &config.web_url, config.public_url.as_deref(), config.allowed_hosts.clone());
     let guard = Arc::new(Guard::new(core.clone(), sign_in.clone(), config.allowed_hosts.clone(), config.calls_per_minute));
-    let streams = Arc::new(legacy_sse::Streams::new(core, guard.clone(), stop));
+    let streams = Arc::new(legacy_sse::Streams::new(core.clone(), guard.clone(), stop));
     let legacy =
         Router::new().route(SSE_PATH, axum::routing::get(legacy_sse::open)).route(MESSAGES_PATH, axum::routing::post(legacy_sse::message)).with_state(streams);
+    let up = Router::new().route("/up", axum::routing::get(up)).with_state((core.clone(), config.allowed_hosts.clone()));
     Router::new()
         .route_service(MCP_PATH, service)
         .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
         .merge(legacy)
         .merge(oauth_routes(sign_in))
+        .merge(up)
         .layer(axum::middleware::map_response(stamp_security_headers))
+}
+
+/// `GET /up`, as gateway-http answers it: whether core serves, for a
+/// health check or a load balancer in front of this gateway.
+async fn up(
+    axum::extract::State((core, hosts)): axum::extract::State<(Core, hado_runtime::AllowedHosts)>,
+    headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match hosts.admit(&headers, &uri) {
+        Ok(_) => hado_runtime::up::answer(&core).await,
+        Err(refusal) => guard::refusal(axum::http::StatusCode::MISDIRECTED_REQUEST, &refusal.to_string(), None).into_response(),
+    }
 }
 
 /// The headers every reply carries, as gateway-http's do: this server

@@ -93,6 +93,17 @@ impl Core {
         &self.url
     }
 
+    /// Whether core answers its gRPC health check with SERVING: it is up
+    /// and its storage can be written. What each gateway's `/up` says.
+    pub async fn health(&self) -> Health {
+        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
+        match HealthClient::new(self.channel()).check(HealthCheckRequest { service: String::new() }).await {
+            Ok(reply) if reply.get_ref().status == ServingStatus::Serving as i32 => Health::Serving,
+            Ok(_) => Health::NotServing,
+            Err(_) => Health::Unreachable,
+        }
+    }
+
     /// What a failed call means.
     pub fn explain(&self, status: &Status) -> Failure {
         match status.code() {
@@ -108,6 +119,15 @@ impl Core {
             code => Failure::Refused { code, message: status.message().to_owned() },
         }
     }
+}
+
+/// What core's health check said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    Serving,
+    /// Up, but its storage cannot be reached or written.
+    NotServing,
+    Unreachable,
 }
 
 /// How long a gateway tells a client to wait (`Retry-After`) when core or

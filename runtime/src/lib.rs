@@ -9,7 +9,8 @@
 //! (`json`), who a request's client is behind a trusted proxy
 //! (`proxies`), a short memory of tokens core accepted (`known_tokens`)
 //! and an HTTP server that bounds how long a client may take and
-//! how many may be connected (`serve`). See ARCHITECTURE.md.
+//! how many may be connected (`serve`), and `/up` (`up`). See
+//! ARCHITECTURE.md.
 
 pub mod hosts;
 pub mod metrics_endpoint;
@@ -31,6 +32,8 @@ pub mod per_minute;
 pub mod proxies;
 #[cfg(feature = "gateway")]
 pub mod serve;
+#[cfg(feature = "gateway")]
+pub mod up;
 
 pub use hosts::{AllowedHosts, HostRefusal};
 #[cfg(feature = "gateway")]

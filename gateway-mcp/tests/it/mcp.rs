@@ -454,7 +454,12 @@ async fn a_core_outage_is_a_retry_error_and_passes_by_itself(backend: Backend) {
     ok(call(&client, "create_event", json!({"title": "Passport", "due_at": "2027-01-10"})).await);
     let list = || client.call_tool(CallToolRequestParams::new("list_events").with_arguments(serde_json::Map::new()));
 
+    let up = || reqwest::get(stack.url.replace("/mcp", "/up"));
+    assert_eq!(up().await.unwrap().status(), StatusCode::OK, "/up says 200 while core serves");
     stack.core.pause().await;
+    let down = up().await.unwrap();
+    assert_eq!(down.status(), StatusCode::SERVICE_UNAVAILABLE, "and 503 while it cannot be reached");
+    assert!(down.headers().contains_key("retry-after"));
     match list().await {
         Err(rmcp::ServiceError::McpError(error)) => {
             assert_eq!(error.code.0, -32000, "{error:?}");
@@ -477,6 +482,7 @@ async fn a_core_outage_is_a_retry_error_and_passes_by_itself(backend: Backend) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let listed = listed.expect("the gateway reconnects once core is back");
+    assert_eq!(up().await.unwrap().status(), StatusCode::OK);
     assert_eq!(listed["events"][0]["title"], "Passport");
 
     client.cancel().await.unwrap();
@@ -568,6 +574,8 @@ async fn every_reply_carries_the_security_headers() {
         client.post(format!("{base}/register")).json(&json!({"redirect_uris": ["http://127.0.0.1/cb"]})),
         client.post(format!("{base}/token")).form(&[("grant_type", "refresh_token"), ("refresh_token", "hado_rt_nope"), ("client_id", "x")]),
         client.get(format!("{base}/mcp")).header("host", "attacker.example"),
+        client.get(format!("{base}/up")),
+        client.get(format!("{base}/up")).header("host", "attacker.example"),
     ];
     for request in requests {
         let response = request.send().await.unwrap();
