@@ -30,6 +30,11 @@ pub enum CoreError {
     Unauthenticated(String),
     #[error("{0}")]
     AlreadyExists(String),
+    /// Done, Remember, Delete or a link on an event that was withdrawn:
+    /// `EVENT_WITHDRAWN` in `ErrorInfo`, with its source (`by`). `deleted` when
+    /// its person deleted it (a manual event), which Reopen undoes.
+    #[error("{}", withdrawn_message(*.id, by, *.deleted))]
+    Withdrawn { id: i64, by: String, deleted: bool },
     /// A person's change to an event a source owns: `EVENT_OWNED_BY_SOURCE`
     /// in `ErrorInfo`, with the source.
     #[error("this event belongs to source {0}; only {0} can change it")]
@@ -41,6 +46,15 @@ pub enum CoreError {
     Link { problem: crate::links::LinkProblem, locale: Option<Locale> },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// What a refusal on a withdrawn event says.
+fn withdrawn_message(id: i64, source: &str, deleted: bool) -> String {
+    if deleted {
+        format!("event {id} was deleted; reopen it to act on it again")
+    } else {
+        format!("event {id} was withdrawn by its source {source}; only {source} can bring it back")
+    }
 }
 
 impl CoreError {
@@ -88,6 +102,8 @@ fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
         Reason::NotARememberChoice => t.refusal_remember.to_owned(),
         Reason::RememberDayOutOfRange => t.refusal_remember_day.to_owned(),
         Reason::PrivateAddress => t.refusal_private_address.to_owned(),
+        Reason::NotALogin => t.refusal_login.to_owned(),
+        Reason::SurroundingSpaces => t.refusal_spaces.to_owned(),
     })
 }
 
@@ -128,6 +144,16 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 .collect();
             let details = ErrorDetails::with_bad_request(field_violations);
             Status::with_error_details(Code::InvalidArgument, violations.to_string(), details)
+        }
+        CoreError::Withdrawn { id, by: ref source, deleted } => {
+            let message = error.to_string();
+            let metadata = [("id".to_owned(), id.to_string()), ("source".to_owned(), source.clone())];
+            let mut details = ErrorDetails::with_error_info("EVENT_WITHDRAWN", "hado", metadata);
+            if let Some((lang, t)) = language {
+                let words = if deleted { t.event_deleted.to_owned() } else { t.event_withdrawn.replace("{source}", source) };
+                details.set_localized_message(lang, words);
+            }
+            Status::with_error_details(Code::FailedPrecondition, message, details)
         }
         CoreError::SourceOwned(ref source) => {
             let message = error.to_string();

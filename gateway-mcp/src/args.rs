@@ -86,7 +86,7 @@ pub(crate) struct ListEventsArgs {
     #[serde(default)]
     #[schemars(length(max = 50))]
     pub source: Option<String>,
-    /// Active events only: at most this many, the most urgent first (1 to 1000, default 100). When more follow, the result's next says where to go on.
+    /// At most this many events (1 to 1000, default 100): active ones, the most urgent first, with next saying where to go on when more follow; or in the archive, the most recently closed of its latest 100.
     #[serde(default, deserialize_with = "page_size")]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u32>,
@@ -110,6 +110,11 @@ fn page_size<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option
         size => Ok(size),
     }
 }
+
+/// A tool that takes no arguments refuses any it is given.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoArgs {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

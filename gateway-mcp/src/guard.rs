@@ -266,7 +266,7 @@ impl Guard {
                 return Err(refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"), None));
             }
         }
-        let challenge = self.sign_in.challenge(headers);
+        let challenge = self.sign_in.challenge(headers, crate::oauth::Endpoint::of(uri.path()));
         let token = bearer(headers).ok_or_else(|| unauthorized("sign in, or send an agent token as a bearer token", None, &challenge))?;
         let agent_token = AgentToken::parse(token).ok_or_else(|| unauthorized("unknown agent token", None, &challenge))?;
         let digest = TokenDigest::of(token.as_bytes());

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core_link::Core;
 use crate::guard::{self, Guard, INVALID_REQUEST};
-use crate::tools::HadoMcp;
+use crate::tools::{HadoMcp, SessionToken};
 use hado_runtime::known_tokens::TokenDigest;
 
 /// Open streams at most, over all tokens; each holds a tool server.
@@ -56,6 +56,8 @@ pub(crate) struct Streams {
 struct OpenStream {
     owner: TokenDigest,
     person: String,
+    /// The token the stream's tool server acts with.
+    token: SessionToken,
     inbound: mpsc::Sender<ClientJsonRpcMessage>,
 }
 
@@ -101,6 +103,7 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
         Err(refused) => return refused,
     };
     let id = session_id();
+    let token = SessionToken::new(caller.token.clone());
     let (inbound, received) = mpsc::channel::<ClientJsonRpcMessage>(QUEUE);
     let (replies, outbound) = mpsc::channel(QUEUE);
     {
@@ -110,7 +113,7 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
             let message = format!("too many open event streams: at most {MAX_STREAMS_PER_PERSON} per person; close one or use /mcp");
             return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
         }
-        open.insert(id.clone(), OpenStream { owner: caller.digest, person, inbound });
+        open.insert(id.clone(), OpenStream { owner: caller.digest, person, token: token.clone(), inbound });
     }
     // This stream's end: the client leaving, the server stopping, or the
     // token no longer working.
@@ -118,7 +121,7 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
 
     // The tool server of this stream, as over stdio: it ends when the
     // client's messages end (the stream closed) or the stream stops.
-    let server = HadoMcp::new(streams.core.clone(), Some(caller.token.clone()));
+    let server = HadoMcp::new(streams.core.clone(), Some(token.clone()));
     let serving = stop.clone();
     tokio::spawn(async move {
         let Ok(running) = server.serve((replies, received)).await else { return };
@@ -128,14 +131,14 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
         }
     });
     // A disconnected app or a revoked token ends the stream within seconds.
-    let (guard, token, watching) = (streams.guard.clone(), caller.token, stop.clone());
+    let (guard, watching) = (streams.guard.clone(), stop.clone());
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 () = watching.cancelled() => return,
                 () = tokio::time::sleep(RECHECK_EVERY) => {}
             }
-            if !guard.still_known(&token).await {
+            if !guard.still_known(&token.current()).await {
                 watching.cancel();
                 return;
             }
@@ -185,8 +188,25 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
     let Some(Query(session)) = session else {
         return guard::refusal(StatusCode::BAD_REQUEST, "sessionId is required: open a stream with GET /sse first", id);
     };
-    // Another token's stream is as unknown as a closed one.
-    let inbound = streams.open().get(&session.session_id).filter(|stream| stream.owner == caller.digest).map(|stream| stream.inbound.clone());
+    // Another person's stream is as unknown as a closed one. A new token of
+    // the stream's own person (its client refreshed) takes the stream over.
+    let found = streams.open().get(&session.session_id).map(|stream| (stream.owner == caller.digest, stream.person.clone()));
+    let owned = match found {
+        Some((true, _)) => true,
+        Some((false, person)) => match streams.guard.person(&caller).await {
+            Ok(caller_person) if caller_person == person => {
+                if let Some(stream) = streams.open().get_mut(&session.session_id) {
+                    stream.owner = caller.digest;
+                    stream.token.replace(caller.token.clone());
+                }
+                true
+            }
+            Ok(_) => false,
+            Err(refused) => return refused,
+        },
+        None => false,
+    };
+    let inbound = streams.open().get(&session.session_id).filter(|_| owned).map(|stream| stream.inbound.clone());
     let Some(mut inbound) = inbound else {
         return guard::refusal(StatusCode::NOT_FOUND, "no open stream has this sessionId: open one with GET /sse", id);
     };

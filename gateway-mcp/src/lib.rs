@@ -1,5 +1,5 @@
 //! Hado's MCP gateway: the agent's door to its owner's inbox. It serves the
-//! nine tools over streamable HTTP at `POST /mcp` (stateless: no sessions,
+//! eleven tools over streamable HTTP at `POST /mcp` (stateless: no sessions,
 //! so any number of gateways can stand behind a proxy), over the legacy
 //! HTTP+SSE transport at `GET /sse` for older clients, or over stdio, and
 //! turns each tool call into one gRPC call to core. An agent presents an
@@ -95,9 +95,11 @@ async fn stamp_security_headers(mut response: axum::response::Response) -> axum:
 fn oauth_routes(sign_in: oauth::SignIn) -> Router {
     use axum::routing::{get, post};
     let protected_resource_of_mcp = format!("{}{MCP_PATH}", oauth::PROTECTED_RESOURCE_PATH);
+    let protected_resource_of_sse = format!("{}{SSE_PATH}", oauth::PROTECTED_RESOURCE_PATH);
     Router::new()
         .route(oauth::PROTECTED_RESOURCE_PATH, get(oauth::protected_resource))
         .route(&protected_resource_of_mcp, get(oauth::protected_resource))
+        .route(&protected_resource_of_sse, get(oauth::protected_resource))
         .route(oauth::AUTHORIZATION_SERVER_PATH, get(oauth::authorization_server))
         .route(oauth::REGISTER_PATH, post(oauth::register))
         .route(oauth::TOKEN_PATH, post(oauth::token))
@@ -136,9 +138,38 @@ pub async fn run_stdio(core_url: &str, token: &str) -> Result<(), RunError> {
             failure => tracing::warn!(reason = failure.message(), "serving anyway; tool calls will say when core answers again"),
         },
     }
-    let running = HadoMcp::new(core, Some(token)).serve(rmcp::transport::stdio()).await.map_err(|error| RunError::Stdio(error.to_string()))?;
+    let running =
+        HadoMcp::new(core, Some(tools::SessionToken::new(token))).serve(rmcp::transport::stdio()).await.map_err(|error| RunError::Stdio(error.to_string()))?;
     running.waiting().await.map_err(|error| RunError::Stdio(error.to_string()))?;
     Ok(())
+}
+
+/// How long a stdio server that cannot serve waits for its client's first
+/// request, to answer it with the reason.
+const STDIO_REFUSAL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Tells an MCP client on stdin/stdout why this server cannot serve it (no
+/// token, a malformed one, one core does not know): its first request is
+/// answered with a JSON-RPC error carrying the reason. A client shows that;
+/// a pipe that just closes shows only "Connection closed".
+async fn refuse_over_stdio(reason: &str) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let first_id = async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(serde_json::Value::Object(message)) = serde_json::from_str::<serde_json::Value>(&line)
+                && let Some(id) = message.get("id")
+            {
+                return Some(id.clone());
+            }
+        }
+        None
+    };
+    let Ok(Some(id)) = tokio::time::timeout(STDIO_REFUSAL_WAIT, first_id).await else { return };
+    let reply = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32000, "message": format!("hado cannot serve: {reason}") } });
+    let mut stdout = tokio::io::stdout();
+    let _ = stdout.write_all(format!("{reply}\n").as_bytes()).await;
+    let _ = stdout.flush().await;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -179,6 +210,11 @@ pub async fn main_entry(arguments: Arguments) -> ExitCode {
         };
         return match started {
             Ok(()) => ExitCode::SUCCESS,
+            Err(error @ RunError::Config(_)) => {
+                eprintln!("hado gateway-mcp: {error}");
+                refuse_over_stdio(&error.to_string()).await;
+                ExitCode::from(2)
+            }
             Err(error) => {
                 eprintln!("hado gateway-mcp: {error}");
                 ExitCode::from(2)

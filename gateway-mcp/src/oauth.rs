@@ -30,7 +30,7 @@ use hado_runtime::per_minute::PerMinute;
 use hado_runtime::{AllowedHosts, ClientAddress};
 
 use crate::core_link::{Core, Failure};
-use crate::{MCP_PATH, guard};
+use crate::{MCP_PATH, MESSAGES_PATH, SSE_PATH, guard};
 
 /// The largest registration or token request read.
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -45,6 +45,31 @@ pub(crate) const REGISTER_PATH: &str = "/register";
 pub(crate) const TOKEN_PATH: &str = "/token";
 /// Where the web inbox asks the person (gateway-http).
 const AUTHORIZE_PATH: &str = "/oauth/authorize";
+
+/// An MCP endpoint, each a protected resource of its own (RFC 9728 section
+/// 3.1: its metadata at the well-known path with the endpoint's path
+/// appended). A token issued for either works at both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    /// Streamable HTTP, `/mcp`.
+    Mcp,
+    /// The legacy HTTP+SSE transport, `/sse` and its `/messages`.
+    Sse,
+}
+
+impl Endpoint {
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            Self::Mcp => MCP_PATH,
+            Self::Sse => SSE_PATH,
+        }
+    }
+
+    /// The endpoint a request's path belongs to.
+    pub(crate) fn of(path: &str) -> Self {
+        if path == SSE_PATH || path == MESSAGES_PATH || path.ends_with(SSE_PATH) { Self::Sse } else { Self::Mcp }
+    }
+}
 
 /// What signing in needs: core's OAuth service, and where the web inbox is.
 #[derive(Clone)]
@@ -151,14 +176,16 @@ impl SignIn {
         }
     }
 
-    /// The resource every token is issued for: the MCP endpoint's URL.
-    fn resource(&self, headers: &HeaderMap) -> String {
-        format!("{}{MCP_PATH}", self.base(headers))
+    /// A resource a token may be issued for: one of this server's MCP
+    /// endpoints' URLs (`/mcp`, or the legacy `/sse`).
+    fn resource(&self, headers: &HeaderMap, endpoint: Endpoint) -> String {
+        format!("{}{}", self.base(headers), endpoint.path())
     }
 
-    /// The `WWW-Authenticate` of a 401, pointing at the resource metadata.
-    pub(crate) fn challenge(&self, headers: &HeaderMap) -> HeaderValue {
-        let value = format!("Bearer resource_metadata=\"{}{PROTECTED_RESOURCE_PATH}{MCP_PATH}\", scope=\"inbox\"", self.base(headers));
+    /// The `WWW-Authenticate` of a 401 on `endpoint`, pointing at that
+    /// endpoint's resource metadata (RFC 9728 section 5.1).
+    pub(crate) fn challenge(&self, headers: &HeaderMap, endpoint: Endpoint) -> HeaderValue {
+        let value = format!("Bearer resource_metadata=\"{}{PROTECTED_RESOURCE_PATH}{}\", scope=\"inbox\"", self.base(headers), endpoint.path());
         HeaderValue::from_str(&value).unwrap_or(HeaderValue::from_static("Bearer"))
     }
 
@@ -184,14 +211,16 @@ fn counted(route: &'static str, method: &str, response: Response) -> Response {
     response
 }
 
-/// `GET /.well-known/oauth-protected-resource[/mcp]` (RFC 9728).
+/// `GET /.well-known/oauth-protected-resource[/mcp|/sse]` (RFC 9728): the
+/// document of the endpoint the path names (`/mcp` when it names none).
 pub(crate) async fn protected_resource(State(sign_in): State<SignIn>, headers: HeaderMap, uri: Uri) -> Response {
     if let Err(refused) = sign_in.admit(&headers, &uri) {
         return counted(PROTECTED_RESOURCE_PATH, "GET", refused.into_response());
     }
     let base = sign_in.base(&headers);
+    let endpoint = Endpoint::of(uri.path());
     let document = json!({
-        "resource": sign_in.resource(&headers),
+        "resource": sign_in.resource(&headers, endpoint),
         "authorization_servers": [base],
         "bearer_methods_supported": ["header"],
         "scopes_supported": ["inbox"],
@@ -304,6 +333,13 @@ struct TokenForm {
     resource: String,
 }
 
+/// The endpoint a token request names as its `resource`: `/sse` when it
+/// names that one, else `/mcp` (core refuses a resource that is neither).
+fn requested_endpoint(sign_in: &SignIn, headers: &HeaderMap, resource: &str) -> Endpoint {
+    let sse = sign_in.resource(headers, Endpoint::Sse);
+    if resource.trim_end_matches('/').eq_ignore_ascii_case(&sse) { Endpoint::Sse } else { Endpoint::Mcp }
+}
+
 /// `POST /token`.
 pub(crate) async fn token(State(sign_in): State<SignIn>, request: Request) -> Response {
     counted(TOKEN_PATH, "POST", token_inner(sign_in, request).await)
@@ -324,6 +360,7 @@ async fn token_inner(mut sign_in: SignIn, request: Request) -> Response {
         Ok(form) => form,
         Err(problem) => return error(StatusCode::BAD_REQUEST, "invalid_request", &format!("the form could not be read: {problem}")),
     };
+    let served_resource = sign_in.resource(&headers, requested_endpoint(&sign_in, &headers, &form.resource));
     let request = v1::TokenRequest {
         grant_type: form.grant_type,
         client_id: form.client_id,
@@ -332,7 +369,7 @@ async fn token_inner(mut sign_in: SignIn, request: Request) -> Response {
         code_verifier: form.code_verifier,
         refresh_token: form.refresh_token,
         resource: form.resource,
-        served_resource: sign_in.resource(&headers),
+        served_resource,
     };
     let reply = match sign_in.oauth.token(request).await {
         Ok(reply) => reply.into_inner(),

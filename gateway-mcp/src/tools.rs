@@ -19,7 +19,7 @@ use hado_proto::state::EventState;
 use hado_proto::v1;
 use hado_proto::views::{Profile, UserEvent};
 
-use crate::args::{CreateEventArgs, DEFAULT_PAGE, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs, UpdateEventArgs, UpdateProfileArgs};
+use crate::args::{CreateEventArgs, DEFAULT_PAGE, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs, NoArgs, UpdateEventArgs, UpdateProfileArgs};
 use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
 use crate::guard::TokenVerdict;
 use crate::schema::{self, Side};
@@ -32,6 +32,7 @@ The archive holds done, expired and deleted (withdrawn) events (after_due=expire
 mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint, or until tomorrow, next week or a day the user names (until). Never use one for the other.
 Events from other sources (docs, a bank, …) can be read and closed with mark_done or mark_ack, but not changed or deleted: editable=false. Their source would overwrite an edit.
 Events you create belong to the source manual, like ones the user adds by hand; those you may update and delete (editable=true). A deleted event stays readable (state withdrawn) and update_event brings it back.
+Undo: reopen_event undoes mark_done and delete_event; restore_reminders undoes mark_ack. An event its source withdrew cannot be acted on (EVENT_WITHDRAWN).
 due_at takes three forms: YYYY-MM-DD (a whole day), YYYY-MM-DDTHH:MM (a local time in the user's zone), or with an offset such as 2026-12-14T09:00+01:00 (a fixed instant). Use an offset only when the event is tied to a place.
 Call get_profile for the user's zone and current local time before resolving words like \"tomorrow\".
 A recurring thing is separate events: create one per occurrence that matters now, not a rule.";
@@ -63,18 +64,38 @@ impl IntoCallToolResult for ToolFailure {
     }
 }
 
+/// The token a session without HTTP requests acts with: stdio's, fixed; an
+/// event stream's, replaced when its client refreshes and posts with the
+/// new one.
+#[derive(Clone, Debug)]
+pub(crate) struct SessionToken(Arc<std::sync::RwLock<AgentToken>>);
+
+impl SessionToken {
+    pub(crate) fn new(token: AgentToken) -> Self {
+        Self(Arc::new(std::sync::RwLock::new(token)))
+    }
+
+    pub(crate) fn current(&self) -> AgentToken {
+        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    pub(crate) fn replace(&self, token: AgentToken) {
+        *self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner) = token;
+    }
+}
+
 /// The MCP server: one per request over HTTP (cloned from a prototype, so
 /// the tool list is built once), one per process over stdio.
 #[derive(Clone)]
 pub(crate) struct HadoMcp {
     core: Core,
     /// The token of a stdio session, which has no HTTP request to carry one.
-    fixed_token: Option<AgentToken>,
+    fixed_token: Option<SessionToken>,
     tool_router: ToolRouter<Self>,
 }
 
 impl HadoMcp {
-    pub(crate) fn new(core: Core, fixed_token: Option<AgentToken>) -> Self {
+    pub(crate) fn new(core: Core, fixed_token: Option<SessionToken>) -> Self {
         Self { core, fixed_token, tool_router: Self::portable_tool_router() }
     }
 
@@ -93,8 +114,12 @@ impl HadoMcp {
     /// admitted, or the stdio session's.
     fn inbox(&self, context: &RequestContext<RoleServer>) -> Result<Inbox, ToolFailure> {
         let from_request = context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<AgentToken>());
-        let token = from_request.or(self.fixed_token.as_ref()).ok_or_else(|| ToolFailure::Refused("an agent bearer token is required".into()))?;
-        Ok(core_link::inbox(&self.core, token))
+        let token = match (from_request, &self.fixed_token) {
+            (Some(token), _) => token.clone(),
+            (None, Some(session)) => session.current(),
+            (None, None) => return Err(ToolFailure::Refused("an agent bearer token is required".into())),
+        };
+        Ok(core_link::inbox(&self.core, &token))
     }
 
     /// Makes a tool's call to core. A refused token is also told to the HTTP
@@ -148,8 +173,8 @@ impl HadoMcp {
             archive: args.archive,
             text: args.text,
             source: args.source,
-            // The archive is always its latest 100.
-            limit: (!args.archive).then_some(args.limit.unwrap_or(DEFAULT_PAGE)),
+            // The archive is its latest 100 at most.
+            limit: Some(args.limit.unwrap_or(DEFAULT_PAGE)),
             after: args.after,
         };
         let list = self.call(&context, self.inbox(&context)?.list_events(request)).await?;
@@ -184,7 +209,7 @@ impl HadoMcp {
     /// Changes any of the fields of an editable (manual) event; other sources' events cannot be changed. Editing a deleted (withdrawn) event brings it back.
     /// A new due_at is a reschedule: it reopens a done or expired event, clears Remember and restarts the reminders.
     /// The same due_at (or none) only updates the other fields and leaves a closed event closed.
-    #[tool(annotations(title = "Update event", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(annotations(title = "Update event", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false))]
     async fn update_event(&self, Parameters(args): Parameters<UpdateEventArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
         let request = v1::UpdateEventRequest {
             id: args.id,
@@ -201,35 +226,49 @@ impl HadoMcp {
     }
 
     /// Removes an editable (manual) event: it becomes withdrawn and leaves the inbox; get_event still finds it and update_event brings it back. Other sources' events cannot be deleted; close them with mark_done instead.
-    #[tool(annotations(title = "Delete event", read_only_hint = false, destructive_hint = true, open_world_hint = false))]
+    #[tool(annotations(title = "Delete event", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false))]
     async fn delete_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<Deleted>, ToolFailure> {
         let reply = self.call(&context, self.inbox(&context)?.delete_event(v1::EventId { id: args.id })).await?;
         Ok(Json(Deleted { id: reply.id, state: reply.state }))
     }
 
     /// Done: the thing is finished and the event closes into the archive. Works on events from any source. A closed event is returned as it is.
-    #[tool(annotations(title = "Mark done", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(annotations(title = "Mark done", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false))]
     async fn mark_done(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
         let event = self.call(&context, self.inbox(&context)?.mark_done(v1::EventId { id: args.id })).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
     /// Remember: "I know". The event stays open and its reminders go quiet until the next checkpoint, or until the morning given in until (quiet_until says when; next_reminder_at in get_event when the user hears again). Not the same as done. Works on events from any source; a closed event is returned as it is.
-    #[tool(annotations(title = "Remember", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(annotations(title = "Remember", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false))]
     async fn mark_ack(&self, Parameters(args): Parameters<MarkAckArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
         let event = self.call(&context, self.inbox(&context)?.mark_ack(v1::MarkAckRequest { id: args.id, until: args.until })).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 
+    /// Undoes Done, and undoes delete_event on the user's own event: the event is open again where its due moment puts it, with its reminders from now. An open event is returned as it is; an expired one stays expired; an event its source withdrew cannot be reopened.
+    #[tool(annotations(title = "Reopen event", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false))]
+    async fn reopen_event(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let event = self.call(&context, self.inbox(&context)?.reopen_event(v1::EventId { id: args.id })).await?;
+        Ok(Json(UserEvent::from(&event)))
+    }
+
+    /// Undoes Remember (mark_ack): the event's reminders are no longer quieted and it needs attention again at its checkpoints. An event without Remember is returned as it is.
+    #[tool(annotations(title = "Restore reminders", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false))]
+    async fn restore_reminders(&self, Parameters(args): Parameters<EventIdArgs>, context: RequestContext<RoleServer>) -> Result<Json<UserEvent>, ToolFailure> {
+        let event = self.call(&context, self.inbox(&context)?.take_back_ack(v1::EventId { id: args.id })).await?;
+        Ok(Json(UserEvent::from(&event)))
+    }
+
     /// The user's login, time zone, quiet hours, language and current local date and time (with the weekday), for resolving words like "tomorrow".
     #[tool(annotations(title = "Get profile", read_only_hint = true, open_world_hint = false))]
-    async fn get_profile(&self, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
+    async fn get_profile(&self, Parameters(NoArgs {}): Parameters<NoArgs>, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
         let profile = self.call(&context, self.inbox(&context)?.get_profile(v1::GetProfileRequest {})).await?;
         Ok(Json(Profile::from(&profile)))
     }
 
     /// Changes the user's time zone, quiet hours and language; give any of them. A new zone moves local due times with it.
-    #[tool(annotations(title = "Update profile", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    #[tool(annotations(title = "Update profile", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false))]
     async fn update_profile(&self, Parameters(args): Parameters<UpdateProfileArgs>, context: RequestContext<RoleServer>) -> Result<Json<Profile>, ToolFailure> {
         let request = v1::UpdateProfileRequest {
             tz: args.tz,
@@ -293,12 +332,13 @@ fn misfit(tool: &str, arguments: Option<&JsonObject>) -> Option<String> {
     }
     match tool {
         "list_events" => check::<ListEventsArgs>(arguments),
-        "get_event" | "delete_event" | "mark_done" => check::<EventIdArgs>(arguments),
+        "get_event" | "delete_event" | "mark_done" | "reopen_event" | "restore_reminders" => check::<EventIdArgs>(arguments),
+        "get_profile" => check::<NoArgs>(arguments),
         "mark_ack" => check::<MarkAckArgs>(arguments),
         "create_event" => check::<CreateEventArgs>(arguments),
         "update_event" => check::<UpdateEventArgs>(arguments),
         "update_profile" => check::<UpdateProfileArgs>(arguments),
-        // get_profile takes none; an unknown tool is the router's to refuse.
+        // An unknown tool is the router's to refuse.
         _ => None,
     }
 }
@@ -348,13 +388,29 @@ mod tests {
     }
 
     #[test]
-    fn every_tool_that_takes_arguments_has_them_checked() {
+    fn every_tool_refuses_an_argument_it_does_not_take() {
         let stray = serde_json::json!({"stray": 1}).as_object().cloned();
         for tool in tools() {
-            let takes_arguments =
-                tool.input_schema.get("properties").and_then(|properties| properties.as_object()).is_some_and(|properties| !properties.is_empty());
             let refused = misfit(&tool.name, stray.as_ref());
-            assert_eq!(refused.is_some(), takes_arguments, "{}: {refused:?}", tool.name);
+            assert!(refused.as_deref().is_some_and(|reason| reason.contains("unknown field `stray`")), "{}: {refused:?}", tool.name);
+        }
+    }
+
+    #[test]
+    fn annotations_follow_the_specs_definitions() {
+        // MCP: destructiveHint is false only where an update is purely
+        // additive; idempotentHint is true where a repeat changes nothing.
+        for tool in tools() {
+            let hints = tool.annotations.clone().unwrap_or_default();
+            let expected = match tool.name.as_ref() {
+                "list_events" | "get_event" | "get_profile" => (Some(true), None, None),
+                "create_event" => (Some(false), Some(false), Some(false)),
+                "update_event" | "delete_event" | "mark_done" | "mark_ack" | "update_profile" | "reopen_event" | "restore_reminders" => {
+                    (Some(false), Some(true), Some(true))
+                }
+                other => panic!("{other} has no expected hints"),
+            };
+            assert_eq!((hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint), expected, "{}", tool.name);
         }
     }
 
@@ -379,7 +435,7 @@ mod tests {
     #[test]
     fn every_argument_of_every_tool_is_described() {
         let tools = tools();
-        assert_eq!(tools.len(), 9);
+        assert_eq!(tools.len(), 11);
         for tool in &tools {
             let schema = serde_json::Value::Object((*tool.input_schema).clone());
             let properties = schema["properties"].as_object().cloned().unwrap_or_default();

@@ -31,11 +31,17 @@ pub struct Words {
     /// The link under a page of a whole group to the page that follows.
     pub show_next_page: &'static str,
     pub remember: &'static str,
+    /// An action on an event its source withdrew ({source}).
+    pub event_withdrawn: &'static str,
+    /// An action on an event its person deleted.
+    pub event_deleted: &'static str,
     pub event_not_found: &'static str,
     pub refusal_required: &'static str,
     pub refusal_too_long: &'static str,
     pub refusal_control: &'static str,
     pub refusal_url: &'static str,
+    pub refusal_login: &'static str,
+    pub refusal_spaces: &'static str,
     pub refusal_private_address: &'static str,
     pub refusal_due: &'static str,
     pub refusal_date: &'static str,

@@ -230,7 +230,7 @@ fn key_part(field: &str, raw: &str, max: usize, required: bool, violations: &mut
         violations.refuse(field, Reason::TooLong { max }, format!("{field} is {count} characters long; at most {max} are allowed"));
         None
     } else if raw.trim() != raw {
-        violations.add(field, format!("{field} {} has leading or trailing spaces", quoted(raw)));
+        violations.refuse(field, Reason::SurroundingSpaces, format!("{field} {} has leading or trailing spaces", quoted(raw)));
         None
     } else {
         Some(raw.to_owned())
@@ -251,8 +251,9 @@ impl Login {
         if matches_name(&login, 64, &['.', '_', '@', '-']) {
             Some(Self(login))
         } else {
-            violations.add(
+            violations.refuse(
                 field,
+                Reason::NotALogin,
                 format!("{field} {} is not a valid login: use 1 to 64 characters of a-z, 0-9 and . _ @ -, starting with a letter or digit", quoted(raw)),
             );
             None

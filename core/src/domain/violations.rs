@@ -36,6 +36,10 @@ pub enum Reason {
     RememberDayOutOfRange,
     /// A webhook address that reaches only this machine or a private network.
     PrivateAddress,
+    /// A login outside `[a-z0-9][a-z0-9._@-]{0,63}`.
+    NotALogin,
+    /// A key (a ref) with spaces around it, which would never match.
+    SurroundingSpaces,
 }
 
 impl Reason {
@@ -59,6 +63,8 @@ impl Reason {
             Self::NotARememberChoice => "NOT_A_REMEMBER_CHOICE",
             Self::RememberDayOutOfRange => "REMEMBER_DAY_OUT_OF_RANGE",
             Self::PrivateAddress => "PRIVATE_ADDRESS",
+            Self::NotALogin => "NOT_A_LOGIN",
+            Self::SurroundingSpaces => "SURROUNDING_SPACES",
         }
     }
 }
@@ -75,6 +81,11 @@ impl Violations {
     /// A violation with its stable reason.
     pub(crate) fn refuse(&mut self, field: &str, reason: Reason, message: impl Into<String>) {
         self.0.push(FieldViolation { field: field.to_owned(), message: message.into(), reason });
+    }
+
+    /// Adds `other`'s violations as they are.
+    pub(crate) fn extend(&mut self, other: Violations) {
+        self.0.extend(other.0);
     }
 
     /// Adds `other`'s violations with their fields put under `prefix`

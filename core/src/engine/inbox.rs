@@ -41,6 +41,10 @@ impl Engine {
             }
             let mut records = self.store.list_archive(user.id).await?;
             records.retain(|record| matches.admits(record));
+            // The archive is its latest 100 at most, and a limit takes fewer.
+            if let Some(limit) = limit {
+                records.truncate(limit as usize);
+            }
             return Ok((records, None));
         }
         let after = after.unwrap_or(events::After::START);
@@ -90,11 +94,13 @@ impl Engine {
     }
 
     /// One of the user's events that is not withdrawn (deleted): what Done,
-    /// Remember, Delete and action links act on.
+    /// Remember, Delete and action links act on. A withdrawn one is refused
+    /// as such (`EVENT_WITHDRAWN`), the same on every door: it is there,
+    /// get_event shows it, but it cannot be acted on.
     pub(super) async fn own_event(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
         match self.own_event_or_deleted(connection, user, id).await? {
             record if record.lifecycle.state != State::Withdrawn => Ok(record),
-            _ => Err(CoreError::event_not_found(id)),
+            record => Err(CoreError::Withdrawn { id, deleted: record.source_id == self.manual_source_id, by: record.source }),
         }
     }
 

@@ -237,9 +237,8 @@ fn parse_item(index: usize, item: &SourceItem, violations: &mut Violations) -> O
     let spec = match EventSpec::parse(&item.fields) {
         Ok(spec) => Some(spec),
         Err(spec_violations) => {
-            for violation in spec_violations.iter() {
-                own.add(&violation.field, violation.message.clone());
-            }
+            // Each keeps its stable reason, as a single event's does.
+            own.extend(spec_violations);
             None
         }
     };

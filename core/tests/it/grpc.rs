@@ -182,9 +182,13 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .unwrap();
     assert_eq!(withdrawn.get_ref().results[0].state, "withdrawn");
     assert!(inbox.list_events(active()).await.unwrap().get_ref().events.is_empty());
-    // Gone from the inbox, but still readable as withdrawn; Done does not reach it.
+    // Gone from the inbox, but still readable as withdrawn; Done does not
+    // reach it, and says why with one code.
     assert_eq!(inbox.get_event(EventId { id }).await.unwrap().into_inner().state, "withdrawn");
-    assert_eq!(inbox.mark_done(EventId { id }).await.unwrap_err().code(), Code::NotFound);
+    let refused = inbox.mark_done(EventId { id }).await.unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert_eq!(refused.get_details_error_info().map(|info| (info.reason, info.metadata["source"].clone())), Some(("EVENT_WITHDRAWN".into(), "docs".into())));
+    assert!(refused.message().contains("withdrawn by its source docs"), "{}", refused.message());
     let revived = ingest.upsert_events(push(vec![source_event("anna", "visa", "Visa (renewed)", "2026-12-21")])).await.unwrap();
     assert_eq!((revived.get_ref().results[0].outcome.as_str(), revived.get_ref().results[0].id), ("revived", id));
 

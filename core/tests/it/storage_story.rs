@@ -213,8 +213,8 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     // Delete is a withdrawal of the user's own event.
     assert_eq!(engine.delete_manual(&moved, evening.id).await.unwrap(), evening.id);
     assert_eq!(engine.get_event(&moved, evening.id).await.unwrap().lifecycle.state, State::Withdrawn);
-    assert!(matches!(engine.mark_done(&moved, evening.id).await, Err(CoreError::EventNotFound(id)) if id == evening.id));
-    assert!(matches!(engine.delete_manual(&moved, evening.id).await, Err(CoreError::EventNotFound(id)) if id == evening.id));
+    assert!(matches!(engine.mark_done(&moved, evening.id).await, Err(CoreError::Withdrawn { id, deleted: true, .. }) if id == evening.id));
+    assert!(matches!(engine.delete_manual(&moved, evening.id).await, Err(CoreError::Withdrawn { id, deleted: true, .. }) if id == evening.id));
 
     // One agent token per user: re-issuing stops the old one at once.
     let (_, first) = engine.admin_issue_agent_token("carol").await.unwrap();

@@ -24,6 +24,7 @@ fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
         Some("LINK_EXPIRED") => |t| t.link_expired,
         Some("LINK_OUTDATED") => |t| t.link_outdated,
         Some("EVENT_NOT_FOUND") => |t| t.event_not_found,
+        Some("EVENT_WITHDRAWN") => |t| t.event_deleted,
         _ => return failure_page(state, &words::EN, status),
     };
     let code = match status.code() {

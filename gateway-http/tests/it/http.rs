@@ -152,6 +152,10 @@ async fn the_rest_contract_holds(backend: Backend) {
     let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": all_bad }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(error["violations"].as_array().unwrap().len(), 3000, "every violation of every item");
+    // Each carries its machine code, as a single event's violations do.
+    let codes: Vec<(Option<&str>, Option<&str>)> =
+        error["violations"].as_array().unwrap()[..3].iter().map(|violation| (violation["field"].as_str(), violation["code"].as_str())).collect();
+    assert_eq!(codes, [(Some("user"), Some("NOT_A_LOGIN")), (Some("title"), Some("REQUIRED")), (Some("due_at"), Some("NOT_A_DUE_MOMENT"))], "{codes:?}");
     assert!(error["error"].as_str().unwrap().ends_with("and 2980 more, all listed in the error details"));
     // Arrays never stand in for objects.
     for body in [json!([[]]), json!({"events": [["anna", "visa", "Visa", "2027-01-01"]]})] {

@@ -463,10 +463,6 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     let (status, location, _) = stack.post(&format!("/settings/channels/{channel}/test"), &[]).await;
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/settings?tested=1#reminders"));
     wait_for(&received, 1).await;
-    // A second hook whose receiver is down.
-    let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let (status, _, _) = stack.post("/settings/webhooks", &[("url", &format!("http://127.0.0.1:{closed_port}/down"))]).await;
-    assert_eq!(status, StatusCode::OK);
 
     // A checkpoint's reminder goes out and shows in the event's log.
     let event = stack
@@ -489,8 +485,14 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     assert!(schedule.contains("<dt>Preparation starts</dt><dd>Sun 15 Nov</dd>"), "{schedule}");
     assert!(schedule.contains("<dt>Next reminder</dt><dd>Mon 14 Dec 08:00</dd>"), "the day before, in the morning: {schedule}");
     assert!(page.contains("Sat 12 Dec 08:00 · reminder"), "{page}");
-    // The hook that is down says so on the settings page from its first
-    // failed attempt: when, and why.
+    // A second hook whose receiver is down says so on the settings page
+    // from its first failed attempt: when, and why.
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (status, _, page) = stack.post("/settings/webhooks", &[("url", &format!("http://127.0.0.1:{closed_port}/down"))]).await;
+    assert_eq!(status, StatusCode::OK);
+    let down_channel: i64 = page.split(r#"id="channel-"#).last().and_then(|rest| rest.split('"').next()).unwrap().parse().unwrap();
+    stack.post(&format!("/settings/channels/{down_channel}/test"), &[]).await;
+    hado_core::delivery::drain(&stack.core.deliverer()).await.unwrap();
     let settings = stack.get("/settings").await.1;
     let down = settings.split("/down</strong>").nth(1).and_then(|rest| rest.split("</article>").next()).unwrap_or_default();
     assert!(down.contains(r#"<p class="error">The last attempt failed at 2026-12-12 08:00:"#), "{down}");

@@ -156,14 +156,31 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     let tools = anna.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     names.sort();
-    assert_eq!(names, ["create_event", "delete_event", "get_event", "get_profile", "list_events", "mark_ack", "mark_done", "update_event", "update_profile"]);
+    assert_eq!(
+        names,
+        [
+            "create_event",
+            "delete_event",
+            "get_event",
+            "get_profile",
+            "list_events",
+            "mark_ack",
+            "mark_done",
+            "reopen_event",
+            "restore_reminders",
+            "update_event",
+            "update_profile"
+        ]
+    );
     for read in ["list_events", "get_event", "get_profile"] {
         assert_eq!(tool(&tools, read).annotations.as_ref().unwrap().read_only_hint, Some(true), "{read}");
     }
     assert_eq!(tool(&tools, "delete_event").annotations.as_ref().unwrap().destructive_hint, Some(true));
-    for action in ["mark_done", "mark_ack"] {
+    // Only create_event is purely additive; everything else that writes
+    // changes or closes something, and a repeat of it changes nothing more.
+    for action in ["mark_done", "mark_ack", "update_event", "update_profile", "reopen_event", "restore_reminders", "delete_event"] {
         let annotations = tool(&tools, action).annotations.as_ref().unwrap();
-        assert_eq!((annotations.idempotent_hint, annotations.destructive_hint), (Some(true), Some(false)), "{action}");
+        assert_eq!((annotations.idempotent_hint, annotations.destructive_hint), (Some(true), Some(true)), "{action}");
     }
     assert_eq!(tool(&tools, "create_event").annotations.as_ref().unwrap().destructive_hint, Some(false));
     let create = tool(&tools, "create_event");
@@ -239,7 +256,10 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
     assert_eq!(ok(call(&anna, "list_events", json!({})).await)["events"], json!([]));
     // A deleted event can still be read, and an edit brings it back.
     assert_eq!(ok(call(&anna, "get_event", json!({"id": dentist_id})).await)["state"], "withdrawn");
-    assert_eq!(tool_error(call(&anna, "mark_done", json!({"id": dentist_id})).await), format!("event {dentist_id} not found (EVENT_NOT_FOUND)"));
+    assert_eq!(
+        tool_error(call(&anna, "mark_done", json!({"id": dentist_id})).await),
+        format!("event {dentist_id} was deleted; reopen it to act on it again (EVENT_WITHDRAWN)")
+    );
     let revived = ok(call(&anna, "update_event", json!({"id": dentist_id, "title": "Dentist again"})).await);
     assert_eq!((revived["title"].as_str(), revived["state"].as_str()), (Some("Dentist again"), Some("preparing")));
     assert_eq!(ok(call(&anna, "list_events", json!({})).await)["events"].as_array().unwrap().len(), 1);
@@ -626,7 +646,11 @@ async fn the_legacy_event_stream_has_the_same_guard(backend: Backend) {
     let (status, challenge, body) = error_body(client.get(format!("{base}/sse")).send().await.unwrap()).await;
     assert_eq!(
         (status, challenge.as_deref(), body),
-        (StatusCode::UNAUTHORIZED, Some(stack.challenge().as_str()), refused(Value::Null, "sign in, or send an agent token as a bearer token"))
+        (
+            StatusCode::UNAUTHORIZED,
+            Some(stack.challenge().replace("/mcp\"", "/sse\"").as_str()),
+            refused(Value::Null, "sign in, or send an agent token as a bearer token")
+        )
     );
     let foreign = client.get(format!("{base}/sse")).header("authorization", &anna).header("host", "evil.example").send().await.unwrap();
     assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
@@ -703,7 +727,60 @@ async fn list_events_reads_a_page_at_a_time(backend: Backend) {
     stack.stop().await;
 }
 
+/// An agent undoes its own answers as the person can in the web inbox, and
+/// a withdrawn event is refused with one clear code on every tool.
+async fn an_agent_undoes_its_answers_and_hears_when_a_source_withdrew(backend: Backend) {
+    let stack = Stack::start(&backend, 600).await;
+    let anna = stack.client(&stack.agent_token("anna").await).await;
+    let id = |value: &Value| value["id"].as_i64().unwrap();
+    let event = ok(call(&anna, "create_event", json!({"title": "Passport", "due_at": "2027-01-10"})).await);
+
+    // Done, then undone.
+    assert_eq!(ok(call(&anna, "mark_done", json!({"id": id(&event)})).await)["state"], "done");
+    let reopened = ok(call(&anna, "reopen_event", json!({"id": id(&event)})).await);
+    assert_ne!(reopened["state"], "done", "{reopened}");
+    // Remember, then undone.
+    let remembered = ok(call(&anna, "mark_ack", json!({"id": id(&event), "until": "tomorrow"})).await);
+    assert!(remembered["quiet_until"].is_string(), "{remembered}");
+    let restored = ok(call(&anna, "restore_reminders", json!({"id": id(&event)})).await);
+    assert!(restored["quiet_until"].is_null(), "{restored}");
+    // Delete, then undone.
+    ok(call(&anna, "delete_event", json!({"id": id(&event)})).await);
+    let message = tool_error(call(&anna, "mark_done", json!({"id": id(&event)})).await);
+    assert!(message.contains("was deleted") && message.contains("EVENT_WITHDRAWN"), "{message}");
+    assert_ne!(ok(call(&anna, "reopen_event", json!({"id": id(&event)})).await)["state"], "withdrawn");
+
+    // A source's withdrawn event: get_event shows it, every action says why not, with one code.
+    let docs = stack.core.source_token("docs").await;
+    let mut ingest = stack.core.ingest(&docs);
+    let pushed = ingest.upsert_events(v1::UpsertEventsRequest { events: vec![source_event("anna", "visa", "Visa", "2027-02-01")] }).await;
+    let visa = pushed.unwrap().into_inner().results[0].id;
+    let key = v1::EventKey { user: "anna".into(), r#ref: "visa".into(), topic: String::new() };
+    ingest.withdraw_events(v1::WithdrawEventsRequest { keys: vec![key] }).await.unwrap();
+    assert_eq!(ok(call(&anna, "get_event", json!({"id": visa})).await)["state"], "withdrawn");
+    for tool in ["mark_done", "mark_ack", "delete_event", "reopen_event"] {
+        let message = tool_error(call(&anna, tool, json!({"id": visa})).await);
+        assert!(message.contains("withdrawn by its source docs") || message.contains("docs"), "{tool}: {message}");
+        if tool != "reopen_event" {
+            assert!(message.contains("EVENT_WITHDRAWN"), "{tool}: {message}");
+        }
+    }
+
+    // The archive honours limit; get_profile refuses what it does not take.
+    for day in 11..15 {
+        let closed = ok(call(&anna, "create_event", json!({"title": format!("Closed {day}"), "due_at": format!("2027-01-{day}")})).await);
+        ok(call(&anna, "mark_done", json!({"id": id(&closed)})).await);
+    }
+    let archive = ok(call(&anna, "list_events", json!({"archive": true, "limit": 2})).await);
+    assert_eq!(archive["events"].as_array().unwrap().len(), 2, "{archive}");
+    let message = tool_error(call(&anna, "get_profile", json!({"verbose": true})).await);
+    assert!(message.contains("unknown field `verbose`"), "{message}");
+    anna.cancel().await.unwrap();
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
+    an_agent_undoes_its_answers_and_hears_when_a_source_withdrew,
     list_events_reads_a_page_at_a_time,
     the_legacy_event_stream_has_the_same_guard,
     every_tool_works_as_the_tokens_user,

@@ -91,16 +91,22 @@ async fn the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect(backend:
         return;
     }
     let stack = Stack::start(&backend).await;
-    let output = tokio::process::Command::new("python3").arg(SCENARIO).arg(&stack.mcp).arg(&stack.web).arg("anna").output().await.expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the SDK's OAuth scenario failed:\n{stdout}\n{stderr}");
-    for step in ["signed in:", "tools: 9 listed", "refreshed:", "disconnected:"] {
-        assert!(stdout.contains(step), "{step} missing from:\n{stdout}");
+    // Over streamable HTTP, and over the legacy SSE transport, which has
+    // resource metadata of its own.
+    for transport in ["streamable", "sse"] {
+        let mut scenario = tokio::process::Command::new("python3");
+        scenario.arg(SCENARIO).arg(&stack.mcp).arg(&stack.web).arg("anna").arg(transport);
+        let output = scenario.output().await.expect("python3 runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "the SDK's OAuth scenario over {transport} failed:\n{stdout}\n{stderr}");
+        for step in ["signed in:", "tools: 11 listed", "refreshed:", "disconnected:"] {
+            assert!(stdout.contains(step), "{transport}: {step} missing from:\n{stdout}");
+        }
     }
-    // The event the agent made is the person's.
+    // The events the agent made are the person's.
     let events = stack.core.inbox_as("anna").list_events(v1::ListEventsRequest::default()).await.unwrap().into_inner().events;
-    assert_eq!(events.iter().map(|event| event.title.as_str()).collect::<Vec<_>>(), ["Renew the visa"]);
+    assert_eq!(events.iter().map(|event| event.title.as_str()).collect::<Vec<_>>(), ["Renew the visa", "Renew the visa"]);
     stack.stop().await;
 }
 
@@ -203,6 +209,18 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     let resource: Value = http.get(&metadata_url).send().await.unwrap().json().await.unwrap();
     assert_eq!(resource["resource"], format!("{}/mcp", stack.mcp));
     assert_eq!(resource["authorization_servers"], json!([stack.mcp]));
+    // The legacy SSE endpoint is a resource of its own, with its own
+    // metadata (RFC 9728 section 3.1), and its 401 points there.
+    for path in ["/sse", "/messages?sessionId=x"] {
+        let request = if path == "/sse" { http.get(format!("{}{path}", stack.mcp)) } else { http.post(format!("{}{path}", stack.mcp)).json(&json!({})) };
+        let unauthorized = request.send().await.unwrap();
+        assert_eq!(unauthorized.status(), StatusCode::UNAUTHORIZED, "{path}");
+        let challenge = unauthorized.headers()["www-authenticate"].to_str().unwrap().to_owned();
+        let sse_metadata = format!("{}/.well-known/oauth-protected-resource/sse", stack.mcp);
+        assert!(challenge.contains(&format!("resource_metadata=\"{sse_metadata}\"")), "{path}: {challenge}");
+        let resource: Value = http.get(&sse_metadata).send().await.unwrap().json().await.unwrap();
+        assert_eq!(resource["resource"], format!("{}/sse", stack.mcp));
+    }
     let server: Value = http.get(format!("{}/.well-known/oauth-authorization-server", stack.mcp)).send().await.unwrap().json().await.unwrap();
     assert_eq!(server["issuer"], stack.mcp);
     assert_eq!(server["authorization_endpoint"], format!("{}/oauth/authorize", stack.web));

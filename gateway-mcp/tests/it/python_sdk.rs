@@ -35,7 +35,7 @@ async fn the_python_sdk_runs_the_whole_scenario(backend: Backend) {
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr).replace(&token, "hado_agent_…");
         assert!(output.status.success(), "the SDK scenario over {transport} failed:\n{stdout}\n{stderr}");
-        assert!(stdout.contains(&format!("over {transport}: 9 tools listed; create, list, ack, done and archive all as expected")), "{stdout}");
+        assert!(stdout.contains(&format!("over {transport}: 11 tools listed; create, list, ack, done and archive all as expected")), "{stdout}");
 
         let _ = shutdown.send(());
         gateway.await.unwrap().unwrap();

@@ -26,7 +26,7 @@ async fn stdio_serves_the_tokens_user(backend: Backend) {
     let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
 
     let client = ().serve(TokioChildProcess::new(gateway(&core.url(), Some(&token))).unwrap()).await.expect("the stdio server starts");
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 9);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 11);
     let arguments = json!({"title": "Tax return", "due_at": "2027-05-31"}).as_object().cloned().unwrap();
     let created = client.call_tool(CallToolRequestParams::new("create_event").with_arguments(arguments)).await.unwrap();
     let created = created.structured_content.expect("structured content");
@@ -41,6 +41,22 @@ async fn stdio_serves_the_tokens_user(backend: Backend) {
     assert_eq!(String::from_utf8_lossy(&refused.stderr).trim(), "hado gateway-mcp: HADO_AGENT_TOKEN: core does not know this agent token");
     let missing = gateway(&core.url(), None).output().await.unwrap();
     assert!(String::from_utf8_lossy(&missing.stderr).contains("HADO_AGENT_TOKEN: is not set"));
+
+    // A client on the pipe hears why: its initialize gets a JSON-RPC error
+    // with the reason, not just a closed connection.
+    for (token, reason) in [(Some("hado_agent_0000"), "core does not know this agent token"), (None, "HADO_AGENT_TOKEN: is not set")] {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let mut child = gateway(&core.url(), token).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        stdin.write_all(format!("{initialize}\n").as_bytes()).await.unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let reply = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line()).await.expect("an answer").unwrap().expect("a line");
+        let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["id"], 1, "{reply}");
+        assert!(reply["error"]["message"].as_str().unwrap().contains(reason), "{reply}");
+        assert_eq!(child.wait().await.unwrap().code(), Some(2));
+    }
 
     core.stop().await;
 }

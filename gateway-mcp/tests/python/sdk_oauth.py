@@ -12,12 +12,15 @@ provider, as a person would with an MCP client that signs in:
 5. the person disconnects the app in Settings (the confirmation page's
    button): the last access token gets 401 and the refresh token is refused.
 
-Usage: sdk_oauth.py MCP_BASE WEB_BASE LOGIN. Prints one line per step;
-exits non-zero on the first thing that is not as it should be, saying what.
-No token is printed.
+Usage: sdk_oauth.py MCP_BASE WEB_BASE LOGIN [streamable|sse]: over
+streamable HTTP at /mcp (the default) or the legacy HTTP+SSE transport at
+/sse, whose resource metadata the SDK discovers for /sse. Prints one line per
+step; exits non-zero on the first thing that is not as it should be, saying
+what. No token is printed.
 """
 
 import asyncio
+import contextlib
 import html.parser
 import sys
 import time
@@ -26,6 +29,7 @@ from urllib.parse import parse_qs, urljoin, urlparse
 import httpx2
 from mcp import ClientSession
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
@@ -80,7 +84,19 @@ def forms_of(page):
     return parser.forms, " ".join(" ".join(parser.text).split())
 
 
-async def main(mcp_base, web_base, login):
+@contextlib.asynccontextmanager
+async def connect(mcp_base, provider, transport):
+    """The SDK's client for `transport`, signing in through `provider`."""
+    if transport == "sse":
+        async with sse_client(f"{mcp_base}/sse", auth=provider) as streams:
+            yield streams
+        return
+    http = create_mcp_http_client(auth=provider)
+    async with http, streamable_http_client(f"{mcp_base}/mcp", http_client=http) as streams:
+        yield streams
+
+
+async def main(mcp_base, web_base, login, transport):
     person = {"X-Remote-User": login}
     browser = httpx2.AsyncClient(headers=person, follow_redirects=False)
     landed = {}
@@ -107,7 +123,7 @@ async def main(mcp_base, web_base, login):
 
     storage = Memory()
     provider = OAuthClientProvider(
-        server_url=f"{mcp_base}/mcp",
+        server_url=f"{mcp_base}/sse" if transport == "sse" else f"{mcp_base}/mcp",
         client_metadata=OAuthClientMetadata(
             client_name="Hado test agent",
             redirect_uris=["http://127.0.0.1:9/callback"],
@@ -118,17 +134,16 @@ async def main(mcp_base, web_base, login):
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
     )
-    http = create_mcp_http_client(auth=provider)
-    async with http, streamable_http_client(f"{mcp_base}/mcp", http_client=http) as (read, write, *_):
+    async with connect(mcp_base, provider, transport) as (read, write, *_):
         async with ClientSession(read, write) as session:
             await session.initialize()
             tools = await session.list_tools()
-            check(len(tools.tools) == 9, f"{len(tools.tools)} tools listed")
+            check(len(tools.tools) == 11, f"{len(tools.tools)} tools listed")
             created = await session.call_tool("create_event", {"title": "Renew the visa", "due_at": "2026-12-20"})
             check(not created.is_error, f"create_event failed: {created.content}")
             profile = await session.call_tool("get_profile", {})
             check(profile.structured_content["login"] == login, f"the agent acts as {profile.structured_content}")
-            print(f"tools: 9 listed; create_event and get_profile worked as {login}")
+            print(f"tools: 11 listed; create_event and get_profile worked as {login}")
 
             first = storage.tokens
             check(first.refresh_token and first.expires_in and first.expires_in <= 3600, "the tokens are not short-lived with a refresh token")
@@ -169,4 +184,6 @@ async def main(mcp_base, web_base, login):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1].rstrip("/"), sys.argv[2].rstrip("/"), sys.argv[3]))
+    transport = sys.argv[4] if len(sys.argv) > 4 else "streamable"
+    check(transport in ("streamable", "sse"), f"unknown transport {transport}")
+    asyncio.run(main(sys.argv[1].rstrip("/"), sys.argv[2].rstrip("/"), sys.argv[3], transport))

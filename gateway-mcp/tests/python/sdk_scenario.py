@@ -23,7 +23,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 
 EXPECTED_TOOLS = {
     "list_events", "get_event", "create_event", "update_event", "delete_event",
-    "mark_done", "mark_ack", "get_profile", "update_profile",
+    "mark_done", "mark_ack", "reopen_event", "restore_reminders", "get_profile", "update_profile",
 }
 
 
