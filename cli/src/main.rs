@@ -26,7 +26,17 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run Hado here: core on an embedded SQLite file and both gateways, as child processes, until Ctrl-C.
-    Up,
+    Up {
+        /// Where core listens for gRPC (wins over HADO_GRPC_ADDR; default 127.0.0.1:50051).
+        #[arg(long, env = "HADO_GRPC_ADDR", value_name = "ADDR")]
+        grpc_addr: Option<String>,
+        /// Where the web inbox and the REST API listen (wins over HADO_HTTP_ADDR; default 127.0.0.1:8080).
+        #[arg(long, env = "HADO_HTTP_ADDR", value_name = "ADDR")]
+        http_addr: Option<String>,
+        /// Where MCP listens (wins over HADO_MCP_ADDR; default 127.0.0.1:8081).
+        #[arg(long, env = "HADO_MCP_ADDR", value_name = "ADDR")]
+        mcp_addr: Option<String>,
+    },
     /// Run the core process itself (what `hado up` starts; configured by HADO_* variables).
     #[command(hide = true)]
     Core,
@@ -97,9 +107,12 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let settings = settings::Settings::new(cli.data_dir, cli.core_url);
+        let mut settings = settings::Settings::new(cli.data_dir, cli.core_url);
         let result = match cli.command {
-            Command::Up => up::run(&settings).await,
+            Command::Up { grpc_addr, http_addr, mcp_addr } => {
+                settings.listen_on(settings::Addresses { grpc: grpc_addr, http: http_addr, mcp: mcp_addr });
+                up::run(&settings).await
+            }
             Command::Core => return hado_core::main_entry().await,
             Command::GatewayHttp => return hado_gateway_http::main_entry().await,
             Command::GatewayMcp { stdio } => return hado_gateway_mcp::main_entry(hado_gateway_mcp::Arguments { stdio }).await,

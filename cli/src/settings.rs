@@ -14,27 +14,64 @@ pub(crate) const SECRET_VARIABLES: [&str; 3] = ["HADO_ADMIN_TOKEN", "HADO_GATEWA
 pub(crate) struct Settings {
     pub data_dir: PathBuf,
     core_url: Option<String>,
+    /// Where `hado up` was told to listen (its flags, or their variables).
+    listen: Addresses,
 }
+
+/// The three addresses `hado up` listens on, where given.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Addresses {
+    pub grpc: Option<String>,
+    pub http: Option<String>,
+    pub mcp: Option<String>,
+}
+
+/// The file in the data folder where `hado up` says where it listens, for
+/// the admin commands run from the same folder.
+const LISTENING_FILE: &str = "listening.env";
 
 impl Settings {
     pub(crate) fn new(data_dir: PathBuf, core_url: Option<String>) -> Self {
-        Self { data_dir, core_url }
+        Self { data_dir, core_url, listen: Addresses::default() }
+    }
+
+    /// The addresses `hado up` listens on (each flag wins over its variable).
+    pub(crate) fn listen_on(&mut self, addresses: Addresses) {
+        self.listen = addresses;
     }
 
     pub(crate) fn secrets_path(&self) -> PathBuf {
         self.data_dir.join("secrets.env")
     }
 
+    pub(crate) fn listening_path(&self) -> PathBuf {
+        self.data_dir.join(LISTENING_FILE)
+    }
+
     pub(crate) fn grpc_addr(&self) -> String {
-        std::env::var("HADO_GRPC_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_core::config::DEFAULT_GRPC_ADDR.into())
+        given(&self.listen.grpc, "HADO_GRPC_ADDR").unwrap_or_else(|| hado_core::config::DEFAULT_GRPC_ADDR.into())
     }
 
     pub(crate) fn mcp_addr(&self) -> String {
-        std::env::var("HADO_MCP_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_gateway_mcp::config::DEFAULT_MCP_ADDR.into())
+        given(&self.listen.mcp, "HADO_MCP_ADDR").unwrap_or_else(|| hado_gateway_mcp::config::DEFAULT_MCP_ADDR.into())
     }
 
     pub(crate) fn http_addr(&self) -> String {
-        std::env::var("HADO_HTTP_ADDR").ok().filter(|addr| !addr.is_empty()).unwrap_or_else(|| hado_gateway_http::config::DEFAULT_HTTP_ADDR.into())
+        given(&self.listen.http, "HADO_HTTP_ADDR").unwrap_or_else(|| hado_gateway_http::config::DEFAULT_HTTP_ADDR.into())
+    }
+
+    /// Records where `hado up` listens, for the admin commands; private to
+    /// its owner like the rest of the folder.
+    pub(crate) fn record_listening(&self, core_url: &str, http_addr: &str, mcp_addr: &str) -> anyhow::Result<()> {
+        let text = format!(
+            "# Where `hado up` listens, while it runs; the admin commands read it.\nHADO_CORE_URL={core_url}\nHADO_HTTP_ADDR={http_addr}\nHADO_MCP_ADDR={mcp_addr}\n"
+        );
+        write_private(&self.listening_path(), &text)
+    }
+
+    /// Forgets where `hado up` listened, once it has stopped.
+    pub(crate) fn forget_listening(&self) {
+        let _ = std::fs::remove_file(self.listening_path());
     }
 
     /// Who the web inbox of `hado up` serves: `HADO_LOCAL_USER`, else `me`.
@@ -42,8 +79,18 @@ impl Settings {
         std::env::var("HADO_LOCAL_USER").ok().map(|login| login.trim().to_owned()).filter(|login| !login.is_empty()).unwrap_or_else(|| "me".into())
     }
 
+    /// Core's address for the admin commands: `--core-url` (or
+    /// `HADO_CORE_URL`), else `HADO_GRPC_ADDR`, else where the `hado up`
+    /// running in this data folder recorded it listens, else the default.
     pub(crate) fn core_url(&self) -> String {
-        self.core_url.clone().unwrap_or_else(|| format!("http://{}", self.grpc_addr()))
+        if let Some(url) = &self.core_url {
+            return url.clone();
+        }
+        if let Some(addr) = given(&self.listen.grpc, "HADO_GRPC_ADDR") {
+            return format!("http://{addr}");
+        }
+        let recorded = read_secrets(&self.listening_path()).ok().and_then(|listening| listening.get("HADO_CORE_URL").cloned());
+        recorded.unwrap_or_else(|| format!("http://{}", hado_core::config::DEFAULT_GRPC_ADDR))
     }
 
     pub(crate) fn database_url(&self) -> String {
@@ -116,6 +163,12 @@ fn write_secrets(path: &Path, secrets: &BTreeMap<String, String>) -> anyhow::Res
             text.push_str(&format!("{variable}={value}\n"));
         }
     }
+    write_private(path, &text)
+}
+
+/// Writes `text` to `path` through a temporary file, readable by its owner
+/// only from its first byte.
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     let temporary = path.with_extension("env.tmp");
     // Private from its first byte, not made so after it was written.
     let mut options = std::fs::OpenOptions::new();
@@ -129,6 +182,11 @@ fn write_secrets(path: &Path, secrets: &BTreeMap<String, String>) -> anyhow::Res
     written.with_context(|| format!("cannot write {}", temporary.display()))?;
     std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// A setting given as a flag, else its variable; blank counts as unset.
+fn given(flag: &Option<String>, variable: &str) -> Option<String> {
+    flag.clone().or_else(|| std::env::var(variable).ok()).map(|addr| addr.trim().to_owned()).filter(|addr| !addr.is_empty())
 }
 
 /// Creates `hado up`'s data folder readable by its owner only, and makes an

@@ -25,16 +25,16 @@ struct Process {
 }
 
 pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
-    let secrets = settings.ensure_secrets()?;
-    let executable = std::env::current_exe().context("cannot find the hado executable to start core")?;
-    let database_url = settings.database_url();
     let grpc_addr = settings.grpc_addr();
     let http_addr = settings.http_addr();
     // A port another program holds would only show when a child failed
-    // after the banner; say so before anything starts.
-    for (variable, addr) in [("HADO_GRPC_ADDR", &grpc_addr), ("HADO_MCP_ADDR", &settings.mcp_addr()), ("HADO_HTTP_ADDR", &http_addr)] {
-        ensure_free(variable, addr)?;
+    // after the banner; say so before anything starts or is written.
+    for (flag, addr) in [("--grpc-addr", &grpc_addr), ("--mcp-addr", &settings.mcp_addr()), ("--http-addr", &http_addr)] {
+        ensure_free(flag, addr)?;
     }
+    let secrets = settings.ensure_secrets()?;
+    let executable = std::env::current_exe().context("cannot find the hado executable to start core")?;
+    let database_url = settings.database_url();
     let mut command = Command::new(&executable);
     command.arg("core").env("HADO_DATABASE_URL", &database_url).env("HADO_GRPC_ADDR", &grpc_addr).kill_on_drop(true);
     if std::env::var("HADO_PUBLIC_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
@@ -94,6 +94,8 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         return Err(error);
     }
 
+    // The admin commands run from this folder find this core by it.
+    settings.record_listening(&settings.core_url(), &http_addr, &mcp_addr)?;
     println!();
     println!("Hado is running.");
     println!("  {:<30}http://{http_addr}/", format!("web inbox (as {local_user})"));
@@ -132,6 +134,7 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         }
     };
     stop_all(&mut processes).await;
+    settings.forget_listening();
     Ok(exit)
 }
 
@@ -160,14 +163,16 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
     }
 }
 
-/// Fails with a clear line when `addr` cannot be listened on.
-fn ensure_free(variable: &str, addr: &str) -> anyhow::Result<()> {
+/// Fails with one clear line, naming the flag to change (and its
+/// variable), when `addr` cannot be listened on.
+fn ensure_free(flag: &str, addr: &str) -> anyhow::Result<()> {
+    let variable = format!("HADO_{}", flag.trim_start_matches("--").replace('-', "_").to_uppercase());
     match std::net::TcpListener::bind(addr) {
         Ok(_) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
-            bail!("{variable}: {addr} is already in use (another Hado, or another program); stop it, or set {variable} to a free address")
+            bail!("{addr} is already in use (another Hado, or another program): stop it, or give {flag} a free address (or set {variable})")
         }
-        Err(error) => bail!("{variable}: cannot listen on {addr}: {error}"),
+        Err(error) => bail!("cannot listen on {addr} ({flag}, {variable}): {error}"),
     }
 }
 
