@@ -37,12 +37,14 @@ fn the_readme_tour_works_as_written() {
     let folder = tempfile::tempdir().unwrap();
     let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let (address, http_address) = (free(), free());
+    // Started on its own ports by flag: the tour's admin commands must find
+    // it with no variable set.
     let mut up = Command::new(HADO)
-        .arg("up")
+        .args(["up", "--grpc-addr", &address, "--mcp-addr", &free(), "--http-addr", &http_address])
         .current_dir(folder.path())
-        .env("HADO_GRPC_ADDR", &address)
-        .env("HADO_MCP_ADDR", free())
-        .env("HADO_HTTP_ADDR", &http_address)
+        .env_remove("HADO_GRPC_ADDR")
+        .env_remove("HADO_MCP_ADDR")
+        .env_remove("HADO_HTTP_ADDR")
         .env_remove("HADO_CORE_URL")
         .env_remove("HADO_ADMIN_TOKEN")
         .env_remove("HADO_DATABASE_URL")
@@ -62,7 +64,12 @@ fn the_readme_tour_works_as_written() {
         .replace("127.0.0.1:50051", &address)
         .replace("127.0.0.1:8080", &http_address)
         .replace("cargo run -q -p hado --", HADO);
-    let output = Command::new("bash").arg("-c").arg(&script).current_dir(folder.path()).env("HADO_GRPC_ADDR", &address).output().unwrap();
+    let mut tour = Command::new("bash");
+    tour.arg("-c").arg(&script).current_dir(folder.path());
+    for variable in ["HADO_GRPC_ADDR", "HADO_CORE_URL", "HADO_ADMIN_TOKEN", "HADO_DATA_DIR"] {
+        tour.env_remove(variable);
+    }
+    let output = tour.output().unwrap();
     common::signal(up.id(), common::Signal::SIGTERM);
     for _ in 0..200 {
         if up.try_wait().unwrap().is_some() {
@@ -81,6 +88,18 @@ fn the_readme_tour_works_as_written() {
     assert!(stderr.contains("Code: InvalidArgument"), "{stderr}");
     assert!(stdout.contains(r#""outcome":"created""#) && stdout.contains(r#""ref":"tax-2026""#), "the REST push and read-back:\n{stdout}");
     assert!(stderr.contains("events[0]: title is required and may not be blank; events[0]: due_at '2026-02-30' is not a real calendar date"), "{stderr}");
+    // Without Hado running, the step that needs it stops with a clear line
+    // instead of going on with an empty token.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let alone = Command::new("bash")
+        .arg("-c")
+        .arg(blocks[1].replace("cargo run -q -p hado --", HADO))
+        .current_dir(elsewhere.path())
+        .env_remove("HADO_GRPC_ADDR")
+        .output()
+        .unwrap();
+    assert!(!alone.status.success());
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("no source token: is hado up running"), "{}", String::from_utf8_lossy(&alone.stderr));
     // Reflection serves google.rpc's types too, so grpcurl reads the field violations.
     assert!(!stderr.contains("is not recognized"), "{stderr}");
     assert!(stderr.contains("events[0].title"), "the BadRequest details are shown:\n{stderr}");

@@ -138,7 +138,7 @@ fn admin_commands_explain_a_missing_core() {
 }
 
 #[test]
-fn hado_up_names_a_port_in_use_before_it_says_it_is_running() {
+fn hado_up_names_a_port_in_use_and_the_flag_to_change_and_writes_nothing() {
     let folder = tempfile::tempdir().unwrap();
     let port = free_ports();
     let _held = std::net::TcpListener::bind(("127.0.0.1", port.http)).unwrap();
@@ -146,6 +146,57 @@ fn hado_up_names_a_port_in_use_before_it_says_it_is_running() {
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(!output.status.success());
     assert!(!stdout.contains("Hado is running."), "{stdout}");
-    let expected = format!("HADO_HTTP_ADDR: 127.0.0.1:{} is already in use", port.http);
-    assert!(stderr.contains(&expected), "{stderr}");
+    let expected = format!(
+        "hado: 127.0.0.1:{} is already in use (another Hado, or another program): stop it, or give --http-addr a free address (or set HADO_HTTP_ADDR)",
+        port.http
+    );
+    assert_eq!(stderr.trim(), expected, "one line naming the flag");
+    assert!(!folder.path().join("hado-data").exists(), "nothing half-made is left behind");
+}
+
+#[test]
+fn hado_up_listens_where_its_flags_say_and_the_admin_commands_find_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_ports();
+    // Flags win over the variables, which name ports nobody listens on.
+    let (decoy_grpc, decoy_http) = (common::free_port(), common::free_port());
+    let mut up = hado(folder.path(), port)
+        .env("HADO_GRPC_ADDR", format!("127.0.0.1:{decoy_grpc}"))
+        .env("HADO_HTTP_ADDR", format!("127.0.0.1:{decoy_http}"))
+        .args(["up", "--grpc-addr", &format!("127.0.0.1:{}", port.grpc), "--http-addr", &format!("127.0.0.1:{}", port.http)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut printed = Vec::new();
+    // Held open until the end, so that hado up never writes to a closed pipe.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(up.stdout.take().unwrap()));
+    for line in lines.by_ref().map_while(Result::ok) {
+        let running = line == "Hado is running.";
+        printed.push(line);
+        if running {
+            break;
+        }
+    }
+    assert!(printed.last().is_some_and(|line| line == "Hado is running."), "{printed:#?}");
+    let (status, _) = http_get(port.http, "/up");
+    assert_eq!(status, 200);
+    // From the same folder, with no variable at all, the admin commands reach that core.
+    let bare = || {
+        let mut command = std::process::Command::new(common::HADO);
+        command.current_dir(folder.path());
+        for variable in ["HADO_GRPC_ADDR", "HADO_HTTP_ADDR", "HADO_MCP_ADDR", "HADO_CORE_URL", "HADO_ADMIN_TOKEN", "HADO_DATA_DIR"] {
+            command.env_remove(variable);
+        }
+        command
+    };
+    let created = bare().args(["source", "create", "docs"]).output().unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    assert!(String::from_utf8_lossy(&created.stdout).contains("hado_src_"));
+    signal(up.id(), Signal::SIGTERM);
+    assert!(wait_with_timeout(&mut up).success());
+    assert!(!folder.path().join("hado-data/listening.env").exists(), "where it listened is forgotten once it stops");
+    let after = bare().arg("users").output().unwrap();
+    assert!(!after.status.success(), "no core is found once it stopped");
+    drop(lines);
 }
