@@ -118,6 +118,27 @@ impl AppState {
         format!("claude mcp add --transport http hado {url} --header \"Authorization: Bearer {token}\"")
     }
 
+    /// Ready configurations for the clients people use, each with `token`:
+    /// Claude Code's commands, the `mcpServers` JSON most IDEs read, and VS
+    /// Code's `servers`, over streamable HTTP and the legacy SSE transport.
+    pub(crate) fn client_configurations(&self, token: &str) -> Vec<(&'static str, String)> {
+        let url = self.config.mcp_url.as_deref().unwrap_or(UNKNOWN_MCP_URL);
+        let sse = match self.config.mcp_url.as_deref() {
+            Some(url) => url.strip_suffix("/mcp").map_or_else(|| url.to_owned(), |base| format!("{base}/sse")),
+            None => UNKNOWN_SSE_URL.to_owned(),
+        };
+        let header = serde_json::json!({ "Authorization": format!("Bearer {token}") });
+        let json = |value: serde_json::Value| serde_json::to_string_pretty(&value).unwrap_or_default();
+        vec![
+            ("Claude Code (HTTP)", self.connect_line(token)),
+            ("Claude Code (SSE)", format!("claude mcp add --transport sse hado {sse} --header \"Authorization: Bearer {token}\"")),
+            ("mcpServers (HTTP)", json(serde_json::json!({ "mcpServers": { "hado": { "type": "http", "url": url, "headers": header } } }))),
+            ("mcpServers (SSE)", json(serde_json::json!({ "mcpServers": { "hado": { "type": "sse", "url": sse, "headers": header } } }))),
+            ("VS Code (HTTP)", json(serde_json::json!({ "servers": { "hado": { "type": "http", "url": url, "headers": header } } }))),
+            ("VS Code (SSE)", json(serde_json::json!({ "servers": { "hado": { "type": "sse", "url": sse, "headers": header } } }))),
+        ]
+    }
+
     /// Whether the connect line names gateway-mcp's address.
     pub(crate) fn knows_mcp_url(&self) -> bool {
         self.config.mcp_url.is_some()
@@ -126,6 +147,7 @@ impl AppState {
 
 /// What stands in the connect line for an MCP address gateway-http does not know.
 const UNKNOWN_MCP_URL: &str = "<gateway-mcp's /mcp URL>";
+const UNKNOWN_SSE_URL: &str = "<gateway-mcp's /sse URL>";
 
 /// Every route of the gateway.
 pub(crate) fn router(state: AppState) -> Router {

@@ -111,6 +111,8 @@ pub struct Words {
     pub quiet_to: &'static str,
     pub language: &'static str,
     pub agent: &'static str,
+    /// Over the other clients' configurations of a token just issued.
+    pub agent_other_clients: &'static str,
     pub agent_intro: &'static str,
     pub agent_none: &'static str,
     pub agent_issued_on: &'static str,

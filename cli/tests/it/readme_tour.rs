@@ -111,12 +111,41 @@ fn the_readme_json_examples_are_valid_json() {
     let mut client_configurations = 0;
     for block in blocks {
         let parsed: serde_json::Value = serde_json::from_str(block).unwrap_or_else(|error| panic!("{error}:\n{block}"));
-        let Some(server) = parsed.get("mcpServers").map(|servers| &servers["hado"]) else { continue };
+        let Some(server) = parsed.get("mcpServers").or_else(|| parsed.get("servers")).map(|servers| &servers["hado"]) else { continue };
         client_configurations += 1;
         assert!(
-            server["type"] == "http" && server["url"] == "http://127.0.0.1:8081/mcp" || server["args"] == serde_json::json!(["gateway-mcp", "--stdio"]),
+            server["type"] == "http" && server["url"] == "http://127.0.0.1:8081/mcp"
+                || server["type"] == "sse" && server["url"] == "http://127.0.0.1:8081/sse"
+                || server["args"] == serde_json::json!(["gateway-mcp", "--stdio"]),
             "{block}"
         );
     }
-    assert!(client_configurations >= 2, "the README shows the HTTP and the stdio client configuration");
+    assert!(client_configurations >= 5, "the README shows the HTTP, SSE and stdio client configurations");
+}
+
+/// The README's test command closes with one line for the whole run, in
+/// which a test that skipped a part counts as skipped, and says why each
+/// was skipped.
+#[test]
+fn the_test_command_counts_skips_and_says_why() {
+    let log = "running 2 tests\n\
+SKIPPED it::x::postgres::one on Postgres: HADO_TEST_POSTGRES_URL is not set\n\
+test x::postgres::one ... ok\n\
+test x::sqlite::one ... ok\n\
+\n\
+test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.1s\n\
+output of a test SKIPPED the browser test: needs chromium\n\
+test result: FAILED. 3 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.1s\n";
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/summarize-tests");
+    let mut child = Command::new(script).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(log.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.last(), Some(&"workspace: 3 passed, 1 failed, 3 skipped"), "{printed}");
+    assert!(lines.contains(&"skipped (x1): SKIPPED it::x::postgres::one on Postgres: HADO_TEST_POSTGRES_URL is not set"), "{printed}");
+    assert!(lines.contains(&"skipped (x1): SKIPPED the browser test: needs chromium"), "{printed}");
+    // The README names the command, and CI runs it.
+    assert!(README.contains("scripts/test                     # run the whole test suite"));
+    assert!(include_str!("../../../.ci/run").contains("exec scripts/test"));
 }

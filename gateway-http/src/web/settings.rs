@@ -62,6 +62,8 @@ struct SettingsPage {
     zones: Vec<ZoneChoice>,
     saved: bool,
     issued: Option<String>,
+    /// The same token in each client's configuration, right after it was issued.
+    configurations: Vec<(&'static str, String)>,
     /// Whether the connect line names gateway-mcp's address.
     knows_mcp_url: bool,
     agent_issued: bool,
@@ -166,7 +168,8 @@ async fn settings_page_with(
             form,
             zones: zone_choices(),
             saved,
-            issued,
+            configurations: issued.as_deref().map(|token| state.client_configurations(token)).unwrap_or_default(),
+            issued: issued.as_deref().map(|token| state.connect_line(token)),
             knows_mcp_url: state.knows_mcp_url(),
             agent_issued: agent.issued,
             agent_created: agent.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
@@ -286,8 +289,7 @@ pub(crate) async fn issue_agent_token(State(state): State<AppState>, mut session
         Err(status) => return failure_page(&state, session.t, &status),
     };
     let form = SettingsForm::from_profile(&session.viewer.profile);
-    let connect = state.connect_line(&issued.token);
-    settings_page_for(&state, &mut session, form, false, Some(connect), StatusCode::OK).await
+    settings_page_for(&state, &mut session, form, false, Some(issued.token), StatusCode::OK).await
 }
 
 /// `POST /settings/apps/{id}/disconnect`: the app's tokens stop at once.

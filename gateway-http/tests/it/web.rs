@@ -295,6 +295,20 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         "{page}"
     );
     assert!(page.contains("HADO_MCP_URL"), "{page}");
+    // Each other client's configuration carries the same token, and the
+    // JSON ones parse as their client reads them.
+    let unescape = |text: &str| text.replace("&#34;", "\"").replace("&#39;", "'").replace("&#60;", "<").replace("&#62;", ">").replace("&#38;", "&");
+    let shown = |index: usize| {
+        let opening = format!(r#"<pre id="configuration-{index}">"#);
+        unescape(page.split(&opening).nth(1).and_then(|rest| rest.split("</pre>").next()).unwrap_or_else(|| panic!("no configuration {index}")))
+    };
+    assert!(shown(2).starts_with("claude mcp add --transport sse hado <gateway-mcp's /sse URL>"), "{}", shown(2));
+    for (index, key, kind) in [(3, "mcpServers", "http"), (4, "mcpServers", "sse"), (5, "servers", "http"), (6, "servers", "sse")] {
+        let configuration: serde_json::Value = serde_json::from_str(&shown(index)).unwrap_or_else(|error| panic!("{error}: {}", shown(index)));
+        let server = &configuration[key]["hado"];
+        assert_eq!(server["type"], kind, "{configuration}");
+        assert!(server["headers"]["Authorization"].as_str().unwrap().starts_with("Bearer hado_agent_"), "{configuration}");
+    }
     assert!(!stack.get("/settings").await.1.contains("hado_agent_"), "the token is not shown again");
 
     // The calendar address, shown once; it works until turned off.

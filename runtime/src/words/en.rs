@@ -94,6 +94,7 @@ pub const EN: Words = Words {
     quiet_to: "to",
     language: "Language",
     agent: "AI agent",
+    agent_other_clients: "Other clients and transports",
     agent_intro: "An agent (Claude Code, or any MCP client that takes a bearer token) can work with this inbox as you. It connects with this token.",
     agent_none: "No agent token yet.",
     agent_issued_on: "Issued",

@@ -94,6 +94,7 @@ pub const RU: Words = Words {
     quiet_to: "до",
     language: "Язык",
     agent: "ИИ-агент",
+    agent_other_clients: "Другие клиенты и транспорты",
     agent_intro: "Агент (Claude Code или любой MCP-клиент, принимающий bearer-токен) может работать с этим инбоксом от вашего имени. Он подключается с этим токеном.",
     agent_none: "Токена агента пока нет.",
     agent_issued_on: "Выдан",
