@@ -5,6 +5,7 @@
 //! means (storage gone, or a bug) is decided here too, so that the gRPC
 //! edge answers UNAVAILABLE, not INTERNAL, when a retry will help.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{Store, StoreError};
@@ -21,11 +22,13 @@ impl Store {
     /// Writes the liveness row in a transaction of its own, on the writer:
     /// it fails while the database cannot be reached or written.
     pub async fn probe(&self, now_ms: i64) -> Result<(), StoreError> {
-        if let Some(file) = &self.sqlite_file
-            && let Some(free) = free_bytes(file)
-            && free < SQLITE_MIN_FREE_BYTES
-        {
-            return Err(StoreError::DiskFull { free });
+        if let Some(file) = &self.sqlite_file {
+            let free = free_bytes(file);
+            let room = free.is_none_or(|free| free >= SQLITE_MIN_FREE_BYTES);
+            self.disk_has_room.store(room, Ordering::Relaxed);
+            if !room {
+                return Err(StoreError::DiskFull { free });
+            }
         }
         let write = async {
             let mut transaction = self.begin_write().await?;
@@ -43,6 +46,13 @@ fn free_bytes(file: &std::path::Path) -> Option<u64> {
     let folder = file.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let stats = nix::sys::statvfs::statvfs(file).or_else(|_| nix::sys::statvfs::statvfs(folder)).ok()?;
     Some(stats.blocks_available().saturating_mul(stats.fragment_size()))
+}
+
+impl Store {
+    /// Refuses a write while the probe last found the disk full.
+    pub(super) fn refuse_on_a_full_disk(&self) -> Result<(), StoreError> {
+        if self.disk_has_room.load(Ordering::Relaxed) { Ok(()) } else { Err(StoreError::DiskFull { free: None }) }
+    }
 }
 
 impl StoreError {

@@ -163,9 +163,10 @@ pub enum StoreError {
     /// The database did not answer in time.
     #[error("the database did not answer in time")]
     TimedOut,
-    /// The SQLite database's disk has (almost) no space left.
-    #[error("the database's disk is full ({free} bytes free)")]
-    DiskFull { free: u64 },
+    /// The SQLite database's disk has (almost) no space left; writes are
+    /// refused until space is freed.
+    #[error("the database's disk is full{}; writes resume once space is freed", free.map(|free| format!(" ({free} bytes free)")).unwrap_or_default())]
+    DiskFull { free: Option<u64> },
     /// A stored value that validation would never have let in.
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
@@ -184,6 +185,10 @@ pub struct Store {
     wal: Option<std::sync::Arc<wal::WalCheckpoints>>,
     /// The SQLite database's file, whose file system the probe watches.
     sqlite_file: Option<std::path::PathBuf>,
+    /// False while the probe finds the SQLite database's disk full: writes
+    /// are then refused at once, rather than some failing and some (small
+    /// enough to fit in pages SQLite holds) going through.
+    disk_has_room: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Connections the SQLite read pool holds; reads in WAL mode run beside the
@@ -308,7 +313,8 @@ impl Store {
             }
         };
         let sqlite_file = (backend == Backend::Sqlite).then(|| sqlite_file(&url));
-        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options, wal, sqlite_file })
+        let disk_has_room = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options, wal, sqlite_file, disk_has_room })
     }
 
     pub(crate) fn backend(&self) -> Backend {
@@ -317,6 +323,7 @@ impl Store {
 
     /// Starts a transaction that will write, on the writer.
     pub(crate) async fn begin_write(&self) -> Result<Tx, StoreError> {
+        self.refuse_on_a_full_disk()?;
         Ok(match self.backend.begin_write_statement() {
             Some(statement) => self.writer.begin_with(statement).await?,
             None => self.writer.begin().await?,
@@ -331,6 +338,7 @@ impl Store {
     /// Inserts one new event, sharing the statement with any others that
     /// arrive meanwhile (group commit); the id comes back once committed.
     pub(crate) async fn insert_event(&self, event: NewEvent) -> Result<i64, StoreError> {
+        self.refuse_on_a_full_disk()?;
         self.grouped.insert(event).await
     }
 
