@@ -42,7 +42,7 @@ async fn the_inspector_finds_every_schema_portable(backend: Backend) {
     assert!(output.status.success(), "the Inspector refused the tool list ({}):\n{stderr}", output.status);
     assert!(!stderr.contains("Warning") && !stderr.contains("Error"), "the Inspector found portability problems:\n{stderr}");
     let listed: serde_json::Value = serde_json::from_str(&stdout).expect("the Inspector prints the tool list as JSON");
-    assert_eq!(listed["tools"].as_array().map(Vec::len), Some(9), "{stdout}");
+    assert_eq!(listed["tools"].as_array().map(Vec::len), Some(11), "{stdout}");
 
     let _ = shutdown.send(());
     gateway.await.unwrap().unwrap();
