@@ -85,22 +85,32 @@ impl Guard {
         }
     }
 
+    /// Asks core for the profile of the person the token names; with the
+    /// token's digest, remembers core's verdict (accepted now, or refused).
+    async fn ask_profile(&self, token: &AgentToken, digest: Option<TokenDigest>) -> Result<hado_proto::v1::Profile, Failure> {
+        let answer = core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await;
+        let answer = answer.map(tonic::Response::into_inner).map_err(|status| self.core.explain(&status));
+        match (&answer, digest) {
+            (Ok(_), Some(digest)) => self.known.accepted(digest, Instant::now()),
+            (Err(Failure::Unauthenticated(_)), Some(digest)) => self.known.refused(digest),
+            _ => {}
+        }
+        answer
+    }
+
     /// Asks core whether the token names a person; the refusal to send when
     /// it does not.
     async fn check(&self, token: &AgentToken, digest: TokenDigest, id: Option<&Value>, challenge: &HeaderValue) -> Option<Response> {
-        match core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await {
-            Ok(_) => self.known.accepted(digest, Instant::now()),
-            Err(status) => match self.core.explain(&status) {
-                Failure::Unauthenticated(_) => {
-                    self.known.refused(digest);
-                    return Some(unauthorized(token.unknown(), id, challenge));
-                }
-                // Core is down or refused for another reason: let the request
-                // through, so that a tool call answers with what went wrong.
-                failure => tracing::warn!(reason = failure.message(), "could not check an agent token with core"),
-            },
+        match self.ask_profile(token, Some(digest)).await {
+            Ok(_) => None,
+            Err(Failure::Unauthenticated(_)) => Some(unauthorized(token.unknown(), id, challenge)),
+            // Core is down or refused for another reason: let the request
+            // through, so that a tool call answers with what went wrong.
+            Err(failure) => {
+                tracing::warn!(reason = failure.message(), "could not check an agent token with core");
+                None
+            }
         }
-        None
     }
 }
 
@@ -284,38 +294,23 @@ impl Guard {
     /// now (an event stream is counted per person); the refusal when core
     /// does not know the token, or cannot be asked.
     pub(crate) async fn person(&self, caller: &Caller) -> Result<String, Response> {
-        match core_link::inbox(&self.core, &caller.token).get_profile(GetProfileRequest {}).await {
-            Ok(profile) => {
-                self.known.accepted(caller.digest, Instant::now());
-                Ok(profile.into_inner().login)
+        match self.ask_profile(&caller.token, Some(caller.digest)).await {
+            Ok(profile) => Ok(profile.login),
+            Err(Failure::Unauthenticated(_)) => Err(unauthorized(caller.token.unknown(), None, &caller.challenge)),
+            Err(failure) => {
+                let retry_after = hado_runtime::client::RETRY_AFTER_SECONDS;
+                let data = Some(json!({ "retry_after": retry_after }));
+                let mut response = refusal_with(StatusCode::SERVICE_UNAVAILABLE, REFUSED, failure.message(), None, data);
+                response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry_after));
+                Err(response)
             }
-            Err(status) => Err(match self.core.explain(&status) {
-                Failure::Unauthenticated(_) => {
-                    self.known.refused(caller.digest);
-                    unauthorized(caller.token.unknown(), None, &caller.challenge)
-                }
-                failure => {
-                    let mut response = refusal_with(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        REFUSED,
-                        failure.message(),
-                        None,
-                        Some(json!({ "retry_after": hado_runtime::client::RETRY_AFTER_SECONDS })),
-                    );
-                    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
-                    response
-                }
-            }),
         }
     }
 
     /// Whether core still knows the token (false only when it says so: an
     /// unreachable core is no verdict).
     pub(crate) async fn still_known(&self, token: &AgentToken) -> bool {
-        match core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await {
-            Ok(_) => true,
-            Err(status) => !matches!(self.core.explain(&status), Failure::Unauthenticated(_)),
-        }
+        !matches!(self.ask_profile(token, None).await, Err(Failure::Unauthenticated(_)))
     }
 
     /// Asks core about a familiar token too, for a request that makes no
