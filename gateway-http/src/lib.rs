@@ -25,9 +25,9 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
+use hado_runtime::client::CoreChannel;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Channel;
 
 use config::HttpConfig;
 use error::ApiError;
@@ -43,10 +43,10 @@ use hado_runtime::process::{self, ConfigError};
 /// The largest request body read: a full batch of 1000 events fits easily.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
-pub(crate) type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
-pub(crate) type Ingest = IngestClient<InterceptedService<Channel, Credential>>;
-pub(crate) type Links = LinksClient<InterceptedService<Channel, Credential>>;
-pub(crate) type OAuth = OAuthClient<InterceptedService<Channel, Credential>>;
+pub(crate) type Inbox = InboxClient<InterceptedService<CoreChannel, Credential>>;
+pub(crate) type Ingest = IngestClient<InterceptedService<CoreChannel, Credential>>;
+pub(crate) type Links = LinksClient<InterceptedService<CoreChannel, Credential>>;
+pub(crate) type OAuth = OAuthClient<InterceptedService<CoreChannel, Credential>>;
 
 /// What every handler shares.
 #[derive(Clone)]

@@ -164,7 +164,7 @@ pub(crate) async fn create(
         done_label: new.done_label,
         deep_link: new.deep_link,
     };
-    let event = state.inbox(&login)?.create_event(fields).await.map_err(|status| state.failed(&status))?;
+    let event = state.inbox(&login)?.create_event(hado_runtime::cores::once(fields)).await.map_err(|status| state.failed(&status))?;
     Ok((StatusCode::CREATED, axum::Json(UserEvent::from(event.get_ref()))))
 }
 

@@ -2,8 +2,8 @@
 //! token, attached to each call. The channel itself and what a failure means
 //! are shared with the other gateway (`hado_runtime::client`).
 
+use hado_runtime::client::CoreChannel;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Channel;
 
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
@@ -37,7 +37,7 @@ impl AgentToken {
     }
 }
 
-pub(crate) type Inbox = InboxClient<InterceptedService<Channel, Credential>>;
+pub(crate) type Inbox = InboxClient<InterceptedService<CoreChannel, Credential>>;
 
 /// The Inbox service, called as the token's user.
 pub(crate) fn inbox(core: &Core, token: &AgentToken) -> Inbox {

@@ -21,9 +21,9 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use hado_runtime::client::CoreChannel;
 use serde::Deserialize;
 use serde_json::json;
-use tonic::transport::Channel;
 
 use hado_proto::v1::{self, o_auth_client::OAuthClient};
 use hado_runtime::per_minute::PerMinute;
@@ -75,7 +75,7 @@ impl Endpoint {
 #[derive(Clone)]
 pub(crate) struct SignIn {
     core: Core,
-    oauth: OAuthClient<Channel>,
+    oauth: OAuthClient<CoreChannel>,
     /// The web inbox's address, where the authorization page is.
     web_url: String,
     /// This server's public address, when the operator set one.

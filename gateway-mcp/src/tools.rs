@@ -202,7 +202,7 @@ impl HadoMcp {
             done_label: args.done_label,
             deep_link: args.deep_link,
         };
-        let event = self.call(&context, self.inbox(&context)?.create_event(fields)).await?;
+        let event = self.call(&context, self.inbox(&context)?.create_event(hado_runtime::cores::once(fields))).await?;
         Ok(Json(UserEvent::from(&event)))
     }
 

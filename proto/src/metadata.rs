@@ -11,6 +11,12 @@ pub const AUTHORIZATION: &str = "authorization";
 /// The user a gateway authenticated, sent with the gateway credential only.
 pub const USER: &str = "x-hado-user";
 
+/// A caller's name for one call (1 to 64 ASCII letters, digits, `-` and
+/// `_`): core does a `CreateEvent` that carries one once per key and
+/// caller, so a call that may have been cut off can be sent again. The
+/// gateways give every `CreateEvent` a fresh one.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
 /// The prefix of an agent token, issued by the person or the operator.
 pub const AGENT_TOKEN_PREFIX: &str = "hado_agent_";
 

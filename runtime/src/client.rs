@@ -1,22 +1,22 @@
-//! Owns how a gateway reaches core: a lazily connected tonic channel that
-//! reconnects by itself and, when `HADO_CORE_URL` names a host, spreads the
-//! calls over every address the name resolves to, asking DNS again every
-//! few seconds so that new core replicas join and stopped ones leave; and
-//! what a failed call means to the gateway's own caller (core's words, or
-//! that core cannot be reached).
+//! Owns how a gateway reaches core: lazily connected channels that
+//! reconnect by themselves and, when `HADO_CORE_URL` names a host, one for
+//! every address the name resolves to, asked again every few seconds so
+//! that new core replicas join and stopped ones leave (`cores` spreads the
+//! calls and repeats the ones a stopped core dropped); and what a failed
+//! call means to the gateway's own caller (core's words, or that core
+//! cannot be reached).
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tonic::transport::channel::Change;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
+pub use crate::cores::CoreChannel;
 use crate::process::ConfigError;
 
 /// How long one call to core may take before the caller hears it failed.
@@ -27,7 +27,7 @@ const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
 /// of events is well past tonic's default of 4 MiB.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024 * 1024;
 /// How often a host name is resolved again.
-pub const RESOLVE_EVERY: Duration = Duration::from_secs(10);
+pub const RESOLVE_EVERY: Duration = Duration::from_secs(2);
 
 /// Finds the addresses of a host and port: DNS in a gateway, a fixed list
 /// in tests.
@@ -41,7 +41,7 @@ pub fn dns() -> Resolve {
 /// Core, as a gateway reaches it.
 #[derive(Clone, Debug)]
 pub struct Core {
-    channel: Channel,
+    channel: CoreChannel,
     url: String,
 }
 
@@ -76,16 +76,16 @@ impl Core {
             // TLS the name is also the certificate's, so it stays one channel.)
             ("http", Some(url::Host::Domain(host))) => {
                 let port = parsed.port_or_known_default().unwrap_or(80);
-                let (channel, changes) = Channel::balance_channel(64);
-                tokio::spawn(follow(host.to_owned(), port, resolve, every, changes));
-                channel
+                CoreChannel::resolving(host.to_owned(), port, resolve, every, |address| {
+                    Endpoint::from_shared(format!("http://{address}")).ok().map(|endpoint| configured(endpoint).connect_lazy())
+                })
             }
-            _ => endpoint.connect_lazy(),
+            _ => CoreChannel::single(url, endpoint.connect_lazy()),
         };
         Ok(Self { channel, url: url.to_owned() })
     }
 
-    pub fn channel(&self) -> Channel {
+    pub fn channel(&self) -> CoreChannel {
         self.channel.clone()
     }
 
@@ -150,42 +150,6 @@ impl Failure {
     pub fn message(&self) -> &str {
         match self {
             Self::Unauthenticated(message) | Self::Unreachable(message) | Self::Refused { message, .. } => message,
-        }
-    }
-}
-
-/// Keeps the balanced channel's addresses those `host` resolves to: new ones
-/// join, vanished ones leave. A failed or empty answer keeps what was there.
-/// Ends when the channel is dropped.
-async fn follow(host: String, port: u16, resolve: Resolve, every: Duration, changes: tokio::sync::mpsc::Sender<Change<SocketAddr, Endpoint>>) {
-    let mut current: HashSet<SocketAddr> = HashSet::new();
-    loop {
-        match resolve(host.clone(), port).await {
-            Ok(found) if !found.is_empty() => {
-                let found: HashSet<SocketAddr> = found.into_iter().collect();
-                let mut changed: Vec<Change<SocketAddr, Endpoint>> = current.difference(&found).map(|gone| Change::Remove(*gone)).collect();
-                for address in found.difference(&current) {
-                    match Endpoint::from_shared(format!("http://{address}")) {
-                        Ok(endpoint) => changed.push(Change::Insert(*address, configured(endpoint))),
-                        Err(error) => tracing::warn!(%address, %error, "cannot reach a core address"),
-                    }
-                }
-                if !changed.is_empty() {
-                    tracing::info!(%host, addresses = found.len(), "core's addresses changed");
-                }
-                for change in changed {
-                    if changes.send(change).await.is_err() {
-                        return;
-                    }
-                }
-                current = found;
-            }
-            Ok(_) => tracing::warn!(%host, "core's name resolved to no address; keeping the ones known"),
-            Err(error) => tracing::warn!(%host, %error, "could not resolve core's name; keeping the addresses known"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = changes.closed() => return,
         }
     }
 }

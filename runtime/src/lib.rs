@@ -21,6 +21,8 @@ pub mod words;
 #[cfg(feature = "gateway")]
 pub mod client;
 #[cfg(feature = "gateway")]
+pub mod cores;
+#[cfg(feature = "gateway")]
 pub mod headers;
 #[cfg(feature = "gateway")]
 pub mod json;

@@ -9,5 +9,6 @@ mod backup;
 mod common;
 mod deploy;
 mod exposure;
+mod failover;
 mod readme_tour;
 mod up;

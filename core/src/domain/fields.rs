@@ -204,6 +204,19 @@ impl SourceRef {
     pub(crate) fn new_manual(ulid: ulid::Ulid) -> Self {
         Self(format!("manual:{ulid}"))
     }
+
+    /// The key of a new event of the `manual` source that its creator
+    /// named (an idempotency key): 1 to 64 ASCII letters, digits, `-` and
+    /// `_`, so that it reads the same in every log and header.
+    pub(crate) fn keyed_manual(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+        let fits = (1..=64).contains(&raw.len()) && raw.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+        if fits {
+            Some(Self(format!("manual:key:{raw}")))
+        } else {
+            violations.refuse(field, Reason::Unspecified, format!("{field} {} must be 1 to 64 ASCII letters, digits, '-' or '_'", quoted(raw)));
+            None
+        }
+    }
 }
 
 impl Topic {

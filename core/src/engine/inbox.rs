@@ -124,28 +124,55 @@ impl Engine {
 
     /// Creates one of the user's own events, from the `manual` source.
     pub async fn create_manual(&self, user: &UserRecord, fields: &RawFields) -> Result<EventRecord, CoreError> {
+        self.create_manual_keyed(user, fields, None).await
+    }
+
+    /// Creates one of the user's own events once per `idempotency_key` (a
+    /// caller's name for this creation): a repeated call, such as a gateway
+    /// sending again a call a stopped core dropped, returns the event the
+    /// first one made and writes nothing.
+    pub async fn create_manual_once(&self, user: &UserRecord, fields: &RawFields, idempotency_key: &str) -> Result<EventRecord, CoreError> {
+        let mut violations = Violations::default();
+        let source_ref = SourceRef::keyed_manual("idempotency-key", idempotency_key, &mut violations);
+        let source_ref = violations.into_result(source_ref).map_err(CoreError::Invalid)?;
+        self.create_manual_keyed(user, fields, Some(source_ref)).await
+    }
+
+    async fn create_manual_keyed(&self, user: &UserRecord, fields: &RawFields, keyed: Option<SourceRef>) -> Result<EventRecord, CoreError> {
         let spec = EventSpec::parse(fields).map_err(CoreError::Invalid)?;
-        let source_ref = SourceRef::new_manual(ulid::Ulid::new());
+        let once = keyed.is_some();
+        let source_ref = keyed.unwrap_or_else(|| SourceRef::new_manual(ulid::Ulid::new()));
         let topic = Topic::empty();
         let key = EventKey { user_id: user.id, source_id: self.manual_source_id, source_ref: source_ref.as_str(), topic: topic.as_str() };
         let now = self.now();
-        // The ref is new (a fresh ULID), so nothing is looked up, and what
-        // was written is what a re-read would find.
         let decision = self.decide(user, None, &spec, now);
-        let new_event = NewEvent {
-            user_id: key.user_id,
-            source_id: key.source_id,
-            source_ref: key.source_ref.to_owned(),
-            topic: key.topic.to_owned(),
-            spec: spec.clone(),
-            lifecycle: decision.lifecycle,
-            due_at: decision.due_at,
-            reminders: decision.reminders,
-            next_check_at: decision.next_check_at,
-            now,
+        let id = if once {
+            let mut transaction = self.store.begin_write().await?;
+            if let Some(made) = events::find_by_key(&mut transaction, key).await? {
+                return Ok(made);
+            }
+            let id = events::insert(&mut transaction, key, decision.write(&spec), now).await?;
+            transaction.commit().await?;
+            id
+        } else {
+            // The ref is new (a fresh ULID), so nothing is looked up, and
+            // calls arriving together share one statement.
+            let new_event = NewEvent {
+                user_id: key.user_id,
+                source_id: key.source_id,
+                source_ref: key.source_ref.to_owned(),
+                topic: key.topic.to_owned(),
+                spec: spec.clone(),
+                lifecycle: decision.lifecycle,
+                due_at: decision.due_at,
+                reminders: decision.reminders,
+                next_check_at: decision.next_check_at,
+                now,
+            };
+            self.store.insert_event(new_event).await?
         };
-        let id = self.store.insert_event(new_event).await?;
         self.written();
+        // What was written is what a re-read would find.
         Ok(EventRecord::inserted(id, user, SourceName::MANUAL, key, decision.write(&spec), now))
     }
 

@@ -14,6 +14,7 @@ use crate::engine::Engine;
 use crate::engine::{EventFilter, EventPatch, ProfilePatch};
 use crate::error::CoreError;
 use crate::wire;
+use hado_proto::metadata::IDEMPOTENCY_KEY;
 
 pub(crate) struct InboxService {
     pub(crate) engine: Arc<Engine>,
@@ -65,7 +66,14 @@ impl Inbox for InboxService {
 
     async fn create_event(&self, request: Request<v1::EventFields>) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let record = self.engine.create_manual(&caller.user, &raw_fields(request.into_inner())).await.map_err(caller.refusal())?;
+        // A caller that may send the call again names it, and it is done once.
+        let once = request.metadata().get(IDEMPOTENCY_KEY).map(|key| key.to_str().map(str::to_owned).unwrap_or_default());
+        let fields = raw_fields(request.into_inner());
+        let created = match once {
+            Some(key) => self.engine.create_manual_once(&caller.user, &fields, &key).await,
+            None => self.engine.create_manual(&caller.user, &fields).await,
+        };
+        let record = created.map_err(caller.refusal())?;
         Ok(Response::new(wire::event(&record)))
     }
 

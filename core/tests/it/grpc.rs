@@ -555,7 +555,38 @@ async fn done_and_delete_can_be_undone(backend: Backend) {
     core.stop().await;
 }
 
+/// A `CreateEvent` sent again with the same idempotency key (a gateway
+/// repeating a call that a stopped core may have done) makes one event.
+async fn a_create_sent_twice_with_one_key_makes_one_event(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let mut inbox = core.inbox_as("anna");
+    let keyed = |title: &str, key: &str| {
+        let mut request = tonic::Request::new(fields(title, "2026-12-03T15:00"));
+        request.metadata_mut().insert(hado_proto::metadata::IDEMPOTENCY_KEY, key.parse().unwrap());
+        request
+    };
+    let first = inbox.create_event(keyed("Dentist", "01JDA5X3V8K2")).await.unwrap().into_inner();
+    let again = inbox.create_event(keyed("Dentist", "01JDA5X3V8K2")).await.unwrap().into_inner();
+    assert_eq!(again.id, first.id, "the repeated call returns what the first made");
+    let other = inbox.create_event(keyed("Dentist", "01JDA5X3V8K3")).await.unwrap().into_inner();
+    assert_ne!(other.id, first.id, "another key is another event");
+    // The key is the caller's own: bob's same key is bob's event.
+    let bobs = core.inbox_as("bob").create_event(keyed("Dentist", "01JDA5X3V8K2")).await.unwrap().into_inner();
+    assert_ne!(bobs.id, first.id);
+    assert_eq!(inbox.list_events(active()).await.unwrap().into_inner().events.len(), 2);
+    // A key that is not 1 to 64 letters, digits, '-' or '_' is refused by name.
+    for bad in ["", "has space", &"k".repeat(65)] {
+        let refused = inbox.create_event(keyed("Dentist", bad)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{bad:?}");
+        let violations = refused.get_details_bad_request().expect("field violations").field_violations;
+        assert_eq!(violations[0].field, "idempotency-key", "{bad:?}");
+    }
+    assert_eq!(inbox.list_events(active()).await.unwrap().into_inner().events.len(), 2, "nothing was written");
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
+    a_create_sent_twice_with_one_key_makes_one_event,
     done_and_delete_can_be_undone,
     new_people_start_in_the_default_language,
     a_long_list_is_read_page_by_page,

@@ -208,7 +208,7 @@ pub(crate) async fn edit_page(State(state): State<AppState>, mut session: Sessio
 async fn save_event(state: AppState, mut session: Session, id: Option<i64>, input: HashMap<String, String>) -> Response {
     let mut form = EventForm::from_input(id, &input);
     let saved = match id {
-        None => session.inbox.create_event(form.fields()).await,
+        None => session.inbox.create_event(hado_runtime::cores::once(form.fields())).await,
         Some(id) => session.inbox.update_event(form.change(id)).await,
     };
     match saved {

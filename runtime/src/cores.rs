@@ -1,0 +1,295 @@
+//! Owns which core a gateway's call goes to: every address core's name
+//! resolves to is a member with its own lazily connected channel; calls
+//! take turns over the members that answer; a member whose call fails at
+//! the transport is set aside until its health check answers again; and a
+//! call that failed at the transport is sent to another member when that
+//! is safe: always when it never reached a core, and after it may have
+//! reached one only when repeating it changes nothing (a read, an upsert by
+//! its key, a state set to a value, or a call that carries an
+//! `idempotency-key`, which core honours).
+//!
+//! Written here rather than taken from tower's balancer, which tonic's
+//! `balance_channel` wraps: that one neither says which address failed nor
+//! lets a call be repeated on another, and both are the point.
+
+use std::error::Error as _;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use hado_proto::metadata::IDEMPOTENCY_KEY;
+use http_body_util::{BodyExt, Full};
+use tonic::body::Body;
+use tonic::transport::Channel;
+use tower::ServiceExt;
+
+use crate::client::Resolve;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How often members that failed are asked whether they answer again.
+pub const PROBE_EVERY: Duration = Duration::from_secs(1);
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a call waits for core's name to resolve the first time.
+const FIRST_ADDRESSES: Duration = Duration::from_secs(3);
+
+/// The calls that change nothing more when repeated. Any other call is
+/// repeated only when it never reached a core, or carries an
+/// [`IDEMPOTENCY_KEY`].
+const REPEATABLE: &[&str] = &[
+    "/grpc.health.v1.Health/Check",
+    "/hado.v1.Ingest/UpsertEvents",
+    "/hado.v1.Ingest/WithdrawEvents",
+    "/hado.v1.Ingest/ListEvents",
+    "/hado.v1.Ingest/WhoAmI",
+    "/hado.v1.Inbox/ListEvents",
+    "/hado.v1.Inbox/GetEvent",
+    "/hado.v1.Inbox/UpdateEvent",
+    "/hado.v1.Inbox/MarkDone",
+    "/hado.v1.Inbox/MarkAck",
+    "/hado.v1.Inbox/ReopenEvent",
+    "/hado.v1.Inbox/TakeBackAck",
+    "/hado.v1.Inbox/GetProfile",
+    "/hado.v1.Inbox/UpdateProfile",
+    "/hado.v1.Inbox/GetAgentToken",
+    "/hado.v1.Inbox/ListChannels",
+    "/hado.v1.Inbox/SetChannelEnabled",
+    "/hado.v1.Inbox/GetCalendarFeed",
+    "/hado.v1.Inbox/ListConnectedApps",
+    "/hado.v1.Links/InspectActionLink",
+    "/hado.v1.Links/UseActionLink",
+    "/hado.v1.Links/CalendarFeed",
+    "/hado.v1.OAuth/CheckAuthorization",
+];
+
+/// One core address and its channel.
+#[derive(Debug)]
+struct Member {
+    address: String,
+    channel: Channel,
+    /// Set when a call to it failed at the transport; cleared when its
+    /// health check answers.
+    set_aside: AtomicBool,
+}
+
+impl Member {
+    fn set_aside(&self, error: &BoxError) {
+        if !self.set_aside.swap(true, Ordering::Relaxed) {
+            tracing::warn!(core = %self.address, %error, "a core stopped answering; calls go to the others until it answers again");
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Members {
+    list: RwLock<Vec<Arc<Member>>>,
+    turn: AtomicUsize,
+}
+
+/// The cores a gateway calls, as one tonic transport: generated clients
+/// are built over it as over a `Channel`.
+#[derive(Clone, Debug)]
+pub struct CoreChannel {
+    members: Arc<Members>,
+}
+
+impl CoreChannel {
+    /// One core at one address (an IP address, or a name over TLS).
+    pub(crate) fn single(address: &str, channel: Channel) -> Self {
+        let this = Self::empty();
+        this.members.list.write().expect("members lock").push(Arc::new(Member { address: address.to_owned(), channel, set_aside: AtomicBool::new(false) }));
+        this.watch();
+        this
+    }
+
+    fn empty() -> Self {
+        Self { members: Arc::new(Members::default()) }
+    }
+
+    /// The cores `host` resolves to: asked again every `every`, so that new
+    /// replicas join and stopped ones leave. A failed or empty answer keeps
+    /// what was there. `connect` makes one address's channel.
+    pub(crate) fn resolving(host: String, port: u16, resolve: Resolve, every: Duration, connect: fn(SocketAddr) -> Option<Channel>) -> Self {
+        let this = Self::empty();
+        let members = Arc::downgrade(&this.members);
+        tokio::spawn(async move {
+            loop {
+                let found = resolve(host.clone(), port).await;
+                let Some(members) = members.upgrade() else { return };
+                match found {
+                    Ok(found) if !found.is_empty() => {
+                        if set_addresses(&members, &found, connect) {
+                            tracing::info!(%host, addresses = found.len(), "core's addresses changed");
+                        }
+                    }
+                    Ok(_) => tracing::warn!(%host, "core's name resolved to no address; keeping the ones known"),
+                    Err(error) => tracing::warn!(%host, %error, "could not resolve core's name; keeping the addresses known"),
+                }
+                drop(members);
+                tokio::time::sleep(every).await;
+            }
+        });
+        this.watch();
+        this
+    }
+
+    /// How many cores it knows.
+    pub fn len(&self) -> usize {
+        self.members.list.read().expect("members lock").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Asks every set-aside member's health check each [`PROBE_EVERY`];
+    /// one that answers (serving or not: it is reachable) takes calls again.
+    /// Ends when the last clone of this channel is dropped.
+    fn watch(&self) {
+        let members: Weak<Members> = Arc::downgrade(&self.members);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(PROBE_EVERY).await;
+                let Some(members) = members.upgrade() else { return };
+                let aside: Vec<Arc<Member>> =
+                    members.list.read().expect("members lock").iter().filter(|member| member.set_aside.load(Ordering::Relaxed)).cloned().collect();
+                for member in aside {
+                    if answers(&member.channel).await {
+                        member.set_aside.store(false, Ordering::Relaxed);
+                        tracing::info!(core = %member.address, "a core answers again and takes calls");
+                    }
+                }
+            }
+        });
+    }
+
+    /// The next member to try: one that answers and was not tried yet,
+    /// taking turns; when every untried member is set aside, one of those
+    /// (a lone core that restarted answers before its probe says so).
+    fn pick(&self, tried: &[Arc<Member>]) -> Option<Arc<Member>> {
+        let list = self.members.list.read().expect("members lock");
+        let untried: Vec<&Arc<Member>> = list.iter().filter(|member| !tried.iter().any(|done| Arc::ptr_eq(done, member))).collect();
+        let answering: Vec<&Arc<Member>> = untried.iter().copied().filter(|member| !member.set_aside.load(Ordering::Relaxed)).collect();
+        let choices = if answering.is_empty() { untried } else { answering };
+        if choices.is_empty() {
+            return None;
+        }
+        let turn = self.members.turn.fetch_add(1, Ordering::Relaxed);
+        Some(Arc::clone(choices[turn % choices.len()]))
+    }
+
+    async fn send(self, request: http::Request<Body>) -> Result<http::Response<Body>, BoxError> {
+        let (parts, body) = request.into_parts();
+        let repeatable = REPEATABLE.contains(&parts.uri.path()) || parts.headers.contains_key(IDEMPOTENCY_KEY);
+        // Unary and server-streaming calls send one message: kept, so that
+        // it can be sent again.
+        let body: Bytes = body.collect().await?.to_bytes();
+        // Right after start, core's name may not have been resolved yet.
+        let waited = tokio::time::Instant::now();
+        while self.is_empty() && waited.elapsed() < FIRST_ADDRESSES {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut tried: Vec<Arc<Member>> = Vec::new();
+        loop {
+            let Some(member) = self.pick(&tried) else {
+                return Err(Box::new(tonic::Status::unavailable("no address of core is known: its name has not resolved to any")));
+            };
+            let mut request = http::Request::new(Body::new(Full::new(body.clone())));
+            *request.method_mut() = parts.method.clone();
+            *request.uri_mut() = parts.uri.clone();
+            *request.version_mut() = parts.version;
+            *request.headers_mut() = parts.headers.clone();
+            *request.extensions_mut() = parts.extensions.clone();
+            match member.channel.clone().oneshot(request).await {
+                Ok(response) => return Ok(response),
+                Err(error) => {
+                    let error: BoxError = error.into();
+                    member.set_aside(&error);
+                    tried.push(member);
+                    let sent = !never_sent(&*error);
+                    if sent && !repeatable {
+                        return Err(error);
+                    }
+                    if self.pick(&tried).is_none() {
+                        return Err(error);
+                    }
+                    tracing::debug!(path = parts.uri.path(), %error, "repeating a call on another core");
+                }
+            }
+        }
+    }
+}
+
+/// Makes the members these addresses, keeping the channel of every address
+/// that stays; whether anything changed.
+fn set_addresses(members: &Members, addresses: &[SocketAddr], connect: fn(SocketAddr) -> Option<Channel>) -> bool {
+    let mut list = members.list.write().expect("members lock");
+    let named: Vec<String> = addresses.iter().map(ToString::to_string).collect();
+    let before = list.len();
+    list.retain(|member| named.contains(&member.address));
+    let mut changed = list.len() != before;
+    for (address, name) in addresses.iter().zip(&named) {
+        if list.iter().any(|member| &member.address == name) {
+            continue;
+        }
+        if let Some(channel) = connect(*address) {
+            list.push(Arc::new(Member { address: name.clone(), channel, set_aside: AtomicBool::new(false) }));
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Whether the call failed before any of it was sent: its connection could
+/// not be made.
+fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if error.is::<tonic::ConnectError>() {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
+/// Whether a core answers its health check at all.
+async fn answers(channel: &Channel) -> bool {
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let mut client = HealthClient::new(channel.clone());
+    let check = client.check(HealthCheckRequest { service: String::new() });
+    // Any answer from core counts, NOT_SERVING and refusals too: only a
+    // failed transport means it cannot be reached.
+    match tokio::time::timeout(PROBE_TIMEOUT, check).await {
+        Ok(Ok(_)) => true,
+        Ok(Err(status)) => !status.source().is_some_and(|source| source.is::<tonic::transport::Error>()),
+        Err(_) => false,
+    }
+}
+
+impl tower::Service<http::Request<Body>> for CoreChannel {
+    type Response = http::Response<Body>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        Box::pin(self.clone().send(request))
+    }
+}
+
+/// `message` as a call that core does once however often it is sent: with
+/// a fresh [`IDEMPOTENCY_KEY`].
+pub fn once<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let key = ulid::Ulid::new().to_string();
+    request.metadata_mut().insert(IDEMPOTENCY_KEY, key.parse().expect("a ULID is valid metadata"));
+    request
+}
