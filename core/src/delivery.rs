@@ -181,6 +181,10 @@ impl Deliverer {
             Ok(target) => target,
             Err(error) => return Attempt::Failed { error },
         };
+        // Kept for retries: the fix is the operator's, with a restart.
+        if let Err(error) = crate::outbound_tls::refuse_unverifiable(target.as_str()) {
+            return retry_or_fail(error, None, None);
+        }
         let body = payload(&self.engine, delivery, event);
         let timestamp = now.timestamp();
         let Some(signature) = sign(channel.secret.as_deref().unwrap_or_default(), &delivery.message_id, timestamp, &body) else {

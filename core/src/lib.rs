@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 mod grpc;
 pub mod links;
+mod outbound_tls;
 pub mod scheduler;
 pub mod storage;
 mod targets;
@@ -120,27 +121,7 @@ pub async fn run(config: CoreConfig, listener: TcpListener, clock: Arc<dyn Clock
 
 pub use hado_runtime::process::shutdown_signal;
 
-/// Makes rustls's `ring` provider the process's TLS crypto, once; every
-/// HTTP client core builds (webhooks, Telegram) calls this first.
-///
-/// `ring` instead of reqwest's default `aws-lc-rs`: the same TLS, but
-/// aws-lc's C build was a seventh of a cold build. With no provider
-/// compiled in, reqwest needs one installed before any client is built, so
-/// a program that links core and builds clients of its own (the tests, the
-/// benchmarks) calls this first too.
-pub fn install_tls_provider() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        // Another provider installed first (by a program embedding core) is kept.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
-/// A builder for an outbound HTTP client, with the TLS provider in place.
-pub(crate) fn http_client() -> reqwest::ClientBuilder {
-    install_tls_provider();
-    reqwest::Client::builder()
-}
+pub use outbound_tls::install_tls_provider;
 
 /// The whole `hado-core` process: configuration from the environment, one
 /// clear line on any failure to start.

@@ -150,13 +150,8 @@ impl TargetPolicy {
     /// redirects and no proxy, so the address the resolver checked is the
     /// one connected to. For webhooks and clients' metadata documents.
     pub(crate) fn client(self, timeout: Duration) -> reqwest::Client {
-        crate::http_client()
-            .timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(self.resolver())
-            .build()
-            .expect("an HTTP client builds")
+        let resolver = self.resolver();
+        crate::outbound_tls::client(|builder| builder.timeout(timeout).redirect(reqwest::redirect::Policy::none()).no_proxy().dns_resolver(resolver.clone()))
     }
 }
 

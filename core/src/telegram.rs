@@ -123,7 +123,7 @@ impl std::fmt::Debug for Bot {
 
 impl Bot {
     pub(crate) fn new(config: &TelegramConfig) -> Self {
-        let http = crate::http_client().timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)).build().expect("an HTTP client builds");
+        let http = crate::outbound_tls::client(|builder| builder.timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)));
         Self {
             http,
             base: format!("{}/bot{}", config.api_url.trim_end_matches('/'), config.token),
@@ -134,6 +134,7 @@ impl Bot {
 
     async fn call<T: DeserializeOwned>(&self, method: &str, body: Value) -> Result<T, BotError> {
         let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
+        crate::outbound_tls::refuse_unverifiable(&self.base).map_err(|why| failed(format!("Telegram cannot be reached: {why}")))?;
         let response = self
             .http
             .post(format!("{}/{method}", self.base))

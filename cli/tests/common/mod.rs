@@ -163,6 +163,22 @@ pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -
     Running(command.spawn().expect("hado starts"))
 }
 
+/// Waits until the core on `port` answers its gRPC health check with
+/// SERVING (a minute at most).
+pub(crate) async fn wait_until_serving(port: u16) {
+    use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}")).unwrap().connect_lazy();
+    loop {
+        let answer = HealthClient::new(channel.clone()).check(HealthCheckRequest { service: String::new() }).await;
+        if answer.is_ok_and(|reply| reply.into_inner().status == ServingStatus::Serving as i32) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "core on port {port} did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Sends and receives a message's bytes as they are.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct RawCodec;

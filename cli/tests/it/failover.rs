@@ -17,7 +17,7 @@ use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
 use hado_runtime::client::{Core, Resolve};
 
-use crate::common::{HADO, Running, Signal, free_port, signal, spawn};
+use crate::common::{HADO, Running, Signal, free_port, signal, spawn, wait_until_serving};
 
 /// How often the writer pushes one event.
 const EVERY: Duration = Duration::from_millis(20);
@@ -38,20 +38,6 @@ fn start_core(folder: &Path, database: &str, port: u16) -> Running {
     )
 }
 
-async fn wait_serving(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}")).unwrap().connect_lazy();
-    loop {
-        let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
-        let answer = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await;
-        if answer.is_ok_and(|reply| reply.into_inner().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "core on port {port} did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn failover(backend: Backend) {
     let database = TestDatabase::create(&backend).await;
     let folder = tempfile::tempdir().unwrap();
@@ -60,7 +46,7 @@ async fn failover(backend: Backend) {
     // One at a time: the first runs the migrations.
     for port in ports {
         cores.push(Some(start_core(folder.path(), &database.url, port)));
-        wait_serving(port).await;
+        wait_until_serving(port).await;
     }
     let output = Command::new(HADO)
         .args(["source", "create", "writer"])
@@ -115,7 +101,7 @@ async fn failover(backend: Backend) {
     settle().await;
     // It comes back on the same address and takes calls again.
     cores[1] = Some(start_core(folder.path(), &database.url, ports[1]));
-    wait_serving(ports[1]).await;
+    wait_until_serving(ports[1]).await;
     settle().await;
     // The third is stopped the polite way.
     cores[2].take().unwrap().stop();

@@ -5,6 +5,7 @@
 
 mod architecture;
 mod backup;
+mod bare_image;
 #[path = "../common/mod.rs"]
 mod common;
 mod deploy;

@@ -149,6 +149,7 @@ impl Engine {
         let unreachable = |why: String| Refusal::new("invalid_client", format!("the client's metadata document at {url} could not be read: {why}"));
         let targets = self.outbound.targets();
         targets.check_written(url).map_err(unreachable)?;
+        crate::outbound_tls::refuse_unverifiable(url.as_str()).map_err(unreachable)?;
         let http = targets.client(DOCUMENT_TIMEOUT);
         let mut response = http.get(url.clone()).header("accept", "application/json").send().await.map_err(|error| unreachable(error.to_string()))?;
         if !response.status().is_success() {
