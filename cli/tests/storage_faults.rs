@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use common::{HADO, Running, free_port, spawn};
+use common::{HADO, Running, alive, free_port, spawn, wait_until_serving};
 use hado_core::testing::{Backend, TestDatabase, source_event, tool_available};
 use hado_proto::v1;
 
@@ -318,10 +318,15 @@ struct Relay {
 }
 
 impl Relay {
-    async fn start(upstream: &str) -> Self {
-        let relay = Self { port: free_port(), upstream: upstream.to_owned(), tasks: Arc::default() };
-        relay.restore().await;
-        relay
+    /// A relay to `database`'s Postgres that refuses connections until
+    /// [`Relay::restore`], and the database's URL through it.
+    fn closed(database: &TestDatabase) -> (Self, String) {
+        let port = free_port();
+        let (before_host, name) = database.url.rsplit_once('/').unwrap();
+        let upstream = before_host.rsplit_once('@').map_or(before_host, |(_, host)| host).trim_start_matches("postgres://").to_owned();
+        let upstream = if upstream.contains(':') { upstream } else { format!("{upstream}:5432") };
+        let user = before_host.trim_start_matches("postgres://").split_once('@').map_or("postgres", |(user, _)| user);
+        (Self { port, upstream, tasks: Arc::default() }, format!("postgres://{user}@127.0.0.1:{port}/{name}"))
     }
 
     async fn restore(&self) {
@@ -348,16 +353,47 @@ impl Relay {
     }
 }
 
+/// Compose starts core and Postgres together, and its `depends_on` health
+/// condition is not honoured everywhere (podman-compose on Podman 4): core
+/// waits for a database that does not answer yet instead of exiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn core_waits_for_a_postgres_that_is_not_up_yet() {
+    let Some(backend) = Backend::postgres("storage_faults::core_waits_for_a_postgres_that_is_not_up_yet") else { return };
+    let database = TestDatabase::create(&backend).await;
+    let (relay, url) = Relay::closed(&database);
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let core = spawn(
+        "core",
+        folder.path(),
+        &[
+            ("HADO_DATABASE_URL", url),
+            ("HADO_GRPC_ADDR", format!("127.0.0.1:{port}")),
+            ("HADO_ADMIN_TOKEN", ADMIN_TOKEN.into()),
+            ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into()),
+            ("HADO_SECRET", LINK_SECRET.into()),
+        ],
+    );
+    let log = || std::fs::read_to_string(folder.path().join("core.log")).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while log().matches("waiting for the database to answer").count() < 3 {
+        assert!(Instant::now() < deadline, "core does not say it waits:\n{}", log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(alive(core.id()), "core is still there:\n{}", log());
+    relay.restore().await;
+    wait_until_serving(port).await;
+    core.stop();
+    relay.cut();
+    database.drop_now().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
     let Some(backend) = Backend::postgres("storage_faults::storage_that_goes_away_is_answered_fast_and_needs_no_restart") else { return };
     let database = TestDatabase::create(&backend).await;
-    let (before_host, name) = database.url.rsplit_once('/').unwrap();
-    let upstream = before_host.rsplit_once('@').map_or(before_host, |(_, host)| host).trim_start_matches("postgres://").to_owned();
-    let upstream = if upstream.contains(':') { upstream } else { format!("{upstream}:5432") };
-    let relay = Relay::start(&upstream).await;
-    let user = before_host.trim_start_matches("postgres://").split_once('@').map_or("postgres", |(user, _)| user);
-    let through_relay = format!("postgres://{user}@127.0.0.1:{}/{name}", relay.port);
+    let (relay, through_relay) = Relay::closed(&database);
+    relay.restore().await;
 
     let folder = tempfile::tempdir().unwrap();
     let mut stack = Stack::start(folder.path(), &through_relay).await;

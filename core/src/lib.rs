@@ -123,6 +123,34 @@ pub use hado_runtime::process::shutdown_signal;
 
 pub use outbound_tls::install_tls_provider;
 
+/// Opens the database, waiting while a Postgres server cannot be reached
+/// yet: it may be starting beside core (compose starts both at once), or
+/// restarting. Each attempt is logged; a wrong password or URL ends the
+/// wait at once; a stop signal ends it with `None`.
+async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>, RunError> {
+    const LONGEST_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
+    let mut pause = std::time::Duration::from_millis(250);
+    let stop = shutdown_signal();
+    tokio::pin!(stop);
+    loop {
+        let opened = tokio::select! {
+            opened = open(config, Arc::new(clock::SystemClock)) => opened,
+            _ = &mut stop => return Ok(None),
+        };
+        match opened {
+            Err(RunError::Database(error)) if error.may_come_up() && config.database_url.starts_with("postgres") => {
+                tracing::warn!(%error, retry_in = ?pause, "waiting for the database to answer");
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = &mut stop => return Ok(None),
+                }
+                pause = (pause * 2).min(LONGEST_PAUSE);
+            }
+            opened => return opened.map(Some),
+        }
+    }
+}
+
 /// The whole `hado-core` process: configuration from the environment, one
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
@@ -150,8 +178,9 @@ pub async fn main_entry() -> std::process::ExitCode {
         }
     };
     tracing::info!(addr = %config.grpc_addr, "core starting");
-    let engine = match open(&config, Arc::new(clock::SystemClock)).await {
-        Ok(engine) => engine,
+    let engine = match open_when_reachable(&config).await {
+        Ok(Some(engine)) => engine,
+        Ok(None) => return std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("hado-core: {error}");
             return std::process::ExitCode::from(2);

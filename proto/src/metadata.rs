@@ -17,6 +17,11 @@ pub const USER: &str = "x-hado-user";
 /// gateways give every `CreateEvent` a fresh one.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
+/// Set by core on a refusal it gave before doing any of the call (its
+/// storage is known to be down): a gateway may send the call to another
+/// core, whatever the call is.
+pub const NOT_STARTED: &str = "hado-not-started";
+
 /// The prefix of an agent token, issued by the person or the operator.
 pub const AGENT_TOKEN_PREFIX: &str = "hado_agent_";
 

@@ -21,7 +21,9 @@ use crate::process::ConfigError;
 
 /// How long one call to core may take before the caller hears it failed.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// On a network of containers a connection takes well under a millisecond;
+/// a core that does not answer within a second is set aside (`cores`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
 /// The largest reply a gateway takes from core: a list of tens of thousands
 /// of events is well past tonic's default of 4 MiB.

@@ -6,7 +6,9 @@
 //! is safe: always when it never reached a core, and after it may have
 //! reached one only when repeating it changes nothing (a read, an upsert by
 //! its key, a state set to a value, or a call that carries an
-//! `idempotency-key`, which core honours).
+//! `idempotency-key`, which core honours). A refusal core gave before
+//! starting the call (`hado-not-started`: its storage looked down) is sent
+//! to another member too.
 //!
 //! Written here rather than taken from tower's balancer, which tonic's
 //! `balance_channel` wraps: that one neither says which address failed nor
@@ -22,7 +24,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use hado_proto::metadata::IDEMPOTENCY_KEY;
+use hado_proto::metadata::{IDEMPOTENCY_KEY, NOT_STARTED};
 use http_body_util::{BodyExt, Full};
 use tonic::body::Body;
 use tonic::transport::Channel;
@@ -80,7 +82,14 @@ struct Member {
 impl Member {
     fn set_aside(&self, error: &BoxError) {
         if !self.set_aside.swap(true, Ordering::Relaxed) {
-            tracing::warn!(core = %self.address, %error, "a core stopped answering; calls go to the others until it answers again");
+            // The whole chain: tonic's own words are only "transport error".
+            let mut why = error.to_string();
+            let mut source = error.source();
+            while let Some(cause) = source {
+                why = format!("{why}: {cause}");
+                source = cause.source();
+            }
+            tracing::warn!(core = %self.address, error = %why, "a core stopped answering; calls go to the others until it answers again");
         }
     }
 }
@@ -205,6 +214,14 @@ impl CoreChannel {
             *request.headers_mut() = parts.headers.clone();
             *request.extensions_mut() = parts.extensions.clone();
             match member.channel.clone().oneshot(request).await {
+                // A core that refused before doing anything (its view of
+                // storage is down): another may see it up.
+                Ok(response) if response.headers().contains_key(NOT_STARTED) => {
+                    tried.push(member);
+                    if self.pick(&tried).is_none() {
+                        return Ok(response);
+                    }
+                }
                 Ok(response) => return Ok(response),
                 Err(error) => {
                     let error: BoxError = error.into();

@@ -95,7 +95,8 @@ where
         let path = request.uri().path().to_owned();
         let storage_down = self.storage.as_ref().is_some_and(|storage| !*storage.borrow());
         if storage_down && path.starts_with("/hado.v1.") {
-            let status: tonic::Status = CoreError::Store(StoreError::TimedOut).into();
+            let mut status: tonic::Status = CoreError::Store(StoreError::TimedOut).into();
+            status.metadata_mut().insert(hado_proto::metadata::NOT_STARTED, tonic::metadata::MetadataValue::from_static("storage"));
             return Box::pin(async move { Ok(status.into_http()) });
         }
         let reply = self.inner.call(request);

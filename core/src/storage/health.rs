@@ -68,6 +68,19 @@ impl StoreError {
     }
 }
 
+impl StoreError {
+    /// Whether opening the database failed in a way that waiting can fix:
+    /// the server cannot be reached yet or is starting up, unlike a wrong
+    /// password, database name or URL.
+    pub fn may_come_up(&self) -> bool {
+        match self {
+            Self::Connect(error) | Self::Query(error) => unavailable(error),
+            Self::TimedOut | Self::Closed => true,
+            _ => false,
+        }
+    }
+}
+
 fn unavailable(error: &sqlx::Error) -> bool {
     match error {
         sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
