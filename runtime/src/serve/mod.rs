@@ -142,6 +142,10 @@ pub async fn serve(
             }
         }
     }
+    // Closed at once, not when the last request is done: a connection
+    // the kernel would still complete would wait unread until then, while
+    // a refused one tells a proxy to try again elsewhere or a moment later.
+    drop(listener);
     stopping.cancel();
     connections.close();
     connections.wait().await;
