@@ -39,6 +39,7 @@ use serde_json::{Value, json};
 use hado_proto::v1::GetProfileRequest;
 
 use crate::core_link::{self, AgentToken, Core, Failure};
+use crate::metrics::count;
 use crate::oauth::SignIn;
 use hado_runtime::AllowedHosts;
 use hado_runtime::json::BodyProblem;
@@ -209,11 +210,6 @@ pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, nex
     let response = admit(guard, request, next).await;
     count("/mcp", method, &response);
     response
-}
-
-/// Counts one answered request of `route` in `hado_http_requests_total`.
-pub(crate) fn count(route: &'static str, method: String, response: &Response) {
-    metrics::counter!("hado_http_requests_total", "route" => route, "method" => method, "status" => response.status().as_u16().to_string()).increment(1);
 }
 
 async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {

@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core_link::Core;
 use crate::guard::{self, Guard, INVALID_REQUEST};
+use crate::metrics::count;
 use crate::tools::{HadoMcp, SessionToken};
 use hado_runtime::known_tokens::TokenDigest;
 
@@ -89,7 +90,7 @@ impl Drop for Closing {
 /// `GET /sse`: opens a stream for the caller's token.
 pub(crate) async fn open(State(streams): State<Arc<Streams>>, request: Request) -> Response {
     let response = open_stream(streams, request).await;
-    guard::count("/sse", "GET".into(), &response);
+    count("/sse", "GET".into(), &response);
     response
 }
 
@@ -169,7 +170,7 @@ pub(crate) struct Session {
 /// server; the reply goes out on the stream.
 pub(crate) async fn message(State(streams): State<Arc<Streams>>, request: Request) -> Response {
     let response = take_message(streams, request).await;
-    guard::count("/messages", "POST".into(), &response);
+    count("/messages", "POST".into(), &response);
     response
 }
 

@@ -11,6 +11,7 @@ pub mod config;
 mod core_link;
 mod guard;
 mod legacy_sse;
+mod metrics;
 mod oauth;
 mod schema;
 mod tools;

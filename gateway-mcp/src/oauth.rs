@@ -30,7 +30,7 @@ use hado_runtime::per_minute::PerMinute;
 use hado_runtime::{AllowedHosts, ClientAddress};
 
 use crate::core_link::{Core, Failure};
-use crate::{MCP_PATH, MESSAGES_PATH, SSE_PATH, guard};
+use crate::{MCP_PATH, MESSAGES_PATH, SSE_PATH, metrics::count};
 
 /// The largest registration or token request read.
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -207,7 +207,7 @@ impl SignIn {
 
 /// Counts one answered request of `route`.
 fn counted(route: &'static str, method: &str, response: Response) -> Response {
-    guard::count(route, method.to_owned(), &response);
+    count(route, method.to_owned(), &response);
     response
 }
 

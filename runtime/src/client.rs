@@ -6,17 +6,13 @@
 //! call means to the gateway's own caller (core's words, or that core
 //! cannot be reached).
 
-use std::future::Future;
-use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tonic::transport::Endpoint;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
-pub use crate::cores::CoreChannel;
+pub use crate::cores::{CoreChannel, Resolve, dns};
 use crate::process::ConfigError;
 
 /// How long one call to core may take before the caller hears it failed.
@@ -30,15 +26,6 @@ const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
 pub const MAX_REPLY_BYTES: usize = 64 * 1024 * 1024;
 /// How often a host name is resolved again.
 pub const RESOLVE_EVERY: Duration = Duration::from_secs(2);
-
-/// Finds the addresses of a host and port: DNS in a gateway, a fixed list
-/// in tests.
-pub type Resolve = Arc<dyn Fn(String, u16) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send>> + Send + Sync>;
-
-/// The system's resolver.
-pub fn dns() -> Resolve {
-    Arc::new(|host, port| Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), port)).await?.collect()) }))
-}
 
 /// Core, as a gateway reaches it.
 #[derive(Clone, Debug)]

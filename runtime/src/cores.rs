@@ -30,9 +30,16 @@ use tonic::body::Body;
 use tonic::transport::Channel;
 use tower::ServiceExt;
 
-use crate::client::Resolve;
-
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Finds the addresses of a host and port: DNS in a gateway, a fixed list
+/// in tests.
+pub type Resolve = Arc<dyn Fn(String, u16) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send>> + Send + Sync>;
+
+/// The system's resolver.
+pub fn dns() -> Resolve {
+    Arc::new(|host, port| Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), port)).await?.collect()) }))
+}
 
 /// How often members that failed are asked whether they answer again.
 pub const PROBE_EVERY: Duration = Duration::from_secs(1);

@@ -2,7 +2,8 @@
 //! change that breaks one fails here rather than in a review: SQL only in
 //! core's storage, no clock read in the domain, no gateway or contract
 //! crate depending on sqlx, the contract crate free of process plumbing,
-//! core free of HTTP serving, no import loop inside core's engine, and no
+//! core free of HTTP serving, no import loop inside core's engine, no
+//! circle of `use crate::` imports between the files of any crate, and no
 //! source file over 400 lines before its tests.
 
 use std::path::{Path, PathBuf};
@@ -125,4 +126,107 @@ fn no_source_file_is_over_four_hundred_lines_before_its_tests() {
         }
     }
     assert!(found.is_empty(), "over {MOST} lines before the tests:\n{}", found.join("\n"));
+}
+
+/// The paths a `use` tree names, each as its segments: `a::{b, c::{d, e as f}}`
+/// gives `a::b`, `a::c::d` and `a::c::e`.
+fn use_paths(prefix: &[String], tree: &str, paths: &mut Vec<Vec<String>>) {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or_default();
+        let mut segments = prefix.to_vec();
+        segments.extend(path.split("::").map(str::trim).filter(|segment| !segment.is_empty() && *segment != "self" && *segment != "*").map(str::to_owned));
+        paths.push(segments);
+        return;
+    };
+    let mut inner_prefix = prefix.to_vec();
+    inner_prefix.extend(tree[..open].split("::").map(str::trim).filter(|segment| !segment.is_empty()).map(str::to_owned));
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut depth, mut start) = (0, 0);
+    for (index, character) in inner.char_indices() {
+        match character {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                use_paths(&inner_prefix, &inner[start..index], paths);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    if !inner[start..].trim().is_empty() {
+        use_paths(&inner_prefix, &inner[start..], paths);
+    }
+}
+
+/// The file of a crate that a `crate::` path lands in: its longest prefix
+/// that is a module file, else the crate's root.
+fn module_file(source: &Path, segments: &[String]) -> PathBuf {
+    let mut found = None;
+    for length in 1..=segments.len() {
+        let base: PathBuf = segments[..length].iter().fold(source.to_path_buf(), |path, segment| path.join(segment));
+        for candidate in [base.with_extension("rs"), base.join("mod.rs")] {
+            if candidate.is_file() {
+                found = Some(candidate);
+            }
+        }
+    }
+    found.unwrap_or_else(|| if source.join("lib.rs").is_file() { source.join("lib.rs") } else { source.join("main.rs") })
+}
+
+#[test]
+fn no_circle_of_crate_imports_between_files() {
+    let root = workspace();
+    let mut circles = Vec::new();
+    for krate in ["core", "gateway-http", "gateway-mcp", "proto", "runtime", "cli"] {
+        let source = root.join(krate).join("src");
+        let mut edges: std::collections::BTreeMap<PathBuf, std::collections::BTreeSet<PathBuf>> = Default::default();
+        for (path, text) in sources(&source) {
+            if path.starts_with(source.join("generated")) {
+                continue;
+            }
+            let code: String =
+                text.lines().take_while(|line| *line != "#[cfg(test)]").filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+            let mut paths = Vec::new();
+            for statement in code.split("use crate::").skip(1) {
+                use_paths(&[], &statement[..statement.find(';').unwrap_or(statement.len())], &mut paths);
+            }
+            for segments in paths {
+                let target = module_file(&source, &segments);
+                if target != path {
+                    edges.entry(path.clone()).or_default().insert(target);
+                }
+            }
+        }
+        // Depth first; a file met again on the current path closes a circle.
+        fn visit(
+            file: &PathBuf,
+            edges: &std::collections::BTreeMap<PathBuf, std::collections::BTreeSet<PathBuf>>,
+            path: &mut Vec<PathBuf>,
+            done: &mut std::collections::BTreeSet<PathBuf>,
+            circles: &mut Vec<Vec<PathBuf>>,
+        ) {
+            if let Some(start) = path.iter().position(|on_path| on_path == file) {
+                circles.push(path[start..].iter().chain([file]).cloned().collect());
+                return;
+            }
+            if !done.insert(file.clone()) {
+                return;
+            }
+            path.push(file.clone());
+            for next in edges.get(file).into_iter().flatten() {
+                visit(next, edges, path, done, circles);
+            }
+            path.pop();
+        }
+        let mut done = std::collections::BTreeSet::new();
+        let mut found = Vec::new();
+        for file in edges.keys() {
+            visit(file, &edges, &mut Vec::new(), &mut done, &mut found);
+        }
+        circles.extend(
+            found.into_iter().map(|circle| circle.iter().map(|file| file.strip_prefix(&root).unwrap().display().to_string()).collect::<Vec<_>>().join(" -> ")),
+        );
+    }
+    assert!(circles.is_empty(), "files that import each other (give what both need a home below both):\n{}", circles.join("\n"));
 }
