@@ -28,16 +28,29 @@ const CREATES_EACH: usize = 500;
 /// What `hado` printed on its standard output, checked to have succeeded.
 fn printed(folder: &Path, ports: Ports, arguments: &[&str]) -> String {
     let output = hado(folder, ports).args(arguments).output().unwrap();
-    assert!(output.status.success(), "hado {arguments:?}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "hado {arguments:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout).unwrap()
 }
 
 fn token(text: &str, prefix: &str) -> String {
-    text.split_whitespace().find(|word| word.starts_with(prefix)).unwrap_or_else(|| panic!("no {prefix}… in {text}")).to_owned()
+    text.split_whitespace()
+        .find(|word| word.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix}… in {text}"))
+        .to_owned()
 }
 
 /// A JSON-RPC call to gateway-mcp; panics unless it succeeded.
-async fn mcp(client: &reqwest::Client, url: &str, agent: &str, method: &str, params: Value) -> Value {
+async fn mcp(
+    client: &reqwest::Client,
+    url: &str,
+    agent: &str,
+    method: &str,
+    params: Value,
+) -> Value {
     let response = client
         .post(url)
         .bearer_auth(agent)
@@ -49,7 +62,10 @@ async fn mcp(client: &reqwest::Client, url: &str, agent: &str, method: &str, par
         .unwrap();
     assert!(response.status().is_success(), "{method}: {}", response.status());
     let answer: Value = response.json().await.unwrap();
-    assert!(answer["result"].is_object() && answer["result"]["isError"] != json!(true), "{method}: {answer}");
+    assert!(
+        answer["result"].is_object() && answer["result"]["isError"] != json!(true),
+        "{method}: {answer}"
+    );
     answer
 }
 
@@ -93,26 +109,68 @@ async fn main() {
                 json!({"user": "me", "ref": format!("bench-{index}"), "title": format!("Event {index}"), "subtitle": "From the benchmark", "due_at": day.to_string()})
             })
             .collect();
-        let response = client.post(format!("{web}/api/events")).bearer_auth(&source).json(&json!({ "events": events })).send().await.unwrap();
+        let response = client
+            .post(format!("{web}/api/events"))
+            .bearer_auth(&source)
+            .json(&json!({ "events": events }))
+            .send()
+            .await
+            .unwrap();
         assert!(response.status().is_success(), "POST /api/events: {}", response.status());
     }
-    println!("\n{EVENTS} events pushed in batches of {BATCH} in {:.1} s", started.elapsed().as_secs_f64());
+    println!(
+        "\n{EVENTS} events pushed in batches of {BATCH} in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     report("After the pushes", &processes);
 
-    for (path, what) in [("/", "the inbox page"), ("/?all=scheduled", "Scheduled in full"), ("/me/events", "/me/events, every event")] {
+    for (path, what) in [
+        ("/", "the inbox page"),
+        ("/?all=scheduled", "Scheduled in full"),
+        ("/me/events", "/me/events, every event"),
+    ] {
         let bytes = get_five_times(&client, &format!("{web}{path}"), path).await;
         report(&format!("After GET {path} ({what}, {} KiB) five times", bytes / 1024), &processes);
     }
     let mut listed = 0;
     for _ in 0..5 {
-        listed = mcp(&client, &mcp_url, &agent, "tools/call", json!({"name": "list_events", "arguments": {"limit": 1000}})).await.to_string().len();
+        listed = mcp(
+            &client,
+            &mcp_url,
+            &agent,
+            "tools/call",
+            json!({"name": "list_events", "arguments": {"limit": 1000}}),
+        )
+        .await
+        .to_string()
+        .len();
     }
-    report(&format!("After list_events through MCP, its largest page (1,000 events, {} KiB) five times", listed / 1024), &processes);
+    report(
+        &format!(
+            "After list_events through MCP, its largest page (1,000 events, {} KiB) five times",
+            listed / 1024
+        ),
+        &processes,
+    );
 
-    let settings = client.post(format!("{web}/settings/calendar")).header("sec-fetch-site", "same-origin").send().await.unwrap().text().await.unwrap();
-    let feed = settings.find("/ics/").map(|at| &settings[at..at + settings[at..].find(".ics").unwrap() + 4]).expect("the calendar feed's address");
+    let settings = client
+        .post(format!("{web}/settings/calendar"))
+        .header("sec-fetch-site", "same-origin")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let feed = settings
+        .find("/ics/")
+        .map(|at| &settings[at..at + settings[at..].find(".ics").unwrap() + 4])
+        .expect("the calendar feed's address");
     let bytes = get_five_times(&client, &format!("{web}{feed}"), "the calendar feed").await;
-    report(&format!("After the calendar feed ({EVENTS} events, {} KiB) five times", bytes / 1024), &processes);
+    report(
+        &format!("After the calendar feed ({EVENTS} events, {} KiB) five times", bytes / 1024),
+        &processes,
+    );
 
     let started = Instant::now();
     let agents: Vec<_> = (0..AGENTS)
@@ -129,7 +187,11 @@ async fn main() {
     for agent in agents {
         agent.await.unwrap();
     }
-    println!("\n{} create_event calls from {AGENTS} agents at once in {:.1} s", AGENTS * CREATES_EACH, started.elapsed().as_secs_f64());
+    println!(
+        "\n{} create_event calls from {AGENTS} agents at once in {:.1} s",
+        AGENTS * CREATES_EACH,
+        started.elapsed().as_secs_f64()
+    );
     report("After the creates", &processes);
     drop(up);
 }

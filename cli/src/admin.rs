@@ -19,7 +19,10 @@ type Client = AdminClient<tonic::service::interceptor::InterceptedService<Channe
 struct AdminAuth(MetadataValue<tonic::metadata::Ascii>);
 
 impl tonic::service::Interceptor for AdminAuth {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
         request.metadata_mut().insert(AUTHORIZATION, self.0.clone());
         Ok(request)
     }
@@ -29,11 +32,15 @@ async fn client(settings: &Settings) -> anyhow::Result<Client> {
     let token = settings.secret("HADO_ADMIN_TOKEN")?;
     let url = settings.core_url();
     let channel = Channel::from_shared(url.clone())
-        .with_context(|| format!("HADO_CORE_URL {url:?} is not a URL such as http://127.0.0.1:50051"))?
+        .with_context(|| {
+            format!("HADO_CORE_URL {url:?} is not a URL such as http://127.0.0.1:50051")
+        })?
         .connect()
         .await
         .with_context(|| format!("cannot reach core at {url}; is `hado up` running?"))?;
-    let value = bearer(&token).parse().context("HADO_ADMIN_TOKEN holds characters a header cannot carry")?;
+    let value = bearer(&token)
+        .parse()
+        .context("HADO_ADMIN_TOKEN holds characters a header cannot carry")?;
     Ok(AdminClient::with_interceptor(channel, AdminAuth(value)))
 }
 
@@ -48,7 +55,9 @@ pub(crate) async fn create_source(settings: &Settings, name: &str) -> anyhow::Re
         Ok(reply) => reply.into_inner(),
         // Core names the gRPC call; here the person has the command.
         Err(status) if status.code() == tonic::Code::AlreadyExists => {
-            bail!("source {name} already exists; to give it a new token, run `hado source rotate {name}`")
+            bail!(
+                "source {name} already exists; to give it a new token, run `hado source rotate {name}`"
+            )
         }
         Err(status) => return Err(failed(status)),
     };
@@ -58,13 +67,26 @@ pub(crate) async fn create_source(settings: &Settings, name: &str) -> anyhow::Re
 }
 
 pub(crate) async fn rotate_source(settings: &Settings, name: &str) -> anyhow::Result<ExitCode> {
-    let reply = client(settings).await?.rotate_source_token(SourceName { name: name.into() }).await.map_err(failed)?.into_inner();
-    println!("New token for source {} (the old one no longer works), shown this once:\n\n  {}\n", reply.name, reply.token);
+    let reply = client(settings)
+        .await?
+        .rotate_source_token(SourceName { name: name.into() })
+        .await
+        .map_err(failed)?
+        .into_inner();
+    println!(
+        "New token for source {} (the old one no longer works), shown this once:\n\n  {}\n",
+        reply.name, reply.token
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) async fn list_sources(settings: &Settings) -> anyhow::Result<ExitCode> {
-    let reply = client(settings).await?.list_sources(ListSourcesRequest {}).await.map_err(failed)?.into_inner();
+    let reply = client(settings)
+        .await?
+        .list_sources(ListSourcesRequest {})
+        .await
+        .map_err(failed)?
+        .into_inner();
     println!("{:<24} {:>8}  {:<6} created", "source", "events", "token");
     for source in reply.sources {
         let token = if source.has_token { "yes" } else { "-" };
@@ -73,19 +95,38 @@ pub(crate) async fn list_sources(settings: &Settings) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) async fn delete_source(settings: &Settings, name: &str, confirmed: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn delete_source(
+    settings: &Settings,
+    name: &str,
+    confirmed: bool,
+) -> anyhow::Result<ExitCode> {
     if !confirmed {
-        bail!("deleting source {name} deletes all of its events too; run again with --yes to confirm");
+        bail!(
+            "deleting source {name} deletes all of its events too; run again with --yes to confirm"
+        );
     }
-    let reply = client(settings).await?.delete_source(SourceName { name: name.into() }).await.map_err(failed)?.into_inner();
+    let reply = client(settings)
+        .await?
+        .delete_source(SourceName { name: name.into() })
+        .await
+        .map_err(failed)?
+        .into_inner();
     println!("Deleted source {} and its {} events.", reply.name, reply.deleted_events);
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) async fn agent_token(settings: &Settings, login: &str, revoke: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn agent_token(
+    settings: &Settings,
+    login: &str,
+    revoke: bool,
+) -> anyhow::Result<ExitCode> {
     let mut client = client(settings).await?;
     if revoke {
-        let reply = client.revoke_agent_token(UserLogin { login: login.into() }).await.map_err(failed)?.into_inner();
+        let reply = client
+            .revoke_agent_token(UserLogin { login: login.into() })
+            .await
+            .map_err(failed)?
+            .into_inner();
         if reply.revoked {
             println!("Revoked the agent token of {login}.");
         } else {
@@ -93,18 +134,32 @@ pub(crate) async fn agent_token(settings: &Settings, login: &str, revoke: bool) 
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let reply = client.issue_agent_token(UserLogin { login: login.into() }).await.map_err(failed)?.into_inner();
-    println!("Agent token for {} (any earlier one no longer works), shown this once:\n\n  {}\n", reply.login, reply.token);
+    let reply = client
+        .issue_agent_token(UserLogin { login: login.into() })
+        .await
+        .map_err(failed)?
+        .into_inner();
+    println!(
+        "Agent token for {} (any earlier one no longer works), shown this once:\n\n  {}\n",
+        reply.login, reply.token
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) async fn list_users(settings: &Settings) -> anyhow::Result<ExitCode> {
-    let reply = client(settings).await?.list_users(ListUsersRequest {}).await.map_err(failed)?.into_inner();
-    println!("{:<24} {:<22} {:<12} {:<6} {:>7}  agent token", "login", "time zone", "quiet", "lang", "active");
+    let reply =
+        client(settings).await?.list_users(ListUsersRequest {}).await.map_err(failed)?.into_inner();
+    println!(
+        "{:<24} {:<22} {:<12} {:<6} {:>7}  agent token",
+        "login", "time zone", "quiet", "lang", "active"
+    );
     for user in reply.users {
         let quiet = format!("{}-{}", user.quiet_start, user.quiet_end);
         let token = if user.has_agent_token { "yes" } else { "-" };
-        println!("{:<24} {:<22} {:<12} {:<6} {:>7}  {}", user.login, user.tz, quiet, user.locale, user.active_events, token);
+        println!(
+            "{:<24} {:<22} {:<12} {:<6} {:>7}  {}",
+            user.login, user.tz, quiet, user.locale, user.active_events, token
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

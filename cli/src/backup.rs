@@ -30,7 +30,10 @@ fn path_text(path: &Path) -> anyhow::Result<&str> {
 
 pub(crate) async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<ExitCode> {
     if file.exists() {
-        bail!("{} already exists; name a new file, so that no backup is overwritten", file.display());
+        bail!(
+            "{} already exists; name a new file, so that no backup is overwritten",
+            file.display()
+        );
     }
     let url = settings.database_url();
     match Backend::from_url(&url)? {
@@ -39,7 +42,10 @@ pub(crate) async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<E
             store.backup_sqlite(file).await.context("the backup failed")?;
             store.close().await;
         }
-        Backend::Postgres => run_tool("pg_dump", &["--format=custom", "--no-owner", "--file", path_text(file)?, "--dbname", &url])?,
+        Backend::Postgres => run_tool(
+            "pg_dump",
+            &["--format=custom", "--no-owner", "--file", path_text(file)?, "--dbname", &url],
+        )?,
     }
     let size = std::fs::metadata(file).map(|metadata| metadata.len()).unwrap_or(0);
     println!("Backed up the database to {} ({size} bytes).", file.display());
@@ -48,22 +54,38 @@ pub(crate) async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<E
 
 /// Whether a core answers at the configured address.
 async fn core_is_running(settings: &Settings) -> bool {
-    let Ok(endpoint) = tonic::transport::Endpoint::from_shared(settings.core_url()) else { return false };
-    let Ok(channel) = endpoint.connect_timeout(std::time::Duration::from_secs(1)).connect().await else { return false };
+    let Ok(endpoint) = tonic::transport::Endpoint::from_shared(settings.core_url()) else {
+        return false;
+    };
+    let Ok(channel) = endpoint.connect_timeout(std::time::Duration::from_secs(1)).connect().await
+    else {
+        return false;
+    };
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
     health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await.is_ok()
 }
 
-pub(crate) async fn restore(settings: &Settings, file: &Path, confirmed: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn restore(
+    settings: &Settings,
+    file: &Path,
+    confirmed: bool,
+) -> anyhow::Result<ExitCode> {
     let url = settings.database_url();
     if !confirmed {
-        bail!("restoring replaces the whole database ({}) with {}; run again with --yes to confirm", settings.database_display(), file.display());
+        bail!(
+            "restoring replaces the whole database ({}) with {}; run again with --yes to confirm",
+            settings.database_display(),
+            file.display()
+        );
     }
     if !file.is_file() {
         bail!("{} is not a backup file", file.display());
     }
     if core_is_running(settings).await {
-        bail!("Hado is running (core answers at {}); stop it first, then restore", settings.core_url());
+        bail!(
+            "Hado is running (core answers at {}); stop it first, then restore",
+            settings.core_url()
+        );
     }
     match Backend::from_url(&url)? {
         Backend::Sqlite => {
@@ -78,9 +100,13 @@ pub(crate) async fn restore(settings: &Settings, file: &Path, confirmed: bool) -
             for suffix in ["-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", target.display()));
             }
-            std::fs::copy(file, &target).with_context(|| format!("cannot write {}", target.display()))?;
+            std::fs::copy(file, &target)
+                .with_context(|| format!("cannot write {}", target.display()))?;
         }
-        Backend::Postgres => run_tool("pg_restore", &["--clean", "--if-exists", "--no-owner", "--dbname", &url, path_text(file)?])?,
+        Backend::Postgres => run_tool(
+            "pg_restore",
+            &["--clean", "--if-exists", "--no-owner", "--dbname", &url, path_text(file)?],
+        )?,
     }
     // A backup from an earlier release is brought up to this one.
     Store::connect(&url).await.context("the restored database cannot be opened")?.close().await;

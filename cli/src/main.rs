@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "hado", version, about = "Hado, the personal deadline inbox: run it and administer it")]
+#[command(
+    name = "hado",
+    version,
+    about = "Hado, the personal deadline inbox: run it and administer it"
+)]
 struct Cli {
     /// Where `hado up` keeps its database and generated secrets.
     #[arg(long, global = true, env = "HADO_DATA_DIR", default_value = "hado-data")]
@@ -110,19 +114,29 @@ fn main() -> ExitCode {
         let mut settings = settings::Settings::new(cli.data_dir, cli.core_url);
         let result = match cli.command {
             Command::Up { grpc_addr, http_addr, mcp_addr } => {
-                settings.listen_on(settings::Addresses { grpc: grpc_addr, http: http_addr, mcp: mcp_addr });
+                settings.listen_on(settings::Addresses {
+                    grpc: grpc_addr,
+                    http: http_addr,
+                    mcp: mcp_addr,
+                });
                 up::run(&settings).await
             }
             Command::Core => return hado_core::main_entry().await,
             Command::GatewayHttp => return hado_gateway_http::main_entry().await,
-            Command::GatewayMcp { stdio } => return hado_gateway_mcp::main_entry(hado_gateway_mcp::Arguments { stdio }).await,
+            Command::GatewayMcp { stdio } => {
+                return hado_gateway_mcp::main_entry(hado_gateway_mcp::Arguments { stdio }).await;
+            }
             Command::Source { command } => match command {
                 SourceCommand::Create { name } => admin::create_source(&settings, &name).await,
                 SourceCommand::Rotate { name } => admin::rotate_source(&settings, &name).await,
                 SourceCommand::List => admin::list_sources(&settings).await,
-                SourceCommand::Delete { name, yes } => admin::delete_source(&settings, &name, yes).await,
+                SourceCommand::Delete { name, yes } => {
+                    admin::delete_source(&settings, &name, yes).await
+                }
             },
-            Command::AgentToken { login, revoke } => admin::agent_token(&settings, &login, revoke).await,
+            Command::AgentToken { login, revoke } => {
+                admin::agent_token(&settings, &login, revoke).await
+            }
             Command::Users => admin::list_users(&settings).await,
             Command::TelegramWebhook { public_url } => telegram_webhook(&public_url),
             Command::Backup { file } => backup::backup(&settings, &file).await,
@@ -142,17 +156,31 @@ fn main() -> ExitCode {
 /// stay in the environment, named, never printed.
 fn telegram_webhook(public_url: &str) -> anyhow::Result<ExitCode> {
     let base = public_url.trim_end_matches('/');
-    if !(base.starts_with("https://") || base.starts_with("http://")) || hado_runtime::process::host_of_url(base).is_none() {
-        anyhow::bail!("{public_url:?} is not Hado's public address, such as https://hado.example.com");
+    if !(base.starts_with("https://") || base.starts_with("http://"))
+        || hado_runtime::process::host_of_url(base).is_none()
+    {
+        anyhow::bail!(
+            "{public_url:?} is not Hado's public address, such as https://hado.example.com"
+        );
     }
-    let api = std::env::var("HADO_TELEGRAM_API_URL").ok().filter(|url| !url.trim().is_empty()).unwrap_or_else(|| "https://api.telegram.org".into());
-    println!("Webhook mode: set HADO_TELEGRAM_WEBHOOK_SECRET (a random secret) for core and gateway-http, restart them, then run once:");
+    let api = std::env::var("HADO_TELEGRAM_API_URL")
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+        .unwrap_or_else(|| "https://api.telegram.org".into());
+    println!(
+        "Webhook mode: set HADO_TELEGRAM_WEBHOOK_SECRET (a random secret) for core and gateway-http, restart them, then run once:"
+    );
     println!();
-    println!("  curl -sS \"{}/bot$HADO_TELEGRAM_BOT_TOKEN/setWebhook\" \\", api.trim_end_matches('/'));
+    println!(
+        "  curl -sS \"{}/bot$HADO_TELEGRAM_BOT_TOKEN/setWebhook\" \\",
+        api.trim_end_matches('/')
+    );
     println!("    --data-urlencode \"url={base}/hooks/telegram\" \\");
     println!("    --data-urlencode \"secret_token=$HADO_TELEGRAM_WEBHOOK_SECRET\" \\");
     println!("    --data-urlencode 'allowed_updates=[\"message\",\"callback_query\"]'");
     println!();
-    println!("Telegram then posts each update to {base}/hooks/telegram with that secret; without the secret set, core polls instead.");
+    println!(
+        "Telegram then posts each update to {base}/hooks/telegram with that secret; without the secret set, core polls instead."
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,8 @@ use anyhow::{Context, bail};
 use rand::RngCore;
 
 /// The secrets `hado up` generates, in the order they are written.
-pub(crate) const SECRET_VARIABLES: [&str; 3] = ["HADO_ADMIN_TOKEN", "HADO_GATEWAY_TOKEN", "HADO_SECRET"];
+pub(crate) const SECRET_VARIABLES: [&str; 3] =
+    ["HADO_ADMIN_TOKEN", "HADO_GATEWAY_TOKEN", "HADO_SECRET"];
 
 pub(crate) struct Settings {
     pub data_dir: PathBuf,
@@ -49,20 +50,28 @@ impl Settings {
     }
 
     pub(crate) fn grpc_addr(&self) -> String {
-        given(&self.listen.grpc, "HADO_GRPC_ADDR").unwrap_or_else(|| hado_core::config::DEFAULT_GRPC_ADDR.into())
+        given(&self.listen.grpc, "HADO_GRPC_ADDR")
+            .unwrap_or_else(|| hado_core::config::DEFAULT_GRPC_ADDR.into())
     }
 
     pub(crate) fn mcp_addr(&self) -> String {
-        given(&self.listen.mcp, "HADO_MCP_ADDR").unwrap_or_else(|| hado_gateway_mcp::config::DEFAULT_MCP_ADDR.into())
+        given(&self.listen.mcp, "HADO_MCP_ADDR")
+            .unwrap_or_else(|| hado_gateway_mcp::config::DEFAULT_MCP_ADDR.into())
     }
 
     pub(crate) fn http_addr(&self) -> String {
-        given(&self.listen.http, "HADO_HTTP_ADDR").unwrap_or_else(|| hado_gateway_http::config::DEFAULT_HTTP_ADDR.into())
+        given(&self.listen.http, "HADO_HTTP_ADDR")
+            .unwrap_or_else(|| hado_gateway_http::config::DEFAULT_HTTP_ADDR.into())
     }
 
     /// Records where `hado up` listens, for the admin commands; private to
     /// its owner like the rest of the folder.
-    pub(crate) fn record_listening(&self, core_url: &str, http_addr: &str, mcp_addr: &str) -> anyhow::Result<()> {
+    pub(crate) fn record_listening(
+        &self,
+        core_url: &str,
+        http_addr: &str,
+        mcp_addr: &str,
+    ) -> anyhow::Result<()> {
         let text = format!(
             "# Where `hado up` listens, while it runs; the admin commands read it.\nHADO_CORE_URL={core_url}\nHADO_HTTP_ADDR={http_addr}\nHADO_MCP_ADDR={mcp_addr}\n"
         );
@@ -76,7 +85,11 @@ impl Settings {
 
     /// Who the web inbox of `hado up` serves: `HADO_LOCAL_USER`, else `me`.
     pub(crate) fn local_user(&self) -> String {
-        std::env::var("HADO_LOCAL_USER").ok().map(|login| login.trim().to_owned()).filter(|login| !login.is_empty()).unwrap_or_else(|| "me".into())
+        std::env::var("HADO_LOCAL_USER")
+            .ok()
+            .map(|login| login.trim().to_owned())
+            .filter(|login| !login.is_empty())
+            .unwrap_or_else(|| "me".into())
     }
 
     /// Core's address for the admin commands: `--core-url` (or
@@ -89,19 +102,28 @@ impl Settings {
         if let Some(addr) = given(&self.listen.grpc, "HADO_GRPC_ADDR") {
             return format!("http://{addr}");
         }
-        let recorded = read_secrets(&self.listening_path()).ok().and_then(|listening| listening.get("HADO_CORE_URL").cloned());
+        let recorded = read_secrets(&self.listening_path())
+            .ok()
+            .and_then(|listening| listening.get("HADO_CORE_URL").cloned());
         recorded.unwrap_or_else(|| format!("http://{}", hado_core::config::DEFAULT_GRPC_ADDR))
     }
 
     pub(crate) fn database_url(&self) -> String {
-        std::env::var("HADO_DATABASE_URL").ok().filter(|url| !url.is_empty()).unwrap_or_else(|| format!("sqlite://{}/hado.db", self.data_dir.display()))
+        std::env::var("HADO_DATABASE_URL")
+            .ok()
+            .filter(|url| !url.is_empty())
+            .unwrap_or_else(|| format!("sqlite://{}/hado.db", self.data_dir.display()))
     }
 
     /// The database URL without its password, for messages.
     pub(crate) fn database_display(&self) -> String {
         let url = self.database_url();
-        match url.split_once("://").and_then(|(scheme, rest)| rest.split_once('@').map(|(credentials, host)| (scheme, credentials, host))) {
-            Some((scheme, credentials, host)) => format!("{scheme}://{}@{host}", credentials.split(':').next().unwrap_or_default()),
+        match url.split_once("://").and_then(|(scheme, rest)| {
+            rest.split_once('@').map(|(credentials, host)| (scheme, credentials, host))
+        }) {
+            Some((scheme, credentials, host)) => {
+                format!("{scheme}://{}@{host}", credentials.split(':').next().unwrap_or_default())
+            }
             None => url,
         }
     }
@@ -128,7 +150,10 @@ impl Settings {
         make_private_folder(&self.data_dir)?;
         let path = self.secrets_path();
         let mut secrets = if path.exists() { read_secrets(&path)? } else { BTreeMap::new() };
-        let missing: Vec<&str> = SECRET_VARIABLES.into_iter().filter(|variable| !secrets.contains_key(*variable)).collect();
+        let missing: Vec<&str> = SECRET_VARIABLES
+            .into_iter()
+            .filter(|variable| !secrets.contains_key(*variable))
+            .collect();
         if !missing.is_empty() {
             for variable in missing {
                 secrets.insert(variable.to_owned(), random_secret());
@@ -146,7 +171,8 @@ fn random_secret() -> String {
 }
 
 fn read_secrets(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     Ok(text
         .lines()
         .map(str::trim)
@@ -157,7 +183,9 @@ fn read_secrets(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
 }
 
 fn write_secrets(path: &Path, secrets: &BTreeMap<String, String>) -> anyhow::Result<()> {
-    let mut text = String::from("# Generated once by `hado up`. Keep this file private; the environment overrides it.\n");
+    let mut text = String::from(
+        "# Generated once by `hado up`. Keep this file private; the environment overrides it.\n",
+    );
     for variable in SECRET_VARIABLES {
         if let Some(value) = secrets.get(variable) {
             text.push_str(&format!("{variable}={value}\n"));
@@ -178,15 +206,21 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let written = options.open(&temporary).and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
+    let written = options
+        .open(&temporary)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
     written.with_context(|| format!("cannot write {}", temporary.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::rename(&temporary, path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
 /// A setting given as a flag, else its variable; blank counts as unset.
 fn given(flag: &Option<String>, variable: &str) -> Option<String> {
-    flag.clone().or_else(|| std::env::var(variable).ok()).map(|addr| addr.trim().to_owned()).filter(|addr| !addr.is_empty())
+    flag.clone()
+        .or_else(|| std::env::var(variable).ok())
+        .map(|addr| addr.trim().to_owned())
+        .filter(|addr| !addr.is_empty())
 }
 
 /// Creates `hado up`'s data folder readable by its owner only, and makes an
@@ -200,7 +234,8 @@ fn make_private_folder(folder: &Path) -> anyhow::Result<()> {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
         builder.mode(0o700);
         builder.create(folder).with_context(|| format!("cannot create {}", folder.display()))?;
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700)).with_context(|| format!("cannot make {} private", folder.display()))?;
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private", folder.display()))?;
     }
     #[cfg(not(unix))]
     builder.create(folder).with_context(|| format!("cannot create {}", folder.display()))?;

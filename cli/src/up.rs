@@ -29,14 +29,23 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let http_addr = settings.http_addr();
     // A port another program holds would only show when a child failed
     // after the banner; say so before anything starts or is written.
-    for (flag, addr) in [("--grpc-addr", &grpc_addr), ("--mcp-addr", &settings.mcp_addr()), ("--http-addr", &http_addr)] {
+    for (flag, addr) in [
+        ("--grpc-addr", &grpc_addr),
+        ("--mcp-addr", &settings.mcp_addr()),
+        ("--http-addr", &http_addr),
+    ] {
         ensure_free(flag, addr)?;
     }
     let secrets = settings.ensure_secrets()?;
-    let executable = std::env::current_exe().context("cannot find the hado executable to start core")?;
+    let executable =
+        std::env::current_exe().context("cannot find the hado executable to start core")?;
     let database_url = settings.database_url();
     let mut command = Command::new(&executable);
-    command.arg("core").env("HADO_DATABASE_URL", &database_url).env("HADO_GRPC_ADDR", &grpc_addr).kill_on_drop(true);
+    command
+        .arg("core")
+        .env("HADO_DATABASE_URL", &database_url)
+        .env("HADO_GRPC_ADDR", &grpc_addr)
+        .kill_on_drop(true);
     if std::env::var("HADO_PUBLIC_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
         // Action links in reminders point at this machine's web inbox.
         command.env("HADO_PUBLIC_URL", format!("http://{http_addr}"));
@@ -59,7 +68,11 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let mcp_addr = settings.mcp_addr();
     let mcp_url = format!("http://{mcp_addr}/mcp");
     let mut command = Command::new(&executable);
-    command.arg("gateway-mcp").env("HADO_CORE_URL", settings.core_url()).env("HADO_MCP_ADDR", &mcp_addr).kill_on_drop(true);
+    command
+        .arg("gateway-mcp")
+        .env("HADO_CORE_URL", settings.core_url())
+        .env("HADO_MCP_ADDR", &mcp_addr)
+        .kill_on_drop(true);
     // Agents sign in on the web inbox's page.
     if std::env::var("HADO_WEB_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
         command.env("HADO_WEB_URL", format!("http://{http_addr}"));
@@ -67,7 +80,9 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     metrics_address(&mut command, "HADO_MCP_METRICS_ADDR");
     let child = command.spawn().context("cannot start gateway-mcp")?;
     processes.push(Process { name: "gateway-mcp", child });
-    if let Err(error) = wait_until_listening(&mcp_addr, processes.last_mut().expect("just pushed")).await {
+    if let Err(error) =
+        wait_until_listening(&mcp_addr, processes.last_mut().expect("just pushed")).await
+    {
         stop_all(&mut processes).await;
         return Err(error);
     }
@@ -82,14 +97,17 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         .env("HADO_MCP_URL", &mcp_url)
         .kill_on_drop(true);
     if std::env::var("HADO_GATEWAY_TOKEN").map(|set| set.trim().is_empty()).unwrap_or(true)
-        && let Some((variable, value)) = secrets.iter().find(|(variable, _)| *variable == "HADO_GATEWAY_TOKEN")
+        && let Some((variable, value)) =
+            secrets.iter().find(|(variable, _)| *variable == "HADO_GATEWAY_TOKEN")
     {
         command.env(variable, value);
     }
     metrics_address(&mut command, "HADO_HTTP_METRICS_ADDR");
     let child = command.spawn().context("cannot start gateway-http")?;
     processes.push(Process { name: "gateway-http", child });
-    if let Err(error) = wait_until_listening(&http_addr, processes.last_mut().expect("just pushed")).await {
+    if let Err(error) =
+        wait_until_listening(&http_addr, processes.last_mut().expect("just pushed")).await
+    {
         stop_all(&mut processes).await;
         return Err(error);
     }
@@ -99,20 +117,31 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     println!();
     println!("Hado is running.");
     println!("  {:<30}http://{http_addr}/", format!("web inbox (as {local_user})"));
-    println!("  REST API for sources          http://{http_addr}/api/events  (OpenAPI: http://{http_addr}/openapi.json)");
+    println!(
+        "  REST API for sources          http://{http_addr}/api/events  (OpenAPI: http://{http_addr}/openapi.json)"
+    );
     println!("  MCP for agents                {mcp_url}");
     println!("  core (gRPC, with reflection)  {grpc_addr}");
     println!("  database                      {database_url}");
     println!("  secrets                       {}", settings.secrets_path().display());
     println!();
     println!("Try, in another terminal:");
-    println!("  cargo run -q -p hado -- source create docs     # a token for a service that pushes events");
-    println!("  {:<47}# a token for your AI agent (or use Settings in the inbox)", format!("cargo run -q -p hado -- agent-token {local_user}"));
+    println!(
+        "  cargo run -q -p hado -- source create docs     # a token for a service that pushes events"
+    );
+    println!(
+        "  {:<47}# a token for your AI agent (or use Settings in the inbox)",
+        format!("cargo run -q -p hado -- agent-token {local_user}")
+    );
     println!("  grpcurl -plaintext {grpc_addr} list");
     println!();
     println!("Connect your agent (Claude Code) with that token:");
-    println!("  claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
-    println!("or let a client that signs in (MCP authorization) connect with no token: give it {mcp_url}");
+    println!(
+        "  claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\""
+    );
+    println!(
+        "or let a client that signs in (MCP authorization) connect with no token: give it {mcp_url}"
+    );
     println!("and press Allow on the page it opens in this browser;");
     println!("or, for a client that starts its servers as processes (stdio), with this binary:");
     println!(
@@ -143,7 +172,9 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
     use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
 
     let url = settings.core_url();
-    let channel = tonic::transport::Channel::from_shared(url.clone()).with_context(|| format!("HADO_CORE_URL {url:?} is not a URL"))?.connect_lazy();
+    let channel = tonic::transport::Channel::from_shared(url.clone())
+        .with_context(|| format!("HADO_CORE_URL {url:?} is not a URL"))?
+        .connect_lazy();
     let mut client = HealthClient::new(channel);
     let started = tokio::time::Instant::now();
     loop {
@@ -157,7 +188,11 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
             return Ok(());
         }
         if started.elapsed() > START_TIMEOUT {
-            bail!("{} did not answer its health check at {url} within {}s", process.name, START_TIMEOUT.as_secs());
+            bail!(
+                "{} did not answer its health check at {url} within {}s",
+                process.name,
+                START_TIMEOUT.as_secs()
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -166,11 +201,14 @@ async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyho
 /// Fails with one clear line, naming the flag to change (and its
 /// variable), when `addr` cannot be listened on.
 fn ensure_free(flag: &str, addr: &str) -> anyhow::Result<()> {
-    let variable = format!("HADO_{}", flag.trim_start_matches("--").replace('-', "_").to_uppercase());
+    let variable =
+        format!("HADO_{}", flag.trim_start_matches("--").replace('-', "_").to_uppercase());
     match std::net::TcpListener::bind(addr) {
         Ok(_) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
-            bail!("{addr} is already in use (another Hado, or another program): stop it, or give {flag} a free address (or set {variable})")
+            bail!(
+                "{addr} is already in use (another Hado, or another program): stop it, or give {flag} a free address (or set {variable})"
+            )
         }
         Err(error) => bail!("cannot listen on {addr} ({flag}, {variable}): {error}"),
     }
@@ -208,7 +246,12 @@ async fn wait_until_listening(addr: &str, process: &mut Process) -> anyhow::Resu
 async fn first_exit(processes: &mut [Process]) -> (&'static str, String) {
     let waits = processes.iter_mut().map(|process| {
         Box::pin(async move {
-            let status = process.child.wait().await.map(|status| status.to_string()).unwrap_or_else(|error| error.to_string());
+            let status = process
+                .child
+                .wait()
+                .await
+                .map(|status| status.to_string())
+                .unwrap_or_else(|error| error.to_string());
             (process.name, status)
         })
     });
@@ -224,7 +267,11 @@ async fn stop_all(processes: &mut [Process]) {
         match tokio::time::timeout(STOP_TIMEOUT, process.child.wait()).await {
             Ok(_) => {}
             Err(_) => {
-                eprintln!("hado: {} did not stop within {}s; killing it", process.name, STOP_TIMEOUT.as_secs());
+                eprintln!(
+                    "hado: {} did not stop within {}s; killing it",
+                    process.name,
+                    STOP_TIMEOUT.as_secs()
+                );
                 let _ = process.child.kill().await;
             }
         }

@@ -15,7 +15,10 @@ use std::process::Command;
 #[test]
 fn the_compose_stack_serves_through_caddy_and_survives_cores_going_away() {
     if std::env::var("HADO_TEST_DEPLOY").as_deref() != Ok("1") {
-        assert!(std::env::var("CI").is_err(), "HADO_TEST_DEPLOY=1 must be set under CI so that the deployment test runs");
+        assert!(
+            std::env::var("CI").is_err(),
+            "HADO_TEST_DEPLOY=1 must be set under CI so that the deployment test runs"
+        );
         let _ = writeln!(
             std::io::stderr(),
             "SKIPPED the compose deployment (deploy/test): set HADO_TEST_DEPLOY=1 to run it (needs podman, podman-compose 1.6, mmdebstrap)"
@@ -23,6 +26,9 @@ fn the_compose_stack_serves_through_caddy_and_survives_cores_going_away() {
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/test");
-    let status = Command::new(&script).env("HADO_BINARY", env!("CARGO_BIN_EXE_hado")).status().expect("deploy/test runs");
+    let status = Command::new(&script)
+        .env("HADO_BINARY", env!("CARGO_BIN_EXE_hado"))
+        .status()
+        .expect("deploy/test runs");
     assert!(status.success(), "deploy/test failed ({status}); what it printed says which check");
 }

@@ -75,7 +75,8 @@ struct Acknowledged {
 }
 
 async fn load_and_faults(backend: Backend) {
-    let seconds: u64 = std::env::var("HADO_FAULT_SECONDS").ok().and_then(|value| value.parse().ok()).unwrap_or(60);
+    let seconds: u64 =
+        std::env::var("HADO_FAULT_SECONDS").ok().and_then(|value| value.parse().ok()).unwrap_or(60);
     let folder = tempfile::tempdir().unwrap();
     let database = TestDatabase::create(&backend).await;
     let ports = Ports { grpc: free_port(), http: free_port(), mcp: free_port() };
@@ -94,7 +95,11 @@ async fn load_and_faults(backend: Backend) {
     let mcp = spawn(
         "gateway-mcp",
         folder.path(),
-        &[("HADO_MCP_ADDR", format!("127.0.0.1:{}", ports.mcp)), ("HADO_CORE_URL", core_url.clone()), ("HADO_MCP_RATE_LIMIT", "1000000".into())],
+        &[
+            ("HADO_MCP_ADDR", format!("127.0.0.1:{}", ports.mcp)),
+            ("HADO_CORE_URL", core_url.clone()),
+            ("HADO_MCP_RATE_LIMIT", "1000000".into()),
+        ],
     );
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
     let base = format!("http://127.0.0.1:{}", ports.http);
@@ -102,12 +107,25 @@ async fn load_and_faults(backend: Backend) {
 
     // The person's agent token first, so that "me" is the first user (id 1).
     let admin = |command: &[&str]| {
-        let output = Command::new(HADO).args(command).env("HADO_CORE_URL", &core_url).env("HADO_ADMIN_TOKEN", ADMIN_TOKEN).output().unwrap();
+        let output = Command::new(HADO)
+            .args(command)
+            .env("HADO_CORE_URL", &core_url)
+            .env("HADO_ADMIN_TOKEN", ADMIN_TOKEN)
+            .output()
+            .unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8(output.stdout).unwrap()
     };
-    let agent_token = admin(&["agent-token", "me"]).split_whitespace().find(|word| word.starts_with("hado_agent_")).expect("a token").to_owned();
-    let source_token = admin(&["source", "create", "loadcheck"]).split_whitespace().find(|word| word.starts_with("hado_src_")).expect("a token").to_owned();
+    let agent_token = admin(&["agent-token", "me"])
+        .split_whitespace()
+        .find(|word| word.starts_with("hado_agent_"))
+        .expect("a token")
+        .to_owned();
+    let source_token = admin(&["source", "create", "loadcheck"])
+        .split_whitespace()
+        .find(|word| word.starts_with("hado_src_"))
+        .expect("a token")
+        .to_owned();
     let signer = LinkSigner::new(LINK_SECRET);
     let user_id = 1;
 
@@ -117,7 +135,13 @@ async fn load_and_faults(backend: Backend) {
 
     // REST batch pushes: 10 events a batch, each ref unique.
     for worker in 0..2 {
-        let (client, base, token, acknowledged, running) = (client.clone(), base.clone(), source_token.clone(), acknowledged.clone(), running.clone());
+        let (client, base, token, acknowledged, running) = (
+            client.clone(),
+            base.clone(),
+            source_token.clone(),
+            acknowledged.clone(),
+            running.clone(),
+        );
         workers.push(tokio::spawn(async move {
             let mut batch_number = 0;
             while running.load(Ordering::Relaxed) {
@@ -138,8 +162,14 @@ async fn load_and_faults(backend: Backend) {
 
     // MCP create_event, then an action link closes every other event made.
     {
-        let (client, base, mcp_port, token, acknowledged, running) =
-            (client.clone(), base.clone(), ports.mcp, agent_token.clone(), acknowledged.clone(), running.clone());
+        let (client, base, mcp_port, token, acknowledged, running) = (
+            client.clone(),
+            base.clone(),
+            ports.mcp,
+            agent_token.clone(),
+            acknowledged.clone(),
+            running.clone(),
+        );
         let signer = signer.clone();
         workers.push(tokio::spawn(async move {
             let mut call = 0;
@@ -182,7 +212,8 @@ async fn load_and_faults(backend: Backend) {
 
     // Inbox pages.
     {
-        let (client, base, acknowledged, running) = (client.clone(), base.clone(), acknowledged.clone(), running.clone());
+        let (client, base, acknowledged, running) =
+            (client.clone(), base.clone(), acknowledged.clone(), running.clone());
         workers.push(tokio::spawn(async move {
             while running.load(Ordering::Relaxed) {
                 match client.get(format!("{base}/")).send().await {
@@ -221,11 +252,23 @@ async fn load_and_faults(backend: Backend) {
     let mut stored_refs = std::collections::HashSet::new();
     for chunk in rest_refs.chunks(200) {
         let query: String = chunk.iter().map(|source_ref| format!("&ref={source_ref}")).collect();
-        let stored: Value = client.get(format!("{base}/api/events?user=me{query}")).bearer_auth(&source_token).send().await.unwrap().json().await.unwrap();
-        let events = stored["events"].as_array().unwrap_or_else(|| panic!("the source's events are listed: {stored}"));
-        stored_refs.extend(events.iter().filter_map(|event| event["ref"].as_str().map(str::to_owned)));
+        let stored: Value = client
+            .get(format!("{base}/api/events?user=me{query}"))
+            .bearer_auth(&source_token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let events = stored["events"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the source's events are listed: {stored}"));
+        stored_refs
+            .extend(events.iter().filter_map(|event| event["ref"].as_str().map(str::to_owned)));
     }
-    let lost_rest: Vec<&String> = rest_refs.iter().filter(|source_ref| !stored_refs.contains(*source_ref)).collect();
+    let lost_rest: Vec<&String> =
+        rest_refs.iter().filter(|source_ref| !stored_refs.contains(*source_ref)).collect();
     let mcp_ids = acknowledged.mcp_ids.lock().await.clone();
     let done_ids = acknowledged.done_ids.lock().await.clone();
     let mut lost_mcp = Vec::new();
@@ -259,8 +302,14 @@ async fn load_and_faults(backend: Backend) {
         lost_mcp.len(),
         lost_done.len(),
     );
-    assert!(lost_rest.is_empty() && lost_mcp.is_empty() && lost_done.is_empty(), "lost writes: {lost_rest:?} {lost_mcp:?} {lost_done:?}");
-    assert!(!rest_refs.is_empty() && !mcp_ids.is_empty() && !done_ids.is_empty() && pages > 0, "every kind of traffic got through");
+    assert!(
+        lost_rest.is_empty() && lost_mcp.is_empty() && lost_done.is_empty(),
+        "lost writes: {lost_rest:?} {lost_mcp:?} {lost_done:?}"
+    );
+    assert!(
+        !rest_refs.is_empty() && !mcp_ids.is_empty() && !done_ids.is_empty() && pages > 0,
+        "every kind of traffic got through"
+    );
 
     for child in [core, http, mcp] {
         child.stop();

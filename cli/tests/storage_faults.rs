@@ -74,9 +74,20 @@ impl Stack {
         let http = spawn(
             "gateway-http",
             folder,
-            &[("HADO_HTTP_ADDR", format!("127.0.0.1:{http_port}")), ("HADO_CORE_URL", core_url.clone()), ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into())],
+            &[
+                ("HADO_HTTP_ADDR", format!("127.0.0.1:{http_port}")),
+                ("HADO_CORE_URL", core_url.clone()),
+                ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into()),
+            ],
         );
-        let mcp = spawn("gateway-mcp", folder, &[("HADO_MCP_ADDR", format!("127.0.0.1:{mcp_port}")), ("HADO_CORE_URL", core_url.clone())]);
+        let mcp = spawn(
+            "gateway-mcp",
+            folder,
+            &[
+                ("HADO_MCP_ADDR", format!("127.0.0.1:{mcp_port}")),
+                ("HADO_CORE_URL", core_url.clone()),
+            ],
+        );
         let client = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
         let base = format!("http://127.0.0.1:{http_port}");
         let mut stack = Self {
@@ -93,11 +104,22 @@ impl Stack {
         };
         stack.wait_for_up(StatusCode::OK, Duration::from_secs(60)).await;
         let admin = |command: &[&str]| {
-            let output = Command::new(HADO).args(command).env("HADO_CORE_URL", &core_url).env("HADO_ADMIN_TOKEN", ADMIN_TOKEN).output().unwrap();
+            let output = Command::new(HADO)
+                .args(command)
+                .env("HADO_CORE_URL", &core_url)
+                .env("HADO_ADMIN_TOKEN", ADMIN_TOKEN)
+                .output()
+                .unwrap();
             assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
             String::from_utf8(output.stdout).unwrap()
         };
-        let token = |output: String, prefix: &str| output.split_whitespace().find(|word| word.starts_with(prefix)).expect("a token").to_owned();
+        let token = |output: String, prefix: &str| {
+            output
+                .split_whitespace()
+                .find(|word| word.starts_with(prefix))
+                .expect("a token")
+                .to_owned()
+        };
         stack.source_token = token(admin(&["source", "create", "drill"]), "hado_src_");
         stack.agent_token = token(admin(&["agent-token", "anna"]), "hado_agent_");
         stack
@@ -107,7 +129,13 @@ impl Stack {
     async fn wait_for_up(&self, status: StatusCode, within: Duration) -> Duration {
         let started = Instant::now();
         while started.elapsed() < within {
-            if self.client.get(format!("{}/up", self.base)).send().await.is_ok_and(|response| response.status() == status) {
+            if self
+                .client
+                .get(format!("{}/up", self.base))
+                .send()
+                .await
+                .is_ok_and(|response| response.status() == status)
+            {
                 return started.elapsed();
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -124,17 +152,25 @@ impl Stack {
     /// Pushes one batch of `size` events over REST; the status, its
     /// `Retry-After`, and how long the answer took. Acknowledged refs are kept.
     async fn push(&mut self, label: &str, size: usize) -> (StatusCode, Option<String>, Duration) {
-        let refs: Vec<String> = (0..size).map(|item| format!("{label}-{}-{item}", self.acknowledged.len())).collect();
+        let refs: Vec<String> =
+            (0..size).map(|item| format!("{label}-{}-{item}", self.acknowledged.len())).collect();
         let events: Vec<Value> = refs
             .iter()
             .map(|source_ref| json!({"user": "anna", "ref": source_ref, "title": format!("Drill {source_ref} {}", "x".repeat(150)), "due_at": DUE}))
             .collect();
         let started = Instant::now();
-        let response =
-            self.client.post(format!("{}/api/events", self.base)).bearer_auth(&self.source_token).json(&json!({ "events": events })).send().await.unwrap();
+        let response = self
+            .client
+            .post(format!("{}/api/events", self.base))
+            .bearer_auth(&self.source_token)
+            .json(&json!({ "events": events }))
+            .send()
+            .await
+            .unwrap();
         let took = started.elapsed();
         let status = response.status();
-        let retry_after = response.headers().get("retry-after").map(|value| value.to_str().unwrap().to_owned());
+        let retry_after =
+            response.headers().get("retry-after").map(|value| value.to_str().unwrap().to_owned());
         if status == StatusCode::OK {
             self.acknowledged.extend(refs);
         }
@@ -143,15 +179,25 @@ impl Stack {
 
     /// One gRPC upsert straight to core; its status code and how long it took.
     async fn grpc_push(&self) -> (tonic::Code, Duration) {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{}", self.grpc_port)).unwrap().connect().await.unwrap();
-        let token: tonic::metadata::MetadataValue<_> = format!("Bearer {}", self.source_token).parse().unwrap();
-        let mut ingest = v1::ingest_client::IngestClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
-            request.metadata_mut().insert("authorization", token.clone());
-            Ok(request)
-        });
+        let channel =
+            tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{}", self.grpc_port))
+                .unwrap()
+                .connect()
+                .await
+                .unwrap();
+        let token: tonic::metadata::MetadataValue<_> =
+            format!("Bearer {}", self.source_token).parse().unwrap();
+        let mut ingest = v1::ingest_client::IngestClient::with_interceptor(
+            channel,
+            move |mut request: tonic::Request<()>| {
+                request.metadata_mut().insert("authorization", token.clone());
+                Ok(request)
+            },
+        );
         let event = source_event("anna", "grpc-drill", "gRPC drill", DUE);
         let started = Instant::now();
-        let code = match ingest.upsert_events(v1::UpsertEventsRequest { events: vec![event] }).await {
+        let code = match ingest.upsert_events(v1::UpsertEventsRequest { events: vec![event] }).await
+        {
             Ok(_) => tonic::Code::Ok,
             Err(status) => status.code(),
         };
@@ -160,8 +206,7 @@ impl Stack {
 
     /// One MCP tool call that writes; the JSON-RPC reply and how long it took.
     async fn mcp_create(&self) -> (Value, Duration) {
-        let request =
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create_event", "arguments": {"title": "MCP drill", "due_at": DUE}}});
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create_event", "arguments": {"title": "MCP drill", "due_at": DUE}}});
         let started = Instant::now();
         let response = self
             .client
@@ -179,7 +224,8 @@ impl Stack {
     async fn assert_nothing_lost(&self) {
         let mut stored = std::collections::HashSet::new();
         for chunk in self.acknowledged.chunks(200) {
-            let query: String = chunk.iter().map(|source_ref| format!("&ref={source_ref}")).collect();
+            let query: String =
+                chunk.iter().map(|source_ref| format!("&ref={source_ref}")).collect();
             let listed: Value = self
                 .client
                 .get(format!("{}/api/events?user=anna{query}", self.base))
@@ -190,11 +236,20 @@ impl Stack {
                 .json()
                 .await
                 .unwrap();
-            let events = listed["events"].as_array().unwrap_or_else(|| panic!("the source's events are listed: {listed}"));
-            stored.extend(events.iter().filter_map(|event| event["ref"].as_str().map(str::to_owned)));
+            let events = listed["events"]
+                .as_array()
+                .unwrap_or_else(|| panic!("the source's events are listed: {listed}"));
+            stored
+                .extend(events.iter().filter_map(|event| event["ref"].as_str().map(str::to_owned)));
         }
-        let lost: Vec<&String> = self.acknowledged.iter().filter(|source_ref| !stored.contains(*source_ref)).collect();
-        assert!(lost.is_empty(), "{} of {} acknowledged events were lost: {lost:?}", lost.len(), self.acknowledged.len());
+        let lost: Vec<&String> =
+            self.acknowledged.iter().filter(|source_ref| !stored.contains(*source_ref)).collect();
+        assert!(
+            lost.is_empty(),
+            "{} of {} acknowledged events were lost: {lost:?}",
+            lost.len(),
+            self.acknowledged.len()
+        );
     }
 
     fn stop(self) {
@@ -216,7 +271,9 @@ async fn assert_fails_fast(stack: &mut Stack, label: &str) {
     assert_eq!(code, tonic::Code::Unavailable, "gRPC while storage is broken");
     assert!(took < FAST, "gRPC answered after {took:?}");
     let (reply, took) = stack.mcp_create().await;
-    let message = reply["error"]["message"].as_str().unwrap_or_else(|| panic!("MCP answers a JSON-RPC error: {reply}"));
+    let message = reply["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("MCP answers a JSON-RPC error: {reply}"));
     assert!(message.contains("retry") || message.contains("try again"), "{reply}");
     assert!(reply["error"]["data"]["retry_after"].is_number(), "{reply}");
     assert!(took < FAST, "MCP answered after {took:?}");
@@ -227,7 +284,11 @@ struct Tmpfs(std::path::PathBuf);
 
 impl Tmpfs {
     fn mount(folder: &Path, size: &str) -> Option<Self> {
-        let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(folder).output().ok()?;
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(folder)
+            .output()
+            .ok()?;
         mounted.status.success().then(|| Self(folder.to_owned()))
     }
 }
@@ -259,7 +320,8 @@ async fn a_full_disk_fails_writes_fast_and_recovers_by_itself() {
     if !tool_available(test, mounted.is_some(), "root, to mount a small tmpfs for the database") {
         return;
     }
-    let mut stack = Stack::start(folder.path(), &format!("sqlite://{}/hado.db", disk.display())).await;
+    let mut stack =
+        Stack::start(folder.path(), &format!("sqlite://{}/hado.db", disk.display())).await;
     for round in 0..5 {
         assert_eq!(stack.push(&format!("before{round}"), 50).await.0, StatusCode::OK);
     }
@@ -282,7 +344,13 @@ async fn a_full_disk_fails_writes_fast_and_recovers_by_itself() {
     stack.assert_mcp_up_says(StatusCode::SERVICE_UNAVAILABLE).await;
     assert_fails_fast(&mut stack, "full").await;
     // Reads still work.
-    let listed = stack.client.get(format!("{}/api/events?user=anna&ref=before0-0-0", stack.base)).bearer_auth(&stack.source_token).send().await.unwrap();
+    let listed = stack
+        .client
+        .get(format!("{}/api/events?user=anna&ref=before0-0-0", stack.base))
+        .bearer_auth(&stack.source_token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(listed.status(), StatusCode::OK, "reads go on while the disk is full");
 
     std::fs::remove_file(disk.join("filler")).unwrap();
@@ -323,10 +391,20 @@ impl Relay {
     fn closed(database: &TestDatabase) -> (Self, String) {
         let port = free_port();
         let (before_host, name) = database.url.rsplit_once('/').unwrap();
-        let upstream = before_host.rsplit_once('@').map_or(before_host, |(_, host)| host).trim_start_matches("postgres://").to_owned();
+        let upstream = before_host
+            .rsplit_once('@')
+            .map_or(before_host, |(_, host)| host)
+            .trim_start_matches("postgres://")
+            .to_owned();
         let upstream = if upstream.contains(':') { upstream } else { format!("{upstream}:5432") };
-        let user = before_host.trim_start_matches("postgres://").split_once('@').map_or("postgres", |(user, _)| user);
-        (Self { port, upstream, tasks: Arc::default() }, format!("postgres://{user}@127.0.0.1:{port}/{name}"))
+        let user = before_host
+            .trim_start_matches("postgres://")
+            .split_once('@')
+            .map_or("postgres", |(user, _)| user);
+        (
+            Self { port, upstream, tasks: Arc::default() },
+            format!("postgres://{user}@127.0.0.1:{port}/{name}"),
+        )
     }
 
     async fn restore(&self) {
@@ -358,7 +436,11 @@ impl Relay {
 /// waits for a database that does not answer yet instead of exiting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn core_waits_for_a_postgres_that_is_not_up_yet() {
-    let Some(backend) = Backend::postgres("storage_faults::core_waits_for_a_postgres_that_is_not_up_yet") else { return };
+    let Some(backend) =
+        Backend::postgres("storage_faults::core_waits_for_a_postgres_that_is_not_up_yet")
+    else {
+        return;
+    };
     let database = TestDatabase::create(&backend).await;
     let (relay, url) = Relay::closed(&database);
     let folder = tempfile::tempdir().unwrap();
@@ -392,7 +474,11 @@ async fn core_waits_for_a_postgres_that_is_not_up_yet() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
-    let Some(backend) = Backend::postgres("storage_faults::storage_that_goes_away_is_answered_fast_and_needs_no_restart") else { return };
+    let Some(backend) = Backend::postgres(
+        "storage_faults::storage_that_goes_away_is_answered_fast_and_needs_no_restart",
+    ) else {
+        return;
+    };
     let database = TestDatabase::create(&backend).await;
     let (relay, through_relay) = Relay::closed(&database);
     relay.restore().await;
@@ -414,7 +500,11 @@ async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
     stack.assert_mcp_up_says(StatusCode::OK).await;
     for round in 0..5 {
         let (status, _, _) = stack.push(&format!("after{round}"), 50).await;
-        assert_eq!(status, StatusCode::OK, "writes succeed again once the database is back, with no restart");
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "writes succeed again once the database is back, with no restart"
+        );
     }
     assert_eq!(stack.grpc_push().await.0, tonic::Code::Ok);
     assert!(stack.mcp_create().await.0["result"]["structuredContent"]["id"].is_number());

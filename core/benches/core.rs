@@ -25,7 +25,9 @@ use hado_core::config::CoreConfig;
 use hado_core::engine::Engine;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
-use hado_proto::v1::{EventFields, GetProfileRequest, ListEventsRequest, SourceEvent, UpsertEventsRequest};
+use hado_proto::v1::{
+    EventFields, GetProfileRequest, ListEventsRequest, SourceEvent, UpsertEventsRequest,
+};
 
 const SECRET: &str = "bench-secret-0123456789abcdef0123456789";
 const NOW: &str = "2026-12-01T10:00:00Z";
@@ -47,9 +49,17 @@ async fn database(label: &'static str, postgres: Option<&str>) -> Database {
         Some(admin_url) => {
             let name = format!("hado_bench_{}", ulid::Ulid::new().to_string().to_lowercase());
             let mut connection = sqlx::PgConnection::connect(admin_url).await.unwrap();
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut connection).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut connection)
+                .await
+                .unwrap();
             let base = admin_url.rsplit_once('/').map(|(base, _)| base).unwrap();
-            Database { label, url: format!("{base}/{name}"), drop: Some((admin_url.to_owned(), name)), _folder: None }
+            Database {
+                label,
+                url: format!("{base}/{name}"),
+                drop: Some((admin_url.to_owned(), name)),
+                _folder: None,
+            }
         }
     }
 }
@@ -65,7 +75,11 @@ impl Database {
     async fn remove(self) {
         if let Some((admin_url, name)) = &self.drop {
             let mut connection = sqlx::PgConnection::connect(admin_url).await.unwrap();
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut connection).await;
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            )))
+            .execute(&mut connection)
+            .await;
         }
     }
 }
@@ -157,8 +171,13 @@ const CALLS_FOR: Duration = Duration::from_secs(4);
 
 /// Runs `operation` on `clients` concurrent clients (each with its own
 /// connection) for [`CALLS_FOR`], and prints calls/s, p50 and p99.
-async fn concurrent_calls<F, Fut>(database: &Database, running: &Running, label: &str, clients: usize, operation: F)
-where
+async fn concurrent_calls<F, Fut>(
+    database: &Database,
+    running: &Running,
+    label: &str,
+    clients: usize,
+    operation: F,
+) where
     F: Fn(InboxClient<Channel>, usize) -> Fut + Send + Sync + Clone + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
@@ -168,7 +187,11 @@ where
         .map(|client| {
             let operation = operation.clone();
             tokio::spawn(async move {
-                let channel = Channel::from_shared(format!("http://{address}")).unwrap().connect().await.unwrap();
+                let channel = Channel::from_shared(format!("http://{address}"))
+                    .unwrap()
+                    .connect()
+                    .await
+                    .unwrap();
                 let inbox = InboxClient::new(channel);
                 let mut latencies = Vec::new();
                 let began = Instant::now();
@@ -213,13 +236,23 @@ async fn create_calls(database: &Database) {
         })
         .await;
         let token_for_create = token.clone();
-        concurrent_calls(database, &running, "Inbox.CreateEvent", clients, move |mut inbox, index| {
-            let token = token_for_create.clone();
-            async move {
-                let fields = EventFields { title: format!("Call {index}"), due_at: "2027-03-01T09:00".into(), ..EventFields::default() };
-                inbox.create_event(with_bearer(fields, &token, None)).await.unwrap();
-            }
-        })
+        concurrent_calls(
+            database,
+            &running,
+            "Inbox.CreateEvent",
+            clients,
+            move |mut inbox, index| {
+                let token = token_for_create.clone();
+                async move {
+                    let fields = EventFields {
+                        title: format!("Call {index}"),
+                        due_at: "2027-03-01T09:00".into(),
+                        ..EventFields::default()
+                    };
+                    inbox.create_event(with_bearer(fields, &token, None)).await.unwrap();
+                }
+            },
+        )
         .await;
     }
     let _ = running.stop.send(());
@@ -241,7 +274,14 @@ async fn upsert_throughput(database: &Database) {
         let numbers = round * BATCHES..(round + 1) * BATCHES;
         let started = Instant::now();
         for number in numbers.clone() {
-            client.upsert_events(with_bearer(batch("writer", "grpc", number * SIZE, SIZE), &token, None)).await.unwrap();
+            client
+                .upsert_events(with_bearer(
+                    batch("writer", "grpc", number * SIZE, SIZE),
+                    &token,
+                    None,
+                ))
+                .await
+                .unwrap();
         }
         let service = started.elapsed();
         // The best bulk insert of the same rows (every column the service
@@ -263,9 +303,16 @@ async fn upsert_throughput(database: &Database) {
     // The first round's batches again: every event is unchanged.
     let started = Instant::now();
     for number in 0..BATCHES {
-        client.upsert_events(with_bearer(batch("writer", "grpc", number * SIZE, SIZE), &token, None)).await.unwrap();
+        client
+            .upsert_events(with_bearer(batch("writer", "grpc", number * SIZE, SIZE), &token, None))
+            .await
+            .unwrap();
     }
-    println!("[{}] upsert over gRPC, the same batches again (all unchanged): {:.0} events/s", database.label, rate(started.elapsed()));
+    println!(
+        "[{}] upsert over gRPC, the same batches again (all unchanged): {:.0} events/s",
+        database.label,
+        rate(started.elapsed())
+    );
 
     // One plain INSERT per row, one transaction a batch.
     let pool = database.pool().await;
@@ -287,7 +334,11 @@ async fn upsert_throughput(database: &Database) {
         }
         transaction.commit().await.unwrap();
     }
-    println!("[{}] plain sqlx INSERTs, one per row, no service: {:.0} events/s", database.label, rate(started.elapsed()));
+    println!(
+        "[{}] plain sqlx INSERTs, one per row, no service: {:.0} events/s",
+        database.label,
+        rate(started.elapsed())
+    );
     let _ = running.stop.send(());
     let _ = running.task.await;
 }
@@ -303,11 +354,17 @@ struct BulkRows {
 
 fn bulk_rows(number: usize, size: usize) -> BulkRows {
     let indexes = number * size..(number + 1) * size;
-    let due_days: Vec<String> = indexes.clone().map(|index| format!("2027-{:02}-{:02}", 1 + index % 12, 1 + index % 28)).collect();
+    let due_days: Vec<String> = indexes
+        .clone()
+        .map(|index| format!("2027-{:02}-{:02}", 1 + index % 12, 1 + index % 28))
+        .collect();
     BulkRows {
         refs: indexes.clone().map(|index| format!("bulk-{index}")).collect(),
         titles: indexes.map(|index| format!("Event number {index}")).collect(),
-        due_ms: due_days.iter().map(|day| utc(&format!("{day}T00:00:00Z")).timestamp_millis()).collect(),
+        due_ms: due_days
+            .iter()
+            .map(|day| utc(&format!("{day}T00:00:00Z")).timestamp_millis())
+            .collect(),
         fire_days: due_days.iter().map(|day| format!("{}-01", &day[..7])).collect(),
         due_days,
     }
@@ -376,17 +433,28 @@ async fn list_latency(database: &Database) {
     let (_, token) = running.engine.create_source("bench").await.unwrap();
     let mut ingest = IngestClient::new(running.channel.clone()).max_encoding_message_size(64 << 20);
     for number in 0..10 {
-        ingest.upsert_events(with_bearer(batch("heavy", "list", number * 1000, 1000), &token, None)).await.unwrap();
+        ingest
+            .upsert_events(with_bearer(batch("heavy", "list", number * 1000, 1000), &token, None))
+            .await
+            .unwrap();
     }
     let mut inbox = InboxClient::new(running.channel.clone()).max_decoding_message_size(64 << 20);
-    for (label, state) in [("all 10,000 active", None), ("state=preparing", Some("preparing".to_owned()))] {
+    for (label, state) in
+        [("all 10,000 active", None), ("state=preparing", Some("preparing".to_owned()))]
+    {
         let mut samples = Vec::new();
         let mut returned = 0;
         for _ in 0..30 {
             let started = Instant::now();
             let reply = inbox
                 .list_events(with_bearer(
-                    ListEventsRequest { state: state.clone(), archive: false, limit: None, after: None, ..Default::default() },
+                    ListEventsRequest {
+                        state: state.clone(),
+                        archive: false,
+                        limit: None,
+                        after: None,
+                        ..Default::default()
+                    },
                     SECRET,
                     Some("heavy"),
                 ))
@@ -440,7 +508,11 @@ async fn seed(database: &Database, engine: &Engine, prefix: &str, count: i64, du
 /// A webhook for the seeded user, so that every fired checkpoint writes a delivery.
 async fn webhook(engine: &Engine, url: &str) {
     let user = engine.user_for_login("load").await.unwrap();
-    let quiet_none = hado_core::engine::ProfilePatch { quiet_start: Some("00:00".into()), quiet_end: Some("00:00".into()), ..Default::default() };
+    let quiet_none = hado_core::engine::ProfilePatch {
+        quiet_start: Some("00:00".into()),
+        quiet_end: Some("00:00".into()),
+        ..Default::default()
+    };
     engine.update_profile(&user, &quiet_none).await.unwrap();
     engine.add_webhook(&user, url).await.unwrap();
 }
@@ -489,10 +561,16 @@ async fn delivery_throughput(database: &Database, count: i64) {
     seed(database, &engine, "due", count, true).await;
     clock.set(utc(NOW));
     hado_core::scheduler::drain(&engine).await.unwrap();
-    let deliverer = hado_core::delivery::Deliverer::new(engine.clone(), None, hado_core::delivery::DEFAULT_PER_RECEIVER);
+    let deliverer = hado_core::delivery::Deliverer::new(
+        engine.clone(),
+        None,
+        hado_core::delivery::DEFAULT_PER_RECEIVER,
+    );
     let started = Instant::now();
     // On a runtime worker, as core's delivery loop runs.
-    let sent = tokio::spawn(async move { hado_core::delivery::drain(&deliverer).await.unwrap() }).await.unwrap();
+    let sent = tokio::spawn(async move { hado_core::delivery::drain(&deliverer).await.unwrap() })
+        .await
+        .unwrap();
     let elapsed = started.elapsed();
     println!(
         "[{}] deliveries: {sent} signed webhook posts in {:.0} ms = {:.0} deliveries/s",
@@ -528,8 +606,14 @@ struct BusyReceiver {
 
 impl BusyReceiver {
     async fn start(workers: usize, most: usize, work: Duration) -> (Self, String) {
-        let receiver =
-            Self { seen: Arc::default(), workers: Arc::new(tokio::sync::Semaphore::new(workers)), open: Arc::default(), most, refused: Arc::default(), work };
+        let receiver = Self {
+            seen: Arc::default(),
+            workers: Arc::new(tokio::sync::Semaphore::new(workers)),
+            open: Arc::default(),
+            most,
+            refused: Arc::default(),
+            work,
+        };
         let handler = receiver.clone();
         let app = axum::Router::new().route(
             "/hook/{user}",
@@ -544,7 +628,11 @@ impl BusyReceiver {
                     }
                     let worker = receiver.workers.acquire().await.unwrap();
                     tokio::time::sleep(receiver.work).await;
-                    let id = headers.get("webhook-id").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned();
+                    let id = headers
+                        .get("webhook-id")
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
                     *receiver.seen.lock().unwrap().entry(id).or_default() += 1;
                     drop(worker);
                     receiver.open.fetch_sub(1, SeqCst);
@@ -572,12 +660,22 @@ impl BusyReceiver {
 /// clock) share the database. Prints the time to fire every checkpoint
 /// (its delivery written), the time to deliver them all, the retries and
 /// the duplicates the receiver saw.
-async fn burst(database: &Database, cores: usize, per_receiver: u32, people: usize, per_person: i64) {
+async fn burst(
+    database: &Database,
+    cores: usize,
+    per_receiver: u32,
+    people: usize,
+    per_person: i64,
+) {
     let (receiver, base) = BusyReceiver::start(16, 64, Duration::from_millis(1)).await;
     let mut config = config(database);
     config.delivery_concurrency = per_receiver;
     let setup = hado_core::open(&config, Arc::new(Wall)).await.unwrap();
-    let quiet_none = hado_core::engine::ProfilePatch { quiet_start: Some("00:00".into()), quiet_end: Some("00:00".into()), ..Default::default() };
+    let quiet_none = hado_core::engine::ProfilePatch {
+        quiet_start: Some("00:00".into()),
+        quiet_end: Some("00:00".into()),
+        ..Default::default()
+    };
     let mut user_ids = Vec::with_capacity(people);
     for person in 0..people {
         let user = setup.user_for_login(&format!("person{person}")).await.unwrap();
@@ -630,7 +728,10 @@ async fn burst(database: &Database, cores: usize, per_receiver: u32, people: usi
     while delivered.is_none() && started.elapsed() < Duration::from_secs(600) {
         tokio::time::sleep(Duration::from_millis(100)).await;
         if fired.is_none() {
-            let written: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries").fetch_one(&pool).await.unwrap();
+            let written: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries")
+                .fetch_one(&pool)
+                .await
+                .unwrap();
             if written as usize >= total {
                 fired = Some(started.elapsed());
             }
@@ -645,10 +746,15 @@ async fn burst(database: &Database, cores: usize, per_receiver: u32, people: usi
         let _ = stop.send(());
         let _ = task.await;
     }
-    let retried: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries WHERE attempts > 1").fetch_one(&pool).await.unwrap();
+    let retried: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries WHERE attempts > 1")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
     let (received, duplicates) = receiver.counts();
     let refused = receiver.refused.load(std::sync::atomic::Ordering::SeqCst);
-    let seconds = |span: Option<Duration>| span.map_or("not within 10 min".to_owned(), |span| format!("{:.1} s", span.as_secs_f64()));
+    let seconds = |span: Option<Duration>| {
+        span.map_or("not within 10 min".to_owned(), |span| format!("{:.1} s", span.as_secs_f64()))
+    };
     println!(
         "[{}] burst, {cores} core(s), {per_receiver} in flight per receiver at most: {total} checkpoints due at once ({people} people, one webhook each, \
          one receiver): all fired in {}, all delivered in {} ({:.0} deliveries/s); {received} received, {refused} refused with 503, {retried} retried, \
@@ -708,7 +814,11 @@ fn main() {
             if only.as_deref() == Some("burst") {
                 let runs: &[(usize, u32)] = match url {
                     // One core, three, and three with pacing lifted.
-                    Some(_) => &[(1, hado_core::delivery::DEFAULT_PER_RECEIVER), (3, hado_core::delivery::DEFAULT_PER_RECEIVER), (3, 1000)],
+                    Some(_) => &[
+                        (1, hado_core::delivery::DEFAULT_PER_RECEIVER),
+                        (3, hado_core::delivery::DEFAULT_PER_RECEIVER),
+                        (3, 1000),
+                    ],
                     None => &[(1, hado_core::delivery::DEFAULT_PER_RECEIVER)],
                 };
                 for &(cores, per_receiver) in runs {

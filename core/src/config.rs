@@ -36,7 +36,11 @@ pub struct CoreConfig {
 
 impl std::fmt::Debug for CoreConfig {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("CoreConfig").field("grpc_addr", &self.grpc_addr).field("default_zone", &self.default_zone).finish_non_exhaustive()
+        formatter
+            .debug_struct("CoreConfig")
+            .field("grpc_addr", &self.grpc_addr)
+            .field("default_zone", &self.default_zone)
+            .finish_non_exhaustive()
     }
 }
 
@@ -50,8 +54,13 @@ pub(crate) const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
 
 fn public_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     let url = read(lookup, "HADO_PUBLIC_URL").unwrap_or_else(|| DEFAULT_PUBLIC_URL.to_owned());
-    if hado_runtime::process::host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(ConfigError { variable: "HADO_PUBLIC_URL", problem: format!("{url:?} is not a URL such as https://hado.example.com") });
+    if hado_runtime::process::host_of_url(&url).is_none()
+        || !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(ConfigError {
+            variable: "HADO_PUBLIC_URL",
+            problem: format!("{url:?} is not a URL such as https://hado.example.com"),
+        });
     }
     Ok(url.trim_end_matches('/').to_owned())
 }
@@ -60,7 +69,9 @@ fn flag(lookup: Lookup<'_>, variable: &'static str) -> Result<bool, ConfigError>
     match read(lookup, variable).map(|value| value.to_ascii_lowercase()).as_deref() {
         None | Some("0" | "false" | "no") => Ok(false),
         Some("1" | "true" | "yes") => Ok(true),
-        Some(other) => Err(ConfigError { variable, problem: format!("{other:?} is not true or false") }),
+        Some(other) => {
+            Err(ConfigError { variable, problem: format!("{other:?} is not true or false") })
+        }
     }
 }
 
@@ -69,11 +80,18 @@ pub(crate) const DEFAULT_TELEGRAM_API_URL: &str = "https://api.telegram.org";
 fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig>, ConfigError> {
     let Some(token) = read(lookup, "HADO_TELEGRAM_BOT_TOKEN") else { return Ok(None) };
     if !token.contains(':') {
-        return Err(ConfigError { variable: "HADO_TELEGRAM_BOT_TOKEN", problem: "is not a bot token such as 123456:ABC-DEF… (BotFather gives one)".into() });
+        return Err(ConfigError {
+            variable: "HADO_TELEGRAM_BOT_TOKEN",
+            problem: "is not a bot token such as 123456:ABC-DEF… (BotFather gives one)".into(),
+        });
     }
-    let api_url = read(lookup, "HADO_TELEGRAM_API_URL").unwrap_or_else(|| DEFAULT_TELEGRAM_API_URL.to_owned());
+    let api_url = read(lookup, "HADO_TELEGRAM_API_URL")
+        .unwrap_or_else(|| DEFAULT_TELEGRAM_API_URL.to_owned());
     if hado_runtime::process::host_of_url(&api_url).is_none() {
-        return Err(ConfigError { variable: "HADO_TELEGRAM_API_URL", problem: format!("{api_url:?} is not a URL such as {DEFAULT_TELEGRAM_API_URL}") });
+        return Err(ConfigError {
+            variable: "HADO_TELEGRAM_API_URL",
+            problem: format!("{api_url:?} is not a URL such as {DEFAULT_TELEGRAM_API_URL}"),
+        });
     }
     let webhook = read(lookup, "HADO_TELEGRAM_WEBHOOK_SECRET").is_some();
     Ok(Some(crate::telegram::TelegramConfig { token, api_url, webhook }))
@@ -85,15 +103,22 @@ impl CoreConfig {
     }
 
     pub(crate) fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
-        let database_url = read(lookup, "HADO_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        crate::storage::Backend::from_url(&database_url).map_err(|error| ConfigError { variable: "HADO_DATABASE_URL", problem: error.to_string() })?;
+        let database_url =
+            read(lookup, "HADO_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        crate::storage::Backend::from_url(&database_url).map_err(|error| ConfigError {
+            variable: "HADO_DATABASE_URL",
+            problem: error.to_string(),
+        })?;
         let zone_name = read(lookup, "HADO_DEFAULT_TZ").unwrap_or_else(|| "UTC".to_owned());
-        let default_zone = zone_name
-            .parse()
-            .map_err(|_| ConfigError { variable: "HADO_DEFAULT_TZ", problem: format!("{zone_name:?} is not an IANA time zone name such as Europe/Berlin") })?;
+        let default_zone = zone_name.parse().map_err(|_| ConfigError {
+            variable: "HADO_DEFAULT_TZ",
+            problem: format!("{zone_name:?} is not an IANA time zone name such as Europe/Berlin"),
+        })?;
         let locale_name = read(lookup, "HADO_DEFAULT_LOCALE").unwrap_or_else(|| "en".to_owned());
-        let default_locale = Locale::from_name(&locale_name)
-            .ok_or_else(|| ConfigError { variable: "HADO_DEFAULT_LOCALE", problem: format!("{locale_name:?} is not a language Hado speaks: en or ru") })?;
+        let default_locale = Locale::from_name(&locale_name).ok_or_else(|| ConfigError {
+            variable: "HADO_DEFAULT_LOCALE",
+            problem: format!("{locale_name:?} is not a language Hado speaks: en or ru"),
+        })?;
         Ok(Self {
             database_url,
             grpc_addr: socket_addr(lookup, "HADO_GRPC_ADDR", DEFAULT_GRPC_ADDR)?,
@@ -103,7 +128,11 @@ impl CoreConfig {
             public_url: public_url(lookup)?,
             webhook_allow_private: flag(lookup, "HADO_WEBHOOK_ALLOW_PRIVATE")?,
             telegram: telegram(lookup)?,
-            delivery_concurrency: positive_number(lookup, "HADO_DELIVERY_CONCURRENCY", crate::delivery::DEFAULT_PER_RECEIVER)?,
+            delivery_concurrency: positive_number(
+                lookup,
+                "HADO_DELIVERY_CONCURRENCY",
+                crate::delivery::DEFAULT_PER_RECEIVER,
+            )?,
             default_zone,
             default_locale,
         })
@@ -115,15 +144,23 @@ mod tests {
     use super::*;
 
     fn config(pairs: &[(&str, &str)]) -> Result<CoreConfig, ConfigError> {
-        let owned: Vec<(String, String)> = pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
-        CoreConfig::from_lookup(&move |variable| owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone()))
+        let owned: Vec<(String, String)> =
+            pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
+        CoreConfig::from_lookup(&move |variable| {
+            owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone())
+        })
     }
 
     const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
     #[test]
     fn defaults_work_once_the_secrets_are_set() {
-        let config = config(&[("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)]).unwrap();
+        let config = config(&[
+            ("HADO_ADMIN_TOKEN", SECRET),
+            ("HADO_GATEWAY_TOKEN", SECRET),
+            ("HADO_SECRET", SECRET),
+        ])
+        .unwrap();
         assert_eq!(config.database_url, DEFAULT_DATABASE_URL);
         assert_eq!(config.grpc_addr.to_string(), DEFAULT_GRPC_ADDR);
         assert_eq!(config.default_zone, chrono_tz::UTC);
@@ -132,7 +169,8 @@ mod tests {
 
     #[test]
     fn the_default_language_is_en_or_ru() {
-        let base = [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
+        let base =
+            [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
         let with = |locale: &'static str| {
             let mut pairs = base.to_vec();
             pairs.push(("HADO_DEFAULT_LOCALE", locale));
@@ -140,16 +178,25 @@ mod tests {
         };
         assert_eq!(with("ru").unwrap().default_locale, Locale::Ru);
         let refused = with("de").unwrap_err();
-        assert_eq!(refused.to_string(), r#"HADO_DEFAULT_LOCALE: "de" is not a language Hado speaks: en or ru"#);
+        assert_eq!(
+            refused.to_string(),
+            r#"HADO_DEFAULT_LOCALE: "de" is not a language Hado speaks: en or ru"#
+        );
     }
 
     #[test]
     fn each_bad_setting_is_named() {
         let error = config(&[("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)]).unwrap_err();
         assert_eq!(error.variable, "HADO_ADMIN_TOKEN");
-        let error = config(&[("HADO_ADMIN_TOKEN", "short"), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)]).unwrap_err();
+        let error = config(&[
+            ("HADO_ADMIN_TOKEN", "short"),
+            ("HADO_GATEWAY_TOKEN", SECRET),
+            ("HADO_SECRET", SECRET),
+        ])
+        .unwrap_err();
         assert_eq!(error.to_string(), "HADO_ADMIN_TOKEN: is 5 characters long; use at least 32");
-        let base = [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
+        let base =
+            [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
         let with = |pair: (&'static str, &'static str)| {
             let mut pairs = base.to_vec();
             pairs.push(pair);

@@ -69,11 +69,17 @@ pub(crate) fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -
 /// The wait before the next attempt after `attempts` failed ones, with ±10%
 /// jitter, or none when the schedule is spent. A receiver's `Retry-After`
 /// (up to a day) wins over the schedule.
-pub(crate) fn next_attempt(now: DateTime<Utc>, attempts: i64, retry_after: Option<Duration>) -> Option<DateTime<Utc>> {
+pub(crate) fn next_attempt(
+    now: DateTime<Utc>,
+    attempts: i64,
+    retry_after: Option<Duration>,
+) -> Option<DateTime<Utc>> {
     let index = usize::try_from(attempts - 1).ok()?;
     let scheduled = *RETRY_SCHEDULE.get(index)?;
     let wait = match retry_after {
-        Some(wait) => chrono::Duration::from_std(wait.min(Duration::from_secs(86_400))).unwrap_or(scheduled),
+        Some(wait) => {
+            chrono::Duration::from_std(wait.min(Duration::from_secs(86_400))).unwrap_or(scheduled)
+        }
         None => {
             let jitter = rand::rng().random_range(0.9..1.1);
             chrono::Duration::milliseconds((scheduled.num_milliseconds() as f64 * jitter) as i64)
@@ -109,15 +115,25 @@ struct Test {
 }
 
 /// The body a webhook receives for `delivery`.
-pub(crate) fn payload(engine: &Engine, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> String {
+pub(crate) fn payload(
+    engine: &Engine,
+    delivery: &ClaimedDelivery,
+    event: Option<&EventRecord>,
+) -> String {
     let written = match event {
         Some(event) => serde_json::to_string(&Reminder {
-            actions: Actions { done_url: engine.action_url(event, LinkAction::Done), remember_url: engine.action_url(event, LinkAction::Remember) },
+            actions: Actions {
+                done_url: engine.action_url(event, LinkAction::Done),
+                remember_url: engine.action_url(event, LinkAction::Remember),
+            },
             checkpoint: wire::timestamp(delivery.due_at),
             event: ClientEvent::from(&wire::event(event)),
             kind: format!("reminder.{}", delivery.kind),
         }),
-        None => serde_json::to_string(&Test { message: "This is a test message from Hado: this webhook is connected.", kind: "test" }),
+        None => serde_json::to_string(&Test {
+            message: "This is a test message from Hado: this webhook is connected.",
+            kind: "test",
+        }),
     };
     written.expect("a payload is plain JSON")
 }
@@ -149,31 +165,54 @@ impl Deliverer {
     /// when its written address is one webhooks may not reach (names are
     /// checked by the client's resolver as they are connected to).
     fn check_target(&self, url: &str) -> Result<url::Url, String> {
-        let parsed = url::Url::parse(url).map_err(|error| format!("the URL {url:?} is not valid: {error}"))?;
-        self.engine.outbound().targets().check_written(&parsed).map_err(|problem| format!("the URL {url:?}: {problem}"))?;
+        let parsed = url::Url::parse(url)
+            .map_err(|error| format!("the URL {url:?} is not valid: {error}"))?;
+        self.engine
+            .outbound()
+            .targets()
+            .check_written(&parsed)
+            .map_err(|problem| format!("the URL {url:?}: {problem}"))?;
         Ok(parsed)
     }
 
     /// One attempt at one delivery.
-    pub(crate) async fn attempt(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Attempt {
+    pub(crate) async fn attempt(
+        &self,
+        delivery: &ClaimedDelivery,
+        event: Option<&EventRecord>,
+    ) -> Attempt {
         let now = self.engine.now();
         let attempts = delivery.attempts + 1;
-        let retry_or_fail = |error: String, retry_after: Option<Duration>, strain: Option<Strain>| match next_attempt(now, attempts, retry_after) {
-            Some(at) => Attempt::Retry { at, error, strain },
-            None => Attempt::Failed { error: format!("{error} (gave up after {attempts} attempts)") },
+        let retry_or_fail =
+            |error: String, retry_after: Option<Duration>, strain: Option<Strain>| {
+                match next_attempt(now, attempts, retry_after) {
+                    Some(at) => Attempt::Retry { at, error, strain },
+                    None => Attempt::Failed {
+                        error: format!("{error} (gave up after {attempts} attempts)"),
+                    },
+                }
+            };
+        let asked = |retry_after: Option<Duration>| Strain {
+            asked: retry_after.and_then(|wait| chrono::Duration::from_std(wait).ok()),
         };
-        let asked = |retry_after: Option<Duration>| Strain { asked: retry_after.and_then(|wait| chrono::Duration::from_std(wait).ok()) };
         let channel = &delivery.channel;
         if channel.kind == ChannelKind::Telegram {
             return match self.send_telegram(delivery, event).await {
                 Ok(()) => Attempt::Sent,
-                Err(error) if error.forbidden => {
-                    Attempt::Gone { error: format!("{}; the bot may no longer write to this chat, so the channel was turned off", error.message) }
-                }
+                Err(error) if error.forbidden => Attempt::Gone {
+                    error: format!(
+                        "{}; the bot may no longer write to this chat, so the channel was turned off",
+                        error.message
+                    ),
+                },
                 Err(error) => {
                     // Telegram's 429 asks for a wait that holds for the whole bot.
                     let retry_after = error.retry_after.map(Duration::from_secs);
-                    retry_or_fail(error.message, retry_after, retry_after.map(|_| asked(retry_after)))
+                    retry_or_fail(
+                        error.message,
+                        retry_after,
+                        retry_after.map(|_| asked(retry_after)),
+                    )
                 }
             };
         }
@@ -187,8 +226,17 @@ impl Deliverer {
         }
         let body = payload(&self.engine, delivery, event);
         let timestamp = now.timestamp();
-        let Some(signature) = sign(channel.secret.as_deref().unwrap_or_default(), &delivery.message_id, timestamp, &body) else {
-            return Attempt::Failed { error: "the channel's signing secret is damaged; remove the webhook and add it again".into() };
+        let Some(signature) = sign(
+            channel.secret.as_deref().unwrap_or_default(),
+            &delivery.message_id,
+            timestamp,
+            &body,
+        ) else {
+            return Attempt::Failed {
+                error:
+                    "the channel's signing secret is damaged; remove the webhook and add it again"
+                        .into(),
+            };
         };
         let sent = self
             .http
@@ -202,9 +250,9 @@ impl Deliverer {
             .await;
         match sent {
             Ok(response) if response.status().is_success() => Attempt::Sent,
-            Ok(response) if response.status() == reqwest::StatusCode::GONE => {
-                Attempt::Gone { error: "the receiver answered 410 Gone, so this webhook was turned off".into() }
-            }
+            Ok(response) if response.status() == reqwest::StatusCode::GONE => Attempt::Gone {
+                error: "the receiver answered 410 Gone, so this webhook was turned off".into(),
+            },
             Ok(response) => {
                 let status = response.status();
                 let retry_after = response
@@ -214,25 +262,48 @@ impl Deliverer {
                     .and_then(|value| value.trim().parse::<u64>().ok())
                     .map(Duration::from_secs);
                 let overloaded = matches!(status.as_u16(), 429 | 502 | 503 | 504);
-                retry_or_fail(format!("the receiver answered {status}"), retry_after, overloaded.then(|| asked(retry_after)))
+                retry_or_fail(
+                    format!("the receiver answered {status}"),
+                    retry_after,
+                    overloaded.then(|| asked(retry_after)),
+                )
             }
-            Err(error) if error.is_timeout() => retry_or_fail(format!("the receiver did not answer within {} s", TIMEOUT.as_secs()), None, Some(asked(None))),
+            Err(error) if error.is_timeout() => retry_or_fail(
+                format!("the receiver did not answer within {} s", TIMEOUT.as_secs()),
+                None,
+                Some(asked(None)),
+            ),
             Err(error) => match RefusedTarget::behind(&error) {
                 Some(refused) => Attempt::Failed { error: refused.to_string() },
-                None => retry_or_fail(format!("the receiver could not be reached: {}", error.without_url()), None, Some(asked(None))),
+                None => retry_or_fail(
+                    format!("the receiver could not be reached: {}", error.without_url()),
+                    None,
+                    Some(asked(None)),
+                ),
             },
         }
     }
 }
 
 impl Deliverer {
-    async fn send_telegram(&self, delivery: &ClaimedDelivery, event: Option<&EventRecord>) -> Result<(), BotError> {
+    async fn send_telegram(
+        &self,
+        delivery: &ClaimedDelivery,
+        event: Option<&EventRecord>,
+    ) -> Result<(), BotError> {
         let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
-        let bot = self.telegram.clone().ok_or_else(|| failed("Telegram is not set up on this Hado (HADO_TELEGRAM_BOT_TOKEN)".into()))?;
-        let chat_id: i64 = delivery.channel.target.parse().map_err(|_| failed(format!("{:?} is not a Telegram chat", delivery.channel.target)))?;
+        let bot = self.telegram.clone().ok_or_else(|| {
+            failed("Telegram is not set up on this Hado (HADO_TELEGRAM_BOT_TOKEN)".into())
+        })?;
+        let chat_id: i64 =
+            delivery.channel.target.parse().map_err(|_| {
+                failed(format!("{:?} is not a Telegram chat", delivery.channel.target))
+            })?;
         let (text, keyboard) = match event {
             Some(event) => {
-                let (text, keyboard) = telegram::reminder(&self.engine, event, chat_id).await.map_err(|error| failed(error.to_string()))?;
+                let (text, keyboard) = telegram::reminder(&self.engine, event, chat_id)
+                    .await
+                    .map_err(|error| failed(error.to_string()))?;
                 (text, Some(keyboard))
             }
             None => (hado_runtime::words::both(|t| t.test_message), None),
@@ -258,13 +329,21 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
     let mut claimed_at = Instant::now();
     loop {
         let room = IN_FLIGHT - in_flight.len();
-        let claim_now = in_flight.is_empty() || finished.len() >= CLAIM_BATCH as usize || claimed_at.elapsed() >= HELD_BACK_RECHECK;
+        let claim_now = in_flight.is_empty()
+            || finished.len() >= CLAIM_BATCH as usize
+            || claimed_at.elapsed() >= HELD_BACK_RECHECK;
         if claim_now && room > 0 {
             let asked = room.min(CLAIM_BATCH as usize);
             let mut arrived = Vec::new();
             let claimed = {
-                let recorded: Vec<_> = finished.iter().map(|(delivery, outcome)| (delivery, outcome)).collect();
-                let claim = deliverer.engine.record_and_claim(&recorded, asked as i64, deliverer.per_receiver, LEASE);
+                let recorded: Vec<_> =
+                    finished.iter().map(|(delivery, outcome)| (delivery, outcome)).collect();
+                let claim = deliverer.engine.record_and_claim(
+                    &recorded,
+                    asked as i64,
+                    deliverer.per_receiver,
+                    LEASE,
+                );
                 tokio::pin!(claim);
                 loop {
                     tokio::select! {
@@ -288,7 +367,9 @@ pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreErr
                 (delivery, outcome)
             }));
         }
-        if let Ok(Some(outcome)) = tokio::time::timeout_at((claimed_at + HELD_BACK_RECHECK).into(), in_flight.next()).await {
+        if let Ok(Some(outcome)) =
+            tokio::time::timeout_at((claimed_at + HELD_BACK_RECHECK).into(), in_flight.next()).await
+        {
             finished.push(outcome);
         }
     }
@@ -316,7 +397,10 @@ pub(crate) async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
         let pause = match drain(&deliverer).await {
             Ok(_) => match deliverer.engine.earliest_delivery().await {
                 // Still due after a drain: held back for its receiver.
-                Ok(Some(next)) => (next - deliverer.engine.now()).to_std().unwrap_or(HELD_BACK_RECHECK).min(MAX_IDLE),
+                Ok(Some(next)) => (next - deliverer.engine.now())
+                    .to_std()
+                    .unwrap_or(HELD_BACK_RECHECK)
+                    .min(MAX_IDLE),
                 Ok(None) => MAX_IDLE,
                 Err(error) => {
                     tracing::warn!(%error, "the delivery loop could not read its next delivery");
@@ -346,7 +430,12 @@ mod tests {
     #[test]
     fn signatures_follow_the_standard_webhooks_example() {
         // The example of the Standard Webhooks specification.
-        let signature = sign("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, r#"{"test": 2432232314}"#);
+        let signature = sign(
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1614265330,
+            r#"{"test": 2432232314}"#,
+        );
         assert_eq!(signature.as_deref(), Some("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="));
     }
 
@@ -354,10 +443,17 @@ mod tests {
     fn retries_follow_the_schedule_then_stop_and_retry_after_wins() {
         let now = DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z").unwrap().with_timezone(&Utc);
         let first = next_attempt(now, 1, None).unwrap() - now;
-        assert!(first >= chrono::Duration::milliseconds(4500) && first <= chrono::Duration::milliseconds(5500), "{first}");
+        assert!(
+            first >= chrono::Duration::milliseconds(4500)
+                && first <= chrono::Duration::milliseconds(5500),
+            "{first}"
+        );
         let last = next_attempt(now, 9, None).unwrap() - now;
         assert!(last >= chrono::Duration::hours(21) && last <= chrono::Duration::hours(27));
         assert_eq!(next_attempt(now, 10, None), None, "after ten attempts the delivery fails");
-        assert_eq!(next_attempt(now, 1, Some(Duration::from_secs(120))), Some(now + chrono::Duration::seconds(120)));
+        assert_eq!(
+            next_attempt(now, 1, Some(Duration::from_secs(120))),
+            Some(now + chrono::Duration::seconds(120))
+        );
     }
 }

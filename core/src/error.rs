@@ -121,10 +121,15 @@ impl From<CoreError> for Status {
 /// words carry them in it too.
 fn status(error: CoreError, locale: Option<Locale>) -> Status {
     // The person's language and its words, when it is known.
-    let language = locale.map(|locale| (locale.as_str().to_owned(), words::for_locale(locale.as_str())));
+    let language =
+        locale.map(|locale| (locale.as_str().to_owned(), words::for_locale(locale.as_str())));
     match error {
         CoreError::EventNotFound(id) => {
-            let mut details = ErrorDetails::with_error_info("EVENT_NOT_FOUND", "hado", [("id".to_owned(), id.to_string())]);
+            let mut details = ErrorDetails::with_error_info(
+                "EVENT_NOT_FOUND",
+                "hado",
+                [("id".to_owned(), id.to_string())],
+            );
             if let Some((lang, t)) = language {
                 details.set_localized_message(lang, t.event_not_found);
             }
@@ -138,7 +143,8 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                     description: violation.message.clone(),
                     reason: violation.reason.code().to_owned(),
                     localized_message: language.as_ref().and_then(|(lang, t)| {
-                        reason_words(violation.reason, &violation.field, t).map(|message| LocalizedMessage { locale: lang.clone(), message })
+                        reason_words(violation.reason, &violation.field, t)
+                            .map(|message| LocalizedMessage { locale: lang.clone(), message })
                     }),
                 })
                 .collect();
@@ -147,37 +153,60 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
         }
         CoreError::Withdrawn { id, by: ref source, deleted } => {
             let message = error.to_string();
-            let metadata = [("id".to_owned(), id.to_string()), ("source".to_owned(), source.clone())];
+            let metadata =
+                [("id".to_owned(), id.to_string()), ("source".to_owned(), source.clone())];
             let mut details = ErrorDetails::with_error_info("EVENT_WITHDRAWN", "hado", metadata);
             if let Some((lang, t)) = language {
-                let words = if deleted { t.event_deleted.to_owned() } else { t.event_withdrawn.replace("{source}", source) };
+                let words = if deleted {
+                    t.event_deleted.to_owned()
+                } else {
+                    t.event_withdrawn.replace("{source}", source)
+                };
                 details.set_localized_message(lang, words);
             }
             Status::with_error_details(Code::FailedPrecondition, message, details)
         }
         CoreError::SourceOwned(ref source) => {
             let message = error.to_string();
-            let mut details = ErrorDetails::with_error_info("EVENT_OWNED_BY_SOURCE", "hado", [("source".to_owned(), source.clone())]);
+            let mut details = ErrorDetails::with_error_info(
+                "EVENT_OWNED_BY_SOURCE",
+                "hado",
+                [("source".to_owned(), source.clone())],
+            );
             if let Some((lang, t)) = language {
-                details.set_localized_message(lang, t.refusal_source_owned.replace("{source}", source));
+                details.set_localized_message(
+                    lang,
+                    t.refusal_source_owned.replace("{source}", source),
+                );
             }
             Status::with_error_details(Code::FailedPrecondition, message, details)
         }
         CoreError::Link { problem, locale } => {
             use crate::links::LinkProblem;
             let (code, reason, words): (Code, &str, fn(&Words) -> &'static str) = match problem {
-                LinkProblem::Forged => (Code::Unauthenticated, "LINK_NOT_VALID", |t| t.link_not_valid),
-                LinkProblem::Expired { .. } => (Code::FailedPrecondition, "LINK_EXPIRED", |t| t.link_expired),
+                LinkProblem::Forged => {
+                    (Code::Unauthenticated, "LINK_NOT_VALID", |t| t.link_not_valid)
+                }
+                LinkProblem::Expired { .. } => {
+                    (Code::FailedPrecondition, "LINK_EXPIRED", |t| t.link_expired)
+                }
                 LinkProblem::Outdated => (Code::Aborted, "LINK_OUTDATED", |t| t.link_outdated),
             };
             let metadata: Vec<(String, String)> = match problem {
                 LinkProblem::Expired { at, .. } => vec![("expired_at".to_owned(), at.to_rfc3339())],
                 _ => Vec::new(),
             };
-            let mut details = ErrorDetails::with_error_info(reason, "hado", metadata.into_iter().collect::<std::collections::HashMap<_, _>>());
+            let mut details = ErrorDetails::with_error_info(
+                reason,
+                "hado",
+                metadata.into_iter().collect::<std::collections::HashMap<_, _>>(),
+            );
             // The words are for the person the link was for, whoever asks.
             if let Some(locale) = locale {
-                details.set_localized_message(locale.as_str(), words(words::for_locale(locale.as_str())));
+                details.set_localized_message(
+                    locale.as_str(),
+                    words(words::for_locale(locale.as_str())),
+                );
             }
             Status::with_error_details(code, problem.to_string(), details)
         }
@@ -188,9 +217,16 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
         CoreError::AlreadyExists(message) => Status::already_exists(message),
         CoreError::Store(error) if error.is_unavailable() => {
             tracing::warn!(%error, "storage is unavailable");
-            let mut details = ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", "hado", std::collections::HashMap::<String, String>::new());
+            let mut details = ErrorDetails::with_error_info(
+                "STORAGE_UNAVAILABLE",
+                "hado",
+                std::collections::HashMap::<String, String>::new(),
+            );
             details.set_retry_info(Some(STORAGE_RETRY));
-            let message = format!("core's storage cannot be reached or written right now; nothing was changed, retry in {} s", STORAGE_RETRY.as_secs());
+            let message = format!(
+                "core's storage cannot be reached or written right now; nothing was changed, retry in {} s",
+                STORAGE_RETRY.as_secs()
+            );
             Status::with_error_details(Code::Unavailable, message, details)
         }
         CoreError::Store(error) => {

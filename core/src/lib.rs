@@ -43,8 +43,20 @@ pub enum RunError {
 /// Opens the database (running migrations) and builds the engine.
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
-    let outbound = engine::Outbound { public_url: config.public_url.clone(), allow_private: config.webhook_allow_private };
-    Ok(Arc::new(Engine::new(store, clock, (config.default_zone, config.default_locale), links::LinkSigner::new(&config.secret), outbound).await?))
+    let outbound = engine::Outbound {
+        public_url: config.public_url.clone(),
+        allow_private: config.webhook_allow_private,
+    };
+    Ok(Arc::new(
+        Engine::new(
+            store,
+            clock,
+            (config.default_zone, config.default_locale),
+            links::LinkSigner::new(&config.secret),
+            outbound,
+        )
+        .await?,
+    ))
 }
 
 /// The Telegram bot of the configuration, when one is set up: the delivery
@@ -56,18 +68,31 @@ pub(crate) fn telegram_bot(config: &CoreConfig) -> Option<telegram::Bot> {
 
 /// Serves `engine` on `listener` with its scheduler and delivery loop until
 /// `shutdown` resolves; then stops both and closes the database.
-pub async fn serve(engine: Arc<Engine>, config: &CoreConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), RunError> {
+pub async fn serve(
+    engine: Arc<Engine>,
+    config: &CoreConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RunError> {
     let (stop, stopped) = watch::channel(false);
     let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
     let bot = telegram_bot(config);
-    let deliveries = tokio::spawn(delivery::run(delivery::Deliverer::new(engine.clone(), bot.clone(), config.delivery_concurrency), stopped.clone()));
+    let deliveries = tokio::spawn(delivery::run(
+        delivery::Deliverer::new(engine.clone(), bot.clone(), config.delivery_concurrency),
+        stopped.clone(),
+    ));
     let polling = match bot.clone() {
-        Some(bot) if !bot.webhook => Some(tokio::spawn(telegram::poll(engine.clone(), bot, stopped.clone()))),
+        Some(bot) if !bot.webhook => {
+            Some(tokio::spawn(telegram::poll(engine.clone(), bot, stopped.clone())))
+        }
         _ => None,
     };
     let (available, storage) = watch::channel(true);
     let probing = tokio::spawn(probe_storage(engine.clone(), available, stopped));
-    let credentials = grpc::Credentials { admin_token: config.admin_token.clone(), gateway_token: config.gateway_token.clone() };
+    let credentials = grpc::Credentials {
+        admin_token: config.admin_token.clone(),
+        gateway_token: config.gateway_token.clone(),
+    };
     let served = grpc::serve(engine.clone(), credentials, bot, storage, listener, shutdown).await;
     let _ = stop.send(true);
     let _ = probing.await;
@@ -84,7 +109,11 @@ pub async fn serve(engine: Arc<Engine>, config: &CoreConfig, listener: TcpListen
 /// be written: false at once on an error, or after two probes in a row that
 /// took too long (one slow probe is a busy writer, not a lost one); true
 /// again at the first probe that succeeds. Each change is logged once.
-async fn probe_storage(engine: Arc<Engine>, available: watch::Sender<bool>, mut stopped: watch::Receiver<bool>) {
+async fn probe_storage(
+    engine: Arc<Engine>,
+    available: watch::Sender<bool>,
+    mut stopped: watch::Receiver<bool>,
+) {
     let mut slow_in_a_row = 0;
     loop {
         let verdict = engine.probe_storage().await;
@@ -101,7 +130,9 @@ async fn probe_storage(engine: Arc<Engine>, available: watch::Sender<bool>, mut 
         };
         if healthy != *available.borrow() {
             match &verdict {
-                Err(error) => tracing::error!(%error, "storage cannot be written; core reports NOT_SERVING until it can"),
+                Err(error) => {
+                    tracing::error!(%error, "storage cannot be written; core reports NOT_SERVING until it can")
+                }
                 Ok(()) => tracing::info!("storage can be written again; core reports SERVING"),
             }
             available.send_replace(healthy);
@@ -114,7 +145,12 @@ async fn probe_storage(engine: Arc<Engine>, available: watch::Sender<bool>, mut 
 }
 
 /// Opens the database and serves until `shutdown`: what `hado-core` runs.
-pub async fn run(config: CoreConfig, listener: TcpListener, clock: Arc<dyn Clock>, shutdown: impl Future<Output = ()> + Send) -> Result<(), RunError> {
+pub async fn run(
+    config: CoreConfig,
+    listener: TcpListener,
+    clock: Arc<dyn Clock>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RunError> {
     let engine = open(&config, clock).await?;
     serve(engine, &config, listener, shutdown).await
 }
@@ -138,7 +174,9 @@ async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>,
             _ = &mut stop => return Ok(None),
         };
         match opened {
-            Err(RunError::Database(error)) if error.may_come_up() && config.database_url.starts_with("postgres") => {
+            Err(RunError::Database(error))
+                if error.may_come_up() && config.database_url.starts_with("postgres") =>
+            {
                 tracing::warn!(%error, retry_in = ?pause, "waiting for the database to answer");
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}

@@ -71,7 +71,9 @@ pub enum LinkProblem {
     /// Genuine, but past its time; `user_id` is the person it was for.
     #[error("this link expired on {at}")]
     Expired { at: DateTime<Utc>, user_id: i64 },
-    #[error("this reminder is out of date: the event has changed since it was sent, so nothing was done; open Hado to see it now")]
+    #[error(
+        "this reminder is out of date: the event has changed since it was sent, so nothing was done; open Hado to see it now"
+    )]
     Outdated,
 }
 
@@ -98,9 +100,17 @@ impl LinkSigner {
 
     /// A link for `action` on the event at `revision`, valid for
     /// [`LIFETIME`] from `now`.
-    pub fn issue(&self, event_id: i64, user_id: i64, action: LinkAction, revision: Revision, now: DateTime<Utc>) -> String {
+    pub fn issue(
+        &self,
+        event_id: i64,
+        user_id: i64,
+        action: LinkAction,
+        revision: Revision,
+        now: DateTime<Utc>,
+    ) -> String {
         let expires = (now + LIFETIME).timestamp();
-        let payload = format!("{VERSION}.{event_id}.{user_id}.{}.{expires}.{revision}", action.as_str());
+        let payload =
+            format!("{VERSION}.{event_id}.{user_id}.{}.{expires}.{revision}", action.as_str());
         let mut mac = self.mac();
         mac.update(payload.as_bytes());
         let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
@@ -132,7 +142,11 @@ impl LinkSigner {
             event_id: event_id.parse().map_err(|_| LinkProblem::Forged)?,
             user_id: user_id.parse().map_err(|_| LinkProblem::Forged)?,
             action: LinkAction::parse(action).ok_or(LinkProblem::Forged)?,
-            expires_at: expires.parse().ok().and_then(|seconds| DateTime::from_timestamp(seconds, 0)).ok_or(LinkProblem::Forged)?,
+            expires_at: expires
+                .parse()
+                .ok()
+                .and_then(|seconds| DateTime::from_timestamp(seconds, 0))
+                .ok_or(LinkProblem::Forged)?,
             revision: revision.parse().map_err(|_| LinkProblem::Forged)?,
         };
         if now >= link.expires_at {
@@ -156,8 +170,14 @@ mod tests {
         let now = at("2026-12-01T10:00:00Z");
         let token = signer.issue(42, 7, LinkAction::Done, 3, now);
         let link = signer.check(&token, now + Duration::days(29)).unwrap();
-        assert_eq!((link.event_id, link.user_id, link.action, link.revision), (42, 7, LinkAction::Done, 3));
-        assert_eq!(signer.check(&token, now + LIFETIME), Err(LinkProblem::Expired { at: at("2026-12-31T10:00:00Z"), user_id: 7 }));
+        assert_eq!(
+            (link.event_id, link.user_id, link.action, link.revision),
+            (42, 7, LinkAction::Done, 3)
+        );
+        assert_eq!(
+            signer.check(&token, now + LIFETIME),
+            Err(LinkProblem::Expired { at: at("2026-12-31T10:00:00Z"), user_id: 7 })
+        );
     }
 
     #[test]
@@ -166,8 +186,17 @@ mod tests {
         let now = at("2026-12-01T10:00:00Z");
         let token = signer.issue(42, 7, LinkAction::Remember, 0, now);
         let (payload, signature) = token.split_once('.').unwrap();
-        let other_event = URL_SAFE_NO_PAD.encode(String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap().replace(".42.", ".43."));
-        for forged in [format!("{other_event}.{signature}"), format!("{payload}.{}", &signature[1..]), "garbage".into(), String::new()] {
+        let other_event = URL_SAFE_NO_PAD.encode(
+            String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap())
+                .unwrap()
+                .replace(".42.", ".43."),
+        );
+        for forged in [
+            format!("{other_event}.{signature}"),
+            format!("{payload}.{}", &signature[1..]),
+            "garbage".into(),
+            String::new(),
+        ] {
             assert_eq!(signer.check(&forged, now), Err(LinkProblem::Forged), "{forged}");
         }
         let stranger = LinkSigner::new("another-secret-0123456789abcdef01234567");
@@ -178,11 +207,21 @@ mod tests {
     fn links_of_earlier_formats_are_out_of_date() {
         let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
         let expires = at("2026-12-31T10:00:00Z").timestamp();
-        for payload in [format!("a1.42.7.done.{expires}"), format!("a2.42.7.done.{expires}.0123456789abcdef")] {
+        for payload in
+            [format!("a1.42.7.done.{expires}"), format!("a2.42.7.done.{expires}.0123456789abcdef")]
+        {
             let mut mac = signer.mac();
             mac.update(payload.as_bytes());
-            let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()));
-            assert_eq!(signer.check(&token, at("2026-12-01T10:00:00Z")), Err(LinkProblem::Outdated), "{payload}");
+            let token = format!(
+                "{}.{}",
+                URL_SAFE_NO_PAD.encode(&payload),
+                URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+            );
+            assert_eq!(
+                signer.check(&token, at("2026-12-01T10:00:00Z")),
+                Err(LinkProblem::Outdated),
+                "{payload}"
+            );
         }
     }
 }

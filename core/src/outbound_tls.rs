@@ -33,7 +33,9 @@ pub fn install_tls_provider() {
 /// against the system's CA certificates. Without any, the client is built
 /// with none: plain http works, and [`refuse_unverifiable`] says why https
 /// does not.
-pub(crate) fn client(configure: impl Fn(reqwest::ClientBuilder) -> reqwest::ClientBuilder) -> reqwest::Client {
+pub(crate) fn client(
+    configure: impl Fn(reqwest::ClientBuilder) -> reqwest::ClientBuilder,
+) -> reqwest::Client {
     install_tls_provider();
     match configure(reqwest::Client::builder()).build() {
         Ok(client) => client,
@@ -41,7 +43,10 @@ pub(crate) fn client(configure: impl Fn(reqwest::ClientBuilder) -> reqwest::Clie
             if !WITHOUT_ROOTS.swap(true, Ordering::Relaxed) {
                 tracing::warn!(%error, "{NO_ROOTS}; Telegram, https webhooks and agents' metadata documents fail until then");
             }
-            configure(reqwest::Client::builder()).tls_certs_only(Vec::new()).build().expect("an HTTP client without CA certificates builds")
+            configure(reqwest::Client::builder())
+                .tls_certs_only(Vec::new())
+                .build()
+                .expect("an HTTP client without CA certificates builds")
         }
     }
 }

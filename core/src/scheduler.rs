@@ -22,7 +22,9 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
 /// How long to sleep before the next check, at most [`MAX_IDLE`].
 fn until(engine: &Engine, next: Option<chrono::DateTime<chrono::Utc>>) -> Duration {
-    next.map_or(MAX_IDLE, |next| (next - engine.now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE))
+    next.map_or(MAX_IDLE, |next| {
+        (next - engine.now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE)
+    })
 }
 
 /// One timed pass over everything due; returns how long to sleep after it.
@@ -76,7 +78,9 @@ pub(crate) async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
     loop {
         let pause = match engine.earliest_check().await {
             // Something is due: a pass, then sleep until the next check.
-            Ok(earliest) if starting || earliest.is_some_and(|earliest| earliest <= engine.now()) => {
+            Ok(earliest)
+                if starting || earliest.is_some_and(|earliest| earliest <= engine.now()) =>
+            {
                 starting = false;
                 let earliest = earliest.unwrap_or_else(|| engine.now());
                 // How late the most overdue check is when the pass starts.

@@ -51,12 +51,17 @@ const IPV6_SPECIAL: &[&str] = &[
 ];
 
 static SPECIAL: LazyLock<Vec<IpNet>> = LazyLock::new(|| {
-    let v4 = IPV4_SPECIAL.iter().map(|range| IpNet::V4(range.parse::<Ipv4Net>().expect("the table holds valid ranges")));
-    let v6 = IPV6_SPECIAL.iter().map(|range| IpNet::V6(range.parse::<Ipv6Net>().expect("the table holds valid ranges")));
+    let v4 = IPV4_SPECIAL
+        .iter()
+        .map(|range| IpNet::V4(range.parse::<Ipv4Net>().expect("the table holds valid ranges")));
+    let v6 = IPV6_SPECIAL
+        .iter()
+        .map(|range| IpNet::V6(range.parse::<Ipv6Net>().expect("the table holds valid ranges")));
     v4.chain(v6).collect()
 });
 
-static GLOBAL_UNICAST_V6: LazyLock<Ipv6Net> = LazyLock::new(|| "2000::/3".parse().expect("a valid range"));
+static GLOBAL_UNICAST_V6: LazyLock<Ipv6Net> =
+    LazyLock::new(|| "2000::/3".parse().expect("a valid range"));
 
 /// Whether `address` is a globally routable unicast address.
 pub(crate) fn is_public(address: IpAddr) -> bool {
@@ -74,7 +79,11 @@ fn own_addresses() -> Vec<IpAddr> {
     nix::ifaddrs::getifaddrs()
         .map(|interfaces| {
             interfaces.filter_map(|interface| interface.address).filter_map(|address| {
-                if let Some(v4) = address.as_sockaddr_in() { Some(IpAddr::V4(v4.ip())) } else { address.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())) }
+                if let Some(v4) = address.as_sockaddr_in() {
+                    Some(IpAddr::V4(v4.ip()))
+                } else {
+                    address.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip()))
+                }
             })
         })
         .map(Iterator::collect)
@@ -115,7 +124,9 @@ impl TargetPolicy {
             Ok(Ok(addresses)) => {
                 let addresses: Vec<IpAddr> = addresses.map(|socket| socket.ip()).collect();
                 if !addresses.is_empty() && !addresses.iter().any(|address| may_reach(*address)) {
-                    return Err(format!("{name} resolves only to private, loopback or reserved addresses, which are refused"));
+                    return Err(format!(
+                        "{name} resolves only to private, loopback or reserved addresses, which are refused"
+                    ));
                 }
                 Ok(())
             }
@@ -137,7 +148,11 @@ impl TargetPolicy {
 
     /// Checks an address written in a URL.
     pub(crate) fn check_literal(self, address: IpAddr) -> Result<(), String> {
-        if self.allow_private || may_reach(address) { Ok(()) } else { Err(format!("{address} is a private, loopback or reserved address, which is refused")) }
+        if self.allow_private || may_reach(address) {
+            Ok(())
+        } else {
+            Err(format!("{address} is a private, loopback or reserved address, which is refused"))
+        }
     }
 
     /// The resolver a webhook client connects through: it hands the client
@@ -151,7 +166,13 @@ impl TargetPolicy {
     /// one connected to. For webhooks and clients' metadata documents.
     pub(crate) fn client(self, timeout: Duration) -> reqwest::Client {
         let resolver = self.resolver();
-        crate::outbound_tls::client(|builder| builder.timeout(timeout).redirect(reqwest::redirect::Policy::none()).no_proxy().dns_resolver(resolver.clone()))
+        crate::outbound_tls::client(|builder| {
+            builder
+                .timeout(timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .dns_resolver(resolver.clone())
+        })
     }
 }
 
@@ -163,7 +184,9 @@ pub(crate) struct RefusedTarget(pub String);
 
 impl RefusedTarget {
     /// The refusal behind a failed request, if that is why it failed.
-    pub(crate) fn behind<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a RefusedTarget> {
+    pub(crate) fn behind<'a>(
+        error: &'a (dyn std::error::Error + 'static),
+    ) -> Option<&'a RefusedTarget> {
         let mut current = Some(error);
         while let Some(error) = current {
             if let Some(refused) = error.downcast_ref::<RefusedTarget>() {
@@ -186,10 +209,16 @@ impl reqwest::dns::Resolve for PublicResolver {
         let policy = self.policy;
         let name = name.as_str().to_owned();
         Box::pin(async move {
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> = found.into_iter().filter(|socket| policy.check_literal(socket.ip()).is_ok()).collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = found
+                .into_iter()
+                .filter(|socket| policy.check_literal(socket.ip()).is_ok())
+                .collect();
             if allowed.is_empty() {
-                return Err(Box::new(RefusedTarget(format!("{name} resolves only to private, loopback or reserved addresses, which are refused"))) as _);
+                return Err(Box::new(RefusedTarget(format!(
+                    "{name} resolves only to private, loopback or reserved addresses, which are refused"
+                ))) as _);
             }
             Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
         })
@@ -235,7 +264,9 @@ mod tests {
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
-        for public in ["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "2a00:1450:4001::200e"] {
+        for public in
+            ["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "2a00:1450:4001::200e"]
+        {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
     }

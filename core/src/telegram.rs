@@ -123,7 +123,9 @@ impl std::fmt::Debug for Bot {
 
 impl Bot {
     pub(crate) fn new(config: &TelegramConfig) -> Self {
-        let http = crate::outbound_tls::client(|builder| builder.timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10)));
+        let http = crate::outbound_tls::client(|builder| {
+            builder.timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10))
+        });
         Self {
             http,
             base: format!("{}/bot{}", config.api_url.trim_end_matches('/'), config.token),
@@ -134,20 +136,23 @@ impl Bot {
 
     async fn call<T: DeserializeOwned>(&self, method: &str, body: Value) -> Result<T, BotError> {
         let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
-        crate::outbound_tls::refuse_unverifiable(&self.base).map_err(|why| failed(format!("Telegram cannot be reached: {why}")))?;
-        let response = self
-            .http
-            .post(format!("{}/{method}", self.base))
-            .json(&body)
-            .send()
-            .await
-            .map_err(|error| failed(format!("Telegram cannot be reached: {}", error.without_url())))?;
+        crate::outbound_tls::refuse_unverifiable(&self.base)
+            .map_err(|why| failed(format!("Telegram cannot be reached: {why}")))?;
+        let response =
+            self.http.post(format!("{}/{method}", self.base)).json(&body).send().await.map_err(
+                |error| failed(format!("Telegram cannot be reached: {}", error.without_url())),
+            )?;
         let status = response.status();
-        let reply: Reply<T> = response.json().await.map_err(|_| failed(format!("Telegram answered {status} without the JSON it should")))?;
+        let reply: Reply<T> = response.json().await.map_err(|_| {
+            failed(format!("Telegram answered {status} without the JSON it should"))
+        })?;
         match reply {
             Reply { ok: true, result: Some(result), .. } => Ok(result),
             Reply { description, parameters, .. } => Err(BotError {
-                message: format!("Telegram refused {method}: {}", description.as_deref().unwrap_or("no reason given")),
+                message: format!(
+                    "Telegram refused {method}: {}",
+                    description.as_deref().unwrap_or("no reason given")
+                ),
                 retry_after: parameters.and_then(|parameters| parameters.retry_after),
                 forbidden: status == reqwest::StatusCode::FORBIDDEN,
             }),
@@ -156,10 +161,20 @@ impl Bot {
 
     /// The bot's @name, asked once.
     pub(crate) async fn username(&self) -> Result<String, BotError> {
-        self.username.get_or_try_init(|| async { Ok(self.call::<BotUser>("getMe", json!({})).await?.username.unwrap_or_default()) }).await.cloned()
+        self.username
+            .get_or_try_init(|| async {
+                Ok(self.call::<BotUser>("getMe", json!({})).await?.username.unwrap_or_default())
+            })
+            .await
+            .cloned()
     }
 
-    pub(crate) async fn send_message(&self, chat_id: i64, text: &str, keyboard: Option<Value>) -> Result<(), BotError> {
+    pub(crate) async fn send_message(
+        &self,
+        chat_id: i64,
+        text: &str,
+        keyboard: Option<Value>,
+    ) -> Result<(), BotError> {
         let mut body = json!({ "chat_id": chat_id, "text": text });
         if let Some(keyboard) = keyboard {
             body["reply_markup"] = json!({ "inline_keyboard": keyboard });
@@ -167,12 +182,27 @@ impl Bot {
         self.call::<IgnoredAny>("sendMessage", body).await.map(|_| ())
     }
 
-    async fn edit_message(&self, chat_id: i64, message_id: i64, text: &str) -> Result<(), BotError> {
-        self.call::<IgnoredAny>("editMessageText", json!({ "chat_id": chat_id, "message_id": message_id, "text": text })).await.map(|_| ())
+    async fn edit_message(
+        &self,
+        chat_id: i64,
+        message_id: i64,
+        text: &str,
+    ) -> Result<(), BotError> {
+        self.call::<IgnoredAny>(
+            "editMessageText",
+            json!({ "chat_id": chat_id, "message_id": message_id, "text": text }),
+        )
+        .await
+        .map(|_| ())
     }
 
     async fn answer_callback(&self, id: &str, text: &str) -> Result<(), BotError> {
-        self.call::<IgnoredAny>("answerCallbackQuery", json!({ "callback_query_id": id, "text": text })).await.map(|_| ())
+        self.call::<IgnoredAny>(
+            "answerCallbackQuery",
+            json!({ "callback_query_id": id, "text": text }),
+        )
+        .await
+        .map(|_| ())
     }
 }
 
@@ -194,7 +224,9 @@ fn words_for(locale: Locale) -> &'static Words {
 pub fn button_id(callback_data: &str) -> Option<&str> {
     use crate::engine::BUTTON_ID_LENGTH;
     let id = callback_data.strip_prefix("b:")?;
-    (id.len() == BUTTON_ID_LENGTH && id.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())).then_some(id)
+    (id.len() == BUTTON_ID_LENGTH
+        && id.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit()))
+    .then_some(id)
 }
 
 /// The event's due moment in words, in its person's zone and language.
@@ -203,19 +235,32 @@ fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
     let today = now.with_timezone(&event.zone).date_naive();
     // A date's due moment is the end of its day, so the day comes from the date.
     let day = event.spec.due.at.day_in(event.zone);
-    let time = event.spec.due.at.has_time_of_day().then(|| event.spec.due.at.moment_in(event.zone).with_timezone(&event.zone).time());
+    let time = event
+        .spec
+        .due
+        .at
+        .has_time_of_day()
+        .then(|| event.spec.due.at.moment_in(event.zone).with_timezone(&event.zone).time());
     wording::due_in_words(lang, today, day, time, event.lifecycle.state == State::Overdue)
 }
 
 /// An instant as the event's person reads it: "Mon 14 Dec 08:00".
 fn local(event: &EventRecord, instant: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let local = instant.with_timezone(&event.zone);
-    words_for(event.locale).day_and_time(now.with_timezone(&event.zone).date_naive(), local.date_naive(), Some(local.time()))
+    words_for(event.locale).day_and_time(
+        now.with_timezone(&event.zone).date_naive(),
+        local.date_naive(),
+        Some(local.time()),
+    )
 }
 
 /// A reminder's text and buttons for `chat_id`; the buttons' ids are
 /// stored first, bound to that chat.
-pub(crate) async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64) -> Result<(String, Value), CoreError> {
+pub(crate) async fn reminder(
+    engine: &Engine,
+    event: &EventRecord,
+    chat_id: i64,
+) -> Result<(String, Value), CoreError> {
     let t = words_for(event.locale);
     let now = engine.now();
     let mut text = format!("⏰ {}", event.spec.title.as_str());
@@ -223,8 +268,14 @@ pub(crate) async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64)
         text.push_str(&format!("\n{subtitle}"));
     }
     text.push_str(&format!("\n{}", due_words(event, now)));
-    let done_label = event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned());
-    let [done, remember, tomorrow, next_week] = engine.store_reminder_buttons(event, chat_id).await?;
+    let done_label = event
+        .spec
+        .done_label
+        .as_ref()
+        .map(|label| label.as_str().to_owned())
+        .unwrap_or_else(|| event.locale.default_done_label().to_owned());
+    let [done, remember, tomorrow, next_week] =
+        engine.store_reminder_buttons(event, chat_id).await?;
     let mut keyboard = vec![
         json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": t.remember, "callback_data": format!("b:{remember}") }]),
         json!([{ "text": t.remember_tomorrow, "callback_data": format!("b:{tomorrow}") }, { "text": t.remember_next_week, "callback_data": format!("b:{next_week}") }]),
@@ -236,14 +287,23 @@ pub(crate) async fn reminder(engine: &Engine, event: &EventRecord, chat_id: i64)
 }
 
 /// A one-time link that binds a Telegram chat to the person.
-pub(crate) async fn link_url(engine: &Engine, bot: &Bot, user: &UserRecord) -> Result<(String, DateTime<Utc>), CoreError> {
-    let username = bot.username().await.map_err(|error| CoreError::FailedPrecondition(error.message))?;
+pub(crate) async fn link_url(
+    engine: &Engine,
+    bot: &Bot,
+    user: &UserRecord,
+) -> Result<(String, DateTime<Utc>), CoreError> {
+    let username =
+        bot.username().await.map_err(|error| CoreError::FailedPrecondition(error.message))?;
     let (code, expires_at) = engine.create_chat_link(user, LINK_LIFETIME).await?;
     Ok((format!("https://t.me/{username}?start={code}"), expires_at))
 }
 
 /// Handles one update, once: an update seen before is dropped.
-pub(crate) async fn handle_update(engine: &Engine, bot: &Bot, update: &Update) -> Result<(), CoreError> {
+pub(crate) async fn handle_update(
+    engine: &Engine,
+    bot: &Bot,
+    update: &Update,
+) -> Result<(), CoreError> {
     if !engine.first_sight_of_update(update.update_id).await? {
         return Ok(());
     }
@@ -279,8 +339,13 @@ async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
     };
     let events = engine.list_events(&user, None, false, None).await?;
     let now = engine.now();
-    let wanted: Vec<&EventRecord> =
-        events.iter().filter(|event| event.reminders.needs_attention() || matches!(event.lifecycle.state, State::Today | State::Overdue)).collect();
+    let wanted: Vec<&EventRecord> = events
+        .iter()
+        .filter(|event| {
+            event.reminders.needs_attention()
+                || matches!(event.lifecycle.state, State::Today | State::Overdue)
+        })
+        .collect();
     let t = words_for(user.locale);
     if wanted.is_empty() {
         return Ok(t.bot_nothing_needs_you.to_owned());
@@ -299,7 +364,10 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
     let id = callback.id.as_str();
     let button = callback.data.as_deref().and_then(button_id).unwrap_or_default();
     let pressed_in = callback.message.as_ref().map(|message| message.chat.id);
-    let outcome = engine.press_button(button, pressed_in).await?.map(|pressed| (pressed.action, pressed.event));
+    let outcome = engine
+        .press_button(button, pressed_in)
+        .await?
+        .map(|pressed| (pressed.action, pressed.event));
     let Some((action, event)) = outcome else {
         let _ = bot.answer_callback(id, &words::both(|t| t.bot_button_gone)).await;
         return Ok(());
@@ -308,14 +376,23 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
     let (short, text) = match (action, event.lifecycle.state) {
         (_, State::Done | State::Expired) => {
             let closed = if event.lifecycle.state == State::Done {
-                event.spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| event.locale.default_done_label().to_owned())
+                event
+                    .spec
+                    .done_label
+                    .as_ref()
+                    .map(|label| label.as_str().to_owned())
+                    .unwrap_or_else(|| event.locale.default_done_label().to_owned())
             } else {
                 event.locale.expired_label().to_owned()
             };
             (format!("✅ {closed}"), format!("✅ {} — {closed}", event.spec.title.as_str()))
         }
         _ => {
-            let until = event.lifecycle.quiet_until.map(|until| local(&event, until, engine.now())).unwrap_or_default();
+            let until = event
+                .lifecycle
+                .quiet_until
+                .map(|until| local(&event, until, engine.now()))
+                .unwrap_or_default();
             let quiet = format!("{} {until}", t.quiet_until);
             (format!("🔕 {quiet}"), format!("🔕 {} — {quiet}", event.spec.title.as_str()))
         }
@@ -358,7 +435,9 @@ pub(crate) async fn poll(engine: Arc<Engine>, bot: Bot, mut stop: watch::Receive
                                 tracing::warn!(%error, "a Telegram update failed");
                             }
                         }
-                        Err(error) => tracing::warn!(%error, "a Telegram update could not be read; skipped"),
+                        Err(error) => {
+                            tracing::warn!(%error, "a Telegram update could not be read; skipped")
+                        }
                     }
                 }
             }

@@ -44,8 +44,14 @@ impl Backend {
         match std::env::var(POSTGRES_VARIABLE) {
             Ok(url) if !url.is_empty() => Some(Self::Postgres(url)),
             _ => {
-                assert!(std::env::var("CI").is_err(), "{POSTGRES_VARIABLE} must be set under CI so that {test} runs on Postgres");
-                let _ = writeln!(std::io::stderr(), "SKIPPED {test} on Postgres: {POSTGRES_VARIABLE} is not set");
+                assert!(
+                    std::env::var("CI").is_err(),
+                    "{POSTGRES_VARIABLE} must be set under CI so that {test} runs on Postgres"
+                );
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIPPED {test} on Postgres: {POSTGRES_VARIABLE} is not set"
+                );
                 None
             }
         }
@@ -65,7 +71,10 @@ pub fn tool_available(test: &str, found: bool, install: &str) -> bool {
 
 /// Whether `program` runs with `arguments` and succeeds.
 pub fn runs(program: &str, arguments: &[&str]) -> bool {
-    std::process::Command::new(program).args(arguments).output().is_ok_and(|output| output.status.success())
+    std::process::Command::new(program)
+        .args(arguments)
+        .output()
+        .is_ok_and(|output| output.status.success())
 }
 
 /// Generates one `#[tokio::test]` per backend for each story function.
@@ -116,10 +125,19 @@ impl TestDatabase {
             }
             Backend::Postgres(admin_url) => {
                 let name = format!("hado_test_{}", ulid::Ulid::new().to_string().to_lowercase());
-                let mut connection = sqlx::PgConnection::connect(admin_url).await.expect("Postgres is reachable");
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut connection).await.expect("a test database can be created");
+                let mut connection =
+                    sqlx::PgConnection::connect(admin_url).await.expect("Postgres is reachable");
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                    .execute(&mut connection)
+                    .await
+                    .expect("a test database can be created");
                 let base = admin_url.rsplit_once('/').map(|(base, _)| base).unwrap_or(admin_url);
-                Self { url: format!("{base}/{name}"), admin_url: Some(admin_url.clone()), name, _folder: None }
+                Self {
+                    url: format!("{base}/{name}"),
+                    admin_url: Some(admin_url.clone()),
+                    name,
+                    _folder: None,
+                }
             }
         }
     }
@@ -139,7 +157,10 @@ impl Drop for TestDatabase {
         let Some(admin_url) = self.admin_url.take() else { return };
         let name = std::mem::take(&mut self.name);
         let dropping = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime to drop the test database");
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime to drop the test database");
             runtime.block_on(drop_database(&admin_url, &name));
         });
         let _ = dropping.join();
@@ -149,16 +170,34 @@ impl Drop for TestDatabase {
 async fn drop_database(admin_url: &str, name: &str) {
     match sqlx::PgConnection::connect(admin_url).await {
         Ok(mut connection) => {
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut connection).await;
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            )))
+            .execute(&mut connection)
+            .await;
         }
         Err(error) => eprintln!("the test database {name} was left behind: {error}"),
     }
 }
 
 /// A source's event for `user` (no topic): its ref, title and due moment.
-pub fn source_event(user: &str, source_ref: &str, title: &str, due_at: &str) -> hado_proto::v1::SourceEvent {
-    let fields = hado_proto::v1::EventFields { title: title.into(), due_at: due_at.into(), ..Default::default() };
-    hado_proto::v1::SourceEvent { user: user.into(), r#ref: source_ref.into(), topic: String::new(), fields: Some(fields) }
+pub fn source_event(
+    user: &str,
+    source_ref: &str,
+    title: &str,
+    due_at: &str,
+) -> hado_proto::v1::SourceEvent {
+    let fields = hado_proto::v1::EventFields {
+        title: title.into(),
+        due_at: due_at.into(),
+        ..Default::default()
+    };
+    hado_proto::v1::SourceEvent {
+        user: user.into(),
+        r#ref: source_ref.into(),
+        topic: String::new(),
+        fields: Some(fields),
+    }
 }
 
 pub fn utc(text: &str) -> DateTime<Utc> {
@@ -192,7 +231,9 @@ impl TestEngine {
     pub async fn start(backend: &Backend, now: &str) -> Self {
         let database = TestDatabase::create(backend).await;
         let clock = Arc::new(ManualClock::new(utc(now)));
-        let engine = crate::open(&config(&database.url), clock.clone()).await.expect("core opens its database");
+        let engine = crate::open(&config(&database.url), clock.clone())
+            .await
+            .expect("core opens its database");
         Self { engine, clock, database }
     }
 
@@ -220,7 +261,11 @@ impl TestCore {
     }
 
     /// A core whose configuration `configure` changes first (a Telegram bot, say).
-    pub async fn start_configured(backend: &Backend, now: &str, configure: impl FnOnce(&mut CoreConfig)) -> Self {
+    pub async fn start_configured(
+        backend: &Backend,
+        now: &str,
+        configure: impl FnOnce(&mut CoreConfig),
+    ) -> Self {
         let database = TestDatabase::create(backend).await;
         let clock = Arc::new(ManualClock::new(utc(now)));
         let mut config = config(&database.url);
@@ -229,7 +274,8 @@ impl TestCore {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect_lazy();
-        let mut core = Self { addr, engine, clock, config, channel, shutdown: None, task: None, database };
+        let mut core =
+            Self { addr, engine, clock, config, channel, shutdown: None, task: None, database };
         core.serve_on(listener);
         wait_until_serving(core.channel.clone()).await;
         core
@@ -260,7 +306,8 @@ impl TestCore {
 
     /// Serves again on the same address over the same database.
     pub async fn resume(&mut self) {
-        self.engine = crate::open(&self.config, self.clock.clone()).await.expect("core reopens its database");
+        self.engine =
+            crate::open(&self.config, self.clock.clone()).await.expect("core reopens its database");
         let listener = TcpListener::bind(self.addr).await.expect("core's address is free again");
         self.serve_on(listener);
         wait_until_serving(self.channel.clone()).await;
@@ -271,21 +318,32 @@ impl TestCore {
         format!("http://{}", self.addr)
     }
 
-    pub fn admin(&self) -> AdminClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
+    pub fn admin(
+        &self,
+    ) -> AdminClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
         AdminClient::with_interceptor(self.channel.clone(), Bearer::new(ADMIN_TOKEN, None))
     }
 
-    pub fn ingest(&self, token: &str) -> IngestClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
+    pub fn ingest(
+        &self,
+        token: &str,
+    ) -> IngestClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
         IngestClient::with_interceptor(self.channel.clone(), Bearer::new(token, None))
     }
 
     /// The inbox as the web gateway sees it: the gateway credential plus a login.
-    pub fn inbox_as(&self, login: &str) -> InboxClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
+    pub fn inbox_as(
+        &self,
+        login: &str,
+    ) -> InboxClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
         InboxClient::with_interceptor(self.channel.clone(), Bearer::new(GATEWAY_TOKEN, Some(login)))
     }
 
     /// The inbox as an agent sees it.
-    pub fn agent(&self, token: &str) -> InboxClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
+    pub fn agent(
+        &self,
+        token: &str,
+    ) -> InboxClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
         InboxClient::with_interceptor(self.channel.clone(), Bearer::new(token, None))
     }
 
@@ -295,22 +353,45 @@ impl TestCore {
 
     /// Creates a source and returns its token.
     pub async fn source_token(&self, name: &str) -> String {
-        let reply = self.admin().create_source(hado_proto::v1::SourceName { name: name.into() }).await.expect("source created");
+        let reply = self
+            .admin()
+            .create_source(hado_proto::v1::SourceName { name: name.into() })
+            .await
+            .expect("source created");
         reply.into_inner().token
     }
 
     /// Pushes one event for `user` as the source of `token` (no topic) and
     /// returns its id.
-    pub async fn push(&self, token: &str, user: &str, source_ref: &str, fields: hado_proto::v1::EventFields) -> i64 {
-        let event = hado_proto::v1::SourceEvent { user: user.into(), r#ref: source_ref.into(), topic: String::new(), fields: Some(fields) };
-        let reply = self.ingest(token).upsert_events(hado_proto::v1::UpsertEventsRequest { events: vec![event] }).await.expect("the event is pushed");
+    pub async fn push(
+        &self,
+        token: &str,
+        user: &str,
+        source_ref: &str,
+        fields: hado_proto::v1::EventFields,
+    ) -> i64 {
+        let event = hado_proto::v1::SourceEvent {
+            user: user.into(),
+            r#ref: source_ref.into(),
+            topic: String::new(),
+            fields: Some(fields),
+        };
+        let reply = self
+            .ingest(token)
+            .upsert_events(hado_proto::v1::UpsertEventsRequest { events: vec![event] })
+            .await
+            .expect("the event is pushed");
         reply.into_inner().results[0].id
     }
 
     /// A delivery loop's sender for this core, with its Telegram bot when
     /// the configuration has one.
     pub fn deliverer(&self) -> crate::delivery::Deliverer {
-        crate::delivery::Deliverer::new(self.engine.clone(), crate::telegram_bot(&self.config), self.config.delivery_concurrency)
+        crate::delivery::Deliverer::new(
+            self.engine.clone(),
+            crate::telegram_bot(&self.config),
+            self.config.delivery_concurrency,
+        )
     }
 
     /// Stores a webhook for `login` without the checks of `AddWebhook`, as
@@ -320,9 +401,14 @@ impl TestCore {
         let login = crate::domain::fields::Login::from_stored(login.to_owned());
         let now = crate::clock::Clock::now(&*self.clock);
         let mut transaction = self.engine.store().begin_write().await.expect("a write transaction");
-        let user = crate::storage::users::ensure_user(&mut transaction, &login, (chrono_tz::Europe::Berlin, crate::domain::profile::Locale::En), now)
-            .await
-            .expect("the user");
+        let user = crate::storage::users::ensure_user(
+            &mut transaction,
+            &login,
+            (chrono_tz::Europe::Berlin, crate::domain::profile::Locale::En),
+            now,
+        )
+        .await
+        .expect("the user");
         let channel = crate::storage::channels::add(
             &mut transaction,
             user.id,
@@ -368,12 +454,18 @@ pub struct Bearer {
 
 impl Bearer {
     pub fn new(token: &str, user: Option<&str>) -> Self {
-        Self { authorization: format!("Bearer {token}").parse().unwrap(), user: user.map(|login| login.parse().unwrap()) }
+        Self {
+            authorization: format!("Bearer {token}").parse().unwrap(),
+            user: user.map(|login| login.parse().unwrap()),
+        }
     }
 }
 
 impl Interceptor for Bearer {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
         request.metadata_mut().insert("authorization", self.authorization.clone());
         if let Some(user) = &self.user {
             request.metadata_mut().insert("x-hado-user", user.clone());

@@ -19,7 +19,11 @@ pub(crate) fn timestamp(instant: DateTime<Utc>) -> String {
 
 pub(crate) fn event(record: &EventRecord) -> v1::Event {
     let spec = &record.spec;
-    let done_label = spec.done_label.as_ref().map(|label| label.as_str().to_owned()).unwrap_or_else(|| record.locale.default_done_label().to_owned());
+    let done_label = spec
+        .done_label
+        .as_ref()
+        .map(|label| label.as_str().to_owned())
+        .unwrap_or_else(|| record.locale.default_done_label().to_owned());
     let manual = record.source == crate::domain::fields::SourceName::MANUAL;
     let closed_as = match record.lifecycle.state {
         State::Done => Some(done_label.clone()),
@@ -48,7 +52,9 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         closed_as,
         editable: manual,
         reopenable: record.lifecycle.state.reopenable(manual),
-        due_instant: due_moment.with_timezone(&record.zone).to_rfc3339_opts(SecondsFormat::Secs, true),
+        due_instant: due_moment
+            .with_timezone(&record.zone)
+            .to_rfc3339_opts(SecondsFormat::Secs, true),
         all_day: !spec.due.at.has_time_of_day(),
         created_at: timestamp(record.created_at),
         updated_at: timestamp(record.updated_at),
@@ -106,7 +112,10 @@ pub(crate) fn delivery(record: &DeliveryRecord) -> v1::Delivery {
         updated_at: timestamp(record.updated_at),
         channel_kind: record.channel_kind.map(|kind| kind.as_str().to_owned()).unwrap_or_default(),
         channel_host: match (record.channel_kind, &record.channel_target) {
-            (Some(ChannelKind::Webhook), Some(url)) => url::Url::parse(url).ok().and_then(|url| url.host_str().map(str::to_owned)).unwrap_or_default(),
+            (Some(ChannelKind::Webhook), Some(url)) => url::Url::parse(url)
+                .ok()
+                .and_then(|url| url.host_str().map(str::to_owned))
+                .unwrap_or_default(),
             _ => String::new(),
         },
     }

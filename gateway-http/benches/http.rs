@@ -24,18 +24,27 @@ fn free_port() -> u16 {
 
 fn resident_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status.lines().find(|line| line.starts_with(field)).and_then(|line| line.split_whitespace().nth(1)).and_then(|kib| kib.parse().ok()).unwrap_or(0)
+    status
+        .lines()
+        .find(|line| line.starts_with(field))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or(0)
 }
 
 fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
     samples.sort();
     let count = samples.len();
-    (samples[count / 2].as_secs_f64() * 1e3, samples[(count * 99 / 100).min(count - 1)].as_secs_f64() * 1e3)
+    (
+        samples[count / 2].as_secs_f64() * 1e3,
+        samples[(count * 99 / 100).min(count - 1)].as_secs_f64() * 1e3,
+    )
 }
 
 fn due_at(index: usize) -> String {
     // Spread over the next three years so every group of the inbox has events.
-    let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap() + chrono::Duration::days((index % 1100) as i64);
+    let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
+        + chrono::Duration::days((index % 1100) as i64);
     day.format("%Y-%m-%d").to_string()
 }
 
@@ -48,11 +57,21 @@ fn source_event(user: &str, prefix: &str, index: usize) -> SourceEvent {
         user: user.into(),
         r#ref: format!("{prefix}-{index}"),
         topic: String::new(),
-        fields: Some(EventFields { title: format!("Event {index}"), due_at: due_at(index), subtitle: Some("From the benchmark".into()), ..Default::default() }),
+        fields: Some(EventFields {
+            title: format!("Event {index}"),
+            due_at: due_at(index),
+            subtitle: Some("From the benchmark".into()),
+            ..Default::default()
+        }),
     }
 }
 
-async fn timed_get(client: &reqwest::Client, url: &str, user: &str, rounds: usize) -> (Vec<Duration>, usize) {
+async fn timed_get(
+    client: &reqwest::Client,
+    url: &str,
+    user: &str,
+    rounds: usize,
+) -> (Vec<Duration>, usize) {
     let mut samples = Vec::with_capacity(rounds);
     let mut bytes = 0;
     for _ in 0..rounds {
@@ -93,52 +112,78 @@ async fn main() {
 
     // Batch upsert: REST against gRPC, the same batches of 500 new events,
     // in alternating rounds after a warm-up, so neither path gets the cold start.
-    println!("\nBatch upsert, {BATCH} new events a batch, 10 batches a round, 3 rounds alternating");
+    println!(
+        "\nBatch upsert, {BATCH} new events a batch, 10 batches a round, 3 rounds alternating"
+    );
     let mut ingest = core.ingest(&token);
-    let warm_up: Vec<SourceEvent> = (0..BATCH).map(|index| source_event("warm", "w", index)).collect();
+    let warm_up: Vec<SourceEvent> =
+        (0..BATCH).map(|index| source_event("warm", "w", index)).collect();
     ingest.upsert_events(UpsertEventsRequest { events: warm_up }).await.unwrap();
     let (mut grpc_rates, mut rest_rates) = (Vec::new(), Vec::new());
     for round in 0..3 {
         let started = Instant::now();
         for batch in 0..10 {
             let first = (round * 10 + batch) * BATCH;
-            let events: Vec<SourceEvent> = (first..first + BATCH).map(|index| source_event("grpc", "g", index)).collect();
+            let events: Vec<SourceEvent> =
+                (first..first + BATCH).map(|index| source_event("grpc", "g", index)).collect();
             ingest.upsert_events(UpsertEventsRequest { events }).await.unwrap();
         }
         grpc_rates.push((10 * BATCH) as f64 / started.elapsed().as_secs_f64());
         let started = Instant::now();
         for batch in 0..10 {
             let first = (round * 10 + batch) * BATCH;
-            let events: Vec<Value> = (first..first + BATCH).map(|index| item("rest", "r", index)).collect();
-            let response = client.post(format!("{base}/api/events")).bearer_auth(&token).json(&json!({ "events": events })).send().await.unwrap();
+            let events: Vec<Value> =
+                (first..first + BATCH).map(|index| item("rest", "r", index)).collect();
+            let response = client
+                .post(format!("{base}/api/events"))
+                .bearer_auth(&token)
+                .json(&json!({ "events": events }))
+                .send()
+                .await
+                .unwrap();
             assert!(response.status().is_success());
             response.bytes().await.unwrap();
         }
         rest_rates.push((10 * BATCH) as f64 / started.elapsed().as_secs_f64());
     }
-    let rounds = |rates: &[f64]| rates.iter().map(|rate| format!("{rate:.0}")).collect::<Vec<_>>().join(", ");
+    let rounds = |rates: &[f64]| {
+        rates.iter().map(|rate| format!("{rate:.0}")).collect::<Vec<_>>().join(", ")
+    };
     println!("gRPC Ingest.UpsertEvents directly   {} events/s", rounds(&grpc_rates));
     println!("REST POST /api/events               {} events/s", rounds(&rest_rates));
 
     // The inbox for 500 and for 10,000 events.
     for (user, count) in [("small", 500_usize), ("large", 10_000)] {
         for batch in 0..count.div_ceil(BATCH) {
-            let events: Vec<SourceEvent> = (batch * BATCH..((batch + 1) * BATCH).min(count)).map(|index| source_event(user, "e", index)).collect();
+            let events: Vec<SourceEvent> = (batch * BATCH..((batch + 1) * BATCH).min(count))
+                .map(|index| source_event(user, "e", index))
+                .collect();
             ingest.upsert_events(UpsertEventsRequest { events }).await.unwrap();
         }
         let rounds = if count > 1000 { 10 } else { 30 };
         println!("\n{count} active events");
         let (samples, bytes) = timed_get(&client, &format!("{base}/"), user, rounds).await;
         let (p50, p99) = percentiles(samples);
-        println!("GET / (inbox page)      p50 {p50:>8.1} ms  p99 {p99:>8.1} ms  {:>6} KiB of HTML", bytes / 1024);
+        println!(
+            "GET / (inbox page)      p50 {p50:>8.1} ms  p99 {p99:>8.1} ms  {:>6} KiB of HTML",
+            bytes / 1024
+        );
         let (samples, bytes) = timed_get(&client, &format!("{base}/me/events"), user, rounds).await;
         let (p50, p99) = percentiles(samples);
-        println!("GET /me/events (JSON)   p50 {p50:>8.1} ms  p99 {p99:>8.1} ms  {:>6} KiB of JSON", bytes / 1024);
-        let (samples, _) = timed_get(&client, &format!("{base}/me/events?state=today"), user, rounds).await;
+        println!(
+            "GET /me/events (JSON)   p50 {p50:>8.1} ms  p99 {p99:>8.1} ms  {:>6} KiB of JSON",
+            bytes / 1024
+        );
+        let (samples, _) =
+            timed_get(&client, &format!("{base}/me/events?state=today"), user, rounds).await;
         let (p50, p99) = percentiles(samples);
         println!("GET /me/events?state=today  p50 {p50:>4.1} ms  p99 {p99:>4.1} ms");
     }
-    println!("\ngateway-http resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
+    println!(
+        "\ngateway-http resident memory after the load: {} KiB now, {} KiB at its peak",
+        resident_kib(pid, "VmRSS:"),
+        resident_kib(pid, "VmHWM:")
+    );
 
     let _ = gateway.start_kill();
     let _ = gateway.wait().await;

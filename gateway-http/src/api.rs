@@ -45,7 +45,9 @@ pub(crate) struct PushedEvent {
     pub subtitle: Option<String>,
     /// `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` (local time) or with an offset (a fixed instant).
     #[serde(default)]
-    #[schemars(pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})?)?$"))]
+    #[schemars(pattern(
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})?)?$"
+    ))]
     pub due_at: String,
     /// `YYYY-MM-DD`, not after the due day; default 30 days before it.
     #[serde(default)]
@@ -153,9 +155,19 @@ pub(crate) async fn upsert(
     SourceCredential(credential): SourceCredential,
     ApiJson(body): ApiJson<UpsertBody>,
 ) -> Result<axum::Json<UpsertReply>, ApiError> {
-    let request = v1::UpsertEventsRequest { events: body.events.into_iter().map(source_event).collect() };
-    let reply = state.ingest(credential).upsert_events(request).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
-    let results = reply.into_inner().results.into_iter().map(|result| UpsertResult { id: result.id, outcome: result.outcome, state: result.state }).collect();
+    let request =
+        v1::UpsertEventsRequest { events: body.events.into_iter().map(source_event).collect() };
+    let reply = state
+        .ingest(credential)
+        .upsert_events(request)
+        .await
+        .map_err(|status| ApiError::from_core(&state.core, &status))?;
+    let results = reply
+        .into_inner()
+        .results
+        .into_iter()
+        .map(|result| UpsertResult { id: result.id, outcome: result.outcome, state: result.state })
+        .collect();
     Ok(axum::Json(UpsertReply { results }))
 }
 
@@ -164,14 +176,29 @@ pub(crate) async fn withdraw(
     SourceCredential(credential): SourceCredential,
     ApiJson(body): ApiJson<WithdrawBody>,
 ) -> Result<axum::Json<WithdrawReply>, ApiError> {
-    let keys = body.events.into_iter().map(|key| v1::EventKey { user: key.user, r#ref: key.source_ref, topic: key.topic.unwrap_or_default() }).collect();
-    let reply =
-        state.ingest(credential).withdraw_events(v1::WithdrawEventsRequest { keys }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
+    let keys = body
+        .events
+        .into_iter()
+        .map(|key| v1::EventKey {
+            user: key.user,
+            r#ref: key.source_ref,
+            topic: key.topic.unwrap_or_default(),
+        })
+        .collect();
+    let reply = state
+        .ingest(credential)
+        .withdraw_events(v1::WithdrawEventsRequest { keys })
+        .await
+        .map_err(|status| ApiError::from_core(&state.core, &status))?;
     let results = reply
         .into_inner()
         .results
         .into_iter()
-        .map(|result| WithdrawResult { found: result.found, id: result.found.then_some(result.id), state: result.found.then_some(result.state) })
+        .map(|result| WithdrawResult {
+            found: result.found,
+            id: result.found.then_some(result.id),
+            state: result.found.then_some(result.state),
+        })
         .collect();
     Ok(axum::Json(WithdrawReply { results }))
 }
@@ -189,11 +216,24 @@ pub(crate) async fn list(
         match key.as_ref() {
             "user" => user = Some(value.into_owned()),
             "ref" => refs.push(value.into_owned()),
-            other => return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("unknown query parameter {other:?}; use user and ref"))),
+            other => {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    format!("unknown query parameter {other:?}; use user and ref"),
+                ));
+            }
         }
     }
-    let user = user.ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "the user query parameter is required"))?;
-    let reply = state.ingest(credential).list_events(v1::IngestListRequest { user, refs }).await.map_err(|status| ApiError::from_core(&state.core, &status))?;
+    let user = user.ok_or_else(|| {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "the user query parameter is required")
+    })?;
+    let reply = state
+        .ingest(credential)
+        .list_events(v1::IngestListRequest { user, refs })
+        .await
+        .map_err(|status| ApiError::from_core(&state.core, &status))?;
     let events = crate::lists::one_page(reply.into_inner().events);
-    Ok(crate::lists::events_json(events, |event, out| serde_json::to_writer(out, &ClientEvent::from(event))))
+    Ok(crate::lists::events_json(events, |event, out| {
+        serde_json::to_writer(out, &ClientEvent::from(event))
+    }))
 }

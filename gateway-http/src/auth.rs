@@ -31,10 +31,19 @@ impl<S: Send + Sync> FromRequestParts<S> for SourceCredential {
             .get(AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.split_once(' '))
-            .filter(|(scheme, token)| scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty())
+            .filter(|(scheme, token)| {
+                scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()
+            })
             .map(|(_, token)| token.trim());
-        let token = token.ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "a source bearer token is required (Authorization: Bearer hado_src_…)"))?;
-        Credential::bearer(token).map(Self).ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unknown source token"))
+        let token = token.ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "a source bearer token is required (Authorization: Bearer hado_src_…)",
+            )
+        })?;
+        Credential::bearer(token)
+            .map(Self)
+            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unknown source token"))
     }
 }
 
@@ -43,13 +52,25 @@ impl<S: Send + Sync> FromRequestParts<S> for SourceCredential {
 pub(crate) struct InboxUser(pub String);
 
 /// Why no person could be named, or the person.
-pub(crate) fn inbox_user(state: &AppState, peer: SocketAddr, headers: &axum::http::HeaderMap) -> Result<InboxUser, &'static str> {
+pub(crate) fn inbox_user(
+    state: &AppState,
+    peer: SocketAddr,
+    headers: &axum::http::HeaderMap,
+) -> Result<InboxUser, &'static str> {
     if state.config.trusts(peer.ip()) {
-        let login = headers.get(REMOTE_USER).and_then(|value| value.to_str().ok()).map(str::trim).filter(|login| !login.is_empty());
-        return login.map(|login| InboxUser(login.to_owned())).ok_or("the trusted proxy did not name a user in X-Remote-User");
+        let login = headers
+            .get(REMOTE_USER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::trim)
+            .filter(|login| !login.is_empty());
+        return login
+            .map(|login| InboxUser(login.to_owned()))
+            .ok_or("the trusted proxy did not name a user in X-Remote-User");
     }
     match &state.config.local_user {
-        Some(login) if state.config.addr.ip().is_loopback() && peer.ip().is_loopback() => Ok(InboxUser(login.clone())),
+        Some(login) if state.config.addr.ip().is_loopback() && peer.ip().is_loopback() => {
+            Ok(InboxUser(login.clone()))
+        }
         _ => Err("sign in through the proxy in front of Hado"),
     }
 }
@@ -64,7 +85,10 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let state = AppState::from_ref(state);
         let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
-        let peer = peer.ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown"))?;
-        inbox_user(&state, peer, &parts.headers).map_err(|reason| ApiError::new(StatusCode::UNAUTHORIZED, reason))
+        let peer = peer.ok_or_else(|| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown")
+        })?;
+        inbox_user(&state, peer, &parts.headers)
+            .map_err(|reason| ApiError::new(StatusCode::UNAUTHORIZED, reason))
     }
 }

@@ -58,7 +58,10 @@ impl HttpConfig {
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let trusted_proxies = TrustedProxies::from_lookup(lookup)?;
         let public_url = process::url(lookup, "HADO_PUBLIC_URL")?;
-        let proxied_mcp = public_url.as_ref().filter(|_| !trusted_proxies.is_empty()).map(|url| format!("{url}/mcp"));
+        let proxied_mcp = public_url
+            .as_ref()
+            .filter(|_| !trusted_proxies.is_empty())
+            .map(|url| format!("{url}/mcp"));
         let mcp_url = read(lookup, "HADO_MCP_URL").or(proxied_mcp);
         Ok(Self {
             addr: process::socket_addr(lookup, "HADO_HTTP_ADDR", DEFAULT_HTTP_ADDR)?,
@@ -103,9 +106,12 @@ mod tests {
     const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
     fn config(pairs: &[(&str, &str)]) -> Result<HttpConfig, ConfigError> {
-        let mut owned: Vec<(String, String)> = pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
+        let mut owned: Vec<(String, String)> =
+            pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
         owned.push(("HADO_GATEWAY_TOKEN".into(), SECRET.into()));
-        HttpConfig::from_lookup(&move |variable| owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone()))
+        HttpConfig::from_lookup(&move |variable| {
+            owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone())
+        })
     }
 
     #[test]
@@ -118,14 +124,22 @@ mod tests {
 
     #[test]
     fn proxies_are_addresses_or_ranges() {
-        let config = config(&[("HADO_TRUSTED_PROXIES", "10.0.0.0/8, ::1,192.168.1.7"), ("HADO_PUBLIC_URL", "https://hado.example.com/")]).unwrap();
+        let config = config(&[
+            ("HADO_TRUSTED_PROXIES", "10.0.0.0/8, ::1,192.168.1.7"),
+            ("HADO_PUBLIC_URL", "https://hado.example.com/"),
+        ])
+        .unwrap();
         for trusted in ["10.1.2.3", "::1", "192.168.1.7", "::ffff:10.9.9.9"] {
             assert!(config.trusts(trusted.parse().unwrap()), "{trusted}");
         }
         for untrusted in ["11.0.0.1", "192.168.1.8", "127.0.0.1"] {
             assert!(!config.trusts(untrusted.parse().unwrap()), "{untrusted}");
         }
-        assert_eq!(config.mcp_url.as_deref(), Some("https://hado.example.com/mcp"), "behind a proxy, /mcp is on the public URL");
+        assert_eq!(
+            config.mcp_url.as_deref(),
+            Some("https://hado.example.com/mcp"),
+            "behind a proxy, /mcp is on the public URL"
+        );
     }
 
     #[test]
@@ -133,14 +147,24 @@ mod tests {
         // Without a proxy the public URL is gateway-http's own, where /mcp 404s.
         let alone = config(&[("HADO_PUBLIC_URL", "http://127.0.0.1:8080")]).unwrap();
         assert_eq!(alone.mcp_url, None);
-        let told = config(&[("HADO_PUBLIC_URL", "http://127.0.0.1:8080"), ("HADO_MCP_URL", "http://127.0.0.1:8081/mcp")]).unwrap();
+        let told = config(&[
+            ("HADO_PUBLIC_URL", "http://127.0.0.1:8080"),
+            ("HADO_MCP_URL", "http://127.0.0.1:8081/mcp"),
+        ])
+        .unwrap();
         assert_eq!(told.mcp_url.as_deref(), Some("http://127.0.0.1:8081/mcp"));
     }
 
     #[test]
     fn each_bad_setting_is_named() {
-        assert_eq!(config(&[("HADO_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err().variable, "HADO_TRUSTED_PROXIES");
-        assert_eq!(config(&[("HADO_TRUSTED_PROXIES", "proxy.local")]).unwrap_err().variable, "HADO_TRUSTED_PROXIES");
+        assert_eq!(
+            config(&[("HADO_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err().variable,
+            "HADO_TRUSTED_PROXIES"
+        );
+        assert_eq!(
+            config(&[("HADO_TRUSTED_PROXIES", "proxy.local")]).unwrap_err().variable,
+            "HADO_TRUSTED_PROXIES"
+        );
         assert_eq!(config(&[("HADO_HTTP_ADDR", "8080")]).unwrap_err().variable, "HADO_HTTP_ADDR");
         assert_eq!(config(&[("HADO_PUBLIC_URL", "hado")]).unwrap_err().variable, "HADO_PUBLIC_URL");
         let missing = HttpConfig::from_lookup(&|_| None).unwrap_err();

@@ -25,12 +25,14 @@ use crate::error::{ApiError, is_json};
 
 /// The policy every reply carries: only this site's own scripts, styles and
 /// images, no framing, no plugins, forms posted only here.
-pub(crate) const CONTENT_SECURITY_POLICY_VALUE: &str =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+pub(crate) const CONTENT_SECURITY_POLICY_VALUE: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// The headers every reply carries: that policy, and pages of one's own
 /// site only as the referrer.
-const SECURITY_HEADERS: SecurityHeaders = SecurityHeaders { content_security_policy: CONTENT_SECURITY_POLICY_VALUE, referrer_policy: "same-origin" };
+const SECURITY_HEADERS: SecurityHeaders = SecurityHeaders {
+    content_security_policy: CONTENT_SECURITY_POLICY_VALUE,
+    referrer_policy: "same-origin",
+};
 
 /// Serves only the hosts the gateway is configured for, then stamps every
 /// reply with the security headers and gives bare or plain-text error
@@ -38,7 +40,9 @@ const SECURITY_HEADERS: SecurityHeaders = SecurityHeaders { content_security_pol
 pub(crate) async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let mut response = match state.config.allowed_hosts.admit(request.headers(), request.uri()) {
         Ok(_) => json_errors(next.run(request).await),
-        Err(refusal) => ApiError::new(StatusCode::MISDIRECTED_REQUEST, refusal.to_string()).into_response(),
+        Err(refusal) => {
+            ApiError::new(StatusCode::MISDIRECTED_REQUEST, refusal.to_string()).into_response()
+        }
     };
     SECURITY_HEADERS.stamp(response.headers_mut());
     response
@@ -52,7 +56,8 @@ fn json_errors(response: Response) -> Response {
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
-    let content_type = response.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
+    let content_type =
+        response.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
     if !(content_type.is_empty() || content_type.starts_with("text/plain")) {
         return response;
     }
@@ -80,7 +85,11 @@ fn json_errors(response: Response) -> Response {
 /// Why a state-changing request is refused as cross-site, if it is: the
 /// browser's `Sec-Fetch-Site` says another site sent it, or its `Origin`
 /// is not exactly this site's (scheme, host and port compared).
-pub(crate) fn cross_site(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<&'static str> {
+pub(crate) fn cross_site(
+    state: &AppState,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+) -> Option<&'static str> {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok())
         && !(site == "same-origin" || site == "none")
     {
@@ -88,19 +97,25 @@ pub(crate) fn cross_site(state: &AppState, peer: Option<SocketAddr>, headers: &H
     }
     let origin = headers.get(ORIGIN)?;
     let origin = origin.to_str().unwrap_or("");
-    let host = headers.get(axum::http::header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
+    let host =
+        headers.get(axum::http::header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
     // Behind a TLS proxy the browser's scheme is the proxy's, which only a
     // trusted proxy may tell.
-    let forwarded = peer.filter(|peer| state.config.trusts(peer.ip())).and_then(|_| headers.get("x-forwarded-proto")?.to_str().ok());
+    let forwarded = peer
+        .filter(|peer| state.config.trusts(peer.ip()))
+        .and_then(|_| headers.get("x-forwarded-proto")?.to_str().ok());
     let scheme = match forwarded {
         Some("https") => "https",
         _ => "http",
     };
-    let public = state.config.public_url.as_deref().is_some_and(|public| same_origin(origin, public));
+    let public =
+        state.config.public_url.as_deref().is_some_and(|public| same_origin(origin, public));
     if public || same_origin(origin, &format!("{scheme}://{host}/")) {
         None
     } else {
-        Some("this request came from another site's page (its Origin is not this site), so it was not accepted")
+        Some(
+            "this request came from another site's page (its Origin is not this site), so it was not accepted",
+        )
     }
 }
 
@@ -112,15 +127,22 @@ fn writes(method: &Method) -> bool {
 /// taken only as `Content-Type: application/json`, which a form on another
 /// site cannot send without the browser asking first (a CORS preflight this
 /// gateway never grants).
-pub(crate) async fn me_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn me_writes(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     if writes(request.method()) {
         let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
         if let Some(reason) = cross_site(&state, peer, request.headers()) {
             return ApiError::new(StatusCode::FORBIDDEN, reason).into_response();
         }
         if !is_json(request.headers()) {
-            return ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "send writes to /me with Content-Type: application/json (an empty body may be {})")
-                .into_response();
+            return ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send writes to /me with Content-Type: application/json (an empty body may be {})",
+            )
+            .into_response();
         }
     }
     next.run(request).await
@@ -133,13 +155,26 @@ pub(crate) const SOURCE_TOKEN_MEMORY: Duration = Duration::from_secs(5);
 /// Checks a source's bearer token with core (or core's answer of the last
 /// few seconds) before the body is read: an unknown token is answered 401
 /// without reading a byte of it.
-pub(crate) async fn source_first(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn source_first(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (mut parts, body) = request.into_parts();
-    let credential = match <SourceCredential as axum::extract::FromRequestParts<AppState>>::from_request_parts(&mut parts, &state).await {
-        Ok(SourceCredential(credential)) => credential,
-        Err(error) => return error.into_response(),
-    };
-    let token = parts.headers.get(axum::http::header::AUTHORIZATION).map(|value| value.as_bytes()).unwrap_or_default();
+    let credential =
+        match <SourceCredential as axum::extract::FromRequestParts<AppState>>::from_request_parts(
+            &mut parts, &state,
+        )
+        .await
+        {
+            Ok(SourceCredential(credential)) => credential,
+            Err(error) => return error.into_response(),
+        };
+    let token = parts
+        .headers
+        .get(axum::http::header::AUTHORIZATION)
+        .map(|value| value.as_bytes())
+        .unwrap_or_default();
     let digest = TokenDigest::of(token);
     let now = Instant::now();
     if !state.known_sources.recently_accepted(digest, now) {
@@ -153,5 +188,10 @@ pub(crate) async fn source_first(State(state): State<AppState>, request: Request
 
 /// Reads at most `limit` bytes of a body, or answers 413.
 pub(crate) async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {} KiB", limit / 1024)))
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is over {} KiB", limit / 1024),
+        )
+    })
 }

@@ -56,8 +56,16 @@ impl Violation {
             Some((number.parse::<usize>().ok()?, after.trim_start_matches('.')))
         });
         match indexed {
-            Some((index, field)) => Self { index: Some(index), field: field.to_owned(), message, code: None, localized: None },
-            None => Self { index: None, field: path.to_owned(), message, code: None, localized: None },
+            Some((index, field)) => Self {
+                index: Some(index),
+                field: field.to_owned(),
+                message,
+                code: None,
+                localized: None,
+            },
+            None => {
+                Self { index: None, field: path.to_owned(), message, code: None, localized: None }
+            }
         }
     }
 }
@@ -70,7 +78,10 @@ pub(crate) struct ApiError {
 
 impl ApiError {
     pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, body: ErrorBody { error: message.into(), code: None, violations: Vec::new() } }
+        Self {
+            status,
+            body: ErrorBody { error: message.into(), code: None, violations: Vec::new() },
+        }
     }
 
     /// Core's answer, with its status mapped and its words kept.
@@ -79,7 +90,8 @@ impl ApiError {
             Failure::Unreachable(message) => Self::new(StatusCode::SERVICE_UNAVAILABLE, message),
             Failure::Unauthenticated(message) => Self::new(StatusCode::UNAUTHORIZED, message),
             Failure::Refused { code, message } => {
-                let http = StatusCode::from_u16(http_status(code)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                let http = StatusCode::from_u16(http_status(code))
+                    .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
                 let violations = status
                     .get_details_bad_request()
                     .map(|details| {
@@ -88,13 +100,18 @@ impl ApiError {
                             .into_iter()
                             .map(|violation| Violation {
                                 code: Some(violation.reason).filter(|reason| !reason.is_empty()),
-                                localized: violation.localized_message.map(|localized| localized.message),
+                                localized: violation
+                                    .localized_message
+                                    .map(|localized| localized.message),
                                 ..Violation::at(&violation.field, violation.description)
                             })
                             .collect()
                     })
                     .unwrap_or_default();
-                let code = status.get_details_error_info().map(|info| info.reason).filter(|reason| !reason.is_empty());
+                let code = status
+                    .get_details_error_info()
+                    .map(|info| info.reason)
+                    .filter(|reason| !reason.is_empty());
                 Self { status: http, body: ErrorBody { error: message, code, violations } }
             }
         }
@@ -109,7 +126,9 @@ impl IntoResponse for ApiError {
         }
         // Core or its storage is down for now: say when to try again.
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
         }
         response
     }
@@ -138,26 +157,39 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         if !is_json(request.headers()) {
-            return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json"));
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send the body as JSON with Content-Type: application/json",
+            ));
         }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| ApiError::new(rejection.status(), format!("the body could not be read: {}", rejection.body_text())))?;
+        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+            ApiError::new(
+                rejection.status(),
+                format!("the body could not be read: {}", rejection.body_text()),
+            )
+        })?;
         let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
         let value = match hado_runtime::json::parse(text) {
             Ok(value) => value,
-            Err(problem @ BodyProblem::Syntax(_)) => return Err(ApiError::new(StatusCode::BAD_REQUEST, problem.to_string())),
+            Err(problem @ BodyProblem::Syntax(_)) => {
+                return Err(ApiError::new(StatusCode::BAD_REQUEST, problem.to_string()));
+            }
             Err(problem @ BodyProblem::DuplicateKey { .. }) => {
-                let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string());
+                let mut failure =
+                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string());
                 if let BodyProblem::DuplicateKey { field, key } = problem {
-                    failure.body.violations.push(Violation::at(&field, format!("the key {key:?} appears twice in one object; send it once")));
+                    failure.body.violations.push(Violation::at(
+                        &field,
+                        format!("the key {key:?} appears twice in one object; send it once"),
+                    ));
                 }
                 return Err(failure);
             }
         };
         if let Some(path) = misplaced_array(&value) {
             let message = "expected an object, found an array".to_owned();
-            let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {message}"));
+            let mut failure =
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {message}"));
             failure.body.violations.push(Violation::at(&path, message));
             return Err(failure);
         }
@@ -168,11 +200,15 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
                 let path = error.path().to_string();
                 let inner = error.into_inner();
                 if inner.is_data() {
-                    let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {inner}"));
+                    let mut failure =
+                        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {inner}"));
                     failure.body.violations.push(Violation::at(&path, inner.to_string()));
                     Err(failure)
                 } else {
-                    Err(ApiError::new(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {inner}")))
+                    Err(ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        format!("the body is not valid JSON: {inner}"),
+                    ))
                 }
             }
         }
@@ -185,7 +221,9 @@ fn misplaced_array(value: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     fn walk(value: &Value, path: &str) -> Option<String> {
         match value {
-            Value::Object(map) => map.iter().find_map(|(key, inner)| walk(inner, &if path == "." { key.clone() } else { format!("{path}.{key}") })),
+            Value::Object(map) => map.iter().find_map(|(key, inner)| {
+                walk(inner, &if path == "." { key.clone() } else { format!("{path}.{key}") })
+            }),
             Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| match item {
                 Value::Array(_) => Some(format!("{path}[{index}]")),
                 other => walk(other, &format!("{path}[{index}]")),
@@ -206,7 +244,10 @@ mod tests {
     #[test]
     fn arrays_standing_for_objects_are_found() {
         assert_eq!(misplaced_array(&serde_json::json!([[]])).as_deref(), Some("."));
-        assert_eq!(misplaced_array(&serde_json::json!({"events": [{}, ["anna", "visa"]]})).as_deref(), Some("events[1]"));
+        assert_eq!(
+            misplaced_array(&serde_json::json!({"events": [{}, ["anna", "visa"]]})).as_deref(),
+            Some("events[1]")
+        );
         assert_eq!(misplaced_array(&serde_json::json!({"events": [{"user": "anna"}]})), None);
     }
 
@@ -214,9 +255,24 @@ mod tests {
     fn batch_paths_split_into_index_and_field() {
         assert_eq!(
             Violation::at("events[3].due_at", "x".into()),
-            Violation { index: Some(3), field: "due_at".into(), message: "x".into(), code: None, localized: None }
+            Violation {
+                index: Some(3),
+                field: "due_at".into(),
+                message: "x".into(),
+                code: None,
+                localized: None
+            }
         );
-        assert_eq!(Violation::at("tz", "y".into()), Violation { index: None, field: "tz".into(), message: "y".into(), code: None, localized: None });
+        assert_eq!(
+            Violation::at("tz", "y".into()),
+            Violation {
+                index: None,
+                field: "tz".into(),
+                message: "y".into(),
+                code: None,
+                localized: None
+            }
+        );
         assert_eq!(Violation::at("events[12]", "z".into()).index, Some(12));
     }
 }

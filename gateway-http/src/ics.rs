@@ -28,7 +28,12 @@ const ALARM_TIME: NaiveTime = match NaiveTime::from_hms_opt(9, 0, 0) {
 /// break of any kind becomes `\n`, and any other control character but
 /// tab is dropped, so no value can start a property of its own.
 fn text(value: &str) -> String {
-    let escaped = value.replace('\\', "\\\\").replace(';', "\\;").replace(',', "\\,").replace("\r\n", "\\n").replace(['\r', '\n'], "\\n");
+    let escaped = value
+        .replace('\\', "\\\\")
+        .replace(';', "\\;")
+        .replace(',', "\\,")
+        .replace("\r\n", "\\n")
+        .replace(['\r', '\n'], "\\n");
     escaped.chars().filter(|character| !character.is_control() || *character == '\t').collect()
 }
 
@@ -60,15 +65,24 @@ fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
 /// offset) a UTC instant.
 fn due_lines(event: &v1::Event) -> Vec<String> {
     if !event.due_offset.is_empty() {
-        return parse_instant(&event.due_instant).map(|instant| vec![format!("DTSTART:{}", utc_stamp(instant))]).unwrap_or_default();
+        return parse_instant(&event.due_instant)
+            .map(|instant| vec![format!("DTSTART:{}", utc_stamp(instant))])
+            .unwrap_or_default();
     }
-    let Ok(date) = NaiveDate::parse_from_str(&event.due_date, "%Y-%m-%d") else { return Vec::new() };
+    let Ok(date) = NaiveDate::parse_from_str(&event.due_date, "%Y-%m-%d") else {
+        return Vec::new();
+    };
     if event.due_time.is_empty() {
         let next = date.succ_opt().unwrap_or(date);
-        return vec![format!("DTSTART;VALUE=DATE:{}", date.format("%Y%m%d")), format!("DTEND;VALUE=DATE:{}", next.format("%Y%m%d"))];
+        return vec![
+            format!("DTSTART;VALUE=DATE:{}", date.format("%Y%m%d")),
+            format!("DTEND;VALUE=DATE:{}", next.format("%Y%m%d")),
+        ];
     }
-    let time = NaiveTime::parse_from_str(&event.due_time, "%H:%M").or_else(|_| NaiveTime::parse_from_str(&event.due_time, "%H:%M:%S"));
-    time.map(|time| vec![format!("DTSTART:{}", date.and_time(time).format("%Y%m%dT%H%M%S"))]).unwrap_or_default()
+    let time = NaiveTime::parse_from_str(&event.due_time, "%H:%M")
+        .or_else(|_| NaiveTime::parse_from_str(&event.due_time, "%H:%M:%S"));
+    time.map(|time| vec![format!("DTSTART:{}", date.and_time(time).format("%Y%m%dT%H%M%S"))])
+        .unwrap_or_default()
 }
 
 /// Events a page of the feed reads from core: the feed is written a page
@@ -89,11 +103,22 @@ struct Calendar {
 impl Calendar {
     fn new(profile: &v1::Profile, host: &str) -> Self {
         let mut out = String::new();
-        for line in ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Hado//Deadline inbox//EN", "CALSCALE:GREGORIAN", "METHOD:PUBLISH"] {
+        for line in [
+            "BEGIN:VCALENDAR",
+            "VERSION:2.0",
+            "PRODID:-//Hado//Deadline inbox//EN",
+            "CALSCALE:GREGORIAN",
+            "METHOD:PUBLISH",
+        ] {
             fold(line, &mut out);
         }
         fold(&format!("X-WR-CALNAME:{}", text(&format!("Hado · {}", profile.login))), &mut out);
-        Self { out, zone: profile.tz.parse().unwrap_or(chrono_tz::UTC), host: host.to_owned(), written: Default::default() }
+        Self {
+            out,
+            zone: profile.tz.parse().unwrap_or(chrono_tz::UTC),
+            host: host.to_owned(),
+            written: Default::default(),
+        }
     }
 
     fn add(&mut self, events: &[v1::Event]) {
@@ -122,12 +147,22 @@ impl Calendar {
             }
             fold(&format!("CATEGORIES:{}", text(&event.state)), out);
             if let Ok(fire) = NaiveDate::parse_from_str(&event.fire_at, "%Y-%m-%d") {
-                let alarm = self.zone.from_local_datetime(&fire.and_time(ALARM_TIME)).earliest().map(|local| local.with_timezone(&Utc));
+                let alarm = self
+                    .zone
+                    .from_local_datetime(&fire.and_time(ALARM_TIME))
+                    .earliest()
+                    .map(|local| local.with_timezone(&Utc));
                 if let Some(alarm) = alarm {
                     for line in ["BEGIN:VALARM", "ACTION:DISPLAY"] {
                         fold(line, out);
                     }
-                    fold(&format!("DESCRIPTION:{}", text(&format!("Start preparing: {}", event.title))), out);
+                    fold(
+                        &format!(
+                            "DESCRIPTION:{}",
+                            text(&format!("Start preparing: {}", event.title))
+                        ),
+                        out,
+                    );
                     fold(&format!("TRIGGER;VALUE=DATE-TIME:{}", utc_stamp(alarm)), out);
                     fold("END:VALARM", out);
                 }
@@ -143,10 +178,20 @@ impl Calendar {
 }
 
 /// `GET /ics/<token>.ics`.
-pub(crate) async fn feed(State(state): State<AppState>, Path(file): Path<String>, headers: HeaderMap) -> Response {
-    let not_found = || ApiError::new(StatusCode::NOT_FOUND, "no such calendar feed").into_response();
+pub(crate) async fn feed(
+    State(state): State<AppState>,
+    Path(file): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let not_found =
+        || ApiError::new(StatusCode::NOT_FOUND, "no such calendar feed").into_response();
     let Some(token) = file.strip_suffix(".ics") else { return not_found() };
-    let host = state.config.public_url.as_deref().and_then(hado_runtime::process::host_of_url).unwrap_or_else(|| "hado".into());
+    let host = state
+        .config
+        .public_url
+        .as_deref()
+        .and_then(hado_runtime::process::host_of_url)
+        .unwrap_or_else(|| "hado".into());
     let (mut calendar, mut after): (Option<Calendar>, _) = (None, None);
     let body = loop {
         let request = v1::CalendarFeedRequest { token: token.to_owned(), limit: Some(PAGE), after };
@@ -155,14 +200,22 @@ pub(crate) async fn feed(State(state): State<AppState>, Path(file): Path<String>
             Err(status) if status.code() == tonic::Code::Unauthenticated => return not_found(),
             Err(status) => return ApiError::from_core(&state.core, &status).into_response(),
         };
-        calendar.get_or_insert_with(|| Calendar::new(reply.profile.as_ref().unwrap_or(&v1::Profile::default()), &host)).add(&reply.events);
+        calendar
+            .get_or_insert_with(|| {
+                Calendar::new(reply.profile.as_ref().unwrap_or(&v1::Profile::default()), &host)
+            })
+            .add(&reply.events);
         match reply.next {
             Some(next) => after = Some(next),
             None => break calendar.take().map(Calendar::finish).unwrap_or_default(),
         }
     };
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(body.as_bytes()))[..32]);
-    let mut response = if headers.get(IF_NONE_MATCH).and_then(|value| value.to_str().ok()).is_some_and(|tags| tags.split(',').any(|tag| tag.trim() == etag)) {
+    let mut response = if headers
+        .get(IF_NONE_MATCH)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|tag| tag.trim() == etag))
+    {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         ([(CONTENT_TYPE, "text/calendar; charset=utf-8")], body).into_response()
@@ -195,7 +248,10 @@ mod tests {
 
     #[test]
     fn a_lone_carriage_return_cannot_start_a_property() {
-        assert_eq!(text("Visa\rATTENDEE:mailto:x@example.com"), "Visa\\nATTENDEE:mailto:x@example.com");
+        assert_eq!(
+            text("Visa\rATTENDEE:mailto:x@example.com"),
+            "Visa\\nATTENDEE:mailto:x@example.com"
+        );
         assert_eq!(text("nul\0 and bell\u{7}\tend"), "nul and bell\tend");
     }
 }

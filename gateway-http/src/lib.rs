@@ -63,8 +63,10 @@ pub(crate) struct AppState {
 
 impl AppState {
     pub(crate) fn new(config: HttpConfig) -> Result<Self, ConfigError> {
-        let gateway = Credential::bearer(&config.gateway_token.0)
-            .ok_or_else(|| ConfigError { variable: "HADO_GATEWAY_TOKEN", problem: "holds characters a request header cannot carry".into() })?;
+        let gateway = Credential::bearer(&config.gateway_token.0).ok_or_else(|| ConfigError {
+            variable: "HADO_GATEWAY_TOKEN",
+            problem: "holds characters a request header cannot carry".into(),
+        })?;
         Ok(Self {
             core: Core::connect_lazy(&config.core_url)?,
             config: Arc::new(config),
@@ -76,13 +78,15 @@ impl AppState {
 
     /// Ingest, called with a source's own credential.
     pub(crate) fn ingest(&self, credential: Credential) -> Ingest {
-        IngestClient::with_interceptor(self.core.channel(), credential).max_decoding_message_size(MAX_REPLY_BYTES)
+        IngestClient::with_interceptor(self.core.channel(), credential)
+            .max_decoding_message_size(MAX_REPLY_BYTES)
     }
 
     /// Links (action links, calendar feeds, Telegram's updates), called with
     /// the gateway credential alone.
     pub(crate) fn links(&self) -> Links {
-        LinksClient::with_interceptor(self.core.channel(), self.gateway.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
+        LinksClient::with_interceptor(self.core.channel(), self.gateway.clone())
+            .max_decoding_message_size(MAX_REPLY_BYTES)
     }
 
     /// OAuth (checking an app's sign-in request), with the gateway credential alone.
@@ -97,13 +101,18 @@ impl AppState {
 
     /// Inbox, called with the gateway credential for `login`.
     pub(crate) fn inbox(&self, login: &str) -> Result<Inbox, ApiError> {
-        Ok(InboxClient::with_interceptor(self.core.channel(), self.vouching_for(login)?).max_decoding_message_size(MAX_REPLY_BYTES))
+        Ok(InboxClient::with_interceptor(self.core.channel(), self.vouching_for(login)?)
+            .max_decoding_message_size(MAX_REPLY_BYTES))
     }
 
     /// The gateway credential speaking for `login`.
     fn vouching_for(&self, login: &str) -> Result<Credential, ApiError> {
-        Credential::gateway(&self.config.gateway_token.0, login)
-            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "the signed-in user's name is not a valid login"))
+        Credential::gateway(&self.config.gateway_token.0, login).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "the signed-in user's name is not a valid login",
+            )
+        })
     }
 
     pub(crate) fn failed(&self, status: &tonic::Status) -> ApiError {
@@ -115,7 +124,9 @@ impl AppState {
     /// line says so in its place rather than guess an address that 404s.
     pub(crate) fn connect_line(&self, token: &str) -> String {
         let url = self.config.mcp_url.as_deref().unwrap_or(UNKNOWN_MCP_URL);
-        format!("claude mcp add --transport http hado {url} --header \"Authorization: Bearer {token}\"")
+        format!(
+            "claude mcp add --transport http hado {url} --header \"Authorization: Bearer {token}\""
+        )
     }
 
     /// Ready configurations for the clients people use, each with `token`:
@@ -124,18 +135,46 @@ impl AppState {
     pub(crate) fn client_configurations(&self, token: &str) -> Vec<(&'static str, String)> {
         let url = self.config.mcp_url.as_deref().unwrap_or(UNKNOWN_MCP_URL);
         let sse = match self.config.mcp_url.as_deref() {
-            Some(url) => url.strip_suffix("/mcp").map_or_else(|| url.to_owned(), |base| format!("{base}/sse")),
+            Some(url) => url
+                .strip_suffix("/mcp")
+                .map_or_else(|| url.to_owned(), |base| format!("{base}/sse")),
             None => UNKNOWN_SSE_URL.to_owned(),
         };
         let header = serde_json::json!({ "Authorization": format!("Bearer {token}") });
-        let json = |value: serde_json::Value| serde_json::to_string_pretty(&value).unwrap_or_default();
+        let json =
+            |value: serde_json::Value| serde_json::to_string_pretty(&value).unwrap_or_default();
         vec![
             ("Claude Code (HTTP)", self.connect_line(token)),
-            ("Claude Code (SSE)", format!("claude mcp add --transport sse hado {sse} --header \"Authorization: Bearer {token}\"")),
-            ("mcpServers (HTTP)", json(serde_json::json!({ "mcpServers": { "hado": { "type": "http", "url": url, "headers": header } } }))),
-            ("mcpServers (SSE)", json(serde_json::json!({ "mcpServers": { "hado": { "type": "sse", "url": sse, "headers": header } } }))),
-            ("VS Code (HTTP)", json(serde_json::json!({ "servers": { "hado": { "type": "http", "url": url, "headers": header } } }))),
-            ("VS Code (SSE)", json(serde_json::json!({ "servers": { "hado": { "type": "sse", "url": sse, "headers": header } } }))),
+            (
+                "Claude Code (SSE)",
+                format!(
+                    "claude mcp add --transport sse hado {sse} --header \"Authorization: Bearer {token}\""
+                ),
+            ),
+            (
+                "mcpServers (HTTP)",
+                json(
+                    serde_json::json!({ "mcpServers": { "hado": { "type": "http", "url": url, "headers": header } } }),
+                ),
+            ),
+            (
+                "mcpServers (SSE)",
+                json(
+                    serde_json::json!({ "mcpServers": { "hado": { "type": "sse", "url": sse, "headers": header } } }),
+                ),
+            ),
+            (
+                "VS Code (HTTP)",
+                json(
+                    serde_json::json!({ "servers": { "hado": { "type": "http", "url": url, "headers": header } } }),
+                ),
+            ),
+            (
+                "VS Code (SSE)",
+                json(
+                    serde_json::json!({ "servers": { "hado": { "type": "sse", "url": sse, "headers": header } } }),
+                ),
+            ),
         ]
     }
 
@@ -165,13 +204,25 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/events/{id}/delete", get(web::confirm_delete).post(web::delete))
         .route("/settings", get(web::settings_page).post(web::save_settings))
         .route("/settings/agent-token", post(web::issue_agent_token))
-        .route("/settings/agent-token/revoke", get(web::confirm_revoke_agent_token).post(web::revoke_agent_token))
+        .route(
+            "/settings/agent-token/revoke",
+            get(web::confirm_revoke_agent_token).post(web::revoke_agent_token),
+        )
         .route("/settings/webhooks", post(web::add_webhook))
         .route("/settings/calendar", post(web::issue_calendar_feed))
         .route("/settings/telegram", post(web::link_telegram))
-        .route("/settings/calendar/revoke", get(web::confirm_revoke_calendar_feed).post(web::revoke_calendar_feed))
-        .route("/settings/channels/{id}/{action}", get(web::confirm_channel).post(web::channel_action))
-        .route("/settings/apps/{id}/disconnect", get(web::confirm_app_disconnect).post(web::disconnect_app))
+        .route(
+            "/settings/calendar/revoke",
+            get(web::confirm_revoke_calendar_feed).post(web::revoke_calendar_feed),
+        )
+        .route(
+            "/settings/channels/{id}/{action}",
+            get(web::confirm_channel).post(web::channel_action),
+        )
+        .route(
+            "/settings/apps/{id}/disconnect",
+            get(web::confirm_app_disconnect).post(web::disconnect_app),
+        )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms));
     // Letting an app sign in: a form like the others, with tighter limits.
     let authorize = Router::new()
@@ -190,7 +241,10 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/me/events/{id}/ack", post(me::ack))
         .route("/me/events/{id}/reopen", post(me::reopen))
         .route("/me/events/{id}/unack", post(me::take_back_ack))
-        .route("/me/agent-token", get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token))
+        .route(
+            "/me/agent-token",
+            get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token),
+        )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), edge::me_writes));
     // A source's token is checked with core before its body is read.
     let api = Router::new()
@@ -208,7 +262,12 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/static/hado.css", get(web::stylesheet))
         .route("/static/hado.js", get(web::script))
         .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
-        .route("/up", get(|axum::extract::State(state): axum::extract::State<AppState>| async move { hado_runtime::up::answer(&state.core).await }))
+        .route(
+            "/up",
+            get(|axum::extract::State(state): axum::extract::State<AppState>| async move {
+                hado_runtime::up::answer(&state.core).await
+            }),
+        )
         .fallback(web::not_found)
         // Pages, lists and the static files go gzipped to a client that
         // takes it (tower-http leaves small replies and images alone).
@@ -222,7 +281,11 @@ pub(crate) fn router(state: AppState) -> Router {
 
 /// Serves on `listener` until `shutdown` resolves, letting requests in
 /// flight finish.
-pub async fn run(config: HttpConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), RunError> {
+pub async fn run(
+    config: HttpConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
     let (limits, proxies) = (config.limits, config.trusted_proxies.clone());
     let app = router(AppState::new(config)?);
     hado_runtime::serve(listener, app, limits, proxies, shutdown).await.map_err(RunError::Serve)

@@ -37,11 +37,20 @@ struct Writer<E> {
 /// serialises one event's view. A page that fails after the reply began
 /// cuts the body short (the client sees an incomplete reply, never a
 /// complete-looking shorter list).
-pub(crate) fn events_json<E>(pages: Pages<E>, write: fn(&E, &mut Vec<u8>) -> serde_json::Result<()>) -> Response
+pub(crate) fn events_json<E>(
+    pages: Pages<E>,
+    write: fn(&E, &mut Vec<u8>) -> serde_json::Result<()>,
+) -> Response
 where
     E: Send + 'static,
 {
-    let writer = Writer { pages, current: Vec::new().into_iter(), opened: false, wrote_one: false, done: false };
+    let writer = Writer {
+        pages,
+        current: Vec::new().into_iter(),
+        opened: false,
+        wrote_one: false,
+        done: false,
+    };
     let pieces = futures::stream::unfold(writer, move |mut writer| async move {
         if writer.done {
             return None;
@@ -91,7 +100,10 @@ mod tests {
     use super::*;
 
     async fn text(response: Response) -> String {
-        String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap()
+        String::from_utf8(
+            axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec(),
+        )
+        .unwrap()
     }
 
     #[tokio::test]
@@ -102,16 +114,27 @@ mod tests {
         fn write(number: &usize, out: &mut Vec<u8>) -> serde_json::Result<()> {
             serde_json::to_writer(out, &view(number))
         }
-        for count in [0, 1, EVENTS_PER_PIECE - 1, EVENTS_PER_PIECE, EVENTS_PER_PIECE + 1, 3 * EVENTS_PER_PIECE + 7] {
+        for count in [
+            0,
+            1,
+            EVENTS_PER_PIECE - 1,
+            EVENTS_PER_PIECE,
+            EVENTS_PER_PIECE + 1,
+            3 * EVENTS_PER_PIECE + 7,
+        ] {
             let numbers: Vec<usize> = (0..count).collect();
-            let expected = serde_json::json!({ "events": numbers.iter().map(view).collect::<Vec<_>>() });
-            let streamed: serde_json::Value = serde_json::from_str(&text(events_json(one_page(numbers.clone()), write)).await).unwrap();
+            let expected =
+                serde_json::json!({ "events": numbers.iter().map(view).collect::<Vec<_>>() });
+            let streamed: serde_json::Value =
+                serde_json::from_str(&text(events_json(one_page(numbers.clone()), write)).await)
+                    .unwrap();
             assert_eq!(streamed, expected, "{count} events");
             // The same list in pages of 150, an empty page among them.
             let mut pages: Vec<Vec<usize>> = numbers.chunks(150).map(<[usize]>::to_vec).collect();
             pages.insert(pages.len() / 2, Vec::new());
             let paged = Box::pin(futures::stream::iter(pages.into_iter().map(Ok)));
-            let streamed: serde_json::Value = serde_json::from_str(&text(events_json(paged, write)).await).unwrap();
+            let streamed: serde_json::Value =
+                serde_json::from_str(&text(events_json(paged, write)).await).unwrap();
             assert_eq!(streamed, expected, "{count} events in pages");
         }
     }

@@ -93,14 +93,34 @@ pub(crate) struct Revoked {
     pub revoked: bool,
 }
 
-pub(crate) async fn profile(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Profile> {
-    let profile = state.inbox(&login)?.get_profile(v1::GetProfileRequest {}).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn profile(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+) -> Reply<Profile> {
+    let profile = state
+        .inbox(&login)?
+        .get_profile(v1::GetProfileRequest {})
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Profile::from(profile.get_ref())))
 }
 
-pub(crate) async fn update_profile(State(state): State<AppState>, InboxUser(login): InboxUser, ApiJson(change): ApiJson<ProfileChange>) -> Reply<Profile> {
-    let request = v1::UpdateProfileRequest { tz: change.tz, quiet_start: change.quiet_start, quiet_end: change.quiet_end, locale: change.locale };
-    let profile = state.inbox(&login)?.update_profile(request).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn update_profile(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    ApiJson(change): ApiJson<ProfileChange>,
+) -> Reply<Profile> {
+    let request = v1::UpdateProfileRequest {
+        tz: change.tz,
+        quiet_start: change.quiet_start,
+        quiet_end: change.quiet_end,
+        locale: change.locale,
+    };
+    let profile = state
+        .inbox(&login)?
+        .update_profile(request)
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Profile::from(profile.get_ref())))
 }
 
@@ -109,12 +129,39 @@ pub(crate) async fn events(
     InboxUser(login): InboxUser,
     filter: Result<Query<StateFilter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::response::Response, ApiError> {
-    let Query(filter) = filter.map_err(|rejection| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text()))?;
-    list(&state, &login, v1::ListEventsRequest { state: filter.state, archive: false, limit: filter.limit, after: None, ..Default::default() }).await
+    let Query(filter) = filter.map_err(|rejection| {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text())
+    })?;
+    list(
+        &state,
+        &login,
+        v1::ListEventsRequest {
+            state: filter.state,
+            archive: false,
+            limit: filter.limit,
+            after: None,
+            ..Default::default()
+        },
+    )
+    .await
 }
 
-pub(crate) async fn archive(State(state): State<AppState>, InboxUser(login): InboxUser) -> Result<axum::response::Response, ApiError> {
-    list(&state, &login, v1::ListEventsRequest { state: None, archive: true, limit: None, after: None, ..Default::default() }).await
+pub(crate) async fn archive(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+) -> Result<axum::response::Response, ApiError> {
+    list(
+        &state,
+        &login,
+        v1::ListEventsRequest {
+            state: None,
+            archive: true,
+            limit: None,
+            after: None,
+            ..Default::default()
+        },
+    )
+    .await
 }
 
 /// The list as `{"events": [UserEvent, …]}` JSON, streamed.
@@ -125,15 +172,28 @@ const PAGE: u32 = 1000;
 /// time, each page only once the one before is written out, so a long list
 /// never sits whole in the gateway; the first page is read before the reply
 /// starts, so that core's refusal is the reply's status.
-async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> Result<axum::response::Response, ApiError> {
-    let write = |event: &v1::Event, out: &mut Vec<u8>| serde_json::to_writer(out, &UserEvent::from(event));
+async fn list(
+    state: &AppState,
+    login: &str,
+    request: v1::ListEventsRequest,
+) -> Result<axum::response::Response, ApiError> {
+    let write =
+        |event: &v1::Event, out: &mut Vec<u8>| serde_json::to_writer(out, &UserEvent::from(event));
     let mut inbox = state.inbox(login)?;
     if request.archive || request.limit.is_some() {
         let list = inbox.list_events(request).await.map_err(|status| state.failed(&status))?;
-        return Ok(crate::lists::events_json(crate::lists::one_page(list.into_inner().events), write));
+        return Ok(crate::lists::events_json(
+            crate::lists::one_page(list.into_inner().events),
+            write,
+        ));
     }
-    let page = move |after: Option<String>| v1::ListEventsRequest { limit: Some(PAGE), after, ..request.clone() };
-    let first = inbox.list_events(page(None)).await.map_err(|status| state.failed(&status))?.into_inner();
+    let page = move |after: Option<String>| v1::ListEventsRequest {
+        limit: Some(PAGE),
+        after,
+        ..request.clone()
+    };
+    let first =
+        inbox.list_events(page(None)).await.map_err(|status| state.failed(&status))?.into_inner();
     let rest = futures::stream::unfold((inbox, first.next), move |(mut inbox, next)| {
         let request = next.map(|after| page(Some(after)));
         async move {
@@ -146,7 +206,10 @@ async fn list(state: &AppState, login: &str, request: v1::ListEventsRequest) -> 
             }
         }
     });
-    let pages = futures::StreamExt::chain(futures::stream::once(async move { Ok::<_, tonic::Status>(first.events) }), rest);
+    let pages = futures::StreamExt::chain(
+        futures::stream::once(async move { Ok::<_, tonic::Status>(first.events) }),
+        rest,
+    );
     Ok(crate::lists::events_json(Box::pin(pages), write))
 }
 
@@ -164,12 +227,24 @@ pub(crate) async fn create(
         done_label: new.done_label,
         deep_link: new.deep_link,
     };
-    let event = state.inbox(&login)?.create_event(hado_runtime::cores::once(fields)).await.map_err(|status| state.failed(&status))?;
+    let event = state
+        .inbox(&login)?
+        .create_event(hado_runtime::cores::once(fields))
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok((StatusCode::CREATED, axum::Json(UserEvent::from(event.get_ref()))))
 }
 
-pub(crate) async fn event(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
-    let event = state.inbox(&login)?.get_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn event(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    Path(id): Path<i64>,
+) -> Reply<UserEvent> {
+    let event = state
+        .inbox(&login)?
+        .get_event(v1::EventId { id })
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
@@ -189,17 +264,34 @@ pub(crate) async fn update(
         done_label: change.done_label,
         deep_link: change.deep_link,
     };
-    let event = state.inbox(&login)?.update_event(request).await.map_err(|status| state.failed(&status))?;
+    let event =
+        state.inbox(&login)?.update_event(request).await.map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub(crate) async fn delete(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<Deleted> {
-    let reply = state.inbox(&login)?.delete_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn delete(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    Path(id): Path<i64>,
+) -> Reply<Deleted> {
+    let reply = state
+        .inbox(&login)?
+        .delete_event(v1::EventId { id })
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Deleted { id: reply.get_ref().id, state: reply.get_ref().state.clone() }))
 }
 
-pub(crate) async fn done(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
-    let event = state.inbox(&login)?.mark_done(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn done(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    Path(id): Path<i64>,
+) -> Reply<UserEvent> {
+    let event = state
+        .inbox(&login)?
+        .mark_done(v1::EventId { id })
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
@@ -218,37 +310,83 @@ pub(crate) async fn ack(
     Path(id): Path<i64>,
     ApiJson(choice): ApiJson<RememberChoice>,
 ) -> Reply<UserEvent> {
-    let event = state.inbox(&login)?.mark_ack(v1::MarkAckRequest { id, until: choice.until }).await.map_err(|status| state.failed(&status))?;
+    let event = state
+        .inbox(&login)?
+        .mark_ack(v1::MarkAckRequest { id, until: choice.until })
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub(crate) async fn take_back_ack(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
-    let event = state.inbox(&login)?.take_back_ack(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn take_back_ack(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    Path(id): Path<i64>,
+) -> Reply<UserEvent> {
+    let event = state
+        .inbox(&login)?
+        .take_back_ack(v1::EventId { id })
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub(crate) async fn reopen(State(state): State<AppState>, InboxUser(login): InboxUser, Path(id): Path<i64>) -> Reply<UserEvent> {
-    let event = state.inbox(&login)?.reopen_event(v1::EventId { id }).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn reopen(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+    Path(id): Path<i64>,
+) -> Reply<UserEvent> {
+    let event = state
+        .inbox(&login)?
+        .reopen_event(v1::EventId { id })
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(UserEvent::from(event.get_ref())))
 }
 
-pub(crate) async fn agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<AgentTokenStatus> {
-    let status = state.inbox(&login)?.get_agent_token(v1::GetAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
-    Ok(axum::Json(AgentTokenStatus { issued: status.issued, created_at: status.created_at, last_used_at: status.last_used_at }))
+pub(crate) async fn agent_token(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+) -> Reply<AgentTokenStatus> {
+    let status = state
+        .inbox(&login)?
+        .get_agent_token(v1::GetAgentTokenRequest {})
+        .await
+        .map_err(|status| state.failed(&status))?
+        .into_inner();
+    Ok(axum::Json(AgentTokenStatus {
+        issued: status.issued,
+        created_at: status.created_at,
+        last_used_at: status.last_used_at,
+    }))
 }
 
 /// How to fill in the connect line's MCP address.
-const MCP_URL_NOTE: &str =
-    "gateway-http does not know gateway-mcp's address: use the URL agents reach /mcp at, and set HADO_MCP_URL on gateway-http to show it here";
+const MCP_URL_NOTE: &str = "gateway-http does not know gateway-mcp's address: use the URL agents reach /mcp at, and set HADO_MCP_URL on gateway-http to show it here";
 
-pub(crate) async fn issue_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<IssuedAgentToken> {
-    let issued = state.inbox(&login)?.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?.into_inner();
+pub(crate) async fn issue_agent_token(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+) -> Reply<IssuedAgentToken> {
+    let issued = state
+        .inbox(&login)?
+        .issue_agent_token(v1::IssueMyAgentTokenRequest {})
+        .await
+        .map_err(|status| state.failed(&status))?
+        .into_inner();
     let connect = state.connect_line(&issued.token);
     let note = (!state.knows_mcp_url()).then(|| MCP_URL_NOTE.to_owned());
     Ok(axum::Json(IssuedAgentToken { token: issued.token, connect, note }))
 }
 
-pub(crate) async fn revoke_agent_token(State(state): State<AppState>, InboxUser(login): InboxUser) -> Reply<Revoked> {
-    let reply = state.inbox(&login)?.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await.map_err(|status| state.failed(&status))?;
+pub(crate) async fn revoke_agent_token(
+    State(state): State<AppState>,
+    InboxUser(login): InboxUser,
+) -> Reply<Revoked> {
+    let reply = state
+        .inbox(&login)?
+        .revoke_agent_token(v1::RevokeMyAgentTokenRequest {})
+        .await
+        .map_err(|status| state.failed(&status))?;
     Ok(axum::Json(Revoked { revoked: reply.get_ref().revoked }))
 }

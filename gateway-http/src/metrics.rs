@@ -9,7 +9,11 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 pub(crate) async fn record(request: Request, next: Next) -> Response {
-    let route = request.extensions().get::<MatchedPath>().map(|path| path.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|path| path.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".into());
     let method = request.method().to_string();
     let started = Instant::now();
     let response = next.run(request).await;
@@ -18,6 +22,7 @@ pub(crate) async fn record(request: Request, next: Next) -> Response {
     if status.is_server_error() {
         metrics::counter!("hado_http_errors_total", "route" => route.clone(), "method" => method.clone()).increment(1);
     }
-    metrics::histogram!("hado_http_request_duration_seconds", "route" => route, "method" => method).record(started.elapsed().as_secs_f64());
+    metrics::histogram!("hado_http_request_duration_seconds", "route" => route, "method" => method)
+        .record(started.elapsed().as_secs_f64());
     response
 }

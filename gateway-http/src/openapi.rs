@@ -10,13 +10,19 @@ use crate::api::{ClientEventList, UpsertBody, UpsertReply, WithdrawBody, Withdra
 use crate::error::ErrorBody;
 
 /// The error statuses every route can answer, with when.
-const COMMON_ERRORS: [(&str, &str); 2] = [("401", "No source token, or one core does not know."), ("503", "Core cannot be reached; try again shortly.")];
+const COMMON_ERRORS: [(&str, &str); 2] = [
+    ("401", "No source token, or one core does not know."),
+    ("503", "Core cannot be reached; try again shortly."),
+];
 
 const BODY_ERRORS: [(&str, &str); 4] = [
     ("400", "The body is not valid JSON."),
     ("413", "The body is larger than 8 MiB."),
     ("415", "The body is not sent as application/json."),
-    ("422", "Invalid input: every bad field of every item is listed in `violations`, and nothing was written."),
+    (
+        "422",
+        "Invalid input: every bad field of every item is listed in `violations`, and nothing was written.",
+    ),
 ];
 
 struct Schemas {
@@ -33,7 +39,10 @@ impl Schemas {
                 settings.contract = contract;
             })
         };
-        Self { requests: settings(Contract::Deserialize).into_generator(), responses: settings(Contract::Serialize).into_generator() }
+        Self {
+            requests: settings(Contract::Deserialize).into_generator(),
+            responses: settings(Contract::Serialize).into_generator(),
+        }
     }
 
     fn request<T: JsonSchema>(&mut self) -> Value {
@@ -45,12 +54,21 @@ impl Schemas {
     }
 
     fn errors(&mut self, with_body: bool, responses: &mut Map<String, Value>) {
-        let listed: Vec<(&str, &str)> = if with_body { BODY_ERRORS.iter().chain(COMMON_ERRORS.iter()).copied().collect() } else { COMMON_ERRORS.to_vec() };
+        let listed: Vec<(&str, &str)> = if with_body {
+            BODY_ERRORS.iter().chain(COMMON_ERRORS.iter()).copied().collect()
+        } else {
+            COMMON_ERRORS.to_vec()
+        };
         for (status, when) in listed {
             responses.insert(status.to_owned(), self.reply::<ErrorBody>(when));
         }
         if !with_body {
-            responses.insert("422".into(), self.reply::<ErrorBody>("The user is missing or not a valid login, or a query parameter is unknown."));
+            responses.insert(
+                "422".into(),
+                self.reply::<ErrorBody>(
+                    "The user is missing or not a valid login, or a query parameter is unknown.",
+                ),
+            );
         }
     }
 }
@@ -60,17 +78,28 @@ pub(crate) fn document() -> Value {
     let mut schemas = Schemas::new();
 
     let mut upsert_responses = Map::new();
-    upsert_responses.insert("200".into(), schemas.reply::<UpsertReply>("One result per event, in the order sent."));
+    upsert_responses.insert(
+        "200".into(),
+        schemas.reply::<UpsertReply>("One result per event, in the order sent."),
+    );
     schemas.errors(true, &mut upsert_responses);
     let upsert_body = schemas.request::<UpsertBody>();
 
     let mut withdraw_responses = Map::new();
-    withdraw_responses.insert("200".into(), schemas.reply::<WithdrawReply>("One result per key, in the order sent."));
+    withdraw_responses.insert(
+        "200".into(),
+        schemas.reply::<WithdrawReply>("One result per key, in the order sent."),
+    );
     schemas.errors(true, &mut withdraw_responses);
     let withdraw_body = schemas.request::<WithdrawBody>();
 
     let mut list_responses = Map::new();
-    list_responses.insert("200".into(), schemas.reply::<ClientEventList>("The source's events for the user, in any state but withdrawn."));
+    list_responses.insert(
+        "200".into(),
+        schemas.reply::<ClientEventList>(
+            "The source's events for the user, in any state but withdrawn.",
+        ),
+    );
     schemas.errors(false, &mut list_responses);
 
     let mut components = schemas.requests.take_definitions(true);

@@ -43,7 +43,13 @@ impl Stack {
         Self::start(|config| config.local_user = Some("me".into())).await
     }
 
-    async fn send(&self, method: Method, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> (StatusCode, reqwest::header::HeaderMap, String) {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> (StatusCode, reqwest::header::HeaderMap, String) {
         let mut request = self.client.request(method, format!("{}{path}", self.gateway.base));
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -92,7 +98,11 @@ async fn a_rebound_host_is_refused_on_every_route() {
     assert_eq!(serde_json::from_str::<Value>(&token).unwrap()["issued"], false);
     // The names the person really uses still work.
     for host in [format!("127.0.0.1:{}", stack.port()), format!("localhost:{}", stack.port())] {
-        assert_eq!(stack.send(Method::GET, "/up", &[("host", &host)], None).await.0, StatusCode::OK, "{host}");
+        assert_eq!(
+            stack.send(Method::GET, "/up", &[("host", &host)], None).await.0,
+            StatusCode::OK,
+            "{host}"
+        );
     }
     stack.stop().await;
 }
@@ -100,18 +110,26 @@ async fn a_rebound_host_is_refused_on_every_route() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_public_host_and_listed_hosts_are_served() {
     let stack = Stack::start(|config| {
-        config.allowed_hosts = hado_runtime::AllowedHosts::from_lookup(&|variable| match variable {
-            "HADO_PUBLIC_URL" => Some("https://hado.example.com".into()),
-            "HADO_ALLOWED_HOSTS" => Some("inbox.example.org".into()),
-            _ => None,
-        })
-        .unwrap();
+        config.allowed_hosts =
+            hado_runtime::AllowedHosts::from_lookup(&|variable| match variable {
+                "HADO_PUBLIC_URL" => Some("https://hado.example.com".into()),
+                "HADO_ALLOWED_HOSTS" => Some("inbox.example.org".into()),
+                _ => None,
+            })
+            .unwrap();
     })
     .await;
     for host in ["hado.example.com", "inbox.example.org:8443"] {
-        assert_eq!(stack.send(Method::GET, "/up", &[("host", host)], None).await.0, StatusCode::OK, "{host}");
+        assert_eq!(
+            stack.send(Method::GET, "/up", &[("host", host)], None).await.0,
+            StatusCode::OK,
+            "{host}"
+        );
     }
-    assert_eq!(stack.send(Method::GET, "/up", &[("host", "other.example.com")], None).await.0, StatusCode::MISDIRECTED_REQUEST);
+    assert_eq!(
+        stack.send(Method::GET, "/up", &[("host", "other.example.com")], None).await.0,
+        StatusCode::MISDIRECTED_REQUEST
+    );
     stack.stop().await;
 }
 
@@ -120,7 +138,14 @@ async fn cross_site_writes_are_refused_everywhere_under_me_and_the_pages() {
     let stack = Stack::local().await;
     let own = format!("http://127.0.0.1:{}", stack.port());
     let json = ("content-type", "application/json");
-    let (status, _, created) = stack.send(Method::POST, "/me/events", &[json, ("origin", &own)], Some(r#"{"title": "Dentist", "due_at": "2026-12-20"}"#)).await;
+    let (status, _, created) = stack
+        .send(
+            Method::POST,
+            "/me/events",
+            &[json, ("origin", &own)],
+            Some(r#"{"title": "Dentist", "due_at": "2026-12-20"}"#),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let id = serde_json::from_str::<Value>(&created).unwrap()["id"].as_i64().unwrap();
 
@@ -144,12 +169,23 @@ async fn cross_site_writes_are_refused_everywhere_under_me_and_the_pages() {
         }
         for path in ["/settings/calendar", "/settings/agent-token", &format!("/events/{id}/done")] {
             let form = [("content-type", "application/x-www-form-urlencoded"), headers[1]];
-            assert_eq!(stack.send(Method::POST, path, &form, Some("")).await.0, StatusCode::FORBIDDEN, "{path} with {headers:?}");
+            assert_eq!(
+                stack.send(Method::POST, path, &form, Some("")).await.0,
+                StatusCode::FORBIDDEN,
+                "{path} with {headers:?}"
+            );
         }
     }
     // A form (no Origin, as some browsers send none) cannot post to the JSON routes.
     for path in [format!("/me/events/{id}/done"), "/me/agent-token".into()] {
-        let (status, _, body) = stack.send(Method::POST, &path, &[("content-type", "application/x-www-form-urlencoded")], Some("a=b")).await;
+        let (status, _, body) = stack
+            .send(
+                Method::POST,
+                &path,
+                &[("content-type", "application/x-www-form-urlencoded")],
+                Some("a=b"),
+            )
+            .await;
         assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{path}: {body}");
     }
     // Nothing changed.
@@ -159,8 +195,14 @@ async fn cross_site_writes_are_refused_everywhere_under_me_and_the_pages() {
     assert_eq!(serde_json::from_str::<Value>(&token).unwrap()["issued"], false);
     // The same requests from this site's own pages go through.
     let same_site = [json, ("origin", own.as_str()), ("sec-fetch-site", "same-origin")];
-    assert_eq!(stack.send(Method::POST, &format!("/me/events/{id}/done"), &same_site, None).await.0, StatusCode::OK);
-    assert_eq!(stack.send(Method::POST, "/me/agent-token", &same_site, None).await.0, StatusCode::OK);
+    assert_eq!(
+        stack.send(Method::POST, &format!("/me/events/{id}/done"), &same_site, None).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        stack.send(Method::POST, "/me/agent-token", &same_site, None).await.0,
+        StatusCode::OK
+    );
     stack.stop().await;
 }
 
@@ -182,10 +224,18 @@ async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (String, 
     let mut received = Vec::new();
     let mut buffer = [0u8; 4096];
     loop {
-        match tokio::time::timeout(limit.saturating_sub(started.elapsed()), stream.read(&mut buffer)).await {
+        match tokio::time::timeout(
+            limit.saturating_sub(started.elapsed()),
+            stream.read(&mut buffer),
+        )
+        .await
+        {
             Ok(Ok(0)) | Ok(Err(_)) => break,
             Ok(Ok(read)) => received.extend_from_slice(&buffer[..read]),
-            Err(_) => panic!("the server kept the connection open for {limit:?}; it sent {:?}", String::from_utf8_lossy(&received)),
+            Err(_) => panic!(
+                "the server kept the connection open for {limit:?}; it sent {:?}",
+                String::from_utf8_lossy(&received)
+            ),
         }
     }
     (String::from_utf8_lossy(&received).into_owned(), started.elapsed())
@@ -217,11 +267,17 @@ async fn slow_headers_slow_bodies_and_idle_connections_are_closed() {
     idle.write_all(b"GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
     let (reply, took) = read_until_closed(&mut idle, Duration::from_secs(10)).await;
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
-    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(6), "closed after {took:?}");
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(6),
+        "closed after {took:?}"
+    );
 
     // HTTP/2 (prior knowledge) that says nothing after the preface.
     let mut quiet_h2 = TcpStream::connect(stack.gateway.addr).await.unwrap();
-    quiet_h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00").await.unwrap();
+    quiet_h2
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .await
+        .unwrap();
     let (_, took) = read_until_closed(&mut quiet_h2, Duration::from_secs(10)).await;
     assert!(took < Duration::from_secs(6), "closed after {took:?}");
     stack.stop().await;
@@ -231,7 +287,10 @@ async fn slow_headers_slow_bodies_and_idle_connections_are_closed() {
 async fn use_connection(stream: &mut TcpStream) -> String {
     stream.write_all(b"GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
     let mut buffer = [0u8; 4096];
-    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await.expect("answered").unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer))
+        .await
+        .expect("answered")
+        .unwrap();
     String::from_utf8_lossy(&buffer[..read]).into_owned()
 }
 
@@ -249,7 +308,10 @@ async fn connections_over_the_cap_are_answered_503_and_health_recovers() {
     over.write_all(b"GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
     let (reply, _) = read_until_closed(&mut over, Duration::from_secs(5)).await;
     assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
-    assert!(reply.contains("connection limit") && reply.to_lowercase().contains("retry-after: 1"), "{reply}");
+    assert!(
+        reply.contains("connection limit") && reply.to_lowercase().contains("retry-after: 1"),
+        "{reply}"
+    );
     // The kept-alive connections are closed by the idle timeout; then /up answers.
     for mut connection in held {
         read_until_closed(&mut connection, Duration::from_secs(10)).await;
@@ -295,7 +357,11 @@ async fn six_hundred_silent_sockets_from_one_address_cannot_hold_the_gateway() {
         let (sent, _) = read_until_closed(&mut stream, Duration::from_secs(10)).await;
         assert!(sent.is_empty() || sent.starts_with("HTTP/1.1 503"), "{sent}");
     }
-    assert!(opened.elapsed() < Duration::from_secs(9), "the silent sockets were held for {:?}", opened.elapsed());
+    assert!(
+        opened.elapsed() < Duration::from_secs(9),
+        "the silent sockets were held for {:?}",
+        opened.elapsed()
+    );
     stack.stop().await;
 }
 
@@ -309,18 +375,28 @@ async fn one_address_may_hold_only_its_share_of_connections() {
         assert!(use_connection(&mut connection).await.starts_with("HTTP/1.1 200"));
         held.push(connection);
     }
-    assert!(up_from("127.0.0.3", target).await.starts_with("HTTP/1.1 503"), "a fourth connection in use from one address is over its cap");
-    assert!(up_from("127.0.0.4", target).await.starts_with("HTTP/1.1 200"), "another address has its own cap");
+    assert!(
+        up_from("127.0.0.3", target).await.starts_with("HTTP/1.1 503"),
+        "a fourth connection in use from one address is over its cap"
+    );
+    assert!(
+        up_from("127.0.0.4", target).await.starts_with("HTTP/1.1 200"),
+        "another address has its own cap"
+    );
     drop(held);
     stack.stop().await;
 }
 
 /// Sends `GET /up` as the proxy would for `client` and reads the answer.
 async fn up_for(client: &str, connection: &mut TcpStream) -> String {
-    let request = format!("GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: {client}\r\n\r\n");
+    let request =
+        format!("GET /up HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: {client}\r\n\r\n");
     connection.write_all(request.as_bytes()).await.unwrap();
     let mut buffer = [0u8; 4096];
-    let read = tokio::time::timeout(Duration::from_secs(5), connection.read(&mut buffer)).await.expect("answered").unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(5), connection.read(&mut buffer))
+        .await
+        .expect("answered")
+        .unwrap();
     String::from_utf8_lossy(&buffer[..read]).into_owned()
 }
 
@@ -351,7 +427,10 @@ async fn behind_a_trusted_proxy_the_cap_counts_each_forwarded_client() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     // ...so its third waits its turn, while another client behind the same proxy is served.
     let over = up_for("203.0.113.9", &mut pooled[2]).await;
-    assert!(over.starts_with("HTTP/1.1 503") && over.to_lowercase().contains("retry-after"), "{over}");
+    assert!(
+        over.starts_with("HTTP/1.1 503") && over.to_lowercase().contains("retry-after"),
+        "{over}"
+    );
     assert!(up_for("198.51.100.7", &mut pooled[3]).await.starts_with("HTTP/1.1 200"));
     stack.stop().await;
 }
@@ -360,30 +439,49 @@ async fn behind_a_trusted_proxy_the_cap_counts_each_forwarded_client() {
 /// then reads the answer, which must come without the rest of the body.
 async fn answer_before_the_body(stack: &Stack, path: &str, headers: &str) -> String {
     let mut stream = TcpStream::connect(stack.gateway.addr).await.unwrap();
-    let head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Content-Type: application/json\r\nContent-Length: 8000000\r\n\r\n");
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Content-Type: application/json\r\nContent-Length: 8000000\r\n\r\n"
+    );
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(&[b' '; 1024]).await.unwrap();
     let mut buffer = vec![0u8; 4096];
-    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await.expect("answered before the body was sent").unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer))
+        .await
+        .expect("answered before the body was sent")
+        .unwrap();
     String::from_utf8_lossy(&buffer[..read]).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_token_or_secret_is_refused_before_the_body_is_read() {
-    let stack = Stack::start(|config| config.telegram_webhook_secret = Some(Secret("telegram-webhook-secret-0123456789".into()))).await;
+    let stack = Stack::start(|config| {
+        config.telegram_webhook_secret = Some(Secret("telegram-webhook-secret-0123456789".into()))
+    })
+    .await;
     let unknown = format!("Authorization: Bearer hado_src_{}\r\n", "0".repeat(64));
     for path in ["/api/events", "/api/events/withdraw"] {
         let reply = answer_before_the_body(&stack, path, &unknown).await;
         assert!(reply.starts_with("HTTP/1.1 401"), "{path}: {reply}");
         assert!(reply.contains("unknown source token"), "{reply}");
     }
-    let reply = answer_before_the_body(&stack, "/hooks/telegram", "X-Telegram-Bot-Api-Secret-Token: wrong\r\n").await;
+    let reply = answer_before_the_body(
+        &stack,
+        "/hooks/telegram",
+        "X-Telegram-Bot-Api-Secret-Token: wrong\r\n",
+    )
+    .await;
     assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
     // A known token's batch is read and written as before.
     let token = stack.core.source_token("docs").await;
     let batch = json!({"events": [{"user": "anna", "ref": "visa", "title": "Visa", "due_at": "2026-12-14"}]}).to_string();
-    let (status, _, body) =
-        stack.send(Method::POST, "/api/events", &[("authorization", &format!("Bearer {token}")), ("content-type", "application/json")], Some(&batch)).await;
+    let (status, _, body) = stack
+        .send(
+            Method::POST,
+            "/api/events",
+            &[("authorization", &format!("Bearer {token}")), ("content-type", "application/json")],
+            Some(&batch),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     stack.stop().await;
 }
@@ -391,11 +489,22 @@ async fn an_unknown_token_or_secret_is_refused_before_the_body_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_reply_carries_the_security_headers_and_errors_are_never_plain_text() {
     let stack = Stack::local().await;
-    for (method, path) in [(Method::GET, "/"), (Method::GET, "/up"), (Method::GET, "/nowhere"), (Method::POST, "/api/events"), (Method::GET, "/static/hado.js")]
-    {
+    for (method, path) in [
+        (Method::GET, "/"),
+        (Method::GET, "/up"),
+        (Method::GET, "/nowhere"),
+        (Method::POST, "/api/events"),
+        (Method::GET, "/static/hado.js"),
+    ] {
         let (_, headers, _) = stack.send(method.clone(), path, &[], None).await;
-        let policy = headers.get("content-security-policy").and_then(|value| value.to_str().ok()).unwrap_or_default();
-        assert!(policy.contains("frame-ancestors 'none'") && policy.contains("script-src 'self'"), "{path}: {policy}");
+        let policy = headers
+            .get("content-security-policy")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        assert!(
+            policy.contains("frame-ancestors 'none'") && policy.contains("script-src 'self'"),
+            "{path}: {policy}"
+        );
         assert!(!policy.contains("unsafe-inline"), "{policy}");
         assert_eq!(headers.get("x-content-type-options").unwrap(), "nosniff", "{path}");
         assert_eq!(headers.get("referrer-policy").unwrap(), "same-origin", "{path}");
@@ -406,14 +515,26 @@ async fn every_reply_carries_the_security_headers_and_errors_are_never_plain_tex
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers.get("cache-control").unwrap(), "no-store");
     let (_, headers, _) = stack.send(Method::GET, "/static/hado.js", &[], None).await;
-    assert_ne!(headers.get("cache-control").unwrap(), "no-store", "static files keep their own caching");
+    assert_ne!(
+        headers.get("cache-control").unwrap(),
+        "no-store",
+        "static files keep their own caching"
+    );
     // axum's own rejections (a path that is not a number, a method a route
     // does not take) come back as JSON that does not repeat the input.
-    for (method, path) in [(Method::GET, "/me/events/%3Cscript%3Ealert(1)%3C%2Fscript%3E"), (Method::PUT, "/me"), (Method::GET, "/events/<b>x</b>")] {
+    for (method, path) in [
+        (Method::GET, "/me/events/%3Cscript%3Ealert(1)%3C%2Fscript%3E"),
+        (Method::PUT, "/me"),
+        (Method::GET, "/events/<b>x</b>"),
+    ] {
         let (status, headers, body) = stack.send(method.clone(), path, &[], None).await;
         assert!(status.is_client_error(), "{path}: {status}");
-        let kind = headers.get("content-type").and_then(|value| value.to_str().ok()).unwrap_or_default();
-        assert!(kind.starts_with("application/json") || kind.starts_with("text/html"), "{path}: {kind}");
+        let kind =
+            headers.get("content-type").and_then(|value| value.to_str().ok()).unwrap_or_default();
+        assert!(
+            kind.starts_with("application/json") || kind.starts_with("text/html"),
+            "{path}: {kind}"
+        );
         assert!(!body.contains("<script>") && !body.contains("<b>"), "{path}: {body}");
     }
     stack.stop().await;
@@ -426,7 +547,8 @@ async fn an_absolute_form_target_cannot_smuggle_a_second_host() {
         let addr = stack.gateway.addr;
         async move {
             let mut stream = TcpStream::connect(addr).await.unwrap();
-            let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+            let request =
+                format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
             stream.write_all(request.as_bytes()).await.unwrap();
             let (reply, _) = read_until_closed(&mut stream, Duration::from_secs(5)).await;
             reply
@@ -441,16 +563,40 @@ async fn an_absolute_form_target_cannot_smuggle_a_second_host() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_providers_mixed_case_name_is_one_user() {
-    let stack = Stack::start(|config| config.trusted_proxies = TrustedProxies::parse("127.0.0.0/8").unwrap()).await;
+    let stack = Stack::start(|config| {
+        config.trusted_proxies = TrustedProxies::parse("127.0.0.0/8").unwrap()
+    })
+    .await;
     let json = ("content-type", "application/json");
-    let (status, _, body) =
-        stack.send(Method::POST, "/me/events", &[("x-remote-user", "Anna"), json], Some(r#"{"title": "Visa", "due_at": "2026-12-14"}"#)).await;
+    let (status, _, body) = stack
+        .send(
+            Method::POST,
+            "/me/events",
+            &[("x-remote-user", "Anna"), json],
+            Some(r#"{"title": "Visa", "due_at": "2026-12-14"}"#),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (_, _, list) = stack.send(Method::GET, "/me/events", &[("x-remote-user", "anna")], None).await;
-    assert_eq!(serde_json::from_str::<Value>(&list).unwrap()["events"][0]["title"], "Visa", "{list}");
-    let (_, _, list) = stack.send(Method::GET, "/me/events", &[("x-remote-user", "ANNA")], None).await;
-    assert_eq!(serde_json::from_str::<Value>(&list).unwrap()["events"].as_array().unwrap().len(), 1);
-    let users = stack.core.admin().list_users(hado_proto::v1::ListUsersRequest {}).await.unwrap().into_inner();
+    let (_, _, list) =
+        stack.send(Method::GET, "/me/events", &[("x-remote-user", "anna")], None).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&list).unwrap()["events"][0]["title"],
+        "Visa",
+        "{list}"
+    );
+    let (_, _, list) =
+        stack.send(Method::GET, "/me/events", &[("x-remote-user", "ANNA")], None).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&list).unwrap()["events"].as_array().unwrap().len(),
+        1
+    );
+    let users = stack
+        .core
+        .admin()
+        .list_users(hado_proto::v1::ListUsersRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     let logins: Vec<&str> = users.users.iter().map(|user| user.login.as_str()).collect();
     assert_eq!(logins, ["anna"]);
     stack.stop().await;

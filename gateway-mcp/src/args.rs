@@ -106,7 +106,9 @@ const LARGEST_PAGE: u32 = 1000;
 fn page_size<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
     let size = Option::<u32>::deserialize(deserializer)?;
     match size {
-        Some(size) if !(1..=LARGEST_PAGE).contains(&size) => Err(serde::de::Error::custom(format!("{size} is not from 1 to {LARGEST_PAGE}"))),
+        Some(size) if !(1..=LARGEST_PAGE).contains(&size) => {
+            Err(serde::de::Error::custom(format!("{size} is not from 1 to {LARGEST_PAGE}")))
+        }
         size => Ok(size),
     }
 }

@@ -51,10 +51,16 @@ impl McpConfig {
             addr: process::socket_addr(lookup, "HADO_MCP_ADDR", DEFAULT_MCP_ADDR)?,
             core_url: core_url(lookup)?,
             allowed_hosts: AllowedHosts::from_lookup(lookup)?,
-            calls_per_minute: process::positive_number(lookup, "HADO_MCP_RATE_LIMIT", DEFAULT_RATE_LIMIT)?,
+            calls_per_minute: process::positive_number(
+                lookup,
+                "HADO_MCP_RATE_LIMIT",
+                DEFAULT_RATE_LIMIT,
+            )?,
             limits: Limits::from_lookup(lookup)?,
             trusted_proxies: TrustedProxies::from_lookup(lookup)?,
-            web_url: process::url(lookup, "HADO_WEB_URL")?.or_else(|| public_url.clone()).unwrap_or_else(|| DEFAULT_WEB_URL.to_owned()),
+            web_url: process::url(lookup, "HADO_WEB_URL")?
+                .or_else(|| public_url.clone())
+                .unwrap_or_else(|| DEFAULT_WEB_URL.to_owned()),
             public_url,
         })
     }
@@ -79,8 +85,11 @@ mod tests {
     use super::*;
 
     fn config(pairs: &[(&str, &str)]) -> Result<McpConfig, ConfigError> {
-        let owned: Vec<(String, String)> = pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
-        McpConfig::from_lookup(&move |variable| owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone()))
+        let owned: Vec<(String, String)> =
+            pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
+        McpConfig::from_lookup(&move |variable| {
+            owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone())
+        })
     }
 
     #[test]
@@ -100,16 +109,32 @@ mod tests {
             ("HADO_CORE_URL", "core:50051"),
         ])
         .unwrap();
-        assert!(config.allowed_hosts.names().ends_with(&["hado.example.com".into(), "inbox.example.org".into(), "fd00::1".into()]));
+        assert!(config.allowed_hosts.names().ends_with(&[
+            "hado.example.com".into(),
+            "inbox.example.org".into(),
+            "fd00::1".into()
+        ]));
         assert_eq!(config.core_url, "http://core:50051");
     }
 
     #[test]
     fn each_bad_setting_is_named() {
-        assert_eq!(config(&[("HADO_PUBLIC_URL", "hado.example.com")]).unwrap_err().variable, "HADO_PUBLIC_URL");
-        assert_eq!(config(&[("HADO_ALLOWED_HOSTS", "https://x.org")]).unwrap_err().variable, "HADO_ALLOWED_HOSTS");
-        assert_eq!(config(&[("HADO_CORE_URL", "ftp://core")]).unwrap_err().variable, "HADO_CORE_URL");
-        assert_eq!(config(&[("HADO_MCP_RATE_LIMIT", "-1")]).unwrap_err().variable, "HADO_MCP_RATE_LIMIT");
+        assert_eq!(
+            config(&[("HADO_PUBLIC_URL", "hado.example.com")]).unwrap_err().variable,
+            "HADO_PUBLIC_URL"
+        );
+        assert_eq!(
+            config(&[("HADO_ALLOWED_HOSTS", "https://x.org")]).unwrap_err().variable,
+            "HADO_ALLOWED_HOSTS"
+        );
+        assert_eq!(
+            config(&[("HADO_CORE_URL", "ftp://core")]).unwrap_err().variable,
+            "HADO_CORE_URL"
+        );
+        assert_eq!(
+            config(&[("HADO_MCP_RATE_LIMIT", "-1")]).unwrap_err().variable,
+            "HADO_MCP_RATE_LIMIT"
+        );
         assert_eq!(config(&[("HADO_MCP_ADDR", "8081")]).unwrap_err().variable, "HADO_MCP_ADDR");
         assert_eq!(config(&[("HADO_WEB_URL", "inbox")]).unwrap_err().variable, "HADO_WEB_URL");
     }
@@ -119,8 +144,15 @@ mod tests {
         let local = config(&[]).unwrap();
         assert_eq!((local.public_url, local.web_url.as_str()), (None, DEFAULT_WEB_URL));
         let public = config(&[("HADO_PUBLIC_URL", "https://hado.example.com/")]).unwrap();
-        assert_eq!((public.public_url.as_deref(), public.web_url.as_str()), (Some("https://hado.example.com"), "https://hado.example.com"));
-        let split = config(&[("HADO_PUBLIC_URL", "https://mcp.example.com"), ("HADO_WEB_URL", "https://inbox.example.com/")]).unwrap();
+        assert_eq!(
+            (public.public_url.as_deref(), public.web_url.as_str()),
+            (Some("https://hado.example.com"), "https://hado.example.com")
+        );
+        let split = config(&[
+            ("HADO_PUBLIC_URL", "https://mcp.example.com"),
+            ("HADO_WEB_URL", "https://inbox.example.com/"),
+        ])
+        .unwrap();
         assert_eq!(split.web_url, "https://inbox.example.com");
     }
 }

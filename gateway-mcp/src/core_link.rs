@@ -33,7 +33,11 @@ impl AgentToken {
 
     /// What a 401 says when core does not know the token.
     pub(crate) fn unknown(&self) -> &'static str {
-        if self.signed_in { "unknown or expired access token: refresh it, or sign in again" } else { "unknown agent token" }
+        if self.signed_in {
+            "unknown or expired access token: refresh it, or sign in again"
+        } else {
+            "unknown agent token"
+        }
     }
 }
 
@@ -41,5 +45,6 @@ pub(crate) type Inbox = InboxClient<InterceptedService<CoreChannel, Credential>>
 
 /// The Inbox service, called as the token's user.
 pub(crate) fn inbox(core: &Core, token: &AgentToken) -> Inbox {
-    InboxClient::with_interceptor(core.channel(), token.credential.clone()).max_decoding_message_size(MAX_REPLY_BYTES)
+    InboxClient::with_interceptor(core.channel(), token.credential.clone())
+        .max_decoding_message_size(MAX_REPLY_BYTES)
 }

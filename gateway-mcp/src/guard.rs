@@ -30,7 +30,10 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::header::{
+    ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER,
+    WWW_AUTHENTICATE,
+};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -75,7 +78,12 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    pub(crate) fn new(core: Core, sign_in: SignIn, allowed_hosts: AllowedHosts, calls_per_minute: u32) -> Self {
+    pub(crate) fn new(
+        core: Core,
+        sign_in: SignIn,
+        allowed_hosts: AllowedHosts,
+        calls_per_minute: u32,
+    ) -> Self {
         Self {
             core,
             sign_in,
@@ -88,9 +96,14 @@ impl Guard {
 
     /// Asks core for the profile of the person the token names; with the
     /// token's digest, remembers core's verdict (accepted now, or refused).
-    async fn ask_profile(&self, token: &AgentToken, digest: Option<TokenDigest>) -> Result<hado_proto::v1::Profile, Failure> {
+    async fn ask_profile(
+        &self,
+        token: &AgentToken,
+        digest: Option<TokenDigest>,
+    ) -> Result<hado_proto::v1::Profile, Failure> {
         let answer = core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await;
-        let answer = answer.map(tonic::Response::into_inner).map_err(|status| self.core.explain(&status));
+        let answer =
+            answer.map(tonic::Response::into_inner).map_err(|status| self.core.explain(&status));
         match (&answer, digest) {
             (Ok(_), Some(digest)) => self.known.accepted(digest, Instant::now()),
             (Err(Failure::Unauthenticated(_)), Some(digest)) => self.known.refused(digest),
@@ -101,14 +114,23 @@ impl Guard {
 
     /// Asks core whether the token names a person; the refusal to send when
     /// it does not.
-    async fn check(&self, token: &AgentToken, digest: TokenDigest, id: Option<&Value>, challenge: &HeaderValue) -> Option<Response> {
+    async fn check(
+        &self,
+        token: &AgentToken,
+        digest: TokenDigest,
+        id: Option<&Value>,
+        challenge: &HeaderValue,
+    ) -> Option<Response> {
         match self.ask_profile(token, Some(digest)).await {
             Ok(_) => None,
             Err(Failure::Unauthenticated(_)) => Some(unauthorized(token.unknown(), id, challenge)),
             // Core is down or refused for another reason: let the request
             // through, so that a tool call answers with what went wrong.
             Err(failure) => {
-                tracing::warn!(reason = failure.message(), "could not check an agent token with core");
+                tracing::warn!(
+                    reason = failure.message(),
+                    "could not check an agent token with core"
+                );
                 None
             }
         }
@@ -130,8 +152,17 @@ impl TokenLimit {
     /// The answer when the allowance is used up: 429 with `Retry-After`.
     fn refusal(&self, what: &str, wait: Duration, id: Option<&Value>) -> Response {
         let seconds = wait.max(Duration::from_secs(1)).as_secs_f64().ceil() as u64;
-        let message = format!("too many {what}: the limit is {} a minute per agent token; try again in {seconds} s", self.0.per_minute());
-        let mut response = refusal_with(StatusCode::TOO_MANY_REQUESTS, REFUSED, &message, id, Some(json!({ "retry_after": seconds })));
+        let message = format!(
+            "too many {what}: the limit is {} a minute per agent token; try again in {seconds} s",
+            self.0.per_minute()
+        );
+        let mut response = refusal_with(
+            StatusCode::TOO_MANY_REQUESTS,
+            REFUSED,
+            &message,
+            id,
+            Some(json!({ "retry_after": seconds })),
+        );
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
         response
     }
@@ -166,22 +197,37 @@ enum Peeked {
 
 fn peek(body: &[u8]) -> Peeked {
     match hado_runtime::json::parse(body) {
-        Ok(Value::Object(message)) => {
-            Peeked::Json { id: message.get("id").cloned(), tool_call: message.get("method").and_then(Value::as_str) == Some("tools/call") }
-        }
+        Ok(Value::Object(message)) => Peeked::Json {
+            id: message.get("id").cloned(),
+            tool_call: message.get("method").and_then(Value::as_str) == Some("tools/call"),
+        },
         // JSON of another shape (an array, a number): rmcp says what is wrong with it.
         Ok(_) => Peeked::Json { id: None, tool_call: false },
         Err(BodyProblem::Syntax(reason)) => Peeked::NotJson(reason),
-        Err(problem @ BodyProblem::DuplicateKey { .. }) => Peeked::DuplicateKey(problem.to_string()),
+        Err(problem @ BodyProblem::DuplicateKey { .. }) => {
+            Peeked::DuplicateKey(problem.to_string())
+        }
     }
 }
 
-pub(crate) fn refusal_with(status: StatusCode, code: i64, message: &str, id: Option<&Value>, data: Option<Value>) -> Response {
+pub(crate) fn refusal_with(
+    status: StatusCode,
+    code: i64,
+    message: &str,
+    id: Option<&Value>,
+    data: Option<Value>,
+) -> Response {
     let mut error = json!({ "code": code, "message": message });
     if let Some(data) = data {
         error["data"] = data;
     }
-    (status, axum::Json(json!({ "jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error }))).into_response()
+    (
+        status,
+        axum::Json(
+            json!({ "jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error }),
+        ),
+    )
+        .into_response()
 }
 
 pub(crate) fn refusal(status: StatusCode, message: &str, id: Option<&Value>) -> Response {
@@ -205,7 +251,11 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Counts every request to `/mcp` by status, whatever the guard decided.
-pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let method = request.method().to_string();
     let response = admit(guard, request, next).await;
     count("/mcp", method, &response);
@@ -214,7 +264,11 @@ pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, nex
 
 async fn admit(guard: Arc<Guard>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
-        let mut response = refusal(StatusCode::METHOD_NOT_ALLOWED, "/mcp takes POST only: this server keeps no sessions and opens no event streams", None);
+        let mut response = refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "/mcp takes POST only: this server keeps no sessions and opens no event streams",
+            None,
+        );
         response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
@@ -269,18 +323,26 @@ impl Guard {
         if let Some(origin) = headers.get(ORIGIN) {
             let origin = origin.to_str().unwrap_or("");
             if !self.allowed_hosts.serves_origin(origin) {
-                return Err(refusal(StatusCode::FORBIDDEN, &format!("origin {origin} may not call this server"), None));
+                return Err(refusal(
+                    StatusCode::FORBIDDEN,
+                    &format!("origin {origin} may not call this server"),
+                    None,
+                ));
             }
         }
         let challenge = self.sign_in.challenge(headers, crate::oauth::Endpoint::of(uri.path()));
-        let token = bearer(headers).ok_or_else(|| unauthorized("sign in, or send an agent token as a bearer token", None, &challenge))?;
-        let agent_token = AgentToken::parse(token).ok_or_else(|| unauthorized("unknown agent token", None, &challenge))?;
+        let token = bearer(headers).ok_or_else(|| {
+            unauthorized("sign in, or send an agent token as a bearer token", None, &challenge)
+        })?;
+        let agent_token = AgentToken::parse(token)
+            .ok_or_else(|| unauthorized("unknown agent token", None, &challenge))?;
         let digest = TokenDigest::of(token.as_bytes());
         if let Err(wait) = self.requests.take(digest) {
             return Err(self.requests.refusal("requests", wait, None));
         }
         let familiar = self.known.recently_accepted(digest, Instant::now());
-        if !familiar && let Some(refused) = self.check(&agent_token, digest, None, &challenge).await {
+        if !familiar && let Some(refused) = self.check(&agent_token, digest, None, &challenge).await
+        {
             return Err(refused);
         }
         Ok(Caller { token: agent_token, digest, familiar, challenge })
@@ -292,11 +354,19 @@ impl Guard {
     pub(crate) async fn person(&self, caller: &Caller) -> Result<String, Response> {
         match self.ask_profile(&caller.token, Some(caller.digest)).await {
             Ok(profile) => Ok(profile.login),
-            Err(Failure::Unauthenticated(_)) => Err(unauthorized(caller.token.unknown(), None, &caller.challenge)),
+            Err(Failure::Unauthenticated(_)) => {
+                Err(unauthorized(caller.token.unknown(), None, &caller.challenge))
+            }
             Err(failure) => {
                 let retry_after = hado_runtime::client::RETRY_AFTER_SECONDS;
                 let data = Some(json!({ "retry_after": retry_after }));
-                let mut response = refusal_with(StatusCode::SERVICE_UNAVAILABLE, REFUSED, failure.message(), None, data);
+                let mut response = refusal_with(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    REFUSED,
+                    failure.message(),
+                    None,
+                    data,
+                );
                 response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry_after));
                 Err(response)
             }
@@ -311,23 +381,62 @@ impl Guard {
 
     /// Asks core about a familiar token too, for a request that makes no
     /// call of its own to core.
-    pub(crate) async fn confirm(&self, caller: &Caller, id: Option<&Value>) -> Result<(), Response> {
-        if caller.familiar { self.check(&caller.token, caller.digest, id, &caller.challenge).await.map_or(Ok(()), Err) } else { Ok(()) }
+    pub(crate) async fn confirm(
+        &self,
+        caller: &Caller,
+        id: Option<&Value>,
+    ) -> Result<(), Response> {
+        if caller.familiar {
+            self.check(&caller.token, caller.digest, id, &caller.challenge)
+                .await
+                .map_or(Ok(()), Err)
+        } else {
+            Ok(())
+        }
     }
 
     /// The caller's request body: at most 1 MiB, JSON, and a `tools/call`
     /// within the tool-call limit. Anything else is confirmed with core,
     /// since only a tool call is checked by the call it makes.
-    pub(crate) async fn message(&self, caller: &Caller, headers: &HeaderMap, body: Body) -> Result<Message, Response> {
-        let too_large = || refusal(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024), None);
-        let declared = headers.get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+    pub(crate) async fn message(
+        &self,
+        caller: &Caller,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<Message, Response> {
+        let too_large = || {
+            refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024),
+                None,
+            )
+        };
+        let declared = headers
+            .get(CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
         if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
             return Err(too_large());
         }
         let body = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| too_large())?;
         let (id, tool_call) = match peek(&body) {
-            Peeked::NotJson(reason) => return Err(refusal_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("the body is not JSON: {reason}"), None, None)),
-            Peeked::DuplicateKey(message) => return Err(refusal_with(StatusCode::UNPROCESSABLE_ENTITY, INVALID_REQUEST, &message, None, None)),
+            Peeked::NotJson(reason) => {
+                return Err(refusal_with(
+                    StatusCode::BAD_REQUEST,
+                    PARSE_ERROR,
+                    &format!("the body is not JSON: {reason}"),
+                    None,
+                    None,
+                ));
+            }
+            Peeked::DuplicateKey(message) => {
+                return Err(refusal_with(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    INVALID_REQUEST,
+                    &message,
+                    None,
+                    None,
+                ));
+            }
             Peeked::Json { id, tool_call } => (id, tool_call),
         };
         if tool_call {
@@ -345,7 +454,10 @@ impl Guard {
 /// does not list `text/event-stream`, or sends no `Accept` at all, is served
 /// rather than refused with rmcp's 406.
 fn accept_json(headers: &mut HeaderMap) {
-    let streams = headers.get_all(ACCEPT).iter().any(|value| value.to_str().is_ok_and(|value| value.contains("text/event-stream")));
+    let streams = headers
+        .get_all(ACCEPT)
+        .iter()
+        .any(|value| value.to_str().is_ok_and(|value| value.contains("text/event-stream")));
     if !streams {
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
     }
@@ -354,7 +466,11 @@ fn accept_json(headers: &mut HeaderMap) {
 /// rmcp refuses in plain text (a wrong `Content-Type`, JSON that is not a
 /// JSON-RPC message); its words become a JSON-RPC error like the guard's.
 async fn reword_refusal(response: Response, id: Option<&Value>) -> Response {
-    let plain = !response.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).is_some_and(|value| value.starts_with("application/json"));
+    let plain = !response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
     if !(response.status().is_client_error() && plain) {
         return response;
     }
@@ -364,9 +480,19 @@ async fn reword_refusal(response: Response, id: Option<&Value>) -> Response {
         Err(_) => String::new(),
     };
     if status == StatusCode::UNSUPPORTED_MEDIA_TYPE && !text.contains("Content-Type") {
-        return refusal_with(StatusCode::BAD_REQUEST, INVALID_REQUEST, &format!("the body is not a JSON-RPC message: {text}"), id, None);
+        return refusal_with(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            &format!("the body is not a JSON-RPC message: {text}"),
+            id,
+            None,
+        );
     }
-    refusal(status, if text.is_empty() { status.canonical_reason().unwrap_or("refused") } else { &text }, id)
+    refusal(
+        status,
+        if text.is_empty() { status.canonical_reason().unwrap_or("refused") } else { &text },
+        id,
+    )
 }
 
 #[cfg(test)]
@@ -387,12 +513,23 @@ mod tests {
     fn the_guard_reads_the_id_and_whether_it_is_a_tool_call() {
         let json = |id: Option<Value>, tool_call| Peeked::Json { id, tool_call };
         assert_eq!(peek(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_profile"}}"#), json(Some(json!(1)), true));
-        assert_eq!(peek(br#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#), json(Some(json!("a")), false));
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#),
+            json(Some(json!("a")), false)
+        );
         assert_eq!(peek(br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]"#), json(None, false));
-        assert_eq!(peek(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), json(None, false));
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            json(None, false)
+        );
         assert!(matches!(peek(b"not json"), Peeked::NotJson(_)));
         assert!(matches!(peek(br#"{"jsonrpc":"2.0","id":1"#), Peeked::NotJson(_)));
         let twice = peek(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mark_done","name":"delete_event"}}"#);
-        assert_eq!(twice, Peeked::DuplicateKey(r#"params.name: the key "name" appears twice in one object; send it once"#.into()));
+        assert_eq!(
+            twice,
+            Peeked::DuplicateKey(
+                r#"params.name: the key "name" appears twice in one object; send it once"#.into()
+            )
+        );
     }
 }

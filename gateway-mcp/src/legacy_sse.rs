@@ -111,10 +111,15 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
         let mut open = streams.open();
         let owned = open.values().filter(|stream| stream.person == person).count();
         if open.len() >= MAX_STREAMS || owned >= MAX_STREAMS_PER_PERSON {
-            let message = format!("too many open event streams: at most {MAX_STREAMS_PER_PERSON} per person; close one or use /mcp");
+            let message = format!(
+                "too many open event streams: at most {MAX_STREAMS_PER_PERSON} per person; close one or use /mcp"
+            );
             return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
         }
-        open.insert(id.clone(), OpenStream { owner: caller.digest, person, token: token.clone(), inbound });
+        open.insert(
+            id.clone(),
+            OpenStream { owner: caller.digest, person, token: token.clone(), inbound },
+        );
     }
     // This stream's end: the client leaving, the server stopping, or the
     // token no longer working.
@@ -149,15 +154,25 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
     let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
     let closing = Closing { streams: streams.clone(), id, stop: stop.clone() };
     let messages = outbound
-        .map(|message| Ok::<_, Infallible>(Event::default().event("message").json_data(message).unwrap_or_else(|_| Event::default().comment("unserialisable"))))
+        .map(|message| {
+            Ok::<_, Infallible>(
+                Event::default()
+                    .event("message")
+                    .json_data(message)
+                    .unwrap_or_else(|_| Event::default().comment("unserialisable")),
+            )
+        })
         .take_until(async move { stop.cancelled().await });
-    let events = futures::stream::once(async move { Ok(endpoint) }).chain(messages).map(move |event| {
-        let _keep = &closing;
-        event
-    });
-    Sse::new(Box::pin(events) as std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>>)
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response()
+    let events =
+        futures::stream::once(async move { Ok(endpoint) }).chain(messages).map(move |event| {
+            let _keep = &closing;
+            event
+        });
+    Sse::new(
+        Box::pin(events) as std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>>
+    )
+    .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    .into_response()
 }
 
 #[derive(Deserialize)]
@@ -187,11 +202,18 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
     };
     let id = message.id.as_ref();
     let Some(Query(session)) = session else {
-        return guard::refusal(StatusCode::BAD_REQUEST, "sessionId is required: open a stream with GET /sse first", id);
+        return guard::refusal(
+            StatusCode::BAD_REQUEST,
+            "sessionId is required: open a stream with GET /sse first",
+            id,
+        );
     };
     // Another person's stream is as unknown as a closed one. A new token of
     // the stream's own person (its client refreshed) takes the stream over.
-    let found = streams.open().get(&session.session_id).map(|stream| (stream.owner == caller.digest, stream.person.clone()));
+    let found = streams
+        .open()
+        .get(&session.session_id)
+        .map(|stream| (stream.owner == caller.digest, stream.person.clone()));
     let owned = match found {
         Some((true, _)) => true,
         Some((false, person)) => match streams.guard.person(&caller).await {
@@ -207,17 +229,37 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
         },
         None => false,
     };
-    let inbound = streams.open().get(&session.session_id).filter(|_| owned).map(|stream| stream.inbound.clone());
+    let inbound = streams
+        .open()
+        .get(&session.session_id)
+        .filter(|_| owned)
+        .map(|stream| stream.inbound.clone());
     let Some(mut inbound) = inbound else {
-        return guard::refusal(StatusCode::NOT_FOUND, "no open stream has this sessionId: open one with GET /sse", id);
+        return guard::refusal(
+            StatusCode::NOT_FOUND,
+            "no open stream has this sessionId: open one with GET /sse",
+            id,
+        );
     };
     let parsed = match serde_json::from_slice::<ClientJsonRpcMessage>(&message.body) {
         Ok(parsed) => parsed,
-        Err(error) => return guard::refusal_with(StatusCode::BAD_REQUEST, INVALID_REQUEST, &format!("the body is not a JSON-RPC message: {error}"), id, None),
+        Err(error) => {
+            return guard::refusal_with(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                &format!("the body is not a JSON-RPC message: {error}"),
+                id,
+                None,
+            );
+        }
     };
     match inbound.send(parsed).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
-        Err(_) => guard::refusal(StatusCode::NOT_FOUND, "no open stream has this sessionId: open one with GET /sse", id),
+        Err(_) => guard::refusal(
+            StatusCode::NOT_FOUND,
+            "no open stream has this sessionId: open one with GET /sse",
+            id,
+        ),
     }
 }
 

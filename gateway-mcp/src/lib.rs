@@ -51,13 +51,31 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         .disable_allowed_hosts()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(stop.clone());
-    let service = StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), transport);
-    let sign_in = oauth::SignIn::new(&core, &config.web_url, config.public_url.as_deref(), config.allowed_hosts.clone());
-    let guard = Arc::new(Guard::new(core.clone(), sign_in.clone(), config.allowed_hosts.clone(), config.calls_per_minute));
+    let service = StreamableHttpService::new(
+        move || Ok(prototype.clone()),
+        Arc::new(LocalSessionManager::default()),
+        transport,
+    );
+    let sign_in = oauth::SignIn::new(
+        &core,
+        &config.web_url,
+        config.public_url.as_deref(),
+        config.allowed_hosts.clone(),
+    );
+    let guard = Arc::new(Guard::new(
+        core.clone(),
+        sign_in.clone(),
+        config.allowed_hosts.clone(),
+        config.calls_per_minute,
+    ));
     let streams = Arc::new(legacy_sse::Streams::new(core.clone(), guard.clone(), stop));
-    let legacy =
-        Router::new().route(SSE_PATH, axum::routing::get(legacy_sse::open)).route(MESSAGES_PATH, axum::routing::post(legacy_sse::message)).with_state(streams);
-    let up = Router::new().route("/up", axum::routing::get(up)).with_state((core.clone(), config.allowed_hosts.clone()));
+    let legacy = Router::new()
+        .route(SSE_PATH, axum::routing::get(legacy_sse::open))
+        .route(MESSAGES_PATH, axum::routing::post(legacy_sse::message))
+        .with_state(streams);
+    let up = Router::new()
+        .route("/up", axum::routing::get(up))
+        .with_state((core.clone(), config.allowed_hosts.clone()));
     Router::new()
         .route_service(MCP_PATH, service)
         .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
@@ -77,7 +95,10 @@ async fn up(
     use axum::response::IntoResponse;
     match hosts.admit(&headers, &uri) {
         Ok(_) => hado_runtime::up::answer(&core).await,
-        Err(refusal) => guard::refusal(axum::http::StatusCode::MISDIRECTED_REQUEST, &refusal.to_string(), None).into_response(),
+        Err(refusal) => {
+            guard::refusal(axum::http::StatusCode::MISDIRECTED_REQUEST, &refusal.to_string(), None)
+                .into_response()
+        }
     }
 }
 
@@ -85,9 +106,14 @@ async fn up(
 /// serves JSON and event streams, never a page, so nothing may load it
 /// into a frame or run from it.
 const SECURITY_HEADERS: hado_runtime::headers::SecurityHeaders =
-    hado_runtime::headers::SecurityHeaders { content_security_policy: "default-src 'none'; frame-ancestors 'none'", referrer_policy: "no-referrer" };
+    hado_runtime::headers::SecurityHeaders {
+        content_security_policy: "default-src 'none'; frame-ancestors 'none'",
+        referrer_policy: "no-referrer",
+    };
 
-async fn stamp_security_headers(mut response: axum::response::Response) -> axum::response::Response {
+async fn stamp_security_headers(
+    mut response: axum::response::Response,
+) -> axum::response::Response {
     SECURITY_HEADERS.stamp(response.headers_mut());
     response
 }
@@ -109,7 +135,11 @@ fn oauth_routes(sign_in: oauth::SignIn) -> Router {
 
 /// Serves `/mcp` on `listener` until `shutdown` resolves, letting requests
 /// in flight finish.
-pub async fn run(config: McpConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), RunError> {
+pub async fn run(
+    config: McpConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
     let core = Core::connect_lazy(&config.core_url)?;
     let stop = CancellationToken::new();
     let app = router(&config, core, stop.clone());
@@ -118,7 +148,9 @@ pub async fn run(config: McpConfig, listener: TcpListener, shutdown: impl Future
         shutdown.await;
         stopping.cancel();
     };
-    hado_runtime::serve(listener, app, config.limits, config.trusted_proxies.clone(), shutdown).await.map_err(RunError::Serve)
+    hado_runtime::serve(listener, app, config.limits, config.trusted_proxies.clone(), shutdown)
+        .await
+        .map_err(RunError::Serve)
 }
 
 /// Serves one agent over stdin/stdout until the client closes them: for
@@ -128,19 +160,29 @@ pub async fn run_stdio(core_url: &str, token: &str) -> Result<(), RunError> {
     let core = Core::connect_lazy(core_url)?;
     let token = AgentToken::parse(token).ok_or_else(|| ConfigError {
         variable: "HADO_AGENT_TOKEN",
-        problem: "is not an agent token (hado_agent_…); issue one with `hado agent-token LOGIN`".into(),
+        problem: "is not an agent token (hado_agent_…); issue one with `hado agent-token LOGIN`"
+            .into(),
     })?;
     match core_link::inbox(&core, &token).get_profile(hado_proto::v1::GetProfileRequest {}).await {
         Ok(_) => {}
         Err(status) => match core.explain(&status) {
             Failure::Unauthenticated(_) => {
-                return Err(ConfigError { variable: "HADO_AGENT_TOKEN", problem: "core does not know this agent token".into() }.into());
+                return Err(ConfigError {
+                    variable: "HADO_AGENT_TOKEN",
+                    problem: "core does not know this agent token".into(),
+                }
+                .into());
             }
-            failure => tracing::warn!(reason = failure.message(), "serving anyway; tool calls will say when core answers again"),
+            failure => tracing::warn!(
+                reason = failure.message(),
+                "serving anyway; tool calls will say when core answers again"
+            ),
         },
     }
-    let running =
-        HadoMcp::new(core, Some(tools::SessionToken::new(token))).serve(rmcp::transport::stdio()).await.map_err(|error| RunError::Stdio(error.to_string()))?;
+    let running = HadoMcp::new(core, Some(tools::SessionToken::new(token)))
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| RunError::Stdio(error.to_string()))?;
     running.waiting().await.map_err(|error| RunError::Stdio(error.to_string()))?;
     Ok(())
 }
@@ -158,7 +200,8 @@ async fn refuse_over_stdio(reason: &str) {
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let first_id = async {
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Ok(serde_json::Value::Object(message)) = serde_json::from_str::<serde_json::Value>(&line)
+            if let Ok(serde_json::Value::Object(message)) =
+                serde_json::from_str::<serde_json::Value>(&line)
                 && let Some(id) = message.get("id")
             {
                 return Some(id.clone());
@@ -204,10 +247,17 @@ pub struct Arguments {
 pub async fn main_entry(arguments: Arguments) -> ExitCode {
     process::init_logging();
     if arguments.stdio {
-        let started = match (process::core_url(&process::environment), process::read(&process::environment, "HADO_AGENT_TOKEN")) {
+        let started = match (
+            process::core_url(&process::environment),
+            process::read(&process::environment, "HADO_AGENT_TOKEN"),
+        ) {
             (Ok(core_url), Some(token)) => run_stdio(&core_url, &token).await,
             (Err(error), _) => Err(error.into()),
-            (_, None) => Err(ConfigError { variable: "HADO_AGENT_TOKEN", problem: "is not set; --stdio serves the agent this token belongs to".into() }.into()),
+            (_, None) => Err(ConfigError {
+                variable: "HADO_AGENT_TOKEN",
+                problem: "is not set; --stdio serves the agent this token belongs to".into(),
+            }
+            .into()),
         };
         return match started {
             Ok(()) => ExitCode::SUCCESS,

@@ -18,7 +18,9 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::to_bytes;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use hado_runtime::client::CoreChannel;
@@ -67,7 +69,11 @@ impl Endpoint {
 
     /// The endpoint a request's path belongs to.
     pub(crate) fn of(path: &str) -> Self {
-        if path == SSE_PATH || path == MESSAGES_PATH || path.ends_with(SSE_PATH) { Self::Sse } else { Self::Mcp }
+        if path == SSE_PATH || path == MESSAGES_PATH || path.ends_with(SSE_PATH) {
+            Self::Sse
+        } else {
+            Self::Mcp
+        }
     }
 }
 
@@ -96,8 +102,16 @@ impl AddressLimit {
     fn take(&self, address: IpAddr, what: &str) -> Result<(), Refused> {
         self.0.take(&address).map_err(|wait| {
             let seconds = wait.as_secs().max(1);
-            let description = format!("too many {what}: at most {} a minute from one address; try again in {seconds} s", self.0.per_minute());
-            Refused { status: StatusCode::TOO_MANY_REQUESTS, code: "temporarily_unavailable", description, retry_after: Some(seconds) }
+            let description = format!(
+                "too many {what}: at most {} a minute from one address; try again in {seconds} s",
+                self.0.per_minute()
+            );
+            Refused {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                code: "temporarily_unavailable",
+                description,
+                retry_after: Some(seconds),
+            }
         })
     }
 }
@@ -123,7 +137,8 @@ impl IntoResponse for Refused {
 
 /// An OAuth error response (RFC 6749 section 5.2).
 fn error(status: StatusCode, code: &str, description: &str) -> Response {
-    let mut response = (status, Json(json!({ "error": code, "error_description": description }))).into_response();
+    let mut response =
+        (status, Json(json!({ "error": code, "error_description": description }))).into_response();
     response.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
@@ -140,19 +155,31 @@ fn status_of(code: &str) -> StatusCode {
 fn from_core(core: &Core, status: &tonic::Status) -> Response {
     match core.explain(status) {
         Failure::Unreachable(message) => {
-            let mut response = error(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", &message);
-            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+            let mut response =
+                error(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", &message);
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
             response
         }
         failure => {
             tracing::warn!(reason = failure.message(), "core refused an OAuth call");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "core refused the call; see the gateway's log")
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "core refused the call; see the gateway's log",
+            )
         }
     }
 }
 
 impl SignIn {
-    pub(crate) fn new(core: &Core, web_url: &str, public_url: Option<&str>, allowed_hosts: AllowedHosts) -> Self {
+    pub(crate) fn new(
+        core: &Core,
+        web_url: &str,
+        public_url: Option<&str>,
+        allowed_hosts: AllowedHosts,
+    ) -> Self {
         Self {
             core: core.clone(),
             oauth: OAuthClient::new(core.channel()),
@@ -170,7 +197,8 @@ impl SignIn {
         match &self.public_url {
             Some(url) => url.clone(),
             None => {
-                let host = headers.get(HOST).and_then(|value| value.to_str().ok()).unwrap_or("127.0.0.1");
+                let host =
+                    headers.get(HOST).and_then(|value| value.to_str().ok()).unwrap_or("127.0.0.1");
                 format!("http://{host}")
             }
         }
@@ -185,13 +213,22 @@ impl SignIn {
     /// The `WWW-Authenticate` of a 401 on `endpoint`, pointing at that
     /// endpoint's resource metadata (RFC 9728 section 5.1).
     pub(crate) fn challenge(&self, headers: &HeaderMap, endpoint: Endpoint) -> HeaderValue {
-        let value = format!("Bearer resource_metadata=\"{}{PROTECTED_RESOURCE_PATH}{}\", scope=\"inbox\"", self.base(headers), endpoint.path());
+        let value = format!(
+            "Bearer resource_metadata=\"{}{PROTECTED_RESOURCE_PATH}{}\", scope=\"inbox\"",
+            self.base(headers),
+            endpoint.path()
+        );
         HeaderValue::from_str(&value).unwrap_or(HeaderValue::from_static("Bearer"))
     }
 
     /// `Host` and `Origin` as `/mcp` checks them.
     fn admit(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Refused> {
-        let forbidden = |description: String| Refused { status: StatusCode::FORBIDDEN, code: "invalid_request", description, retry_after: None };
+        let forbidden = |description: String| Refused {
+            status: StatusCode::FORBIDDEN,
+            code: "invalid_request",
+            description,
+            retry_after: None,
+        };
         if let Err(refusal) = self.allowed_hosts.admit(headers, uri) {
             return Err(forbidden(refusal.to_string()));
         }
@@ -213,7 +250,11 @@ fn counted(route: &'static str, method: &str, response: Response) -> Response {
 
 /// `GET /.well-known/oauth-protected-resource[/mcp|/sse]` (RFC 9728): the
 /// document of the endpoint the path names (`/mcp` when it names none).
-pub(crate) async fn protected_resource(State(sign_in): State<SignIn>, headers: HeaderMap, uri: Uri) -> Response {
+pub(crate) async fn protected_resource(
+    State(sign_in): State<SignIn>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     if let Err(refused) = sign_in.admit(&headers, &uri) {
         return counted(PROTECTED_RESOURCE_PATH, "GET", refused.into_response());
     }
@@ -230,7 +271,11 @@ pub(crate) async fn protected_resource(State(sign_in): State<SignIn>, headers: H
 }
 
 /// `GET /.well-known/oauth-authorization-server` (RFC 8414).
-pub(crate) async fn authorization_server(State(sign_in): State<SignIn>, headers: HeaderMap, uri: Uri) -> Response {
+pub(crate) async fn authorization_server(
+    State(sign_in): State<SignIn>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     if let Err(refused) = sign_in.admit(&headers, &uri) {
         return counted(AUTHORIZATION_SERVER_PATH, "GET", refused.into_response());
     }
@@ -254,7 +299,9 @@ pub(crate) async fn authorization_server(State(sign_in): State<SignIn>, headers:
 /// proxy, else the peer (`hado_runtime::serve` names it on every request).
 fn client(request: &Request) -> IpAddr {
     let named = request.extensions().get::<ClientAddress>().map(|client| client.0);
-    named.or_else(|| request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip())).unwrap_or(IpAddr::from([127, 0, 0, 1]))
+    named
+        .or_else(|| request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip()))
+        .unwrap_or(IpAddr::from([127, 0, 0, 1]))
 }
 
 /// What a write route expects of a request: its allowance per address, its
@@ -269,16 +316,37 @@ struct Door<'a> {
 /// Admits a request to `/register` or `/token`: `Host` and `Origin`, the
 /// address's allowance, the body's type, and at most 16 KiB of it, in that
 /// order and before core is asked. Its headers and body, or the refusal.
-async fn admit_body(sign_in: &SignIn, door: Door<'_>, request: Request) -> Result<(HeaderMap, axum::body::Bytes), Response> {
-    sign_in.admit(request.headers(), request.uri()).and_then(|()| door.limit.take(client(&request), door.what)).map_err(IntoResponse::into_response)?;
+async fn admit_body(
+    sign_in: &SignIn,
+    door: Door<'_>,
+    request: Request,
+) -> Result<(HeaderMap, axum::body::Bytes), Response> {
+    sign_in
+        .admit(request.headers(), request.uri())
+        .and_then(|()| door.limit.take(client(&request), door.what))
+        .map_err(IntoResponse::into_response)?;
     let (parts, body) = request.into_parts();
-    let content_type = parts.headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).and_then(|value| value.split(';').next()).unwrap_or("");
+    let content_type = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .unwrap_or("");
     if !content_type.trim().eq_ignore_ascii_case(door.content_type) {
         let (code, description) = door.wrong_type;
         return Err(error(StatusCode::BAD_REQUEST, code, description));
     }
-    let too_large = || error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request", &format!("the body is over {} KiB", MAX_BODY_BYTES / 1024));
-    let declared = parts.headers.get(axum::http::header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request",
+            &format!("the body is over {} KiB", MAX_BODY_BYTES / 1024),
+        )
+    };
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
         return Err(too_large());
     }
@@ -296,26 +364,37 @@ async fn register_inner(mut sign_in: SignIn, request: Request) -> Response {
         limit: &sign_in.registrations,
         what: "registrations",
         content_type: "application/json",
-        wrong_type: ("invalid_client_metadata", "send the client metadata as JSON (Content-Type: application/json)"),
+        wrong_type: (
+            "invalid_client_metadata",
+            "send the client metadata as JSON (Content-Type: application/json)",
+        ),
     };
     let body = match admit_body(&sign_in, door, request).await {
         Ok((_, body)) => body,
         Err(refused) => return refused,
     };
     let Ok(metadata_json) = String::from_utf8(body.to_vec()) else {
-        return error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "the body is not UTF-8 text");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            "the body is not UTF-8 text",
+        );
     };
-    let reply = match sign_in.oauth.register_client(v1::RegisterClientRequest { metadata_json }).await {
-        Ok(reply) => reply.into_inner(),
-        Err(status) => return from_core(&sign_in.core, &status),
-    };
+    let reply =
+        match sign_in.oauth.register_client(v1::RegisterClientRequest { metadata_json }).await {
+            Ok(reply) => reply.into_inner(),
+            Err(status) => return from_core(&sign_in.core, &status),
+        };
     match reply.outcome {
         Some(v1::register_client_reply::Outcome::ClientJson(client)) => {
-            let mut response = (StatusCode::CREATED, [(CONTENT_TYPE, "application/json")], client).into_response();
+            let mut response =
+                (StatusCode::CREATED, [(CONTENT_TYPE, "application/json")], client).into_response();
             response.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
             response
         }
-        Some(v1::register_client_reply::Outcome::Error(refusal)) => error(status_of(&refusal.error), &refusal.error, &refusal.description),
+        Some(v1::register_client_reply::Outcome::Error(refusal)) => {
+            error(status_of(&refusal.error), &refusal.error, &refusal.description)
+        }
         None => error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "core gave no answer"),
     }
 }
@@ -337,7 +416,11 @@ struct TokenForm {
 /// names that one, else `/mcp` (core refuses a resource that is neither).
 fn requested_endpoint(sign_in: &SignIn, headers: &HeaderMap, resource: &str) -> Endpoint {
     let sse = sign_in.resource(headers, Endpoint::Sse);
-    if resource.trim_end_matches('/').eq_ignore_ascii_case(&sse) { Endpoint::Sse } else { Endpoint::Mcp }
+    if resource.trim_end_matches('/').eq_ignore_ascii_case(&sse) {
+        Endpoint::Sse
+    } else {
+        Endpoint::Mcp
+    }
 }
 
 /// `POST /token`.
@@ -350,7 +433,10 @@ async fn token_inner(mut sign_in: SignIn, request: Request) -> Response {
         limit: &sign_in.token_requests,
         what: "token requests",
         content_type: "application/x-www-form-urlencoded",
-        wrong_type: ("invalid_request", "send the token request as a form (Content-Type: application/x-www-form-urlencoded)"),
+        wrong_type: (
+            "invalid_request",
+            "send the token request as a form (Content-Type: application/x-www-form-urlencoded)",
+        ),
     };
     let (headers, body) = match admit_body(&sign_in, door, request).await {
         Ok(admitted) => admitted,
@@ -358,9 +444,16 @@ async fn token_inner(mut sign_in: SignIn, request: Request) -> Response {
     };
     let form: TokenForm = match serde_urlencoded::from_bytes(&body) {
         Ok(form) => form,
-        Err(problem) => return error(StatusCode::BAD_REQUEST, "invalid_request", &format!("the form could not be read: {problem}")),
+        Err(problem) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("the form could not be read: {problem}"),
+            );
+        }
     };
-    let served_resource = sign_in.resource(&headers, requested_endpoint(&sign_in, &headers, &form.resource));
+    let served_resource =
+        sign_in.resource(&headers, requested_endpoint(&sign_in, &headers, &form.resource));
     let request = v1::TokenRequest {
         grant_type: form.grant_type,
         client_id: form.client_id,
@@ -389,7 +482,8 @@ async fn token_inner(mut sign_in: SignIn, request: Request) -> Response {
             response
         }
         Some(v1::token_reply::Outcome::Error(refusal)) => {
-            let mut response = error(status_of(&refusal.error), &refusal.error, &refusal.description);
+            let mut response =
+                error(status_of(&refusal.error), &refusal.error, &refusal.description);
             if response.status() == StatusCode::UNAUTHORIZED {
                 response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }

@@ -33,7 +33,8 @@ pub(crate) fn portable(schema: &JsonObject, side: Side) -> JsonObject {
 
 /// Keywords that describe a value rather than constrain its type: they stay
 /// on the outside when a nullable type becomes `anyOf`.
-const ANNOTATIONS: &[&str] = &["description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"];
+const ANNOTATIONS: &[&str] =
+    &["description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"];
 
 fn rewrite(value: &mut Value, side: Side) {
     match value {
@@ -75,7 +76,8 @@ fn drop_number_format(object: &mut JsonObject) {
 /// The one other type of `"type": [T, "null"]`.
 fn nullable_type(object: &JsonObject) -> Option<String> {
     let Some(Value::Array(kinds)) = object.get("type") else { return None };
-    let others: Vec<&str> = kinds.iter().filter_map(Value::as_str).filter(|kind| *kind != "null").collect();
+    let others: Vec<&str> =
+        kinds.iter().filter_map(Value::as_str).filter(|kind| *kind != "null").collect();
     (kinds.len() == 2 && others.len() == 1).then(|| others[0].to_owned())
 }
 
@@ -88,7 +90,11 @@ fn drop_null_from_enum(object: &mut JsonObject) {
 fn into_any_of(object: &mut JsonObject, inner: String) {
     let mut typed = JsonObject::new();
     typed.insert("type".into(), Value::String(inner));
-    let keys: Vec<String> = object.keys().filter(|key| *key != "type" && !ANNOTATIONS.contains(&key.as_str())).cloned().collect();
+    let keys: Vec<String> = object
+        .keys()
+        .filter(|key| *key != "type" && !ANNOTATIONS.contains(&key.as_str()))
+        .cloned()
+        .collect();
     for key in keys {
         if let Some(value) = object.remove(&key) {
             typed.insert(key, value);
@@ -114,8 +120,14 @@ mod tests {
             "after_due": {"type": ["string", "null"], "enum": ["keep", "expire", null]},
         }}));
         let portable = Value::Object(portable(&schema, Side::Input));
-        assert_eq!(portable["properties"]["subtitle"], json!({"type": "string", "maxLength": 200, "description": "A line."}));
-        assert_eq!(portable["properties"]["after_due"], json!({"type": "string", "enum": ["keep", "expire"]}));
+        assert_eq!(
+            portable["properties"]["subtitle"],
+            json!({"type": "string", "maxLength": 200, "description": "A line."})
+        );
+        assert_eq!(
+            portable["properties"]["after_due"],
+            json!({"type": "string", "enum": ["keep", "expire"]})
+        );
     }
 
     #[test]
@@ -129,7 +141,10 @@ mod tests {
             portable["properties"]["quiet_until"],
             json!({"description": "When.", "anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]})
         );
-        assert_eq!(portable["properties"]["attention"], json!({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}));
+        assert_eq!(
+            portable["properties"]["attention"],
+            json!({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]})
+        );
     }
 
     #[test]
@@ -142,6 +157,9 @@ mod tests {
         let portable = Value::Object(portable(&schema, Side::Output));
         assert_eq!(portable["properties"]["id"], json!({"type": "integer"}));
         assert_eq!(portable["properties"]["count"], json!({"type": "integer", "minimum": 1}));
-        assert_eq!(portable["properties"]["items"]["items"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(
+            portable["properties"]["items"]["items"],
+            json!({"type": "integer", "minimum": 0})
+        );
     }
 }

@@ -72,7 +72,10 @@ impl std::fmt::Debug for Credential {
 }
 
 impl Interceptor for Credential {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
         request.metadata_mut().insert(AUTHORIZATION, self.authorization.clone());
         if let Some(user) = &self.user {
             request.metadata_mut().insert(USER, user.clone());

@@ -20,7 +20,15 @@ impl EventState {
     /// The inbox's states, in the order the inbox shows its groups.
     pub const ACTIVE: [Self; 4] = [Self::Today, Self::Overdue, Self::Preparing, Self::Scheduled];
 
-    pub const ALL: [Self; 7] = [Self::Scheduled, Self::Preparing, Self::Today, Self::Overdue, Self::Done, Self::Expired, Self::Withdrawn];
+    pub const ALL: [Self; 7] = [
+        Self::Scheduled,
+        Self::Preparing,
+        Self::Today,
+        Self::Overdue,
+        Self::Done,
+        Self::Expired,
+        Self::Withdrawn,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -56,9 +56,18 @@ impl Core {
     }
 
     /// [`Core::connect_lazy`] with the resolver and its interval given.
-    pub fn connect_balanced(url: &str, resolve: Resolve, every: Duration) -> Result<Self, ConfigError> {
-        let bad = |problem: String| ConfigError { variable: "HADO_CORE_URL", problem: format!("{url:?}: {problem}") };
-        let endpoint = configured(Endpoint::from_shared(url.to_owned()).map_err(|error| bad(error.to_string()))?);
+    pub fn connect_balanced(
+        url: &str,
+        resolve: Resolve,
+        every: Duration,
+    ) -> Result<Self, ConfigError> {
+        let bad = |problem: String| ConfigError {
+            variable: "HADO_CORE_URL",
+            problem: format!("{url:?}: {problem}"),
+        };
+        let endpoint = configured(
+            Endpoint::from_shared(url.to_owned()).map_err(|error| bad(error.to_string()))?,
+        );
         let parsed = url::Url::parse(url).map_err(|error| bad(error.to_string()))?;
         let channel = match (parsed.scheme(), parsed.host()) {
             // A name over plain HTTP/2: balanced over its addresses. (Over
@@ -66,7 +75,9 @@ impl Core {
             ("http", Some(url::Host::Domain(host))) => {
                 let port = parsed.port_or_known_default().unwrap_or(80);
                 CoreChannel::resolving(host.to_owned(), port, resolve, every, |address| {
-                    Endpoint::from_shared(format!("http://{address}")).ok().map(|endpoint| configured(endpoint).connect_lazy())
+                    Endpoint::from_shared(format!("http://{address}"))
+                        .ok()
+                        .map(|endpoint| configured(endpoint).connect_lazy())
                 })
             }
             _ => CoreChannel::single(url, endpoint.connect_lazy()),
@@ -85,8 +96,13 @@ impl Core {
     /// Whether core answers its gRPC health check with SERVING: it is up
     /// and its storage can be written. What each gateway's `/up` says.
     pub async fn health(&self) -> Health {
-        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
-        match HealthClient::new(self.channel()).check(HealthCheckRequest { service: String::new() }).await {
+        use tonic_health::pb::{
+            HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+        };
+        match HealthClient::new(self.channel())
+            .check(HealthCheckRequest { service: String::new() })
+            .await
+        {
             Ok(reply) if reply.get_ref().status == ServingStatus::Serving as i32 => Health::Serving,
             Ok(_) => Health::NotServing,
             Err(_) => Health::Unreachable,
@@ -98,13 +114,19 @@ impl Core {
         match status.code() {
             Code::Unauthenticated => Failure::Unauthenticated(status.message().to_owned()),
             // Core is up but its storage is not: core's own words say so.
-            Code::Unavailable if status.get_details_error_info().is_some_and(|info| info.reason == "STORAGE_UNAVAILABLE") => {
+            Code::Unavailable
+                if status
+                    .get_details_error_info()
+                    .is_some_and(|info| info.reason == "STORAGE_UNAVAILABLE") =>
+            {
                 Failure::Unreachable(status.message().to_owned())
             }
-            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown => Failure::Unreachable(format!(
-                "hado core at {} cannot be reached right now; the gateway reconnects by itself, so try again in a moment",
-                self.url
-            )),
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown => {
+                Failure::Unreachable(format!(
+                    "hado core at {} cannot be reached right now; the gateway reconnects by itself, so try again in a moment",
+                    self.url
+                ))
+            }
             code => Failure::Refused { code, message: status.message().to_owned() },
         }
     }
@@ -138,7 +160,9 @@ pub enum Failure {
 impl Failure {
     pub fn message(&self) -> &str {
         match self {
-            Self::Unauthenticated(message) | Self::Unreachable(message) | Self::Refused { message, .. } => message,
+            Self::Unauthenticated(message)
+            | Self::Unreachable(message)
+            | Self::Refused { message, .. } => message,
         }
     }
 }

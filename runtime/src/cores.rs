@@ -34,11 +34,17 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Finds the addresses of a host and port: DNS in a gateway, a fixed list
 /// in tests.
-pub type Resolve = Arc<dyn Fn(String, u16) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send>> + Send + Sync>;
+pub type Resolve = Arc<
+    dyn Fn(String, u16) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// The system's resolver.
 pub fn dns() -> Resolve {
-    Arc::new(|host, port| Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), port)).await?.collect()) }))
+    Arc::new(|host, port| {
+        Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), port)).await?.collect()) })
+    })
 }
 
 /// How often members that failed are asked whether they answer again.
@@ -118,7 +124,11 @@ impl CoreChannel {
     /// One core at one address (an IP address, or a name over TLS).
     pub(crate) fn single(address: &str, channel: Channel) -> Self {
         let this = Self::empty();
-        this.members.list.write().expect("members lock").push(Arc::new(Member { address: address.to_owned(), channel, set_aside: AtomicBool::new(false) }));
+        this.members.list.write().expect("members lock").push(Arc::new(Member {
+            address: address.to_owned(),
+            channel,
+            set_aside: AtomicBool::new(false),
+        }));
         this.watch();
         this
     }
@@ -130,7 +140,13 @@ impl CoreChannel {
     /// The cores `host` resolves to: asked again every `every`, so that new
     /// replicas join and stopped ones leave. A failed or empty answer keeps
     /// what was there. `connect` makes one address's channel.
-    pub(crate) fn resolving(host: String, port: u16, resolve: Resolve, every: Duration, connect: fn(SocketAddr) -> Option<Channel>) -> Self {
+    pub(crate) fn resolving(
+        host: String,
+        port: u16,
+        resolve: Resolve,
+        every: Duration,
+        connect: fn(SocketAddr) -> Option<Channel>,
+    ) -> Self {
         let this = Self::empty();
         let members = Arc::downgrade(&this.members);
         tokio::spawn(async move {
@@ -143,8 +159,12 @@ impl CoreChannel {
                             tracing::info!(%host, addresses = found.len(), "core's addresses changed");
                         }
                     }
-                    Ok(_) => tracing::warn!(%host, "core's name resolved to no address; keeping the ones known"),
-                    Err(error) => tracing::warn!(%host, %error, "could not resolve core's name; keeping the addresses known"),
+                    Ok(_) => {
+                        tracing::warn!(%host, "core's name resolved to no address; keeping the ones known")
+                    }
+                    Err(error) => {
+                        tracing::warn!(%host, %error, "could not resolve core's name; keeping the addresses known")
+                    }
                 }
                 drop(members);
                 tokio::time::sleep(every).await;
@@ -171,8 +191,14 @@ impl CoreChannel {
             loop {
                 tokio::time::sleep(PROBE_EVERY).await;
                 let Some(members) = members.upgrade() else { return };
-                let aside: Vec<Arc<Member>> =
-                    members.list.read().expect("members lock").iter().filter(|member| member.set_aside.load(Ordering::Relaxed)).cloned().collect();
+                let aside: Vec<Arc<Member>> = members
+                    .list
+                    .read()
+                    .expect("members lock")
+                    .iter()
+                    .filter(|member| member.set_aside.load(Ordering::Relaxed))
+                    .cloned()
+                    .collect();
                 for member in aside {
                     if answers(&member.channel).await {
                         member.set_aside.store(false, Ordering::Relaxed);
@@ -188,8 +214,15 @@ impl CoreChannel {
     /// (a lone core that restarted answers before its probe says so).
     fn pick(&self, tried: &[Arc<Member>]) -> Option<Arc<Member>> {
         let list = self.members.list.read().expect("members lock");
-        let untried: Vec<&Arc<Member>> = list.iter().filter(|member| !tried.iter().any(|done| Arc::ptr_eq(done, member))).collect();
-        let answering: Vec<&Arc<Member>> = untried.iter().copied().filter(|member| !member.set_aside.load(Ordering::Relaxed)).collect();
+        let untried: Vec<&Arc<Member>> = list
+            .iter()
+            .filter(|member| !tried.iter().any(|done| Arc::ptr_eq(done, member)))
+            .collect();
+        let answering: Vec<&Arc<Member>> = untried
+            .iter()
+            .copied()
+            .filter(|member| !member.set_aside.load(Ordering::Relaxed))
+            .collect();
         let choices = if answering.is_empty() { untried } else { answering };
         if choices.is_empty() {
             return None;
@@ -200,7 +233,8 @@ impl CoreChannel {
 
     async fn send(self, request: http::Request<Body>) -> Result<http::Response<Body>, BoxError> {
         let (parts, body) = request.into_parts();
-        let repeatable = REPEATABLE.contains(&parts.uri.path()) || parts.headers.contains_key(IDEMPOTENCY_KEY);
+        let repeatable =
+            REPEATABLE.contains(&parts.uri.path()) || parts.headers.contains_key(IDEMPOTENCY_KEY);
         // Unary and server-streaming calls send one message: kept, so that
         // it can be sent again.
         let body: Bytes = body.collect().await?.to_bytes();
@@ -212,7 +246,9 @@ impl CoreChannel {
         let mut tried: Vec<Arc<Member>> = Vec::new();
         loop {
             let Some(member) = self.pick(&tried) else {
-                return Err(Box::new(tonic::Status::unavailable("no address of core is known: its name has not resolved to any")));
+                return Err(Box::new(tonic::Status::unavailable(
+                    "no address of core is known: its name has not resolved to any",
+                )));
             };
             let mut request = http::Request::new(Body::new(Full::new(body.clone())));
             *request.method_mut() = parts.method.clone();
@@ -250,7 +286,11 @@ impl CoreChannel {
 
 /// Makes the members these addresses, keeping the channel of every address
 /// that stays; whether anything changed.
-fn set_addresses(members: &Members, addresses: &[SocketAddr], connect: fn(SocketAddr) -> Option<Channel>) -> bool {
+fn set_addresses(
+    members: &Members,
+    addresses: &[SocketAddr],
+    connect: fn(SocketAddr) -> Option<Channel>,
+) -> bool {
     let mut list = members.list.write().expect("members lock");
     let named: Vec<String> = addresses.iter().map(ToString::to_string).collect();
     let before = list.len();
@@ -261,7 +301,11 @@ fn set_addresses(members: &Members, addresses: &[SocketAddr], connect: fn(Socket
             continue;
         }
         if let Some(channel) = connect(*address) {
-            list.push(Arc::new(Member { address: name.clone(), channel, set_aside: AtomicBool::new(false) }));
+            list.push(Arc::new(Member {
+                address: name.clone(),
+                channel,
+                set_aside: AtomicBool::new(false),
+            }));
             changed = true;
         }
     }
@@ -290,7 +334,9 @@ async fn answers(channel: &Channel) -> bool {
     // failed transport means it cannot be reached.
     match tokio::time::timeout(PROBE_TIMEOUT, check).await {
         Ok(Ok(_)) => true,
-        Ok(Err(status)) => !status.source().is_some_and(|source| source.is::<tonic::transport::Error>()),
+        Ok(Err(status)) => {
+            !status.source().is_some_and(|source| source.is::<tonic::transport::Error>())
+        }
         Err(_) => false,
     }
 }

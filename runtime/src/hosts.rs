@@ -44,7 +44,10 @@ impl AllowedHosts {
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let mut hosts = Self::loopback();
         if let Some(public_url) = read(lookup, "HADO_PUBLIC_URL") {
-            let host = Url::parse(&public_url).ok().filter(|url| matches!(url.scheme(), "http" | "https")).and_then(|url| url.host().map(host_name));
+            let host = Url::parse(&public_url)
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https"))
+                .and_then(|url| url.host().map(host_name));
             hosts.names.push(host.ok_or_else(|| ConfigError {
                 variable: "HADO_PUBLIC_URL",
                 problem: format!("{public_url:?} is not a URL such as https://hado.example.com"),
@@ -52,7 +55,8 @@ impl AllowedHosts {
         }
         if let Some(extra) = read(lookup, "HADO_ALLOWED_HOSTS") {
             for item in extra.split(',').map(str::trim).filter(|item| !item.is_empty()) {
-                let host = host_of_authority(item).filter(|_| !item.contains(':') || item.starts_with('['));
+                let host = host_of_authority(item)
+                    .filter(|_| !item.contains(':') || item.starts_with('['));
                 hosts.names.push(host.ok_or_else(|| ConfigError {
                     variable: "HADO_ALLOWED_HOSTS",
                     problem: format!("{item:?} is not a host name; list names such as hado.example.com, separated by commas"),
@@ -78,15 +82,21 @@ impl AllowedHosts {
     /// read either, so both must name the same served host.
     pub fn admit(&self, headers: &HeaderMap, uri: &Uri) -> Result<String, HostRefusal> {
         let header = match headers.get(HOST) {
-            Some(value) => Some(value.to_str().ok().and_then(host_of_authority).ok_or(HostRefusal::Missing)?),
+            Some(value) => {
+                Some(value.to_str().ok().and_then(host_of_authority).ok_or(HostRefusal::Missing)?)
+            }
             None => None,
         };
         let target = match uri.authority() {
-            Some(authority) => Some(host_of_authority(authority.as_str()).ok_or(HostRefusal::Missing)?),
+            Some(authority) => {
+                Some(host_of_authority(authority.as_str()).ok_or(HostRefusal::Missing)?)
+            }
             None => None,
         };
         let host = match (header, target) {
-            (Some(header), Some(target)) if header != target => return Err(HostRefusal::Conflicting),
+            (Some(header), Some(target)) if header != target => {
+                return Err(HostRefusal::Conflicting);
+            }
             (Some(host), _) | (None, Some(host)) => host,
             (None, None) => return Err(HostRefusal::Missing),
         };
@@ -96,7 +106,10 @@ impl AllowedHosts {
     /// Whether an `Origin` header names a host this gateway serves (any
     /// scheme and port: an agent's page on another local port is fine).
     pub fn serves_origin(&self, origin: &str) -> bool {
-        Url::parse(origin).ok().and_then(|url| url.host().map(host_name)).is_some_and(|host| self.serves(&host))
+        Url::parse(origin)
+            .ok()
+            .and_then(|url| url.host().map(host_name))
+            .is_some_and(|host| self.serves(&host))
     }
 }
 
@@ -123,8 +136,11 @@ mod tests {
     use super::*;
 
     fn hosts(pairs: &[(&str, &str)]) -> Result<AllowedHosts, ConfigError> {
-        let owned: Vec<(String, String)> = pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
-        AllowedHosts::from_lookup(&move |variable| owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone()))
+        let owned: Vec<(String, String)> =
+            pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
+        AllowedHosts::from_lookup(&move |variable| {
+            owned.iter().find(|(key, _)| key == variable).map(|(_, value)| value.clone())
+        })
     }
 
     #[test]
@@ -132,17 +148,33 @@ mod tests {
         let allowed = hosts(&[]).unwrap();
         assert_eq!(allowed.names(), ["localhost", "127.0.0.1", "::1"]);
         for served in ["localhost:8080", "127.0.0.1", "[::1]:8081", "LOCALHOST"] {
-            assert_eq!(host_of_authority(served).map(|host| allowed.serves(&host)), Some(true), "{served}");
+            assert_eq!(
+                host_of_authority(served).map(|host| allowed.serves(&host)),
+                Some(true),
+                "{served}"
+            );
         }
         for foreign in ["attacker.example:8080", "localhost.attacker.example", "10.0.0.1"] {
-            assert_eq!(host_of_authority(foreign).map(|host| allowed.serves(&host)), Some(false), "{foreign}");
+            assert_eq!(
+                host_of_authority(foreign).map(|host| allowed.serves(&host)),
+                Some(false),
+                "{foreign}"
+            );
         }
     }
 
     #[test]
     fn the_public_url_and_extra_hosts_are_served() {
-        let allowed = hosts(&[("HADO_PUBLIC_URL", "https://Hado.Example.com/"), ("HADO_ALLOWED_HOSTS", "inbox.example.org, [fd00::1]")]).unwrap();
-        assert!(allowed.names().ends_with(&["hado.example.com".into(), "inbox.example.org".into(), "fd00::1".into()]));
+        let allowed = hosts(&[
+            ("HADO_PUBLIC_URL", "https://Hado.Example.com/"),
+            ("HADO_ALLOWED_HOSTS", "inbox.example.org, [fd00::1]"),
+        ])
+        .unwrap();
+        assert!(allowed.names().ends_with(&[
+            "hado.example.com".into(),
+            "inbox.example.org".into(),
+            "fd00::1".into()
+        ]));
         assert!(allowed.serves_origin("https://hado.example.com"));
         assert!(!allowed.serves_origin("https://evil.example.com"));
         assert!(!allowed.serves_origin("null"));
@@ -150,9 +182,18 @@ mod tests {
 
     #[test]
     fn each_bad_setting_is_named() {
-        assert_eq!(hosts(&[("HADO_PUBLIC_URL", "hado.example.com")]).unwrap_err().variable, "HADO_PUBLIC_URL");
-        assert_eq!(hosts(&[("HADO_ALLOWED_HOSTS", "https://x.org")]).unwrap_err().variable, "HADO_ALLOWED_HOSTS");
-        assert_eq!(hosts(&[("HADO_ALLOWED_HOSTS", "x.org:80")]).unwrap_err().variable, "HADO_ALLOWED_HOSTS");
+        assert_eq!(
+            hosts(&[("HADO_PUBLIC_URL", "hado.example.com")]).unwrap_err().variable,
+            "HADO_PUBLIC_URL"
+        );
+        assert_eq!(
+            hosts(&[("HADO_ALLOWED_HOSTS", "https://x.org")]).unwrap_err().variable,
+            "HADO_ALLOWED_HOSTS"
+        );
+        assert_eq!(
+            hosts(&[("HADO_ALLOWED_HOSTS", "x.org:80")]).unwrap_err().variable,
+            "HADO_ALLOWED_HOSTS"
+        );
     }
 
     #[test]
@@ -165,7 +206,10 @@ mod tests {
         let same: Uri = "http://127.0.0.1:8080/me".parse().unwrap();
         assert_eq!(allowed.admit(&headers, &same), Ok("127.0.0.1".to_owned()));
         let unserved: Uri = "http://attacker.example/me".parse().unwrap();
-        assert_eq!(allowed.admit(&HeaderMap::new(), &unserved), Err(HostRefusal::NotServed("attacker.example".into())));
+        assert_eq!(
+            allowed.admit(&HeaderMap::new(), &unserved),
+            Err(HostRefusal::NotServed("attacker.example".into()))
+        );
         assert_eq!(allowed.admit(&headers, &"/me".parse().unwrap()), Ok("127.0.0.1".to_owned()));
     }
 
@@ -182,7 +226,10 @@ mod tests {
         assert!(same_origin("https://hado.example.com", "https://hado.example.com:443/inbox"));
         assert!(!same_origin("http://localhost:8081", "http://localhost:8080/"), "another port");
         assert!(!same_origin("https://localhost:8080", "http://localhost:8080/"), "another scheme");
-        assert!(!same_origin("http://attacker.example:8080", "http://localhost:8080/"), "another host");
+        assert!(
+            !same_origin("http://attacker.example:8080", "http://localhost:8080/"),
+            "another host"
+        );
         assert!(!same_origin("null", "http://localhost:8080/"), "an opaque origin");
     }
 }

@@ -28,7 +28,9 @@ pub enum BodyProblem {
 pub fn parse(bytes: &[u8]) -> Result<Value, BodyProblem> {
     let found = RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let parsed = Unique { path: String::new(), duplicate: &found }.deserialize(&mut deserializer).and_then(|value| deserializer.end().map(|()| value));
+    let parsed = Unique { path: String::new(), duplicate: &found }
+        .deserialize(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value));
     match (parsed, found.into_inner()) {
         (_, Some(problem)) => Err(problem),
         (Ok(value), None) => Ok(value),
@@ -97,7 +99,9 @@ impl<'de> Visitor<'de> for Unique<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Value, A::Error> {
         let mut values = Vec::new();
-        while let Some(value) = items.next_element_seed(self.child(&format!("[{}]", values.len())))? {
+        while let Some(value) =
+            items.next_element_seed(self.child(&format!("[{}]", values.len())))?
+        {
             values.push(value);
         }
         Ok(Value::Array(values))
@@ -106,12 +110,14 @@ impl<'de> Visitor<'de> for Unique<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = entries.next_key::<String>()? {
-            let field = if self.path.is_empty() { key.clone() } else { format!("{}.{key}", self.path) };
+            let field =
+                if self.path.is_empty() { key.clone() } else { format!("{}.{key}", self.path) };
             if object.contains_key(&key) {
                 *self.duplicate.borrow_mut() = Some(BodyProblem::DuplicateKey { field, key });
                 return Err(de::Error::custom("a duplicate key"));
             }
-            let value = entries.next_value_seed(Unique { path: field, duplicate: self.duplicate })?;
+            let value =
+                entries.next_value_seed(Unique { path: field, duplicate: self.duplicate })?;
             object.insert(key, value);
         }
         Ok(Value::Object(object))
@@ -134,8 +140,14 @@ mod tests {
             Err(BodyProblem::DuplicateKey { field, key }) => (field, key),
             other => panic!("{text}: {other:?}"),
         };
-        assert_eq!(duplicate(r#"{"title": "Visa", "title": "x"}"#), ("title".into(), "title".into()));
-        assert_eq!(duplicate(r#"{"events": [{"ref": "a"}, {"user": "anna", "ref": "a", "ref": "b"}]}"#), ("events[1].ref".into(), "ref".into()));
+        assert_eq!(
+            duplicate(r#"{"title": "Visa", "title": "x"}"#),
+            ("title".into(), "title".into())
+        );
+        assert_eq!(
+            duplicate(r#"{"events": [{"ref": "a"}, {"user": "anna", "ref": "a", "ref": "b"}]}"#),
+            ("events[1].ref".into(), "ref".into())
+        );
         assert_eq!(duplicate(r#"{"a": {"b": {"c": 1, "c": 2}}}"#), ("a.b.c".into(), "c".into()));
         // The same key in different objects is fine, and so is an escaped look-alike.
         assert!(parse(br#"{"a": {"k": 1}, "b": {"k": 1}, "k\u0041": 2, "kA ": 3}"#).is_ok());

@@ -30,10 +30,15 @@ const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 /// Must run inside a tokio runtime.
 pub async fn start(lookup: Lookup<'_>) -> Result<Option<SocketAddr>, ConfigError> {
     let Some(text) = read(lookup, "HADO_METRICS_ADDR") else { return Ok(None) };
-    let addr: SocketAddr =
-        text.parse().map_err(|_| ConfigError { variable: "HADO_METRICS_ADDR", problem: format!("{text:?} is not an address such as 127.0.0.1:9464") })?;
+    let addr: SocketAddr = text.parse().map_err(|_| ConfigError {
+        variable: "HADO_METRICS_ADDR",
+        problem: format!("{text:?} is not an address such as 127.0.0.1:9464"),
+    })?;
     let hosts = AllowedHosts::from_lookup(lookup)?;
-    let cannot = |problem: String| ConfigError { variable: "HADO_METRICS_ADDR", problem: format!("cannot serve metrics on {addr}: {problem}") };
+    let cannot = |problem: String| ConfigError {
+        variable: "HADO_METRICS_ADDR",
+        problem: format!("cannot serve metrics on {addr}: {problem}"),
+    };
     let listener = TcpListener::bind(addr).await.map_err(|error| cannot(error.to_string()))?;
     let buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
     let handle = PrometheusBuilder::new()
@@ -59,10 +64,11 @@ async fn serve(listener: TcpListener, handle: PrometheusHandle, hosts: AllowedHo
         };
         let (handle, hosts) = (handle.clone(), hosts.clone());
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                let reply = answer(&request, &handle, &hosts);
-                async move { Ok::<_, Infallible>(reply) }
-            });
+            let service =
+                hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                    let reply = answer(&request, &handle, &hosts);
+                    async move { Ok::<_, Infallible>(reply) }
+                });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
@@ -73,18 +79,34 @@ async fn serve(listener: TcpListener, handle: PrometheusHandle, hosts: AllowedHo
     }
 }
 
-fn answer<B>(request: &http::Request<B>, handle: &PrometheusHandle, hosts: &AllowedHosts) -> Response<Full<Bytes>> {
+fn answer<B>(
+    request: &http::Request<B>,
+    handle: &PrometheusHandle,
+    hosts: &AllowedHosts,
+) -> Response<Full<Bytes>> {
     let reply = |status: StatusCode, kind: &'static str, body: String| {
         let mut response = Response::new(Full::new(Bytes::from(body)));
         *response.status_mut() = status;
-        response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(kind));
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(kind));
         response
     };
     if let Err(refusal) = hosts.admit(request.headers(), request.uri()) {
-        return reply(StatusCode::MISDIRECTED_REQUEST, "text/plain; charset=utf-8", format!("{refusal}\n"));
+        return reply(
+            StatusCode::MISDIRECTED_REQUEST,
+            "text/plain; charset=utf-8",
+            format!("{refusal}\n"),
+        );
     }
     match (request.method(), request.uri().path()) {
-        (&Method::GET | &Method::HEAD, "/metrics") => reply(StatusCode::OK, "text/plain; version=0.0.4", handle.render()),
-        _ => reply(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", "metrics are at GET /metrics\n".to_owned()),
+        (&Method::GET | &Method::HEAD, "/metrics") => {
+            reply(StatusCode::OK, "text/plain; version=0.0.4", handle.render())
+        }
+        _ => reply(
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            "metrics are at GET /metrics\n".to_owned(),
+        ),
     }
 }

@@ -36,7 +36,9 @@ impl<K: Hash + Eq + Clone> PerMinute<K> {
         if self.buckets.len() > PRUNE_ABOVE {
             self.buckets.retain_recent();
         }
-        self.buckets.check_key(key).map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+        self.buckets
+            .check_key(key)
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
 }
 

@@ -31,17 +31,31 @@ pub fn read(lookup: Lookup<'_>, variable: &'static str) -> Option<String> {
 }
 
 /// Reads a listening address such as `127.0.0.1:8081`.
-pub fn socket_addr(lookup: Lookup<'_>, variable: &'static str, default: &str) -> Result<SocketAddr, ConfigError> {
+pub fn socket_addr(
+    lookup: Lookup<'_>,
+    variable: &'static str,
+    default: &str,
+) -> Result<SocketAddr, ConfigError> {
     let value = read(lookup, variable).unwrap_or_else(|| default.to_owned());
-    value.parse().map_err(|_| ConfigError { variable, problem: format!("{value:?} is not an address such as {default}") })
+    value.parse().map_err(|_| ConfigError {
+        variable,
+        problem: format!("{value:?} is not an address such as {default}"),
+    })
 }
 
 /// Reads a positive whole number.
-pub fn positive_number(lookup: Lookup<'_>, variable: &'static str, default: u32) -> Result<u32, ConfigError> {
+pub fn positive_number(
+    lookup: Lookup<'_>,
+    variable: &'static str,
+    default: u32,
+) -> Result<u32, ConfigError> {
     let Some(value) = read(lookup, variable) else { return Ok(default) };
     match value.parse::<u32>() {
         Ok(number) if number > 0 => Ok(number),
-        _ => Err(ConfigError { variable, problem: format!("{value:?} is not a whole number above zero") }),
+        _ => Err(ConfigError {
+            variable,
+            problem: format!("{value:?} is not a whole number above zero"),
+        }),
     }
 }
 
@@ -55,7 +69,10 @@ pub fn secret(lookup: Lookup<'_>, variable: &'static str) -> Result<String, Conf
         problem: format!("is not set; set it to a random secret of at least {MIN_SECRET_LEN} characters (`hado up` generates one)"),
     })?;
     if value.len() < MIN_SECRET_LEN {
-        return Err(ConfigError { variable, problem: format!("is {} characters long; use at least {MIN_SECRET_LEN}", value.len()) });
+        return Err(ConfigError {
+            variable,
+            problem: format!("is {} characters long; use at least {MIN_SECRET_LEN}", value.len()),
+        });
     }
     Ok(value)
 }
@@ -70,7 +87,10 @@ pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     let value = read(lookup, "HADO_CORE_URL").unwrap_or_else(|| DEFAULT_CORE_URL.to_owned());
     let url = if value.contains("://") { value.clone() } else { format!("http://{value}") };
     if host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(ConfigError { variable: "HADO_CORE_URL", problem: format!("{value:?} is not a URL such as {DEFAULT_CORE_URL}") });
+        return Err(ConfigError {
+            variable: "HADO_CORE_URL",
+            problem: format!("{value:?} is not a URL such as {DEFAULT_CORE_URL}"),
+        });
     }
     Ok(url)
 }
@@ -78,9 +98,14 @@ pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
 /// An address setting (`HADO_PUBLIC_URL`, `HADO_WEB_URL`): an absolute URL
 /// with a host, kept without its trailing slash.
 pub fn url(lookup: Lookup<'_>, variable: &'static str) -> Result<Option<String>, ConfigError> {
-    let Some(url) = read(lookup, variable).map(|url| url.trim_end_matches('/').to_owned()) else { return Ok(None) };
+    let Some(url) = read(lookup, variable).map(|url| url.trim_end_matches('/').to_owned()) else {
+        return Ok(None);
+    };
     if host_of_url(&url).is_none() {
-        return Err(ConfigError { variable, problem: format!("{url:?} is not a URL such as https://hado.example.com") });
+        return Err(ConfigError {
+            variable,
+            problem: format!("{url:?} is not a URL such as https://hado.example.com"),
+        });
     }
     Ok(Some(url))
 }
@@ -122,12 +147,15 @@ pub fn init_logging() {
         }),
         _ => default(),
     };
-    let json = std::env::var("HADO_LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json"));
-    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let json =
+        std::env::var("HADO_LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json"));
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour);
     let registry = tracing_subscriber::registry().with(filter);
     // A second init (a test that starts two processes' worth of code) keeps the first.
-    let _ = if json { registry.with(layer.json()).try_init() } else { registry.with(layer).try_init() };
+    let _ =
+        if json { registry.with(layer.json()).try_init() } else { registry.with(layer).try_init() };
 }
 
 /// Runs a server process the same way for every binary: read its settings,
@@ -214,16 +242,26 @@ mod tests {
             "C" => Some("  ".to_owned()),
             _ => None,
         };
-        assert_eq!(positive_number(&lookup, "A", 5).unwrap_err().to_string(), "A: \"0\" is not a whole number above zero");
+        assert_eq!(
+            positive_number(&lookup, "A", 5).unwrap_err().to_string(),
+            "A: \"0\" is not a whole number above zero"
+        );
         assert_eq!(socket_addr(&lookup, "B", "127.0.0.1:1").unwrap_err().variable, "B");
         assert_eq!(positive_number(&lookup, "C", 5).unwrap(), 5, "blank counts as unset");
     }
 
     #[test]
     fn hosts_are_read_from_urls_and_authorities() {
-        assert_eq!(host_of_url("https://user@Example.com:8443/mcp").as_deref(), Some("example.com"));
+        assert_eq!(
+            host_of_url("https://user@Example.com:8443/mcp").as_deref(),
+            Some("example.com")
+        );
         assert_eq!(host_of_url("http://[::1]:8081").as_deref(), Some("::1"));
-        assert_eq!(host_of_url("http://127.1:8081").as_deref(), Some("127.0.0.1"), "read as browsers read it");
+        assert_eq!(
+            host_of_url("http://127.1:8081").as_deref(),
+            Some("127.0.0.1"),
+            "read as browsers read it"
+        );
         assert_eq!(host_of_url("hado.example.com"), None, "not a URL");
         assert_eq!(host_of_url("null"), None);
     }

@@ -21,7 +21,8 @@ impl TrustedProxies {
     /// `HADO_TRUSTED_PROXIES`: addresses or CIDR ranges separated by commas;
     /// none when unset.
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
-        read(lookup, "HADO_TRUSTED_PROXIES").map_or_else(|| Ok(Self::default()), |list| Self::parse(&list))
+        read(lookup, "HADO_TRUSTED_PROXIES")
+            .map_or_else(|| Ok(Self::default()), |list| Self::parse(&list))
     }
 
     /// A comma-separated list of addresses and ranges, as the variable takes it.
@@ -60,7 +61,11 @@ impl TrustedProxies {
         if !self.trusts(peer) {
             return peer;
         }
-        let hops = headers.get_all("x-forwarded-for").iter().filter_map(|value| value.to_str().ok()).flat_map(|value| value.split(','));
+        let hops = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','));
         let hops: Vec<&str> = hops.map(str::trim).collect();
         for hop in hops.iter().rev() {
             match parse_address(hop) {
@@ -90,7 +95,9 @@ fn parse_address(hop: &str) -> Option<IpAddr> {
     if let Ok(socket) = hop.parse::<std::net::SocketAddr>() {
         return Some(socket.ip());
     }
-    hop.strip_prefix('[').and_then(|rest| rest.strip_suffix(']')).and_then(|inner| inner.parse().ok())
+    hop.strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'))
+        .and_then(|inner| inner.parse().ok())
 }
 
 fn canonical(address: IpAddr) -> IpAddr {
@@ -106,7 +113,9 @@ mod tests {
 
     fn proxies(list: &str) -> Result<TrustedProxies, ConfigError> {
         let list = list.to_owned();
-        TrustedProxies::from_lookup(&move |variable| (variable == "HADO_TRUSTED_PROXIES").then(|| list.clone()))
+        TrustedProxies::from_lookup(&move |variable| {
+            (variable == "HADO_TRUSTED_PROXIES").then(|| list.clone())
+        })
     }
 
     fn forwarded(values: &[&str]) -> HeaderMap {
@@ -137,12 +146,24 @@ mod tests {
         let proxy: IpAddr = "10.0.0.2".parse().unwrap();
         let client = |headers: &HeaderMap| trusted.client(proxy, headers).to_string();
         assert_eq!(client(&forwarded(&["203.0.113.9"])), "203.0.113.9");
-        assert_eq!(client(&forwarded(&["1.1.1.1, 203.0.113.9, 10.0.0.5"])), "203.0.113.9", "a spoofed left entry is not believed");
-        assert_eq!(client(&forwarded(&["1.1.1.1", "203.0.113.9"])), "203.0.113.9", "repeated headers are one list");
+        assert_eq!(
+            client(&forwarded(&["1.1.1.1, 203.0.113.9, 10.0.0.5"])),
+            "203.0.113.9",
+            "a spoofed left entry is not believed"
+        );
+        assert_eq!(
+            client(&forwarded(&["1.1.1.1", "203.0.113.9"])),
+            "203.0.113.9",
+            "repeated headers are one list"
+        );
         assert_eq!(client(&forwarded(&["[2001:db8::1]:4711"])), "2001:db8::1");
         assert_eq!(client(&forwarded(&["1.1.1.1, unknown"])), "10.0.0.2", "garbage ends the trust");
         assert_eq!(client(&HeaderMap::new()), "10.0.0.2");
         let stranger: IpAddr = "198.51.100.4".parse().unwrap();
-        assert_eq!(trusted.client(stranger, &forwarded(&["203.0.113.9"])).to_string(), "198.51.100.4", "only a trusted peer may forward");
+        assert_eq!(
+            trusted.client(stranger, &forwarded(&["203.0.113.9"])).to_string(),
+            "198.51.100.4",
+            "only a trusted peer may forward"
+        );
     }
 }

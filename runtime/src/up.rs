@@ -14,12 +14,18 @@ use crate::client::{Core, Health, RETRY_AFTER_SECONDS};
 /// The answer to `GET /up`.
 pub async fn answer(core: &Core) -> Response {
     let down = |error: String| {
-        (StatusCode::SERVICE_UNAVAILABLE, [(RETRY_AFTER, RETRY_AFTER_SECONDS.to_string())], axum::Json(json!({ "status": "down", "error": error })))
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(RETRY_AFTER, RETRY_AFTER_SECONDS.to_string())],
+            axum::Json(json!({ "status": "down", "error": error })),
+        )
             .into_response()
     };
     match core.health().await {
         Health::Serving => (StatusCode::OK, axum::Json(json!({ "status": "up" }))).into_response(),
-        Health::NotServing => down("core is not serving: its storage cannot be reached or written".into()),
+        Health::NotServing => {
+            down("core is not serving: its storage cannot be reached or written".into())
+        }
         Health::Unreachable => down(format!("core at {} cannot be reached", core.url())),
     }
 }

@@ -18,14 +18,20 @@ impl Lang {
     }
 }
 
-const WEEKDAYS: [[&str; 7]; 2] = [["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], ["пн", "вт", "ср", "чт", "пт", "сб", "вс"]];
+const WEEKDAYS: [[&str; 7]; 2] =
+    [["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], ["пн", "вт", "ср", "чт", "пт", "сб", "вс"]];
 const MONTHS: [[&str; 12]; 2] = [
     ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"],
     ["янв", "фев", "мар", "апр", "мая", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"],
 ];
 
 /// Russian picks one of three forms by the number: 1 день, 2 дня, 5 дней.
-fn russian_plural(count: i64, one: &'static str, few: &'static str, many: &'static str) -> &'static str {
+fn russian_plural(
+    count: i64,
+    one: &'static str,
+    few: &'static str,
+    many: &'static str,
+) -> &'static str {
     let (last, last_two) = (count % 10, count % 100);
     if last == 1 && last_two != 11 {
         one
@@ -63,7 +69,18 @@ fn day_count(lang: Lang, days: i64) -> String {
 /// The continents and oceans of the IANA time zone names people live in;
 /// the other names (`US/Eastern`, `Etc/GMT+5`, `Japan`) are old aliases. Core
 /// finds a zone by its city among these; Settings lists these (and UTC).
-pub const ZONE_AREAS: [&str; 10] = ["Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific"];
+pub const ZONE_AREAS: [&str; 10] = [
+    "Africa",
+    "America",
+    "Antarctica",
+    "Arctic",
+    "Asia",
+    "Atlantic",
+    "Australia",
+    "Europe",
+    "Indian",
+    "Pacific",
+];
 
 /// A day as `Mon 14 Dec`, with its year when that is not today's year
 /// (`Tue 4 Jan 2028`), so that two days a year apart never read the same.
@@ -76,7 +93,13 @@ pub(crate) fn short_date(lang: Lang, date: NaiveDate, today: NaiveDate) -> Strin
 
 /// The due moment relative to the person's today, in words: how far, then
 /// the day, then the time, always in that order.
-pub fn due_in_words(lang: Lang, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>, overdue: bool) -> String {
+pub fn due_in_words(
+    lang: Lang,
+    today: NaiveDate,
+    due_date: NaiveDate,
+    due_time: Option<NaiveTime>,
+    overdue: bool,
+) -> String {
     let days = (due_date - today).num_days();
     let at = due_time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
     let ru = lang == Lang::Ru;
@@ -131,30 +154,85 @@ mod tests {
     fn due_moments_read_naturally_in_both_languages() {
         let today = date("2026-12-11");
         let at = |hour| NaiveTime::from_hms_opt(hour, 0, 0);
-        assert_eq!(due_in_words(Lang::En, today, date("2026-12-14"), None, false), "in 3 days, Mon 14 Dec");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-14"), None, false), "через 3 дня, пн 14 дек");
-        assert_eq!(due_in_words(Lang::En, today, date("2026-12-12"), at(9), false), "tomorrow, Sat 12 Dec 09:00");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-12"), at(9), false), "завтра, сб 12 дек 09:00");
-        assert_eq!(due_in_words(Lang::En, today, date("2026-12-14"), at(9), false), "in 3 days, Mon 14 Dec 09:00");
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2026-12-14"), None, false),
+            "in 3 days, Mon 14 Dec"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2026-12-14"), None, false),
+            "через 3 дня, пн 14 дек"
+        );
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2026-12-12"), at(9), false),
+            "tomorrow, Sat 12 Dec 09:00"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2026-12-12"), at(9), false),
+            "завтра, сб 12 дек 09:00"
+        );
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2026-12-14"), at(9), false),
+            "in 3 days, Mon 14 Dec 09:00"
+        );
         assert_eq!(due_in_words(Lang::En, today, date("2026-12-11"), at(15), false), "today 15:00");
-        assert_eq!(due_in_words(Lang::En, today, date("2026-12-11"), at(9), true), "overdue since today 09:00");
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2026-12-11"), at(9), true),
+            "overdue since today 09:00"
+        );
         assert_eq!(due_in_words(Lang::En, today, date("2026-12-09"), None, true), "2 days overdue");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-10"), None, true), "просрочено на 1 день");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-16"), None, false), "через 5 дней, ср 16 дек");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2026-12-01"), None, true), "просрочено на 10 дней");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2026-11-20"), None, true), "просрочено на 21 день");
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2026-12-10"), None, true),
+            "просрочено на 1 день"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2026-12-16"), None, false),
+            "через 5 дней, ср 16 дек"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2026-12-01"), None, true),
+            "просрочено на 10 дней"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2026-11-20"), None, true),
+            "просрочено на 21 день"
+        );
     }
 
     #[test]
     fn a_day_in_another_year_says_its_year() {
         let today = date("2026-12-11");
-        assert_eq!(due_in_words(Lang::En, today, date("2027-01-04"), None, false), "in 24 days, Mon 4 Jan 2027");
-        assert_eq!(due_in_words(Lang::En, today, date("2028-01-04"), None, false), "in 13 months, Tue 4 Jan 2028");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2028-01-04"), None, false), "через 13 месяцев, вт 4 янв 2028");
-        assert_eq!(due_in_words(Lang::En, today, date("2027-02-08"), None, false), "in 59 days, Mon 8 Feb 2027", "under two months: days");
-        assert_eq!(due_in_words(Lang::En, today, date("2027-02-09"), None, false), "in 2 months, Tue 9 Feb 2027");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2027-02-09"), None, false), "через 2 месяца, вт 9 фев 2027");
-        assert_eq!(due_in_words(Lang::Ru, today, date("2027-12-11"), None, false), "через 12 месяцев, сб 11 дек 2027");
-        assert_eq!(due_in_words(Lang::En, today, date("2026-12-31"), None, false), "in 20 days, Thu 31 Dec");
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2027-01-04"), None, false),
+            "in 24 days, Mon 4 Jan 2027"
+        );
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2028-01-04"), None, false),
+            "in 13 months, Tue 4 Jan 2028"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2028-01-04"), None, false),
+            "через 13 месяцев, вт 4 янв 2028"
+        );
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2027-02-08"), None, false),
+            "in 59 days, Mon 8 Feb 2027",
+            "under two months: days"
+        );
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2027-02-09"), None, false),
+            "in 2 months, Tue 9 Feb 2027"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2027-02-09"), None, false),
+            "через 2 месяца, вт 9 фев 2027"
+        );
+        assert_eq!(
+            due_in_words(Lang::Ru, today, date("2027-12-11"), None, false),
+            "через 12 месяцев, сб 11 дек 2027"
+        );
+        assert_eq!(
+            due_in_words(Lang::En, today, date("2026-12-31"), None, false),
+            "in 20 days, Thu 31 Dec"
+        );
     }
 }

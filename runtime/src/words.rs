@@ -242,20 +242,36 @@ impl Words {
     }
 
     /// The due moment relative to the person's today, in words.
-    pub fn due_in_words(&self, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>, overdue: bool) -> String {
+    pub fn due_in_words(
+        &self,
+        today: NaiveDate,
+        due_date: NaiveDate,
+        due_time: Option<NaiveTime>,
+        overdue: bool,
+    ) -> String {
         wording::due_in_words(self.language(), today, due_date, due_time, overdue)
     }
 
     /// A day (with its year when not this year's) and a time, as the person
     /// reads them: "Mon 14 Dec 09:00".
-    pub fn day_and_time(&self, today: NaiveDate, date: NaiveDate, time: Option<NaiveTime>) -> String {
+    pub fn day_and_time(
+        &self,
+        today: NaiveDate,
+        date: NaiveDate,
+        time: Option<NaiveTime>,
+    ) -> String {
         let at = time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
         format!("{}{at}", wording::short_date(self.language(), date, today))
     }
 
     /// The due moment of a closed event: the day (with its year when not
     /// this year's) and the time, after the word for "due".
-    pub fn due_on(&self, today: NaiveDate, due_date: NaiveDate, due_time: Option<NaiveTime>) -> String {
+    pub fn due_on(
+        &self,
+        today: NaiveDate,
+        due_date: NaiveDate,
+        due_time: Option<NaiveTime>,
+    ) -> String {
         format!("{} {}", self.due, self.day_and_time(today, due_date, due_time))
     }
 }

@@ -47,7 +47,10 @@ pub(crate) fn processes(up: u32) -> Vec<Process> {
         .into_iter()
         .map(|pid| {
             let command = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
-            let name = ["core", "gateway-mcp", "gateway-http"].into_iter().find(|name| command.split('\0').nth(1) == Some(*name)).unwrap();
+            let name = ["core", "gateway-mcp", "gateway-http"]
+                .into_iter()
+                .find(|name| command.split('\0').nth(1) == Some(*name))
+                .unwrap();
             Process { name, pid }
         })
         .collect();
@@ -61,6 +64,12 @@ pub(crate) fn report(when: &str, processes: &[Process]) {
     for process in processes {
         let (now, peak, proportional) = process.resident_kib();
         let mib = |kib: u64| kib as f64 / 1024.0;
-        println!("  {:<13} {:>6.1} MiB now  {:>6.1} MiB at its peak  ({:>5.1} MiB proportional)", process.name, mib(now), mib(peak), mib(proportional));
+        println!(
+            "  {:<13} {:>6.1} MiB now  {:>6.1} MiB at its peak  ({:>5.1} MiB proportional)",
+            process.name,
+            mib(now),
+            mib(peak),
+            mib(proportional)
+        );
     }
 }

@@ -31,7 +31,8 @@ pub(crate) struct Ports {
 /// Six distinct free ports: each listener is held until all are chosen, since
 /// a port let go at once may be handed out again by the next bind.
 pub(crate) fn free_ports() -> Ports {
-    let listeners: Vec<std::net::TcpListener> = (0..6).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let listeners: Vec<std::net::TcpListener> =
+        (0..6).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
     let port = |index: usize| listeners[index].local_addr().unwrap().port();
     Ports { grpc: port(0), mcp: port(1), http: port(2), metrics: [port(3), port(4), port(5)] }
 }
@@ -61,7 +62,11 @@ pub(crate) fn start(folder: &Path, ports: Ports) -> (Child, Vec<String>) {
 }
 
 /// Starts `hado up` on `database` (a URL), or on its SQLite default.
-pub(crate) fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (Child, Vec<String>) {
+pub(crate) fn start_on(
+    folder: &Path,
+    ports: Ports,
+    database: Option<&str>,
+) -> (Child, Vec<String>) {
     start_with(folder, ports, |command| {
         if let Some(url) = database {
             command.env("HADO_DATABASE_URL", url);
@@ -70,11 +75,20 @@ pub(crate) fn start_on(folder: &Path, ports: Ports, database: Option<&str>) -> (
 }
 
 /// Starts `hado up` with its command first set up by `configure`.
-pub(crate) fn start_with(folder: &Path, ports: Ports, configure: impl FnOnce(&mut Command)) -> (Child, Vec<String>) {
+pub(crate) fn start_with(
+    folder: &Path,
+    ports: Ports,
+    configure: impl FnOnce(&mut Command),
+) -> (Child, Vec<String>) {
     let mut command = hado(folder, ports);
     configure(&mut command);
     let log = folder.join("hado-up.stderr");
-    let mut up = command.arg("up").stdout(Stdio::piped()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
+    let mut up = command
+        .arg("up")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
     let stdout = up.stdout.take().unwrap();
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
@@ -92,7 +106,10 @@ pub(crate) fn start_with(folder: &Path, ports: Ports, configure: impl FnOnce(&mu
     }
     let _ = up.kill();
     let _ = up.wait();
-    panic!("hado up did not print that it is running; it said:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+    panic!(
+        "hado up did not print that it is running; it said:\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
 }
 
 pub(crate) use nix::sys::signal::Signal;
@@ -104,11 +121,18 @@ pub(crate) fn signal(pid: u32, signal: Signal) {
 
 pub(crate) fn children_of(pid: u32) -> Vec<u32> {
     let path = format!("/proc/{pid}/task/{pid}/children");
-    std::fs::read_to_string(path).unwrap_or_default().split_whitespace().filter_map(|child| child.parse().ok()).collect()
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|child| child.parse().ok())
+        .collect()
 }
 
 pub(crate) fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists() && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
 }
 
 pub(crate) fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
@@ -151,10 +175,21 @@ impl Drop for Running {
 /// `folder` with only `environment` of Hado's settings; its log goes to
 /// `folder/ROLE.log`.
 pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -> Running {
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(folder.join(format!("{role}.log"))).unwrap();
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(folder.join(format!("{role}.log")))
+        .unwrap();
     let mut command = Command::new(HADO);
     command.arg(role).current_dir(folder).stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
-    for variable in ["HADO_LOCAL_USER", "HADO_DATABASE_URL", "HADO_CORE_URL", "HADO_PUBLIC_URL", "HADO_ALLOWED_HOSTS", "HADO_METRICS_ADDR"] {
+    for variable in [
+        "HADO_LOCAL_USER",
+        "HADO_DATABASE_URL",
+        "HADO_CORE_URL",
+        "HADO_PUBLIC_URL",
+        "HADO_ALLOWED_HOSTS",
+        "HADO_METRICS_ADDR",
+    ] {
         command.env_remove(variable);
     }
     for (name, value) in environment {
@@ -166,11 +201,17 @@ pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -
 /// Waits until the core on `port` answers its gRPC health check with
 /// SERVING (a minute at most).
 pub(crate) async fn wait_until_serving(port: u16) {
-    use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
+    use tonic_health::pb::{
+        HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}")).unwrap().connect_lazy();
+    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect_lazy();
     loop {
-        let answer = HealthClient::new(channel.clone()).check(HealthCheckRequest { service: String::new() }).await;
+        let answer = HealthClient::new(channel.clone())
+            .check(HealthCheckRequest { service: String::new() })
+            .await;
         if answer.is_ok_and(|reply| reply.into_inner().status == ServingStatus::Serving as i32) {
             return;
         }
@@ -202,7 +243,11 @@ impl Encoder for RawCodec {
     type Item = Vec<u8>;
     type Error = tonic::Status;
 
-    fn encode(&mut self, item: Vec<u8>, destination: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+    fn encode(
+        &mut self,
+        item: Vec<u8>,
+        destination: &mut EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
         destination.put_slice(&item);
         Ok(())
     }

@@ -20,7 +20,9 @@ fn sources(folder: &Path) -> Vec<(PathBuf, String)> {
     let mut found = Vec::new();
     let mut pending = vec![folder.to_path_buf()];
     while let Some(current) = pending.pop() {
-        for entry in std::fs::read_dir(&current).unwrap_or_else(|error| panic!("{}: {error}", current.display())) {
+        for entry in std::fs::read_dir(&current)
+            .unwrap_or_else(|error| panic!("{}: {error}", current.display()))
+        {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 pending.push(path);
@@ -37,7 +39,8 @@ fn sources(folder: &Path) -> Vec<(PathBuf, String)> {
 /// The `[dependencies]` section of a crate's manifest (not dev- or build-).
 fn dependencies(krate: &str) -> String {
     let manifest = std::fs::read_to_string(workspace().join(krate).join("Cargo.toml")).unwrap();
-    let start = manifest.find("\n[dependencies]").unwrap_or_else(|| panic!("{krate} has dependencies"));
+    let start =
+        manifest.find("\n[dependencies]").unwrap_or_else(|| panic!("{krate} has dependencies"));
     let rest = &manifest[start + 1..];
     let end = rest[1..].find("\n[").map_or(rest.len(), |index| index + 1);
     rest[..end].to_owned()
@@ -47,7 +50,9 @@ fn offenders(folder: &str, skip: &[&str], patterns: &[&str]) -> Vec<String> {
     let root = workspace();
     sources(&root.join(folder))
         .into_iter()
-        .filter(|(path, _)| !skip.iter().any(|skipped| path.strip_prefix(&root).unwrap().starts_with(skipped)))
+        .filter(|(path, _)| {
+            !skip.iter().any(|skipped| path.strip_prefix(&root).unwrap().starts_with(skipped))
+        })
         .flat_map(|(path, text)| {
             let shown = path.strip_prefix(&root).unwrap().display().to_string();
             text.lines()
@@ -76,8 +81,21 @@ fn only_core_storage_knows_sql() {
 
 #[test]
 fn the_domain_never_reads_the_clock_or_does_io() {
-    let found =
-        offenders("core/src/domain", &[], &["Utc::now", "Local::now", "SystemTime", "Instant::now", "std::fs", "tokio::", "async fn", "sqlx", "reqwest"]);
+    let found = offenders(
+        "core/src/domain",
+        &[],
+        &[
+            "Utc::now",
+            "Local::now",
+            "SystemTime",
+            "Instant::now",
+            "std::fs",
+            "tokio::",
+            "async fn",
+            "sqlx",
+            "reqwest",
+        ],
+    );
     assert!(found.is_empty(), "the domain must stay pure:\n{}", found.join("\n"));
 }
 
@@ -86,23 +104,46 @@ fn gateways_and_the_contract_do_not_depend_on_storage_and_the_contract_holds_no_
     for krate in ["gateway-http", "gateway-mcp", "proto", "runtime"] {
         let dependencies = dependencies(krate);
         for forbidden in ["sqlx", "hado-core"] {
-            assert!(!dependencies.lines().any(|line| line.starts_with(forbidden)), "{krate} depends on {forbidden}:\n{dependencies}");
+            assert!(
+                !dependencies.lines().any(|line| line.starts_with(forbidden)),
+                "{krate} depends on {forbidden}:\n{dependencies}"
+            );
         }
     }
     let contract = dependencies("proto");
     for plumbing in ["tracing-subscriber", "metrics-exporter-prometheus", "axum", "hyper"] {
-        assert!(!contract.lines().any(|line| line.starts_with(plumbing)), "the contract crate pulls in {plumbing}:\n{contract}");
+        assert!(
+            !contract.lines().any(|line| line.starts_with(plumbing)),
+            "the contract crate pulls in {plumbing}:\n{contract}"
+        );
     }
     let core = dependencies("core");
-    assert!(!core.lines().any(|line| line.starts_with("axum") || line.contains("features = [\"gateway\"]")), "core serves no HTTP:\n{core}");
+    assert!(
+        !core
+            .lines()
+            .any(|line| line.starts_with("axum") || line.contains("features = [\"gateway\"]")),
+        "core serves no HTTP:\n{core}"
+    );
 }
 
 #[test]
 fn the_engine_depends_on_no_edge_or_loop_of_core() {
-    let found = offenders("core/src/engine", &[], &["crate::grpc", "crate::delivery", "crate::telegram", "crate::scheduler", "tonic::"]);
-    assert!(found.is_empty(), "the engine is what the edges and loops call, never the other way round:\n{}", found.join("\n"));
+    let found = offenders(
+        "core/src/engine",
+        &[],
+        &["crate::grpc", "crate::delivery", "crate::telegram", "crate::scheduler", "tonic::"],
+    );
+    assert!(
+        found.is_empty(),
+        "the engine is what the edges and loops call, never the other way round:\n{}",
+        found.join("\n")
+    );
     let found = offenders("core/src/delivery.rs", &[], &["crate::grpc"]);
-    assert!(found.is_empty(), "the delivery loop does not depend on the gRPC edge:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "the delivery loop does not depend on the gRPC edge:\n{}",
+        found.join("\n")
+    );
 }
 
 /// No source file grows past 400 lines before its unit tests: a file that
@@ -113,7 +154,9 @@ fn no_source_file_is_over_four_hundred_lines_before_its_tests() {
     const MOST: usize = 400;
     let root = workspace();
     let mut found = Vec::new();
-    for folder in ["core/src", "gateway-http/src", "gateway-mcp/src", "proto/src", "runtime/src", "cli/src"] {
+    for folder in
+        ["core/src", "gateway-http/src", "gateway-mcp/src", "proto/src", "runtime/src", "cli/src"]
+    {
         for (path, text) in sources(&root.join(folder)) {
             let shown = path.strip_prefix(&root).unwrap().display().to_string();
             if shown.starts_with("proto/src/generated") {
@@ -135,12 +178,23 @@ fn use_paths(prefix: &[String], tree: &str, paths: &mut Vec<Vec<String>>) {
     let Some(open) = tree.find('{') else {
         let path = tree.split(" as ").next().unwrap_or_default();
         let mut segments = prefix.to_vec();
-        segments.extend(path.split("::").map(str::trim).filter(|segment| !segment.is_empty() && *segment != "self" && *segment != "*").map(str::to_owned));
+        segments.extend(
+            path.split("::")
+                .map(str::trim)
+                .filter(|segment| !segment.is_empty() && *segment != "self" && *segment != "*")
+                .map(str::to_owned),
+        );
         paths.push(segments);
         return;
     };
     let mut inner_prefix = prefix.to_vec();
-    inner_prefix.extend(tree[..open].split("::").map(str::trim).filter(|segment| !segment.is_empty()).map(str::to_owned));
+    inner_prefix.extend(
+        tree[..open]
+            .split("::")
+            .map(str::trim)
+            .filter(|segment| !segment.is_empty())
+            .map(str::to_owned),
+    );
     let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
     let (mut depth, mut start) = (0, 0);
     for (index, character) in inner.char_indices() {
@@ -164,14 +218,18 @@ fn use_paths(prefix: &[String], tree: &str, paths: &mut Vec<Vec<String>>) {
 fn module_file(source: &Path, segments: &[String]) -> PathBuf {
     let mut found = None;
     for length in 1..=segments.len() {
-        let base: PathBuf = segments[..length].iter().fold(source.to_path_buf(), |path, segment| path.join(segment));
+        let base: PathBuf = segments[..length]
+            .iter()
+            .fold(source.to_path_buf(), |path, segment| path.join(segment));
         for candidate in [base.with_extension("rs"), base.join("mod.rs")] {
             if candidate.is_file() {
                 found = Some(candidate);
             }
         }
     }
-    found.unwrap_or_else(|| if source.join("lib.rs").is_file() { source.join("lib.rs") } else { source.join("main.rs") })
+    found.unwrap_or_else(|| {
+        if source.join("lib.rs").is_file() { source.join("lib.rs") } else { source.join("main.rs") }
+    })
 }
 
 #[test]
@@ -180,16 +238,25 @@ fn no_circle_of_crate_imports_between_files() {
     let mut circles = Vec::new();
     for krate in ["core", "gateway-http", "gateway-mcp", "proto", "runtime", "cli"] {
         let source = root.join(krate).join("src");
-        let mut edges: std::collections::BTreeMap<PathBuf, std::collections::BTreeSet<PathBuf>> = Default::default();
+        let mut edges: std::collections::BTreeMap<PathBuf, std::collections::BTreeSet<PathBuf>> =
+            Default::default();
         for (path, text) in sources(&source) {
             if path.starts_with(source.join("generated")) {
                 continue;
             }
-            let code: String =
-                text.lines().take_while(|line| *line != "#[cfg(test)]").filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+            let code: String = text
+                .lines()
+                .take_while(|line| *line != "#[cfg(test)]")
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
             let mut paths = Vec::new();
             for statement in code.split("use crate::").skip(1) {
-                use_paths(&[], &statement[..statement.find(';').unwrap_or(statement.len())], &mut paths);
+                use_paths(
+                    &[],
+                    &statement[..statement.find(';').unwrap_or(statement.len())],
+                    &mut paths,
+                );
             }
             for segments in paths {
                 let target = module_file(&source, &segments);
@@ -224,9 +291,17 @@ fn no_circle_of_crate_imports_between_files() {
         for file in edges.keys() {
             visit(file, &edges, &mut Vec::new(), &mut done, &mut found);
         }
-        circles.extend(
-            found.into_iter().map(|circle| circle.iter().map(|file| file.strip_prefix(&root).unwrap().display().to_string()).collect::<Vec<_>>().join(" -> ")),
-        );
+        circles.extend(found.into_iter().map(|circle| {
+            circle
+                .iter()
+                .map(|file| file.strip_prefix(&root).unwrap().display().to_string())
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        }));
     }
-    assert!(circles.is_empty(), "files that import each other (give what both need a home below both):\n{}", circles.join("\n"));
+    assert!(
+        circles.is_empty(),
+        "files that import each other (give what both need a home below both):\n{}",
+        circles.join("\n")
+    );
 }

@@ -19,7 +19,14 @@ fn run(folder: &Path, ports: Ports, database: Option<&str>, arguments: &[&str]) 
         command.env("HADO_DATABASE_URL", url);
     }
     let output = command.args(arguments).output().unwrap();
-    (output.status.success(), format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)))
+    (
+        output.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    )
 }
 
 /// Starts `hado up` (on `database`, or its SQLite default), runs `during`, stops it.
@@ -44,8 +51,12 @@ fn round_trip(database: Option<&str>, fresh: Option<&str>) {
         assert!(output.contains("Backed up the database to"), "{output}");
         let (again, output) = run(folder.path(), ports, database, &["backup", &backup_text]);
         assert!(!again && output.contains("already exists"), "a backup never overwrites: {output}");
-        let (refused, output) = run(folder.path(), ports, database, &["restore", &backup_text, "--yes"]);
-        assert!(!refused && output.contains("stop it first"), "no restore under a running Hado: {output}");
+        let (refused, output) =
+            run(folder.path(), ports, database, &["restore", &backup_text, "--yes"]);
+        assert!(
+            !refused && output.contains("stop it first"),
+            "no restore under a running Hado: {output}"
+        );
     });
 
     // The data is lost: a new SQLite file, or a fresh Postgres database.
@@ -57,14 +68,18 @@ fn round_trip(database: Option<&str>, fresh: Option<&str>) {
     }
     let (unconfirmed, output) = run(folder.path(), ports, target, &["restore", &backup_text]);
     assert!(!unconfirmed && output.contains("--yes"), "{output}");
-    let (not_a_backup, output) = run(folder.path(), ports, target, &["restore", "Cargo.toml", "--yes"]);
+    let (not_a_backup, output) =
+        run(folder.path(), ports, target, &["restore", "Cargo.toml", "--yes"]);
     assert!(!not_a_backup, "{output}");
     let (restored, output) = run(folder.path(), ports, target, &["restore", &backup_text, "--yes"]);
     assert!(restored, "{output}");
 
     with_hado_up(folder.path(), ports, target, || {
         let (listed, output) = run(folder.path(), ports, target, &["source", "list"]);
-        assert!(listed && output.contains("docs"), "the restored database has the source: {output}");
+        assert!(
+            listed && output.contains("docs"),
+            "the restored database has the source: {output}"
+        );
     });
 }
 
@@ -80,19 +95,32 @@ fn a_postgres_backup_restores_into_a_fresh_database() {
         .and_then(|url| if url.is_empty() { Err(std::env::VarError::NotPresent) } else { Ok(url) })
     else {
         assert!(std::env::var("CI").is_err(), "HADO_TEST_POSTGRES_URL must be set under CI");
-        let _ = writeln!(std::io::stderr(), "SKIPPED the Postgres backup test: HADO_TEST_POSTGRES_URL is not set");
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED the Postgres backup test: HADO_TEST_POSTGRES_URL is not set"
+        );
         return;
     };
     let base = admin.rsplit_once('/').map(|(base, _)| base).unwrap().to_owned();
     let suffix = std::process::id();
     let names = [format!("hado_backup_{suffix}_a"), format!("hado_backup_{suffix}_b")];
     for name in &names {
-        let created = Command::new("psql").args([admin.as_str(), "-q", "-c", &format!("CREATE DATABASE {name}")]).output().unwrap();
+        let created = Command::new("psql")
+            .args([admin.as_str(), "-q", "-c", &format!("CREATE DATABASE {name}")])
+            .output()
+            .unwrap();
         assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
     }
     let (first, second) = (format!("{base}/{}", names[0]), format!("{base}/{}", names[1]));
     round_trip(Some(&first), Some(&second));
     for name in &names {
-        let _ = Command::new("psql").args([admin.as_str(), "-q", "-c", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]).output();
+        let _ = Command::new("psql")
+            .args([
+                admin.as_str(),
+                "-q",
+                "-c",
+                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            ])
+            .output();
     }
 }

@@ -44,19 +44,37 @@ async fn core_without_ca_certificates_serves_and_says_why_https_fails() {
     assert!(!log().contains("panicked"), "{}", log());
 
     // A webhook to an https address fails with the reason and the fix.
-    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}")).unwrap().connect_lazy();
-    let mut inbox = InboxClient::with_interceptor(channel, Credential::gateway(GATEWAY_TOKEN, "anna").unwrap());
-    let added = tokio::time::timeout(CALL, inbox.add_webhook(AddWebhookRequest { url: "https://127.0.0.1:9/hook".into() }))
-        .await
-        .expect("added in time")
+    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
         .unwrap()
-        .into_inner();
+        .connect_lazy();
+    let mut inbox =
+        InboxClient::with_interceptor(channel, Credential::gateway(GATEWAY_TOKEN, "anna").unwrap());
+    let added = tokio::time::timeout(
+        CALL,
+        inbox.add_webhook(AddWebhookRequest { url: "https://127.0.0.1:9/hook".into() }),
+    )
+    .await
+    .expect("added in time")
+    .unwrap()
+    .into_inner();
     let id = added.channel.unwrap().id;
-    tokio::time::timeout(CALL, inbox.test_channel(ChannelId { id })).await.expect("queued in time").unwrap();
+    tokio::time::timeout(CALL, inbox.test_channel(ChannelId { id }))
+        .await
+        .expect("queued in time")
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let error = loop {
-        let channels = tokio::time::timeout(CALL, inbox.list_channels(ListChannelsRequest {})).await.expect("listed in time").unwrap().into_inner().channels;
-        if let Some(error) = channels.iter().find(|channel| channel.id == id).and_then(|channel| channel.last_error.clone()) {
+        let channels = tokio::time::timeout(CALL, inbox.list_channels(ListChannelsRequest {}))
+            .await
+            .expect("listed in time")
+            .unwrap()
+            .into_inner()
+            .channels;
+        if let Some(error) = channels
+            .iter()
+            .find(|channel| channel.id == id)
+            .and_then(|channel| channel.last_error.clone())
+        {
             break error;
         }
         assert!(Instant::now() < deadline, "the delivery was never tried");

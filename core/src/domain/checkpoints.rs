@@ -23,7 +23,11 @@ impl QuietHours {
 
     /// The morning hour: when quiet hours end, or 09:00 without them.
     pub(crate) fn morning(&self) -> NaiveTime {
-        if self.none_at_all() { NaiveTime::from_hms_opt(9, 0, 0).unwrap_or(NaiveTime::MIN) } else { self.end }
+        if self.none_at_all() {
+            NaiveTime::from_hms_opt(9, 0, 0).unwrap_or(NaiveTime::MIN)
+        } else {
+            self.end
+        }
     }
 
     pub(crate) fn contains(&self, time: NaiveTime) -> bool {
@@ -70,15 +74,23 @@ impl Ladder {
     fn first_checkpoints(&self) -> Vec<DateTime<Utc>> {
         let due_day = self.due.day_in(self.zone);
         let mut days: Vec<NaiveDate> = Vec::with_capacity(5);
-        for day in [self.fire_date, add_days(due_day, -7), add_days(due_day, -3), add_days(due_day, -1), due_day] {
+        for day in [
+            self.fire_date,
+            add_days(due_day, -7),
+            add_days(due_day, -3),
+            add_days(due_day, -1),
+            due_day,
+        ] {
             if day >= self.fire_date && days.last().is_none_or(|previous| day > *previous) {
                 days.push(day);
             }
         }
-        let mut checkpoints: Vec<DateTime<Utc>> = days.into_iter().map(|day| self.at_morning(day)).collect();
+        let mut checkpoints: Vec<DateTime<Utc>> =
+            days.into_iter().map(|day| self.at_morning(day)).collect();
         let due_moment = self.due.moment_in(self.zone);
         if self.due.has_time_of_day() {
-            checkpoints.push(self.quiet.push_out(self.zone, due_moment - chrono::Duration::hours(1)));
+            checkpoints
+                .push(self.quiet.push_out(self.zone, due_moment - chrono::Duration::hours(1)));
         }
         if self.after_due == AfterDue::Keep {
             checkpoints.extend([1, 3, 7].map(|offset| self.at_morning(add_days(due_day, offset))));
@@ -90,7 +102,9 @@ impl Ladder {
 
     /// The first checkpoint strictly after `now`, if any is left.
     pub(crate) fn next_after(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        if let Some(next) = self.first_checkpoints().into_iter().find(|checkpoint| *checkpoint > now) {
+        if let Some(next) =
+            self.first_checkpoints().into_iter().find(|checkpoint| *checkpoint > now)
+        {
             return Some(next);
         }
         if self.after_due == AfterDue::Expire {
@@ -100,7 +114,9 @@ impl Ladder {
         let week_start = add_days(self.due.day_in(self.zone), 7);
         let days_past = (local_time(self.zone, now).date() - week_start).num_days().max(0);
         let first_week = (days_past / 7).max(1);
-        (first_week..first_week + 3).map(|week| self.at_morning(add_days(week_start, week * 7))).find(|checkpoint| *checkpoint > now)
+        (first_week..first_week + 3)
+            .map(|week| self.at_morning(add_days(week_start, week * 7)))
+            .find(|checkpoint| *checkpoint > now)
     }
 }
 
@@ -122,7 +138,13 @@ mod tests {
         resolve_local(zone, NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").unwrap())
     }
 
-    fn ladder(zone: Tz, due_at: &str, fire_at: &str, after_due: AfterDue, quiet: (&str, &str)) -> Ladder {
+    fn ladder(
+        zone: Tz,
+        due_at: &str,
+        fire_at: &str,
+        after_due: AfterDue,
+        quiet: (&str, &str),
+    ) -> Ladder {
         let mut violations = Violations::default();
         Ladder {
             due: Due::parse("due_at", due_at, &mut violations).unwrap().at,
@@ -149,7 +171,11 @@ mod tests {
     #[test]
     fn quiet_hours_may_cross_midnight() {
         let night = QuietHours { start: clock("22:00"), end: clock("08:00") };
-        assert!(night.contains(clock("23:00")) && night.contains(clock("02:00")) && night.contains(clock("07:59")));
+        assert!(
+            night.contains(clock("23:00"))
+                && night.contains(clock("02:00"))
+                && night.contains(clock("07:59"))
+        );
         assert!(!night.contains(clock("08:00")) && !night.contains(clock("21:59")));
         let afternoon = QuietHours { start: clock("13:00"), end: clock("15:00") };
         assert!(afternoon.contains(clock("14:00")) && !afternoon.contains(clock("15:00")));
@@ -180,35 +206,56 @@ mod tests {
 
     #[test]
     fn rungs_before_the_fire_day_are_skipped() {
-        let ladder = ladder(Berlin, "2026-12-14", "2026-12-12", AfterDue::Expire, ("22:00", "08:00"));
-        assert_eq!(walk(&ladder, at(Berlin, "2026-12-01T00:00"), 10), ["2026-12-12T08:00", "2026-12-13T08:00", "2026-12-14T08:00"]);
+        let ladder =
+            ladder(Berlin, "2026-12-14", "2026-12-12", AfterDue::Expire, ("22:00", "08:00"));
+        assert_eq!(
+            walk(&ladder, at(Berlin, "2026-12-01T00:00"), 10),
+            ["2026-12-12T08:00", "2026-12-13T08:00", "2026-12-14T08:00"]
+        );
     }
 
     #[test]
     fn a_timed_event_also_gets_an_hour_before_and_quiet_hours_push_it_to_the_morning() {
-        let evening = ladder(Berlin, "2026-12-14T18:00", "2026-12-14", AfterDue::Expire, ("22:00", "08:00"));
-        assert_eq!(walk(&evening, at(Berlin, "2026-12-01T00:00"), 10), ["2026-12-14T08:00", "2026-12-14T17:00"]);
-        let early = ladder(Berlin, "2026-12-14T08:30", "2026-12-14", AfterDue::Expire, ("22:00", "08:00"));
+        let evening =
+            ladder(Berlin, "2026-12-14T18:00", "2026-12-14", AfterDue::Expire, ("22:00", "08:00"));
+        assert_eq!(
+            walk(&evening, at(Berlin, "2026-12-01T00:00"), 10),
+            ["2026-12-14T08:00", "2026-12-14T17:00"]
+        );
+        let early =
+            ladder(Berlin, "2026-12-14T08:30", "2026-12-14", AfterDue::Expire, ("22:00", "08:00"));
         assert_eq!(walk(&early, at(Berlin, "2026-12-01T00:00"), 10), ["2026-12-14T08:00"]);
     }
 
     #[test]
     fn without_quiet_hours_the_morning_is_nine() {
-        let ladder = ladder(Berlin, "2026-12-14", "2026-12-14", AfterDue::Expire, ("00:00", "00:00"));
+        let ladder =
+            ladder(Berlin, "2026-12-14", "2026-12-14", AfterDue::Expire, ("00:00", "00:00"));
         assert_eq!(walk(&ladder, at(Berlin, "2026-12-01T00:00"), 10), ["2026-12-14T09:00"]);
     }
 
     #[test]
     fn checkpoints_keep_their_wall_clock_time_across_dst() {
-        let berlin = ladder(Berlin, "2025-04-02", "2025-03-26", AfterDue::Expire, ("22:00", "08:00"));
-        assert_eq!(walk(&berlin, at(Berlin, "2025-03-01T00:00"), 10), ["2025-03-26T08:00", "2025-03-30T08:00", "2025-04-01T08:00", "2025-04-02T08:00"]);
-        let new_york = ladder(New_York, "2025-11-04", "2025-10-30", AfterDue::Expire, ("23:00", "07:00"));
-        assert_eq!(walk(&new_york, at(New_York, "2025-10-01T00:00"), 10), ["2025-10-30T07:00", "2025-11-01T07:00", "2025-11-03T07:00", "2025-11-04T07:00"]);
+        let berlin =
+            ladder(Berlin, "2025-04-02", "2025-03-26", AfterDue::Expire, ("22:00", "08:00"));
+        assert_eq!(
+            walk(&berlin, at(Berlin, "2025-03-01T00:00"), 10),
+            ["2025-03-26T08:00", "2025-03-30T08:00", "2025-04-01T08:00", "2025-04-02T08:00"]
+        );
+        let new_york =
+            ladder(New_York, "2025-11-04", "2025-10-30", AfterDue::Expire, ("23:00", "07:00"));
+        assert_eq!(
+            walk(&new_york, at(New_York, "2025-10-01T00:00"), 10),
+            ["2025-10-30T07:00", "2025-11-01T07:00", "2025-11-03T07:00", "2025-11-04T07:00"]
+        );
     }
 
     #[test]
     fn an_overdue_event_far_in_the_past_comes_back_weekly() {
         let ladder = ladder(Berlin, "2026-01-05", "2026-01-01", AfterDue::Keep, ("22:00", "08:00"));
-        assert_eq!(walk(&ladder, at(Berlin, "2026-06-03T12:00"), 2), ["2026-06-08T08:00", "2026-06-15T08:00"]);
+        assert_eq!(
+            walk(&ladder, at(Berlin, "2026-06-03T12:00"), 2),
+            ["2026-06-08T08:00", "2026-06-15T08:00"]
+        );
     }
 }

@@ -51,17 +51,30 @@ impl EventSpec {
             .filter(|text| !text.trim().is_empty())
             .and_then(|text| parse_date("fire_at", text, &mut violations).map(Some))
             .unwrap_or(None);
-        let after_due = AfterDue::parse_optional("after_due", raw.after_due.as_deref(), &mut violations);
-        let done_label = DoneLabel::parse_optional("done_label", raw.done_label.as_deref(), &mut violations);
-        let deep_link = DeepLink::parse_optional("deep_link", raw.deep_link.as_deref(), &mut violations);
+        let after_due =
+            AfterDue::parse_optional("after_due", raw.after_due.as_deref(), &mut violations);
+        let done_label =
+            DoneLabel::parse_optional("done_label", raw.done_label.as_deref(), &mut violations);
+        let deep_link =
+            DeepLink::parse_optional("deep_link", raw.deep_link.as_deref(), &mut violations);
         if let (Some(due), Some(fire)) = (&due, fire_at) {
             let due_day = due.at.written_day();
             if fire > due_day {
-                violations.refuse("fire_at", Reason::FireAfterDue, format!("fire_at {} is after the due day {}", format_date(fire), format_date(due_day)));
+                violations.refuse(
+                    "fire_at",
+                    Reason::FireAfterDue,
+                    format!(
+                        "fire_at {} is after the due day {}",
+                        format_date(fire),
+                        format_date(due_day)
+                    ),
+                );
             }
         }
         let spec = match (title, due, after_due) {
-            (Some(title), Some(due), Some(after_due)) => Some(Self { title, subtitle, due, fire_at, after_due, done_label, deep_link }),
+            (Some(title), Some(due), Some(after_due)) => {
+                Some(Self { title, subtitle, due, fire_at, after_due, done_label, deep_link })
+            }
             _ => None,
         };
         violations.into_result(spec)
@@ -69,7 +82,13 @@ impl EventSpec {
 
     /// The day preparation starts: as given, or 30 days before the due day.
     pub fn fire_date(&self) -> NaiveDate {
-        self.fire_at.unwrap_or_else(|| self.due.at.written_day().checked_sub_days(chrono::Days::new(DEFAULT_LEAD_DAYS)).unwrap_or(self.due.at.written_day()))
+        self.fire_at.unwrap_or_else(|| {
+            self.due
+                .at
+                .written_day()
+                .checked_sub_days(chrono::Days::new(DEFAULT_LEAD_DAYS))
+                .unwrap_or(self.due.at.written_day())
+        })
     }
 
     pub(crate) fn timeline(&self, zone: Tz) -> Timeline {
@@ -133,7 +152,12 @@ impl Lifecycle {
     /// The lifecycle of an open event brought up to `now` (its fields or its
     /// user's zone may have changed); closed and withdrawn events stay as they
     /// are.
-    pub(crate) fn advanced(self, timeline: &Timeline, after_due: AfterDue, now: DateTime<Utc>) -> Self {
+    pub(crate) fn advanced(
+        self,
+        timeline: &Timeline,
+        after_due: AfterDue,
+        now: DateTime<Utc>,
+    ) -> Self {
         if !self.state.is_active() {
             return self;
         }
@@ -143,7 +167,11 @@ impl Lifecycle {
 
     /// When the scheduler must look at this event next: the next state change
     /// of an open event, never for a closed one.
-    pub(crate) fn next_check(&self, timeline: &Timeline, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_check(
+        &self,
+        timeline: &Timeline,
+        now: DateTime<Utc>,
+    ) -> Option<DateTime<Utc>> {
         if self.state.is_active() { timeline.next_change_after(now) } else { None }
     }
 }
@@ -157,7 +185,12 @@ pub(crate) struct Existing {
 
 /// The upsert decision: what the event's lifecycle becomes and how to report
 /// it.
-pub(crate) fn decide_upsert(existing: Option<&Existing>, new: &EventSpec, zone: Tz, now: DateTime<Utc>) -> (Outcome, Lifecycle) {
+pub(crate) fn decide_upsert(
+    existing: Option<&Existing>,
+    new: &EventSpec,
+    zone: Tz,
+    now: DateTime<Utc>,
+) -> (Outcome, Lifecycle) {
     let timeline = new.timeline(zone);
     let fresh = Lifecycle::fresh(&timeline, new.after_due, now);
     let Some(existing) = existing else { return (Outcome::Created, fresh) };
@@ -168,21 +201,33 @@ pub(crate) fn decide_upsert(existing: Option<&Existing>, new: &EventSpec, zone: 
         return (Outcome::Rescheduled, fresh);
     }
     let lifecycle = existing.lifecycle.advanced(&timeline, new.after_due, now);
-    let outcome = if existing.spec == *new && lifecycle == existing.lifecycle { Outcome::Unchanged } else { Outcome::Updated };
+    let outcome = if existing.spec == *new && lifecycle == existing.lifecycle {
+        Outcome::Unchanged
+    } else {
+        Outcome::Updated
+    };
     (outcome, lifecycle)
 }
 
 /// Done: closes an open event now; a closed or withdrawn one is returned as
 /// it is.
 pub(crate) fn mark_done(lifecycle: Lifecycle, now: DateTime<Utc>) -> Lifecycle {
-    if lifecycle.state.is_active() { Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: lifecycle.quiet_until } } else { lifecycle }
+    if lifecycle.state.is_active() {
+        Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: lifecycle.quiet_until }
+    } else {
+        lifecycle
+    }
 }
 
 /// Takes Remember back: the event is no longer quiet, so the next checkpoint
 /// reminds as if Remember had not been pressed. A closed event, or one not
 /// remembered, is returned as it is.
 pub(crate) fn take_back_ack(lifecycle: Lifecycle) -> Lifecycle {
-    if lifecycle.state.is_active() { Lifecycle { quiet_until: None, ..lifecycle } } else { lifecycle }
+    if lifecycle.state.is_active() {
+        Lifecycle { quiet_until: None, ..lifecycle }
+    } else {
+        lifecycle
+    }
 }
 
 /// How long Remember keeps an event quiet.
@@ -235,15 +280,25 @@ impl RememberFor {
     /// The morning the person chose, on the event's ladder (its zone and
     /// quiet hours); `None` for the next checkpoint. A picked day must be
     /// after today and within a year.
-    pub(crate) fn wake(self, ladder: &Ladder, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, String> {
+    pub(crate) fn wake(
+        self,
+        ladder: &Ladder,
+        now: DateTime<Utc>,
+    ) -> Result<Option<DateTime<Utc>>, String> {
         let today = local_time(ladder.zone, now).date();
         let day = match self {
             Self::NextCheckpoint => return Ok(None),
             Self::TomorrowMorning => today + chrono::Days::new(1),
-            Self::NextWeek => today + chrono::Days::new(7 - u64::from(today.weekday().num_days_from_monday())),
-            Self::Day(day) if day <= today => return Err(format!("until {day} is not after today ({today}): pick a later day")),
+            Self::NextWeek => {
+                today + chrono::Days::new(7 - u64::from(today.weekday().num_days_from_monday()))
+            }
+            Self::Day(day) if day <= today => {
+                return Err(format!("until {day} is not after today ({today}): pick a later day"));
+            }
             Self::Day(day) if (day - today).num_days() > REMEMBER_AT_MOST_DAYS => {
-                return Err(format!("until {day} is more than a year away: pick a day within {REMEMBER_AT_MOST_DAYS} days"));
+                return Err(format!(
+                    "until {day} is more than a year away: pick a day within {REMEMBER_AT_MOST_DAYS} days"
+                ));
             }
             Self::Day(day) => day,
         };
@@ -254,11 +309,18 @@ impl RememberFor {
 /// Remember: quiet until the next checkpoint (or, with none left, until the
 /// due moment), or until `wake`, the morning the person chose, when they
 /// are reminded again; a closed or withdrawn event is returned as it is.
-pub(crate) fn mark_ack(lifecycle: Lifecycle, ladder: &Ladder, now: DateTime<Utc>, wake: Option<DateTime<Utc>>) -> Lifecycle {
+pub(crate) fn mark_ack(
+    lifecycle: Lifecycle,
+    ladder: &Ladder,
+    now: DateTime<Utc>,
+    wake: Option<DateTime<Utc>>,
+) -> Lifecycle {
     if !lifecycle.state.is_active() {
         return lifecycle;
     }
-    let until = wake.or_else(|| ladder.next_after(now)).unwrap_or_else(|| ladder.due.moment_in(ladder.zone).max(now));
+    let until = wake
+        .or_else(|| ladder.next_after(now))
+        .unwrap_or_else(|| ladder.due.moment_in(ladder.zone).max(now));
     Lifecycle { quiet_until: Some(until), ..lifecycle }
 }
 
@@ -284,7 +346,14 @@ mod tests {
 
     fn existing(spec: EventSpec, state: State) -> Existing {
         let closed_at = State::ARCHIVED.contains(&state).then(|| utc("2026-12-02T10:00:00Z"));
-        Existing { spec, lifecycle: Lifecycle { state, closed_at, quiet_until: Some(utc("2026-12-05T07:00:00Z")) } }
+        Existing {
+            spec,
+            lifecycle: Lifecycle {
+                state,
+                closed_at,
+                quiet_until: Some(utc("2026-12-05T07:00:00Z")),
+            },
+        }
     }
 
     const NOW: &str = "2026-12-03T12:00:00Z";
@@ -310,44 +379,67 @@ mod tests {
             subtitle: Some("s".repeat(201)),
         })
         .unwrap_err();
-        let fields: Vec<&str> = violations.iter().map(|violation| violation.field.as_str()).collect();
-        assert_eq!(fields, ["title", "subtitle", "after_due", "done_label", "deep_link", "fire_at"]);
-        assert!(violations.to_string().contains("fire_at 2026-12-20 is after the due day 2026-12-14"));
+        let fields: Vec<&str> =
+            violations.iter().map(|violation| violation.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["title", "subtitle", "after_due", "done_label", "deep_link", "fire_at"]
+        );
+        assert!(
+            violations.to_string().contains("fire_at 2026-12-20 is after the due day 2026-12-14")
+        );
     }
 
     #[test]
     fn a_past_fire_day_simply_starts_the_event_in_preparing() {
-        let event = spec(RawFields { fire_at: Some("2026-01-01".into()), ..raw("Visa", "2026-12-14") });
+        let event =
+            spec(RawFields { fire_at: Some("2026-01-01".into()), ..raw("Visa", "2026-12-14") });
         let (outcome, lifecycle) = decide_upsert(None, &event, Berlin, utc(NOW));
         assert_eq!((outcome, lifecycle.state), (Outcome::Created, State::Preparing));
     }
 
     #[test]
     fn a_new_key_is_created_in_its_computed_state() {
-        let (outcome, lifecycle) = decide_upsert(None, &spec(raw("Visa", "2027-06-01")), Berlin, utc(NOW));
-        assert_eq!((outcome, lifecycle.state, lifecycle.quiet_until), (Outcome::Created, State::Scheduled, None));
+        let (outcome, lifecycle) =
+            decide_upsert(None, &spec(raw("Visa", "2027-06-01")), Berlin, utc(NOW));
+        assert_eq!(
+            (outcome, lifecycle.state, lifecycle.quiet_until),
+            (Outcome::Created, State::Scheduled, None)
+        );
     }
 
     #[test]
     fn a_new_due_date_reopens_a_done_event() {
         let old = existing(spec(raw("Visa", "2026-12-01")), State::Done);
-        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-14")), Berlin, utc(NOW));
+        let (outcome, lifecycle) =
+            decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-14")), Berlin, utc(NOW));
         assert_eq!(outcome, Outcome::Rescheduled);
-        assert_eq!(lifecycle, Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None });
+        assert_eq!(
+            lifecycle,
+            Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None }
+        );
     }
 
     #[test]
     fn a_new_due_date_reopens_an_expired_event_and_clears_remember() {
-        let old = existing(spec(RawFields { after_due: Some("expire".into()), ..raw("Visa", "2026-12-01") }), State::Expired);
-        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-03T18:00")), Berlin, utc(NOW));
+        let old = existing(
+            spec(RawFields { after_due: Some("expire".into()), ..raw("Visa", "2026-12-01") }),
+            State::Expired,
+        );
+        let (outcome, lifecycle) =
+            decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-03T18:00")), Berlin, utc(NOW));
         assert_eq!(outcome, Outcome::Rescheduled);
-        assert_eq!(lifecycle, Lifecycle { state: State::Today, closed_at: None, quiet_until: None });
+        assert_eq!(
+            lifecycle,
+            Lifecycle { state: State::Today, closed_at: None, quiet_until: None }
+        );
     }
 
     #[test]
     fn the_same_due_date_keeps_a_done_event_done() {
         let old = existing(spec(raw("Visa", "2026-12-14")), State::Done);
-        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa renewal", "2026-12-14")), Berlin, utc(NOW));
+        let (outcome, lifecycle) =
+            decide_upsert(Some(&old), &spec(raw("Visa renewal", "2026-12-14")), Berlin, utc(NOW));
         assert_eq!(outcome, Outcome::Updated);
         assert_eq!(lifecycle, old.lifecycle);
     }
@@ -355,7 +447,8 @@ mod tests {
     #[test]
     fn the_same_fields_again_are_unchanged() {
         let old = existing(spec(raw("Visa", "2026-12-14")), State::Preparing);
-        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-14")), Berlin, utc(NOW));
+        let (outcome, lifecycle) =
+            decide_upsert(Some(&old), &spec(raw("Visa", "2026-12-14")), Berlin, utc(NOW));
         assert_eq!(outcome, Outcome::Unchanged);
         assert_eq!(lifecycle, old.lifecycle);
     }
@@ -363,14 +456,19 @@ mod tests {
     #[test]
     fn the_same_instant_in_another_offset_is_not_a_reschedule() {
         let old = existing(spec(raw("Flight", "2026-12-14T15:00+09:00")), State::Done);
-        let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Flight", "2026-12-14T06:00Z")), Berlin, utc(NOW));
+        let (outcome, lifecycle) =
+            decide_upsert(Some(&old), &spec(raw("Flight", "2026-12-14T06:00Z")), Berlin, utc(NOW));
         assert_eq!((outcome, lifecycle.state), (Outcome::Updated, State::Done));
     }
 
     #[test]
     fn an_update_of_an_open_event_recomputes_its_state_and_keeps_remember() {
-        let old = existing(spec(RawFields { fire_at: Some("2026-12-10".into()), ..raw("Visa", "2026-12-14") }), State::Scheduled);
-        let moved_fire = spec(RawFields { fire_at: Some("2026-12-01".into()), ..raw("Visa", "2026-12-14") });
+        let old = existing(
+            spec(RawFields { fire_at: Some("2026-12-10".into()), ..raw("Visa", "2026-12-14") }),
+            State::Scheduled,
+        );
+        let moved_fire =
+            spec(RawFields { fire_at: Some("2026-12-01".into()), ..raw("Visa", "2026-12-14") });
         let (outcome, lifecycle) = decide_upsert(Some(&old), &moved_fire, Berlin, utc(NOW));
         assert_eq!(outcome, Outcome::Updated);
         assert_eq!(lifecycle.state, State::Preparing);
@@ -380,7 +478,8 @@ mod tests {
     #[test]
     fn switching_an_overdue_event_to_expire_closes_it_at_its_due_moment() {
         let old = existing(spec(raw("Visa", "2026-12-01")), State::Overdue);
-        let expiring = spec(RawFields { after_due: Some("expire".into()), ..raw("Visa", "2026-12-01") });
+        let expiring =
+            spec(RawFields { after_due: Some("expire".into()), ..raw("Visa", "2026-12-01") });
         let (outcome, lifecycle) = decide_upsert(Some(&old), &expiring, Berlin, utc(NOW));
         assert_eq!((outcome, lifecycle.state), (Outcome::Updated, State::Expired));
         assert_eq!(lifecycle.closed_at, Some(utc("2026-12-01T23:00:00Z")));
@@ -390,9 +489,13 @@ mod tests {
     fn any_upsert_revives_a_withdrawn_event() {
         for due_at in ["2026-12-14", "2026-12-20"] {
             let old = existing(spec(raw("Visa", "2026-12-14")), State::Withdrawn);
-            let (outcome, lifecycle) = decide_upsert(Some(&old), &spec(raw("Visa", due_at)), Berlin, utc(NOW));
+            let (outcome, lifecycle) =
+                decide_upsert(Some(&old), &spec(raw("Visa", due_at)), Berlin, utc(NOW));
             assert_eq!(outcome, Outcome::Revived, "{due_at}");
-            assert_eq!(lifecycle, Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None });
+            assert_eq!(
+                lifecycle,
+                Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None }
+            );
         }
     }
 
@@ -400,14 +503,30 @@ mod tests {
     fn done_closes_an_open_event_and_is_a_no_op_on_a_closed_one() {
         let now = utc(NOW);
         let open = Lifecycle { state: State::Today, closed_at: None, quiet_until: None };
-        assert_eq!(mark_done(open, now), Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: None });
-        let expired = Lifecycle { state: State::Expired, closed_at: Some(utc("2026-12-01T00:00:00Z")), quiet_until: None };
+        assert_eq!(
+            mark_done(open, now),
+            Lifecycle { state: State::Done, closed_at: Some(now), quiet_until: None }
+        );
+        let expired = Lifecycle {
+            state: State::Expired,
+            closed_at: Some(utc("2026-12-01T00:00:00Z")),
+            quiet_until: None,
+        };
         assert_eq!(mark_done(expired, now), expired);
     }
 
     fn ladder(event: &EventSpec) -> Ladder {
-        let quiet = QuietHours { start: NaiveTime::from_hms_opt(22, 0, 0).unwrap(), end: NaiveTime::from_hms_opt(8, 0, 0).unwrap() };
-        Ladder { due: event.due.at, fire_date: event.fire_date(), after_due: event.after_due, zone: Berlin, quiet }
+        let quiet = QuietHours {
+            start: NaiveTime::from_hms_opt(22, 0, 0).unwrap(),
+            end: NaiveTime::from_hms_opt(8, 0, 0).unwrap(),
+        };
+        Ladder {
+            due: event.due.at,
+            fire_date: event.fire_date(),
+            after_due: event.after_due,
+            zone: Berlin,
+            quiet,
+        }
     }
 
     #[test]
@@ -433,21 +552,38 @@ mod tests {
         };
         assert_eq!(wake("next_checkpoint"), Ok(None));
         assert_eq!(wake(""), Ok(None), "the default");
-        assert_eq!(wake("tomorrow"), Ok(Some(utc("2026-12-04T07:00:00Z"))), "08:00 in Berlin, when the quiet hours end");
+        assert_eq!(
+            wake("tomorrow"),
+            Ok(Some(utc("2026-12-04T07:00:00Z"))),
+            "08:00 in Berlin, when the quiet hours end"
+        );
         assert_eq!(wake("next_week"), Ok(Some(utc("2026-12-07T07:00:00Z"))), "Monday");
         assert_eq!(wake("2026-12-20"), Ok(Some(utc("2026-12-20T07:00:00Z"))));
         assert!(wake("2026-12-03").unwrap_err().contains("not after today"));
         assert!(wake("2028-01-01").unwrap_err().contains("more than a year"));
         let mut violations = Violations::default();
         assert_eq!(RememberFor::parse("until", "someday", &mut violations), None);
-        assert!(violations.to_string().contains("next_checkpoint, tomorrow, next_week or a day"), "{violations}");
-        for choice in
-            [RememberFor::NextCheckpoint, RememberFor::TomorrowMorning, RememberFor::NextWeek, RememberFor::Day(NaiveDate::from_ymd_opt(2026, 12, 20).unwrap())]
-        {
-            assert_eq!(RememberFor::parse("until", &choice.spelled(), &mut Violations::default()), Some(choice));
+        assert!(
+            violations.to_string().contains("next_checkpoint, tomorrow, next_week or a day"),
+            "{violations}"
+        );
+        for choice in [
+            RememberFor::NextCheckpoint,
+            RememberFor::TomorrowMorning,
+            RememberFor::NextWeek,
+            RememberFor::Day(NaiveDate::from_ymd_opt(2026, 12, 20).unwrap()),
+        ] {
+            assert_eq!(
+                RememberFor::parse("until", &choice.spelled(), &mut Violations::default()),
+                Some(choice)
+            );
         }
         let open = Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None };
         let acked = mark_ack(open, &ladder, now, wake("2026-12-20").unwrap());
-        assert_eq!(acked.quiet_until, Some(utc("2026-12-20T07:00:00Z")), "past the due day too: an overdue event waits with it");
+        assert_eq!(
+            acked.quiet_until,
+            Some(utc("2026-12-20T07:00:00Z")),
+            "past the due day too: an overdue event waits with it"
+        );
     }
 }

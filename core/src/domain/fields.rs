@@ -33,20 +33,35 @@ fn refuse_control(field: &str, text: &str, violations: &mut Violations) -> bool 
 /// (U+0085) is white space to Unicode, but a control to refuse, not to
 /// trim away.
 pub(crate) fn trim_text(raw: &str) -> &str {
-    raw.trim_matches(|character: char| character.is_whitespace() && !('\u{80}'..='\u{9f}').contains(&character))
+    raw.trim_matches(|character: char| {
+        character.is_whitespace() && !('\u{80}'..='\u{9f}').contains(&character)
+    })
 }
 
 /// Checks a required text field: trimmed, 1..=max characters.
-fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations) -> Option<String> {
+fn required_text(
+    field: &str,
+    raw: &str,
+    max: usize,
+    violations: &mut Violations,
+) -> Option<String> {
     let text = trim_text(raw);
     let count = char_count(text);
     if refuse_control(field, text, violations) {
         None
     } else if count == 0 {
-        violations.refuse(field, Reason::Required, format!("{field} is required and may not be blank"));
+        violations.refuse(
+            field,
+            Reason::Required,
+            format!("{field} is required and may not be blank"),
+        );
         None
     } else if count > max {
-        violations.refuse(field, Reason::TooLong { max }, format!("{field} is {count} characters long; at most {max} are allowed"));
+        violations.refuse(
+            field,
+            Reason::TooLong { max },
+            format!("{field} is {count} characters long; at most {max} are allowed"),
+        );
         None
     } else {
         Some(text.to_owned())
@@ -55,14 +70,23 @@ fn required_text(field: &str, raw: &str, max: usize, violations: &mut Violations
 
 /// Checks an optional text field: trimmed, at most `max` characters; blank
 /// means absent.
-fn optional_text(field: &str, raw: Option<&str>, max: usize, violations: &mut Violations) -> Option<String> {
+fn optional_text(
+    field: &str,
+    raw: Option<&str>,
+    max: usize,
+    violations: &mut Violations,
+) -> Option<String> {
     let text = raw.map(trim_text).filter(|text| !text.is_empty())?;
     let count = char_count(text);
     if refuse_control(field, text, violations) {
         return None;
     }
     if count > max {
-        violations.refuse(field, Reason::TooLong { max }, format!("{field} is {count} characters long; at most {max} are allowed"));
+        violations.refuse(
+            field,
+            Reason::TooLong { max },
+            format!("{field} is {count} characters long; at most {max} are allowed"),
+        );
         return None;
     }
     Some(text.to_owned())
@@ -145,14 +169,22 @@ impl Title {
 }
 
 /// An optional subtitle of at most 200 characters; blank means none.
-pub(crate) fn parse_subtitle(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<String> {
+pub(crate) fn parse_subtitle(
+    field: &str,
+    raw: Option<&str>,
+    violations: &mut Violations,
+) -> Option<String> {
     optional_text(field, raw, 200, violations)
 }
 
 impl DoneLabel {
     /// An absent or blank label is `None`: the reader's language supplies
     /// the default.
-    pub(crate) fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse_optional(
+        field: &str,
+        raw: Option<&str>,
+        violations: &mut Violations,
+    ) -> Option<Self> {
         optional_text(field, raw, 64, violations).map(Self)
     }
 }
@@ -160,11 +192,19 @@ impl DoneLabel {
 impl DeepLink {
     /// Only absolute `http(s)` URLs pass: `javascript:`, `data:` and relative
     /// links would run or resolve somewhere the person did not expect.
-    pub fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+    pub fn parse_optional(
+        field: &str,
+        raw: Option<&str>,
+        violations: &mut Violations,
+    ) -> Option<Self> {
         let text = raw.map(str::trim).filter(|text| !text.is_empty())?;
         let count = char_count(text);
         if count > 2048 {
-            violations.refuse(field, Reason::TooLong { max: 2048 }, format!("{field} is {count} characters long; at most 2048 are allowed"));
+            violations.refuse(
+                field,
+                Reason::TooLong { max: 2048 },
+                format!("{field} is {count} characters long; at most 2048 are allowed"),
+            );
             return None;
         }
         if refuse_control(field, text, violations) {
@@ -174,8 +214,10 @@ impl DeepLink {
         // out with `//`, a host, and no user name or password (which would
         // make `https://bank.example@evil.example` read as the bank).
         let lower = text.to_ascii_lowercase();
-        let authority_first = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://"));
-        let written_absolute = authority_first.is_some_and(|rest| !rest.starts_with('/')) && !text.contains('\\');
+        let authority_first =
+            lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://"));
+        let written_absolute =
+            authority_first.is_some_and(|rest| !rest.starts_with('/')) && !text.contains('\\');
         let parsed = url::Url::parse(text).ok().filter(|url| {
             written_absolute
                 && matches!(url.scheme(), "http" | "https")
@@ -208,12 +250,24 @@ impl SourceRef {
     /// The key of a new event of the `manual` source that its creator
     /// named (an idempotency key): 1 to 64 ASCII letters, digits, `-` and
     /// `_`, so that it reads the same in every log and header.
-    pub(crate) fn keyed_manual(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        let fits = (1..=64).contains(&raw.len()) && raw.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+    pub(crate) fn keyed_manual(
+        field: &str,
+        raw: &str,
+        violations: &mut Violations,
+    ) -> Option<Self> {
+        let fits = (1..=64).contains(&raw.len())
+            && raw.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
         if fits {
             Some(Self(format!("manual:key:{raw}")))
         } else {
-            violations.refuse(field, Reason::Unspecified, format!("{field} {} must be 1 to 64 ASCII letters, digits, '-' or '_'", quoted(raw)));
+            violations.refuse(
+                field,
+                Reason::Unspecified,
+                format!(
+                    "{field} {} must be 1 to 64 ASCII letters, digits, '-' or '_'",
+                    quoted(raw)
+                ),
+            );
             None
         }
     }
@@ -232,7 +286,13 @@ impl Topic {
 /// One part of an event's key (its ref or topic), kept exactly as given:
 /// surrounding spaces would make a different key, so they are refused
 /// rather than trimmed.
-fn key_part(field: &str, raw: &str, max: usize, required: bool, violations: &mut Violations) -> Option<String> {
+fn key_part(
+    field: &str,
+    raw: &str,
+    max: usize,
+    required: bool,
+    violations: &mut Violations,
+) -> Option<String> {
     let count = char_count(raw);
     if refuse_control(field, raw, violations) {
         None
@@ -240,10 +300,18 @@ fn key_part(field: &str, raw: &str, max: usize, required: bool, violations: &mut
         violations.refuse(field, Reason::Required, format!("{field} is required"));
         None
     } else if count > max {
-        violations.refuse(field, Reason::TooLong { max }, format!("{field} is {count} characters long; at most {max} are allowed"));
+        violations.refuse(
+            field,
+            Reason::TooLong { max },
+            format!("{field} is {count} characters long; at most {max} are allowed"),
+        );
         None
     } else if raw.trim() != raw {
-        violations.refuse(field, Reason::SurroundingSpaces, format!("{field} {} has leading or trailing spaces", quoted(raw)));
+        violations.refuse(
+            field,
+            Reason::SurroundingSpaces,
+            format!("{field} {} has leading or trailing spaces", quoted(raw)),
+        );
         None
     } else {
         Some(raw.to_owned())
@@ -305,12 +373,20 @@ pub(crate) enum AfterDue {
 }
 
 impl AfterDue {
-    pub(crate) fn parse_optional(field: &str, raw: Option<&str>, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse_optional(
+        field: &str,
+        raw: Option<&str>,
+        violations: &mut Violations,
+    ) -> Option<Self> {
         match raw.map(str::trim) {
             None | Some("") | Some("keep") => Some(Self::Keep),
             Some("expire") => Some(Self::Expire),
             Some(other) => {
-                violations.refuse(field, Reason::NotAnAfterDue, format!("{field} {} must be keep or expire", quoted(other)));
+                violations.refuse(
+                    field,
+                    Reason::NotAnAfterDue,
+                    format!("{field} {} must be keep or expire", quoted(other)),
+                );
                 None
             }
         }
@@ -337,7 +413,10 @@ mod tests {
     #[test]
     fn a_title_is_trimmed_and_must_not_be_blank() {
         assert_eq!(check(|v| Title::parse("title", "  Visa  ", v)).unwrap().as_str(), "Visa");
-        assert_eq!(check(|v| Title::parse("title", "   ", v)).unwrap_err(), "title is required and may not be blank");
+        assert_eq!(
+            check(|v| Title::parse("title", "   ", v)).unwrap_err(),
+            "title is required and may not be blank"
+        );
     }
 
     #[test]
@@ -357,13 +436,24 @@ mod tests {
 
     #[test]
     fn deep_links_must_be_absolute_http_urls() {
-        for good in ["https://example.com", "http://example.com/a?b=c#d", "HTTPS://Example.com/x", "https://пример.рф/виза", "https://bücher.example/"]
-        {
-            assert!(check(|v| DeepLink::parse_optional("deep_link", Some(good), v)).is_ok(), "{good}");
+        for good in [
+            "https://example.com",
+            "http://example.com/a?b=c#d",
+            "HTTPS://Example.com/x",
+            "https://пример.рф/виза",
+            "https://bücher.example/",
+        ] {
+            assert!(
+                check(|v| DeepLink::parse_optional("deep_link", Some(good), v)).is_ok(),
+                "{good}"
+            );
         }
         // International host names go through UTS 46 (the build picks url's
         // unicode-rs backend for it), as a browser would send them.
-        assert_eq!(url::Url::parse("https://ПРИМЕР.рф/").unwrap().host_str(), Some("xn--e1afmkfd.xn--p1ai"));
+        assert_eq!(
+            url::Url::parse("https://ПРИМЕР.рф/").unwrap().host_str(),
+            Some("xn--e1afmkfd.xn--p1ai")
+        );
         for bad in [
             "javascript:alert(1)",
             "JavaScript:alert(1)",
@@ -384,7 +474,11 @@ mod tests {
             assert!(error.contains("must be an absolute http or https URL"), "{bad}: {error}");
         }
         let long = format!("https://example.com/{}", "a".repeat(2048));
-        assert!(check(|v| DeepLink::parse_optional("deep_link", Some(&long), v)).unwrap_err().contains("at most 2048"));
+        assert!(
+            check(|v| DeepLink::parse_optional("deep_link", Some(&long), v))
+                .unwrap_err()
+                .contains("at most 2048")
+        );
     }
 
     #[test]
@@ -392,7 +486,11 @@ mod tests {
         for good in ["anna", "a", "anna.k@example.com", "0day", "x_y-z"] {
             assert!(check(|v| Login::parse("user", good, v)).is_ok(), "{good}");
         }
-        assert_eq!(check(|v| Login::parse("user", "Anna", v)).unwrap().as_str(), "anna", "logins are not case sensitive");
+        assert_eq!(
+            check(|v| Login::parse("user", "Anna", v)).unwrap().as_str(),
+            "anna",
+            "logins are not case sensitive"
+        );
         for bad in ["", "anna k", ".anna", "-a", &"a".repeat(65), "анна", "Анна"] {
             let error = check(|v| Login::parse("user", bad, v)).unwrap_err();
             assert!(error.starts_with("user "), "{bad}: {error}");
@@ -401,22 +499,51 @@ mod tests {
 
     #[test]
     fn control_characters_other_than_tab_are_refused_in_every_text() {
-        for bad in ["Visa\rX-INJECTED:1", "nul\0byte", "line\nbreak", "bell\u{7}", "del\u{7f}", "next\u{85}line", "csi\u{9b}31m", "pad\u{80}"] {
-            assert!(check(|v| Title::parse("title", bad, v)).unwrap_err().starts_with("title contains the control character"), "{bad:?}");
+        for bad in [
+            "Visa\rX-INJECTED:1",
+            "nul\0byte",
+            "line\nbreak",
+            "bell\u{7}",
+            "del\u{7f}",
+            "next\u{85}line",
+            "csi\u{9b}31m",
+            "pad\u{80}",
+        ] {
+            assert!(
+                check(|v| Title::parse("title", bad, v))
+                    .unwrap_err()
+                    .starts_with("title contains the control character"),
+                "{bad:?}"
+            );
             assert!(check(|v| parse_subtitle("subtitle", Some(bad), v)).is_err(), "{bad:?}");
-            assert!(check(|v| DoneLabel::parse_optional("done_label", Some(bad), v)).is_err(), "{bad:?}");
+            assert!(
+                check(|v| DoneLabel::parse_optional("done_label", Some(bad), v)).is_err(),
+                "{bad:?}"
+            );
             assert!(check(|v| SourceRef::parse("ref", bad, v)).is_err(), "{bad:?}");
             assert!(check(|v| Topic::parse("topic", bad, v)).is_err(), "{bad:?}");
             let link = format!("https://example.com/{bad}");
-            assert!(check(|v| DeepLink::parse_optional("deep_link", Some(&link), v)).is_err(), "{bad:?}");
+            assert!(
+                check(|v| DeepLink::parse_optional("deep_link", Some(&link), v)).is_err(),
+                "{bad:?}"
+            );
         }
         assert_eq!(check(|v| Title::parse("title", "a\tb", v)).unwrap().as_str(), "a\tb");
         let error = check(|v| Title::parse("title", "ab\rc", v)).unwrap_err();
-        assert_eq!(error, "title contains the control character U+000D at position 3; only tab is allowed");
+        assert_eq!(
+            error,
+            "title contains the control character U+000D at position 3; only tab is allowed"
+        );
         let error = check(|v| Title::parse("title", "Visa\u{85}", v)).unwrap_err();
-        assert_eq!(error, "title contains the control character U+0085 at position 5; only tab is allowed");
+        assert_eq!(
+            error,
+            "title contains the control character U+0085 at position 5; only tab is allowed"
+        );
         // Letters just past the C1 block are text.
-        assert_eq!(check(|v| Title::parse("title", "café\u{a0}Ünïcode", v)).unwrap().as_str(), "café\u{a0}Ünïcode");
+        assert_eq!(
+            check(|v| Title::parse("title", "café\u{a0}Ünïcode", v)).unwrap().as_str(),
+            "café\u{a0}Ünïcode"
+        );
     }
 
     #[test]

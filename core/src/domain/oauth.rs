@@ -120,54 +120,95 @@ impl ClientMetadata {
     /// clients are public (no secret, PKCE instead), so any requested
     /// `token_endpoint_auth_method` is answered with `none`.
     pub(crate) fn parse_registration(json: &str) -> Result<Self, Refusal> {
-        let raw: RawMetadata = serde_json::from_str(json).map_err(|error| Refusal::metadata(format!("the body is not client metadata JSON: {error}")))?;
+        let raw: RawMetadata = serde_json::from_str(json).map_err(|error| {
+            Refusal::metadata(format!("the body is not client metadata JSON: {error}"))
+        })?;
         Self::check(raw)
     }
 
     /// A Client ID Metadata Document fetched from `url`: it must name itself.
     pub(crate) fn parse_document(url: &str, json: &str) -> Result<Self, Refusal> {
-        let raw: RawMetadata = serde_json::from_str(json)
-            .map_err(|error| Refusal::new("invalid_client", format!("the client's metadata document at {url} is not JSON: {error}")))?;
+        let raw: RawMetadata = serde_json::from_str(json).map_err(|error| {
+            Refusal::new(
+                "invalid_client",
+                format!("the client's metadata document at {url} is not JSON: {error}"),
+            )
+        })?;
         if raw.client_id.as_deref() != Some(url) {
-            return Err(Refusal::new("invalid_client", format!("the metadata document at {url} must give {url} as its client_id")));
+            return Err(Refusal::new(
+                "invalid_client",
+                format!("the metadata document at {url} must give {url} as its client_id"),
+            ));
         }
         if raw.token_endpoint_auth_method.as_deref().is_some_and(|method| method != "none") {
-            return Err(Refusal::new("invalid_client", "a metadata document's client must use token_endpoint_auth_method none (with PKCE)"));
+            return Err(Refusal::new(
+                "invalid_client",
+                "a metadata document's client must use token_endpoint_auth_method none (with PKCE)",
+            ));
         }
-        Self::check(raw).map_err(|refusal| Refusal::new("invalid_client", format!("the metadata document at {url}: {}", refusal.description)))
+        Self::check(raw).map_err(|refusal| {
+            Refusal::new(
+                "invalid_client",
+                format!("the metadata document at {url}: {}", refusal.description),
+            )
+        })
     }
 
     fn check(raw: RawMetadata) -> Result<Self, Refusal> {
         let redirect_uris = raw.redirect_uris.unwrap_or_default();
         if redirect_uris.is_empty() {
-            return Err(Refusal::new("invalid_redirect_uri", "redirect_uris is required: at least one URI to send the person back to"));
+            return Err(Refusal::new(
+                "invalid_redirect_uri",
+                "redirect_uris is required: at least one URI to send the person back to",
+            ));
         }
         if redirect_uris.len() > MAX_REDIRECT_URIS {
-            return Err(Refusal::new("invalid_redirect_uri", format!("redirect_uris holds {} URIs; at most {MAX_REDIRECT_URIS}", redirect_uris.len())));
+            return Err(Refusal::new(
+                "invalid_redirect_uri",
+                format!(
+                    "redirect_uris holds {} URIs; at most {MAX_REDIRECT_URIS}",
+                    redirect_uris.len()
+                ),
+            ));
         }
         for uri in &redirect_uris {
             check_redirect_uri(uri)?;
         }
         if let Some(types) = &raw.grant_types
-            && let Some(other) = types.iter().find(|grant| !matches!(grant.as_str(), "authorization_code" | "refresh_token"))
+            && let Some(other) = types
+                .iter()
+                .find(|grant| !matches!(grant.as_str(), "authorization_code" | "refresh_token"))
         {
-            return Err(Refusal::metadata(format!("grant_types: {other:?} is not offered; use authorization_code and refresh_token")));
+            return Err(Refusal::metadata(format!(
+                "grant_types: {other:?} is not offered; use authorization_code and refresh_token"
+            )));
         }
         if let Some(types) = &raw.response_types
             && let Some(other) = types.iter().find(|kind| kind.as_str() != "code")
         {
-            return Err(Refusal::metadata(format!("response_types: {other:?} is not offered; use code")));
+            return Err(Refusal::metadata(format!(
+                "response_types: {other:?} is not offered; use code"
+            )));
         }
-        let name = raw.client_name.map(|name| super::fields::trim_text(&name).to_owned()).filter(|name| !name.is_empty());
+        let name = raw
+            .client_name
+            .map(|name| super::fields::trim_text(&name).to_owned())
+            .filter(|name| !name.is_empty());
         let name = match name {
             Some(name) if name.chars().count() > MAX_NAME_CHARS => {
-                return Err(Refusal::metadata(format!("client_name is over {MAX_NAME_CHARS} characters")));
+                return Err(Refusal::metadata(format!(
+                    "client_name is over {MAX_NAME_CHARS} characters"
+                )));
             }
-            Some(name) if name.chars().any(char::is_control) => return Err(Refusal::metadata("client_name holds control characters")),
+            Some(name) if name.chars().any(char::is_control) => {
+                return Err(Refusal::metadata("client_name holds control characters"));
+            }
             // A name that reorders itself on the consent page could pass
             // for another app's ("moc.elgoog" shown as "google.com").
             Some(name) if name.chars().any(is_bidi_control) => {
-                return Err(Refusal::metadata("client_name holds bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069)"));
+                return Err(Refusal::metadata(
+                    "client_name holds bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069)",
+                ));
             }
             Some(name) => name,
             None => host_of(&redirect_uris[0]),
@@ -186,7 +227,10 @@ pub fn is_bidi_control(character: char) -> bool {
 /// [::1] or localhost) but for their ports: scheme, host, path and query
 /// all equal.
 fn same_loopback_but_port(registered: &str, requested: &str) -> bool {
-    let (Ok(registered), Ok(requested)) = (url::Url::parse(registered), url::Url::parse(requested)) else { return false };
+    let (Ok(registered), Ok(requested)) = (url::Url::parse(registered), url::Url::parse(requested))
+    else {
+        return false;
+    };
     let loopback = |url: &url::Url| {
         url.scheme() == "http"
             && match url.host() {
@@ -211,7 +255,9 @@ fn same_loopback_but_port(registered: &str, requested: &str) -> bool {
 /// https; or http to this machine (RFC 8252's loopback redirect); or an
 /// app's private-use scheme, named like a reversed domain (`com.example.app:`).
 fn check_redirect_uri(uri: &str) -> Result<(), Refusal> {
-    let refuse = |why: &str| Err(Refusal::new("invalid_redirect_uri", format!("redirect URI {uri:?} {why}")));
+    let refuse = |why: &str| {
+        Err(Refusal::new("invalid_redirect_uri", format!("redirect URI {uri:?} {why}")))
+    };
     if uri.chars().count() > MAX_URI_CHARS {
         return refuse(&format!("is over {MAX_URI_CHARS} characters"));
     }
@@ -222,10 +268,16 @@ fn check_redirect_uri(uri: &str) -> Result<(), Refusal> {
     match url.scheme() {
         "https" => Ok(()),
         "http" if is_loopback(&url) => Ok(()),
-        "http" => refuse("uses http to another machine; use https (http is for 127.0.0.1, [::1] and localhost only)"),
-        "javascript" | "data" | "file" | "vbscript" | "blob" | "about" => refuse("uses a scheme that is never a redirect"),
+        "http" => refuse(
+            "uses http to another machine; use https (http is for 127.0.0.1, [::1] and localhost only)",
+        ),
+        "javascript" | "data" | "file" | "vbscript" | "blob" | "about" => {
+            refuse("uses a scheme that is never a redirect")
+        }
         scheme if scheme.contains('.') => Ok(()),
-        _ => refuse("uses a scheme that is not https and not an app's own (named like a reversed domain, such as com.example.app)"),
+        _ => refuse(
+            "uses a scheme that is not https and not an app's own (named like a reversed domain, such as com.example.app)",
+        ),
     }
 }
 
@@ -242,7 +294,9 @@ fn is_loopback(url: &Url) -> bool {
 /// scheme for an app's own scheme).
 pub(crate) fn host_of(uri: &str) -> String {
     match Url::parse(uri) {
-        Ok(url) => url.host_str().map(str::to_owned).unwrap_or_else(|| format!("{}:", url.scheme())),
+        Ok(url) => {
+            url.host_str().map(str::to_owned).unwrap_or_else(|| format!("{}:", url.scheme()))
+        }
         Err(_) => uri.to_owned(),
     }
 }
@@ -252,18 +306,28 @@ pub(crate) fn host_of(uri: &str) -> String {
 /// `Ok(None)` for an ID that is not a URL, which names a registered client.
 pub(crate) fn document_url(client_id: &str, allow_private: bool) -> Result<Option<Url>, Refusal> {
     if client_id.len() > MAX_CLIENT_ID_CHARS {
-        return Err(Refusal::new("invalid_client", format!("client_id is over {MAX_CLIENT_ID_CHARS} characters")));
+        return Err(Refusal::new(
+            "invalid_client",
+            format!("client_id is over {MAX_CLIENT_ID_CHARS} characters"),
+        ));
     }
     if !client_id.contains("://") {
         return Ok(None);
     }
-    let invalid = |why: &str| Err(Refusal::new("invalid_client", format!("client_id {client_id:?} {why}")));
+    let invalid =
+        |why: &str| Err(Refusal::new("invalid_client", format!("client_id {client_id:?} {why}")));
     let Ok(url) = Url::parse(client_id) else { return invalid("is not a valid URL") };
-    let secure = url.scheme() == "https" || (allow_private && url.scheme() == "http" && is_loopback(&url));
+    let secure =
+        url.scheme() == "https" || (allow_private && url.scheme() == "http" && is_loopback(&url));
     if !secure {
         return invalid("must be an https URL of the client's metadata document");
     }
-    if url.path() == "/" || url.path().is_empty() || url.fragment().is_some() || !url.username().is_empty() || url.password().is_some() {
+    if url.path() == "/"
+        || url.path().is_empty()
+        || url.fragment().is_some()
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
         return invalid("must be an https URL with a path, and no fragment or credentials");
     }
     Ok(Some(url))
@@ -293,10 +357,14 @@ impl AuthorizationParams {
         if self.redirect_uri.is_empty() {
             return match registered {
                 [only] => Ok(only),
-                _ => Err(Refusal::invalid_request("redirect_uri is required: this client registered more than one")),
+                _ => Err(Refusal::invalid_request(
+                    "redirect_uri is required: this client registered more than one",
+                )),
             };
         }
-        let matches = |uri: &String| *uri == self.redirect_uri || same_loopback_but_port(uri, &self.redirect_uri);
+        let matches = |uri: &String| {
+            *uri == self.redirect_uri || same_loopback_but_port(uri, &self.redirect_uri)
+        };
         registered.iter().find(|uri| matches(uri)).map(|_| self.redirect_uri.as_str()).ok_or_else(|| {
             Refusal::invalid_request(format!(
                 "redirect_uri {:?} is not one this client registered (they must match exactly, but for the port of a loopback one)",
@@ -314,25 +382,41 @@ impl AuthorizationParams {
     /// The checks whose failure goes back to the client.
     pub(crate) fn check_rest(&self) -> Result<(), Refusal> {
         if self.response_type != "code" {
-            let given = if self.response_type.is_empty() { "missing".to_owned() } else { format!("{:?}", self.response_type) };
-            return Err(Refusal::new("unsupported_response_type", format!("response_type is {given}; only code is offered")));
+            let given = if self.response_type.is_empty() {
+                "missing".to_owned()
+            } else {
+                format!("{:?}", self.response_type)
+            };
+            return Err(Refusal::new(
+                "unsupported_response_type",
+                format!("response_type is {given}; only code is offered"),
+            ));
         }
         if self.state.chars().count() > MAX_STATE_CHARS {
-            return Err(Refusal::invalid_request(format!("state is over {MAX_STATE_CHARS} characters")));
+            return Err(Refusal::invalid_request(format!(
+                "state is over {MAX_STATE_CHARS} characters"
+            )));
         }
         // Every grant is the one scope; a client may name others (its own
         // conventions), which are not granted, as RFC 6749 section 3.3 allows.
         if self.scope.chars().count() > MAX_STATE_CHARS {
-            return Err(Refusal::new("invalid_scope", format!("scope is over {MAX_STATE_CHARS} characters")));
+            return Err(Refusal::new(
+                "invalid_scope",
+                format!("scope is over {MAX_STATE_CHARS} characters"),
+            ));
         }
         if self.code_challenge.is_empty() {
             return Err(Refusal::invalid_request("code_challenge is required: PKCE with S256"));
         }
         if self.code_challenge_method != "S256" {
-            return Err(Refusal::invalid_request("code_challenge_method must be S256 (plain is not accepted)"));
+            return Err(Refusal::invalid_request(
+                "code_challenge_method must be S256 (plain is not accepted)",
+            ));
         }
         if !is_challenge(&self.code_challenge) {
-            return Err(Refusal::invalid_request("code_challenge must be the 43-character base64url SHA-256 of the code verifier"));
+            return Err(Refusal::invalid_request(
+                "code_challenge must be the 43-character base64url SHA-256 of the code verifier",
+            ));
         }
         if !self.resource.is_empty() {
             resource(&self.resource)?;
@@ -342,7 +426,8 @@ impl AuthorizationParams {
 }
 
 fn is_challenge(text: &str) -> bool {
-    text.len() == 43 && text.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+    text.len() == 43
+        && text.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
 }
 
 /// A resource indicator (RFC 8707): an absolute URI without a fragment, in
@@ -350,11 +435,17 @@ fn is_challenge(text: &str) -> bool {
 /// trailing slash).
 pub(crate) fn resource(text: &str) -> Result<String, Refusal> {
     if text.chars().count() > MAX_URI_CHARS {
-        return Err(Refusal::invalid_target(format!("resource is over {MAX_URI_CHARS} characters")));
+        return Err(Refusal::invalid_target(format!(
+            "resource is over {MAX_URI_CHARS} characters"
+        )));
     }
-    let url = Url::parse(text).map_err(|_| Refusal::invalid_target(format!("resource {text:?} is not an absolute URI")))?;
+    let url = Url::parse(text).map_err(|_| {
+        Refusal::invalid_target(format!("resource {text:?} is not an absolute URI"))
+    })?;
     if url.fragment().is_some() {
-        return Err(Refusal::invalid_target(format!("resource {text:?} has a fragment, which a resource indicator may not have")));
+        return Err(Refusal::invalid_target(format!(
+            "resource {text:?} has a fragment, which a resource indicator may not have"
+        )));
     }
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
@@ -362,8 +453,15 @@ pub(crate) fn resource(text: &str) -> Result<String, Refusal> {
 /// Whether `verifier` is the code verifier whose S256 challenge is
 /// `challenge` (RFC 7636 section 4.6).
 pub(crate) fn verifies(verifier: &str, challenge: &str) -> bool {
-    let shaped = (43..=128).contains(&verifier.len()) && verifier.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~'));
-    shaped && hado_proto::metadata::same_secret(&URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())), challenge)
+    let shaped = (43..=128).contains(&verifier.len())
+        && verifier
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~'));
+    shaped
+        && hado_proto::metadata::same_secret(
+            &URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())),
+            challenge,
+        )
 }
 
 /// The registration response (RFC 7591 section 3.2.1).
@@ -406,17 +504,31 @@ mod tests {
         assert!(verifies(verifier, challenge));
         assert!(!verifies("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX", challenge));
         assert!(!verifies("short", challenge));
-        assert!(!verifies(challenge, challenge), "the challenge itself is not its verifier (no plain method)");
+        assert!(
+            !verifies(challenge, challenge),
+            "the challenge itself is not its verifier (no plain method)"
+        );
     }
 
     #[test]
     fn redirect_uris_are_https_loopback_http_or_an_apps_own_scheme() {
-        for good in
-            ["https://claude.ai/api/mcp/auth_callback", "http://127.0.0.1:33418/callback", "http://localhost/cb", "http://[::1]:9/", "com.example.app:/oauth"]
-        {
+        for good in [
+            "https://claude.ai/api/mcp/auth_callback",
+            "http://127.0.0.1:33418/callback",
+            "http://localhost/cb",
+            "http://[::1]:9/",
+            "com.example.app:/oauth",
+        ] {
             assert_eq!(check_redirect_uri(good), Ok(()), "{good}");
         }
-        for bad in ["http://evil.example/cb", "javascript:alert(1)", "https://a.example/cb#x", "cb", "myapp:/cb", "data:text/html,x"] {
+        for bad in [
+            "http://evil.example/cb",
+            "javascript:alert(1)",
+            "https://a.example/cb#x",
+            "cb",
+            "myapp:/cb",
+            "data:text/html,x",
+        ] {
             assert_eq!(check_redirect_uri(bad).unwrap_err().code, "invalid_redirect_uri", "{bad}");
         }
     }
@@ -427,21 +539,43 @@ mod tests {
             r#"{"client_name":" Claude ","redirect_uris":["https://claude.ai/cb"],"token_endpoint_auth_method":"client_secret_basic","logo_uri":"x"}"#,
         )
         .unwrap();
-        assert_eq!(client, ClientMetadata { name: "Claude".into(), redirect_uris: vec!["https://claude.ai/cb".into()] });
-        let unnamed = ClientMetadata::parse_registration(r#"{"redirect_uris":["https://app.example/cb"]}"#).unwrap();
+        assert_eq!(
+            client,
+            ClientMetadata {
+                name: "Claude".into(),
+                redirect_uris: vec!["https://claude.ai/cb".into()]
+            }
+        );
+        let unnamed =
+            ClientMetadata::parse_registration(r#"{"redirect_uris":["https://app.example/cb"]}"#)
+                .unwrap();
         assert_eq!(unnamed.name, "app.example");
         let refused = |json: &str| ClientMetadata::parse_registration(json).unwrap_err();
         assert_eq!(refused("[").code, "invalid_client_metadata");
         assert_eq!(refused(r#"{"client_name":"x"}"#).code, "invalid_redirect_uri");
-        assert_eq!(refused(r#"{"redirect_uris":["https://a/cb"],"grant_types":["client_credentials"]}"#).code, "invalid_client_metadata");
-        assert!(refused(r#"{"redirect_uris":["https://a/cb"],"grant_types":["implicit"]}"#).description.contains("implicit"));
-        let long_name = format!(r#"{{"redirect_uris":["https://a/cb"],"client_name":"{}"}}"#, "n".repeat(101));
+        assert_eq!(
+            refused(r#"{"redirect_uris":["https://a/cb"],"grant_types":["client_credentials"]}"#)
+                .code,
+            "invalid_client_metadata"
+        );
+        assert!(
+            refused(r#"{"redirect_uris":["https://a/cb"],"grant_types":["implicit"]}"#)
+                .description
+                .contains("implicit")
+        );
+        let long_name =
+            format!(r#"{{"redirect_uris":["https://a/cb"],"client_name":"{}"}}"#, "n".repeat(101));
         assert!(refused(&long_name).description.contains("client_name"));
         for disguised in ["\\u202emoc.elgoog", "Claude\\u2066x\\u2069", "a\\u200fb", "c1\\u0085"] {
-            let registration = format!(r#"{{"redirect_uris":["https://a/cb"],"client_name":"{disguised}"}}"#);
+            let registration =
+                format!(r#"{{"redirect_uris":["https://a/cb"],"client_name":"{disguised}"}}"#);
             let refusal = refused(&registration);
             assert_eq!(refusal.code, "invalid_client_metadata", "{disguised}");
-            assert!(refusal.description.contains("client_name"), "{disguised}: {}", refusal.description);
+            assert!(
+                refusal.description.contains("client_name"),
+                "{disguised}: {}",
+                refusal.description
+            );
         }
     }
 
@@ -459,7 +593,12 @@ mod tests {
         assert_eq!(document_url("hado_client_abc", false), Ok(None));
         assert_eq!(document_url(&"x".repeat(501), false).unwrap_err().code, "invalid_client");
         assert!(document_url("https://app.example/client.json", false).unwrap().is_some());
-        for bad in ["https://app.example/", "http://app.example/client.json", "https://u:p@app.example/c", "http://127.0.0.1:9/c"] {
+        for bad in [
+            "https://app.example/",
+            "http://app.example/client.json",
+            "https://u:p@app.example/c",
+            "http://127.0.0.1:9/c",
+        ] {
             assert_eq!(document_url(bad, false).unwrap_err().code, "invalid_client", "{bad}");
         }
         assert!(document_url("http://127.0.0.1:9/c", true).unwrap().is_some());
@@ -486,7 +625,8 @@ mod tests {
         assert_eq!(code(|p| p.code_challenge.clear()), "invalid_request");
         assert_eq!(code(|p| p.code_challenge_method = "plain".into()), "invalid_request");
         assert_eq!(code(|p| p.resource = "not a uri".into()), "invalid_target");
-        let registered = vec!["https://a.example/cb".to_owned(), "https://a.example/other".to_owned()];
+        let registered =
+            vec!["https://a.example/cb".to_owned(), "https://a.example/other".to_owned()];
         let mut params = good.clone();
         assert!(params.redirect_uri(&registered).is_err(), "two registered, none named");
         assert_eq!(params.redirect_uri(&registered[..1]).unwrap(), "https://a.example/cb");
@@ -498,8 +638,15 @@ mod tests {
 
     #[test]
     fn a_loopback_redirect_uri_matches_on_any_port() {
-        let registered = vec!["http://127.0.0.1/callback".to_owned(), "http://[::1]:3000/cb".to_owned(), "http://localhost:5000/cb?app=1".to_owned()];
-        let named = |uri: &str| AuthorizationParams { redirect_uri: uri.into(), ..AuthorizationParams::default() };
+        let registered = vec![
+            "http://127.0.0.1/callback".to_owned(),
+            "http://[::1]:3000/cb".to_owned(),
+            "http://localhost:5000/cb?app=1".to_owned(),
+        ];
+        let named = |uri: &str| AuthorizationParams {
+            redirect_uri: uri.into(),
+            ..AuthorizationParams::default()
+        };
         for (requested, why) in [
             ("http://127.0.0.1:49152/callback", "a port where none was registered"),
             ("http://[::1]:61000/cb", "another port"),
@@ -521,7 +668,10 @@ mod tests {
 
     #[test]
     fn resources_compare_in_one_form() {
-        assert_eq!(resource("HTTPS://Hado.Example.com:443/mcp/").unwrap(), "https://hado.example.com/mcp");
+        assert_eq!(
+            resource("HTTPS://Hado.Example.com:443/mcp/").unwrap(),
+            "https://hado.example.com/mcp"
+        );
         assert_eq!(resource("http://127.0.0.1:8081/mcp").unwrap(), "http://127.0.0.1:8081/mcp");
         assert_eq!(resource("https://a.example/mcp#x").unwrap_err().code, "invalid_target");
     }

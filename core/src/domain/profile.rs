@@ -21,7 +21,11 @@ impl Locale {
     pub(crate) fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         let parsed = Self::from_name(raw);
         if parsed.is_none() {
-            violations.refuse(field, Reason::NotALanguage, format!("{field} {} must be en or ru", quoted(raw.trim())));
+            violations.refuse(
+                field,
+                Reason::NotALanguage,
+                format!("{field} {} must be en or ru", quoted(raw.trim())),
+            );
         }
         parsed
     }
@@ -93,7 +97,9 @@ fn zone_named(text: &str) -> Option<Tz> {
     if let Ok(zone) = text.parse::<Tz>() {
         return Some(zone);
     }
-    if let Some(zone) = chrono_tz::TZ_VARIANTS.iter().find(|zone| zone.name().eq_ignore_ascii_case(text)) {
+    if let Some(zone) =
+        chrono_tz::TZ_VARIANTS.iter().find(|zone| zone.name().eq_ignore_ascii_case(text))
+    {
         return Some(*zone);
     }
     // A city: the last part of a name in one of the areas. Where an old
@@ -105,7 +111,8 @@ fn zone_named(text: &str) -> Option<Tz> {
         .filter(|zone| {
             let name = zone.name();
             let area = name.split('/').next().unwrap_or("");
-            ZONE_AREAS.contains(&area) && name.rsplit('/').next().is_some_and(|place| place.eq_ignore_ascii_case(&city))
+            ZONE_AREAS.contains(&area)
+                && name.rsplit('/').next().is_some_and(|place| place.eq_ignore_ascii_case(&city))
         })
         .max_by_key(|zone| zone.name().matches('/').count())
         .copied()
@@ -115,10 +122,16 @@ fn zone_named(text: &str) -> Option<Tz> {
 pub fn parse_clock_time(field: &str, raw: &str, violations: &mut Violations) -> Option<NaiveTime> {
     let text = raw.trim();
     let bytes = text.as_bytes();
-    let shaped = bytes.len() == 5 && bytes[2] == b':' && [0, 1, 3, 4].iter().all(|&index| bytes[index].is_ascii_digit());
+    let shaped = bytes.len() == 5
+        && bytes[2] == b':'
+        && [0, 1, 3, 4].iter().all(|&index| bytes[index].is_ascii_digit());
     let time = shaped.then(|| NaiveTime::parse_from_str(text, "%H:%M").ok()).flatten();
     if time.is_none() {
-        violations.refuse(field, Reason::NotATimeOfDay, format!("{field} {} must be a time of day as HH:MM, such as 22:00", quoted(raw)));
+        violations.refuse(
+            field,
+            Reason::NotATimeOfDay,
+            format!("{field} {} must be a time of day as HH:MM, such as 22:00", quoted(raw)),
+        );
     }
     time
 }
@@ -135,7 +148,10 @@ mod tests {
 
     #[test]
     fn quiet_times_must_be_hh_mm() {
-        assert_eq!(check(|v| parse_clock_time("quiet_start", "22:00", v)).unwrap(), NaiveTime::from_hms_opt(22, 0, 0).unwrap());
+        assert_eq!(
+            check(|v| parse_clock_time("quiet_start", "22:00", v)).unwrap(),
+            NaiveTime::from_hms_opt(22, 0, 0).unwrap()
+        );
         for bad in ["22", "7:00", "24:00", "22:60", "22:00:00", "ab:cd"] {
             let error = check(|v| parse_clock_time("quiet_start", bad, v)).unwrap_err();
             assert!(error.contains("must be a time of day as HH:MM"), "{bad}: {error}");
@@ -144,12 +160,28 @@ mod tests {
 
     #[test]
     fn time_zones_are_iana_names_or_their_cities() {
-        assert_eq!(check(|v| parse_time_zone("tz", "Europe/Berlin", v)).unwrap(), chrono_tz::Europe::Berlin);
-        assert_eq!(check(|v| parse_time_zone("tz", " europe/berlin ", v)).unwrap(), chrono_tz::Europe::Berlin);
+        assert_eq!(
+            check(|v| parse_time_zone("tz", "Europe/Berlin", v)).unwrap(),
+            chrono_tz::Europe::Berlin
+        );
+        assert_eq!(
+            check(|v| parse_time_zone("tz", " europe/berlin ", v)).unwrap(),
+            chrono_tz::Europe::Berlin
+        );
         assert_eq!(check(|v| parse_time_zone("tz", "Tokyo", v)).unwrap(), chrono_tz::Asia::Tokyo);
-        assert_eq!(check(|v| parse_time_zone("tz", "new york", v)).unwrap(), chrono_tz::America::New_York);
-        assert_eq!(check(|v| parse_time_zone("tz", "Buenos Aires", v)).unwrap(), chrono_tz::America::Argentina::Buenos_Aires);
-        assert!(check(|v| parse_time_zone("tz", "Mars/Olympus", v)).unwrap_err().contains("is not a time zone"));
+        assert_eq!(
+            check(|v| parse_time_zone("tz", "new york", v)).unwrap(),
+            chrono_tz::America::New_York
+        );
+        assert_eq!(
+            check(|v| parse_time_zone("tz", "Buenos Aires", v)).unwrap(),
+            chrono_tz::America::Argentina::Buenos_Aires
+        );
+        assert!(
+            check(|v| parse_time_zone("tz", "Mars/Olympus", v))
+                .unwrap_err()
+                .contains("is not a time zone")
+        );
         assert!(check(|v| parse_time_zone("tz", "Berlin Mitte", v)).is_err());
     }
 }

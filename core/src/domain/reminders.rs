@@ -54,7 +54,8 @@ fn repeat_after(at: DateTime<Utc>, state: State, ladder: &Ladder) -> Option<Date
         return None;
     }
     let candidate = ladder.quiet.push_out(ladder.zone, at + REPEAT_EVERY);
-    (local_time(ladder.zone, candidate).date() == local_time(ladder.zone, at).date()).then_some(candidate)
+    (local_time(ladder.zone, candidate).date() == local_time(ladder.zone, at).date())
+        .then_some(candidate)
 }
 
 impl Reminders {
@@ -70,14 +71,26 @@ impl Reminders {
     /// The same place after the event's fields or its person's zone or quiet
     /// hours changed: the next checkpoint is worked out again, attention
     /// stays.
-    pub(crate) fn rebased(self, lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> Self {
+    pub(crate) fn rebased(
+        self,
+        lifecycle: &Lifecycle,
+        ladder: &Ladder,
+        now: DateTime<Utc>,
+    ) -> Self {
         if !lifecycle.state.is_active() {
             return Self::default();
         }
-        let repeat_at = self.attention_since.and(self.repeat_at).filter(|_| matches!(lifecycle.state, State::Today | State::Overdue));
+        let repeat_at = self
+            .attention_since
+            .and(self.repeat_at)
+            .filter(|_| matches!(lifecycle.state, State::Today | State::Overdue));
         // The end of a quiet the person chose still reminds, wherever the rungs moved.
         let wake = lifecycle.quiet_until.filter(|until| *until > now);
-        Self { checkpoint: earliest(ladder.next_after(now), wake), attention_since: self.attention_since, repeat_at }
+        Self {
+            checkpoint: earliest(ladder.next_after(now), wake),
+            attention_since: self.attention_since,
+            repeat_at,
+        }
     }
 
     /// Remember answers the reminder: no attention and no repeats until the
@@ -90,18 +103,34 @@ impl Reminders {
     /// Brought up to `now` after the lifecycle has been: a checkpoint that has
     /// passed fires (after downtime only the latest, never a backlog), or else
     /// a repeat that has come due. A closed event has no reminders left.
-    pub(crate) fn tick(self, lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> (Self, Option<Fired>) {
+    pub(crate) fn tick(
+        self,
+        lifecycle: &Lifecycle,
+        ladder: &Ladder,
+        now: DateTime<Utc>,
+    ) -> (Self, Option<Fired>) {
         if !lifecycle.state.is_active() {
             return (Self::default(), None);
         }
         if let Some(checkpoint) = self.checkpoint.filter(|checkpoint| *checkpoint <= now) {
             let next = ladder.next_after(now);
             if lifecycle.quiet_until.is_some_and(|until| until > now) {
-                let fired = Fired { kind: ReminderKind::Checkpoint, due: checkpoint, suppressed: Some(Suppressed::Remembered) };
-                return (Self { checkpoint: next, attention_since: None, repeat_at: None }, Some(fired));
+                let fired = Fired {
+                    kind: ReminderKind::Checkpoint,
+                    due: checkpoint,
+                    suppressed: Some(Suppressed::Remembered),
+                };
+                return (
+                    Self { checkpoint: next, attention_since: None, repeat_at: None },
+                    Some(fired),
+                );
             }
             let fired = Fired { kind: ReminderKind::Checkpoint, due: checkpoint, suppressed: None };
-            let reminders = Self { checkpoint: next, attention_since: Some(now), repeat_at: repeat_after(now, lifecycle.state, ladder) };
+            let reminders = Self {
+                checkpoint: next,
+                attention_since: Some(now),
+                repeat_at: repeat_after(now, lifecycle.state, ladder),
+            };
             return (reminders, Some(fired));
         }
         if let Some(repeat) = self.repeat_at.filter(|repeat| *repeat <= now) {
@@ -109,11 +138,15 @@ impl Reminders {
                 return (Self { repeat_at: None, ..self }, None);
             }
             let fired = Fired { kind: ReminderKind::Repeat, due: repeat, suppressed: None };
-            return (Self { repeat_at: repeat_after(now, lifecycle.state, ladder), ..self }, Some(fired));
+            return (
+                Self { repeat_at: repeat_after(now, lifecycle.state, ladder), ..self },
+                Some(fired),
+            );
         }
         // A state change may have ended the repeats (today → expired is
         // closed above; preparing never repeats).
-        let repeat_at = self.repeat_at.filter(|_| matches!(lifecycle.state, State::Today | State::Overdue));
+        let repeat_at =
+            self.repeat_at.filter(|_| matches!(lifecycle.state, State::Today | State::Overdue));
         (Self { repeat_at, ..self }, None)
     }
 
@@ -121,7 +154,11 @@ impl Reminders {
     /// the next repeat and the next checkpoint, passing over checkpoints
     /// that Remember's quiet covers (the scheduler records those as
     /// suppressed). None for a closed event or one with nothing left.
-    pub(crate) fn next_reminder(&self, lifecycle: &Lifecycle, ladder: &Ladder) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_reminder(
+        &self,
+        lifecycle: &Lifecycle,
+        ladder: &Ladder,
+    ) -> Option<DateTime<Utc>> {
         if !lifecycle.state.is_active() {
             return None;
         }
@@ -147,7 +184,10 @@ impl Reminders {
 }
 
 /// The earlier of two optional instants.
-pub(crate) fn earliest(first: Option<DateTime<Utc>>, second: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+pub(crate) fn earliest(
+    first: Option<DateTime<Utc>>,
+    second: Option<DateTime<Utc>>,
+) -> Option<DateTime<Utc>> {
     match (first, second) {
         (Some(first), Some(second)) => Some(first.min(second)),
         (first, second) => first.or(second),
@@ -182,7 +222,14 @@ mod tests {
     }
 
     impl Run {
-        fn new(zone: Tz, due_at: &str, fire_at: &str, after_due: &str, quiet: (&str, &str), from: DateTime<Utc>) -> Self {
+        fn new(
+            zone: Tz,
+            due_at: &str,
+            fire_at: &str,
+            after_due: &str,
+            quiet: (&str, &str),
+            from: DateTime<Utc>,
+        ) -> Self {
             let raw = RawFields {
                 title: "Visa".into(),
                 due_at: due_at.into(),
@@ -193,7 +240,13 @@ mod tests {
             let spec = EventSpec::parse(&raw).unwrap();
             let clock = |text: &str| NaiveTime::parse_from_str(text, "%H:%M").unwrap();
             let quiet = QuietHours { start: clock(quiet.0), end: clock(quiet.1) };
-            let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone, quiet };
+            let ladder = Ladder {
+                due: spec.due.at,
+                fire_date: spec.fire_date(),
+                after_due: spec.after_due,
+                zone,
+                quiet,
+            };
             let lifecycle = Lifecycle::fresh(&spec.timeline(zone), spec.after_due, from);
             let reminders = Reminders::start(&lifecycle, &ladder, from);
             Self { spec, ladder, lifecycle, reminders, now: from }
@@ -210,8 +263,15 @@ mod tests {
             let mut fired = Vec::new();
             let mut now = self.now;
             loop {
-                let state_change = if self.lifecycle.state.is_active() { timeline.next_change_after(now) } else { None };
-                let wake = earliest(earliest(self.reminders.next_check(), state_change), answers.first().copied());
+                let state_change = if self.lifecycle.state.is_active() {
+                    timeline.next_change_after(now)
+                } else {
+                    None
+                };
+                let wake = earliest(
+                    earliest(self.reminders.next_check(), state_change),
+                    answers.first().copied(),
+                );
                 let Some(wake) = wake.filter(|wake| *wake <= until) else {
                     self.now = until;
                     return fired;
@@ -221,7 +281,10 @@ mod tests {
                     answers.remove(0);
                     self.lifecycle.quiet_until = Some(self.ladder.next_after(now).unwrap_or(now));
                     self.reminders = self.reminders.remembered(None);
-                    fired.push(format!("{} remembered", local_time(self.zone(), now).format("%Y-%m-%dT%H:%M")));
+                    fired.push(format!(
+                        "{} remembered",
+                        local_time(self.zone(), now).format("%Y-%m-%dT%H:%M")
+                    ));
                     continue;
                 }
                 self.lifecycle = self.lifecycle.advanced(&timeline, self.spec.after_due, now);
@@ -233,7 +296,10 @@ mod tests {
                         (ReminderKind::Checkpoint, None) => "checkpoint",
                         (ReminderKind::Repeat, None) => "repeat",
                     };
-                    fired.push(format!("{} {label}", local_time(self.zone(), now).format("%Y-%m-%dT%H:%M")));
+                    fired.push(format!(
+                        "{} {label}",
+                        local_time(self.zone(), now).format("%Y-%m-%dT%H:%M")
+                    ));
                 }
             }
         }
@@ -241,7 +307,14 @@ mod tests {
 
     #[test]
     fn the_whole_ladder_with_repeats_on_the_due_day() {
-        let mut run = Run::new(Berlin, "2026-12-14", "2026-11-14", "expire", ("22:00", "08:00"), at(Berlin, "2026-11-01T12:00"));
+        let mut run = Run::new(
+            Berlin,
+            "2026-12-14",
+            "2026-11-14",
+            "expire",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-11-01T12:00"),
+        );
         assert_eq!(
             run.until(at(Berlin, "2026-12-16T00:00"), &[]),
             [
@@ -263,23 +336,53 @@ mod tests {
 
     #[test]
     fn repeats_leave_quiet_hours_that_fall_in_the_day() {
-        let mut run = Run::new(Berlin, "2026-12-14", "2026-12-14", "expire", ("13:00", "15:00"), at(Berlin, "2026-12-01T12:00"));
+        let mut run = Run::new(
+            Berlin,
+            "2026-12-14",
+            "2026-12-14",
+            "expire",
+            ("13:00", "15:00"),
+            at(Berlin, "2026-12-01T12:00"),
+        );
         assert_eq!(
             run.until(at(Berlin, "2026-12-15T00:00"), &[]),
             ["2026-12-14T15:00 checkpoint", "2026-12-14T18:00 repeat", "2026-12-14T21:00 repeat"],
             "the morning is the end of the quiet hours; 00:00 would be the next day"
         );
-        let mut run = Run::new(Berlin, "2026-12-14", "2026-12-14", "expire", ("02:00", "09:30"), at(Berlin, "2026-12-01T12:00"));
+        let mut run = Run::new(
+            Berlin,
+            "2026-12-14",
+            "2026-12-14",
+            "expire",
+            ("02:00", "09:30"),
+            at(Berlin, "2026-12-01T12:00"),
+        );
         assert_eq!(
             run.until(at(Berlin, "2026-12-15T00:00"), &[]),
-            ["2026-12-14T09:30 checkpoint", "2026-12-14T12:30 repeat", "2026-12-14T15:30 repeat", "2026-12-14T18:30 repeat", "2026-12-14T21:30 repeat"]
+            [
+                "2026-12-14T09:30 checkpoint",
+                "2026-12-14T12:30 repeat",
+                "2026-12-14T15:30 repeat",
+                "2026-12-14T18:30 repeat",
+                "2026-12-14T21:30 repeat"
+            ]
         );
     }
 
     #[test]
     fn remember_quiets_until_the_next_checkpoint_which_then_fires() {
-        let mut run = Run::new(Berlin, "2026-12-14T18:00", "2026-12-10", "keep", ("22:00", "08:00"), at(Berlin, "2026-12-01T12:00"));
-        let fired = run.until(at(Berlin, "2026-12-15T12:00"), &[at(Berlin, "2026-12-13T09:00"), at(Berlin, "2026-12-14T09:00")]);
+        let mut run = Run::new(
+            Berlin,
+            "2026-12-14T18:00",
+            "2026-12-10",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-12-01T12:00"),
+        );
+        let fired = run.until(
+            at(Berlin, "2026-12-15T12:00"),
+            &[at(Berlin, "2026-12-13T09:00"), at(Berlin, "2026-12-14T09:00")],
+        );
         assert_eq!(
             fired,
             [
@@ -302,24 +405,58 @@ mod tests {
 
     #[test]
     fn the_next_reminder_is_the_one_that_will_reach_the_person() {
-        let mut run = Run::new(Berlin, "2026-12-14T18:00", "2026-12-10", "keep", ("22:00", "08:00"), at(Berlin, "2026-12-01T12:00"));
-        let next =
-            |run: &Run| run.reminders.next_reminder(&run.lifecycle, &run.ladder).map(|next| local_time(Berlin, next).format("%Y-%m-%dT%H:%M").to_string());
-        assert_eq!(next(&run).as_deref(), Some("2026-12-10T08:00"), "a fresh event: its first checkpoint");
+        let mut run = Run::new(
+            Berlin,
+            "2026-12-14T18:00",
+            "2026-12-10",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-12-01T12:00"),
+        );
+        let next = |run: &Run| {
+            run.reminders
+                .next_reminder(&run.lifecycle, &run.ladder)
+                .map(|next| local_time(Berlin, next).format("%Y-%m-%dT%H:%M").to_string())
+        };
+        assert_eq!(
+            next(&run).as_deref(),
+            Some("2026-12-10T08:00"),
+            "a fresh event: its first checkpoint"
+        );
         run.until(at(Berlin, "2026-12-14T17:30"), &[]);
-        assert_eq!(next(&run).as_deref(), Some("2026-12-14T20:00"), "after the hour-before checkpoint: its repeat comes first");
+        assert_eq!(
+            next(&run).as_deref(),
+            Some("2026-12-14T20:00"),
+            "after the hour-before checkpoint: its repeat comes first"
+        );
         // A quiet that reaches past the next checkpoints passes over them.
         run.lifecycle.quiet_until = Some(at(Berlin, "2026-12-16T12:00"));
         run.reminders = run.reminders.remembered(None);
-        assert_eq!(next(&run).as_deref(), Some("2026-12-17T08:00"), "the 15th's checkpoint falls in the quiet; the 17th's is the first after it");
-        assert_eq!(run.until(at(Berlin, "2026-12-17T09:00"), &[]), ["2026-12-15T08:00 quiet", "2026-12-17T08:00 checkpoint"], "as the scheduler finds");
-        run.lifecycle = crate::domain::event::mark_done(run.lifecycle, at(Berlin, "2026-12-14T19:00"));
+        assert_eq!(
+            next(&run).as_deref(),
+            Some("2026-12-17T08:00"),
+            "the 15th's checkpoint falls in the quiet; the 17th's is the first after it"
+        );
+        assert_eq!(
+            run.until(at(Berlin, "2026-12-17T09:00"), &[]),
+            ["2026-12-15T08:00 quiet", "2026-12-17T08:00 checkpoint"],
+            "as the scheduler finds"
+        );
+        run.lifecycle =
+            crate::domain::event::mark_done(run.lifecycle, at(Berlin, "2026-12-14T19:00"));
         assert_eq!(next(&run), None, "a closed event reminds no more");
     }
 
     #[test]
     fn remember_until_a_morning_keeps_quiet_until_then_and_reminds_then() {
-        let mut run = Run::new(Berlin, "2026-12-14T18:00", "2026-12-10", "keep", ("22:00", "08:00"), at(Berlin, "2026-12-01T12:00"));
+        let mut run = Run::new(
+            Berlin,
+            "2026-12-14T18:00",
+            "2026-12-10",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-12-01T12:00"),
+        );
         assert_eq!(run.until(at(Berlin, "2026-12-10T09:00"), &[]), ["2026-12-10T08:00 checkpoint"]);
         // "Until next week": Monday the 14th is the due day; its morning reminds.
         let now = at(Berlin, "2026-12-10T09:00");
@@ -336,33 +473,81 @@ mod tests {
 
     #[test]
     fn only_the_latest_missed_checkpoint_fires_after_downtime() {
-        let run = Run::new(Berlin, "2026-12-14", "2026-11-14", "keep", ("22:00", "08:00"), at(Berlin, "2026-11-01T12:00"));
+        let run = Run::new(
+            Berlin,
+            "2026-12-14",
+            "2026-11-14",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-11-01T12:00"),
+        );
         let back = at(Berlin, "2026-12-12T10:00");
-        let lifecycle = run.lifecycle.advanced(&run.spec.timeline(Berlin), run.spec.after_due, back);
+        let lifecycle =
+            run.lifecycle.advanced(&run.spec.timeline(Berlin), run.spec.after_due, back);
         let (reminders, fired) = run.reminders.tick(&lifecycle, &run.ladder, back);
         let fired = fired.expect("one reminder");
         assert_eq!((fired.kind, fired.suppressed), (ReminderKind::Checkpoint, None));
-        assert_eq!(reminders.checkpoint, Some(at(Berlin, "2026-12-13T08:00")), "no backlog: the next is still ahead");
+        assert_eq!(
+            reminders.checkpoint,
+            Some(at(Berlin, "2026-12-13T08:00")),
+            "no backlog: the next is still ahead"
+        );
         let (_, again) = reminders.tick(&lifecycle, &run.ladder, back);
         assert_eq!(again, None, "nothing fires twice");
     }
 
     #[test]
     fn a_reschedule_restarts_the_ladder_and_done_ends_it() {
-        let run = Run::new(Berlin, "2026-12-14", "2026-11-14", "keep", ("22:00", "08:00"), at(Berlin, "2026-12-12T10:00"));
+        let run = Run::new(
+            Berlin,
+            "2026-12-14",
+            "2026-11-14",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-12-12T10:00"),
+        );
         assert_eq!(run.reminders.checkpoint, Some(at(Berlin, "2026-12-13T08:00")));
-        let moved = Run::new(Berlin, "2027-01-20", "2026-11-14", "keep", ("22:00", "08:00"), at(Berlin, "2026-12-12T10:00"));
-        assert_eq!(moved.reminders.checkpoint, Some(at(Berlin, "2027-01-13T08:00")), "D-7 of the new due day");
-        let done = Lifecycle { state: State::Done, closed_at: Some(at(Berlin, "2026-12-12T10:00")), quiet_until: None };
-        let busy = Reminders { attention_since: Some(at(Berlin, "2026-12-12T08:00")), ..run.reminders };
-        assert_eq!(busy.tick(&done, &run.ladder, at(Berlin, "2026-12-13T08:00")), (Reminders::default(), None));
-        assert_eq!(busy.rebased(&done, &run.ladder, at(Berlin, "2026-12-13T08:00")), Reminders::default());
+        let moved = Run::new(
+            Berlin,
+            "2027-01-20",
+            "2026-11-14",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-12-12T10:00"),
+        );
+        assert_eq!(
+            moved.reminders.checkpoint,
+            Some(at(Berlin, "2027-01-13T08:00")),
+            "D-7 of the new due day"
+        );
+        let done = Lifecycle {
+            state: State::Done,
+            closed_at: Some(at(Berlin, "2026-12-12T10:00")),
+            quiet_until: None,
+        };
+        let busy =
+            Reminders { attention_since: Some(at(Berlin, "2026-12-12T08:00")), ..run.reminders };
+        assert_eq!(
+            busy.tick(&done, &run.ladder, at(Berlin, "2026-12-13T08:00")),
+            (Reminders::default(), None)
+        );
+        assert_eq!(
+            busy.rebased(&done, &run.ladder, at(Berlin, "2026-12-13T08:00")),
+            Reminders::default()
+        );
     }
 
     #[test]
     fn dst_nights_neither_skip_nor_double_a_reminder() {
         // Berlin springs forward on 2025-03-30 (02:00 → 03:00) and falls back on 2025-10-26.
-        let mut spring = Run::new(Berlin, "2025-03-30", "2025-03-29", "keep", ("00:00", "00:00"), at(Berlin, "2025-03-20T12:00"));
+        let mut spring = Run::new(
+            Berlin,
+            "2025-03-30",
+            "2025-03-29",
+            "keep",
+            ("00:00", "00:00"),
+            at(Berlin, "2025-03-20T12:00"),
+        );
         assert_eq!(
             spring.until(at(Berlin, "2025-04-03T00:00"), &[]),
             [
@@ -385,10 +570,27 @@ mod tests {
             ]
         );
         // New York falls back on 2025-11-02 (02:00 → 01:00): an event due at 02:30 has one hour-before reminder.
-        let mut fall = Run::new(New_York, "2025-11-02T02:30", "2025-11-02", "expire", ("23:00", "01:00"), at(New_York, "2025-10-30T12:00"));
-        assert_eq!(fall.until(at(New_York, "2025-11-03T00:00"), &[]), ["2025-11-02T01:00 checkpoint", "2025-11-02T01:30 checkpoint"]);
+        let mut fall = Run::new(
+            New_York,
+            "2025-11-02T02:30",
+            "2025-11-02",
+            "expire",
+            ("23:00", "01:00"),
+            at(New_York, "2025-10-30T12:00"),
+        );
+        assert_eq!(
+            fall.until(at(New_York, "2025-11-03T00:00"), &[]),
+            ["2025-11-02T01:00 checkpoint", "2025-11-02T01:30 checkpoint"]
+        );
         // New York springs forward on 2025-03-09 (02:00 → 03:00): the reminders keep their wall-clock hours.
-        let mut leap = Run::new(New_York, "2025-03-10", "2025-03-08", "expire", ("23:00", "07:00"), at(New_York, "2025-03-01T12:00"));
+        let mut leap = Run::new(
+            New_York,
+            "2025-03-10",
+            "2025-03-08",
+            "expire",
+            ("23:00", "07:00"),
+            at(New_York, "2025-03-01T12:00"),
+        );
         assert_eq!(
             leap.until(at(New_York, "2025-03-11T00:00"), &[]),
             [

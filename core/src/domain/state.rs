@@ -20,7 +20,8 @@ pub enum State {
 }
 
 impl State {
-    pub(crate) const ACTIVE: [State; 4] = [State::Scheduled, State::Preparing, State::Today, State::Overdue];
+    pub(crate) const ACTIVE: [State; 4] =
+        [State::Scheduled, State::Preparing, State::Today, State::Overdue];
     /// What the archive shows: the events that closed by themselves or by Done.
     /// Whether Reopen brings back an event in this state: a done one, or a
     /// deleted one of the person's own (`own`); a source's withdrawal is the
@@ -46,16 +47,34 @@ impl State {
     }
 
     pub(crate) fn from_stored(raw: &str) -> Option<Self> {
-        [Self::Scheduled, Self::Preparing, Self::Today, Self::Overdue, Self::Done, Self::Expired, Self::Withdrawn]
-            .into_iter()
-            .find(|state| state.as_str() == raw)
+        [
+            Self::Scheduled,
+            Self::Preparing,
+            Self::Today,
+            Self::Overdue,
+            Self::Done,
+            Self::Expired,
+            Self::Withdrawn,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == raw)
     }
 
     /// Parses the inbox's state filter, which names active states only.
-    pub(crate) fn parse_active_filter(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
+    pub(crate) fn parse_active_filter(
+        field: &str,
+        raw: &str,
+        violations: &mut Violations,
+    ) -> Option<Self> {
         let found = Self::ACTIVE.into_iter().find(|state| state.as_str() == raw.trim());
         if found.is_none() {
-            violations.add(field, format!("{field} {} is not an active state: use scheduled, preparing, today or overdue", quoted(raw)));
+            violations.add(
+                field,
+                format!(
+                    "{field} {} is not an active state: use scheduled, preparing, today or overdue",
+                    quoted(raw)
+                ),
+            );
         }
         found
     }
@@ -78,7 +97,11 @@ pub(crate) struct Timeline {
 
 impl Timeline {
     pub(crate) fn new(due: &DueAt, fire_date: NaiveDate, zone: Tz) -> Self {
-        Self { fire_start: start_of_day(zone, fire_date), due_day_start: start_of_day(zone, due.day_in(zone)), due_moment: due.moment_in(zone) }
+        Self {
+            fire_start: start_of_day(zone, fire_date),
+            due_day_start: start_of_day(zone, due.day_in(zone)),
+            due_moment: due.moment_in(zone),
+        }
     }
 
     /// The state an open event is in at `now`. Checked from the latest
@@ -101,7 +124,10 @@ impl Timeline {
 
     /// The next instant after `now` at which the open state changes.
     pub(crate) fn next_change_after(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        [self.fire_start, self.due_day_start, self.due_moment].into_iter().filter(|instant| *instant > now).min()
+        [self.fire_start, self.due_day_start, self.due_moment]
+            .into_iter()
+            .filter(|instant| *instant > now)
+            .min()
     }
 }
 
@@ -144,51 +170,153 @@ mod tests {
         expected: State,
     }
 
-    fn case(name: &'static str, zone: Tz, due_at: &'static str, fire_at: &'static str, now: DateTime<Utc>, expected: State) -> Case {
+    fn case(
+        name: &'static str,
+        zone: Tz,
+        due_at: &'static str,
+        fire_at: &'static str,
+        now: DateTime<Utc>,
+        expected: State,
+    ) -> Case {
         Case { name, zone, due_at, fire_at, after_due: AfterDue::Keep, now, expected }
     }
 
     fn check(cases: &[Case]) {
         for case in cases {
             let timeline = Timeline::new(&due(case.due_at), date(case.fire_at), case.zone);
-            assert_eq!(timeline.open_state(case.after_due, case.now), case.expected, "{}", case.name);
+            assert_eq!(
+                timeline.open_state(case.after_due, case.now),
+                case.expected,
+                "{}",
+                case.name
+            );
         }
     }
 
     #[test]
     fn an_all_day_event_moves_through_every_state() {
         check(&[
-            case("before the fire day it is scheduled", Berlin, "2026-12-14", "2026-11-14", at(Berlin, "2026-11-13T23:59"), State::Scheduled),
-            case("at the start of the fire day it is preparing", Berlin, "2026-12-14", "2026-11-14", at(Berlin, "2026-11-14T00:00"), State::Preparing),
-            case("the last minute before the due day is preparing", Berlin, "2026-12-14", "2026-11-14", at(Berlin, "2026-12-13T23:59"), State::Preparing),
-            case("the whole due day is today", Berlin, "2026-12-14", "2026-11-14", at(Berlin, "2026-12-14T23:59"), State::Today),
-            case("the next day it is overdue", Berlin, "2026-12-14", "2026-11-14", at(Berlin, "2026-12-15T00:00"), State::Overdue),
+            case(
+                "before the fire day it is scheduled",
+                Berlin,
+                "2026-12-14",
+                "2026-11-14",
+                at(Berlin, "2026-11-13T23:59"),
+                State::Scheduled,
+            ),
+            case(
+                "at the start of the fire day it is preparing",
+                Berlin,
+                "2026-12-14",
+                "2026-11-14",
+                at(Berlin, "2026-11-14T00:00"),
+                State::Preparing,
+            ),
+            case(
+                "the last minute before the due day is preparing",
+                Berlin,
+                "2026-12-14",
+                "2026-11-14",
+                at(Berlin, "2026-12-13T23:59"),
+                State::Preparing,
+            ),
+            case(
+                "the whole due day is today",
+                Berlin,
+                "2026-12-14",
+                "2026-11-14",
+                at(Berlin, "2026-12-14T23:59"),
+                State::Today,
+            ),
+            case(
+                "the next day it is overdue",
+                Berlin,
+                "2026-12-14",
+                "2026-11-14",
+                at(Berlin, "2026-12-15T00:00"),
+                State::Overdue,
+            ),
         ]);
     }
 
     #[test]
     fn a_timed_event_is_overdue_from_its_due_moment() {
         check(&[
-            case("the morning of the due day is today", New_York, "2026-12-14T15:00", "2026-12-01", at(New_York, "2026-12-14T09:00"), State::Today),
-            case("a minute before the due moment is today", New_York, "2026-12-14T15:00", "2026-12-01", at(New_York, "2026-12-14T14:59"), State::Today),
-            case("the due moment itself is overdue", New_York, "2026-12-14T15:00", "2026-12-01", at(New_York, "2026-12-14T15:00"), State::Overdue),
+            case(
+                "the morning of the due day is today",
+                New_York,
+                "2026-12-14T15:00",
+                "2026-12-01",
+                at(New_York, "2026-12-14T09:00"),
+                State::Today,
+            ),
+            case(
+                "a minute before the due moment is today",
+                New_York,
+                "2026-12-14T15:00",
+                "2026-12-01",
+                at(New_York, "2026-12-14T14:59"),
+                State::Today,
+            ),
+            case(
+                "the due moment itself is overdue",
+                New_York,
+                "2026-12-14T15:00",
+                "2026-12-01",
+                at(New_York, "2026-12-14T15:00"),
+                State::Overdue,
+            ),
         ]);
     }
 
     #[test]
     fn an_event_that_expires_closes_at_its_due_moment() {
         let timeline = Timeline::new(&due("2026-12-14"), date("2026-12-01"), Berlin);
-        assert_eq!(timeline.open_state(AfterDue::Expire, at(Berlin, "2026-12-14T23:59")), State::Today);
-        assert_eq!(timeline.open_state(AfterDue::Expire, at(Berlin, "2026-12-15T00:00")), State::Expired);
+        assert_eq!(
+            timeline.open_state(AfterDue::Expire, at(Berlin, "2026-12-14T23:59")),
+            State::Today
+        );
+        assert_eq!(
+            timeline.open_state(AfterDue::Expire, at(Berlin, "2026-12-15T00:00")),
+            State::Expired
+        );
     }
 
     #[test]
     fn a_fixed_instant_is_due_at_that_instant_whatever_the_zone() {
         check(&[
-            case("Tokyo's 15:00 is 07:00 in Berlin: today there", Berlin, "2026-12-14T15:00+09:00", "2026-12-01", utc("2026-12-14T05:59:00Z"), State::Today),
-            case("and overdue from 07:00 Berlin time", Berlin, "2026-12-14T15:00+09:00", "2026-12-01", utc("2026-12-14T06:00:00Z"), State::Overdue),
-            case("a late instant falls on the next day in Tokyo", Tokyo, "2026-12-14T23:30+03:00", "2026-12-01", utc("2026-12-14T14:59:00Z"), State::Preparing),
-            case("and is today there from Tokyo's midnight", Tokyo, "2026-12-14T23:30+03:00", "2026-12-01", utc("2026-12-14T15:00:00Z"), State::Today),
+            case(
+                "Tokyo's 15:00 is 07:00 in Berlin: today there",
+                Berlin,
+                "2026-12-14T15:00+09:00",
+                "2026-12-01",
+                utc("2026-12-14T05:59:00Z"),
+                State::Today,
+            ),
+            case(
+                "and overdue from 07:00 Berlin time",
+                Berlin,
+                "2026-12-14T15:00+09:00",
+                "2026-12-01",
+                utc("2026-12-14T06:00:00Z"),
+                State::Overdue,
+            ),
+            case(
+                "a late instant falls on the next day in Tokyo",
+                Tokyo,
+                "2026-12-14T23:30+03:00",
+                "2026-12-01",
+                utc("2026-12-14T14:59:00Z"),
+                State::Preparing,
+            ),
+            case(
+                "and is today there from Tokyo's midnight",
+                Tokyo,
+                "2026-12-14T23:30+03:00",
+                "2026-12-01",
+                utc("2026-12-14T15:00:00Z"),
+                State::Today,
+            ),
         ]);
     }
 
@@ -197,12 +325,47 @@ mod tests {
         // At 12:00 UTC on the 14th, Moscow is at 15:00 and Tokyo at 21:00.
         let now = utc("2026-12-14T12:30:00Z");
         check(&[
-            case("a 15:00 reminder is past in Moscow", Moscow, "2026-12-14T15:00", "2026-12-01", now, State::Overdue),
-            case("and past in Tokyo too", Tokyo, "2026-12-14T15:00", "2026-12-01", now, State::Overdue),
-            case("an 18:00 one is still today in Moscow", Moscow, "2026-12-14T18:00", "2026-12-01", now, State::Today),
+            case(
+                "a 15:00 reminder is past in Moscow",
+                Moscow,
+                "2026-12-14T15:00",
+                "2026-12-01",
+                now,
+                State::Overdue,
+            ),
+            case(
+                "and past in Tokyo too",
+                Tokyo,
+                "2026-12-14T15:00",
+                "2026-12-01",
+                now,
+                State::Overdue,
+            ),
+            case(
+                "an 18:00 one is still today in Moscow",
+                Moscow,
+                "2026-12-14T18:00",
+                "2026-12-01",
+                now,
+                State::Today,
+            ),
             case("but past in Tokyo", Tokyo, "2026-12-14T18:00", "2026-12-01", now, State::Overdue),
-            case("an all-day event on the 15th is preparing in Moscow", Moscow, "2026-12-15", "2026-12-01", now, State::Preparing),
-            case("and already today in Tokyo", Tokyo, "2026-12-15", "2026-12-01", utc("2026-12-14T15:30:00Z"), State::Today),
+            case(
+                "an all-day event on the 15th is preparing in Moscow",
+                Moscow,
+                "2026-12-15",
+                "2026-12-01",
+                now,
+                State::Preparing,
+            ),
+            case(
+                "and already today in Tokyo",
+                Tokyo,
+                "2026-12-15",
+                "2026-12-01",
+                utc("2026-12-14T15:30:00Z"),
+                State::Today,
+            ),
         ]);
     }
 
@@ -210,24 +373,101 @@ mod tests {
     fn states_across_the_new_york_dst_changes() {
         check(&[
             // Spring forward: 02:30 on 2025-03-09 does not exist; it reads as 03:30 EDT (07:30 UTC).
-            case("02:30 in the gap is not yet due at 07:29 UTC", New_York, "2025-03-09T02:30", "2025-03-01", utc("2025-03-09T07:29:00Z"), State::Today),
-            case("02:30 in the gap is due at 03:30 EDT", New_York, "2025-03-09T02:30", "2025-03-01", utc("2025-03-09T07:30:00Z"), State::Overdue),
-            case("the spring-forward day starts at EST midnight", New_York, "2025-03-09", "2025-03-01", utc("2025-03-09T05:00:00Z"), State::Today),
-            case("and its 23-hour day ends at EDT midnight", New_York, "2025-03-09", "2025-03-01", utc("2025-03-10T03:59:00Z"), State::Today),
-            case("after which it is overdue", New_York, "2025-03-09", "2025-03-01", utc("2025-03-10T04:00:00Z"), State::Overdue),
+            case(
+                "02:30 in the gap is not yet due at 07:29 UTC",
+                New_York,
+                "2025-03-09T02:30",
+                "2025-03-01",
+                utc("2025-03-09T07:29:00Z"),
+                State::Today,
+            ),
+            case(
+                "02:30 in the gap is due at 03:30 EDT",
+                New_York,
+                "2025-03-09T02:30",
+                "2025-03-01",
+                utc("2025-03-09T07:30:00Z"),
+                State::Overdue,
+            ),
+            case(
+                "the spring-forward day starts at EST midnight",
+                New_York,
+                "2025-03-09",
+                "2025-03-01",
+                utc("2025-03-09T05:00:00Z"),
+                State::Today,
+            ),
+            case(
+                "and its 23-hour day ends at EDT midnight",
+                New_York,
+                "2025-03-09",
+                "2025-03-01",
+                utc("2025-03-10T03:59:00Z"),
+                State::Today,
+            ),
+            case(
+                "after which it is overdue",
+                New_York,
+                "2025-03-09",
+                "2025-03-01",
+                utc("2025-03-10T04:00:00Z"),
+                State::Overdue,
+            ),
             // Fall back: 01:30 on 2025-11-02 happens twice; the first (EDT, 05:30 UTC) counts.
-            case("01:30 is today before its first occurrence", New_York, "2025-11-02T01:30", "2025-11-01", utc("2025-11-02T05:29:00Z"), State::Today),
-            case("01:30 is due at its first occurrence", New_York, "2025-11-02T01:30", "2025-11-01", utc("2025-11-02T05:30:00Z"), State::Overdue),
-            case("the 25-hour day is still today at 23:59 EST", New_York, "2025-11-02", "2025-11-01", utc("2025-11-03T04:59:00Z"), State::Today),
-            case("and overdue at midnight EST", New_York, "2025-11-02", "2025-11-01", utc("2025-11-03T05:00:00Z"), State::Overdue),
+            case(
+                "01:30 is today before its first occurrence",
+                New_York,
+                "2025-11-02T01:30",
+                "2025-11-01",
+                utc("2025-11-02T05:29:00Z"),
+                State::Today,
+            ),
+            case(
+                "01:30 is due at its first occurrence",
+                New_York,
+                "2025-11-02T01:30",
+                "2025-11-01",
+                utc("2025-11-02T05:30:00Z"),
+                State::Overdue,
+            ),
+            case(
+                "the 25-hour day is still today at 23:59 EST",
+                New_York,
+                "2025-11-02",
+                "2025-11-01",
+                utc("2025-11-03T04:59:00Z"),
+                State::Today,
+            ),
+            case(
+                "and overdue at midnight EST",
+                New_York,
+                "2025-11-02",
+                "2025-11-01",
+                utc("2025-11-03T05:00:00Z"),
+                State::Overdue,
+            ),
         ]);
     }
 
     #[test]
     fn states_across_the_berlin_dst_changes() {
         check(&[
-            case("02:30 in Berlin's gap reads as 03:30 CEST", Berlin, "2025-03-30T02:30", "2025-03-01", utc("2025-03-30T01:29:00Z"), State::Today),
-            case("and is due then", Berlin, "2025-03-30T02:30", "2025-03-01", utc("2025-03-30T01:30:00Z"), State::Overdue),
+            case(
+                "02:30 in Berlin's gap reads as 03:30 CEST",
+                Berlin,
+                "2025-03-30T02:30",
+                "2025-03-01",
+                utc("2025-03-30T01:29:00Z"),
+                State::Today,
+            ),
+            case(
+                "and is due then",
+                Berlin,
+                "2025-03-30T02:30",
+                "2025-03-01",
+                utc("2025-03-30T01:30:00Z"),
+                State::Overdue,
+            ),
             case(
                 "02:30 on the fall-back night is its first (CEST) occurrence",
                 Berlin,
@@ -236,7 +476,14 @@ mod tests {
                 utc("2025-10-26T00:30:00Z"),
                 State::Overdue,
             ),
-            case("a minute before that it is today", Berlin, "2025-10-26T02:30", "2025-10-01", utc("2025-10-26T00:29:00Z"), State::Today),
+            case(
+                "a minute before that it is today",
+                Berlin,
+                "2025-10-26T02:30",
+                "2025-10-01",
+                utc("2025-10-26T00:29:00Z"),
+                State::Today,
+            ),
             case(
                 "a fire day on the spring-forward day starts at CET midnight",
                 Berlin,
@@ -251,16 +498,28 @@ mod tests {
     #[test]
     fn the_next_change_is_the_nearest_boundary_ahead() {
         let timeline = Timeline::new(&due("2026-12-14T15:00"), date("2026-12-01"), Berlin);
-        assert_eq!(timeline.next_change_after(at(Berlin, "2026-11-20T10:00")), Some(at(Berlin, "2026-12-01T00:00")));
-        assert_eq!(timeline.next_change_after(at(Berlin, "2026-12-01T00:00")), Some(at(Berlin, "2026-12-14T00:00")));
-        assert_eq!(timeline.next_change_after(at(Berlin, "2026-12-14T09:00")), Some(at(Berlin, "2026-12-14T15:00")));
+        assert_eq!(
+            timeline.next_change_after(at(Berlin, "2026-11-20T10:00")),
+            Some(at(Berlin, "2026-12-01T00:00"))
+        );
+        assert_eq!(
+            timeline.next_change_after(at(Berlin, "2026-12-01T00:00")),
+            Some(at(Berlin, "2026-12-14T00:00"))
+        );
+        assert_eq!(
+            timeline.next_change_after(at(Berlin, "2026-12-14T09:00")),
+            Some(at(Berlin, "2026-12-14T15:00"))
+        );
         assert_eq!(timeline.next_change_after(at(Berlin, "2026-12-14T15:00")), None);
     }
 
     #[test]
     fn the_state_filter_takes_active_states_only() {
         let mut violations = Violations::default();
-        assert_eq!(State::parse_active_filter("state", "today", &mut violations), Some(State::Today));
+        assert_eq!(
+            State::parse_active_filter("state", "today", &mut violations),
+            Some(State::Today)
+        );
         assert_eq!(State::parse_active_filter("state", "done", &mut violations), None);
         assert_eq!(State::parse_active_filter("state", "soon", &mut violations), None);
         assert_eq!(violations.len(), 2);

@@ -2,7 +2,10 @@
 //! day preparation starts, and how a wall-clock time in a person's zone
 //! becomes an instant, across DST gaps and folds.
 
-use chrono::{DateTime, Datelike, Days, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Timelike, Utc};
+use chrono::{
+    DateTime, Datelike, Days, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime,
+    Offset, TimeZone, Timelike, Utc,
+};
 use chrono_tz::Tz;
 
 use super::fields::quoted;
@@ -41,7 +44,8 @@ pub struct StoredDue {
     pub(crate) offset_minutes: Option<i32>,
 }
 
-const FORMS: &str = "YYYY-MM-DD, YYYY-MM-DDTHH:MM, or YYYY-MM-DDTHH:MM with an offset such as +09:00 or Z";
+const FORMS: &str =
+    "YYYY-MM-DD, YYYY-MM-DDTHH:MM, or YYYY-MM-DDTHH:MM with an offset such as +09:00 or Z";
 
 impl DueAt {
     /// The day as written, before any zone is applied.
@@ -85,7 +89,11 @@ impl DueAt {
                 (local.date(), Some(local.time()), Some(instant.offset().local_minus_utc() / 60))
             }
         };
-        StoredDue { date: date.format("%Y-%m-%d").to_string(), time: time.map(|time| time.format("%H:%M:%S").to_string()), offset_minutes }
+        StoredDue {
+            date: date.format("%Y-%m-%d").to_string(),
+            time: time.map(|time| time.format("%H:%M:%S").to_string()),
+            offset_minutes,
+        }
     }
 
     /// Reads back what [`DueAt::to_stored`] wrote. Storage holds only values
@@ -119,7 +127,11 @@ impl Due {
             DueAt::Date(_) => (day, String::new(), String::new()),
             DueAt::Local(local) => (day, clock(local.time()), String::new()),
             DueAt::Fixed(instant) => {
-                let offset = if self.text.ends_with(['Z', 'z']) { "Z".to_owned() } else { instant.offset().to_string() };
+                let offset = if self.text.ends_with(['Z', 'z']) {
+                    "Z".to_owned()
+                } else {
+                    instant.offset().to_string()
+                };
                 (day, clock(instant.naive_local().time()), offset)
             }
         }
@@ -136,12 +148,20 @@ impl Due {
         let at = match parse_due_text(text) {
             Ok(at) => at,
             Err(problem) => {
-                violations.refuse(field, Reason::NotADueMoment, format!("{field} {} {problem}", quoted(text)));
+                violations.refuse(
+                    field,
+                    Reason::NotADueMoment,
+                    format!("{field} {} {problem}", quoted(text)),
+                );
                 return None;
             }
         };
         if !year_in_range(at.written_day()) {
-            violations.refuse(field, Reason::YearOutOfRange, format!("{field} {} is outside the years 2000 to 2199", quoted(text)));
+            violations.refuse(
+                field,
+                Reason::YearOutOfRange,
+                format!("{field} {} is outside the years 2000 to 2199", quoted(text)),
+            );
             return None;
         }
         Some(Self { at, text: text.to_owned() })
@@ -153,7 +173,8 @@ fn parse_due_text(text: &str) -> Result<DueAt, String> {
     if text.len() < 10 || !text.is_char_boundary(10) {
         return Err(shape_error());
     }
-    let date = parse_date_text(&text[..10]).map_err(|problem| problem.unwrap_or_else(shape_error))?;
+    let date =
+        parse_date_text(&text[..10]).map_err(|problem| problem.unwrap_or_else(shape_error))?;
     let rest = &text[10..];
     if rest.is_empty() {
         return Ok(DueAt::Date(date));
@@ -165,7 +186,8 @@ fn parse_due_text(text: &str) -> Result<DueAt, String> {
     match offset {
         None => Ok(DueAt::Local(local)),
         Some(offset) => {
-            let offset = parse_offset(offset).ok_or_else(|| "has an offset that is not Z or ±HH:MM".to_owned())?;
+            let offset = parse_offset(offset)
+                .ok_or_else(|| "has an offset that is not Z or ±HH:MM".to_owned())?;
             let instant = offset.from_local_datetime(&local).single().ok_or_else(shape_error)?;
             Ok(DueAt::Fixed(instant))
         }
@@ -185,7 +207,8 @@ fn split_offset(rest: &str) -> (&str, Option<&str>) {
 
 /// `HH:MM` or `HH:MM:SS`.
 fn parse_time_of_day(clock: &str) -> Option<NaiveTime> {
-    let digits_at = |indexes: &[usize]| indexes.iter().all(|&index| clock.as_bytes()[index].is_ascii_digit());
+    let digits_at =
+        |indexes: &[usize]| indexes.iter().all(|&index| clock.as_bytes()[index].is_ascii_digit());
     match clock.len() {
         5 if digits_at(&[0, 1, 3, 4]) => NaiveTime::parse_from_str(clock, "%H:%M").ok(),
         8 if digits_at(&[0, 1, 3, 4, 6, 7]) => NaiveTime::parse_from_str(clock, "%H:%M:%S").ok(),
@@ -198,7 +221,9 @@ fn parse_offset(text: &str) -> Option<FixedOffset> {
         return FixedOffset::east_opt(0);
     }
     let bytes = text.as_bytes();
-    let shaped = bytes.len() == 6 && bytes[3] == b':' && [1, 2, 4, 5].iter().all(|&index| bytes[index].is_ascii_digit());
+    let shaped = bytes.len() == 6
+        && bytes[3] == b':'
+        && [1, 2, 4, 5].iter().all(|&index| bytes[index].is_ascii_digit());
     if !shaped {
         return None;
     }
@@ -215,11 +240,15 @@ fn parse_offset(text: &str) -> Option<FixedOffset> {
 /// names a well-shaped date that does not exist.
 fn parse_date_text(text: &str) -> Result<NaiveDate, Option<String>> {
     let bytes = text.as_bytes();
-    let shaped = bytes.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-' && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&index| bytes[index].is_ascii_digit());
+    let shaped = bytes.len() == 10
+        && bytes[4] == b'-'
+        && bytes[7] == b'-'
+        && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&index| bytes[index].is_ascii_digit());
     if !shaped {
         return Err(None);
     }
-    NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| Some("is not a real calendar date".to_owned()))
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .map_err(|_| Some("is not a real calendar date".to_owned()))
 }
 
 fn year_in_range(date: NaiveDate) -> bool {
@@ -233,15 +262,27 @@ pub fn parse_date(field: &str, raw: &str, violations: &mut Violations) -> Option
     match parse_date_text(text) {
         Ok(date) if year_in_range(date) => Some(date),
         Ok(_) => {
-            violations.refuse(field, Reason::YearOutOfRange, format!("{field} {} is outside the years 2000 to 2199", quoted(text)));
+            violations.refuse(
+                field,
+                Reason::YearOutOfRange,
+                format!("{field} {} is outside the years 2000 to 2199", quoted(text)),
+            );
             None
         }
         Err(Some(problem)) => {
-            violations.refuse(field, Reason::NotADate, format!("{field} {} {problem}", quoted(text)));
+            violations.refuse(
+                field,
+                Reason::NotADate,
+                format!("{field} {} {problem}", quoted(text)),
+            );
             None
         }
         Err(None) => {
-            violations.refuse(field, Reason::NotADate, format!("{field} {} must be a date as YYYY-MM-DD", quoted(text)));
+            violations.refuse(
+                field,
+                Reason::NotADate,
+                format!("{field} {} must be a date as YYYY-MM-DD", quoted(text)),
+            );
             None
         }
     }
@@ -256,7 +297,11 @@ pub(crate) fn next_day(date: NaiveDate) -> NaiveDate {
 }
 
 pub(crate) fn add_days(date: NaiveDate, days: i64) -> NaiveDate {
-    let shifted = if days >= 0 { date.checked_add_days(Days::new(days.unsigned_abs())) } else { date.checked_sub_days(Days::new(days.unsigned_abs())) };
+    let shifted = if days >= 0 {
+        date.checked_add_days(Days::new(days.unsigned_abs()))
+    } else {
+        date.checked_sub_days(Days::new(days.unsigned_abs()))
+    };
     shifted.unwrap_or(date)
 }
 
@@ -320,14 +365,22 @@ mod tests {
         let fixed = due("2026-12-14T15:00+09:00").unwrap();
         assert_eq!(fixed.at.moment_in(Berlin), utc("2026-12-14T06:00:00Z"));
         assert_eq!(fixed.text, "2026-12-14T15:00+09:00");
-        assert_eq!(due("2026-12-14T06:00Z").unwrap().at.moment_in(Tokyo), utc("2026-12-14T06:00:00Z"));
-        assert_eq!(due("2026-12-14T06:00:30-05:30").unwrap().at.moment_in(Tokyo), utc("2026-12-14T11:30:30Z"));
+        assert_eq!(
+            due("2026-12-14T06:00Z").unwrap().at.moment_in(Tokyo),
+            utc("2026-12-14T06:00:00Z")
+        );
+        assert_eq!(
+            due("2026-12-14T06:00:30-05:30").unwrap().at.moment_in(Tokyo),
+            utc("2026-12-14T11:30:30Z")
+        );
     }
 
     #[test]
     fn the_written_parts_are_what_the_text_says() {
         let parts = |text: &str| due(text).unwrap().written_parts();
-        let owned = |day: &str, time: &str, offset: &str| (day.to_owned(), time.to_owned(), offset.to_owned());
+        let owned = |day: &str, time: &str, offset: &str| {
+            (day.to_owned(), time.to_owned(), offset.to_owned())
+        };
         assert_eq!(parts("2026-12-14"), owned("2026-12-14", "", ""));
         assert_eq!(parts("2026-12-14T15:00"), owned("2026-12-14", "15:00", ""));
         assert_eq!(parts("2026-12-14T15:00+09:00"), owned("2026-12-14", "15:00", "+09:00"));
@@ -337,22 +390,44 @@ mod tests {
 
     #[test]
     fn malformed_due_moments_are_refused_with_the_accepted_forms() {
-        for bad in
-            ["tomorrow", "14.12.2026", "2026-12-14 15:00", "2026-12-14T15", "2026-12-14T1500", "2026-12-14T15:00+9", "2026-1-14", "2026-12-14T15:00+25:00"]
-        {
+        for bad in [
+            "tomorrow",
+            "14.12.2026",
+            "2026-12-14 15:00",
+            "2026-12-14T15",
+            "2026-12-14T1500",
+            "2026-12-14T15:00+9",
+            "2026-1-14",
+            "2026-12-14T15:00+25:00",
+        ] {
             let error = due(bad).unwrap_err();
             assert!(error.starts_with("due_at '"), "{bad}: {error}");
         }
-        assert_eq!(due("2026-02-30").unwrap_err(), "due_at '2026-02-30' is not a real calendar date");
-        assert_eq!(due("1999-12-31").unwrap_err(), "due_at '1999-12-31' is outside the years 2000 to 2199");
-        assert_eq!(due("2200-01-01T10:00").unwrap_err(), "due_at '2200-01-01T10:00' is outside the years 2000 to 2199");
+        assert_eq!(
+            due("2026-02-30").unwrap_err(),
+            "due_at '2026-02-30' is not a real calendar date"
+        );
+        assert_eq!(
+            due("1999-12-31").unwrap_err(),
+            "due_at '1999-12-31' is outside the years 2000 to 2199"
+        );
+        assert_eq!(
+            due("2200-01-01T10:00").unwrap_err(),
+            "due_at '2200-01-01T10:00' is outside the years 2000 to 2199"
+        );
         assert!(due("").unwrap_err().starts_with("due_at is required"));
         assert!(due("2026-12-14T25:00").is_err());
     }
 
     #[test]
     fn stored_parts_read_back_into_the_same_due_moment() {
-        for text in ["2026-12-14", "2026-12-14T15:00", "2026-12-14T15:00:10+09:00", "2026-03-29T02:30-03:30", "2026-12-14T15:00Z"] {
+        for text in [
+            "2026-12-14",
+            "2026-12-14T15:00",
+            "2026-12-14T15:00:10+09:00",
+            "2026-03-29T02:30-03:30",
+            "2026-12-14T15:00Z",
+        ] {
             let parsed = due(text).unwrap().at;
             assert_eq!(DueAt::from_stored(&parsed.to_stored()), Some(parsed), "{text}");
         }
@@ -382,7 +457,12 @@ mod tests {
     fn a_time_in_a_dst_gap_takes_the_offset_from_before_the_gap() {
         // New York springs forward at 02:00 on 2025-03-09: 02:30 EST = 03:30 EDT.
         assert_eq!(resolve_local(New_York, local("2025-03-09T02:30")), utc("2025-03-09T07:30:00Z"));
-        assert_eq!(resolve_local(New_York, local("2025-03-09T02:30")).with_timezone(&New_York).naive_local(), local("2025-03-09T03:30"));
+        assert_eq!(
+            resolve_local(New_York, local("2025-03-09T02:30"))
+                .with_timezone(&New_York)
+                .naive_local(),
+            local("2025-03-09T03:30")
+        );
         // Berlin springs forward at 02:00 on 2025-03-30: 02:30 CET = 03:30 CEST.
         assert_eq!(resolve_local(Berlin, local("2025-03-30T02:30")), utc("2025-03-30T01:30:00Z"));
     }
@@ -397,9 +477,18 @@ mod tests {
 
     #[test]
     fn days_start_at_local_midnight_across_dst() {
-        assert_eq!(start_of_day(New_York, NaiveDate::from_ymd_opt(2025, 3, 9).unwrap()), utc("2025-03-09T05:00:00Z"));
-        assert_eq!(start_of_day(New_York, NaiveDate::from_ymd_opt(2025, 3, 10).unwrap()), utc("2025-03-10T04:00:00Z"));
-        assert_eq!(start_of_day(Berlin, NaiveDate::from_ymd_opt(2025, 10, 27).unwrap()), utc("2025-10-26T23:00:00Z"));
+        assert_eq!(
+            start_of_day(New_York, NaiveDate::from_ymd_opt(2025, 3, 9).unwrap()),
+            utc("2025-03-09T05:00:00Z")
+        );
+        assert_eq!(
+            start_of_day(New_York, NaiveDate::from_ymd_opt(2025, 3, 10).unwrap()),
+            utc("2025-03-10T04:00:00Z")
+        );
+        assert_eq!(
+            start_of_day(Berlin, NaiveDate::from_ymd_opt(2025, 10, 27).unwrap()),
+            utc("2025-10-26T23:00:00Z")
+        );
     }
 
     #[test]
@@ -408,6 +497,9 @@ mod tests {
         assert!(parse_date("fire_at", "2026-12-01", &mut violations).is_some());
         assert!(parse_date("fire_at", "2026-12-01T10:00", &mut violations).is_none());
         assert!(parse_date("fire_at", "2026-13-01", &mut violations).is_none());
-        assert_eq!(violations.to_string(), "fire_at '2026-12-01T10:00' must be a date as YYYY-MM-DD; fire_at '2026-13-01' is not a real calendar date");
+        assert_eq!(
+            violations.to_string(),
+            "fire_at '2026-12-01T10:00' must be a date as YYYY-MM-DD; fire_at '2026-13-01' is not a real calendar date"
+        );
     }
 }

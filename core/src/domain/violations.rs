@@ -135,7 +135,11 @@ impl fmt::Display for Violations {
             formatter.write_str(&violation.message)?;
         }
         if self.0.len() > SUMMARY_LIMIT {
-            write!(formatter, "; and {} more, all listed in the error details", self.0.len() - SUMMARY_LIMIT)?;
+            write!(
+                formatter,
+                "; and {} more, all listed in the error details",
+                self.0.len() - SUMMARY_LIMIT
+            )?;
         }
         Ok(())
     }

@@ -32,7 +32,9 @@ impl ButtonAction {
         match self {
             Self::Done => LinkAction::Done.as_str().into(),
             Self::Remember(RememberFor::NextCheckpoint) => LinkAction::Remember.as_str().into(),
-            Self::Remember(until) => format!("{}:{}", LinkAction::Remember.as_str(), until.spelled()),
+            Self::Remember(until) => {
+                format!("{}:{}", LinkAction::Remember.as_str(), until.spelled())
+            }
         }
     }
 
@@ -42,14 +44,21 @@ impl ButtonAction {
         let (action, until) = text.split_once(':').unwrap_or((text, ""));
         match LinkAction::parse(action) {
             Some(LinkAction::Done) => Self::Done,
-            _ => Self::Remember(RememberFor::parse("until", until, &mut Violations::default()).unwrap_or(RememberFor::NextCheckpoint)),
+            _ => Self::Remember(
+                RememberFor::parse("until", until, &mut Violations::default())
+                    .unwrap_or(RememberFor::NextCheckpoint),
+            ),
         }
     }
 }
 
 impl Engine {
     /// A one-time code that links a chat to `user` until it expires.
-    pub(crate) async fn create_chat_link(&self, user: &UserRecord, lifetime: chrono::Duration) -> Result<(String, DateTime<Utc>), CoreError> {
+    pub(crate) async fn create_chat_link(
+        &self,
+        user: &UserRecord,
+        lifetime: chrono::Duration,
+    ) -> Result<(String, DateTime<Utc>), CoreError> {
         let code = tokens::short_code(LINK_CODE_LENGTH);
         let expires_at = self.now() + lifetime;
         let mut transaction = self.store.begin_write().await?;
@@ -69,7 +78,11 @@ impl Engine {
 
     /// Uses up a linking code: the chat becomes (or becomes again) one of the
     /// person's channels. `None` when the code is unknown or expired.
-    pub(crate) async fn link_chat(&self, code: &str, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
+    pub(crate) async fn link_chat(
+        &self,
+        code: &str,
+        chat_id: i64,
+    ) -> Result<Option<UserRecord>, CoreError> {
         let now = self.now();
         let chat = chat_id.to_string();
         let mut transaction = self.store.begin_write().await?;
@@ -78,14 +91,17 @@ impl Engine {
             return Ok(None);
         };
         let user = users::user_by_id(&mut transaction, user_id).await?;
-        let linked =
-            channels::for_user(&mut transaction, user_id).await?.into_iter().find(|channel| channel.kind == ChannelKind::Telegram && channel.target == chat);
+        let linked = channels::for_user(&mut transaction, user_id)
+            .await?
+            .into_iter()
+            .find(|channel| channel.kind == ChannelKind::Telegram && channel.target == chat);
         match linked {
             Some(channel) => {
                 channels::set_enabled(&mut transaction, user_id, channel.id, true, now).await?;
             }
             None => {
-                channels::add(&mut transaction, user_id, ChannelKind::Telegram, &chat, None, now).await?;
+                channels::add(&mut transaction, user_id, ChannelKind::Telegram, &chat, None, now)
+                    .await?;
             }
         }
         transaction.commit().await?;
@@ -95,14 +111,23 @@ impl Engine {
     /// The person a chat is linked to, if any.
     pub(crate) async fn user_of_chat(&self, chat_id: i64) -> Result<Option<UserRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
-        let Some(channel) = channels::find_by_target(&mut connection, ChannelKind::Telegram, &chat_id.to_string()).await? else { return Ok(None) };
+        let Some(channel) =
+            channels::find_by_target(&mut connection, ChannelKind::Telegram, &chat_id.to_string())
+                .await?
+        else {
+            return Ok(None);
+        };
         Ok(Some(users::user_by_id(&mut connection, channel.user_id).await?))
     }
 
     /// Stores the buttons of a reminder to `chat_id` (Done; Remember until
     /// the next checkpoint, until tomorrow and until next week); returns
     /// their ids in that order.
-    pub(crate) async fn store_reminder_buttons(&self, event: &EventRecord, chat_id: i64) -> Result<[String; 4], CoreError> {
+    pub(crate) async fn store_reminder_buttons(
+        &self,
+        event: &EventRecord,
+        chat_id: i64,
+    ) -> Result<[String; 4], CoreError> {
         let choices = [
             ButtonAction::Done,
             ButtonAction::Remember(RememberFor::NextCheckpoint),
@@ -113,7 +138,12 @@ impl Engine {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         for (id, action) in ids.iter().zip(choices) {
-            let button = Button { event_id: event.id, user_id: event.user_id, action: action.stored(), chat_id: Some(chat_id.to_string()) };
+            let button = Button {
+                event_id: event.id,
+                user_id: event.user_id,
+                action: action.stored(),
+                chat_id: Some(chat_id.to_string()),
+            };
             telegram::insert_button(&mut transaction, id, &button, now).await?;
         }
         transaction.commit().await?;
@@ -125,18 +155,26 @@ impl Engine {
     /// (for buttons made before chats were recorded: a chat linked to the
     /// person). `None` when the button is unknown, foreign to the chat, or
     /// its event can no longer be acted on.
-    pub(crate) async fn press_button(&self, button_id: &str, pressed_in: Option<i64>) -> Result<Option<Pressed>, CoreError> {
+    pub(crate) async fn press_button(
+        &self,
+        button_id: &str,
+        pressed_in: Option<i64>,
+    ) -> Result<Option<Pressed>, CoreError> {
         let Some(pressed_in) = pressed_in.map(|chat| chat.to_string()) else { return Ok(None) };
         let mut connection = self.store.reader().acquire().await?;
-        let Some(button) = telegram::find_button(&mut connection, button_id).await? else { return Ok(None) };
+        let Some(button) = telegram::find_button(&mut connection, button_id).await? else {
+            return Ok(None);
+        };
         let from_its_chat = match &button.chat_id {
             Some(chat) => *chat == pressed_in,
-            None => {
-                channels::find_by_target(&mut connection, ChannelKind::Telegram, &pressed_in).await?.is_some_and(|channel| channel.user_id == button.user_id)
-            }
+            None => channels::find_by_target(&mut connection, ChannelKind::Telegram, &pressed_in)
+                .await?
+                .is_some_and(|channel| channel.user_id == button.user_id),
         };
         if !from_its_chat {
-            tracing::warn!("a Telegram button was pressed outside the chat its reminder went to; ignored");
+            tracing::warn!(
+                "a Telegram button was pressed outside the chat its reminder went to; ignored"
+            );
             return Ok(None);
         }
         let user = users::user_by_id(&mut connection, button.user_id).await?;
@@ -144,7 +182,9 @@ impl Engine {
         let action = ButtonAction::from_stored(&button.action);
         let acted = match action {
             ButtonAction::Done => self.mark_done(&user, button.event_id).await,
-            ButtonAction::Remember(remember) => self.mark_ack(&user, button.event_id, remember).await,
+            ButtonAction::Remember(remember) => {
+                self.mark_ack(&user, button.event_id, remember).await
+            }
         };
         Ok(acted.ok().map(|event| Pressed { action, event }))
     }

@@ -18,7 +18,10 @@ impl Engine {
     /// The token's last use is kept to the minute: when the stored time is a
     /// minute old, it is written after the call, off its path, once however
     /// many calls arrive meanwhile.
-    pub(crate) async fn agent_token_user(&self, token: &str) -> Result<Option<AgentTokenUser>, CoreError> {
+    pub(crate) async fn agent_token_user(
+        &self,
+        token: &str,
+    ) -> Result<Option<AgentTokenUser>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let found = users::user_by_agent_token(&mut connection, &tokens::hash(token)).await?;
         drop(connection);
@@ -37,8 +40,11 @@ impl Engine {
         }
         let (store, marks) = (self.store.clone(), self.token_marks.clone());
         tokio::spawn(async move {
-            let marked: Result<(), crate::storage::StoreError> =
-                async { users::mark_agent_token_used(&mut *store.writer().acquire().await?, user_id, now).await }.await;
+            let marked: Result<(), crate::storage::StoreError> = async {
+                users::mark_agent_token_used(&mut *store.writer().acquire().await?, user_id, now)
+                    .await
+            }
+            .await;
             if let Err(error) = marked {
                 tracing::warn!(%error, "could not record an agent token's use");
             }
@@ -55,14 +61,25 @@ impl Engine {
         }
         drop(connection);
         let mut transaction = self.store.begin_write().await?;
-        let user = users::ensure_user(&mut transaction, &login, (self.default_zone, self.default_locale), self.now()).await?;
+        let user = users::ensure_user(
+            &mut transaction,
+            &login,
+            (self.default_zone, self.default_locale),
+            self.now(),
+        )
+        .await?;
         transaction.commit().await?;
         Ok(user)
     }
 
     /// An action link for one of the user's events as it is now, valid for
     /// 30 days or until the event next changes (`crate::links`).
-    pub async fn issue_action_link(&self, user: &UserRecord, event_id: i64, action: LinkAction) -> Result<String, CoreError> {
+    pub async fn issue_action_link(
+        &self,
+        user: &UserRecord,
+        event_id: i64,
+        action: LinkAction,
+    ) -> Result<String, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let event = self.own_event(&mut connection, user, event_id).await?;
         Ok(self.link_token(&event, action))
@@ -73,38 +90,55 @@ impl Engine {
     }
 
     /// What a link names, checked, with its user and event as they are now.
-    pub(crate) async fn inspect_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+    pub(crate) async fn inspect_action_link(
+        &self,
+        token: &str,
+    ) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         // The signature is checked before the database is asked anything.
         let link = match self.links.check(token, self.now()) {
             Ok(link) => link,
             // Genuine but expired: its person reads why in their own language.
             Err(problem @ LinkProblem::Expired { user_id, .. }) => {
                 let mut connection = self.store.reader().acquire().await?;
-                let locale = users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);
+                let locale =
+                    users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);
                 return Err(CoreError::Link { problem, locale });
             }
             Err(problem) => return Err(CoreError::Link { problem, locale: None }),
         };
         let mut connection = self.store.reader().acquire().await?;
-        let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| CoreError::event_not_found(link.event_id))?;
+        let user = users::user_by_id(&mut connection, link.user_id)
+            .await
+            .map_err(|_| CoreError::event_not_found(link.event_id))?;
         let event = self.own_event(&mut connection, &user, link.event_id).await?;
         if link.revision != event.revision {
-            return Err(CoreError::Link { problem: LinkProblem::Outdated, locale: Some(user.locale) });
+            return Err(CoreError::Link {
+                problem: LinkProblem::Outdated,
+                locale: Some(user.locale),
+            });
         }
         Ok((link, user, event))
     }
 
     /// Performs a link's action as the event's user.
-    pub(crate) async fn use_action_link(&self, token: &str) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
+    pub(crate) async fn use_action_link(
+        &self,
+        token: &str,
+    ) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         let (link, user, _) = self.inspect_action_link(token).await?;
         let event = match link.action {
             LinkAction::Done => self.mark_done(&user, link.event_id).await?,
-            LinkAction::Remember => self.mark_ack(&user, link.event_id, RememberFor::NextCheckpoint).await?,
+            LinkAction::Remember => {
+                self.mark_ack(&user, link.event_id, RememberFor::NextCheckpoint).await?
+            }
         };
         Ok((link, user, event))
     }
 
-    pub async fn agent_token_status(&self, user: &UserRecord) -> Result<Option<AgentTokenStatus>, CoreError> {
+    pub async fn agent_token_status(
+        &self,
+        user: &UserRecord,
+    ) -> Result<Option<AgentTokenStatus>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let status = users::agent_token_status(&mut connection, user.id).await?;
         Ok(status.map(|(created_at, last_used_at)| AgentTokenStatus { created_at, last_used_at }))
@@ -142,7 +176,10 @@ impl Engine {
         Ok(revoked)
     }
 
-    pub(crate) async fn calendar_feed_created(&self, user: &UserRecord) -> Result<Option<DateTime<Utc>>, CoreError> {
+    pub(crate) async fn calendar_feed_created(
+        &self,
+        user: &UserRecord,
+    ) -> Result<Option<DateTime<Utc>>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(users::calendar_feed_created(&mut connection, user.id).await?)
     }
@@ -161,9 +198,13 @@ impl Engine {
             return Err(unknown());
         }
         let mut connection = self.store.reader().acquire().await?;
-        let user = users::user_by_calendar_feed(&mut connection, &tokens::hash(token)).await?.ok_or_else(unknown)?;
+        let user = users::user_by_calendar_feed(&mut connection, &tokens::hash(token))
+            .await?
+            .ok_or_else(unknown)?;
         drop(connection);
-        let (events, next) = self.list_events_after(&user, None, false, limit, after, &EventFilter::default()).await?;
+        let (events, next) = self
+            .list_events_after(&user, None, false, limit, after, &EventFilter::default())
+            .await?;
         Ok((user, events, next))
     }
 }

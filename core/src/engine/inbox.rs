@@ -4,8 +4,17 @@
 use super::*;
 
 impl Engine {
-    pub async fn list_events(&self, user: &UserRecord, raw_state: Option<&str>, archive: bool, limit: Option<u32>) -> Result<Vec<EventRecord>, CoreError> {
-        Ok(self.list_events_after(user, raw_state, archive, limit, None, &EventFilter::default()).await?.0)
+    pub async fn list_events(
+        &self,
+        user: &UserRecord,
+        raw_state: Option<&str>,
+        archive: bool,
+        limit: Option<u32>,
+    ) -> Result<Vec<EventRecord>, CoreError> {
+        Ok(self
+            .list_events_after(user, raw_state, archive, limit, None, &EventFilter::default())
+            .await?
+            .0)
     }
 
     /// A page of the user's events: the active ones continue just after
@@ -22,22 +31,32 @@ impl Engine {
     ) -> Result<(Vec<EventRecord>, Option<String>), CoreError> {
         let matches = filter.parse()?;
         let state = match raw_state.filter(|raw| !raw.is_empty()) {
-            Some(raw) => Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?),
+            Some(raw) => {
+                Some(parse_one(|violations| State::parse_active_filter("state", raw, violations))?)
+            }
             None => None,
         };
         let after = match after.filter(|text| !text.is_empty()) {
-            Some(text) => Some(
-                events::After::parse(text)
-                    .ok_or_else(|| CoreError::invalid("after", format!("after {text:?} is not a cursor from a previous reply's next")))?,
-            ),
+            Some(text) => Some(events::After::parse(text).ok_or_else(|| {
+                CoreError::invalid(
+                    "after",
+                    format!("after {text:?} is not a cursor from a previous reply's next"),
+                )
+            })?),
             None => None,
         };
         if archive {
             if state.is_some() {
-                return Err(CoreError::invalid("state", "state filters active events; leave it out with archive"));
+                return Err(CoreError::invalid(
+                    "state",
+                    "state filters active events; leave it out with archive",
+                ));
             }
             if after.is_some() {
-                return Err(CoreError::invalid("after", "after pages active events; the archive is always its latest 100"));
+                return Err(CoreError::invalid(
+                    "after",
+                    "after pages active events; the archive is always its latest 100",
+                ));
             }
             let mut records = self.store.list_archive(user.id).await?;
             records.retain(|record| matches.admits(record));
@@ -54,7 +73,10 @@ impl Engine {
         if matches.admits_all() {
             let records = self.store.list_active(user.id, state, after, limit).await?;
             let cut_short = limit.is_some_and(|limit| records.len() == limit as usize);
-            let next = records.last().filter(|_| cut_short).map(|last| events::After::of(last).to_string());
+            let next = records
+                .last()
+                .filter(|_| cut_short)
+                .map(|last| events::After::of(last).to_string());
             return Ok((records, next));
         }
         self.search_active(user, state, after, limit, &matches).await
@@ -97,17 +119,33 @@ impl Engine {
     /// Remember, Delete and action links act on. A withdrawn one is refused
     /// as such (`EVENT_WITHDRAWN`), the same on every door: it is there,
     /// get_event shows it, but it cannot be acted on.
-    pub(super) async fn own_event(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+    pub(super) async fn own_event(
+        &self,
+        connection: &mut AnyConnection,
+        user: &UserRecord,
+        id: i64,
+    ) -> Result<EventRecord, CoreError> {
         match self.own_event_or_deleted(connection, user, id).await? {
             record if record.lifecycle.state != State::Withdrawn => Ok(record),
-            record => Err(CoreError::Withdrawn { id, deleted: record.source_id == self.manual_source_id, by: record.source }),
+            record => Err(CoreError::Withdrawn {
+                id,
+                deleted: record.source_id == self.manual_source_id,
+                by: record.source,
+            }),
         }
     }
 
     /// One of the user's events, withdrawn (deleted) ones too: they can be
     /// read, and an edit brings them back, as any upsert does.
-    pub(super) async fn own_event_or_deleted(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
-        events::find_for_user(connection, id, user.id).await?.ok_or_else(|| CoreError::event_not_found(id))
+    pub(super) async fn own_event_or_deleted(
+        &self,
+        connection: &mut AnyConnection,
+        user: &UserRecord,
+        id: i64,
+    ) -> Result<EventRecord, CoreError> {
+        events::find_for_user(connection, id, user.id)
+            .await?
+            .ok_or_else(|| CoreError::event_not_found(id))
     }
 
     /// How many of the user's open events need attention (the inbox badge).
@@ -123,7 +161,11 @@ impl Engine {
     }
 
     /// Creates one of the user's own events, from the `manual` source.
-    pub async fn create_manual(&self, user: &UserRecord, fields: &RawFields) -> Result<EventRecord, CoreError> {
+    pub async fn create_manual(
+        &self,
+        user: &UserRecord,
+        fields: &RawFields,
+    ) -> Result<EventRecord, CoreError> {
         self.create_manual_keyed(user, fields, None).await
     }
 
@@ -131,19 +173,35 @@ impl Engine {
     /// caller's name for this creation): a repeated call, such as a gateway
     /// sending again a call a stopped core dropped, returns the event the
     /// first one made and writes nothing.
-    pub async fn create_manual_once(&self, user: &UserRecord, fields: &RawFields, idempotency_key: &str) -> Result<EventRecord, CoreError> {
+    pub async fn create_manual_once(
+        &self,
+        user: &UserRecord,
+        fields: &RawFields,
+        idempotency_key: &str,
+    ) -> Result<EventRecord, CoreError> {
         let mut violations = Violations::default();
-        let source_ref = SourceRef::keyed_manual("idempotency-key", idempotency_key, &mut violations);
+        let source_ref =
+            SourceRef::keyed_manual("idempotency-key", idempotency_key, &mut violations);
         let source_ref = violations.into_result(source_ref).map_err(CoreError::Invalid)?;
         self.create_manual_keyed(user, fields, Some(source_ref)).await
     }
 
-    async fn create_manual_keyed(&self, user: &UserRecord, fields: &RawFields, keyed: Option<SourceRef>) -> Result<EventRecord, CoreError> {
+    async fn create_manual_keyed(
+        &self,
+        user: &UserRecord,
+        fields: &RawFields,
+        keyed: Option<SourceRef>,
+    ) -> Result<EventRecord, CoreError> {
         let spec = EventSpec::parse(fields).map_err(CoreError::Invalid)?;
         let once = keyed.is_some();
         let source_ref = keyed.unwrap_or_else(|| SourceRef::new_manual(ulid::Ulid::new()));
         let topic = Topic::empty();
-        let key = EventKey { user_id: user.id, source_id: self.manual_source_id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+        let key = EventKey {
+            user_id: user.id,
+            source_id: self.manual_source_id,
+            source_ref: source_ref.as_str(),
+            topic: topic.as_str(),
+        };
         let now = self.now();
         let decision = self.decide(user, None, &spec, now);
         let id = if once {
@@ -179,7 +237,12 @@ impl Engine {
     /// Changes the user's own event through the same upsert path: a new due
     /// moment reschedules (and reopens), the same one only updates, and a
     /// deleted event comes back.
-    pub async fn update_manual(&self, user: &UserRecord, id: i64, patch: EventPatch) -> Result<EventRecord, CoreError> {
+    pub async fn update_manual(
+        &self,
+        user: &UserRecord,
+        id: i64,
+        patch: EventPatch,
+    ) -> Result<EventRecord, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let record = self.own_event_or_deleted(&mut transaction, user, id).await?;
@@ -197,7 +260,12 @@ impl Engine {
             deep_link: patch.deep_link.or(current.deep_link),
         };
         let spec = EventSpec::parse(&merged).map_err(CoreError::Invalid)?;
-        let key = EventKey { user_id: user.id, source_id: record.source_id, source_ref: &record.source_ref, topic: &record.topic };
+        let key = EventKey {
+            user_id: user.id,
+            source_id: record.source_id,
+            source_ref: &record.source_ref,
+            topic: &record.topic,
+        };
         let decision = self.decide(user, Some(&record), &spec, now);
         self.write_decision(&mut transaction, key, Some(&record), &spec, &decision, now).await?;
         let updated = self.own_event_or_deleted(&mut transaction, user, id).await?;
@@ -226,7 +294,12 @@ impl Engine {
     }
 
     /// Remember, on an event of any source.
-    pub async fn mark_ack(&self, user: &UserRecord, id: i64, remember: RememberFor) -> Result<EventRecord, CoreError> {
+    pub async fn mark_ack(
+        &self,
+        user: &UserRecord,
+        id: i64,
+        remember: RememberFor,
+    ) -> Result<EventRecord, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let record = self.own_event(&mut transaction, user, id).await?;
@@ -234,7 +307,9 @@ impl Engine {
             return Ok(record);
         }
         let ladder = record.ladder();
-        let wake = remember.wake(&ladder, now).map_err(|problem| CoreError::invalid_because("until", Reason::RememberDayOutOfRange, problem))?;
+        let wake = remember.wake(&ladder, now).map_err(|problem| {
+            CoreError::invalid_because("until", Reason::RememberDayOutOfRange, problem)
+        })?;
         let lifecycle = event::mark_ack(record.lifecycle, &ladder, now, wake);
         let reminders = record.reminders.remembered(wake);
         if lifecycle == record.lifecycle && reminders == record.reminders {
@@ -244,7 +319,11 @@ impl Engine {
     }
 
     /// Takes Remember back, on an event of any source.
-    pub async fn take_back_ack(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
+    pub async fn take_back_ack(
+        &self,
+        user: &UserRecord,
+        id: i64,
+    ) -> Result<EventRecord, CoreError> {
         self.act(user, id, |record, _| event::take_back_ack(record.lifecycle)).await
     }
 
@@ -263,7 +342,8 @@ impl Engine {
         if record.lifecycle.state.is_active() {
             return Ok(record);
         }
-        let lifecycle = Lifecycle::fresh(&record.spec.timeline(record.zone), record.spec.after_due, now);
+        let lifecycle =
+            Lifecycle::fresh(&record.spec.timeline(record.zone), record.spec.after_due, now);
         let reminders = Reminders::start(&lifecycle, &record.ladder(), now);
         self.commit_lifecycle(transaction, user, &record, lifecycle, reminders, now).await
     }
@@ -280,12 +360,19 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Result<EventRecord, CoreError> {
         let timeline = record.spec.timeline(record.zone);
-        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+        let next_check_at =
+            reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
         // Reopening moves the event's revision on, so that a link used to
         // close it cannot close it again; Done (a replayed Done link finds
         // it closed and does nothing) and Remember do not.
         let revised = !record.lifecycle.state.is_active() && lifecycle.state.is_active();
-        let write = LifecycleWrite { lifecycle, revised, reminders, due_at: timeline.due_moment, next_check_at };
+        let write = LifecycleWrite {
+            lifecycle,
+            revised,
+            reminders,
+            due_at: timeline.due_moment,
+            next_check_at,
+        };
         events::save_lifecycle(&mut transaction, record.id, write, now).await?;
         let saved = self.own_event_or_deleted(&mut transaction, user, record.id).await?;
         transaction.commit().await?;
@@ -304,7 +391,11 @@ impl Engine {
         let record = self.own_event(&mut transaction, user, id).await?;
         let lifecycle = action(&record, now);
         // Remember answers the reminder; Done (or any close) ends the ladder.
-        let reminders = if !lifecycle.state.is_active() { Reminders::default() } else { record.reminders.remembered(None) };
+        let reminders = if !lifecycle.state.is_active() {
+            Reminders::default()
+        } else {
+            record.reminders.remembered(None)
+        };
         if lifecycle == record.lifecycle && reminders == record.reminders {
             return Ok(record);
         }
@@ -313,12 +404,23 @@ impl Engine {
 
     /// Changes the user's settings; a new zone recomputes their open events
     /// in the same transaction.
-    pub async fn update_profile(&self, user: &UserRecord, patch: &ProfilePatch) -> Result<UserRecord, CoreError> {
+    pub async fn update_profile(
+        &self,
+        user: &UserRecord,
+        patch: &ProfilePatch,
+    ) -> Result<UserRecord, CoreError> {
         let mut violations = Violations::default();
         let zone = patch.tz.as_deref().map(|raw| parse_time_zone("tz", raw, &mut violations));
-        let quiet_start = patch.quiet_start.as_deref().map(|raw| parse_clock_time("quiet_start", raw, &mut violations));
-        let quiet_end = patch.quiet_end.as_deref().map(|raw| parse_clock_time("quiet_end", raw, &mut violations));
-        let locale = patch.locale.as_deref().map(|raw| Locale::parse("locale", raw, &mut violations));
+        let quiet_start = patch
+            .quiet_start
+            .as_deref()
+            .map(|raw| parse_clock_time("quiet_start", raw, &mut violations));
+        let quiet_end = patch
+            .quiet_end
+            .as_deref()
+            .map(|raw| parse_clock_time("quiet_end", raw, &mut violations));
+        let locale =
+            patch.locale.as_deref().map(|raw| Locale::parse("locale", raw, &mut violations));
         if !violations.is_empty() {
             return Err(CoreError::Invalid(violations));
         }
@@ -339,8 +441,17 @@ impl Engine {
                 let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
                 let ladder = Ladder { zone, quiet, ..record.ladder() };
                 let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
-                let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-                let write = LifecycleWrite { lifecycle, revised: false, reminders, due_at: timeline.due_moment, next_check_at };
+                let next_check_at = reminders::earliest(
+                    lifecycle.next_check(&timeline, now),
+                    reminders.next_check(),
+                );
+                let write = LifecycleWrite {
+                    lifecycle,
+                    revised: false,
+                    reminders,
+                    due_at: timeline.due_moment,
+                    next_check_at,
+                };
                 events::save_lifecycle(&mut transaction, record.id, write, now).await?;
             }
         }

@@ -45,7 +45,10 @@ use crate::storage::channels::{self, ChannelRecord};
 use crate::storage::deliveries::NewDelivery;
 use crate::storage::events::LifecycleWrite;
 use crate::storage::users::AgentTokenUser;
-use crate::storage::{EventKey, EventRecord, EventWrite, NewEvent, SourceRecord, Store, UserRecord, UserSummary, events, users};
+use crate::storage::{
+    EventKey, EventRecord, EventWrite, NewEvent, SourceRecord, Store, UserRecord, UserSummary,
+    events, users,
+};
 use crate::targets::TargetPolicy;
 use crate::tokens;
 
@@ -89,7 +92,13 @@ pub(crate) struct Decision {
 
 impl Decision {
     fn write<'a>(&self, spec: &'a EventSpec) -> EventWrite<'a> {
-        EventWrite { spec, lifecycle: self.lifecycle, due_at: self.due_at, reminders: self.reminders, next_check_at: self.next_check_at }
+        EventWrite {
+            spec,
+            lifecycle: self.lifecycle,
+            due_at: self.due_at,
+            reminders: self.reminders,
+            next_check_at: self.next_check_at,
+        }
     }
 }
 
@@ -143,7 +152,11 @@ impl EventFilter {
         if text.is_some_and(|text| text.chars().count() > MAX_SEARCH_CHARS) {
             violations.add("text", format!("text is over {MAX_SEARCH_CHARS} characters"));
         }
-        let source = self.source.as_deref().filter(|source| !source.is_empty()).map(|raw| SourceName::parse("source", raw, &mut violations));
+        let source = self
+            .source
+            .as_deref()
+            .filter(|source| !source.is_empty())
+            .map(|raw| SourceName::parse("source", raw, &mut violations));
         let matches = Matches { text: text.map(str::to_lowercase), source: source.flatten() };
         violations.into_result(Some(matches)).map_err(CoreError::Invalid)
     }
@@ -162,7 +175,11 @@ impl Matches {
         let source = self.source.as_ref().is_none_or(|source| record.source == source.as_str());
         let text = self.text.as_deref().is_none_or(|text| {
             record.spec.title.as_str().to_lowercase().contains(text)
-                || record.spec.subtitle.as_deref().is_some_and(|subtitle| subtitle.to_lowercase().contains(text))
+                || record
+                    .spec
+                    .subtitle
+                    .as_deref()
+                    .is_some_and(|subtitle| subtitle.to_lowercase().contains(text))
         });
         source && text
     }
@@ -229,7 +246,11 @@ pub struct AddedWebhook {
 }
 
 /// Parses one item of a batch, collecting its violations under `events[i]`.
-fn parse_item(index: usize, item: &SourceItem, violations: &mut Violations) -> Option<(Login, SourceRef, Topic, EventSpec)> {
+fn parse_item(
+    index: usize,
+    item: &SourceItem,
+    violations: &mut Violations,
+) -> Option<(Login, SourceRef, Topic, EventSpec)> {
     let mut own = Violations::default();
     let login = Login::parse("user", &item.user, &mut own);
     let source_ref = SourceRef::parse("ref", &item.source_ref, &mut own);
@@ -245,7 +266,9 @@ fn parse_item(index: usize, item: &SourceItem, violations: &mut Violations) -> O
     let valid = own.is_empty();
     violations.extend_prefixed(&format!("events[{index}]"), own);
     match (login, source_ref, topic, spec) {
-        (Some(login), Some(source_ref), Some(topic), Some(spec)) if valid => Some((login, source_ref, topic, spec)),
+        (Some(login), Some(source_ref), Some(topic), Some(spec)) if valid => {
+            Some((login, source_ref, topic, spec))
+        }
         _ => None,
     }
 }
@@ -259,7 +282,10 @@ fn parse_one<T>(parse: impl FnOnce(&mut Violations) -> Option<T>) -> Result<T, C
 
 fn check_batch_size(field: &str, len: usize) -> Result<(), CoreError> {
     if len > MAX_BATCH {
-        return Err(CoreError::invalid(field, format!("{field} holds {len} items; a batch holds at most {MAX_BATCH}")));
+        return Err(CoreError::invalid(
+            field,
+            format!("{field} holds {len} items; a batch holds at most {MAX_BATCH}"),
+        ));
     }
     Ok(())
 }
@@ -277,8 +303,9 @@ impl Engine {
         links: LinkSigner,
         outbound: Outbound,
     ) -> Result<Self, CoreError> {
-        let manual_source_id =
-            store.source_id(SourceName::MANUAL).await?.ok_or_else(|| crate::storage::StoreError::Corrupt("the manual source is missing".into()))?;
+        let manual_source_id = store.source_id(SourceName::MANUAL).await?.ok_or_else(|| {
+            crate::storage::StoreError::Corrupt("the manual source is missing".into())
+        })?;
         Ok(Self {
             store,
             clock,

@@ -12,8 +12,8 @@ use std::time::Duration as StdDuration;
 
 use super::*;
 use crate::domain::oauth::{
-    self, ACCESS_LIFETIME, AuthorizationParams, CODE_LIFETIME, ClientKind, ClientMetadata, MAX_UNCONNECTED_CLIENTS, REFRESH_LIFETIME, Refusal,
-    RegisteredClient, SCOPE,
+    self, ACCESS_LIFETIME, AuthorizationParams, CODE_LIFETIME, ClientKind, ClientMetadata,
+    MAX_UNCONNECTED_CLIENTS, REFRESH_LIFETIME, Refusal, RegisteredClient, SCOPE,
 };
 use crate::storage::oauth::{self as store, ClientRecord, ConnectedApp, NewCode, TokenKind};
 
@@ -103,17 +103,25 @@ impl Engine {
     /// refused for want of room: past the cap of clients waiting for anyone
     /// to connect them, the least recently used of those are forgotten, so
     /// that a flood of registrations only ever pushes out its own.
-    pub(crate) async fn register_client(&self, metadata_json: &str) -> Result<String, OAuthFailure> {
+    pub(crate) async fn register_client(
+        &self,
+        metadata_json: &str,
+    ) -> Result<String, OAuthFailure> {
         let metadata = ClientMetadata::parse_registration(metadata_json)?;
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         store::sweep(&mut transaction, now).await?;
         let waiting = store::unconnected_clients(&mut transaction).await?;
         if waiting >= MAX_UNCONNECTED_CLIENTS {
-            store::forget_least_used_unconnected(&mut transaction, waiting - MAX_UNCONNECTED_CLIENTS + 1).await?;
+            store::forget_least_used_unconnected(
+                &mut transaction,
+                waiting - MAX_UNCONNECTED_CLIENTS + 1,
+            )
+            .await?;
         }
         let (client_id, _) = tokens::generate(tokens::CLIENT_PREFIX);
-        store::save_client(&mut transaction, &client_id, &metadata, ClientKind::Registered, now).await?;
+        store::save_client(&mut transaction, &client_id, &metadata, ClientKind::Registered, now)
+            .await?;
         transaction.commit().await?;
         let reply = RegisteredClient::new(&client_id, now.timestamp(), &metadata);
         Ok(serde_json::to_string(&reply).expect("the registration reply serializes"))
@@ -129,7 +137,14 @@ impl Engine {
         if let Some(url) = oauth::document_url(client_id, self.outbound.allow_private)? {
             let metadata = self.fetch_document(&url).await?;
             let mut transaction = self.store.begin_write().await?;
-            let client = store::save_client(&mut transaction, client_id, &metadata, ClientKind::Document, self.now()).await?;
+            let client = store::save_client(
+                &mut transaction,
+                client_id,
+                &metadata,
+                ClientKind::Document,
+                self.now(),
+            )
+            .await?;
             transaction.commit().await?;
             return Ok(client);
         }
@@ -146,17 +161,29 @@ impl Engine {
     /// Fetches a Client ID Metadata Document, through the same checks as a
     /// webhook's target: no private addresses, no redirects, a size limit.
     async fn fetch_document(&self, url: &url::Url) -> Result<ClientMetadata, Refusal> {
-        let unreachable = |why: String| Refusal::new("invalid_client", format!("the client's metadata document at {url} could not be read: {why}"));
+        let unreachable = |why: String| {
+            Refusal::new(
+                "invalid_client",
+                format!("the client's metadata document at {url} could not be read: {why}"),
+            )
+        };
         let targets = self.outbound.targets();
         targets.check_written(url).map_err(unreachable)?;
         crate::outbound_tls::refuse_unverifiable(url.as_str()).map_err(unreachable)?;
         let http = targets.client(DOCUMENT_TIMEOUT);
-        let mut response = http.get(url.clone()).header("accept", "application/json").send().await.map_err(|error| unreachable(error.to_string()))?;
+        let mut response = http
+            .get(url.clone())
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(|error| unreachable(error.to_string()))?;
         if !response.status().is_success() {
             return Err(unreachable(format!("it answered {}", response.status())));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|error| unreachable(error.to_string()))? {
+        while let Some(chunk) =
+            response.chunk().await.map_err(|error| unreachable(error.to_string()))?
+        {
             if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
                 return Err(unreachable(format!("it is over {} KiB", MAX_DOCUMENT_BYTES / 1024)));
             }
@@ -166,7 +193,10 @@ impl Engine {
     }
 
     /// Checks an authorization request, for the consent page.
-    pub(crate) async fn check_authorization(&self, params: &AuthorizationParams) -> Result<Verdict, CoreError> {
+    pub(crate) async fn check_authorization(
+        &self,
+        params: &AuthorizationParams,
+    ) -> Result<Verdict, CoreError> {
         let client = match self.client_named(&params.client_id).await {
             Ok(client) => client,
             Err(OAuthFailure::Refused(refusal)) => return Ok(Verdict::Show(refusal)),
@@ -183,7 +213,14 @@ impl Engine {
             if !params.names_its_redirect_uri() {
                 return Ok(Verdict::Show(refusal));
             }
-            let to = with_query(&redirect_uri, &[("error", refusal.code), ("error_description", &refusal.description), ("state", &params.state)]);
+            let to = with_query(
+                &redirect_uri,
+                &[
+                    ("error", refusal.code),
+                    ("error_description", &refusal.description),
+                    ("state", &params.state),
+                ],
+            );
             return Ok(Verdict::Redirect { to, refusal: Some(refusal) });
         }
         Ok(Verdict::Ask(Asking { client, redirect_uri }))
@@ -191,12 +228,20 @@ impl Engine {
 
     /// The person allowed the request: where their browser goes next, with
     /// a one-time code.
-    pub(crate) async fn approve(&self, user: &UserRecord, params: &AuthorizationParams) -> Result<Verdict, CoreError> {
+    pub(crate) async fn approve(
+        &self,
+        user: &UserRecord,
+        params: &AuthorizationParams,
+    ) -> Result<Verdict, CoreError> {
         let asking = match self.check_authorization(params).await? {
             Verdict::Ask(asking) => asking,
             refused => return Ok(refused),
         };
-        let resource = if params.resource.is_empty() { String::new() } else { oauth::resource(&params.resource).unwrap_or_default() };
+        let resource = if params.resource.is_empty() {
+            String::new()
+        } else {
+            oauth::resource(&params.resource).unwrap_or_default()
+        };
         let (code, code_hash) = tokens::generate(tokens::CODE_PREFIX);
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
@@ -222,7 +267,14 @@ impl Engine {
         Ok(match self.check_authorization(params).await? {
             Verdict::Ask(asking) => {
                 let refusal = Refusal::new("access_denied", "the person denied the request");
-                let to = with_query(&asking.redirect_uri, &[("error", refusal.code), ("error_description", &refusal.description), ("state", &params.state)]);
+                let to = with_query(
+                    &asking.redirect_uri,
+                    &[
+                        ("error", refusal.code),
+                        ("error_description", &refusal.description),
+                        ("state", &params.state),
+                    ],
+                );
                 Verdict::Redirect { to, refusal: Some(refusal) }
             }
             refused => refused,
@@ -231,25 +283,44 @@ impl Engine {
 
     /// The token endpoint: a code or a refresh token exchanged for tokens.
     pub(crate) async fn token(&self, params: &TokenParams) -> Result<IssuedTokens, OAuthFailure> {
-        let served =
-            oauth::resource(&params.served_resource).map_err(|_| CoreError::invalid("served_resource", "served_resource must be the gateway's MCP URL"))?;
+        let served = oauth::resource(&params.served_resource).map_err(|_| {
+            CoreError::invalid("served_resource", "served_resource must be the gateway's MCP URL")
+        })?;
         if params.client_id.is_empty() {
-            return Err(Refusal::invalid_request("client_id is required (clients here are public and identify themselves with it)").into());
+            return Err(Refusal::invalid_request(
+                "client_id is required (clients here are public and identify themselves with it)",
+            )
+            .into());
         }
         if !params.resource.is_empty() && oauth::resource(&params.resource)? != served {
-            return Err(Refusal::invalid_target(format!("resource {:?} is not this server; tokens here are for {served}", params.resource)).into());
+            return Err(Refusal::invalid_target(format!(
+                "resource {:?} is not this server; tokens here are for {served}",
+                params.resource
+            ))
+            .into());
         }
         match params.grant_type.as_str() {
             "authorization_code" => self.exchange_code(params, &served).await,
             "refresh_token" => self.refresh(params, &served).await,
-            "" => Err(Refusal::invalid_request("grant_type is required: authorization_code or refresh_token").into()),
-            other => {
-                Err(Refusal::new("unsupported_grant_type", format!("grant_type {other:?} is not offered; use authorization_code or refresh_token")).into())
-            }
+            "" => Err(Refusal::invalid_request(
+                "grant_type is required: authorization_code or refresh_token",
+            )
+            .into()),
+            other => Err(Refusal::new(
+                "unsupported_grant_type",
+                format!(
+                    "grant_type {other:?} is not offered; use authorization_code or refresh_token"
+                ),
+            )
+            .into()),
         }
     }
 
-    async fn exchange_code(&self, params: &TokenParams, served: &str) -> Result<IssuedTokens, OAuthFailure> {
+    async fn exchange_code(
+        &self,
+        params: &TokenParams,
+        served: &str,
+    ) -> Result<IssuedTokens, OAuthFailure> {
         if params.code.is_empty() {
             return Err(Refusal::invalid_request("code is required").into());
         }
@@ -260,31 +331,52 @@ impl Engine {
         let code_hash = tokens::hash(&params.code);
         let mut transaction = self.store.begin_write().await?;
         let Some(code) = store::code(&mut transaction, &code_hash).await? else {
-            return Err(Refusal::invalid_grant("the code is not known: it may have expired or been mistyped").into());
+            return Err(Refusal::invalid_grant(
+                "the code is not known: it may have expired or been mistyped",
+            )
+            .into());
         };
         if let Some(grant) = code.used {
             if let Some(grant) = grant {
                 store::delete_grant(&mut transaction, grant).await?;
                 transaction.commit().await?;
             }
-            return Err(Refusal::invalid_grant("the code was already used; the tokens it gave are revoked").into());
+            return Err(Refusal::invalid_grant(
+                "the code was already used; the tokens it gave are revoked",
+            )
+            .into());
         }
         if code.expires_at <= now {
-            return Err(Refusal::invalid_grant(format!("the code expired; a code is good for {} minutes", CODE_LIFETIME.num_minutes())).into());
+            return Err(Refusal::invalid_grant(format!(
+                "the code expired; a code is good for {} minutes",
+                CODE_LIFETIME.num_minutes()
+            ))
+            .into());
         }
         if code.client_id != params.client_id {
             return Err(Refusal::invalid_grant("the code was issued to another client").into());
         }
         if params.redirect_uri != code.redirect_uri {
-            return Err(Refusal::invalid_grant("redirect_uri must be the one the authorization request used").into());
+            return Err(Refusal::invalid_grant(
+                "redirect_uri must be the one the authorization request used",
+            )
+            .into());
         }
         if !oauth::verifies(&params.code_verifier, &code.code_challenge) {
-            return Err(Refusal::invalid_grant("code_verifier does not match the code_challenge (PKCE S256)").into());
+            return Err(Refusal::invalid_grant(
+                "code_verifier does not match the code_challenge (PKCE S256)",
+            )
+            .into());
         }
         if !code.resource.is_empty() && code.resource != served {
-            return Err(Refusal::invalid_target(format!("the code was issued for {}, not this server ({served})", code.resource)).into());
+            return Err(Refusal::invalid_target(format!(
+                "the code was issued for {}, not this server ({served})",
+                code.resource
+            ))
+            .into());
         }
-        let grant = store::insert_grant(&mut transaction, code.user_id, code.client, served, now).await?;
+        let grant =
+            store::insert_grant(&mut transaction, code.user_id, code.client, served, now).await?;
         if !store::use_code(&mut transaction, &code_hash, grant, now).await? {
             return Err(Refusal::invalid_grant("the code was already used").into());
         }
@@ -294,7 +386,11 @@ impl Engine {
         Ok(issued)
     }
 
-    async fn refresh(&self, params: &TokenParams, served: &str) -> Result<IssuedTokens, OAuthFailure> {
+    async fn refresh(
+        &self,
+        params: &TokenParams,
+        served: &str,
+    ) -> Result<IssuedTokens, OAuthFailure> {
         if params.refresh_token.is_empty() {
             return Err(Refusal::invalid_request("refresh_token is required").into());
         }
@@ -302,7 +398,10 @@ impl Engine {
         let token_hash = tokens::hash(&params.refresh_token);
         let mut transaction = self.store.begin_write().await?;
         let Some(refresh) = store::refresh_token(&mut transaction, &token_hash).await? else {
-            return Err(Refusal::invalid_grant("the refresh token is not known: it expired, or the app was disconnected").into());
+            return Err(Refusal::invalid_grant(
+                "the refresh token is not known: it expired, or the app was disconnected",
+            )
+            .into());
         };
         if refresh.used {
             store::delete_grant(&mut transaction, refresh.grant).await?;
@@ -313,10 +412,16 @@ impl Engine {
             return Err(Refusal::invalid_grant("the refresh token expired; sign in again").into());
         }
         if refresh.client_id != params.client_id {
-            return Err(Refusal::invalid_grant("the refresh token was issued to another client").into());
+            return Err(
+                Refusal::invalid_grant("the refresh token was issued to another client").into()
+            );
         }
         if refresh.resource != served {
-            return Err(Refusal::invalid_target(format!("the refresh token is for {}, not this server ({served})", refresh.resource)).into());
+            return Err(Refusal::invalid_target(format!(
+                "the refresh token is for {}, not this server ({served})",
+                refresh.resource
+            ))
+            .into());
         }
         if !store::use_refresh_token(&mut transaction, &token_hash, now).await? {
             return Err(Refusal::invalid_grant("the refresh token was already used").into());
@@ -333,18 +438,28 @@ impl Engine {
 
     /// The person an OAuth access token acts for, with their attention
     /// count, in one read and no write.
-    pub(crate) async fn access_token_user(&self, token: &str) -> Result<Option<(UserRecord, i64)>, CoreError> {
+    pub(crate) async fn access_token_user(
+        &self,
+        token: &str,
+    ) -> Result<Option<(UserRecord, i64)>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(store::user_by_access_token(&mut connection, &tokens::hash(token), self.now()).await?)
     }
 
-    pub(crate) async fn connected_apps(&self, user: &UserRecord) -> Result<Vec<ConnectedApp>, CoreError> {
+    pub(crate) async fn connected_apps(
+        &self,
+        user: &UserRecord,
+    ) -> Result<Vec<ConnectedApp>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(store::connected_apps(&mut connection, user.id).await?)
     }
 
     /// Disconnects one of the user's apps: its tokens stop at once.
-    pub(crate) async fn disconnect_app(&self, user: &UserRecord, id: i64) -> Result<bool, CoreError> {
+    pub(crate) async fn disconnect_app(
+        &self,
+        user: &UserRecord,
+        id: i64,
+    ) -> Result<bool, CoreError> {
         let mut transaction = self.store.begin_write().await?;
         let disconnected = store::delete_user_grant(&mut transaction, user.id, id).await?;
         transaction.commit().await?;
@@ -353,10 +468,27 @@ impl Engine {
 }
 
 /// A fresh access token and refresh token under `grant`.
-async fn issue(connection: &mut sqlx::AnyConnection, grant: i64, now: DateTime<Utc>) -> Result<IssuedTokens, CoreError> {
+async fn issue(
+    connection: &mut sqlx::AnyConnection,
+    grant: i64,
+    now: DateTime<Utc>,
+) -> Result<IssuedTokens, CoreError> {
     let (access_token, access_hash) = tokens::generate(tokens::ACCESS_PREFIX);
     let (refresh_token, refresh_hash) = tokens::generate(tokens::REFRESH_PREFIX);
-    store::insert_token(connection, &access_hash, grant, TokenKind::Access, now + ACCESS_LIFETIME).await?;
-    store::insert_token(connection, &refresh_hash, grant, TokenKind::Refresh, now + REFRESH_LIFETIME).await?;
-    Ok(IssuedTokens { access_token, refresh_token, expires_in: ACCESS_LIFETIME.num_seconds() as u32, scope: SCOPE })
+    store::insert_token(connection, &access_hash, grant, TokenKind::Access, now + ACCESS_LIFETIME)
+        .await?;
+    store::insert_token(
+        connection,
+        &refresh_hash,
+        grant,
+        TokenKind::Refresh,
+        now + REFRESH_LIFETIME,
+    )
+    .await?;
+    Ok(IssuedTokens {
+        access_token,
+        refresh_token,
+        expires_in: ACCESS_LIFETIME.num_seconds() as u32,
+        scope: SCOPE,
+    })
 }

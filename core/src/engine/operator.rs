@@ -10,7 +10,9 @@ impl Engine {
 
     pub(super) fn refuse_manual(name: &SourceName, what: &str) -> Result<(), CoreError> {
         if name.is_manual() {
-            return Err(CoreError::FailedPrecondition(format!("the manual source holds the people's own events; it has no token and cannot be {what}")));
+            return Err(CoreError::FailedPrecondition(format!(
+                "the manual source holds the people's own events; it has no token and cannot be {what}"
+            )));
         }
         Ok(())
     }
@@ -22,11 +24,16 @@ impl Engine {
         let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
         match self.store.create_source(&name, &hash, self.now()).await? {
             Some(_) => Ok((name, token)),
-            None => Err(CoreError::AlreadyExists(format!("source {name} already exists; rotate its token with RotateSourceToken"))),
+            None => Err(CoreError::AlreadyExists(format!(
+                "source {name} already exists; rotate its token with RotateSourceToken"
+            ))),
         }
     }
 
-    pub async fn rotate_source_token(&self, raw_name: &str) -> Result<(SourceName, String), CoreError> {
+    pub async fn rotate_source_token(
+        &self,
+        raw_name: &str,
+    ) -> Result<(SourceName, String), CoreError> {
         let name = Self::parse_source_name(raw_name)?;
         Self::refuse_manual(&name, "given one")?;
         let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
@@ -54,7 +61,10 @@ impl Engine {
         }
     }
 
-    pub async fn admin_issue_agent_token(&self, raw_login: &str) -> Result<(UserRecord, String), CoreError> {
+    pub async fn admin_issue_agent_token(
+        &self,
+        raw_login: &str,
+    ) -> Result<(UserRecord, String), CoreError> {
         let user = self.user_for_login(raw_login).await?;
         let token = self.issue_agent_token(&user).await?;
         Ok((user, token))

@@ -39,33 +39,68 @@ impl Engine {
         &self.outbound
     }
 
-    pub(crate) async fn list_channels(&self, user: &UserRecord) -> Result<Vec<ChannelRecord>, CoreError> {
+    pub(crate) async fn list_channels(
+        &self,
+        user: &UserRecord,
+    ) -> Result<Vec<ChannelRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(channels::for_user(&mut connection, user.id).await?)
     }
 
     /// Adds a webhook for the user and makes its signing secret.
-    pub async fn add_webhook(&self, user: &UserRecord, raw_url: &str) -> Result<AddedWebhook, CoreError> {
+    pub async fn add_webhook(
+        &self,
+        user: &UserRecord,
+        raw_url: &str,
+    ) -> Result<AddedWebhook, CoreError> {
         let url = raw_url.trim();
         let parsed = DeepLink::parse_optional("url", Some(url), &mut Violations::default());
         let Some(parsed) = parsed.and_then(|link| url::Url::parse(link.as_str()).ok()) else {
-            return Err(CoreError::invalid_because("url", Reason::NotAUrl, format!("url {} is not an absolute http or https URL", quoted(url))));
+            return Err(CoreError::invalid_because(
+                "url",
+                Reason::NotAUrl,
+                format!("url {} is not an absolute http or https URL", quoted(url)),
+            ));
         };
         if let Err(problem) = self.outbound.targets().check_new(&parsed).await {
-            return Err(CoreError::invalid_because("url", Reason::PrivateAddress, format!("url {}: {problem}", quoted(url))));
+            return Err(CoreError::invalid_because(
+                "url",
+                Reason::PrivateAddress,
+                format!("url {}: {problem}", quoted(url)),
+            ));
         }
         let secret = tokens::webhook_secret();
         let mut transaction = self.store.begin_write().await?;
-        let channel = channels::add(&mut transaction, user.id, ChannelKind::Webhook, url, Some(&secret), self.now()).await?;
+        let channel = channels::add(
+            &mut transaction,
+            user.id,
+            ChannelKind::Webhook,
+            url,
+            Some(&secret),
+            self.now(),
+        )
+        .await?;
         transaction.commit().await?;
         Ok(AddedWebhook { channel, secret })
     }
 
-    pub(super) async fn own_channel(&self, connection: &mut AnyConnection, user: &UserRecord, id: i64) -> Result<ChannelRecord, CoreError> {
-        channels::find(connection, user.id, id).await?.ok_or_else(|| CoreError::NotFound(format!("channel {id} not found")))
+    pub(super) async fn own_channel(
+        &self,
+        connection: &mut AnyConnection,
+        user: &UserRecord,
+        id: i64,
+    ) -> Result<ChannelRecord, CoreError> {
+        channels::find(connection, user.id, id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound(format!("channel {id} not found")))
     }
 
-    pub(crate) async fn set_channel_enabled(&self, user: &UserRecord, id: i64, enabled: bool) -> Result<ChannelRecord, CoreError> {
+    pub(crate) async fn set_channel_enabled(
+        &self,
+        user: &UserRecord,
+        id: i64,
+        enabled: bool,
+    ) -> Result<ChannelRecord, CoreError> {
         let mut transaction = self.store.begin_write().await?;
         self.own_channel(&mut transaction, user, id).await?;
         channels::set_enabled(&mut transaction, user.id, id, enabled, self.now()).await?;
@@ -104,7 +139,11 @@ impl Engine {
     }
 
     /// The delivery log of one of the user's events.
-    pub(crate) async fn event_deliveries(&self, user: &UserRecord, id: i64) -> Result<Vec<deliveries::DeliveryRecord>, CoreError> {
+    pub(crate) async fn event_deliveries(
+        &self,
+        user: &UserRecord,
+        id: i64,
+    ) -> Result<Vec<deliveries::DeliveryRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         self.own_event_or_deleted(&mut connection, user, id).await?;
         Ok(deliveries::for_event(&mut connection, id).await?)
@@ -125,7 +164,9 @@ impl Engine {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         Self::record(&mut transaction, outcomes, now).await?;
-        let claimed = deliveries::pick(&mut transaction, self.store.backend(), now, limit, per_receiver).await?;
+        let claimed =
+            deliveries::pick(&mut transaction, self.store.backend(), now, limit, per_receiver)
+                .await?;
         let event_ids: Vec<i64> = claimed.iter().filter_map(|delivery| delivery.event_id).collect();
         // The leases are written and committed while the events are read on
         // a reader's own connection: on SQLite the two run at once. (The
@@ -143,12 +184,18 @@ impl Engine {
             Ok::<_, CoreError>(events::find_by_ids(&mut reader, &event_ids).await?)
         };
         let ((), found) = tokio::try_join!(leasing, reading)?;
-        let found: HashMap<i64, EventRecord> = found.into_iter().map(|event| (event.id, event)).collect();
+        let found: HashMap<i64, EventRecord> =
+            found.into_iter().map(|event| (event.id, event)).collect();
         Ok(claimed
             .into_iter()
             .map(|delivery| {
                 // An event is sent only to its own person's channels.
-                let event = delivery.event_id.and_then(|id| found.get(&id).filter(|event| event.user_id == delivery.channel.user_id).cloned());
+                let event = delivery.event_id.and_then(|id| {
+                    found
+                        .get(&id)
+                        .filter(|event| event.user_id == delivery.channel.user_id)
+                        .cloned()
+                });
                 (delivery, event)
             })
             .collect())
@@ -159,7 +206,11 @@ impl Engine {
     /// be retried or not, or none after a success; a 410 turns it off); and on each receiver whether it
     /// strained, which pauses it, or answered at ease, which ends its
     /// pauses.
-    async fn record(transaction: &mut AnyConnection, outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)], now: DateTime<Utc>) -> Result<(), CoreError> {
+    async fn record(
+        transaction: &mut AnyConnection,
+        outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)],
+        now: DateTime<Utc>,
+    ) -> Result<(), CoreError> {
         if outcomes.is_empty() {
             return Ok(());
         }
@@ -177,19 +228,34 @@ impl Engine {
             let attempts = delivery.attempts + 1;
             let (status, next_attempt_at, error) = match outcome {
                 Attempt::Sent => (DeliveryStatus::Sent, None, None),
-                Attempt::Retry { at, error, .. } => (DeliveryStatus::Pending, Some(*at), Some(error.as_str())),
-                Attempt::Failed { error } | Attempt::Gone { error } => (DeliveryStatus::Failed, None, Some(error.as_str())),
-            };
-            finished.push(deliveries::Finished { id: delivery.id, status, attempts, next_attempt_at, error });
-            // A failed attempt shows on its channel at once, while it is
-            // retried: the person learns why reminders are not arriving.
-            let index = match channel_states.iter().position(|state| state.id == delivery.channel.id) {
-                Some(index) => index,
-                None => {
-                    channel_states.push(ChannelOutcome { id: delivery.channel.id, gone: None, last_error: None });
-                    channel_states.len() - 1
+                Attempt::Retry { at, error, .. } => {
+                    (DeliveryStatus::Pending, Some(*at), Some(error.as_str()))
+                }
+                Attempt::Failed { error } | Attempt::Gone { error } => {
+                    (DeliveryStatus::Failed, None, Some(error.as_str()))
                 }
             };
+            finished.push(deliveries::Finished {
+                id: delivery.id,
+                status,
+                attempts,
+                next_attempt_at,
+                error,
+            });
+            // A failed attempt shows on its channel at once, while it is
+            // retried: the person learns why reminders are not arriving.
+            let index =
+                match channel_states.iter().position(|state| state.id == delivery.channel.id) {
+                    Some(index) => index,
+                    None => {
+                        channel_states.push(ChannelOutcome {
+                            id: delivery.channel.id,
+                            gone: None,
+                            last_error: None,
+                        });
+                        channel_states.len() - 1
+                    }
+                };
             let state = &mut channel_states[index];
             if let Attempt::Gone { error } = outcome {
                 state.gone = Some(error.as_str());
@@ -205,7 +271,9 @@ impl Engine {
             }
             match last_error {
                 Some(None) => cleared.push(id),
-                Some(Some(error)) if Some(error) != gone => channels::set_last_error(&mut *transaction, id, error, now).await?,
+                Some(Some(error)) if Some(error) != gone => {
+                    channels::set_last_error(&mut *transaction, id, error, now).await?
+                }
                 _ => {}
             }
         }
@@ -213,7 +281,9 @@ impl Engine {
         let mut easy = Vec::new();
         for (receiver, strain) in receivers {
             match strain {
-                Some(Strain { asked }) => deliveries::strained(&mut *transaction, receiver, asked, now).await?,
+                Some(Strain { asked }) => {
+                    deliveries::strained(&mut *transaction, receiver, asked, now).await?
+                }
                 None => easy.push(receiver),
             }
         }

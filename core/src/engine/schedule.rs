@@ -27,13 +27,27 @@ impl Engine {
             let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
             // An open event without a ladder place (written before reminders
             // existed) takes its place now.
-            let placed = if record.reminders == Reminders::default() { Reminders::start(&lifecycle, &ladder, now) } else { record.reminders };
+            let placed = if record.reminders == Reminders::default() {
+                Reminders::start(&lifecycle, &ladder, now)
+            } else {
+                record.reminders
+            };
             let (reminders, fired) = placed.tick(&lifecycle, &ladder, now);
             if let Some(fired) = fired {
                 deliveries.extend(reminder_deliveries(record, fired, &routes, now));
             }
-            let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-            writes.push((record.id, LifecycleWrite { lifecycle, revised: false, reminders, due_at: timeline.due_moment, next_check_at }));
+            let next_check_at =
+                reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+            writes.push((
+                record.id,
+                LifecycleWrite {
+                    lifecycle,
+                    revised: false,
+                    reminders,
+                    due_at: timeline.due_moment,
+                    next_check_at,
+                },
+            ));
         }
         events::save_lifecycles(&mut transaction, &writes, now).await?;
         deliveries::insert(&mut transaction, &deliveries, now).await?;
@@ -51,7 +65,12 @@ impl Engine {
 
 /// The deliveries of a reminder that came due: one per enabled channel of
 /// the event's user, or one line in the event's log saying it was quieted.
-fn reminder_deliveries(record: &EventRecord, fired: Fired, routes: &[ChannelRecord], now: DateTime<Utc>) -> Vec<NewDelivery<'static>> {
+fn reminder_deliveries(
+    record: &EventRecord,
+    fired: Fired,
+    routes: &[ChannelRecord],
+    now: DateTime<Utc>,
+) -> Vec<NewDelivery<'static>> {
     let kind = match fired.kind {
         ReminderKind::Checkpoint => DeliveryKind::Checkpoint,
         ReminderKind::Repeat => DeliveryKind::Repeat,
@@ -82,6 +101,7 @@ fn reminder_deliveries(record: &EventRecord, fired: Fired, routes: &[ChannelReco
         })
         .collect();
     let outcome = if deliveries.is_empty() { "no_channel" } else { "queued" };
-    metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => outcome).increment(1);
+    metrics::counter!("hado_reminders_total", "kind" => kind.as_str(), "outcome" => outcome)
+        .increment(1);
     deliveries
 }

@@ -6,10 +6,18 @@ use super::*;
 
 impl Engine {
     /// Validates the whole batch, then applies it in one transaction.
-    pub async fn upsert_batch(&self, source: &SourceCaller, items: &[SourceItem]) -> Result<Vec<UpsertReport>, CoreError> {
+    pub async fn upsert_batch(
+        &self,
+        source: &SourceCaller,
+        items: &[SourceItem],
+    ) -> Result<Vec<UpsertReport>, CoreError> {
         check_batch_size("events", items.len())?;
         let mut violations = Violations::default();
-        let parsed: Vec<_> = items.iter().enumerate().map(|(index, item)| parse_item(index, item, &mut violations)).collect();
+        let parsed: Vec<_> = items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| parse_item(index, item, &mut violations))
+            .collect();
         if !violations.is_empty() {
             return Err(CoreError::Invalid(violations));
         }
@@ -19,13 +27,23 @@ impl Engine {
         let mut known_users: HashMap<String, UserRecord> = HashMap::new();
         for (login, ..) in &parsed {
             if !known_users.contains_key(login.as_str()) {
-                let user = users::ensure_user(&mut transaction, login, (self.default_zone, self.default_locale), now).await?;
+                let user = users::ensure_user(
+                    &mut transaction,
+                    login,
+                    (self.default_zone, self.default_locale),
+                    now,
+                )
+                .await?;
                 known_users.insert(login.as_str().to_owned(), user);
             }
         }
         // The batch's existing events in a few queries, not one per item.
-        let keys: Vec<(i64, &str, &str)> =
-            parsed.iter().map(|(login, source_ref, topic, _)| (known_users[login.as_str()].id, source_ref.as_str(), topic.as_str())).collect();
+        let keys: Vec<(i64, &str, &str)> = parsed
+            .iter()
+            .map(|(login, source_ref, topic, _)| {
+                (known_users[login.as_str()].id, source_ref.as_str(), topic.as_str())
+            })
+            .collect();
         let mut stored = events::find_by_keys(&mut transaction, source.id, &keys).await?;
         let mut reports = Vec::with_capacity(parsed.len());
         // New events wait here and go in together, a few hundred rows to a
@@ -34,7 +52,12 @@ impl Engine {
         let mut seen = std::collections::HashSet::new();
         for ((login, source_ref, topic, spec), (user_id, _, _)) in parsed.iter().zip(&keys) {
             let user = &known_users[login.as_str()];
-            let key = EventKey { user_id: *user_id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+            let key = EventKey {
+                user_id: *user_id,
+                source_id: source.id,
+                source_ref: source_ref.as_str(),
+                topic: topic.as_str(),
+            };
             let lookup = (*user_id, source_ref.as_str().to_owned(), topic.as_str().to_owned());
             let existing = if seen.insert(lookup.clone()) {
                 stored.remove(&lookup)
@@ -47,9 +70,16 @@ impl Engine {
             match existing {
                 None => {
                     inserts.push((key, decision.write(spec), reports.len()));
-                    reports.push(UpsertReport { id: 0, outcome: decision.outcome, state: decision.lifecycle.state });
+                    reports.push(UpsertReport {
+                        id: 0,
+                        outcome: decision.outcome,
+                        state: decision.lifecycle.state,
+                    });
                 }
-                Some(record) => reports.push(self.write_decision(&mut transaction, key, Some(&record), spec, &decision, now).await?),
+                Some(record) => reports.push(
+                    self.write_decision(&mut transaction, key, Some(&record), spec, &decision, now)
+                        .await?,
+                ),
             }
         }
         Self::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
@@ -79,17 +109,31 @@ impl Engine {
     /// The one upsert decision, shared by sources and the user's own events:
     /// what the item does to the stored event (if any), its new lifecycle,
     /// its place on the reminder ladder and its next check. Writes nothing.
-    pub(super) fn decide(&self, user: &UserRecord, stored: Option<&EventRecord>, spec: &EventSpec, now: DateTime<Utc>) -> Decision {
-        let existing = stored.map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
+    pub(super) fn decide(
+        &self,
+        user: &UserRecord,
+        stored: Option<&EventRecord>,
+        spec: &EventSpec,
+        now: DateTime<Utc>,
+    ) -> Decision {
+        let existing = stored
+            .map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
         let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
         let timeline = spec.timeline(user.zone);
-        let ladder = Ladder { due: spec.due.at, fire_date: spec.fire_date(), after_due: spec.after_due, zone: user.zone, quiet: user.quiet };
+        let ladder = Ladder {
+            due: spec.due.at,
+            fire_date: spec.fire_date(),
+            after_due: spec.after_due,
+            zone: user.zone,
+            quiet: user.quiet,
+        };
         let reminders = match (stored, outcome) {
             (Some(record), Outcome::Unchanged) => record.reminders,
             (Some(record), Outcome::Updated) => record.reminders.rebased(&lifecycle, &ladder, now),
             _ => Reminders::start(&lifecycle, &ladder, now),
         };
-        let next_check_at = reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+        let next_check_at =
+            reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
         Decision { outcome, lifecycle, due_at: timeline.due_moment, reminders, next_check_at }
     }
 
@@ -116,7 +160,11 @@ impl Engine {
     }
 
     /// Withdraws events by key; unknown keys are reported as not found.
-    pub async fn withdraw_batch(&self, source: &SourceCaller, keys: &[RawKey]) -> Result<Vec<WithdrawReport>, CoreError> {
+    pub async fn withdraw_batch(
+        &self,
+        source: &SourceCaller,
+        keys: &[RawKey],
+    ) -> Result<Vec<WithdrawReport>, CoreError> {
         check_batch_size("keys", keys.len())?;
         let mut violations = Violations::default();
         let mut parsed = Vec::with_capacity(keys.len());
@@ -135,14 +183,23 @@ impl Engine {
         let mut transaction = self.store.begin_write().await?;
         let mut reports = Vec::with_capacity(keys.len());
         for (login, source_ref, topic) in parsed {
-            let (Some(login), Some(source_ref), Some(topic)) = (login, source_ref, topic) else { continue };
+            let (Some(login), Some(source_ref), Some(topic)) = (login, source_ref, topic) else {
+                continue;
+            };
             let Some(user) = users::find_user(&mut transaction, &login).await? else {
                 reports.push(WithdrawReport { found: None });
                 continue;
             };
-            let key = EventKey { user_id: user.id, source_id: source.id, source_ref: source_ref.as_str(), topic: topic.as_str() };
+            let key = EventKey {
+                user_id: user.id,
+                source_id: source.id,
+                source_ref: source_ref.as_str(),
+                topic: topic.as_str(),
+            };
             let found = match events::find_by_key(&mut transaction, key).await? {
-                Some(record) => Some((record.id, self.withdraw(&mut transaction, &record, now).await?)),
+                Some(record) => {
+                    Some((record.id, self.withdraw(&mut transaction, &record, now).await?))
+                }
                 None => None,
             };
             reports.push(WithdrawReport { found });
@@ -152,19 +209,36 @@ impl Engine {
         Ok(reports)
     }
 
-    pub(super) async fn withdraw(&self, connection: &mut AnyConnection, record: &EventRecord, now: DateTime<Utc>) -> Result<State, CoreError> {
+    pub(super) async fn withdraw(
+        &self,
+        connection: &mut AnyConnection,
+        record: &EventRecord,
+        now: DateTime<Utc>,
+    ) -> Result<State, CoreError> {
         if record.lifecycle.state != State::Withdrawn {
             // It leaves the inbox now: the archive lists it by this moment.
-            let lifecycle = Lifecycle { state: State::Withdrawn, closed_at: Some(now), ..record.lifecycle };
+            let lifecycle =
+                Lifecycle { state: State::Withdrawn, closed_at: Some(now), ..record.lifecycle };
             let due_at = record.spec.due.at.moment_in(record.zone);
-            let write = LifecycleWrite { lifecycle, revised: true, reminders: Reminders::default(), due_at, next_check_at: None };
+            let write = LifecycleWrite {
+                lifecycle,
+                revised: true,
+                reminders: Reminders::default(),
+                due_at,
+                next_check_at: None,
+            };
             events::save_lifecycle(connection, record.id, write, now).await?;
         }
         Ok(State::Withdrawn)
     }
 
     /// A source's events of one user (all, or only the given refs).
-    pub async fn list_for_source(&self, source: &SourceCaller, raw_login: &str, refs: &[String]) -> Result<Vec<EventRecord>, CoreError> {
+    pub async fn list_for_source(
+        &self,
+        source: &SourceCaller,
+        raw_login: &str,
+        refs: &[String],
+    ) -> Result<Vec<EventRecord>, CoreError> {
         check_batch_size("refs", refs.len())?;
         let mut violations = Violations::default();
         let login = Login::parse("user", raw_login, &mut violations);
@@ -173,7 +247,9 @@ impl Engine {
         }
         let login = violations.into_result(login).map_err(CoreError::Invalid)?;
         let mut connection = self.store.reader().acquire().await?;
-        let Some(user) = users::find_user(&mut connection, &login).await? else { return Ok(Vec::new()) };
+        let Some(user) = users::find_user(&mut connection, &login).await? else {
+            return Ok(Vec::new());
+        };
         drop(connection);
         Ok(self.store.list_for_source(source.id, user.id, refs).await?)
     }

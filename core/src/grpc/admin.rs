@@ -24,53 +24,82 @@ impl AdminService {
 
 #[tonic::async_trait]
 impl Admin for AdminService {
-    async fn create_source(&self, request: Request<v1::SourceName>) -> Result<Response<v1::SourceToken>, Status> {
+    async fn create_source(
+        &self,
+        request: Request<v1::SourceName>,
+    ) -> Result<Response<v1::SourceToken>, Status> {
         self.admit(&request)?;
         let (name, token) = self.engine.create_source(&request.get_ref().name).await?;
         tracing::info!(source = %name, "source created");
         Ok(Response::new(v1::SourceToken { name: name.to_string(), token }))
     }
 
-    async fn rotate_source_token(&self, request: Request<v1::SourceName>) -> Result<Response<v1::SourceToken>, Status> {
+    async fn rotate_source_token(
+        &self,
+        request: Request<v1::SourceName>,
+    ) -> Result<Response<v1::SourceToken>, Status> {
         self.admit(&request)?;
         let (name, token) = self.engine.rotate_source_token(&request.get_ref().name).await?;
         tracing::info!(source = %name, "source token rotated");
         Ok(Response::new(v1::SourceToken { name: name.to_string(), token }))
     }
 
-    async fn list_sources(&self, request: Request<v1::ListSourcesRequest>) -> Result<Response<v1::SourceList>, Status> {
+    async fn list_sources(
+        &self,
+        request: Request<v1::ListSourcesRequest>,
+    ) -> Result<Response<v1::SourceList>, Status> {
         self.admit(&request)?;
         let sources = self
             .engine
             .list_sources()
             .await?
             .into_iter()
-            .map(|source| v1::Source { name: source.name, has_token: source.has_token, events: source.events, created_at: wire::timestamp(source.created_at) })
+            .map(|source| v1::Source {
+                name: source.name,
+                has_token: source.has_token,
+                events: source.events,
+                created_at: wire::timestamp(source.created_at),
+            })
             .collect();
         Ok(Response::new(v1::SourceList { sources }))
     }
 
-    async fn delete_source(&self, request: Request<v1::SourceName>) -> Result<Response<v1::DeleteSourceReply>, Status> {
+    async fn delete_source(
+        &self,
+        request: Request<v1::SourceName>,
+    ) -> Result<Response<v1::DeleteSourceReply>, Status> {
         self.admit(&request)?;
         let (name, deleted) = self.engine.delete_source(&request.get_ref().name).await?;
         tracing::info!(source = %name, deleted_events = deleted, "source deleted");
-        Ok(Response::new(v1::DeleteSourceReply { name: name.to_string(), deleted_events: deleted as i64 }))
+        Ok(Response::new(v1::DeleteSourceReply {
+            name: name.to_string(),
+            deleted_events: deleted as i64,
+        }))
     }
 
-    async fn issue_agent_token(&self, request: Request<v1::UserLogin>) -> Result<Response<v1::AgentToken>, Status> {
+    async fn issue_agent_token(
+        &self,
+        request: Request<v1::UserLogin>,
+    ) -> Result<Response<v1::AgentToken>, Status> {
         self.admit(&request)?;
         let (user, token) = self.engine.admin_issue_agent_token(&request.get_ref().login).await?;
         tracing::info!(user = %user.login, "agent token issued");
         Ok(Response::new(v1::AgentToken { login: user.login.to_string(), token }))
     }
 
-    async fn revoke_agent_token(&self, request: Request<v1::UserLogin>) -> Result<Response<v1::RevokeReply>, Status> {
+    async fn revoke_agent_token(
+        &self,
+        request: Request<v1::UserLogin>,
+    ) -> Result<Response<v1::RevokeReply>, Status> {
         self.admit(&request)?;
         let revoked = self.engine.admin_revoke_agent_token(&request.get_ref().login).await?;
         Ok(Response::new(v1::RevokeReply { revoked }))
     }
 
-    async fn list_users(&self, request: Request<v1::ListUsersRequest>) -> Result<Response<v1::UserList>, Status> {
+    async fn list_users(
+        &self,
+        request: Request<v1::ListUsersRequest>,
+    ) -> Result<Response<v1::UserList>, Status> {
         self.admit(&request)?;
         let users = self
             .engine

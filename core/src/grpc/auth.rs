@@ -44,14 +44,20 @@ pub(crate) struct UserCaller {
 }
 
 fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
-    let value = metadata.get(AUTHORIZATION).ok_or_else(|| CoreError::Unauthenticated("an authorization header with a bearer token is required".into()))?;
-    let text = value.to_str().map_err(|_| CoreError::Unauthenticated("the authorization header is not text".into()))?;
+    let value = metadata.get(AUTHORIZATION).ok_or_else(|| {
+        CoreError::Unauthenticated("an authorization header with a bearer token is required".into())
+    })?;
+    let text = value
+        .to_str()
+        .map_err(|_| CoreError::Unauthenticated("the authorization header is not text".into()))?;
     let token = text
         .strip_prefix("Bearer ")
         .or_else(|| text.strip_prefix("bearer "))
         .map(str::trim)
         .filter(|token| !token.is_empty())
-        .ok_or_else(|| CoreError::Unauthenticated("the authorization header must be 'Bearer <token>'".into()))?;
+        .ok_or_else(|| {
+            CoreError::Unauthenticated("the authorization header must be 'Bearer <token>'".into())
+        })?;
     Ok(token)
 }
 
@@ -65,35 +71,56 @@ impl UserCaller {
 }
 
 /// The source behind an Ingest call.
-pub(crate) async fn source(engine: &Engine, metadata: &MetadataMap) -> Result<SourceCaller, CoreError> {
+pub(crate) async fn source(
+    engine: &Engine,
+    metadata: &MetadataMap,
+) -> Result<SourceCaller, CoreError> {
     let token = bearer(metadata)?;
     if !token.starts_with(SOURCE_PREFIX) {
-        return Err(CoreError::Unauthenticated("the Ingest service takes a source token (hado_src_…)".into()));
+        return Err(CoreError::Unauthenticated(
+            "the Ingest service takes a source token (hado_src_…)".into(),
+        ));
     }
-    engine.source_for_token(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown source token".into()))
+    engine
+        .source_for_token(token)
+        .await?
+        .ok_or_else(|| CoreError::Unauthenticated("unknown source token".into()))
 }
 
 /// The person behind an Inbox call: an agent token, an OAuth access token,
 /// or the gateway credential with the login the gateway authenticated.
-pub(crate) async fn user(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserCaller, CoreError> {
+pub(crate) async fn user(
+    engine: &Engine,
+    credentials: &Credentials,
+    metadata: &MetadataMap,
+) -> Result<UserCaller, CoreError> {
     let token = bearer(metadata)?;
     if token.starts_with(AGENT_PREFIX) {
-        let found = engine.agent_token_user(token).await?.ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
+        let found = engine
+            .agent_token_user(token)
+            .await?
+            .ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
         let attention = Some(u32::try_from(found.attention).unwrap_or(u32::MAX));
         return Ok(UserCaller { user: found.user, via: Via::Agent, attention });
     }
     if token.starts_with(ACCESS_PREFIX) {
-        let (user, attention) = engine
-            .access_token_user(token)
-            .await?
-            .ok_or_else(|| CoreError::Unauthenticated("unknown or expired access token; refresh it or sign in again".into()))?;
-        return Ok(UserCaller { user, via: Via::Agent, attention: Some(u32::try_from(attention).unwrap_or(u32::MAX)) });
+        let (user, attention) = engine.access_token_user(token).await?.ok_or_else(|| {
+            CoreError::Unauthenticated(
+                "unknown or expired access token; refresh it or sign in again".into(),
+            )
+        })?;
+        return Ok(UserCaller {
+            user,
+            via: Via::Agent,
+            attention: Some(u32::try_from(attention).unwrap_or(u32::MAX)),
+        });
     }
     if tokens::same_secret(token, &credentials.gateway_token) {
-        let login = metadata
-            .get(USER)
-            .and_then(|value| value.to_str().ok())
-            .ok_or_else(|| CoreError::Unauthenticated(format!("the gateway credential needs the {USER} header naming the user")))?;
+        let login = metadata.get(USER).and_then(|value| value.to_str().ok()).ok_or_else(|| {
+            CoreError::Unauthenticated(format!(
+                "the gateway credential needs the {USER} header naming the user"
+            ))
+        })?;
         let user = engine.user_for_login(login).await?;
         return Ok(UserCaller { user, via: Via::Gateway, attention: None });
     }
@@ -116,13 +143,19 @@ pub(crate) fn gateway(credentials: &Credentials, metadata: &MetadataMap) -> Resu
     if tokens::same_secret(token, &credentials.gateway_token) {
         Ok(())
     } else {
-        Err(CoreError::Unauthenticated("the Links and OAuth services take the gateway credential".into()))
+        Err(CoreError::Unauthenticated(
+            "the Links and OAuth services take the gateway credential".into(),
+        ))
     }
 }
 
 /// The person a gateway vouches for, with the gateway credential only: for
 /// what an agent may never do for itself (approving an app's sign-in).
-pub(crate) async fn person(engine: &Engine, credentials: &Credentials, metadata: &MetadataMap) -> Result<UserRecord, CoreError> {
+pub(crate) async fn person(
+    engine: &Engine,
+    credentials: &Credentials,
+    metadata: &MetadataMap,
+) -> Result<UserRecord, CoreError> {
     gateway(credentials, metadata)?;
     let caller = user(engine, credentials, metadata).await?;
     Ok(caller.user)

@@ -96,7 +96,10 @@ where
         let storage_down = self.storage.as_ref().is_some_and(|storage| !*storage.borrow());
         if storage_down && path.starts_with("/hado.v1.") {
             let mut status: tonic::Status = CoreError::Store(StoreError::TimedOut).into();
-            status.metadata_mut().insert(hado_proto::metadata::NOT_STARTED, tonic::metadata::MetadataValue::from_static("storage"));
+            status.metadata_mut().insert(
+                hado_proto::metadata::NOT_STARTED,
+                tonic::metadata::MetadataValue::from_static("storage"),
+            );
             return Box::pin(async move { Ok(status.into_http()) });
         }
         let reply = self.inner.call(request);
@@ -109,14 +112,22 @@ where
 
 /// tonic answers a body it cannot decode with INTERNAL and the decoder's
 /// words; that is the caller's mistake, INVALID_ARGUMENT.
-fn undecodable_as_invalid<R: Default>(path: &str, response: http::Response<R>) -> http::Response<R> {
+fn undecodable_as_invalid<R: Default>(
+    path: &str,
+    response: http::Response<R>,
+) -> http::Response<R> {
     let Some(status) = tonic::Status::from_header_map(response.headers()) else { return response };
-    let undecodable = status.message().starts_with("failed to decode Protobuf message") || status.message().contains("invalid compression flag");
+    let undecodable = status.message().starts_with("failed to decode Protobuf message")
+        || status.message().contains("invalid compression flag");
     if status.code() != tonic::Code::Internal || !undecodable {
         return response;
     }
     let method = path.rsplit('/').next().unwrap_or(path);
-    tonic::Status::invalid_argument(format!("the request body is not a {method} request message: {}", status.message())).into_http()
+    tonic::Status::invalid_argument(format!(
+        "the request body is not a {method} request message: {}",
+        status.message()
+    ))
+    .into_http()
 }
 
 #[cfg(test)]
@@ -127,7 +138,10 @@ mod tests {
     fn only_served_methods_have_labels_of_their_own() {
         assert_eq!(method_label("/hado.v1.Inbox/ListEvents"), "/hado.v1.Inbox/ListEvents");
         assert_eq!(method_label("/grpc.health.v1.Health/Check"), "/grpc.health.v1.Health/Check");
-        assert_eq!(method_label("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"), "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo");
+        assert_eq!(
+            method_label("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"),
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+        );
         assert_eq!(method_label("/hado.v1.Inbox/Nothing123"), "unknown");
         assert_eq!(method_label("/x.y/z"), "unknown");
         assert!(KNOWN_METHODS.len() > 40, "{}", KNOWN_METHODS.len());

@@ -18,42 +18,70 @@ pub(crate) struct IngestService {
 
 #[tonic::async_trait]
 impl Ingest for IngestService {
-    async fn upsert_events(&self, request: Request<v1::UpsertEventsRequest>) -> Result<Response<v1::UpsertEventsReply>, Status> {
+    async fn upsert_events(
+        &self,
+        request: Request<v1::UpsertEventsRequest>,
+    ) -> Result<Response<v1::UpsertEventsReply>, Status> {
         let source = auth::source(&self.engine, request.metadata()).await?;
         let items: Vec<SourceItem> = request
             .into_inner()
             .events
             .into_iter()
-            .map(|item| SourceItem { user: item.user, source_ref: item.r#ref, topic: item.topic, fields: raw_fields(item.fields.unwrap_or_default()) })
+            .map(|item| SourceItem {
+                user: item.user,
+                source_ref: item.r#ref,
+                topic: item.topic,
+                fields: raw_fields(item.fields.unwrap_or_default()),
+            })
             .collect();
         let reports = self.engine.upsert_batch(&source, &items).await?;
         let results = reports
             .into_iter()
-            .map(|report| v1::UpsertResult { id: report.id, outcome: report.outcome.as_str().into(), state: report.state.as_str().into() })
+            .map(|report| v1::UpsertResult {
+                id: report.id,
+                outcome: report.outcome.as_str().into(),
+                state: report.state.as_str().into(),
+            })
             .collect();
         Ok(Response::new(v1::UpsertEventsReply { results }))
     }
 
-    async fn withdraw_events(&self, request: Request<v1::WithdrawEventsRequest>) -> Result<Response<v1::WithdrawEventsReply>, Status> {
+    async fn withdraw_events(
+        &self,
+        request: Request<v1::WithdrawEventsRequest>,
+    ) -> Result<Response<v1::WithdrawEventsReply>, Status> {
         let source = auth::source(&self.engine, request.metadata()).await?;
-        let keys: Vec<RawKey> = request.into_inner().keys.into_iter().map(|key| RawKey { user: key.user, source_ref: key.r#ref, topic: key.topic }).collect();
+        let keys: Vec<RawKey> = request
+            .into_inner()
+            .keys
+            .into_iter()
+            .map(|key| RawKey { user: key.user, source_ref: key.r#ref, topic: key.topic })
+            .collect();
         let reports = self.engine.withdraw_batch(&source, &keys).await?;
         let results = reports
             .into_iter()
             .map(|report| match report.found {
-                Some((id, state)) => v1::WithdrawResult { found: true, id, state: state.as_str().into() },
+                Some((id, state)) => {
+                    v1::WithdrawResult { found: true, id, state: state.as_str().into() }
+                }
                 None => v1::WithdrawResult { found: false, id: 0, state: String::new() },
             })
             .collect();
         Ok(Response::new(v1::WithdrawEventsReply { results }))
     }
 
-    async fn who_am_i(&self, request: Request<v1::WhoAmIRequest>) -> Result<Response<v1::WhoAmIReply>, Status> {
+    async fn who_am_i(
+        &self,
+        request: Request<v1::WhoAmIRequest>,
+    ) -> Result<Response<v1::WhoAmIReply>, Status> {
         let source = auth::source(&self.engine, request.metadata()).await?;
         Ok(Response::new(v1::WhoAmIReply { source: source.name.to_string() }))
     }
 
-    async fn list_events(&self, request: Request<v1::IngestListRequest>) -> Result<Response<v1::EventList>, Status> {
+    async fn list_events(
+        &self,
+        request: Request<v1::IngestListRequest>,
+    ) -> Result<Response<v1::EventList>, Status> {
         let source = auth::source(&self.engine, request.metadata()).await?;
         let body = request.into_inner();
         let records = self.engine.list_for_source(&source, &body.user, &body.refs).await?;

@@ -21,7 +21,10 @@ pub(crate) struct LinksService {
     pub(crate) telegram: Option<crate::telegram::Bot>,
 }
 
-async fn reply(engine: &Engine, (link, user, event): (ActionLink, UserRecord, EventRecord)) -> Result<Response<v1::ActionLinkReply>, Status> {
+async fn reply(
+    engine: &Engine,
+    (link, user, event): (ActionLink, UserRecord, EventRecord),
+) -> Result<Response<v1::ActionLinkReply>, Status> {
     Ok(Response::new(v1::ActionLinkReply {
         action: link.action.as_str().to_owned(),
         event: Some(wire::event(&event)),
@@ -32,28 +35,52 @@ async fn reply(engine: &Engine, (link, user, event): (ActionLink, UserRecord, Ev
 
 #[tonic::async_trait]
 impl Links for LinksService {
-    async fn inspect_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {
+    async fn inspect_action_link(
+        &self,
+        request: Request<v1::ActionLinkRequest>,
+    ) -> Result<Response<v1::ActionLinkReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         reply(&self.engine, self.engine.inspect_action_link(&request.get_ref().token).await?).await
     }
 
-    async fn calendar_feed(&self, request: Request<v1::CalendarFeedRequest>) -> Result<Response<v1::CalendarFeedReply>, Status> {
+    async fn calendar_feed(
+        &self,
+        request: Request<v1::CalendarFeedRequest>,
+    ) -> Result<Response<v1::CalendarFeedReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         let body = request.get_ref();
-        let (user, events, next) = self.engine.calendar_feed(&body.token, body.limit, body.after.as_deref()).await?;
-        Ok(Response::new(v1::CalendarFeedReply { profile: Some(super::profile(&self.engine, &user).await?), events: wire::events(events).events, next }))
+        let (user, events, next) =
+            self.engine.calendar_feed(&body.token, body.limit, body.after.as_deref()).await?;
+        Ok(Response::new(v1::CalendarFeedReply {
+            profile: Some(super::profile(&self.engine, &user).await?),
+            events: wire::events(events).events,
+            next,
+        }))
     }
 
-    async fn telegram_update(&self, request: Request<v1::TelegramUpdateRequest>) -> Result<Response<v1::TelegramUpdateReply>, Status> {
+    async fn telegram_update(
+        &self,
+        request: Request<v1::TelegramUpdateRequest>,
+    ) -> Result<Response<v1::TelegramUpdateReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
-        let bot = self.telegram.as_ref().ok_or_else(|| CoreError::FailedPrecondition("Telegram is not set up on this Hado".into()))?;
+        let bot = self.telegram.as_ref().ok_or_else(|| {
+            CoreError::FailedPrecondition("Telegram is not set up on this Hado".into())
+        })?;
         let update: crate::telegram::Update = serde_json::from_str(&request.get_ref().update_json)
-            .map_err(|error| CoreError::invalid("update_json", format!("update_json is not a Telegram update: {error}")))?;
+            .map_err(|error| {
+                CoreError::invalid(
+                    "update_json",
+                    format!("update_json is not a Telegram update: {error}"),
+                )
+            })?;
         crate::telegram::handle_update(&self.engine, bot, &update).await?;
         Ok(Response::new(v1::TelegramUpdateReply {}))
     }
 
-    async fn use_action_link(&self, request: Request<v1::ActionLinkRequest>) -> Result<Response<v1::ActionLinkReply>, Status> {
+    async fn use_action_link(
+        &self,
+        request: Request<v1::ActionLinkRequest>,
+    ) -> Result<Response<v1::ActionLinkReply>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         reply(&self.engine, self.engine.use_action_link(&request.get_ref().token).await?).await
     }

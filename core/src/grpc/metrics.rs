@@ -50,11 +50,17 @@ where
             // A failed unary call carries its status in the headers; a
             // successful one only in the trailers, which come later: code 0.
             let code = match &result {
-                Ok(response) => response.headers().get("grpc-status").and_then(|value| value.to_str().ok()).unwrap_or("0").to_owned(),
+                Ok(response) => response
+                    .headers()
+                    .get("grpc-status")
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or("0")
+                    .to_owned(),
                 Err(_) => "transport".to_owned(),
             };
             metrics::counter!("hado_grpc_requests_total", "method" => method.clone(), "code" => code).increment(1);
-            metrics::histogram!("hado_grpc_request_duration_seconds", "method" => method).record(started.elapsed().as_secs_f64());
+            metrics::histogram!("hado_grpc_request_duration_seconds", "method" => method)
+                .record(started.elapsed().as_secs_f64());
             result
         })
     }

@@ -30,7 +30,10 @@ pub(crate) use auth::Credentials;
 
 /// A user's profile as every reply carries it: settings, local time, and
 /// how many events need attention.
-async fn profile(engine: &Engine, user: &crate::storage::UserRecord) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
+async fn profile(
+    engine: &Engine,
+    user: &crate::storage::UserRecord,
+) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
     let attention = engine.attention_count(user).await?;
     Ok(wire::profile(user, engine.now(), attention))
 }
@@ -38,7 +41,10 @@ async fn profile(engine: &Engine, user: &crate::storage::UserRecord) -> Result<h
 /// Keeps gRPC health (the whole server's, `""`, which `/up` asks, and each
 /// service's) SERVING while storage can be written and NOT_SERVING while
 /// it cannot, until the server goes.
-async fn follow_storage(reporter: tonic_health::server::HealthReporter, mut storage: watch::Receiver<bool>) {
+async fn follow_storage(
+    reporter: tonic_health::server::HealthReporter,
+    mut storage: watch::Receiver<bool>,
+) {
     use tonic_health::ServingStatus;
     let services = [
         "",
@@ -49,7 +55,11 @@ async fn follow_storage(reporter: tonic_health::server::HealthReporter, mut stor
         <OAuthServer<oauth::OAuthService> as tonic::server::NamedService>::NAME,
     ];
     loop {
-        let status = if *storage.borrow_and_update() { ServingStatus::Serving } else { ServingStatus::NotServing };
+        let status = if *storage.borrow_and_update() {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        };
         for service in services {
             reporter.set_service_status(service, status).await;
         }
@@ -76,7 +86,9 @@ pub(crate) async fn serve(
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     // On Postgres, storage that is down answers every call at once; on
     // SQLite a failed probe is a full disk, and reads go on.
-    let gate = gate::GateLayer::new((engine.backend() == crate::storage::Backend::Postgres).then(|| storage.clone()));
+    let gate = gate::GateLayer::new(
+        (engine.backend() == crate::storage::Backend::Postgres).then(|| storage.clone()),
+    );
     tokio::spawn(follow_storage(health_reporter, storage));
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
@@ -91,9 +103,14 @@ pub(crate) async fn serve(
         .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .expect("the compiled-in descriptor sets are valid");
-    let inbox = inbox::InboxService { engine: engine.clone(), credentials: credentials.clone(), telegram: telegram.clone() };
+    let inbox = inbox::InboxService {
+        engine: engine.clone(),
+        credentials: credentials.clone(),
+        telegram: telegram.clone(),
+    };
     let ingest = ingest::IngestService { engine: engine.clone() };
-    let links = links::LinksService { engine: engine.clone(), credentials: credentials.clone(), telegram };
+    let links =
+        links::LinksService { engine: engine.clone(), credentials: credentials.clone(), telegram };
     let oauth = oauth::OAuthService { engine: engine.clone(), credentials: credentials.clone() };
     let admin = admin::AdminService { engine, credentials };
     tonic::transport::Server::builder()
@@ -109,6 +126,9 @@ pub(crate) async fn serve(
         .add_service(OAuthServer::new(oauth))
         // Without TCP_NODELAY, the last segment of a reply larger than one
         // packet waits for the client's delayed ACK: ~40 ms on every list.
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
+        .serve_with_incoming_shutdown(
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
         .await
 }

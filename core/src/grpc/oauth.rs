@@ -44,38 +44,61 @@ fn check(verdict: Verdict) -> v1::AuthorizationCheck {
             client_name: asking.client.metadata.name.clone(),
             redirect_host: crate::domain::oauth::host_of(&asking.redirect_uri),
         },
-        Verdict::Redirect { to, refusal } => v1::AuthorizationCheck { redirect_to: to, error: refusal.map(error), ..Default::default() },
-        Verdict::Show(refusal) => v1::AuthorizationCheck { error: Some(error(refusal)), ..Default::default() },
+        Verdict::Redirect { to, refusal } => v1::AuthorizationCheck {
+            redirect_to: to,
+            error: refusal.map(error),
+            ..Default::default()
+        },
+        Verdict::Show(refusal) => {
+            v1::AuthorizationCheck { error: Some(error(refusal)), ..Default::default() }
+        }
     }
 }
 
 #[tonic::async_trait]
 impl OAuth for OAuthService {
-    async fn register_client(&self, request: Request<v1::RegisterClientRequest>) -> Result<Response<v1::RegisterClientReply>, Status> {
+    async fn register_client(
+        &self,
+        request: Request<v1::RegisterClientRequest>,
+    ) -> Result<Response<v1::RegisterClientReply>, Status> {
         let outcome = match self.engine.register_client(&request.get_ref().metadata_json).await {
             Ok(client_json) => v1::register_client_reply::Outcome::ClientJson(client_json),
-            Err(OAuthFailure::Refused(refusal)) => v1::register_client_reply::Outcome::Error(error(refusal)),
+            Err(OAuthFailure::Refused(refusal)) => {
+                v1::register_client_reply::Outcome::Error(error(refusal))
+            }
             Err(OAuthFailure::Core(failure)) => return Err(failure.into()),
         };
         Ok(Response::new(v1::RegisterClientReply { outcome: Some(outcome) }))
     }
 
-    async fn check_authorization(&self, request: Request<v1::AuthorizationRequest>) -> Result<Response<v1::AuthorizationCheck>, Status> {
+    async fn check_authorization(
+        &self,
+        request: Request<v1::AuthorizationRequest>,
+    ) -> Result<Response<v1::AuthorizationCheck>, Status> {
         auth::gateway(&self.credentials, request.metadata())?;
         Ok(Response::new(check(self.engine.check_authorization(&params(request.get_ref())).await?)))
     }
 
-    async fn approve(&self, request: Request<v1::AuthorizationRequest>) -> Result<Response<v1::AuthorizationCheck>, Status> {
+    async fn approve(
+        &self,
+        request: Request<v1::AuthorizationRequest>,
+    ) -> Result<Response<v1::AuthorizationCheck>, Status> {
         let user = auth::person(&self.engine, &self.credentials, request.metadata()).await?;
         Ok(Response::new(check(self.engine.approve(&user, &params(request.get_ref())).await?)))
     }
 
-    async fn deny(&self, request: Request<v1::AuthorizationRequest>) -> Result<Response<v1::AuthorizationCheck>, Status> {
+    async fn deny(
+        &self,
+        request: Request<v1::AuthorizationRequest>,
+    ) -> Result<Response<v1::AuthorizationCheck>, Status> {
         auth::person(&self.engine, &self.credentials, request.metadata()).await?;
         Ok(Response::new(check(self.engine.deny(&params(request.get_ref())).await?)))
     }
 
-    async fn token(&self, request: Request<v1::TokenRequest>) -> Result<Response<v1::TokenReply>, Status> {
+    async fn token(
+        &self,
+        request: Request<v1::TokenRequest>,
+    ) -> Result<Response<v1::TokenReply>, Status> {
         let body = request.into_inner();
         let params = TokenParams {
             grant_type: body.grant_type,

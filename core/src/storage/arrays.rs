@@ -65,10 +65,20 @@ mod tests {
     #[test]
     fn elements_are_quoted_escaped_or_null() {
         let mut texts = ArrayText::new();
-        for value in [Some("plain"), Some("a \"quoted\", {braced} \\ text"), None, Some("NULL"), Some(""), Some("Ёлка 🎄")] {
+        for value in [
+            Some("plain"),
+            Some("a \"quoted\", {braced} \\ text"),
+            None,
+            Some("NULL"),
+            Some(""),
+            Some("Ёлка 🎄"),
+        ] {
             texts.text(value);
         }
-        assert_eq!(texts.finish(), r#"{"plain","a \"quoted\", {braced} \\ text",NULL,"NULL","","Ёлка 🎄"}"#);
+        assert_eq!(
+            texts.finish(),
+            r#"{"plain","a \"quoted\", {braced} \\ text",NULL,"NULL","","Ёлка 🎄"}"#
+        );
         let mut numbers = ArrayText::new();
         for value in [Some(-1), None, Some(i64::MAX)] {
             numbers.number(value);

@@ -55,11 +55,17 @@ pub(crate) fn receiver_of(kind: ChannelKind, target: &str) -> String {
 
 /// Fills in the receiver of channels stored before it was kept.
 pub(crate) async fn fill_receivers(connection: &mut AnyConnection) -> Result<(), StoreError> {
-    let rows = sqlx::query("SELECT id, kind, target FROM channels WHERE receiver = ''").fetch_all(&mut *connection).await?;
+    let rows = sqlx::query("SELECT id, kind, target FROM channels WHERE receiver = ''")
+        .fetch_all(&mut *connection)
+        .await?;
     for row in rows {
         let kind = ChannelKind::from_stored(row.try_get("kind")?)?;
         let receiver = receiver_of(kind, row.try_get("target")?);
-        sqlx::query("UPDATE channels SET receiver = $1 WHERE id = $2").bind(receiver).bind(row.try_get::<i64, _>("id")?).execute(&mut *connection).await?;
+        sqlx::query("UPDATE channels SET receiver = $1 WHERE id = $2")
+            .bind(receiver)
+            .bind(row.try_get::<i64, _>("id")?)
+            .execute(&mut *connection)
+            .await?;
     }
     Ok(())
 }
@@ -99,37 +105,69 @@ pub(crate) async fn add(
     .fetch_one(&mut *connection)
     .await?;
     let id: i64 = row.try_get("id")?;
-    find(connection, user_id, id).await?.ok_or_else(|| StoreError::Corrupt("a channel vanished as it was added".into()))
+    find(connection, user_id, id)
+        .await?
+        .ok_or_else(|| StoreError::Corrupt("a channel vanished as it was added".into()))
 }
 
 /// One of the user's channels.
-pub(crate) async fn find(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<Option<ChannelRecord>, StoreError> {
-    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.id = $1 AND c.user_id = $2");
-    let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
+pub(crate) async fn find(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    id: i64,
+) -> Result<Option<ChannelRecord>, StoreError> {
+    let query =
+        format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.id = $1 AND c.user_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(query))
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(&mut *connection)
+        .await?;
     row.as_ref().map(channel).transpose()
 }
 
 /// The channel of a kind with this target (a Telegram chat, say), the
 /// earliest if several people linked it.
-pub(crate) async fn find_by_target(connection: &mut AnyConnection, kind: ChannelKind, target: &str) -> Result<Option<ChannelRecord>, StoreError> {
-    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.kind = $1 AND c.target = $2 ORDER BY c.id LIMIT 1");
-    let row = sqlx::query(sqlx::AssertSqlSafe(query)).bind(kind.as_str()).bind(target.to_owned()).fetch_optional(&mut *connection).await?;
+pub(crate) async fn find_by_target(
+    connection: &mut AnyConnection,
+    kind: ChannelKind,
+    target: &str,
+) -> Result<Option<ChannelRecord>, StoreError> {
+    let query = format!(
+        "SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.kind = $1 AND c.target = $2 ORDER BY c.id LIMIT 1"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(query))
+        .bind(kind.as_str())
+        .bind(target.to_owned())
+        .fetch_optional(&mut *connection)
+        .await?;
     row.as_ref().map(channel).transpose()
 }
 
-pub(crate) async fn for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<ChannelRecord>, StoreError> {
-    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.user_id = $1 ORDER BY c.id");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(query)).bind(user_id).fetch_all(&mut *connection).await?;
+pub(crate) async fn for_user(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Vec<ChannelRecord>, StoreError> {
+    let query =
+        format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.user_id = $1 ORDER BY c.id");
+    let rows =
+        sqlx::query(sqlx::AssertSqlSafe(query)).bind(user_id).fetch_all(&mut *connection).await?;
     rows.iter().map(channel).collect()
 }
 
 /// The enabled channels of some users, for one scheduler pass.
-pub(crate) async fn enabled_for_users(connection: &mut AnyConnection, user_ids: &[i64]) -> Result<Vec<ChannelRecord>, StoreError> {
+pub(crate) async fn enabled_for_users(
+    connection: &mut AnyConnection,
+    user_ids: &[i64],
+) -> Result<Vec<ChannelRecord>, StoreError> {
     if user_ids.is_empty() {
         return Ok(Vec::new());
     }
     let placeholders: Vec<String> = (1..=user_ids.len()).map(|index| format!("${index}")).collect();
-    let query = format!("SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.enabled = 1 AND c.user_id IN ({}) ORDER BY c.id", placeholders.join(", "));
+    let query = format!(
+        "SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.enabled = 1 AND c.user_id IN ({}) ORDER BY c.id",
+        placeholders.join(", ")
+    );
     let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
     for user_id in user_ids {
         statement = statement.bind(*user_id);
@@ -138,7 +176,13 @@ pub(crate) async fn enabled_for_users(connection: &mut AnyConnection, user_ids: 
     rows.iter().map(channel).collect()
 }
 
-pub(crate) async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id: i64, enabled: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
+pub(crate) async fn set_enabled(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    id: i64,
+    enabled: bool,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
     let done = sqlx::query(
         "UPDATE channels SET enabled = $3, last_error = CASE WHEN $3 = 1 THEN NULL ELSE last_error END, \
          last_error_at = CASE WHEN $3 = 1 THEN NULL ELSE last_error_at END, updated_at = $4 WHERE id = $1 AND user_id = $2",
@@ -153,7 +197,12 @@ pub(crate) async fn set_enabled(connection: &mut AnyConnection, user_id: i64, id
 }
 
 /// Stops a channel for good reason (the receiver said 410 Gone), saying why.
-pub(crate) async fn disable_with_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn disable_with_error(
+    connection: &mut AnyConnection,
+    id: i64,
+    error: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     sqlx::query("UPDATE channels SET enabled = 0, last_error = $2, last_error_at = $3, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(error.to_owned())
@@ -164,19 +213,30 @@ pub(crate) async fn disable_with_error(connection: &mut AnyConnection, id: i64, 
 }
 
 /// Shows a failed send on its channel: the error, and when.
-pub(crate) async fn set_last_error(connection: &mut AnyConnection, id: i64, error: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("UPDATE channels SET last_error = $2, last_error_at = $3, updated_at = $3 WHERE id = $1")
-        .bind(id)
-        .bind(error.to_owned())
-        .bind(millis(now))
-        .execute(&mut *connection)
-        .await?;
+pub(crate) async fn set_last_error(
+    connection: &mut AnyConnection,
+    id: i64,
+    error: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE channels SET last_error = $2, last_error_at = $3, updated_at = $3 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(error.to_owned())
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
     Ok(())
 }
 
 /// Clears the last error of channels whose last send went through, in one
 /// statement that touches only those showing an error.
-pub(crate) async fn clear_last_errors(connection: &mut AnyConnection, ids: &[i64], now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn clear_last_errors(
+    connection: &mut AnyConnection,
+    ids: &[i64],
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     if ids.is_empty() {
         return Ok(());
     }
@@ -194,8 +254,16 @@ pub(crate) async fn clear_last_errors(connection: &mut AnyConnection, ids: &[i64
     Ok(())
 }
 
-pub(crate) async fn remove(connection: &mut AnyConnection, user_id: i64, id: i64) -> Result<bool, StoreError> {
-    let done = sqlx::query("DELETE FROM channels WHERE id = $1 AND user_id = $2").bind(id).bind(user_id).execute(&mut *connection).await?;
+pub(crate) async fn remove(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    id: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM channels WHERE id = $1 AND user_id = $2")
+        .bind(id)
+        .bind(user_id)
+        .execute(&mut *connection)
+        .await?;
     Ok(done.rows_affected() > 0)
 }
 
@@ -210,6 +278,9 @@ mod tests {
         assert_eq!(webhook("http://hooks.example.com/b"), "hooks.example.com:80");
         assert_eq!(webhook("http://127.0.0.1:9000/c"), "127.0.0.1:9000");
         assert_eq!(webhook("http://[::1]:9000/c"), "[::1]:9000");
-        assert_eq!(receiver_of(ChannelKind::Telegram, "12345"), receiver_of(ChannelKind::Telegram, "67890"));
+        assert_eq!(
+            receiver_of(ChannelKind::Telegram, "12345"),
+            receiver_of(ChannelKind::Telegram, "67890")
+        );
     }
 }

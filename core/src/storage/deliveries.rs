@@ -52,7 +52,11 @@ pub(crate) struct NewDelivery<'a> {
 const DELIVERIES_PER_INSERT: usize = 500;
 
 /// Writes deliveries, a few dozen rows to a statement.
-pub(crate) async fn insert(connection: &mut AnyConnection, deliveries: &[NewDelivery<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn insert(
+    connection: &mut AnyConnection,
+    deliveries: &[NewDelivery<'_>],
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     for chunk in deliveries.chunks(DELIVERIES_PER_INSERT) {
         let mut placeholders = Placeholders::for_connection(connection);
         let rows: Vec<String> = (0..chunk.len())
@@ -119,7 +123,10 @@ pub(crate) async fn pick(
     let lock = match backend {
         Backend::Sqlite => "",
         Backend::Postgres => {
-            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(CLAIM_LOCK).execute(&mut *connection).await?;
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(CLAIM_LOCK)
+                .execute(&mut *connection)
+                .await?;
             " FOR UPDATE OF d SKIP LOCKED"
         }
     };
@@ -133,15 +140,24 @@ pub(crate) async fn pick(
     for row in &in_flight {
         room.insert(row.try_get("receiver")?, per_receiver - row.try_get::<i64, _>("sending")?);
     }
-    for row in sqlx::query("SELECT receiver FROM receivers WHERE paused_until > $1").bind(millis(now)).fetch_all(&mut *connection).await? {
+    for row in sqlx::query("SELECT receiver FROM receivers WHERE paused_until > $1")
+        .bind(millis(now))
+        .fetch_all(&mut *connection)
+        .await?
+    {
         room.insert(row.try_get("receiver")?, 0);
     }
-    let held: Vec<&String> = room.iter().filter(|(_, free)| **free <= 0).map(|(receiver, _)| receiver).collect();
+    let held: Vec<&String> =
+        room.iter().filter(|(_, free)| **free <= 0).map(|(receiver, _)| receiver).collect();
     let mut placeholders = Placeholders::for_connection(connection);
     // Placeholders in the order they stand in the text: SQLite's `?`s take
     // their values in that order.
     let due = placeholders.next();
-    let not_held = if held.is_empty() { String::new() } else { format!(" AND c.receiver NOT IN {}", placeholders.row(held.len())) };
+    let not_held = if held.is_empty() {
+        String::new()
+    } else {
+        format!(" AND c.receiver NOT IN {}", placeholders.row(held.len()))
+    };
     let count = placeholders.next();
     let query = format!(
         "SELECT d.id AS delivery_id, d.message_id, d.event_id, d.kind AS delivery_kind, d.due_at, d.attempts, {CHANNEL_COLUMNS} \
@@ -177,7 +193,11 @@ pub(crate) async fn pick(
 /// Claims the picked deliveries, leasing them until `lease_until`: if this
 /// core dies before it records the outcome, another pass sends them again
 /// after the lease (at least once, never lost).
-pub(crate) async fn lease(connection: &mut AnyConnection, claimed: &[ClaimedDelivery], lease_until: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn lease(
+    connection: &mut AnyConnection,
+    claimed: &[ClaimedDelivery],
+    lease_until: DateTime<Utc>,
+) -> Result<(), StoreError> {
     if claimed.is_empty() {
         return Ok(());
     }
@@ -185,8 +205,11 @@ pub(crate) async fn lease(connection: &mut AnyConnection, claimed: &[ClaimedDeli
     // Each placeholder once: SQLite's `?`s take their values in order.
     let (next_attempt, leased) = (placeholders.next(), placeholders.next());
     let ids = placeholders.row(claimed.len());
-    let sql = format!("UPDATE deliveries SET next_attempt_at = {next_attempt}, leased_until = {leased} WHERE id IN {ids}");
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(lease_until)).bind(millis(lease_until));
+    let sql = format!(
+        "UPDATE deliveries SET next_attempt_at = {next_attempt}, leased_until = {leased} WHERE id IN {ids}"
+    );
+    let mut query =
+        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(lease_until)).bind(millis(lease_until));
     for delivery in claimed {
         query = query.bind(delivery.id);
     }
@@ -208,8 +231,16 @@ pub(crate) fn pause_after(strikes: i64, asked: Option<chrono::Duration>) -> chro
 }
 
 /// Pauses a receiver that strained: longer each time in a row.
-pub(crate) async fn strained(connection: &mut AnyConnection, receiver: &str, asked: Option<chrono::Duration>, now: DateTime<Utc>) -> Result<(), StoreError> {
-    let row = sqlx::query("SELECT strikes FROM receivers WHERE receiver = $1").bind(receiver.to_owned()).fetch_optional(&mut *connection).await?;
+pub(crate) async fn strained(
+    connection: &mut AnyConnection,
+    receiver: &str,
+    asked: Option<chrono::Duration>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let row = sqlx::query("SELECT strikes FROM receivers WHERE receiver = $1")
+        .bind(receiver.to_owned())
+        .fetch_optional(&mut *connection)
+        .await?;
     let strikes = row.map(|row| row.try_get::<i64, _>("strikes")).transpose()?.unwrap_or(0) + 1;
     sqlx::query(
         "INSERT INTO receivers (receiver, strikes, paused_until, updated_at) VALUES ($1, $2, $3, $4) \
@@ -225,12 +256,18 @@ pub(crate) async fn strained(connection: &mut AnyConnection, receiver: &str, ask
 }
 
 /// Ends the pauses of receivers that answered at ease.
-pub(crate) async fn at_ease(connection: &mut AnyConnection, receivers: &[&str]) -> Result<(), StoreError> {
+pub(crate) async fn at_ease(
+    connection: &mut AnyConnection,
+    receivers: &[&str],
+) -> Result<(), StoreError> {
     if receivers.is_empty() {
         return Ok(());
     }
     let mut placeholders = Placeholders::for_connection(connection);
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM receivers WHERE receiver IN {}", placeholders.row(receivers.len()))));
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM receivers WHERE receiver IN {}",
+        placeholders.row(receivers.len())
+    )));
     for receiver in receivers {
         query = query.bind(receiver.to_string());
     }
@@ -253,7 +290,11 @@ pub(crate) struct Finished<'a> {
 const FINISHED_PER_UPDATE: usize = 500;
 
 /// Writes how attempts ended, one `UPDATE … FROM (VALUES …)` per few hundred.
-pub(crate) async fn finish(connection: &mut AnyConnection, finished: &[Finished<'_>], now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn finish(
+    connection: &mut AnyConnection,
+    finished: &[Finished<'_>],
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     for chunk in finished.chunks(FINISHED_PER_UPDATE) {
         let mut placeholders = Placeholders::for_connection(connection);
         let now_placeholder = placeholders.next();
@@ -264,7 +305,12 @@ pub(crate) async fn finish(connection: &mut AnyConnection, finished: &[Finished<
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
         for row in chunk {
-            query = query.bind(row.id).bind(row.status.as_str()).bind(row.attempts).bind(row.next_attempt_at.map(millis)).bind(row.error.map(str::to_owned));
+            query = query
+                .bind(row.id)
+                .bind(row.status.as_str())
+                .bind(row.attempts)
+                .bind(row.next_attempt_at.map(millis))
+                .bind(row.error.map(str::to_owned));
         }
         query.execute(&mut *connection).await?;
     }
@@ -288,7 +334,10 @@ pub(crate) struct DeliveryRecord {
 }
 
 /// An event's delivery log, newest first (at most 50 lines).
-pub(crate) async fn for_event(connection: &mut AnyConnection, event_id: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+pub(crate) async fn for_event(
+    connection: &mut AnyConnection,
+    event_id: i64,
+) -> Result<Vec<DeliveryRecord>, StoreError> {
     let rows = sqlx::query(
         "SELECT d.id, d.channel_id, c.kind AS channel_kind, c.target AS channel_target, d.kind, d.due_at, d.status, d.attempts, d.last_error, d.updated_at \
          FROM deliveries d LEFT JOIN channels c ON c.id = d.channel_id WHERE d.event_id = $1 ORDER BY d.id DESC LIMIT 50",
@@ -301,7 +350,11 @@ pub(crate) async fn for_event(connection: &mut AnyConnection, event_id: i64) -> 
             Ok(DeliveryRecord {
                 id: row.try_get("id")?,
                 channel_id: row.try_get("channel_id")?,
-                channel_kind: row.try_get::<Option<String>, _>("channel_kind")?.as_deref().map(ChannelKind::from_stored).transpose()?,
+                channel_kind: row
+                    .try_get::<Option<String>, _>("channel_kind")?
+                    .as_deref()
+                    .map(ChannelKind::from_stored)
+                    .transpose()?,
                 channel_target: row.try_get("channel_target")?,
                 kind: DeliveryKind::from_stored(row.try_get("kind")?)?,
                 due_at: instant(row.try_get("due_at")?)?,
@@ -315,13 +368,20 @@ pub(crate) async fn for_event(connection: &mut AnyConnection, event_id: i64) -> 
 }
 
 /// When the next pending delivery is due, for the delivery loop's sleep.
-pub(crate) async fn earliest_pending(connection: &mut AnyConnection) -> Result<Option<DateTime<Utc>>, StoreError> {
-    let row = sqlx::query("SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
+pub(crate) async fn earliest_pending(
+    connection: &mut AnyConnection,
+) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let row =
+        sqlx::query("SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending'")
+            .fetch_one(&mut *connection)
+            .await?;
     row.try_get::<Option<i64>, _>("next")?.map(instant).transpose()
 }
 
 pub(crate) async fn pending_count(connection: &mut AnyConnection) -> Result<i64, StoreError> {
-    let row = sqlx::query("SELECT COUNT(*) AS count FROM deliveries WHERE status = 'pending'").fetch_one(&mut *connection).await?;
+    let row = sqlx::query("SELECT COUNT(*) AS count FROM deliveries WHERE status = 'pending'")
+        .fetch_one(&mut *connection)
+        .await?;
     Ok(row.try_get("count")?)
 }
 
@@ -331,11 +391,17 @@ mod tests {
 
     #[test]
     fn pauses_double_up_to_a_minute_and_honour_a_longer_wait_asked() {
-        let seconds = |strikes, asked: Option<i64>| pause_after(strikes, asked.map(chrono::Duration::seconds)).num_seconds();
+        let seconds = |strikes, asked: Option<i64>| {
+            pause_after(strikes, asked.map(chrono::Duration::seconds)).num_seconds()
+        };
         let doubling: Vec<i64> = (1..=9).map(|strikes| seconds(strikes, None)).collect();
         assert_eq!(doubling, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
         assert_eq!(seconds(1, Some(30)), 30, "Retry-After asked for longer");
         assert_eq!(seconds(6, Some(3)), 32, "the doubled pause is longer");
-        assert_eq!(seconds(1, Some(86_400)), 300, "a receiver pauses every post for at most five minutes");
+        assert_eq!(
+            seconds(1, Some(86_400)),
+            300,
+            "a receiver pauses every post for at most five minutes"
+        );
     }
 }

@@ -42,7 +42,9 @@ fn optional_millis(instant: Option<DateTime<Utc>>) -> Option<i64> {
 
 /// Decodes each row as it arrives: a long list never holds its rows (each
 /// carries its 31 columns' names and types) and its records at once.
-async fn decode_all(mut rows: BoxStream<'_, Result<sqlx::any::AnyRow, sqlx::Error>>) -> Result<Vec<EventRecord>, StoreError> {
+async fn decode_all(
+    mut rows: BoxStream<'_, Result<sqlx::any::AnyRow, sqlx::Error>>,
+) -> Result<Vec<EventRecord>, StoreError> {
     let mut records = Vec::new();
     while let Some(row) = rows.try_next().await? {
         records.push(EventRecord::from_row(&row)?);
@@ -50,14 +52,19 @@ async fn decode_all(mut rows: BoxStream<'_, Result<sqlx::any::AnyRow, sqlx::Erro
     Ok(records)
 }
 
-pub(crate) async fn find_by_key(connection: &mut AnyConnection, key: EventKey<'_>) -> Result<Option<EventRecord>, StoreError> {
-    let row = sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref = $3 AND e.topic = $4"))
-        .bind(key.source_id)
-        .bind(key.user_id)
-        .bind(key.source_ref)
-        .bind(key.topic)
-        .fetch_optional(&mut *connection)
-        .await?;
+pub(crate) async fn find_by_key(
+    connection: &mut AnyConnection,
+    key: EventKey<'_>,
+) -> Result<Option<EventRecord>, StoreError> {
+    let row = sqlx::query(select_events!(
+        "WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref = $3 AND e.topic = $4"
+    ))
+    .bind(key.source_id)
+    .bind(key.user_id)
+    .bind(key.source_ref)
+    .bind(key.topic)
+    .fetch_optional(&mut *connection)
+    .await?;
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
@@ -93,18 +100,25 @@ pub(crate) async fn find_by_keys(
             for chunk in keys.chunks(KEYS_PER_QUERY) {
                 let mut placeholders = Placeholders::for_connection(connection);
                 let query = format!(
-                    concat!(select_events!(), "WHERE (e.user_id, e.source_ref, e.topic) IN ({}) AND e.source_id = ?"),
+                    concat!(
+                        select_events!(),
+                        "WHERE (e.user_id, e.source_ref, e.topic) IN ({}) AND e.source_id = ?"
+                    ),
                     placeholders.rows(chunk.len(), 3)
                 );
                 let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
                 for (user_id, source_ref, topic) in chunk {
-                    statement = statement.bind(*user_id).bind(source_ref.to_string()).bind(topic.to_string());
+                    statement = statement
+                        .bind(*user_id)
+                        .bind(source_ref.to_string())
+                        .bind(topic.to_string());
                 }
                 keep(decode_all(statement.bind(source_id).fetch(&mut *connection)).await?);
             }
         }
         Backend::Postgres => {
-            let (mut user_ids, mut source_refs, mut topics) = (ArrayText::new(), ArrayText::new(), ArrayText::new());
+            let (mut user_ids, mut source_refs, mut topics) =
+                (ArrayText::new(), ArrayText::new(), ArrayText::new());
             for &(user_id, source_ref, topic) in keys {
                 user_ids.number(Some(user_id));
                 source_refs.text(Some(source_ref));
@@ -129,14 +143,22 @@ pub(crate) async fn find_by_keys(
 
 /// Events by id, in one query: on Postgres the ids travel as one array,
 /// however many there are (a batch's found keys can be hundreds).
-pub(crate) async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> Result<Vec<EventRecord>, StoreError> {
+pub(crate) async fn find_by_ids(
+    connection: &mut AnyConnection,
+    ids: &[i64],
+) -> Result<Vec<EventRecord>, StoreError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     if Backend::of(connection) == Backend::Postgres {
         let mut array = ArrayText::new();
         ids.iter().for_each(|&id| array.number(Some(id)));
-        return decode_all(sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])")).bind(array.finish()).fetch(&mut *connection)).await;
+        return decode_all(
+            sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])"))
+                .bind(array.finish())
+                .fetch(&mut *connection),
+        )
+        .await;
     }
     let mut placeholders = Placeholders::for_connection(connection);
     let query = format!(concat!(select_events!(), "WHERE e.id IN {}"), placeholders.row(ids.len()));
@@ -148,35 +170,65 @@ pub(crate) async fn find_by_ids(connection: &mut AnyConnection, ids: &[i64]) -> 
 }
 
 /// One of the user's events by id; another user's id finds nothing.
-pub(crate) async fn find_for_user(connection: &mut AnyConnection, id: i64, user_id: i64) -> Result<Option<EventRecord>, StoreError> {
-    let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2")).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
+pub(crate) async fn find_for_user(
+    connection: &mut AnyConnection,
+    id: i64,
+    user_id: i64,
+) -> Result<Option<EventRecord>, StoreError> {
+    let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2"))
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(&mut *connection)
+        .await?;
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
 mod write;
 
-pub(crate) use write::{LifecycleWrite, insert, insert_many, save_lifecycle, save_lifecycles, update};
+pub(crate) use write::{
+    LifecycleWrite, insert, insert_many, save_lifecycle, save_lifecycles, update,
+};
 
 /// A user's open events, for recomputing them after a zone change.
-pub(crate) async fn open_for_user(connection: &mut AnyConnection, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
-    decode_all(sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))).bind(user_id).fetch(&mut *connection)).await
+pub(crate) async fn open_for_user(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Vec<EventRecord>, StoreError> {
+    decode_all(
+        sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})")))
+            .bind(user_id)
+            .fetch(&mut *connection),
+    )
+    .await
 }
 
 /// Claims up to `limit` events whose next check is due. On Postgres the rows
 /// stay locked until the transaction ends and other replicas skip them, so
 /// that several cores share the work without doing any of it twice.
-pub(crate) async fn claim_due(connection: &mut AnyConnection, backend: Backend, now: DateTime<Utc>, limit: i64) -> Result<Vec<EventRecord>, StoreError> {
+pub(crate) async fn claim_due(
+    connection: &mut AnyConnection,
+    backend: Backend,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<EventRecord>, StoreError> {
     let query = match backend {
-        Backend::Sqlite => select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2"),
+        Backend::Sqlite => {
+            select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2")
+        }
         Backend::Postgres => {
-            select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED")
+            select_events!(
+                "WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED"
+            )
         }
     };
     decode_all(sqlx::query(query).bind(millis(now)).bind(limit).fetch(&mut *connection)).await
 }
 
 /// How many of the user's open events need attention.
-pub(crate) async fn attention_count(connection: &mut AnyConnection, user_id: i64) -> Result<i64, StoreError> {
+pub(crate) async fn attention_count(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<i64, StoreError> {
     let row = sqlx::query(with_states!("SELECT COUNT(*) AS count FROM events WHERE user_id = $1 AND attention_since IS NOT NULL AND state IN ({active})"))
         .bind(user_id)
         .fetch_one(&mut *connection)
@@ -218,7 +270,13 @@ impl std::fmt::Display for After {
 impl Store {
     /// The user's active events ordered by due moment (then id), optionally
     /// in one state, from just after `after`, at most `limit` of them.
-    pub(crate) async fn list_active(&self, user_id: i64, state: Option<State>, after: After, limit: Option<u32>) -> Result<Vec<EventRecord>, StoreError> {
+    pub(crate) async fn list_active(
+        &self,
+        user_id: i64,
+        state: Option<State>,
+        after: After,
+        limit: Option<u32>,
+    ) -> Result<Vec<EventRecord>, StoreError> {
         let limit = limit.map_or(i64::MAX, i64::from);
         let rows = match state {
             Some(state) => sqlx::query(select_events!(
@@ -252,11 +310,22 @@ impl Store {
     }
 
     /// A source's events for one user, all of them or only the given refs.
-    pub(crate) async fn list_for_source(&self, source_id: i64, user_id: i64, refs: &[String]) -> Result<Vec<EventRecord>, StoreError> {
+    pub(crate) async fn list_for_source(
+        &self,
+        source_id: i64,
+        user_id: i64,
+        refs: &[String],
+    ) -> Result<Vec<EventRecord>, StoreError> {
         let rows = if refs.is_empty() {
-            sqlx::query(select_events!("WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id")).bind(source_id).bind(user_id).fetch(self.reader())
+            sqlx::query(select_events!(
+                "WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id"
+            ))
+            .bind(source_id)
+            .bind(user_id)
+            .fetch(self.reader())
         } else {
-            let placeholders: Vec<String> = (0..refs.len()).map(|index| format!("${}", index + 3)).collect();
+            let placeholders: Vec<String> =
+                (0..refs.len()).map(|index| format!("${}", index + 3)).collect();
             let sql = format!(
                 "{} WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref IN ({}) ORDER BY e.due_ms, e.id",
                 select_events!(),
@@ -274,7 +343,11 @@ impl Store {
     /// The earliest pending check, so that the scheduler knows how long it
     /// may sleep.
     pub(crate) async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
-        let row = sqlx::query("SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL").fetch_one(self.reader()).await?;
+        let row = sqlx::query(
+            "SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL",
+        )
+        .fetch_one(self.reader())
+        .await?;
         let next: Option<i64> = row.try_get("next")?;
         next.map(super::records::instant).transpose()
     }

@@ -40,11 +40,22 @@ pub(crate) struct NewEvent {
 
 impl NewEvent {
     fn key(&self) -> EventKey<'_> {
-        EventKey { user_id: self.user_id, source_id: self.source_id, source_ref: &self.source_ref, topic: &self.topic }
+        EventKey {
+            user_id: self.user_id,
+            source_id: self.source_id,
+            source_ref: &self.source_ref,
+            topic: &self.topic,
+        }
     }
 
     fn write(&self) -> EventWrite<'_> {
-        EventWrite { spec: &self.spec, lifecycle: self.lifecycle, due_at: self.due_at, reminders: self.reminders, next_check_at: self.next_check_at }
+        EventWrite {
+            spec: &self.spec,
+            lifecycle: self.lifecycle,
+            due_at: self.due_at,
+            reminders: self.reminders,
+            next_check_at: self.next_check_at,
+        }
     }
 }
 
@@ -86,7 +97,8 @@ async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEvent, Reply)>) {
             // One bad row must not fail its neighbours: each is tried alone.
             Err(_) if events.len() > 1 => {
                 for (event, reply) in events.iter().zip(replies) {
-                    let _ = reply.send(write(&writer, std::slice::from_ref(event)).await.map(|ids| ids[0]));
+                    let _ = reply
+                        .send(write(&writer, std::slice::from_ref(event)).await.map(|ids| ids[0]));
                 }
             }
             Err(error) => {

@@ -32,7 +32,10 @@ impl Store {
         }
         let write = async {
             let mut transaction = self.begin_write().await?;
-            sqlx::query("UPDATE liveness SET checked_at = $1 WHERE id = 1").bind(now_ms).execute(&mut *transaction).await?;
+            sqlx::query("UPDATE liveness SET checked_at = $1 WHERE id = 1")
+                .bind(now_ms)
+                .execute(&mut *transaction)
+                .await?;
             transaction.commit().await?;
             Ok(())
         };
@@ -43,15 +46,23 @@ impl Store {
 /// The space left to an unprivileged writer on the file system of `file`
 /// (or of its folder, before the file exists).
 fn free_bytes(file: &std::path::Path) -> Option<u64> {
-    let folder = file.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let stats = nix::sys::statvfs::statvfs(file).or_else(|_| nix::sys::statvfs::statvfs(folder)).ok()?;
+    let folder = file
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let stats =
+        nix::sys::statvfs::statvfs(file).or_else(|_| nix::sys::statvfs::statvfs(folder)).ok()?;
     Some(stats.blocks_available().saturating_mul(stats.fragment_size()))
 }
 
 impl Store {
     /// Refuses a write while the probe last found the disk full.
     pub(super) fn refuse_on_a_full_disk(&self) -> Result<(), StoreError> {
-        if self.disk_has_room.load(Ordering::Relaxed) { Ok(()) } else { Err(StoreError::DiskFull { free: None }) }
+        if self.disk_has_room.load(Ordering::Relaxed) {
+            Ok(())
+        } else {
+            Err(StoreError::DiskFull { free: None })
+        }
     }
 }
 
@@ -83,19 +94,27 @@ impl StoreError {
 
 fn unavailable(error: &sqlx::Error) -> bool {
     match error {
-        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(database) => {
             let code = database.code().unwrap_or_default();
             if database.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
                 // SQLite's primary result codes, in the low byte of the
                 // extended ones: BUSY, LOCKED, READONLY, IOERR, FULL, CANTOPEN.
-                code.parse::<i32>().is_ok_and(|extended| matches!(extended & 0xff, 5 | 6 | 8 | 10 | 13 | 14))
+                code.parse::<i32>()
+                    .is_ok_and(|extended| matches!(extended & 0xff, 5 | 6 | 8 | 10 | 13 | 14))
             } else {
                 // Postgres's SQLSTATE classes: connection exceptions (08),
                 // insufficient resources such as a full disk (53), an
                 // operator's intervention such as a shutdown (57P), a
                 // system error (58).
-                code.starts_with("08") || code.starts_with("53") || code.starts_with("57P") || code.starts_with("58")
+                code.starts_with("08")
+                    || code.starts_with("53")
+                    || code.starts_with("57P")
+                    || code.starts_with("58")
             }
         }
         _ => false,
@@ -110,7 +129,12 @@ mod tests {
     fn lost_connections_and_full_disks_are_unavailable_and_bad_statements_are_not() {
         assert!(StoreError::Query(sqlx::Error::PoolTimedOut).is_unavailable());
         assert!(StoreError::TimedOut.is_unavailable());
-        assert!(StoreError::Query(sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset))).is_unavailable());
+        assert!(
+            StoreError::Query(sqlx::Error::Io(std::io::Error::from(
+                std::io::ErrorKind::ConnectionReset
+            )))
+            .is_unavailable()
+        );
         assert!(!StoreError::Query(sqlx::Error::RowNotFound).is_unavailable());
         assert!(!StoreError::Corrupt("x".into()).is_unavailable());
     }
@@ -118,9 +142,14 @@ mod tests {
     #[tokio::test]
     async fn a_sqlite_statement_error_is_not_unavailable() {
         let folder = tempfile::tempdir().unwrap();
-        let store = Store::connect(&format!("sqlite://{}/probe.db", folder.path().display())).await.unwrap();
+        let store = Store::connect(&format!("sqlite://{}/probe.db", folder.path().display()))
+            .await
+            .unwrap();
         store.probe(1).await.unwrap();
-        let error = sqlx::query("INSERT INTO nowhere VALUES (1)").execute(store.writer()).await.unwrap_err();
+        let error = sqlx::query("INSERT INTO nowhere VALUES (1)")
+            .execute(store.writer())
+            .await
+            .unwrap_err();
         assert!(!StoreError::Query(error).is_unavailable());
         store.close().await;
     }

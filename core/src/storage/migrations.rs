@@ -57,9 +57,16 @@ fn migrator(files: &'static [(&'static str, &'static str)]) -> Migrator {
 
 /// What sqlx's file source makes of `<version>_<description>.sql`.
 fn migration(name: &str, sql: &'static str) -> Migration {
-    let (version, description) = name.split_once('_').expect("a migration is named <version>_<description>");
+    let (version, description) =
+        name.split_once('_').expect("a migration is named <version>_<description>");
     let version = version.parse().expect("a migration's version is a number");
-    Migration::new(version, Cow::Owned(description.replace('_', " ")), MigrationType::Simple, SqlStr::from_static(sql), sql.starts_with("-- no-transaction"))
+    Migration::new(
+        version,
+        Cow::Owned(description.replace('_', " ")),
+        MigrationType::Simple,
+        SqlStr::from_static(sql),
+        sql.starts_with("-- no-transaction"),
+    )
 }
 
 #[cfg(test)]
@@ -67,11 +74,16 @@ mod tests {
     use super::*;
 
     fn folder(backend: &str) -> Vec<String> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations").join(backend);
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations").join(backend);
         let mut names: Vec<String> = std::fs::read_dir(&dir)
             .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
             .map(|entry| entry.unwrap().file_name().into_string().unwrap())
-            .map(|name| name.strip_suffix(".sql").unwrap_or_else(|| panic!("{name} in migrations/{backend} is not a .sql file")).to_owned())
+            .map(|name| {
+                name.strip_suffix(".sql")
+                    .unwrap_or_else(|| panic!("{name} in migrations/{backend} is not a .sql file"))
+                    .to_owned()
+            })
             .collect();
         names.sort();
         names
@@ -83,8 +95,16 @@ mod tests {
 
     #[test]
     fn every_migration_in_the_folders_is_embedded() {
-        assert_eq!(listed(SQLITE), folder("sqlite"), "migrations/sqlite and storage/migrations.rs disagree");
-        assert_eq!(listed(POSTGRES), folder("postgres"), "migrations/postgres and storage/migrations.rs disagree");
+        assert_eq!(
+            listed(SQLITE),
+            folder("sqlite"),
+            "migrations/sqlite and storage/migrations.rs disagree"
+        );
+        assert_eq!(
+            listed(POSTGRES),
+            folder("postgres"),
+            "migrations/postgres and storage/migrations.rs disagree"
+        );
     }
 
     #[test]
@@ -93,7 +113,8 @@ mod tests {
         assert_eq!(first.version, 20261130000001);
         assert_eq!(first.description, "init");
         assert!(!first.no_tx);
-        let versions: Vec<i64> = of(Backend::Postgres).migrations.iter().map(|migration| migration.version).collect();
+        let versions: Vec<i64> =
+            of(Backend::Postgres).migrations.iter().map(|migration| migration.version).collect();
         assert!(versions.is_sorted() && versions.len() == POSTGRES.len());
     }
 }

@@ -101,7 +101,11 @@ impl Backend {
 
     /// The backend a connection talks to.
     pub(crate) fn of(connection: &sqlx::AnyConnection) -> Self {
-        if connection.backend_name() == <sqlx::Sqlite as sqlx::Database>::NAME { Self::Sqlite } else { Self::Postgres }
+        if connection.backend_name() == <sqlx::Sqlite as sqlx::Database>::NAME {
+            Self::Sqlite
+        } else {
+            Self::Postgres
+        }
     }
 
     /// SQLite allows one writer: a write transaction takes the write lock up
@@ -234,17 +238,21 @@ impl Store {
     /// Writes a consistent copy of a SQLite database to `file` while it is
     /// in use (`VACUUM INTO`). Postgres is backed up with `pg_dump`.
     pub async fn backup_sqlite(&self, file: &std::path::Path) -> Result<(), StoreError> {
-        let target = file.to_str().ok_or_else(|| StoreError::BadUrl(format!("{} is not a UTF-8 path", file.display())))?;
+        let target = file
+            .to_str()
+            .ok_or_else(|| StoreError::BadUrl(format!("{} is not a UTF-8 path", file.display())))?;
         // A connection of its own: the copy reads a snapshot while the writer
         // and the readers go on.
-        let mut connection = sqlx::AnyConnection::connect_with(&self.options).await.map_err(StoreError::Connect)?;
+        let mut connection =
+            sqlx::AnyConnection::connect_with(&self.options).await.map_err(StoreError::Connect)?;
         connection.execute(SQLITE_SETUP).await?;
         sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&mut connection).await?;
         connection.close().await?;
         // A backup holds what the database holds: its owner's alone.
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
-            .map_err(|error| StoreError::BadUrl(format!("cannot make {} private: {error}", file.display())))?;
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600)).map_err(
+            |error| StoreError::BadUrl(format!("cannot make {} private: {error}", file.display())),
+        )?;
         Ok(())
     }
 
@@ -252,8 +260,14 @@ impl Store {
     pub async fn is_hado_sqlite(file: &std::path::Path) -> bool {
         sqlx::any::install_default_drivers();
         let Some(path) = file.to_str() else { return false };
-        let Ok(mut connection) = sqlx::AnyConnection::connect(&format!("sqlite://{path}?mode=ro")).await else { return false };
-        let count: Result<i64, _> = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations").fetch_one(&mut connection).await;
+        let Ok(mut connection) =
+            sqlx::AnyConnection::connect(&format!("sqlite://{path}?mode=ro")).await
+        else {
+            return false;
+        };
+        let count: Result<i64, _> = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+            .fetch_one(&mut connection)
+            .await;
         let _ = connection.close().await;
         count.is_ok_and(|count| count > 0)
     }
@@ -265,10 +279,16 @@ impl Store {
             Backend::Sqlite => prepare_sqlite_url(url)?,
             Backend::Postgres => url.to_owned(),
         };
-        let options = AnyConnectOptions::from_str(&url).map_err(|error| StoreError::BadUrl(error.to_string()))?;
+        let options = AnyConnectOptions::from_str(&url)
+            .map_err(|error| StoreError::BadUrl(error.to_string()))?;
         // One direct connection first: a pool would only report that it
         // timed out, where this names the cause (refused, unknown host, auth).
-        sqlx::AnyConnection::connect_with(&options).await.map_err(StoreError::Connect)?.close().await.map_err(StoreError::Connect)?;
+        sqlx::AnyConnection::connect_with(&options)
+            .await
+            .map_err(StoreError::Connect)?
+            .close()
+            .await
+            .map_err(StoreError::Connect)?;
         // A connection is waited for at most this long: on Postgres, one
         // that cannot be had within two seconds means the database is down
         // (or swamped), and the caller is better told so and to retry than
@@ -277,7 +297,8 @@ impl Store {
             Backend::Sqlite => Duration::from_secs(10),
             Backend::Postgres => Duration::from_secs(2),
         };
-        let pool_options = || discard_broken_transactions(AnyPoolOptions::new().acquire_timeout(acquire_timeout));
+        let pool_options =
+            || discard_broken_transactions(AnyPoolOptions::new().acquire_timeout(acquire_timeout));
         let (reader, writer, wal) = match backend {
             Backend::Sqlite => {
                 // A SQLite connection is a file in this process and cannot
@@ -299,7 +320,12 @@ impl Store {
                 let reader = pool_options()
                     .max_connections(SQLITE_READERS)
                     .after_connect(|connection, _| {
-                        Box::pin(async move { connection.execute("PRAGMA query_only = ON; PRAGMA busy_timeout = 10000;").await.map(|_| ()) })
+                        Box::pin(async move {
+                            connection
+                                .execute("PRAGMA query_only = ON; PRAGMA busy_timeout = 10000;")
+                                .await
+                                .map(|_| ())
+                        })
                     })
                     .connect_with(options.clone())
                     .await
@@ -308,13 +334,26 @@ impl Store {
                 (reader, writer, Some(std::sync::Arc::new(wal)))
             }
             Backend::Postgres => {
-                let pool = pool_options().max_connections(POSTGRES_CONNECTIONS).connect_with(options.clone()).await.map_err(StoreError::Connect)?;
+                let pool = pool_options()
+                    .max_connections(POSTGRES_CONNECTIONS)
+                    .connect_with(options.clone())
+                    .await
+                    .map_err(StoreError::Connect)?;
                 (pool.clone(), pool, None)
             }
         };
         let sqlite_file = (backend == Backend::Sqlite).then(|| sqlite_file(&url));
         let disk_has_room = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-        Ok(Self { grouped: grouped::GroupedInserts::start(writer.clone()), reader, writer, backend, options, wal, sqlite_file, disk_has_room })
+        Ok(Self {
+            grouped: grouped::GroupedInserts::start(writer.clone()),
+            reader,
+            writer,
+            backend,
+            options,
+            wal,
+            sqlite_file,
+            disk_has_room,
+        })
     }
 
     pub(crate) fn backend(&self) -> Backend {
@@ -379,15 +418,26 @@ mod tests {
     #[test]
     fn the_backend_follows_the_url_scheme() {
         assert_eq!(Backend::from_url("sqlite://hado-data/hado.db").unwrap(), Backend::Sqlite);
-        assert_eq!(Backend::from_url("postgres://postgres@127.0.0.1/test").unwrap(), Backend::Postgres);
+        assert_eq!(
+            Backend::from_url("postgres://postgres@127.0.0.1/test").unwrap(),
+            Backend::Postgres
+        );
         assert_eq!(Backend::from_url("postgresql://x/y").unwrap(), Backend::Postgres);
-        assert!(Backend::from_url("mysql://x/y").unwrap_err().to_string().contains("must start with sqlite://"));
+        assert!(
+            Backend::from_url("mysql://x/y")
+                .unwrap_err()
+                .to_string()
+                .contains("must start with sqlite://")
+        );
     }
 
     #[tokio::test]
     async fn an_unreachable_postgres_is_named_at_start() {
-        let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let error = Store::connect(&format!("postgres://postgres@127.0.0.1:{closed_port}/hado")).await.unwrap_err();
+        let closed_port =
+            std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let error = Store::connect(&format!("postgres://postgres@127.0.0.1:{closed_port}/hado"))
+            .await
+            .unwrap_err();
         let message = error.to_string();
         assert!(message.starts_with("cannot open the database:"), "{message}");
         assert!(message.to_lowercase().contains("refused"), "{message}");
@@ -396,15 +446,19 @@ mod tests {
     #[tokio::test]
     async fn an_agent_call_reads_one_row_per_event_that_needs_attention() {
         let folder = tempfile::tempdir().unwrap();
-        let store = Store::connect(&format!("sqlite://{}/plan.db", folder.path().display())).await.unwrap();
-        let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {}", users::agent_token_query())))
-            .bind("hash")
-            .fetch_all(store.reader())
-            .await
-            .unwrap()
-            .iter()
-            .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
-            .collect();
+        let store =
+            Store::connect(&format!("sqlite://{}/plan.db", folder.path().display())).await.unwrap();
+        let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {}",
+            users::agent_token_query()
+        )))
+        .bind("hash")
+        .fetch_all(store.reader())
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
+        .collect();
         assert!(plan.iter().any(|step| step.contains("token_hash=?")), "{plan:?}");
         assert!(plan.iter().any(|step| step.contains("USING INDEX events_attention")), "{plan:?}");
         assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{plan:?}");
@@ -413,7 +467,9 @@ mod tests {
     #[tokio::test]
     async fn sqlite_reads_cannot_write() {
         let folder = tempfile::tempdir().unwrap();
-        let store = Store::connect(&format!("sqlite://{}/reader.db", folder.path().display())).await.unwrap();
+        let store = Store::connect(&format!("sqlite://{}/reader.db", folder.path().display()))
+            .await
+            .unwrap();
         let refused = sqlx::query("DELETE FROM users").execute(store.reader()).await.unwrap_err();
         assert!(refused.to_string().contains("readonly"), "{refused}");
         sqlx::query("DELETE FROM users").execute(store.writer()).await.unwrap();
@@ -422,7 +478,10 @@ mod tests {
     #[test]
     fn placeholders_follow_the_order_values_are_bound_in() {
         let mut numbered = Placeholders { numbered: true, written: 0 };
-        assert_eq!((numbered.next(), numbered.rows(2, 2)), ("$1".to_owned(), "($2, $3), ($4, $5)".to_owned()));
+        assert_eq!(
+            (numbered.next(), numbered.rows(2, 2)),
+            ("$1".to_owned(), "($2, $3), ($4, $5)".to_owned())
+        );
         let mut anonymous = Placeholders { numbered: false, written: 0 };
         assert_eq!((anonymous.next(), anonymous.row(3)), ("?".to_owned(), "(?, ?, ?)".to_owned()));
     }

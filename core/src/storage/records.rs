@@ -21,7 +21,8 @@ pub(crate) fn millis(instant: DateTime<Utc>) -> i64 {
 }
 
 pub(crate) fn instant(millis: i64) -> Result<DateTime<Utc>, StoreError> {
-    DateTime::from_timestamp_millis(millis).ok_or_else(|| StoreError::Corrupt(format!("instant {millis} is out of range")))
+    DateTime::from_timestamp_millis(millis)
+        .ok_or_else(|| StoreError::Corrupt(format!("instant {millis} is out of range")))
 }
 
 fn optional_instant(millis: Option<i64>) -> Result<Option<DateTime<Utc>>, StoreError> {
@@ -29,7 +30,8 @@ fn optional_instant(millis: Option<i64>) -> Result<Option<DateTime<Utc>>, StoreE
 }
 
 fn parse_date(text: &str) -> Result<NaiveDate, StoreError> {
-    NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| StoreError::Corrupt(format!("date {text:?}")))
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .map_err(|_| StoreError::Corrupt(format!("date {text:?}")))
 }
 
 fn parse_zone(text: &str) -> Result<Tz, StoreError> {
@@ -37,7 +39,8 @@ fn parse_zone(text: &str) -> Result<Tz, StoreError> {
 }
 
 fn parse_clock(text: &str) -> Result<NaiveTime, StoreError> {
-    NaiveTime::parse_from_str(text, "%H:%M").map_err(|_| StoreError::Corrupt(format!("clock time {text:?}")))
+    NaiveTime::parse_from_str(text, "%H:%M")
+        .map_err(|_| StoreError::Corrupt(format!("clock time {text:?}")))
 }
 
 /// A user with their settings.
@@ -56,7 +59,10 @@ impl UserRecord {
             id: row.try_get("id")?,
             login: Login::from_stored(row.try_get("login")?),
             zone: parse_zone(row.try_get("tz")?)?,
-            quiet: QuietHours { start: parse_clock(row.try_get("quiet_start")?)?, end: parse_clock(row.try_get("quiet_end")?)? },
+            quiet: QuietHours {
+                start: parse_clock(row.try_get("quiet_start")?)?,
+                end: parse_clock(row.try_get("quiet_end")?)?,
+            },
             locale: Locale::from_stored(row.try_get("locale")?),
         })
     }
@@ -136,7 +142,9 @@ macro_rules! with_states {
     ($template:expr) => {{
         static QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
             use crate::domain::state::State;
-            ($template).replace("{active}", &super::records::state_list(&State::ACTIVE)).replace("{archived}", &super::records::state_list(&State::ARCHIVED))
+            ($template)
+                .replace("{active}", &super::records::state_list(&State::ACTIVE))
+                .replace("{archived}", &super::records::state_list(&State::ARCHIVED))
         });
         QUERY.as_str()
     }};
@@ -148,9 +156,12 @@ impl EventRecord {
         let stored_due = StoredDue {
             date: row.try_get("due_date")?,
             time: row.try_get("due_time")?,
-            offset_minutes: row.try_get::<Option<i64>, _>("due_offset_min")?.map(|minutes| minutes as i32),
+            offset_minutes: row
+                .try_get::<Option<i64>, _>("due_offset_min")?
+                .map(|minutes| minutes as i32),
         };
-        let due_at = DueAt::from_stored(&stored_due).ok_or_else(|| StoreError::Corrupt(format!("due moment {stored_due:?}")))?;
+        let due_at = DueAt::from_stored(&stored_due)
+            .ok_or_else(|| StoreError::Corrupt(format!("due moment {stored_due:?}")))?;
         let fire_at: Option<String> = row.try_get("fire_at")?;
         let state: String = row.try_get("state")?;
         let spec = EventSpec {
@@ -163,7 +174,8 @@ impl EventRecord {
             deep_link: row.try_get::<Option<String>, _>("deep_link")?.map(DeepLink::from_stored),
         };
         let lifecycle = Lifecycle {
-            state: State::from_stored(&state).ok_or_else(|| StoreError::Corrupt(format!("state {state:?}")))?,
+            state: State::from_stored(&state)
+                .ok_or_else(|| StoreError::Corrupt(format!("state {state:?}")))?,
             closed_at: optional_instant(row.try_get("closed_at")?)?,
             quiet_until: optional_instant(row.try_get("quiet_until")?)?,
         };
@@ -179,7 +191,10 @@ impl EventRecord {
             topic: row.try_get("topic")?,
             spec,
             lifecycle,
-            quiet: QuietHours { start: parse_clock(row.try_get("quiet_start")?)?, end: parse_clock(row.try_get("quiet_end")?)? },
+            quiet: QuietHours {
+                start: parse_clock(row.try_get("quiet_start")?)?,
+                end: parse_clock(row.try_get("quiet_end")?)?,
+            },
             reminders: Reminders {
                 checkpoint: optional_instant(row.try_get("checkpoint_at")?)?,
                 attention_since: optional_instant(row.try_get("attention_since")?)?,
@@ -194,7 +209,14 @@ impl EventRecord {
 
     /// The record of an event just inserted, as reading it back would find
     /// it, without reading it back.
-    pub(crate) fn inserted(id: i64, user: &UserRecord, source: &str, key: super::EventKey<'_>, write: super::EventWrite<'_>, now: DateTime<Utc>) -> Self {
+    pub(crate) fn inserted(
+        id: i64,
+        user: &UserRecord,
+        source: &str,
+        key: super::EventKey<'_>,
+        write: super::EventWrite<'_>,
+        now: DateTime<Utc>,
+    ) -> Self {
         // Instants are stored to the millisecond.
         let stored_now = DateTime::from_timestamp_millis(millis(now)).unwrap_or(now);
         Self {
@@ -220,6 +242,12 @@ impl EventRecord {
 
     /// The event's checkpoint ladder in its user's zone and quiet hours.
     pub(crate) fn ladder(&self) -> Ladder {
-        Ladder { due: self.spec.due.at, fire_date: self.spec.fire_date(), after_due: self.spec.after_due, zone: self.zone, quiet: self.quiet }
+        Ladder {
+            due: self.spec.due.at,
+            fire_date: self.spec.fire_date(),
+            after_due: self.spec.after_due,
+            zone: self.zone,
+            quiet: self.quiet,
+        }
     }
 }

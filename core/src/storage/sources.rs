@@ -9,7 +9,12 @@ use crate::domain::fields::SourceName;
 
 impl Store {
     /// Creates a source; `None` when the name is taken.
-    pub(crate) async fn create_source(&self, name: &SourceName, token_hash: &str, now: DateTime<Utc>) -> Result<Option<i64>, StoreError> {
+    pub(crate) async fn create_source(
+        &self,
+        name: &SourceName,
+        token_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<i64>, StoreError> {
         let row = sqlx::query(
             "INSERT INTO sources (name, token_hash, created_at, updated_at) VALUES ($1, $2, $3, $3) \
              ON CONFLICT (name) DO NOTHING RETURNING id",
@@ -23,24 +28,40 @@ impl Store {
     }
 
     /// Replaces a source's token; false when there is no such source.
-    pub(crate) async fn set_source_token(&self, name: &SourceName, token_hash: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
-        let result = sqlx::query("UPDATE sources SET token_hash = $2, updated_at = $3 WHERE name = $1")
-            .bind(name.as_str())
-            .bind(token_hash)
-            .bind(millis(now))
-            .execute(self.writer())
-            .await?;
+    pub(crate) async fn set_source_token(
+        &self,
+        name: &SourceName,
+        token_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result =
+            sqlx::query("UPDATE sources SET token_hash = $2, updated_at = $3 WHERE name = $1")
+                .bind(name.as_str())
+                .bind(token_hash)
+                .bind(millis(now))
+                .execute(self.writer())
+                .await?;
         Ok(result.rows_affected() > 0)
     }
 
     /// The source a token belongs to: its id and name.
-    pub(crate) async fn source_by_token(&self, token_hash: &str) -> Result<Option<(i64, SourceName)>, StoreError> {
-        let row = sqlx::query("SELECT id, name FROM sources WHERE token_hash = $1").bind(token_hash).fetch_optional(self.reader()).await?;
-        row.map(|row| Ok((row.try_get("id")?, SourceName::from_stored(row.try_get("name")?)))).transpose()
+    pub(crate) async fn source_by_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(i64, SourceName)>, StoreError> {
+        let row = sqlx::query("SELECT id, name FROM sources WHERE token_hash = $1")
+            .bind(token_hash)
+            .fetch_optional(self.reader())
+            .await?;
+        row.map(|row| Ok((row.try_get("id")?, SourceName::from_stored(row.try_get("name")?))))
+            .transpose()
     }
 
     pub(crate) async fn source_id(&self, name: &str) -> Result<Option<i64>, StoreError> {
-        let row = sqlx::query("SELECT id FROM sources WHERE name = $1").bind(name).fetch_optional(self.reader()).await?;
+        let row = sqlx::query("SELECT id FROM sources WHERE name = $1")
+            .bind(name)
+            .fetch_optional(self.reader())
+            .await?;
         row.map(|row| row.try_get("id")).transpose().map_err(StoreError::from)
     }
 
@@ -67,12 +88,22 @@ impl Store {
     /// is no such source, otherwise how many events went with it.
     pub(crate) async fn delete_source(&self, name: &SourceName) -> Result<Option<u64>, StoreError> {
         let mut transaction = self.begin_write().await?;
-        let Some(row) = sqlx::query("SELECT id FROM sources WHERE name = $1").bind(name.as_str()).fetch_optional(&mut *transaction).await? else {
+        let Some(row) = sqlx::query("SELECT id FROM sources WHERE name = $1")
+            .bind(name.as_str())
+            .fetch_optional(&mut *transaction)
+            .await?
+        else {
             return Ok(None);
         };
         let id: i64 = row.try_get("id")?;
-        let events = sqlx::query("DELETE FROM events WHERE source_id = $1").bind(id).execute(&mut *transaction).await?;
-        sqlx::query("DELETE FROM sources WHERE id = $1").bind(id).execute(&mut *transaction).await?;
+        let events = sqlx::query("DELETE FROM events WHERE source_id = $1")
+            .bind(id)
+            .execute(&mut *transaction)
+            .await?;
+        sqlx::query("DELETE FROM sources WHERE id = $1")
+            .bind(id)
+            .execute(&mut *transaction)
+            .await?;
         transaction.commit().await?;
         Ok(Some(events.rows_affected()))
     }

@@ -29,7 +29,9 @@ pub fn sqlite_file(url: &str) -> std::path::PathBuf {
 pub(super) fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
     let (path, query) = sqlite_parts(url);
     if path.is_empty() {
-        return Err(StoreError::BadUrl("the SQLite URL names no file, such as sqlite://hado-data/hado.db".into()));
+        return Err(StoreError::BadUrl(
+            "the SQLite URL names no file, such as sqlite://hado-data/hado.db".into(),
+        ));
     }
     let mode = query.split('&').find_map(|pair| pair.strip_prefix("mode="));
     if path != ":memory:" && mode.is_none_or(|mode| mode == "rwc") {
@@ -49,24 +51,36 @@ pub(super) fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
 /// is the operator's and is left as it is, with a warning when others can
 /// read it.
 fn make_private(file: &Path) -> Result<(), StoreError> {
-    let cannot = |what: &str, path: &Path, error: std::io::Error| StoreError::BadUrl(format!("cannot {what} {}: {error}", path.display()));
+    let cannot = |what: &str, path: &Path, error: std::io::Error| {
+        StoreError::BadUrl(format!("cannot {what} {}: {error}", path.display()))
+    };
     if let Some(folder) = file.parent().filter(|folder| !folder.as_os_str().is_empty()) {
         if folder.is_dir() {
             if folder.metadata().is_ok_and(|metadata| metadata.permissions().mode() & 0o077 != 0) {
                 tracing::warn!(folder = %folder.display(), "the database's folder can be read by others; `chmod 700` it");
             }
         } else {
-            DirBuilder::new().recursive(true).mode(0o700).create(folder).map_err(|error| cannot("create the database folder", folder, error))?;
+            DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(folder)
+                .map_err(|error| cannot("create the database folder", folder, error))?;
         }
     }
-    OpenOptions::new().create(true).append(true).mode(0o600).open(file).map_err(|error| cannot("create the database", file, error))?;
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(file)
+        .map_err(|error| cannot("create the database", file, error))?;
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let path = format!("{}{suffix}", file.display());
         let path = Path::new(&path);
         if let Ok(metadata) = path.metadata()
             && metadata.permissions().mode() & 0o077 != 0
         {
-            std::fs::set_permissions(path, Permissions::from_mode(0o600)).map_err(|error| cannot("make private", path, error))?;
+            std::fs::set_permissions(path, Permissions::from_mode(0o600))
+                .map_err(|error| cannot("make private", path, error))?;
         }
     }
     Ok(())
@@ -84,7 +98,10 @@ mod tests {
         let nested = folder.path().join("nested");
         assert_eq!(nested.metadata().unwrap().permissions().mode() & 0o777, 0o700);
         assert_eq!(nested.join("hado.db").metadata().unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(prepare_sqlite_url("sqlite::memory:?cache=shared").unwrap(), "sqlite://:memory:?cache=shared&mode=rwc");
+        assert_eq!(
+            prepare_sqlite_url("sqlite::memory:?cache=shared").unwrap(),
+            "sqlite://:memory:?cache=shared&mode=rwc"
+        );
         assert_eq!(prepare_sqlite_url("sqlite://x.db?mode=ro").unwrap(), "sqlite://x.db?mode=ro");
         assert!(!Path::new("x.db").exists(), "a read-only URL creates nothing");
     }
@@ -100,7 +117,12 @@ mod tests {
         }
         prepare_sqlite_url(&format!("sqlite://{}", file.display())).unwrap();
         for suffix in ["", "-wal", "-shm"] {
-            let mode = Path::new(&format!("{}{suffix}", file.display())).metadata().unwrap().permissions().mode() & 0o777;
+            let mode = Path::new(&format!("{}{suffix}", file.display()))
+                .metadata()
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
             assert_eq!(mode, 0o600, "hado.db{suffix}");
         }
     }

@@ -6,7 +6,12 @@ use sqlx::{AnyConnection, Row};
 use super::StoreError;
 use super::records::millis;
 
-pub(crate) async fn insert_link(connection: &mut AnyConnection, code: &str, user_id: i64, expires_at: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn insert_link(
+    connection: &mut AnyConnection,
+    code: &str,
+    user_id: i64,
+    expires_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
     sqlx::query("INSERT INTO telegram_links (code, user_id, expires_at) VALUES ($1, $2, $3)")
         .bind(code.to_owned())
         .bind(user_id)
@@ -17,16 +22,31 @@ pub(crate) async fn insert_link(connection: &mut AnyConnection, code: &str, user
 }
 
 /// Uses up a linking code: the user it names, when it has not expired.
-pub(crate) async fn take_link(connection: &mut AnyConnection, code: &str, now: DateTime<Utc>) -> Result<Option<i64>, StoreError> {
-    let row = sqlx::query("SELECT user_id, expires_at FROM telegram_links WHERE code = $1").bind(code.to_owned()).fetch_optional(&mut *connection).await?;
-    sqlx::query("DELETE FROM telegram_links WHERE code = $1 OR expires_at < $2").bind(code.to_owned()).bind(millis(now)).execute(&mut *connection).await?;
+pub(crate) async fn take_link(
+    connection: &mut AnyConnection,
+    code: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<i64>, StoreError> {
+    let row = sqlx::query("SELECT user_id, expires_at FROM telegram_links WHERE code = $1")
+        .bind(code.to_owned())
+        .fetch_optional(&mut *connection)
+        .await?;
+    sqlx::query("DELETE FROM telegram_links WHERE code = $1 OR expires_at < $2")
+        .bind(code.to_owned())
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
     let Some(row) = row else { return Ok(None) };
     let expires_at: i64 = row.try_get("expires_at")?;
     Ok((expires_at > millis(now)).then(|| row.try_get("user_id")).transpose()?)
 }
 
 /// Records an update as handled; false when it already was.
-pub(crate) async fn record_update(connection: &mut AnyConnection, update_id: i64, now: DateTime<Utc>) -> Result<bool, StoreError> {
+pub(crate) async fn record_update(
+    connection: &mut AnyConnection,
+    update_id: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
     let done = sqlx::query("INSERT INTO telegram_updates (update_id, received_at) VALUES ($1, $2) ON CONFLICT (update_id) DO NOTHING")
         .bind(update_id)
         .bind(millis(now))
@@ -46,7 +66,12 @@ pub(crate) struct Button {
     pub(crate) chat_id: Option<String>,
 }
 
-pub(crate) async fn insert_button(connection: &mut AnyConnection, id: &str, button: &Button, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn insert_button(
+    connection: &mut AnyConnection,
+    id: &str,
+    button: &Button,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     sqlx::query("INSERT INTO telegram_buttons (id, event_id, user_id, action, chat_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(id.to_owned())
         .bind(button.event_id)
@@ -60,13 +85,23 @@ pub(crate) async fn insert_button(connection: &mut AnyConnection, id: &str, butt
 }
 
 /// The event, user, action and chat a button stands for.
-pub(crate) async fn find_button(connection: &mut AnyConnection, id: &str) -> Result<Option<Button>, StoreError> {
-    let row = sqlx::query("SELECT event_id, user_id, action, chat_id FROM telegram_buttons WHERE id = $1")
-        .bind(id.to_owned())
-        .fetch_optional(&mut *connection)
-        .await?;
+pub(crate) async fn find_button(
+    connection: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<Button>, StoreError> {
+    let row = sqlx::query(
+        "SELECT event_id, user_id, action, chat_id FROM telegram_buttons WHERE id = $1",
+    )
+    .bind(id.to_owned())
+    .fetch_optional(&mut *connection)
+    .await?;
     row.map(|row| {
-        Ok(Button { event_id: row.try_get("event_id")?, user_id: row.try_get("user_id")?, action: row.try_get("action")?, chat_id: row.try_get("chat_id")? })
+        Ok(Button {
+            event_id: row.try_get("event_id")?,
+            user_id: row.try_get("user_id")?,
+            action: row.try_get("action")?,
+            chat_id: row.try_get("chat_id")?,
+        })
     })
     .transpose()
 }

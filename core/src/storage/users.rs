@@ -27,17 +27,32 @@ pub(crate) async fn ensure_user(
         .bind(millis(now))
         .execute(&mut *connection)
         .await?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1"))).bind(login.as_str()).fetch_one(&mut *connection).await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
+        .bind(login.as_str())
+        .fetch_one(&mut *connection)
+        .await?;
     UserRecord::from_row(&row)
 }
 
-pub(crate) async fn find_user(connection: &mut AnyConnection, login: &Login) -> Result<Option<UserRecord>, StoreError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1"))).bind(login.as_str()).fetch_optional(&mut *connection).await?;
+pub(crate) async fn find_user(
+    connection: &mut AnyConnection,
+    login: &Login,
+) -> Result<Option<UserRecord>, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
+        .bind(login.as_str())
+        .fetch_optional(&mut *connection)
+        .await?;
     row.as_ref().map(UserRecord::from_row).transpose()
 }
 
-pub(crate) async fn user_by_id(connection: &mut AnyConnection, id: i64) -> Result<UserRecord, StoreError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE id = $1"))).bind(id).fetch_one(&mut *connection).await?;
+pub(crate) async fn user_by_id(
+    connection: &mut AnyConnection,
+    id: i64,
+) -> Result<UserRecord, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE id = $1")))
+        .bind(id)
+        .fetch_one(&mut *connection)
+        .await?;
     UserRecord::from_row(&row)
 }
 
@@ -64,11 +79,19 @@ pub(crate) async fn save_profile(
 
 /// The user an agent token belongs to, with how many of their open events
 /// need attention and when the token was last marked as used: one read.
-pub(crate) async fn user_by_agent_token(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<AgentTokenUser>, StoreError> {
-    let row = sqlx::query(agent_token_query()).bind(token_hash).fetch_optional(&mut *connection).await?;
+pub(crate) async fn user_by_agent_token(
+    connection: &mut AnyConnection,
+    token_hash: &str,
+) -> Result<Option<AgentTokenUser>, StoreError> {
+    let row =
+        sqlx::query(agent_token_query()).bind(token_hash).fetch_optional(&mut *connection).await?;
     let Some(row) = row else { return Ok(None) };
     let last_used: Option<i64> = row.try_get("last_used_at")?;
-    Ok(Some(AgentTokenUser { user: UserRecord::from_row(&row)?, attention: row.try_get("attention")?, last_used_at: last_used.map(instant).transpose()? }))
+    Ok(Some(AgentTokenUser {
+        user: UserRecord::from_row(&row)?,
+        attention: row.try_get("attention")?,
+        last_used_at: last_used.map(instant).transpose()?,
+    }))
 }
 
 /// The one read behind every agent call. The count walks the attention
@@ -91,7 +114,11 @@ pub(crate) struct AgentTokenUser {
 }
 
 /// Marks a user's agent token as used at `now`.
-pub(crate) async fn mark_agent_token_used(connection: &mut AnyConnection, user_id: i64, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn mark_agent_token_used(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     sqlx::query("UPDATE agent_tokens SET last_used_at = $2 WHERE user_id = $1 AND (last_used_at IS NULL OR last_used_at < $2)")
         .bind(user_id)
         .bind(millis(now))
@@ -102,8 +129,16 @@ pub(crate) async fn mark_agent_token_used(connection: &mut AnyConnection, user_i
 
 /// Stores a user's one agent token, replacing (and so invalidating) any
 /// previous one.
-pub(crate) async fn replace_agent_token(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+pub(crate) async fn replace_agent_token(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1")
+        .bind(user_id)
+        .execute(&mut *connection)
+        .await?;
     sqlx::query("INSERT INTO agent_tokens (user_id, token_hash, created_at, updated_at) VALUES ($1, $2, $3, $3)")
         .bind(user_id)
         .bind(token_hash)
@@ -114,14 +149,26 @@ pub(crate) async fn replace_agent_token(connection: &mut AnyConnection, user_id:
 }
 
 /// Deletes a user's agent token; false when there was none.
-pub(crate) async fn delete_agent_token(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
-    let result = sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+pub(crate) async fn delete_agent_token(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<bool, StoreError> {
+    let result = sqlx::query("DELETE FROM agent_tokens WHERE user_id = $1")
+        .bind(user_id)
+        .execute(&mut *connection)
+        .await?;
     Ok(result.rows_affected() > 0)
 }
 
 /// When a user's agent token was issued and last used, if they have one.
-pub(crate) async fn agent_token_status(connection: &mut AnyConnection, user_id: i64) -> Result<Option<(DateTime<Utc>, Option<DateTime<Utc>>)>, StoreError> {
-    let row = sqlx::query("SELECT created_at, last_used_at FROM agent_tokens WHERE user_id = $1").bind(user_id).fetch_optional(&mut *connection).await?;
+pub(crate) async fn agent_token_status(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Option<(DateTime<Utc>, Option<DateTime<Utc>>)>, StoreError> {
+    let row = sqlx::query("SELECT created_at, last_used_at FROM agent_tokens WHERE user_id = $1")
+        .bind(user_id)
+        .fetch_optional(&mut *connection)
+        .await?;
     let Some(row) = row else { return Ok(None) };
     let last_used: Option<i64> = row.try_get("last_used_at")?;
     Ok(Some((instant(row.try_get("created_at")?)?, last_used.map(instant).transpose()?)))
@@ -151,8 +198,16 @@ impl Store {
 }
 
 /// Gives the user a new calendar feed token; any earlier one stops working.
-pub(crate) async fn replace_calendar_feed(connection: &mut AnyConnection, user_id: i64, token_hash: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+pub(crate) async fn replace_calendar_feed(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1")
+        .bind(user_id)
+        .execute(&mut *connection)
+        .await?;
     sqlx::query("INSERT INTO calendar_feeds (user_id, token_hash, created_at) VALUES ($1, $2, $3)")
         .bind(user_id)
         .bind(token_hash)
@@ -162,18 +217,33 @@ pub(crate) async fn replace_calendar_feed(connection: &mut AnyConnection, user_i
     Ok(())
 }
 
-pub(crate) async fn delete_calendar_feed(connection: &mut AnyConnection, user_id: i64) -> Result<bool, StoreError> {
-    let result = sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1").bind(user_id).execute(&mut *connection).await?;
+pub(crate) async fn delete_calendar_feed(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<bool, StoreError> {
+    let result = sqlx::query("DELETE FROM calendar_feeds WHERE user_id = $1")
+        .bind(user_id)
+        .execute(&mut *connection)
+        .await?;
     Ok(result.rows_affected() > 0)
 }
 
 /// When the user's calendar feed was made, if they have one.
-pub(crate) async fn calendar_feed_created(connection: &mut AnyConnection, user_id: i64) -> Result<Option<DateTime<Utc>>, StoreError> {
-    let row = sqlx::query("SELECT created_at FROM calendar_feeds WHERE user_id = $1").bind(user_id).fetch_optional(&mut *connection).await?;
+pub(crate) async fn calendar_feed_created(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let row = sqlx::query("SELECT created_at FROM calendar_feeds WHERE user_id = $1")
+        .bind(user_id)
+        .fetch_optional(&mut *connection)
+        .await?;
     row.map(|row| instant(row.try_get("created_at")?)).transpose()
 }
 
-pub(crate) async fn user_by_calendar_feed(connection: &mut AnyConnection, token_hash: &str) -> Result<Option<UserRecord>, StoreError> {
+pub(crate) async fn user_by_calendar_feed(
+    connection: &mut AnyConnection,
+    token_hash: &str,
+) -> Result<Option<UserRecord>, StoreError> {
     let row = sqlx::query(
         "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale FROM calendar_feeds f JOIN users u ON u.id = f.user_id WHERE f.token_hash = $1",
     )

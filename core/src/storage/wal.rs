@@ -104,6 +104,7 @@ async fn run(options: AnyConnectOptions, writer: AnyPool, mut stopped: watch::Re
 /// Copies what it can of the log into the file without waiting for anyone,
 /// and returns the log's length in pages.
 async fn copy_log(connection: &mut AnyConnection) -> Result<i64, sqlx::Error> {
-    let (_busy, pages, _copied): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(connection).await?;
+    let (_busy, pages, _copied): (i64, i64, i64) =
+        sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(connection).await?;
     Ok(pages)
 }

@@ -18,7 +18,9 @@ use axum::http::HeaderMap;
 use chrono::{DurationRound, Utc};
 use tokio::process::{Child, Command};
 
-use hado_core::testing::{self, ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase};
+use hado_core::testing::{
+    self, ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase,
+};
 use hado_proto::v1;
 use hado_proto::v1::admin_client::AdminClient;
 use hado_proto::v1::inbox_client::InboxClient;
@@ -47,7 +49,8 @@ async fn start_core_with(database_url: &str, address: &str, settings: &[(&str, &
         .kill_on_drop(true)
         .spawn()
         .expect("hado-core starts");
-    let channel = tonic::transport::Channel::from_shared(format!("http://{address}")).unwrap().connect_lazy();
+    let channel =
+        tonic::transport::Channel::from_shared(format!("http://{address}")).unwrap().connect_lazy();
     testing::wait_until_serving(channel).await;
     child
 }
@@ -76,7 +79,11 @@ impl Receiver {
             axum::routing::post(move |headers: HeaderMap| {
                 let receiver = receiver.clone();
                 async move {
-                    let id = headers.get("webhook-id").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned();
+                    let id = headers
+                        .get("webhook-id")
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
                     *receiver.seen.lock().unwrap().entry(id).or_default() += 1;
                     let hold = receiver.hold_first.lock().unwrap().take();
                     if let Some(hold) = hold {
@@ -106,7 +113,11 @@ impl Receiver {
     async fn wait_for_total(&self, total: usize, within: Duration) {
         let started = tokio::time::Instant::now();
         while self.total() < total {
-            assert!(started.elapsed() < within, "the receiver got {} requests, not {total}", self.total());
+            assert!(
+                started.elapsed() < within,
+                "the receiver got {} requests, not {total}",
+                self.total()
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -115,16 +126,25 @@ impl Receiver {
 /// A due moment whose "one hour before" checkpoint is the next whole minute
 /// at least 15 s away.
 fn due_just_over_an_hour_ahead() -> String {
-    let soon = (Utc::now() + chrono::Duration::seconds(15)).duration_trunc(chrono::Duration::minutes(1)).unwrap() + chrono::Duration::minutes(1);
+    let soon = (Utc::now() + chrono::Duration::seconds(15))
+        .duration_trunc(chrono::Duration::minutes(1))
+        .unwrap()
+        + chrono::Duration::minutes(1);
     (soon + chrono::Duration::hours(1)).format("%Y-%m-%dT%H:%MZ").to_string()
 }
 
 /// A user with no quiet hours (so the checkpoint is not moved), a webhook,
 /// and `count` events due just over an hour ahead.
 async fn prepare(address: &str, hook: &str, count: usize) {
-    let channel = tonic::transport::Channel::from_shared(format!("http://{address}")).unwrap().connect_lazy();
-    let mut inbox = InboxClient::with_interceptor(channel.clone(), Bearer::new(GATEWAY_TOKEN, Some("anna")));
-    let none = v1::UpdateProfileRequest { quiet_start: Some("00:00".into()), quiet_end: Some("00:00".into()), ..Default::default() };
+    let channel =
+        tonic::transport::Channel::from_shared(format!("http://{address}")).unwrap().connect_lazy();
+    let mut inbox =
+        InboxClient::with_interceptor(channel.clone(), Bearer::new(GATEWAY_TOKEN, Some("anna")));
+    let none = v1::UpdateProfileRequest {
+        quiet_start: Some("00:00".into()),
+        quiet_end: Some("00:00".into()),
+        ..Default::default()
+    };
     inbox.update_profile(none).await.unwrap();
     inbox.add_webhook(v1::AddWebhookRequest { url: hook.into() }).await.unwrap();
     let token = AdminClient::with_interceptor(channel.clone(), Bearer::new(ADMIN_TOKEN, None))
@@ -139,10 +159,17 @@ async fn prepare(address: &str, hook: &str, count: usize) {
             user: "anna".into(),
             r#ref: format!("item-{index}"),
             topic: String::new(),
-            fields: Some(v1::EventFields { title: format!("Item {index}"), due_at: due_at.clone(), ..Default::default() }),
+            fields: Some(v1::EventFields {
+                title: format!("Item {index}"),
+                due_at: due_at.clone(),
+                ..Default::default()
+            }),
         })
         .collect();
-    IngestClient::with_interceptor(channel, Bearer::new(&token, None)).upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();
+    IngestClient::with_interceptor(channel, Bearer::new(&token, None))
+        .upsert_events(v1::UpsertEventsRequest { events })
+        .await
+        .unwrap();
 }
 
 async fn a_core_killed_mid_send_loses_no_reminder(backend: Backend) {
@@ -173,7 +200,11 @@ async fn a_core_killed_mid_send_loses_no_reminder(backend: Backend) {
 /// process's file), so this test has no SQLite twin.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_cores_on_one_postgres_send_each_reminder_once() {
-    let Some(backend) = Backend::postgres("faults::two_cores_on_one_postgres_send_each_reminder_once") else { return };
+    let Some(backend) =
+        Backend::postgres("faults::two_cores_on_one_postgres_send_each_reminder_once")
+    else {
+        return;
+    };
     let database = TestDatabase::create(&backend).await;
     // The receiver takes its time, so that posts pile up if nothing paces them.
     let receiver = Receiver { hold_each: Duration::from_millis(20), ..Receiver::default() };
@@ -192,7 +223,10 @@ async fn two_cores_on_one_postgres_send_each_reminder_once() {
     assert!(twice.is_empty(), "sent more than once: {twice:?}");
     assert_eq!(seen.len(), 1000, "each of the 1,000 due reminders arrived");
     let most = receiver.held.lock().unwrap().1;
-    assert!((2..=8).contains(&most), "at most 8 posts in flight to the receiver from both cores together, and more than one: {most}");
+    assert!(
+        (2..=8).contains(&most),
+        "at most 8 posts in flight to the receiver from both cores together, and more than one: {most}"
+    );
     drop((first, second));
     database.drop_now().await;
 }

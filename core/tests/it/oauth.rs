@@ -32,10 +32,17 @@ fn person(core: &TestCore, login: &str) -> OAuth {
 }
 
 async fn register(core: &TestCore, metadata: &str) -> Result<String, v1::OAuthError> {
-    let reply = gateway(core).register_client(v1::RegisterClientRequest { metadata_json: metadata.into() }).await.unwrap().into_inner();
+    let reply = gateway(core)
+        .register_client(v1::RegisterClientRequest { metadata_json: metadata.into() })
+        .await
+        .unwrap()
+        .into_inner();
     match reply.outcome.unwrap() {
         register_client_reply::Outcome::ClientJson(json) => {
-            Ok(serde_json::from_str::<serde_json::Value>(&json).unwrap()["client_id"].as_str().unwrap().to_owned())
+            Ok(serde_json::from_str::<serde_json::Value>(&json).unwrap()["client_id"]
+                .as_str()
+                .unwrap()
+                .to_owned())
         }
         register_client_reply::Outcome::Error(error) => Err(error),
     }
@@ -61,7 +68,10 @@ async fn code(core: &TestCore, client_id: &str) -> String {
     url.query_pairs().find(|(name, _)| name == "code").unwrap().1.into_owned()
 }
 
-async fn token(core: &TestCore, request: v1::TokenRequest) -> Result<v1::TokenGrant, v1::OAuthError> {
+async fn token(
+    core: &TestCore,
+    request: v1::TokenRequest,
+) -> Result<v1::TokenGrant, v1::OAuthError> {
     let request = v1::TokenRequest { served_resource: SERVED.into(), ..request };
     match gateway(core).token(request).await.unwrap().into_inner().outcome.unwrap() {
         token_reply::Outcome::Tokens(tokens) => Ok(tokens),
@@ -69,7 +79,11 @@ async fn token(core: &TestCore, request: v1::TokenRequest) -> Result<v1::TokenGr
     }
 }
 
-async fn exchange(core: &TestCore, client_id: &str, code: &str) -> Result<v1::TokenGrant, v1::OAuthError> {
+async fn exchange(
+    core: &TestCore,
+    client_id: &str,
+    code: &str,
+) -> Result<v1::TokenGrant, v1::OAuthError> {
     let request = v1::TokenRequest {
         grant_type: "authorization_code".into(),
         client_id: client_id.into(),
@@ -81,9 +95,21 @@ async fn exchange(core: &TestCore, client_id: &str, code: &str) -> Result<v1::To
     token(core, request).await
 }
 
-async fn refresh(core: &TestCore, client_id: &str, refresh_token: &str) -> Result<v1::TokenGrant, v1::OAuthError> {
-    token(core, v1::TokenRequest { grant_type: "refresh_token".into(), client_id: client_id.into(), refresh_token: refresh_token.into(), ..Default::default() })
-        .await
+async fn refresh(
+    core: &TestCore,
+    client_id: &str,
+    refresh_token: &str,
+) -> Result<v1::TokenGrant, v1::OAuthError> {
+    token(
+        core,
+        v1::TokenRequest {
+            grant_type: "refresh_token".into(),
+            client_id: client_id.into(),
+            refresh_token: refresh_token.into(),
+            ..Default::default()
+        },
+    )
+    .await
 }
 
 /// Whether `access_token` is accepted as its person.
@@ -93,13 +119,25 @@ async fn works(core: &TestCore, access_token: &str) -> bool {
 
 async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
-    let client_id = register(&core, &format!(r#"{{"client_name":"Probe","redirect_uris":["{REDIRECT}"]}}"#)).await.unwrap();
+    let client_id =
+        register(&core, &format!(r#"{{"client_name":"Probe","redirect_uris":["{REDIRECT}"]}}"#))
+            .await
+            .unwrap();
     let first = exchange(&core, &client_id, &code(&core, &client_id).await).await.unwrap();
     assert!(works(&core, &first.access_token).await);
-    let profile = core.agent(&first.access_token).get_profile(v1::GetProfileRequest {}).await.unwrap().into_inner();
+    let profile = core
+        .agent(&first.access_token)
+        .get_profile(v1::GetProfileRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(profile.login, "anna");
     // An app signed in this way is an agent: it cannot manage credentials.
-    let denied = core.agent(&first.access_token).list_connected_apps(v1::ListConnectedAppsRequest {}).await.unwrap_err();
+    let denied = core
+        .agent(&first.access_token)
+        .list_connected_apps(v1::ListConnectedAppsRequest {})
+        .await
+        .unwrap_err();
     assert_eq!(denied.code(), tonic::Code::PermissionDenied);
 
     // Refreshing rotates both tokens; the old refresh token used again
@@ -107,11 +145,27 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
     let second = refresh(&core, &client_id, &first.refresh_token).await.unwrap();
     assert_ne!(second.refresh_token, first.refresh_token);
     assert!(works(&core, &second.access_token).await);
-    assert!(!works(&core, &first.access_token).await, "a refresh revokes the access token it replaces");
-    assert_eq!(refresh(&core, "hado_client_other", &second.refresh_token).await.unwrap_err().error, "invalid_grant", "another client's");
-    assert_eq!(refresh(&core, &client_id, &first.refresh_token).await.unwrap_err().error, "invalid_grant");
-    assert!(!works(&core, &second.access_token).await, "reuse of a rotated refresh token revokes the grant");
-    assert_eq!(refresh(&core, &client_id, &second.refresh_token).await.unwrap_err().error, "invalid_grant");
+    assert!(
+        !works(&core, &first.access_token).await,
+        "a refresh revokes the access token it replaces"
+    );
+    assert_eq!(
+        refresh(&core, "hado_client_other", &second.refresh_token).await.unwrap_err().error,
+        "invalid_grant",
+        "another client's"
+    );
+    assert_eq!(
+        refresh(&core, &client_id, &first.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
+    assert!(
+        !works(&core, &second.access_token).await,
+        "reuse of a rotated refresh token revokes the grant"
+    );
+    assert_eq!(
+        refresh(&core, &client_id, &second.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
 
     // An access token lasts an hour; the refresh token outlives it.
     let third = exchange(&core, &client_id, &code(&core, &client_id).await).await.unwrap();
@@ -122,19 +176,50 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
 
     // Disconnect stops it at once; the list is the person's own.
     let inbox = core.inbox_as("anna");
-    let apps = inbox.clone().list_connected_apps(v1::ListConnectedAppsRequest {}).await.unwrap().into_inner().apps;
-    assert_eq!(apps.iter().map(|app| (app.name.as_str(), app.redirect_host.as_str())).collect::<Vec<_>>(), [("Probe", "127.0.0.1")]);
-    let not_bobs = core.inbox_as("bob").disconnect_app(v1::ConnectedAppId { id: apps[0].id }).await.unwrap().into_inner();
-    assert!(!not_bobs.disconnected && works(&core, &fourth.access_token).await, "bob cannot disconnect anna's app");
-    assert!(inbox.clone().disconnect_app(v1::ConnectedAppId { id: apps[0].id }).await.unwrap().into_inner().disconnected);
+    let apps = inbox
+        .clone()
+        .list_connected_apps(v1::ListConnectedAppsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .apps;
+    assert_eq!(
+        apps.iter().map(|app| (app.name.as_str(), app.redirect_host.as_str())).collect::<Vec<_>>(),
+        [("Probe", "127.0.0.1")]
+    );
+    let not_bobs = core
+        .inbox_as("bob")
+        .disconnect_app(v1::ConnectedAppId { id: apps[0].id })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        !not_bobs.disconnected && works(&core, &fourth.access_token).await,
+        "bob cannot disconnect anna's app"
+    );
+    assert!(
+        inbox
+            .clone()
+            .disconnect_app(v1::ConnectedAppId { id: apps[0].id })
+            .await
+            .unwrap()
+            .into_inner()
+            .disconnected
+    );
     assert!(!works(&core, &fourth.access_token).await);
-    assert_eq!(refresh(&core, &client_id, &fourth.refresh_token).await.unwrap_err().error, "invalid_grant");
+    assert_eq!(
+        refresh(&core, &client_id, &fourth.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
 
     // Checking a request (which may fetch a document) takes the gateway credential.
     let anonymous = OAuthClient::new(core.channel()).check_authorization(request(&client_id)).await;
     assert_eq!(anonymous.unwrap_err().code(), tonic::Code::Unauthenticated);
     // An agent cannot approve a sign-in for itself: Approve takes the gateway credential.
-    let as_agent = OAuthClient::with_interceptor(core.channel(), Bearer::new(&fourth.access_token, None)).approve(request(&client_id)).await;
+    let as_agent =
+        OAuthClient::with_interceptor(core.channel(), Bearer::new(&fourth.access_token, None))
+            .approve(request(&client_id))
+            .await;
     assert_eq!(as_agent.unwrap_err().code(), tonic::Code::Unauthenticated);
     core.stop().await;
 }
@@ -147,11 +232,21 @@ async fn registrations_expire_unused_and_are_capped(backend: Backend) {
     exchange(&core, &connected, &code(&core, &connected).await).await.unwrap();
     core.clock.advance(Duration::minutes(59));
     register(&core, &metadata).await.unwrap();
-    assert!(gateway(&core).check_authorization(request(&unused)).await.unwrap().into_inner().error.is_none(), "within the hour it is kept");
+    assert!(
+        gateway(&core)
+            .check_authorization(request(&unused))
+            .await
+            .unwrap()
+            .into_inner()
+            .error
+            .is_none(),
+        "within the hour it is kept"
+    );
     core.clock.advance(Duration::minutes(62));
     // The next registration forgets what no one connected within an hour of its last use.
     register(&core, &metadata).await.unwrap();
-    let forgotten = gateway(&core).check_authorization(request(&unused)).await.unwrap().into_inner();
+    let forgotten =
+        gateway(&core).check_authorization(request(&unused)).await.unwrap().into_inner();
     assert_eq!(forgotten.error.map(|error| error.error), Some("invalid_client".into()));
     assert!(forgotten.redirect_to.is_empty(), "an unknown client is never redirected to");
     let kept = gateway(&core).check_authorization(request(&connected)).await.unwrap().into_inner();
@@ -169,15 +264,22 @@ async fn registrations_expire_unused_and_are_capped(backend: Backend) {
     let newest = flood.last().unwrap();
     let newcomer = gateway(&core).check_authorization(request(newest)).await.unwrap().into_inner();
     assert!(newcomer.error.is_none(), "the newest registration works: {newcomer:?}");
-    let pushed_out = gateway(&core).check_authorization(request(&oldest)).await.unwrap().into_inner();
-    assert_eq!(pushed_out.error.map(|error| error.error), Some("invalid_client".into()), "the least recently used made room");
+    let pushed_out =
+        gateway(&core).check_authorization(request(&oldest)).await.unwrap().into_inner();
+    assert_eq!(
+        pushed_out.error.map(|error| error.error),
+        Some("invalid_client".into()),
+        "the least recently used made room"
+    );
     let kept = gateway(&core).check_authorization(request(&connected)).await.unwrap().into_inner();
     assert!(kept.error.is_none(), "a connected client is never pushed out");
     core.stop().await;
 }
 
 /// Serves a client's metadata document on loopback, counting fetches.
-async fn document_server(body: impl Fn(&str) -> String + Send + Sync + 'static) -> (String, Arc<AtomicUsize>) {
+async fn document_server(
+    body: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let fetched = Arc::new(AtomicUsize::new(0));
@@ -199,31 +301,59 @@ async fn a_client_is_known_by_its_metadata_document(backend: Backend) {
     // Test cores allow private targets, so a document on loopback over
     // http stands in for one on an https site.
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
-    let (base, fetched) = document_server(|own| format!(r#"{{"client_id":"{own}","client_name":"Doc App","redirect_uris":["{REDIRECT}"]}}"#)).await;
+    let (base, fetched) = document_server(|own| {
+        format!(r#"{{"client_id":"{own}","client_name":"Doc App","redirect_uris":["{REDIRECT}"]}}"#)
+    })
+    .await;
     let client_id = format!("{base}/client.json");
     let check = gateway(&core).check_authorization(request(&client_id)).await.unwrap().into_inner();
-    assert_eq!((check.error, check.client_name.as_str(), check.redirect_host.as_str()), (None, "Doc App", "127.0.0.1"));
+    assert_eq!(
+        (check.error, check.client_name.as_str(), check.redirect_host.as_str()),
+        (None, "Doc App", "127.0.0.1")
+    );
     let tokens = exchange(&core, &client_id, &code(&core, &client_id).await).await.unwrap();
     assert!(works(&core, &tokens.access_token).await);
     assert_eq!(fetched.load(Ordering::SeqCst), 2, "fetched afresh for the page and for Allow");
 
     // A document that names another client, or a redirect URI it does not list.
-    let (other, _) = document_server(|_| format!(r#"{{"client_id":"https://evil.example/c.json","redirect_uris":["{REDIRECT}"]}}"#)).await;
-    let check = gateway(&core).check_authorization(request(&format!("{other}/client.json"))).await.unwrap().into_inner();
+    let (other, _) = document_server(|_| {
+        format!(r#"{{"client_id":"https://evil.example/c.json","redirect_uris":["{REDIRECT}"]}}"#)
+    })
+    .await;
+    let check = gateway(&core)
+        .check_authorization(request(&format!("{other}/client.json")))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(check.error.map(|error| error.error), Some("invalid_client".into()));
-    let wrong_redirect = v1::AuthorizationRequest { redirect_uri: "http://127.0.0.1:9/elsewhere".into(), ..request(&client_id) };
+    let wrong_redirect = v1::AuthorizationRequest {
+        redirect_uri: "http://127.0.0.1:9/elsewhere".into(),
+        ..request(&client_id)
+    };
     let check = gateway(&core).check_authorization(wrong_redirect).await.unwrap().into_inner();
     assert_eq!(check.error.map(|error| error.error), Some("invalid_request".into()));
     assert!(check.redirect_to.is_empty());
-    let unreachable = gateway(&core).check_authorization(request("http://127.0.0.1:9/client.json")).await.unwrap().into_inner();
+    let unreachable = gateway(&core)
+        .check_authorization(request("http://127.0.0.1:9/client.json"))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(unreachable.error.map(|error| error.error), Some("invalid_client".into()));
     core.stop().await;
 }
 
 async fn a_document_on_a_private_address_is_refused_when_private_targets_are(backend: Backend) {
-    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| config.webhook_allow_private = false).await;
-    for client_id in ["http://127.0.0.1:9/client.json", "https://127.0.0.1:9/client.json", "https://10.0.0.1/client.json"] {
-        let check = gateway(&core).check_authorization(request(client_id)).await.unwrap().into_inner();
+    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
+        config.webhook_allow_private = false
+    })
+    .await;
+    for client_id in [
+        "http://127.0.0.1:9/client.json",
+        "https://127.0.0.1:9/client.json",
+        "https://10.0.0.1/client.json",
+    ] {
+        let check =
+            gateway(&core).check_authorization(request(client_id)).await.unwrap().into_inner();
         let error = check.error.unwrap();
         assert_eq!(error.error, "invalid_client", "{client_id}: {}", error.description);
     }

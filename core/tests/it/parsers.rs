@@ -17,7 +17,10 @@ use hado_core::links::{LinkAction, LinkSigner};
 use hado_core::telegram::button_id;
 
 fn config() -> ProptestConfig {
-    let cases = std::env::var("HADO_PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(10_000);
+    let cases = std::env::var("HADO_PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(10_000);
     ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
 }
 

@@ -29,10 +29,19 @@ struct FakeTelegram {
     throttled_once: Arc<Mutex<bool>>,
 }
 
-async fn bot_api(State(fake): State<FakeTelegram>, Path((_token, method)): Path<(String, String)>, Json(body): Json<Value>) -> (StatusCode, Json<Value>) {
+async fn bot_api(
+    State(fake): State<FakeTelegram>,
+    Path((_token, method)): Path<(String, String)>,
+    Json(body): Json<Value>,
+) -> (StatusCode, Json<Value>) {
     fake.calls.lock().unwrap().push((method.clone(), body.clone()));
     match method.as_str() {
-        "getMe" => (StatusCode::OK, Json(json!({"ok": true, "result": {"id": 1, "is_bot": true, "username": "hado_test_bot"}}))),
+        "getMe" => (
+            StatusCode::OK,
+            Json(
+                json!({"ok": true, "result": {"id": 1, "is_bot": true, "username": "hado_test_bot"}}),
+            ),
+        ),
         "getUpdates" => {
             let queued: Vec<Value> = fake.updates.lock().unwrap().drain(..).collect();
             if queued.is_empty() {
@@ -46,10 +55,17 @@ async fn bot_api(State(fake): State<FakeTelegram>, Path((_token, method)): Path<
                 *throttled = true;
                 return (
                     StatusCode::TOO_MANY_REQUESTS,
-                    Json(json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 3", "parameters": {"retry_after": 3}})),
+                    Json(
+                        json!({"ok": false, "error_code": 429, "description": "Too Many Requests: retry after 3", "parameters": {"retry_after": 3}}),
+                    ),
                 );
             }
-            (StatusCode::OK, Json(json!({"ok": true, "result": {"message_id": 77, "chat": {"id": body["chat_id"]}}})))
+            (
+                StatusCode::OK,
+                Json(
+                    json!({"ok": true, "result": {"message_id": 77, "chat": {"id": body["chat_id"]}}}),
+                ),
+            )
         }
         _ => (StatusCode::OK, Json(json!({"ok": true, "result": true}))),
     }
@@ -59,7 +75,9 @@ impl FakeTelegram {
     async fn start(&self) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let app = axum::Router::new().route("/{token}/{method}", axum::routing::post(bot_api)).with_state(self.clone());
+        let app = axum::Router::new()
+            .route("/{token}/{method}", axum::routing::post(bot_api))
+            .with_state(self.clone());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         base
     }
@@ -69,7 +87,13 @@ impl FakeTelegram {
     }
 
     fn calls_to(&self, method: &str) -> Vec<Value> {
-        self.calls.lock().unwrap().iter().filter(|(called, _)| called == method).map(|(_, body)| body.clone()).collect()
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(called, _)| called == method)
+            .map(|(_, body)| body.clone())
+            .collect()
     }
 
     /// Waits until `method` has been called `count` times.
@@ -81,7 +105,11 @@ impl FakeTelegram {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        panic!("{method} was called {} times, not {count}: {:?}", self.calls_to(method).len(), self.calls.lock().unwrap());
+        panic!(
+            "{method} was called {} times, not {count}: {:?}",
+            self.calls_to(method).len(),
+            self.calls.lock().unwrap()
+        );
     }
 }
 
@@ -97,20 +125,33 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let fake = FakeTelegram::default();
     let api_url = fake.start().await;
     let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
-        config.telegram = Some(TelegramConfig { token: "123456:test-token".into(), api_url, webhook: false });
+        config.telegram =
+            Some(TelegramConfig { token: "123456:test-token".into(), api_url, webhook: false });
     })
     .await;
     let mut anna = core.inbox_as("anna");
 
     // Linking: a one-time link to the bot; /start with its code binds the chat.
-    let link = anna.create_telegram_link(v1::CreateTelegramLinkRequest {}).await.unwrap().into_inner();
-    let code = link.url.strip_prefix("https://t.me/hado_test_bot?start=").expect("a t.me link to the bot").to_owned();
+    let link =
+        anna.create_telegram_link(v1::CreateTelegramLinkRequest {}).await.unwrap().into_inner();
+    let code = link
+        .url
+        .strip_prefix("https://t.me/hado_test_bot?start=")
+        .expect("a t.me link to the bot")
+        .to_owned();
     fake.push(message(1, &format!("/start {code}")));
     let replies = fake.wait_for("sendMessage", 1).await;
     assert_eq!(replies[0]["chat_id"], CHAT);
-    assert!(replies[0]["text"].as_str().unwrap().starts_with("Linked: Hado's reminders for anna"), "{replies:?}");
-    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
-    assert_eq!((channels[0].kind.as_str(), channels[0].target.as_str()), ("telegram", CHAT.to_string().as_str()));
+    assert!(
+        replies[0]["text"].as_str().unwrap().starts_with("Linked: Hado's reminders for anna"),
+        "{replies:?}"
+    );
+    let channels =
+        anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+    assert_eq!(
+        (channels[0].kind.as_str(), channels[0].target.as_str()),
+        ("telegram", CHAT.to_string().as_str())
+    );
     // The same update again is dropped: the used code would otherwise be refused in a second reply.
     fake.push(message(1, &format!("/start {code}")));
     fake.push(message(2, "/list"));
@@ -138,21 +179,45 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     assert!(log[0].note.as_deref().unwrap().contains("retry after 3"), "{log:?}");
     core.clock.advance(Span::seconds(2));
     delivery::drain(&deliverer).await.unwrap();
-    assert_eq!(fake.calls_to("sendMessage").iter().filter(|body| body.get("reply_markup").is_some()).count(), 1, "not before retry_after");
+    assert_eq!(
+        fake.calls_to("sendMessage")
+            .iter()
+            .filter(|body| body.get("reply_markup").is_some())
+            .count(),
+        1,
+        "not before retry_after"
+    );
     core.clock.advance(Span::seconds(2));
     delivery::drain(&deliverer).await.unwrap();
-    let sent = fake.calls_to("sendMessage").into_iter().filter(|body| body.get("reply_markup").is_some()).collect::<Vec<_>>();
+    let sent = fake
+        .calls_to("sendMessage")
+        .into_iter()
+        .filter(|body| body.get("reply_markup").is_some())
+        .collect::<Vec<_>>();
     assert_eq!(sent.len(), 2, "the throttled attempt and the retry");
     let reminder = &sent[1];
     assert_eq!(reminder["text"], "⏰ Visa\nin 3 days, Sat 5 Dec");
     let keyboard = &reminder["reply_markup"]["inline_keyboard"];
-    assert_eq!((keyboard[0][0]["text"].as_str(), keyboard[0][1]["text"].as_str()), (Some("Done"), Some("Remember")));
-    assert_eq!((keyboard[1][0]["text"].as_str(), keyboard[1][1]["text"].as_str()), (Some("Until tomorrow"), Some("Until next week")));
+    assert_eq!(
+        (keyboard[0][0]["text"].as_str(), keyboard[0][1]["text"].as_str()),
+        (Some("Done"), Some("Remember"))
+    );
+    assert_eq!(
+        (keyboard[1][0]["text"].as_str(), keyboard[1][1]["text"].as_str()),
+        (Some("Until tomorrow"), Some("Until next week"))
+    );
     assert_eq!(keyboard[2][0]["url"], "https://docs.example.com/visa");
     let tomorrow = keyboard[1][0]["callback_data"].as_str().unwrap().to_owned();
-    let (done, remember) = (keyboard[0][0]["callback_data"].as_str().unwrap().to_owned(), keyboard[0][1]["callback_data"].as_str().unwrap().to_owned());
+    let (done, remember) = (
+        keyboard[0][0]["callback_data"].as_str().unwrap().to_owned(),
+        keyboard[0][1]["callback_data"].as_str().unwrap().to_owned(),
+    );
     assert!(done.len() <= 64 && remember.len() <= 64, "callback_data fits Telegram's 64 bytes");
-    assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries[0].status, "sent");
+    assert_eq!(
+        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries[0]
+            .status,
+        "sent"
+    );
 
     // /list now shows the event that needs attention.
     fake.push(message(3, "/list"));
@@ -165,17 +230,29 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let answers = fake.wait_for("answerCallbackQuery", 1).await;
     assert_eq!(
         (answers[0]["callback_query_id"].as_str(), answers[0]["text"].as_str()),
-        (Some("cb-stranger"), Some("This button no longer works. / Эта кнопка больше не работает."))
+        (
+            Some("cb-stranger"),
+            Some("This button no longer works. / Эта кнопка больше не работает.")
+        )
     );
-    assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state, "preparing");
-    assert!(fake.calls_to("editMessageText").is_empty(), "no message in the stranger's chat was edited");
+    assert_eq!(
+        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state,
+        "preparing"
+    );
+    assert!(
+        fake.calls_to("editMessageText").is_empty(),
+        "no message in the stranger's chat was edited"
+    );
 
     // Remember: answered, the message edited, the event quiet.
     fake.push(press(5, &remember));
     let answers = fake.wait_for("answerCallbackQuery", 2).await;
     assert_eq!(answers[1]["callback_query_id"], "cb5");
     let edits = fake.wait_for("editMessageText", 1).await;
-    assert_eq!((edits[0]["chat_id"].as_i64(), edits[0]["message_id"].as_i64()), (Some(CHAT), Some(77)));
+    assert_eq!(
+        (edits[0]["chat_id"].as_i64(), edits[0]["message_id"].as_i64()),
+        (Some(CHAT), Some(77))
+    );
     assert_eq!(edits[0]["text"], "🔕 Visa — quiet until Fri 4 Dec 08:00");
     let quiet = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
     assert!(quiet.quiet_until.is_some() && !quiet.needs_attention);
@@ -193,7 +270,10 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     assert_eq!(answers[4]["text"], "This button no longer works. / Эта кнопка больше не работает.");
     let edits = fake.wait_for("editMessageText", 3).await;
     assert_eq!(edits[2]["text"], "✅ Visa — Done");
-    assert_eq!(anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state, "done");
+    assert_eq!(
+        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state,
+        "done"
+    );
 
     core.stop().await;
 }

@@ -17,7 +17,10 @@ const FIRST_RELEASE: i64 = 20261130000001;
 async fn execute(url: &str, statements: &[&str]) {
     let mut connection = sqlx::AnyConnection::connect(url).await.unwrap();
     for statement in statements {
-        sqlx::query(sqlx::AssertSqlSafe(statement.to_string())).execute(&mut connection).await.unwrap_or_else(|error| panic!("{statement}: {error}"));
+        sqlx::query(sqlx::AssertSqlSafe(statement.to_string()))
+            .execute(&mut connection)
+            .await
+            .unwrap_or_else(|error| panic!("{statement}: {error}"));
     }
 }
 
@@ -43,7 +46,9 @@ async fn a_first_release_database_upgrades_keeping_every_row(backend: Backend) {
 
     // Today's core opens it: the later migrations run, the rows stay.
     let clock = Arc::new(ManualClock::new(utc("2026-12-01T10:00:00Z")));
-    let engine = hado_core::open(&testing::config(&database.url), clock).await.expect("the upgrade runs at start");
+    let engine = hado_core::open(&testing::config(&database.url), clock)
+        .await
+        .expect("the upgrade runs at start");
     let anna = engine.user_for_login("anna").await.unwrap();
     let users = engine.list_users().await.unwrap();
     assert_eq!(users.len(), 1);
@@ -59,8 +64,15 @@ async fn a_first_release_database_upgrades_keeping_every_row(backend: Backend) {
     assert_eq!(active[0].reminders.checkpoint, None);
     hado_core::scheduler::drain(&engine).await.unwrap();
     let placed = engine.get_event(&anna, active[0].id).await.unwrap();
-    assert_eq!(placed.reminders.checkpoint, Some(utc("2026-12-07T07:00:00Z")), "D−7 at 08:00 Berlin time");
-    assert!(!placed.reminders.needs_attention(), "no reminder for checkpoints that passed before the upgrade");
+    assert_eq!(
+        placed.reminders.checkpoint,
+        Some(utc("2026-12-07T07:00:00Z")),
+        "D−7 at 08:00 Berlin time"
+    );
+    assert!(
+        !placed.reminders.needs_attention(),
+        "no reminder for checkpoints that passed before the upgrade"
+    );
 
     engine.close().await;
     database.drop_now().await;
@@ -86,13 +98,21 @@ async fn channels_made_before_pacing_get_their_receiver(backend: Backend) {
     )
     .await;
     let clock = Arc::new(ManualClock::new(utc("2026-12-01T10:00:00Z")));
-    let engine = hado_core::open(&testing::config(&database.url), clock).await.expect("the upgrade runs at start");
+    let engine = hado_core::open(&testing::config(&database.url), clock)
+        .await
+        .expect("the upgrade runs at start");
     let mut connection = sqlx::AnyConnection::connect(&database.url).await.unwrap();
-    let receivers: Vec<String> = sqlx::query_scalar("SELECT receiver FROM channels ORDER BY id").fetch_all(&mut connection).await.unwrap();
+    let receivers: Vec<String> = sqlx::query_scalar("SELECT receiver FROM channels ORDER BY id")
+        .fetch_all(&mut connection)
+        .await
+        .unwrap();
     assert_eq!(receivers, ["hooks.example.com:443", "telegram"]);
     drop(connection);
     engine.close().await;
     database.drop_now().await;
 }
 
-hado_core::on_both_backends!(a_first_release_database_upgrades_keeping_every_row, channels_made_before_pacing_get_their_receiver);
+hado_core::on_both_backends!(
+    a_first_release_database_upgrades_keeping_every_row,
+    channels_made_before_pacing_get_their_receiver
+);

@@ -28,7 +28,12 @@ fn size(path: &std::path::Path) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_write_ahead_log_stays_bounded_and_reaches_the_file_under_steady_writes() {
     let database = TestDatabase::create(&Backend::Sqlite).await;
-    let engine = hado_core::open(&config(&database.url), Arc::new(ManualClock::new(utc("2026-12-01T10:00:00Z")))).await.unwrap();
+    let engine = hado_core::open(
+        &config(&database.url),
+        Arc::new(ManualClock::new(utc("2026-12-01T10:00:00Z"))),
+    )
+    .await
+    .unwrap();
     let file = hado_core::storage::sqlite_file(&database.url);
     let log = file.with_extension("db-wal");
     let file_before = size(&file);
@@ -50,7 +55,11 @@ async fn the_write_ahead_log_stays_bounded_and_reaches_the_file_under_steady_wri
             tokio::spawn(async move {
                 let user = engine.user_for_login(&format!("writer{writer}")).await.unwrap();
                 for index in 0..EVENTS_EACH {
-                    let fields = RawFields { title: format!("Event {index} of a steady stream"), due_at: "2026-12-20".into(), ..RawFields::default() };
+                    let fields = RawFields {
+                        title: format!("Event {index} of a steady stream"),
+                        due_at: "2026-12-20".into(),
+                        ..RawFields::default()
+                    };
                     engine.create_manual(&user, &fields).await.unwrap();
                 }
             })
@@ -63,7 +72,10 @@ async fn the_write_ahead_log_stays_bounded_and_reaches_the_file_under_steady_wri
     watcher.await.unwrap();
     let largest = largest.load(Ordering::SeqCst);
     assert!(largest > 0, "the database runs with a write-ahead log");
-    assert!(largest <= BOUND, "the log grew to {largest} bytes under steady writes; it should stay under {BOUND}");
+    assert!(
+        largest <= BOUND,
+        "the log grew to {largest} bytes under steady writes; it should stay under {BOUND}"
+    );
 
     // The events reach the database file while core runs, not only when it
     // closes: its size grows by at least what they take.
@@ -75,7 +87,10 @@ async fn the_write_ahead_log_stays_bounded_and_reaches_the_file_under_steady_wri
         tokio::time::sleep(Duration::from_millis(20)).await;
         file_after = size(&file);
     }
-    assert!(file_after >= file_before + (1 << 20), "the database file stayed at {file_after} bytes (from {file_before}): the log was never copied into it");
+    assert!(
+        file_after >= file_before + (1 << 20),
+        "the database file stayed at {file_after} bytes (from {file_before}): the log was never copied into it"
+    );
 
     engine.close().await;
 }

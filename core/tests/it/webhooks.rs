@@ -36,13 +36,22 @@ struct Receiver {
     script: Arc<Mutex<HashMap<String, VecDeque<u16>>>>,
 }
 
-async fn receive(State(receiver): State<Receiver>, Path(path): Path<String>, headers: HeaderMap, body: String) -> StatusCode {
+async fn receive(
+    State(receiver): State<Receiver>,
+    Path(path): Path<String>,
+    headers: HeaderMap,
+    body: String,
+) -> StatusCode {
     let headers = headers
         .iter()
         .filter(|(name, _)| name.as_str().starts_with("webhook-"))
         .map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap())))
         .collect();
-    receiver.received.lock().unwrap().push(Received { path: path.clone(), headers: Value::Object(headers), body });
+    receiver.received.lock().unwrap().push(Received {
+        path: path.clone(),
+        headers: Value::Object(headers),
+        body,
+    });
     let mut script = receiver.script.lock().unwrap();
     let status = script.get_mut(&path).and_then(VecDeque::pop_front).unwrap_or(200);
     StatusCode::from_u16(status).unwrap()
@@ -52,7 +61,9 @@ impl Receiver {
     async fn start(&self) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let app = axum::Router::new().route("/{path}", axum::routing::post(receive)).with_state(self.clone());
+        let app = axum::Router::new()
+            .route("/{path}", axum::routing::post(receive))
+            .with_state(self.clone());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         base
     }
@@ -62,7 +73,13 @@ impl Receiver {
     }
 
     fn at(&self, path: &str) -> Vec<Received> {
-        self.received.lock().unwrap().iter().filter(|received| received.path == path).cloned().collect()
+        self.received
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|received| received.path == path)
+            .cloned()
+            .collect()
     }
 
     async fn wait_for(&self, path: &str, count: usize) -> Vec<Received> {
@@ -83,18 +100,41 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     let base = receiver.start().await;
     let mut anna = core.inbox_as("anna");
 
-    let good = anna.add_webhook(v1::AddWebhookRequest { url: format!("{base}/good") }).await.unwrap().into_inner();
+    let good = anna
+        .add_webhook(v1::AddWebhookRequest { url: format!("{base}/good") })
+        .await
+        .unwrap()
+        .into_inner();
     let secret = good.secret.clone();
     assert!(secret.starts_with("whsec_"));
     let good_id = good.channel.unwrap().id;
-    let gone_id = anna.add_webhook(v1::AddWebhookRequest { url: format!("{base}/gone") }).await.unwrap().into_inner().channel.unwrap().id;
+    let gone_id = anna
+        .add_webhook(v1::AddWebhookRequest { url: format!("{base}/gone") })
+        .await
+        .unwrap()
+        .into_inner()
+        .channel
+        .unwrap()
+        .id;
     receiver.script("gone", &[410]);
-    let bad = anna.add_webhook(v1::AddWebhookRequest { url: "ftp://example.com/hook".into() }).await.unwrap_err();
+    let bad = anna
+        .add_webhook(v1::AddWebhookRequest { url: "ftp://example.com/hook".into() })
+        .await
+        .unwrap_err();
     assert_eq!(bad.code(), Code::InvalidArgument);
 
     // Channels are the person's to manage from the inbox, not the agent's.
-    let token = core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
-    assert_eq!(core.agent(&token).list_channels(v1::ListChannelsRequest {}).await.unwrap_err().code(), Code::PermissionDenied);
+    let token = core
+        .admin()
+        .issue_agent_token(v1::UserLogin { login: "anna".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .token;
+    assert_eq!(
+        core.agent(&token).list_channels(v1::ListChannelsRequest {}).await.unwrap_err().code(),
+        Code::PermissionDenied
+    );
 
     // A test message goes out at once.
     anna.test_channel(v1::ChannelId { id: good_id }).await.unwrap();
@@ -102,7 +142,15 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     assert_eq!(serde_json::from_str::<Value>(&test[0].body).unwrap()["type"], "test");
 
     // The D−3 checkpoint of an event due on the 5th fires on the 2nd at 08:00 Berlin time.
-    let event = anna.create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), ..Default::default() }).await.unwrap().into_inner();
+    let event = anna
+        .create_event(v1::EventFields {
+            title: "Visa".into(),
+            due_at: "2026-12-05".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
     receiver.script("good", &[500, 503]);
     core.clock.set(utc("2026-12-02T07:00:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
@@ -112,12 +160,17 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     receiver.wait_for("good", 2).await;
     // The failed first attempt shows on its channel at once, with its time
     // and its status, and in the delivery log, while it waits to be retried.
-    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+    let channels =
+        anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
     let failing = channels.iter().find(|channel| channel.id == good_id).unwrap();
-    assert!(failing.enabled && failing.last_error.as_deref().is_some_and(|error| error.contains("500")), "{failing:?}");
+    assert!(
+        failing.enabled && failing.last_error.as_deref().is_some_and(|error| error.contains("500")),
+        "{failing:?}"
+    );
     assert_eq!(failing.last_error_at.as_deref(), Some("2026-12-02T07:00:00Z"), "{failing:?}");
     let logged = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
-    let line = logged.deliveries.iter().find(|line| line.channel == format!("webhook {good_id}")).unwrap();
+    let line =
+        logged.deliveries.iter().find(|line| line.channel == format!("webhook {good_id}")).unwrap();
     assert_eq!(line.status, "pending");
     assert!(line.note.as_deref().is_some_and(|note| note.contains("500")), "{line:?}");
 
@@ -129,8 +182,12 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     delivery::drain(&deliverer).await.unwrap();
     let good_requests = receiver.wait_for("good", 4).await;
     let reminders: Vec<&Received> = good_requests.iter().skip(1).collect();
-    let ids: Vec<&Value> = reminders.iter().map(|received| &received.headers["webhook-id"]).collect();
-    assert!(ids.iter().all(|id| *id == ids[0]), "every attempt carries the same id, so the receiver can drop duplicates");
+    let ids: Vec<&Value> =
+        reminders.iter().map(|received| &received.headers["webhook-id"]).collect();
+    assert!(
+        ids.iter().all(|id| *id == ids[0]),
+        "every attempt carries the same id, so the receiver can drop duplicates"
+    );
     let body: Value = serde_json::from_str(&reminders[2].body).unwrap();
     assert_eq!(
         (body["type"].as_str(), body["event"]["title"].as_str(), body["event"]["id"].as_i64()),
@@ -139,26 +196,47 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     assert_eq!(body["checkpoint"], "2026-12-02T07:00:00Z");
     assert!(body["event"].get("editable").is_none(), "the client view");
     for action in ["done_url", "remember_url"] {
-        assert!(body["actions"][action].as_str().unwrap().starts_with("http://127.0.0.1:8080/a/"), "{body}");
+        assert!(
+            body["actions"][action].as_str().unwrap().starts_with("http://127.0.0.1:8080/a/"),
+            "{body}"
+        );
     }
 
     // The delivery log and the channels show what happened.
     let logged = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
     assert!(logged.needs_attention);
-    let mut log: Vec<(String, String, i64)> = logged.deliveries.iter().map(|line| (line.channel.clone(), line.status.clone(), line.attempts)).collect();
+    let mut log: Vec<(String, String, i64)> = logged
+        .deliveries
+        .iter()
+        .map(|line| (line.channel.clone(), line.status.clone(), line.attempts))
+        .collect();
     log.sort();
-    let mut expected = vec![(format!("webhook {gone_id}"), "failed".to_owned(), 1), (format!("webhook {good_id}"), "sent".to_owned(), 3)];
+    let mut expected = vec![
+        (format!("webhook {gone_id}"), "failed".to_owned(), 1),
+        (format!("webhook {good_id}"), "sent".to_owned(), 3),
+    ];
     expected.sort();
     assert_eq!(log, expected);
-    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+    let channels =
+        anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
     let gone = channels.iter().find(|channel| channel.id == gone_id).unwrap();
-    assert!(!gone.enabled && gone.last_error.as_deref().is_some_and(|error| error.contains("410")), "{gone:?}");
+    assert!(
+        !gone.enabled && gone.last_error.as_deref().is_some_and(|error| error.contains("410")),
+        "{gone:?}"
+    );
     let good = channels.iter().find(|channel| channel.id == good_id).unwrap();
-    assert!(good.enabled && good.last_error.is_none() && good.last_error_at.is_none(), "a success clears the failure: {good:?}");
+    assert!(
+        good.enabled && good.last_error.is_none() && good.last_error_at.is_none(),
+        "a success clears the failure: {good:?}"
+    );
 
     // Every body to the good receiver verifies with the reference library.
     let found = testing::runs("python3", &["-c", "import standardwebhooks"]);
-    if testing::tool_available("verifying webhooks with standardwebhooks", found, "pip install standardwebhooks") {
+    if testing::tool_available(
+        "verifying webhooks with standardwebhooks",
+        found,
+        "pip install standardwebhooks",
+    ) {
         let deliveries: Vec<Value> =
             good_requests.iter().map(|received| json!({"secret": secret, "headers": received.headers, "body": received.body})).collect();
         let mut verify = tokio::process::Command::new("python3")
@@ -169,23 +247,43 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
             .spawn()
             .unwrap();
         use tokio::io::AsyncWriteExt;
-        verify.stdin.take().unwrap().write_all(serde_json::to_string(&deliveries).unwrap().as_bytes()).await.unwrap();
+        verify
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(serde_json::to_string(&deliveries).unwrap().as_bytes())
+            .await
+            .unwrap();
         let output = verify.wait_with_output().await.unwrap();
-        assert!(output.status.success(), "{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
         assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "verified 4 deliveries");
     }
 
     // Remember answers the reminder; channels can be turned off and removed.
-    let remembered = anna.mark_ack(v1::MarkAckRequest { id: event.id, until: None }).await.unwrap().into_inner();
+    let remembered =
+        anna.mark_ack(v1::MarkAckRequest { id: event.id, until: None }).await.unwrap().into_inner();
     assert!(!remembered.needs_attention);
-    anna.set_channel_enabled(v1::SetChannelEnabledRequest { id: good_id, enabled: false }).await.unwrap();
+    anna.set_channel_enabled(v1::SetChannelEnabledRequest { id: good_id, enabled: false })
+        .await
+        .unwrap();
     anna.remove_channel(v1::ChannelId { id: gone_id }).await.unwrap();
-    assert_eq!(anna.remove_channel(v1::ChannelId { id: gone_id }).await.unwrap_err().code(), Code::NotFound);
+    assert_eq!(
+        anna.remove_channel(v1::ChannelId { id: gone_id }).await.unwrap_err().code(),
+        Code::NotFound
+    );
     core.stop().await;
 }
 
 async fn private_targets_are_refused_unless_allowed(backend: Backend) {
-    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| config.webhook_allow_private = false).await;
+    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
+        config.webhook_allow_private = false
+    })
+    .await;
     let mut anna = core.inbox_as("anna");
     for url in [
         "http://127.0.0.1:8080/hook",
@@ -202,14 +300,32 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
         "http://0x7f000001/hook",
         "http://[::ffff:7f00:1]/hook",
     ] {
-        let refused = anna.add_webhook(v1::AddWebhookRequest { url: url.into() }).await.unwrap_err();
+        let refused =
+            anna.add_webhook(v1::AddWebhookRequest { url: url.into() }).await.unwrap_err();
         assert_eq!(refused.code(), Code::InvalidArgument, "{url}");
-        assert!(refused.message().starts_with("url ") && refused.message().contains("refused"), "{url}: {}", refused.message());
-        let violation = refused.get_details_bad_request().expect("field violations").field_violations.remove(0);
-        assert_eq!((violation.field.as_str(), violation.reason.as_str()), ("url", "PRIVATE_ADDRESS"), "{url}");
+        assert!(
+            refused.message().starts_with("url ") && refused.message().contains("refused"),
+            "{url}: {}",
+            refused.message()
+        );
+        let violation =
+            refused.get_details_bad_request().expect("field violations").field_violations.remove(0);
+        assert_eq!(
+            (violation.field.as_str(), violation.reason.as_str()),
+            ("url", "PRIVATE_ADDRESS"),
+            "{url}"
+        );
     }
-    assert!(anna.add_webhook(v1::AddWebhookRequest { url: "https://hooks.example.com/hado".into() }).await.is_ok());
-    assert!(anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels.len() == 1, "nothing refused was stored");
+    assert!(
+        anna.add_webhook(v1::AddWebhookRequest { url: "https://hooks.example.com/hado".into() })
+            .await
+            .is_ok()
+    );
+    assert!(
+        anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels.len()
+            == 1,
+        "nothing refused was stored"
+    );
 
     // A name that resolves to loopback only when it is sent to (as after DNS
     // rebinding), and an address written in disguise that got in somehow:
@@ -221,7 +337,15 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
     let mut bob = core.inbox_as("bob");
     let rebound = core.plant_webhook("bob", &format!("http://localhost:{port}/rebound")).await;
     let disguised = core.plant_webhook("bob", &format!("http://2130706433:{port}/disguised")).await;
-    let event = bob.create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-05".into(), ..Default::default() }).await.unwrap().into_inner();
+    let event = bob
+        .create_event(v1::EventFields {
+            title: "Visa".into(),
+            due_at: "2026-12-05".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
     core.clock.set(utc("2026-12-02T07:00:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
     delivery::drain(&core.deliverer()).await.unwrap();
@@ -230,15 +354,21 @@ async fn private_targets_are_refused_unless_allowed(backend: Backend) {
     // refused for good, with the reason on the channel, and never sent.
     let mut channels = Vec::new();
     for _ in 0..200 {
-        channels = bob.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
-        if [rebound, disguised].iter().all(|id| channels.iter().any(|channel| channel.id == *id && channel.last_error.is_some())) {
+        channels =
+            bob.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+        if [rebound, disguised].iter().all(|id| {
+            channels.iter().any(|channel| channel.id == *id && channel.last_error.is_some())
+        }) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     for id in [rebound, disguised] {
         let channel = channels.iter().find(|channel| channel.id == id).unwrap();
-        assert!(channel.last_error.as_deref().is_some_and(|error| error.contains("refused")), "{channel:?}");
+        assert!(
+            channel.last_error.as_deref().is_some_and(|error| error.contains("refused")),
+            "{channel:?}"
+        );
     }
     let log = bob.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries;
     assert!(log.len() == 2 && log.iter().all(|line| line.status == "failed"), "{log:?}");
@@ -256,11 +386,23 @@ async fn a_strained_receiver_is_paused_and_the_others_are_not(backend: Backend) 
     let (strained, easy) = (Receiver::default(), Receiver::default());
     let (strained_base, easy_base) = (strained.start().await, easy.start().await);
     let mut anna = core.inbox_as("anna");
-    let mut add = async |url: String| anna.add_webhook(v1::AddWebhookRequest { url }).await.unwrap().into_inner().channel.unwrap().id;
-    let (busy_hook, other_hook, easy_hook) =
-        (add(format!("{strained_base}/busy")).await, add(format!("{strained_base}/other")).await, add(format!("{easy_base}/easy")).await);
+    let mut add = async |url: String| {
+        anna.add_webhook(v1::AddWebhookRequest { url })
+            .await
+            .unwrap()
+            .into_inner()
+            .channel
+            .unwrap()
+            .id
+    };
+    let (busy_hook, other_hook, easy_hook) = (
+        add(format!("{strained_base}/busy")).await,
+        add(format!("{strained_base}/other")).await,
+        add(format!("{easy_base}/easy")).await,
+    );
     strained.script("busy", &[503, 503]);
-    let test = async |id: i64| core.inbox_as("anna").test_channel(v1::ChannelId { id }).await.unwrap();
+    let test =
+        async |id: i64| core.inbox_as("anna").test_channel(v1::ChannelId { id }).await.unwrap();
     // Longer than the loop takes to look again at what it held back.
     let a_while = || tokio::time::sleep(Duration::from_millis(700));
 
@@ -324,8 +466,22 @@ async fn a_slow_receiver_holds_up_only_its_own_posts(backend: Backend) {
     let (slow, quick) = (Holding::default(), Receiver::default());
     let (slow_base, quick_base) = (slow.start().await, quick.start().await);
     let mut anna = core.inbox_as("anna");
-    let slow_hook = anna.add_webhook(v1::AddWebhookRequest { url: format!("{slow_base}/held") }).await.unwrap().into_inner().channel.unwrap().id;
-    let quick_hook = anna.add_webhook(v1::AddWebhookRequest { url: format!("{quick_base}/quick") }).await.unwrap().into_inner().channel.unwrap().id;
+    let slow_hook = anna
+        .add_webhook(v1::AddWebhookRequest { url: format!("{slow_base}/held") })
+        .await
+        .unwrap()
+        .into_inner()
+        .channel
+        .unwrap()
+        .id;
+    let quick_hook = anna
+        .add_webhook(v1::AddWebhookRequest { url: format!("{quick_base}/quick") })
+        .await
+        .unwrap()
+        .into_inner()
+        .channel
+        .unwrap()
+        .id;
 
     let arrived = || slow.arrived.load(std::sync::atomic::Ordering::SeqCst);
     anna.test_channel(v1::ChannelId { id: slow_hook }).await.unwrap();

@@ -32,14 +32,30 @@ impl Default for AuthorizeLimit {
 /// anything. Only answers count: another site can make a browser fetch the
 /// page, but not answer it, so page views cannot use the allowance up. A
 /// request naming no person goes on, to be refused as signed out.
-pub(crate) async fn limits(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn limits(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let query = request.uri().query().map_or(0, str::len);
-    let declared = request.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
     if query > MAX_REQUEST_BYTES || declared.is_some_and(|length| length > MAX_REQUEST_BYTES) {
-        return message(StatusCode::PAYLOAD_TOO_LARGE, "This sign-in request is too long.", "Этот запрос на вход слишком длинный.");
+        return message(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "This sign-in request is too long.",
+            "Этот запрос на вход слишком длинный.",
+        );
     }
-    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0).filter(|_| request.method() == Method::POST);
-    if let Some(InboxUser(login)) = peer.and_then(|peer| inbox_user(&state, peer, request.headers()).ok())
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0)
+        .filter(|_| request.method() == Method::POST);
+    if let Some(InboxUser(login)) =
+        peer.and_then(|peer| inbox_user(&state, peer, request.headers()).ok())
         && state.authorize_limit.0.take(&login).is_err()
     {
         return message(
@@ -118,20 +134,38 @@ struct RefusedPage {
 }
 
 /// What core's answer means for the browser: a page, or a redirect.
-fn answer(session: &Session, query: &AuthorizationQuery, check: v1::AuthorizationCheck) -> Response {
+fn answer(
+    session: &Session,
+    query: &AuthorizationQuery,
+    check: v1::AuthorizationCheck,
+) -> Response {
     if !check.redirect_to.is_empty() {
         return Redirect::to(&check.redirect_to).into_response();
     }
     if let Some(error) = check.error {
-        let page = RefusedPage { t: session.t, nav: session.nav(""), error: format!("{} ({})", error.description, error.error) };
+        let page = RefusedPage {
+            t: session.t,
+            nav: session.nav(""),
+            error: format!("{} ({})", error.description, error.error),
+        };
         return render(StatusCode::BAD_REQUEST, page);
     }
-    let page = AuthorizePage { t: session.t, nav: session.nav(""), client_name: check.client_name, redirect_host: check.redirect_host, fields: query.fields() };
+    let page = AuthorizePage {
+        t: session.t,
+        nav: session.nav(""),
+        client_name: check.client_name,
+        redirect_host: check.redirect_host,
+        fields: query.fields(),
+    };
     render(StatusCode::OK, page)
 }
 
 /// `GET /oauth/authorize`: who is asking, and Allow or Deny.
-pub(crate) async fn authorize_page(State(state): State<AppState>, session: Session, Query(query): Query<AuthorizationQuery>) -> Response {
+pub(crate) async fn authorize_page(
+    State(state): State<AppState>,
+    session: Session,
+    Query(query): Query<AuthorizationQuery>,
+) -> Response {
     match state.oauth().check_authorization(query.request()).await {
         Ok(check) => answer(&session, &query, check.into_inner()),
         Err(status) => failure_page(&state, session.t, &status),
@@ -149,12 +183,20 @@ pub(crate) struct Decision {
 /// `POST /oauth/authorize`: the person's answer. Allow gets a code from
 /// core; Deny sends the client `access_denied`. Either way core checks the
 /// request again and says where the browser goes.
-pub(crate) async fn authorize(State(state): State<AppState>, session: Session, Form(form): Form<Decision>) -> Response {
+pub(crate) async fn authorize(
+    State(state): State<AppState>,
+    session: Session,
+    Form(form): Form<Decision>,
+) -> Response {
     let mut oauth = match state.oauth_as(&session.login) {
         Ok(oauth) => oauth,
         Err(error) => return message(error.status, &error.body.error, ""),
     };
-    let answered = if form.decision == "allow" { oauth.approve(form.query.request()).await } else { oauth.deny(form.query.request()).await };
+    let answered = if form.decision == "allow" {
+        oauth.approve(form.query.request()).await
+    } else {
+        oauth.deny(form.query.request()).await
+    };
     match answered {
         Ok(check) => answer(&session, &form.query, check.into_inner()),
         Err(status) => failure_page(&state, session.t, &status),

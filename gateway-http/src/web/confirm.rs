@@ -19,13 +19,27 @@ struct ConfirmPage {
     back: String,
 }
 
-fn confirm(session: &Session, question: &'static str, subject: String, detail: &'static str, button: &'static str, back: String) -> Response {
+fn confirm(
+    session: &Session,
+    question: &'static str,
+    subject: String,
+    detail: &'static str,
+    button: &'static str,
+    back: String,
+) -> Response {
     let nav = session.nav("");
-    render(StatusCode::OK, ConfirmPage { t: session.t, nav, question, subject, detail, button, back })
+    render(
+        StatusCode::OK,
+        ConfirmPage { t: session.t, nav, question, subject, detail, button, back },
+    )
 }
 
 /// `GET /events/{id}/delete`.
-pub(crate) async fn confirm_delete(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn confirm_delete(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     let event = match session.inbox.get_event(v1::EventId { id }).await {
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -34,12 +48,23 @@ pub(crate) async fn confirm_delete(State(state): State<AppState>, mut session: S
         return Redirect::to(&format!("/events/{id}")).into_response();
     }
     let t = session.t;
-    confirm(&session, t.delete_confirm, event.title, t.delete_detail, t.delete, format!("/events/{id}/edit"))
+    confirm(
+        &session,
+        t.delete_confirm,
+        event.title,
+        t.delete_detail,
+        t.delete,
+        format!("/events/{id}/edit"),
+    )
 }
 
 /// `GET /settings/channels/{id}/{action}`: Turn off and Remove ask first;
 /// Turn on and Test need no asking.
-pub(crate) async fn confirm_channel(State(state): State<AppState>, mut session: Session, Path((id, action)): Path<(i64, String)>) -> Response {
+pub(crate) async fn confirm_channel(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path((id, action)): Path<(i64, String)>,
+) -> Response {
     let t = session.t;
     let (question, detail, button) = match action.as_str() {
         "off" => (t.channel_off_question, t.channel_off_detail, t.turn_off),
@@ -59,17 +84,35 @@ pub(crate) async fn confirm_channel(State(state): State<AppState>, mut session: 
 /// `GET /settings/agent-token/revoke`.
 pub(crate) async fn confirm_revoke_agent_token(session: Session) -> Response {
     let t = session.t;
-    confirm(&session, t.agent_revoke_question, String::new(), t.agent_revoke_detail, t.agent_revoke, "/settings#agent".into())
+    confirm(
+        &session,
+        t.agent_revoke_question,
+        String::new(),
+        t.agent_revoke_detail,
+        t.agent_revoke,
+        "/settings#agent".into(),
+    )
 }
 
 /// `GET /settings/calendar/revoke`.
 pub(crate) async fn confirm_revoke_calendar_feed(session: Session) -> Response {
     let t = session.t;
-    confirm(&session, t.calendar_revoke_question, String::new(), t.calendar_revoke_detail, t.calendar_revoke, "/settings#calendar".into())
+    confirm(
+        &session,
+        t.calendar_revoke_question,
+        String::new(),
+        t.calendar_revoke_detail,
+        t.calendar_revoke,
+        "/settings#calendar".into(),
+    )
 }
 
 /// `GET /settings/apps/{id}/disconnect`.
-pub(crate) async fn confirm_app_disconnect(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn confirm_app_disconnect(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     let t = session.t;
     let apps = match session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}).await {
         Ok(reply) => reply.into_inner().apps,

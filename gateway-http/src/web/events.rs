@@ -66,7 +66,8 @@ impl EventForm {
     }
 
     fn from_input(id: Option<i64>, input: &HashMap<String, String>) -> Self {
-        let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).unwrap_or_default();
+        let field =
+            |name: &str| input.get(name).map(|value| value.trim().to_owned()).unwrap_or_default();
         Self {
             id,
             title: field("title"),
@@ -149,10 +150,21 @@ struct FormPage {
 
 pub(crate) async fn new_page(session: Session) -> Response {
     let nav = session.nav("new");
-    render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm { after_due: "keep".into(), ..EventForm::default() } })
+    render(
+        StatusCode::OK,
+        FormPage {
+            t: session.t,
+            nav,
+            form: EventForm { after_due: "keep".into(), ..EventForm::default() },
+        },
+    )
 }
 
-pub(crate) async fn event_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn event_page(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     let event = match session.inbox.get_event(v1::EventId { id }).await {
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -183,15 +195,26 @@ pub(crate) async fn event_page(State(state): State<AppState>, mut session: Sessi
         .collect();
     let card = Card::new(&event, &session.viewer, t);
     let schedule = Schedule {
-        prepare_from: event.fire_at.parse().map(|day| t.day_and_time(session.viewer.today, day, None)).unwrap_or_default(),
-        next_reminder: event.next_reminder_at.as_deref().and_then(|instant| session.viewer.when(t, instant)),
+        prepare_from: event
+            .fire_at
+            .parse()
+            .map(|day| t.day_and_time(session.viewer.today, day, None))
+            .unwrap_or_default(),
+        next_reminder: event
+            .next_reminder_at
+            .as_deref()
+            .and_then(|instant| session.viewer.when(t, instant)),
         open: !card.closed,
     };
     let nav = session.nav("");
     render(StatusCode::OK, EventPage { t, nav, card, schedule, log })
 }
 
-pub(crate) async fn edit_page(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn edit_page(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     let event = match session.inbox.get_event(v1::EventId { id }).await {
         Ok(event) => event.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -200,12 +223,20 @@ pub(crate) async fn edit_page(State(state): State<AppState>, mut session: Sessio
     // A source's event is its source's to change: say so now, not after Save.
     if !event.editable {
         let message = session.t.not_editable.replace("{source}", &event.source);
-        return render(StatusCode::CONFLICT, MessagePage { t: session.t, nav, message, second: String::new(), second_words: None });
+        return render(
+            StatusCode::CONFLICT,
+            MessagePage { t: session.t, nav, message, second: String::new(), second_words: None },
+        );
     }
     render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm::from_event(&event) })
 }
 
-async fn save_event(state: AppState, mut session: Session, id: Option<i64>, input: HashMap<String, String>) -> Response {
+async fn save_event(
+    state: AppState,
+    mut session: Session,
+    id: Option<i64>,
+    input: HashMap<String, String>,
+) -> Response {
     let mut form = EventForm::from_input(id, &input);
     let saved = match id {
         None => session.inbox.create_event(hado_runtime::cores::once(form.fields())).await,
@@ -217,7 +248,9 @@ async fn save_event(state: AppState, mut session: Session, id: Option<i64>, inpu
             let said = if id.is_some() { "saved" } else { "added" };
             Redirect::to(&at_card(Some(said), event.get_ref())).into_response()
         }
-        Err(status) if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) => {
+        Err(status)
+            if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) =>
+        {
             (form.errors, form.general) = refusal(&state, &status);
             let nav = session.nav(if id.is_some() { "" } else { "new" });
             render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { t: session.t, nav, form })
@@ -226,11 +259,20 @@ async fn save_event(state: AppState, mut session: Session, id: Option<i64>, inpu
     }
 }
 
-pub(crate) async fn create(State(state): State<AppState>, session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    session: Session,
+    Form(input): Form<HashMap<String, String>>,
+) -> Response {
     save_event(state, session, None, input).await
 }
 
-pub(crate) async fn update(State(state): State<AppState>, session: Session, Path(id): Path<i64>, Form(input): Form<HashMap<String, String>>) -> Response {
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+    Form(input): Form<HashMap<String, String>>,
+) -> Response {
     save_event(state, session, Some(id), input).await
 }
 
@@ -260,17 +302,28 @@ fn at_card(said: Option<&str>, event: &v1::Event) -> String {
 
 /// Done, Remember and Delete: one call, then back to the inbox.
 async fn act(state: AppState, mut session: Session, id: i64, action: CardAction) -> Response {
-    let event = |reply: Result<tonic::Response<v1::Event>, tonic::Status>| reply.map(tonic::Response::into_inner);
+    let event = |reply: Result<tonic::Response<v1::Event>, tonic::Status>| {
+        reply.map(tonic::Response::into_inner)
+    };
     // Back to the inbox, saying what happened: at the card when it is still
     // there, at the top with Undo when it left.
     let back = match &action {
-        CardAction::Done => session.inbox.mark_done(v1::EventId { id }).await.map(|_| format!("/?done={id}")),
-        CardAction::Delete => session.inbox.delete_event(v1::EventId { id }).await.map(|_| format!("/?deleted={id}")),
-        CardAction::Remember(until) => {
-            event(session.inbox.mark_ack(v1::MarkAckRequest { id, until: until.clone() }).await).map(|event| at_card(Some("remembered"), &event))
+        CardAction::Done => {
+            session.inbox.mark_done(v1::EventId { id }).await.map(|_| format!("/?done={id}"))
         }
-        CardAction::Reopen => event(session.inbox.reopen_event(v1::EventId { id }).await).map(|event| at_card(None, &event)),
-        CardAction::TakeBackRemember => event(session.inbox.take_back_ack(v1::EventId { id }).await).map(|event| at_card(None, &event)),
+        CardAction::Delete => {
+            session.inbox.delete_event(v1::EventId { id }).await.map(|_| format!("/?deleted={id}"))
+        }
+        CardAction::Remember(until) => {
+            event(session.inbox.mark_ack(v1::MarkAckRequest { id, until: until.clone() }).await)
+                .map(|event| at_card(Some("remembered"), &event))
+        }
+        CardAction::Reopen => event(session.inbox.reopen_event(v1::EventId { id }).await)
+            .map(|event| at_card(None, &event)),
+        CardAction::TakeBackRemember => {
+            event(session.inbox.take_back_ack(v1::EventId { id }).await)
+                .map(|event| at_card(None, &event))
+        }
     };
     match back {
         Ok(back) => Redirect::to(&back).into_response(),
@@ -278,24 +331,48 @@ async fn act(state: AppState, mut session: Session, id: i64, action: CardAction)
     }
 }
 
-pub(crate) async fn done(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn done(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     act(state, session, id, CardAction::Done).await
 }
 
 /// Remember; the form may say until when (`until`).
-pub(crate) async fn ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>, body: axum::body::Bytes) -> Response {
-    let until = form_urlencoded::parse(&body).find(|(name, _)| name == "until").map(|(_, value)| value.trim().to_owned()).filter(|value| !value.is_empty());
+pub(crate) async fn ack(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+    body: axum::body::Bytes,
+) -> Response {
+    let until = form_urlencoded::parse(&body)
+        .find(|(name, _)| name == "until")
+        .map(|(_, value)| value.trim().to_owned())
+        .filter(|value| !value.is_empty());
     act(state, session, id, CardAction::Remember(until)).await
 }
 
-pub(crate) async fn delete(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn delete(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     act(state, session, id, CardAction::Delete).await
 }
 
-pub(crate) async fn reopen(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn reopen(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     act(state, session, id, CardAction::Reopen).await
 }
 
-pub(crate) async fn take_back_ack(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn take_back_ack(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     act(state, session, id, CardAction::TakeBackRemember).await
 }

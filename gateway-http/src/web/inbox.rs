@@ -50,7 +50,13 @@ pub(super) struct Finder {
 }
 
 impl Finder {
-    fn new(t: &Words, action: &'static str, query: &ListQuery, with_states: bool, events: &[v1::Event]) -> Self {
+    fn new(
+        t: &Words,
+        action: &'static str,
+        query: &ListQuery,
+        with_states: bool,
+        events: &[v1::Event],
+    ) -> Self {
         let mut sources: Vec<String> = events.iter().map(|event| event.source.clone()).collect();
         sources.extend(query.source.clone().filter(|source| !source.is_empty()));
         sources.sort();
@@ -61,7 +67,12 @@ impl Finder {
             source: query.source.clone().unwrap_or_default(),
             state: query.state.clone().unwrap_or_default(),
             states: if with_states {
-                vec![("today", t.today), ("overdue", t.overdue), ("preparing", t.preparing), ("scheduled", t.scheduled)]
+                vec![
+                    ("today", t.today),
+                    ("overdue", t.overdue),
+                    ("preparing", t.preparing),
+                    ("scheduled", t.scheduled),
+                ]
             } else {
                 Vec::new()
             },
@@ -80,7 +91,9 @@ impl Finder {
     fn search_pairs(&self, with_state: bool) -> form_urlencoded::Serializer<'static, String> {
         let mut pairs = form_urlencoded::Serializer::new(String::new());
         let state = if with_state { self.state.as_str() } else { "" };
-        for (name, value) in [("q", self.q.as_str()), ("source", self.source.as_str()), ("state", state)] {
+        for (name, value) in
+            [("q", self.q.as_str()), ("source", self.source.as_str()), ("state", state)]
+        {
             if !value.is_empty() {
                 pairs.append_pair(name, value);
             }
@@ -125,7 +138,9 @@ impl ListQuery {
     }
 
     fn narrowed(&self) -> bool {
-        [&self.q, &self.source].iter().any(|value| value.as_deref().is_some_and(|value| !value.trim().is_empty()))
+        [&self.q, &self.source]
+            .iter()
+            .any(|value| value.as_deref().is_some_and(|value| !value.trim().is_empty()))
     }
 
     fn text(&self) -> Option<String> {
@@ -153,20 +168,42 @@ impl InboxPage {
             Some((self.finder.next_page(state, cursor), t.show_next_page))
         };
         let more = |state: EventState, words: &'static str| {
-            next(state).or_else(|| self.cut.contains(&state).then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words)))
+            next(state).or_else(|| {
+                self.cut
+                    .contains(&state)
+                    .then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words))
+            })
         };
-        let scheduled =
-            if self.folded { Some((format!("/?{keep}open=scheduled#scheduled"), t.show_scheduled)) } else { more(EventState::Scheduled, t.show_all_scheduled) };
+        let scheduled = if self.folded {
+            Some((format!("/?{keep}open=scheduled#scheduled"), t.show_scheduled))
+        } else {
+            more(EventState::Scheduled, t.show_all_scheduled)
+        };
         vec![
-            Section { state: EventState::Today.as_str(), heading: t.today, cards: &groups.today, more: next(EventState::Today) },
-            Section { state: EventState::Overdue.as_str(), heading: t.overdue, cards: &groups.overdue, more: next(EventState::Overdue) },
+            Section {
+                state: EventState::Today.as_str(),
+                heading: t.today,
+                cards: &groups.today,
+                more: next(EventState::Today),
+            },
+            Section {
+                state: EventState::Overdue.as_str(),
+                heading: t.overdue,
+                cards: &groups.overdue,
+                more: next(EventState::Overdue),
+            },
             Section {
                 state: EventState::Preparing.as_str(),
                 heading: t.preparing,
                 cards: &groups.preparing,
                 more: more(EventState::Preparing, t.show_all_preparing),
             },
-            Section { state: EventState::Scheduled.as_str(), heading: t.scheduled, cards: &groups.scheduled, more: scheduled },
+            Section {
+                state: EventState::Scheduled.as_str(),
+                heading: t.scheduled,
+                cards: &groups.scheduled,
+                more: scheduled,
+            },
         ]
     }
 }
@@ -243,11 +280,20 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
     } else if let Some(id) = &query.saved {
         (t.feedback_saved, id, |_| None, false)
     } else {
-        (t.feedback_remembered, query.remembered.as_ref()?, |id| Some(format!("/events/{id}/unack")), true)
+        (
+            t.feedback_remembered,
+            query.remembered.as_ref()?,
+            |id| Some(format!("/events/{id}/unack")),
+            true,
+        )
     };
     let id: i64 = raw.parse().ok()?;
     let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
-    let quiet_until = event.quiet_until.as_deref().and_then(|instant| session.viewer.when(t, instant)).filter(|_| remembered);
+    let quiet_until = event
+        .quiet_until
+        .as_deref()
+        .and_then(|instant| session.viewer.when(t, instant))
+        .filter(|_| remembered);
     let text = match quiet_until {
         Some(until) => format!("{word} {} · {} {until}.", event.title, t.quiet_until),
         None => format!("{word} {}.", event.title),
@@ -255,22 +301,35 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
     Some(Feedback { text, undo: undo(id) })
 }
 
-pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Session, Query(query): Query<InboxQuery>) -> Response {
+pub(crate) async fn inbox_page(
+    State(state): State<AppState>,
+    mut session: Session,
+    Query(query): Query<InboxQuery>,
+) -> Response {
     // A search, and a group shown whole, come a page of 500 at a time;
     // otherwise the farther events of a large group wait behind a link to
     // all of them.
     let after = query.after.as_deref().filter(|after| !after.is_empty());
-    let only = query.list.state.as_deref().filter(|state| !state.is_empty()).or(query.all.as_deref().filter(|_| after.is_some()));
+    let only = query
+        .list
+        .state
+        .as_deref()
+        .filter(|state| !state.is_empty())
+        .or(query.all.as_deref().filter(|_| after.is_some()));
     let mut events = Vec::new();
     let mut cut = Vec::new();
     let mut pages = Vec::new();
     let mut folded = false;
-    for group in EventState::ACTIVE.into_iter().filter(|group| only.is_none_or(|only| only == group.as_str())) {
+    for group in EventState::ACTIVE
+        .into_iter()
+        .filter(|group| only.is_none_or(|only| only == group.as_str()))
+    {
         let asked = |value: &Option<String>| value.as_deref() == Some(group.as_str());
         let whole = query.list.narrowed() || asked(&query.all);
         // Scheduled stays folded unless asked for: one row says whether
         // there is anything to unfold.
-        let fold = group == EventState::Scheduled && !whole && only.is_none() && !asked(&query.open);
+        let fold =
+            group == EventState::Scheduled && !whole && only.is_none() && !asked(&query.open);
         let shown = if fold { Some(1) } else { shown(group).filter(|_| !whole) };
         let request = v1::ListEventsRequest {
             state: Some(group.as_str().into()),
@@ -305,16 +364,29 @@ pub(crate) async fn inbox_page(State(state): State<AppState>, mut session: Sessi
     let feedback = feedback(&mut session, &query).await;
     let nav = session.nav("inbox");
     let finder = Finder::new(session.t, "/", &query.list, true, &events);
-    render(StatusCode::OK, InboxPage { t: session.t, nav, groups, cut, pages, folded, feedback, finder })
+    render(
+        StatusCode::OK,
+        InboxPage { t: session.t, nav, groups, cut, pages, folded, feedback, finder },
+    )
 }
 
-pub(crate) async fn archive_page(State(state): State<AppState>, mut session: Session, Query(query): Query<ListQuery>) -> Response {
-    let request = v1::ListEventsRequest { archive: true, text: query.text(), source: query.source(), ..Default::default() };
+pub(crate) async fn archive_page(
+    State(state): State<AppState>,
+    mut session: Session,
+    Query(query): Query<ListQuery>,
+) -> Response {
+    let request = v1::ListEventsRequest {
+        archive: true,
+        text: query.text(),
+        source: query.source(),
+        ..Default::default()
+    };
     let list = match session.inbox.list_events(request).await {
         Ok(list) => list.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
     };
-    let cards = list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
+    let cards =
+        list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
     let nav = session.nav("archive");
     let finder = Finder::new(session.t, "/archive", &query, false, &list.events);
     render(StatusCode::OK, ArchivePage { t: session.t, nav, cards, finder })

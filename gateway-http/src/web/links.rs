@@ -19,14 +19,15 @@ struct LinkPage {
 /// with a stable reason, in the language of the person the link was for
 /// when it knows them (a genuine link); otherwise the page says it in both.
 fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
-    let words: fn(&Words) -> &'static str = match status.get_details_error_info().map(|info| info.reason).as_deref() {
-        Some("LINK_NOT_VALID") => |t| t.link_not_valid,
-        Some("LINK_EXPIRED") => |t| t.link_expired,
-        Some("LINK_OUTDATED") => |t| t.link_outdated,
-        Some("EVENT_NOT_FOUND") => |t| t.event_not_found,
-        Some("EVENT_WITHDRAWN") => |t| t.event_deleted,
-        _ => return failure_page(state, &words::EN, status),
-    };
+    let words: fn(&Words) -> &'static str =
+        match status.get_details_error_info().map(|info| info.reason).as_deref() {
+            Some("LINK_NOT_VALID") => |t| t.link_not_valid,
+            Some("LINK_EXPIRED") => |t| t.link_expired,
+            Some("LINK_OUTDATED") => |t| t.link_outdated,
+            Some("EVENT_NOT_FOUND") => |t| t.event_not_found,
+            Some("EVENT_WITHDRAWN") => |t| t.event_deleted,
+            _ => return failure_page(state, &words::EN, status),
+        };
     let code = match status.code() {
         Code::Unauthenticated => StatusCode::BAD_REQUEST,
         Code::FailedPrecondition => StatusCode::GONE,
@@ -36,7 +37,16 @@ fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
     match status.get_details_localized_message() {
         Some(localized) => {
             let t = words::for_locale(&localized.locale);
-            render(code, MessagePage { t, nav: None, message: localized.message, second: String::new(), second_words: None })
+            render(
+                code,
+                MessagePage {
+                    t,
+                    nav: None,
+                    message: localized.message,
+                    second: String::new(),
+                    second_words: None,
+                },
+            )
         }
         None => message(code, words(&words::EN), words(&words::RU)),
     }
@@ -48,7 +58,10 @@ fn link_viewer(reply: &v1::ActionLinkReply) -> (Viewer, &'static Words) {
     (Viewer::new(profile), t)
 }
 
-pub(crate) async fn link_page(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+pub(crate) async fn link_page(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> Response {
     let reply = match state.links().inspect_action_link(v1::ActionLinkRequest { token }).await {
         Ok(reply) => reply.into_inner(),
         Err(status) => return link_problem(&state, &status),
@@ -62,7 +75,17 @@ pub(crate) async fn link_page(State(state): State<AppState>, Path(token): Path<S
         (false, _) => (t.confirm_remember.to_owned(), Some(t.remember.to_owned())),
     };
     let expires = viewer.local(&reply.expires_at).unwrap_or_default();
-    render(StatusCode::OK, LinkPage { t, nav: None, card: Some(Card::new(&event, &viewer, t)), message: text, button, expires })
+    render(
+        StatusCode::OK,
+        LinkPage {
+            t,
+            nav: None,
+            card: Some(Card::new(&event, &viewer, t)),
+            message: text,
+            button,
+            expires,
+        },
+    )
 }
 
 pub(crate) async fn use_link(State(state): State<AppState>, Path(token): Path<String>) -> Response {
@@ -78,5 +101,15 @@ pub(crate) async fn use_link(State(state): State<AppState>, Path(token): Path<St
         (_, true) => t.link_already_closed,
         _ => t.link_remembered,
     };
-    render(StatusCode::OK, LinkPage { t, nav: None, card: Some(Card::new(&event, &viewer, t)), message: text.to_owned(), button: None, expires: String::new() })
+    render(
+        StatusCode::OK,
+        LinkPage {
+            t,
+            nav: None,
+            card: Some(Card::new(&event, &viewer, t)),
+            message: text.to_owned(),
+            button: None,
+            expires: String::new(),
+        },
+    )
 }

@@ -19,14 +19,22 @@ pub(crate) mod view;
 
 pub(crate) use hado_runtime::words;
 
-pub(crate) use authorize::{AuthorizeLimit, MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits};
-pub(crate) use confirm::{confirm_app_disconnect, confirm_channel, confirm_delete, confirm_revoke_agent_token, confirm_revoke_calendar_feed};
-pub(crate) use events::{ack, create, delete, done, edit_page, event_page, new_page, reopen, take_back_ack, update};
+pub(crate) use authorize::{
+    AuthorizeLimit, MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page,
+    limits as authorize_limits,
+};
+pub(crate) use confirm::{
+    confirm_app_disconnect, confirm_channel, confirm_delete, confirm_revoke_agent_token,
+    confirm_revoke_calendar_feed,
+};
+pub(crate) use events::{
+    ack, create, delete, done, edit_page, event_page, new_page, reopen, take_back_ack, update,
+};
 pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
 pub(crate) use settings::{
-    add_webhook, channel_action, disconnect_app, issue_agent_token, issue_calendar_feed, link_telegram, revoke_agent_token, revoke_calendar_feed,
-    save_settings, settings_page,
+    add_webhook, channel_action, disconnect_app, issue_agent_token, issue_calendar_feed,
+    link_telegram, revoke_agent_token, revoke_calendar_feed, save_settings, settings_page,
 };
 
 use std::collections::HashMap;
@@ -89,10 +97,19 @@ fn render(status: StatusCode, page: impl Template) -> Response {
 /// What an unknown address answers: a page with a way back for a browser
 /// (one that asks for HTML), and the JSON error for a program.
 pub(crate) async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Response {
-    let browser = headers.get(axum::http::header::ACCEPT).and_then(|value| value.to_str().ok()).is_some_and(|accept| accept.contains("text/html"));
-    let api = ["/api/", "/me", "/a/", "/ics/", "/hooks/"].iter().any(|prefix| uri.path().starts_with(prefix));
+    let browser = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    let api = ["/api/", "/me", "/a/", "/ics/", "/hooks/"]
+        .iter()
+        .any(|prefix| uri.path().starts_with(prefix));
     if browser && !api {
-        message(StatusCode::NOT_FOUND, "There is no page at this address.", "По этому адресу страницы нет.")
+        message(
+            StatusCode::NOT_FOUND,
+            "There is no page at this address.",
+            "По этому адресу страницы нет.",
+        )
     } else {
         crate::error::ApiError::new(StatusCode::NOT_FOUND, "no such page").into_response()
     }
@@ -100,23 +117,48 @@ pub(crate) async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::U
 
 /// A page with one message, in both languages when the person is unknown.
 fn message(status: StatusCode, english: &str, russian: &str) -> Response {
-    render(status, MessagePage { t: &words::EN, nav: None, message: english.to_owned(), second: russian.to_owned(), second_words: Some(&words::RU) })
+    render(
+        status,
+        MessagePage {
+            t: &words::EN,
+            nav: None,
+            message: english.to_owned(),
+            second: russian.to_owned(),
+            second_words: Some(&words::RU),
+        },
+    )
 }
 
 /// What a failed call to core shows on a page.
 fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> Response {
     match state.core.explain(status) {
         Failure::Unreachable(_) => {
-            let mut page =
-                render(StatusCode::SERVICE_UNAVAILABLE, MessagePage { t, nav: None, message: t.core_down.into(), second: String::new(), second_words: None });
-            page.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+            let mut page = render(
+                StatusCode::SERVICE_UNAVAILABLE,
+                MessagePage {
+                    t,
+                    nav: None,
+                    message: t.core_down.into(),
+                    second: String::new(),
+                    second_words: None,
+                },
+            );
+            page.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS),
+            );
             page
         }
         failure => {
             let error = ApiError::from_core(&state.core, status);
             // Core's words for the person when it gave them, else its message.
-            let message = status.get_details_localized_message().map_or_else(|| failure.message().to_owned(), |localized| localized.message);
-            render(error.status, MessagePage { t, nav: None, message, second: String::new(), second_words: None })
+            let message = status
+                .get_details_localized_message()
+                .map_or_else(|| failure.message().to_owned(), |localized| localized.message);
+            render(
+                error.status,
+                MessagePage { t, nav: None, message, second: String::new(), second_words: None },
+            )
         }
     }
 }
@@ -127,8 +169,17 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
     if error.body.violations.is_empty() {
         return (HashMap::new(), error.body.error);
     }
-    let words = |violation: crate::error::Violation| violation.localized.unwrap_or(violation.message);
-    (error.body.violations.into_iter().map(|violation| (violation.field.clone(), words(violation))).collect(), String::new())
+    let words =
+        |violation: crate::error::Violation| violation.localized.unwrap_or(violation.message);
+    (
+        error
+            .body
+            .violations
+            .into_iter()
+            .map(|violation| (violation.field.clone(), words(violation)))
+            .collect(),
+        String::new(),
+    )
 }
 
 /// The signed-in person of a page, with their profile and an Inbox client.
@@ -143,18 +194,34 @@ pub(crate) struct Session {
 impl FromRequestParts<AppState> for Session {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
-        let peer = peer.ok_or_else(|| message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", ""))?;
+        let peer = peer.ok_or_else(|| {
+            message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", "")
+        })?;
         Session::start(state, peer, &parts.headers).await
     }
 }
 
 impl Session {
-    async fn start(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> Result<Self, Response> {
-        let InboxUser(login) = inbox_user(state, peer, headers).map_err(|_| message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out))?;
-        let mut inbox = state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
-        let profile = inbox.get_profile(v1::GetProfileRequest {}).await.map_err(|status| failure_page(state, &words::EN, &status))?.into_inner();
+    async fn start(
+        state: &AppState,
+        peer: SocketAddr,
+        headers: &HeaderMap,
+    ) -> Result<Self, Response> {
+        let InboxUser(login) = inbox_user(state, peer, headers).map_err(|_| {
+            message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out)
+        })?;
+        let mut inbox =
+            state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
+        let profile = inbox
+            .get_profile(v1::GetProfileRequest {})
+            .await
+            .map_err(|status| failure_page(state, &words::EN, &status))?
+            .into_inner();
         let t = words::for_locale(&profile.locale);
         Ok(Self { login, viewer: Viewer::new(profile), t, inbox })
     }
@@ -167,9 +234,16 @@ impl Session {
 
 /// Refuses form posts that another site's page sends in the person's name:
 /// the browser's `Sec-Fetch-Site` or `Origin` must say the form is ours.
-pub(crate) async fn same_origin_forms(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn same_origin_forms(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
-    if request.method() != Method::GET && request.method() != Method::HEAD && crate::edge::cross_site(&state, peer, request.headers()).is_some() {
+    if request.method() != Method::GET
+        && request.method() != Method::HEAD
+        && crate::edge::cross_site(&state, peer, request.headers()).is_some()
+    {
         return message(
             StatusCode::FORBIDDEN,
             "This form was sent from another site, so it was not accepted.",
@@ -194,7 +268,11 @@ pub(crate) static ASSETS: LazyLock<String> = LazyLock::new(|| {
 /// How long a browser keeps a static file: a year when asked for by this
 /// build's fingerprint, an hour otherwise.
 fn cache_for(query: &HashMap<String, String>) -> &'static str {
-    if query.get("v").is_some_and(|version| *version == *ASSETS) { "public, max-age=31536000, immutable" } else { "public, max-age=3600" }
+    if query.get("v").is_some_and(|version| *version == *ASSETS) {
+        "public, max-age=31536000, immutable"
+    } else {
+        "public, max-age=3600"
+    }
 }
 
 pub(crate) async fn stylesheet(Query(query): Query<HashMap<String, String>>) -> impl IntoResponse {

@@ -9,7 +9,11 @@ use super::*;
 static ZONES: LazyLock<Vec<chrono_tz::Tz>> = LazyLock::new(|| {
     chrono_tz::TZ_VARIANTS
         .iter()
-        .filter(|zone| zone.name() == "UTC" || hado_runtime::wording::ZONE_AREAS.contains(&zone.name().split('/').next().unwrap_or("")))
+        .filter(|zone| {
+            zone.name() == "UTC"
+                || hado_runtime::wording::ZONE_AREAS
+                    .contains(&zone.name().split('/').next().unwrap_or(""))
+        })
         .copied()
         .collect()
 });
@@ -22,7 +26,13 @@ pub(super) struct ZoneChoice {
 
 fn zone_choices() -> Vec<ZoneChoice> {
     let now = chrono::Utc::now();
-    ZONES.iter().map(|zone| ZoneChoice { name: zone.name(), offset: now.with_timezone(zone).format("UTC%:z").to_string() }).collect()
+    ZONES
+        .iter()
+        .map(|zone| ZoneChoice {
+            name: zone.name(),
+            offset: now.with_timezone(zone).format("UTC%:z").to_string(),
+        })
+        .collect()
 }
 
 #[derive(Default)]
@@ -111,7 +121,14 @@ pub(super) struct ChannelNotice {
     pub telegram_link: Option<String>,
 }
 
-async fn settings_page_for(state: &AppState, session: &mut Session, form: SettingsForm, saved: bool, issued: Option<String>, status: StatusCode) -> Response {
+async fn settings_page_for(
+    state: &AppState,
+    session: &mut Session,
+    form: SettingsForm,
+    saved: bool,
+    issued: Option<String>,
+    status: StatusCode,
+) -> Response {
     settings_page_with(state, session, form, saved, issued, ChannelNotice::default(), status).await
 }
 
@@ -130,17 +147,22 @@ async fn settings_page_with(
         Ok(reply) => reply.into_inner(),
         Err(status) => return failure_page(state, session.t, &status),
     };
-    let (channels, telegram_available) = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
-        Ok(reply) => {
-            let reply = reply.into_inner();
-            let rows = reply.channels.into_iter().map(|channel| {
-                let failed_at = channel.last_error_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default();
-                ChannelRow { channel, failed_at }
-            });
-            (rows.collect::<Vec<_>>(), reply.telegram_available)
-        }
-        Err(status) => return failure_page(state, session.t, &status),
-    };
+    let (channels, telegram_available) =
+        match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
+            Ok(reply) => {
+                let reply = reply.into_inner();
+                let rows = reply.channels.into_iter().map(|channel| {
+                    let failed_at = channel
+                        .last_error_at
+                        .as_deref()
+                        .and_then(|instant| session.viewer.local(instant))
+                        .unwrap_or_default();
+                    ChannelRow { channel, failed_at }
+                });
+                (rows.collect::<Vec<_>>(), reply.telegram_available)
+            }
+            Err(status) => return failure_page(state, session.t, &status),
+        };
     let calendar = match session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {}).await {
         Ok(reply) => reply.into_inner(),
         Err(status) => return failure_page(state, session.t, &status),
@@ -168,12 +190,23 @@ async fn settings_page_with(
             form,
             zones: zone_choices(),
             saved,
-            configurations: issued.as_deref().map(|token| state.client_configurations(token)).unwrap_or_default(),
+            configurations: issued
+                .as_deref()
+                .map(|token| state.client_configurations(token))
+                .unwrap_or_default(),
             issued: issued.as_deref().map(|token| state.connect_line(token)),
             knows_mcp_url: state.knows_mcp_url(),
             agent_issued: agent.issued,
-            agent_created: agent.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
-            agent_last_used: agent.last_used_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+            agent_created: agent
+                .created_at
+                .as_deref()
+                .and_then(|instant| session.viewer.local(instant))
+                .unwrap_or_default(),
+            agent_last_used: agent
+                .last_used_at
+                .as_deref()
+                .and_then(|instant| session.viewer.local(instant))
+                .unwrap_or_default(),
             channels,
             webhook_secret: notice.webhook_secret,
             webhook_url: notice.webhook_url,
@@ -183,25 +216,38 @@ async fn settings_page_with(
             telegram_link: notice.telegram_link,
             telegram_available,
             apps,
-            calendar_created: calendar.created_at.as_deref().and_then(|instant| session.viewer.local(instant)).unwrap_or_default(),
+            calendar_created: calendar
+                .created_at
+                .as_deref()
+                .and_then(|instant| session.viewer.local(instant))
+                .unwrap_or_default(),
         },
     )
 }
 
-pub(crate) async fn issue_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn issue_calendar_feed(
+    State(state): State<AppState>,
+    mut session: Session,
+) -> Response {
     let token = match session.inbox.issue_calendar_feed(v1::IssueCalendarFeedRequest {}).await {
         Ok(issued) => issued.into_inner().token,
         Err(status) => return failure_page(&state, session.t, &status),
     };
-    let base = state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
-    let notice = ChannelNotice { calendar_url: Some(format!("{base}/ics/{token}.ics")), ..ChannelNotice::default() };
+    let base =
+        state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
+    let notice = ChannelNotice {
+        calendar_url: Some(format!("{base}/ics/{token}.ics")),
+        ..ChannelNotice::default()
+    };
     let form = SettingsForm::from_profile(&session.viewer.profile);
     settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
 }
 
 pub(crate) async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
     let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
-        Ok(link) => ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() },
+        Ok(link) => {
+            ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() }
+        }
         // No bot: the section says so in the person's words, as it does
         // without a Connect button.
         Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice::default(),
@@ -211,37 +257,66 @@ pub(crate) async fn link_telegram(State(state): State<AppState>, mut session: Se
     settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
 }
 
-pub(crate) async fn revoke_calendar_feed(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn revoke_calendar_feed(
+    State(state): State<AppState>,
+    mut session: Session,
+) -> Response {
     match session.inbox.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await {
         Ok(_) => Redirect::to("/settings#calendar").into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
-pub(crate) async fn add_webhook(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
+pub(crate) async fn add_webhook(
+    State(state): State<AppState>,
+    mut session: Session,
+    Form(input): Form<HashMap<String, String>>,
+) -> Response {
     let url = input.get("url").map(|url| url.trim().to_owned()).unwrap_or_default();
     let form = SettingsForm::from_profile(&session.viewer.profile);
     match session.inbox.add_webhook(v1::AddWebhookRequest { url: url.clone() }).await {
         Ok(added) => {
-            let notice = ChannelNotice { webhook_secret: Some(added.into_inner().secret), ..ChannelNotice::default() };
-            settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
+            let notice = ChannelNotice {
+                webhook_secret: Some(added.into_inner().secret),
+                ..ChannelNotice::default()
+            };
+            settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK)
+                .await
         }
         Err(status) if status.code() == Code::InvalidArgument => {
             // The address's refusal in the person's words.
             let (mut errors, general) = refusal(&state, &status);
             let webhook_error = errors.remove("url").unwrap_or(general);
-            let notice = ChannelNotice { webhook_url: url, webhook_error, ..ChannelNotice::default() };
-            settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::UNPROCESSABLE_ENTITY).await
+            let notice =
+                ChannelNotice { webhook_url: url, webhook_error, ..ChannelNotice::default() };
+            settings_page_with(
+                &state,
+                &mut session,
+                form,
+                false,
+                None,
+                notice,
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await
         }
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
 /// Test, turn on or off, or remove one of the person's channels.
-pub(crate) async fn channel_action(State(state): State<AppState>, mut session: Session, Path((id, action)): Path<(i64, String)>) -> Response {
+pub(crate) async fn channel_action(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path((id, action)): Path<(i64, String)>,
+) -> Response {
     let done = match action.as_str() {
         "test" => session.inbox.test_channel(v1::ChannelId { id }).await.map(|_| "?tested=1"),
-        "on" | "off" => session.inbox.set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" }).await.map(|_| ""),
+        "on" | "off" => session
+            .inbox
+            .set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" })
+            .await
+            .map(|_| ""),
         "remove" => session.inbox.remove_channel(v1::ChannelId { id }).await.map(|_| ""),
         _ => return message(StatusCode::NOT_FOUND, "no such page", "нет такой страницы"),
     };
@@ -257,15 +332,39 @@ pub(crate) struct SettingsQuery {
     tested: Option<String>,
 }
 
-pub(crate) async fn settings_page(State(state): State<AppState>, mut session: Session, Query(query): Query<SettingsQuery>) -> Response {
+pub(crate) async fn settings_page(
+    State(state): State<AppState>,
+    mut session: Session,
+    Query(query): Query<SettingsQuery>,
+) -> Response {
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let notice = ChannelNotice { test_queued: query.tested.is_some(), ..ChannelNotice::default() };
-    settings_page_with(&state, &mut session, form, query.saved.is_some(), None, notice, StatusCode::OK).await
+    settings_page_with(
+        &state,
+        &mut session,
+        form,
+        query.saved.is_some(),
+        None,
+        notice,
+        StatusCode::OK,
+    )
+    .await
 }
 
-pub(crate) async fn save_settings(State(state): State<AppState>, mut session: Session, Form(input): Form<HashMap<String, String>>) -> Response {
-    let field = |name: &str| input.get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
-    let request = v1::UpdateProfileRequest { tz: field("tz"), quiet_start: field("quiet_start"), quiet_end: field("quiet_end"), locale: field("locale") };
+pub(crate) async fn save_settings(
+    State(state): State<AppState>,
+    mut session: Session,
+    Form(input): Form<HashMap<String, String>>,
+) -> Response {
+    let field = |name: &str| {
+        input.get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
+    };
+    let request = v1::UpdateProfileRequest {
+        tz: field("tz"),
+        quiet_start: field("quiet_start"),
+        quiet_end: field("quiet_end"),
+        locale: field("locale"),
+    };
     match session.inbox.update_profile(request.clone()).await {
         Ok(_) => Redirect::to("/settings?saved=1").into_response(),
         Err(status) if status.code() == Code::InvalidArgument => {
@@ -277,13 +376,24 @@ pub(crate) async fn save_settings(State(state): State<AppState>, mut session: Se
                 ..SettingsForm::default()
             };
             (form.errors, form.general) = refusal(&state, &status);
-            settings_page_for(&state, &mut session, form, false, None, StatusCode::UNPROCESSABLE_ENTITY).await
+            settings_page_for(
+                &state,
+                &mut session,
+                form,
+                false,
+                None,
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await
         }
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
-pub(crate) async fn issue_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn issue_agent_token(
+    State(state): State<AppState>,
+    mut session: Session,
+) -> Response {
     let issued = match session.inbox.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await {
         Ok(issued) => issued.into_inner(),
         Err(status) => return failure_page(&state, session.t, &status),
@@ -293,14 +403,21 @@ pub(crate) async fn issue_agent_token(State(state): State<AppState>, mut session
 }
 
 /// `POST /settings/apps/{id}/disconnect`: the app's tokens stop at once.
-pub(crate) async fn disconnect_app(State(state): State<AppState>, mut session: Session, Path(id): Path<i64>) -> Response {
+pub(crate) async fn disconnect_app(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path(id): Path<i64>,
+) -> Response {
     match session.inbox.disconnect_app(v1::ConnectedAppId { id }).await {
         Ok(_) => Redirect::to("/settings#apps").into_response(),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
-pub(crate) async fn revoke_agent_token(State(state): State<AppState>, mut session: Session) -> Response {
+pub(crate) async fn revoke_agent_token(
+    State(state): State<AppState>,
+    mut session: Session,
+) -> Response {
     match session.inbox.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await {
         Ok(_) => Redirect::to("/settings#agent").into_response(),
         Err(status) => failure_page(&state, session.t, &status),

@@ -21,7 +21,11 @@ pub(crate) struct Viewer {
 impl Viewer {
     pub(crate) fn new(profile: v1::Profile) -> Self {
         let zone = profile.tz.parse().unwrap_or(chrono_tz::UTC);
-        let today = profile.local_time.get(..10).and_then(|date| date.parse().ok()).unwrap_or_else(|| Utc::now().with_timezone(&zone).date_naive());
+        let today = profile
+            .local_time
+            .get(..10)
+            .and_then(|date| date.parse().ok())
+            .unwrap_or_else(|| Utc::now().with_timezone(&zone).date_naive());
         Self { zone, today, profile }
     }
 
@@ -78,7 +82,9 @@ pub(crate) fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Optio
     if event.due_time.is_empty() {
         return Some((day, None));
     }
-    let time = NaiveTime::parse_from_str(&event.due_time, "%H:%M").or_else(|_| NaiveTime::parse_from_str(&event.due_time, "%H:%M:%S")).ok()?;
+    let time = NaiveTime::parse_from_str(&event.due_time, "%H:%M")
+        .or_else(|_| NaiveTime::parse_from_str(&event.due_time, "%H:%M:%S"))
+        .ok()?;
     Some((day, Some(time)))
 }
 
@@ -94,7 +100,9 @@ impl Card {
         let closed = state.is_some_and(|state| state.is_closed() || state == EventState::Withdrawn);
         let when = match due_parts(event, viewer.zone) {
             Some((date, time)) if closed => words.due_on(viewer.today, date, time),
-            Some((date, time)) => words.due_in_words(viewer.today, date, time, state == Some(EventState::Overdue)),
+            Some((date, time)) => {
+                words.due_in_words(viewer.today, date, time, state == Some(EventState::Overdue))
+            }
             None => event.due_at.clone(),
         };
         Self {
@@ -108,10 +116,22 @@ impl Card {
             done_label: event.done_label.clone(),
             deep_link: event.deep_link.clone(),
             editable: event.editable,
-            quiet_until: event.quiet_until.as_deref().and_then(|instant| viewer.when(words, instant)).unwrap_or_default(),
-            remember_from: viewer.today.succ_opt().map(|day| day.format("%Y-%m-%d").to_string()).unwrap_or_default(),
+            quiet_until: event
+                .quiet_until
+                .as_deref()
+                .and_then(|instant| viewer.when(words, instant))
+                .unwrap_or_default(),
+            remember_from: viewer
+                .today
+                .succ_opt()
+                .map(|day| day.format("%Y-%m-%d").to_string())
+                .unwrap_or_default(),
             closed_as: event.closed_as.clone().unwrap_or_default(),
-            closed_at: event.closed_at.as_deref().and_then(|instant| viewer.local(instant)).unwrap_or_default(),
+            closed_at: event
+                .closed_at
+                .as_deref()
+                .and_then(|instant| viewer.local(instant))
+                .unwrap_or_default(),
             closed,
             reopenable: event.reopenable,
             needs_attention: event.needs_attention,
@@ -129,7 +149,13 @@ pub(crate) struct Groups {
 
 impl Groups {
     pub(crate) fn new(events: &[v1::Event], viewer: &Viewer, words: &Words) -> Self {
-        let pick = |state: EventState| events.iter().filter(|event| event.event_state() == Some(state)).map(|event| Card::new(event, viewer, words)).collect();
+        let pick = |state: EventState| {
+            events
+                .iter()
+                .filter(|event| event.event_state() == Some(state))
+                .map(|event| Card::new(event, viewer, words))
+                .collect()
+        };
         Self {
             today: pick(EventState::Today),
             overdue: pick(EventState::Overdue),
@@ -139,6 +165,9 @@ impl Groups {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.today.is_empty() && self.overdue.is_empty() && self.preparing.is_empty() && self.scheduled.is_empty()
+        self.today.is_empty()
+            && self.overdue.is_empty()
+            && self.preparing.is_empty()
+            && self.scheduled.is_empty()
     }
 }

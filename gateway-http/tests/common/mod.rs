@@ -14,7 +14,10 @@ use hado_gateway_http::config::HttpConfig;
 /// A configuration for `core` that trusts no proxy and has no local user;
 /// tests change what they are about.
 pub(crate) fn config(core: &TestCore) -> HttpConfig {
-    HttpConfig { addr: "127.0.0.1:0".parse().unwrap(), ..HttpConfig::local(&core.url(), GATEWAY_TOKEN) }
+    HttpConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        ..HttpConfig::local(&core.url(), GATEWAY_TOKEN)
+    }
 }
 
 /// gateway-http on an ephemeral port.

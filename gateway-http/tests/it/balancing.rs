@@ -21,7 +21,10 @@ const RESOLVE_EVERY: Duration = Duration::from_millis(50);
 
 /// Makes `calls` calls as `login` through the balanced channel.
 async fn calls_as(core: &Core, login: &str, calls: usize) {
-    let mut inbox = InboxClient::with_interceptor(core.channel(), Credential::gateway(GATEWAY_TOKEN, login).unwrap());
+    let mut inbox = InboxClient::with_interceptor(
+        core.channel(),
+        Credential::gateway(GATEWAY_TOKEN, login).unwrap(),
+    );
     for _ in 0..calls {
         inbox.get_profile(GetProfileRequest {}).await.expect("a core answers");
     }
@@ -41,10 +44,15 @@ async fn calls_spread_over_every_core_a_name_resolves_to_as_cores_join_and_leave
         TestCore::start(&Backend::Sqlite, NOW).await,
         TestCore::start(&Backend::Sqlite, NOW).await,
     ];
-    let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(cores[..3].iter().map(|core| core.addr).collect()));
+    let answer: Arc<Mutex<Vec<SocketAddr>>> =
+        Arc::new(Mutex::new(cores[..3].iter().map(|core| core.addr).collect()));
     let resolver_answer = answer.clone();
     let resolve: Resolve = Arc::new(move |host, port| {
-        assert_eq!((host.as_str(), port), ("cores.test", 50051), "the URL's host and port are resolved");
+        assert_eq!(
+            (host.as_str(), port),
+            ("cores.test", 50051),
+            "the URL's host and port are resolved"
+        );
         let found = resolver_answer.lock().unwrap().clone();
         Box::pin(async move { Ok(found) })
     });
@@ -74,11 +82,18 @@ async fn calls_spread_over_every_core_a_name_resolves_to_as_cores_join_and_leave
 
     // When nothing answers at the addresses, a call fails at once with
     // "unavailable", which the gateways explain, instead of waiting.
-    let closed: SocketAddr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let closed: SocketAddr =
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     *answer.lock().unwrap() = vec![closed];
     tokio::time::sleep(RESOLVE_EVERY * 6).await;
-    let mut inbox = InboxClient::with_interceptor(core.channel(), Credential::gateway(GATEWAY_TOKEN, "dan").unwrap());
-    let failed = tokio::time::timeout(Duration::from_secs(10), inbox.get_profile(GetProfileRequest {})).await.expect("the call does not hang");
+    let mut inbox = InboxClient::with_interceptor(
+        core.channel(),
+        Credential::gateway(GATEWAY_TOKEN, "dan").unwrap(),
+    );
+    let failed =
+        tokio::time::timeout(Duration::from_secs(10), inbox.get_profile(GetProfileRequest {}))
+            .await
+            .expect("the call does not hang");
     assert_eq!(failed.unwrap_err().code(), tonic::Code::Unavailable);
 
     drop(core);

@@ -54,7 +54,12 @@ fn with_basic_auth(caddyfile: &str) -> String {
 
 fn caddy(arguments: &[&str], folder: &std::path::Path, environment: &[(&str, String)]) -> Command {
     let mut command = Command::new("caddy");
-    command.args(arguments).current_dir(folder).env("HOME", folder).env("XDG_DATA_HOME", folder).env("XDG_CONFIG_HOME", folder);
+    command
+        .args(arguments)
+        .current_dir(folder)
+        .env("HOME", folder)
+        .env("XDG_DATA_HOME", folder)
+        .env("XDG_CONFIG_HOME", folder);
     for (name, value) in environment {
         command.env(name, value);
     }
@@ -68,12 +73,25 @@ fn the_shipped_caddyfile_validates() {
     }
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("Caddyfile"), CADDYFILE).unwrap();
-    let environment = [("HADO_PUBLIC_HOST", "hado.example.com".to_owned()), ("HADO_CADDY_ADMIN", "off".to_owned())];
-    for file in
-        [CADDYFILE.to_owned(), with_basic_auth(CADDYFILE).replace("{$HADO_BASIC_AUTH_HASH}", "$2a$14$abcdefghijklmnopqrstuuvwxyz0123456789abcdefghijklmnopq")]
-    {
+    let environment = [
+        ("HADO_PUBLIC_HOST", "hado.example.com".to_owned()),
+        ("HADO_CADDY_ADMIN", "off".to_owned()),
+    ];
+    for file in [
+        CADDYFILE.to_owned(),
+        with_basic_auth(CADDYFILE).replace(
+            "{$HADO_BASIC_AUTH_HASH}",
+            "$2a$14$abcdefghijklmnopqrstuuvwxyz0123456789abcdefghijklmnopq",
+        ),
+    ] {
         std::fs::write(folder.path().join("Caddyfile"), &file).unwrap();
-        let output = caddy(&["validate", "--config", "Caddyfile", "--adapter", "caddyfile"], folder.path(), &environment).output().unwrap();
+        let output = caddy(
+            &["validate", "--config", "Caddyfile", "--adapter", "caddyfile"],
+            folder.path(),
+            &environment,
+        )
+        .output()
+        .unwrap();
         assert!(output.status.success(), "{}\n{file}", String::from_utf8_lossy(&output.stderr));
     }
 }
@@ -89,7 +107,8 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     let gateway_addr = gateway.addr;
 
     let folder = tempfile::tempdir().unwrap();
-    let hash = caddy(&["hash-password", "--plaintext", PASSWORD], folder.path(), &[]).output().unwrap();
+    let hash =
+        caddy(&["hash-password", "--plaintext", PASSWORD], folder.path(), &[]).output().unwrap();
     let hash = String::from_utf8(hash.stdout).unwrap().trim().to_owned();
     std::fs::write(folder.path().join("Caddyfile"), with_basic_auth(CADDYFILE)).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -101,11 +120,15 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
         ("HADO_BASIC_AUTH_USER", "anna".to_owned()),
         ("HADO_BASIC_AUTH_HASH", hash),
     ];
-    let mut running = caddy(&["run", "--config", "Caddyfile", "--adapter", "caddyfile"], folder.path(), &environment)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("caddy starts");
+    let mut running = caddy(
+        &["run", "--config", "Caddyfile", "--adapter", "caddyfile"],
+        folder.path(),
+        &environment,
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("caddy starts");
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let mut listening = false;
@@ -119,10 +142,17 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     assert!(listening, "caddy listens");
 
     // Signed in as anna, a spoofed header naming bob is dropped: the inbox is anna's.
-    let me = client.get(format!("{base}/me")).basic_auth("anna", Some(PASSWORD)).header("x-remote-user", "bob").send().await.unwrap();
+    let me = client
+        .get(format!("{base}/me"))
+        .basic_auth("anna", Some(PASSWORD))
+        .header("x-remote-user", "bob")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(me.status(), StatusCode::OK);
     assert_eq!(me.json::<Value>().await.unwrap()["login"], "anna");
-    let page = client.get(format!("{base}/")).basic_auth("anna", Some(PASSWORD)).send().await.unwrap();
+    let page =
+        client.get(format!("{base}/")).basic_auth("anna", Some(PASSWORD)).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);
     assert!(page.text().await.unwrap().contains("<title>Inbox · Hado</title>"));
 
@@ -134,37 +164,72 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
         }
         assert_eq!(request.send().await.unwrap().status(), StatusCode::UNAUTHORIZED, "{headers:?}");
     }
-    let wrong = client.get(format!("{base}/me")).basic_auth("anna", Some("guess")).send().await.unwrap();
+    let wrong =
+        client.get(format!("{base}/me")).basic_auth("anna", Some("guess")).send().await.unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
 
     // Public routes stay open and still never take the header for a user.
     let up = client.get(format!("{base}/up")).header("x-remote-user", "anna").send().await.unwrap();
     assert_eq!(up.status(), StatusCode::OK);
-    let policy = up.headers().get("content-security-policy").and_then(|value| value.to_str().ok()).unwrap_or_default();
+    let policy = up
+        .headers()
+        .get("content-security-policy")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
     assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
     assert_eq!(up.headers().get("x-content-type-options").unwrap(), "nosniff");
-    let api = client.get(format!("{base}/api/events?user=anna")).header("x-remote-user", "anna").send().await.unwrap();
+    let api = client
+        .get(format!("{base}/api/events?user=anna"))
+        .header("x-remote-user", "anna")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(api.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(api.json::<Value>().await.unwrap()["error"], "a source bearer token is required (Authorization: Bearer hado_src_…)");
+    assert_eq!(
+        api.json::<Value>().await.unwrap()["error"],
+        "a source bearer token is required (Authorization: Bearer hado_src_…)"
+    );
     let document = client.get(format!("{base}/openapi.json")).send().await.unwrap();
     assert_eq!(document.status(), StatusCode::OK);
     let feed = client.get(format!("{base}/ics/hado_ics_unknown.ics")).send().await.unwrap();
-    assert_eq!(feed.status(), StatusCode::NOT_FOUND, "calendar feeds pass Caddy without a sign-in; the gateway answers");
+    assert_eq!(
+        feed.status(),
+        StatusCode::NOT_FOUND,
+        "calendar feeds pass Caddy without a sign-in; the gateway answers"
+    );
     let link = client.get(format!("{base}/a/forged")).send().await.unwrap();
     assert_eq!(link.status(), StatusCode::BAD_REQUEST, "action links pass too");
 
     // An agent's sign-in goes to gateway-mcp without the person's sign-in
     // (no gateway-mcp runs here, so Caddy answers 502); the page where the
     // person allows it is the inbox's, behind the sign-in.
-    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register", "/token", "/mcp"] {
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/register",
+        "/token",
+        "/mcp",
+    ] {
         let agent = client.post(format!("{base}{path}")).send().await.unwrap();
         assert_eq!(agent.status(), StatusCode::BAD_GATEWAY, "{path} goes to gateway-mcp");
     }
     let consent = client.get(format!("{base}/oauth/authorize?client_id=x")).send().await.unwrap();
-    assert_eq!(consent.status(), StatusCode::UNAUTHORIZED, "the consent page is behind the sign-in");
-    let consent = client.get(format!("{base}/oauth/authorize?client_id=x")).basic_auth("anna", Some(PASSWORD)).send().await.unwrap();
+    assert_eq!(
+        consent.status(),
+        StatusCode::UNAUTHORIZED,
+        "the consent page is behind the sign-in"
+    );
+    let consent = client
+        .get(format!("{base}/oauth/authorize?client_id=x"))
+        .basic_auth("anna", Some(PASSWORD))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(consent.status(), StatusCode::BAD_REQUEST);
-    assert!(consent.text().await.unwrap().contains("invalid_client"), "gateway-http asked core about the client");
+    assert!(
+        consent.text().await.unwrap().contains("invalid_client"),
+        "gateway-http asked core about the client"
+    );
 
     let _ = running.kill();
     let _ = running.wait();

@@ -44,7 +44,13 @@ impl Stack {
     }
 
     /// Sends a request; `body` goes as JSON. Returns the status and the JSON reply.
-    async fn send(&self, method: Method, path: &str, headers: &[(&str, &str)], body: Option<Value>) -> (StatusCode, Value) {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
         let mut request = self.client.request(method.clone(), format!("{}{path}", self.base));
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -52,7 +58,9 @@ impl Stack {
         match body {
             Some(body) => request = request.json(&body),
             // Writes under /me are taken as JSON only, whether or not they carry a body.
-            None if method != Method::GET => request = request.header("content-type", "application/json"),
+            None if method != Method::GET => {
+                request = request.header("content-type", "application/json")
+            }
             None => {}
         }
         let response = request.send().await.expect("the gateway answers");
@@ -83,35 +91,67 @@ async fn the_rest_contract_holds(backend: Backend) {
     let batch = json!({"events": [item("anna", "visa", "Visa", "2026-12-14"), item("anna", "passport", "Passport", "2027-06-01")]});
     let (status, reply) = stack.send(Method::POST, "/api/events", &auth, Some(batch.clone())).await;
     assert_eq!(status, StatusCode::OK, "{reply}");
-    let outcomes: Vec<&str> = reply["results"].as_array().unwrap().iter().map(|result| result["outcome"].as_str().unwrap()).collect();
+    let outcomes: Vec<&str> = reply["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| result["outcome"].as_str().unwrap())
+        .collect();
     assert_eq!(outcomes, ["created", "created"]);
-    assert_eq!((reply["results"][0]["state"].as_str(), reply["results"][1]["state"].as_str()), (Some("preparing"), Some("scheduled")));
+    assert_eq!(
+        (reply["results"][0]["state"].as_str(), reply["results"][1]["state"].as_str()),
+        (Some("preparing"), Some("scheduled"))
+    );
     let visa_id = reply["results"][0]["id"].as_i64().unwrap();
     let (_, again) = stack.send(Method::POST, "/api/events", &auth, Some(batch)).await;
     assert_eq!(again["results"][0]["outcome"], "unchanged");
     let moved = json!({"events": [item("anna", "visa", "Visa", "2026-12-20")]});
-    assert_eq!(stack.send(Method::POST, "/api/events", &auth, Some(moved)).await.1["results"][0]["outcome"], "rescheduled");
+    assert_eq!(
+        stack.send(Method::POST, "/api/events", &auth, Some(moved)).await.1["results"][0]["outcome"],
+        "rescheduled"
+    );
 
     // Reading back: the client view, one ref or all.
-    let (status, listed) = stack.send(Method::GET, "/api/events?user=anna&ref=visa", &auth, None).await;
+    let (status, listed) =
+        stack.send(Method::GET, "/api/events?user=anna&ref=visa", &auth, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(listed["events"].as_array().unwrap().len(), 1);
     let visa = &listed["events"][0];
-    assert_eq!((visa["id"].as_i64(), visa["ref"].as_str(), visa["due_at"].as_str()), (Some(visa_id), Some("visa"), Some("2026-12-20")));
-    assert!(visa.get("editable").is_none() && visa.get("source").is_none(), "the client view: {visa}");
-    assert_eq!(stack.send(Method::GET, "/api/events?user=anna", &auth, None).await.1["events"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        (visa["id"].as_i64(), visa["ref"].as_str(), visa["due_at"].as_str()),
+        (Some(visa_id), Some("visa"), Some("2026-12-20"))
+    );
+    assert!(
+        visa.get("editable").is_none() && visa.get("source").is_none(),
+        "the client view: {visa}"
+    );
+    assert_eq!(
+        stack.send(Method::GET, "/api/events?user=anna", &auth, None).await.1["events"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     // A source sees a closed event as closed.
     stack.core.inbox_as("anna").mark_done(hado_proto::v1::EventId { id: visa_id }).await.unwrap();
-    assert_eq!(stack.send(Method::GET, "/api/events?user=anna&ref=visa", &auth, None).await.1["events"][0]["state"], "done");
+    assert_eq!(
+        stack.send(Method::GET, "/api/events?user=anna&ref=visa", &auth, None).await.1["events"][0]
+            ["state"],
+        "done"
+    );
 
     // Withdrawing: a known key and an unknown one; pushing again revives.
     let keys = json!({"events": [{"user": "anna", "ref": "passport"}, {"user": "anna", "ref": "nothing"}]});
-    let (status, withdrawn) = stack.send(Method::POST, "/api/events/withdraw", &auth, Some(keys)).await;
+    let (status, withdrawn) =
+        stack.send(Method::POST, "/api/events/withdraw", &auth, Some(keys)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(withdrawn["results"][0]["state"], "withdrawn");
     assert_eq!(withdrawn["results"][1], json!({"found": false}));
     let revived = json!({"events": [item("anna", "passport", "Passport", "2027-06-01")]});
-    assert_eq!(stack.send(Method::POST, "/api/events", &auth, Some(revived)).await.1["results"][0]["outcome"], "revived");
+    assert_eq!(
+        stack.send(Method::POST, "/api/events", &auth, Some(revived)).await.1["results"][0]["outcome"],
+        "revived"
+    );
 
     // An invalid batch names every bad item and writes nothing.
     let bad = json!({"events": [
@@ -122,8 +162,14 @@ async fn the_rest_contract_holds(backend: Backend) {
     ]});
     let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(bad)).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
-    let violations: Vec<(i64, &str)> =
-        error["violations"].as_array().unwrap().iter().map(|violation| (violation["index"].as_i64().unwrap(), violation["field"].as_str().unwrap())).collect();
+    let violations: Vec<(i64, &str)> = error["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|violation| {
+            (violation["index"].as_i64().unwrap(), violation["field"].as_str().unwrap())
+        })
+        .collect();
     assert!(
         violations.contains(&(1, "title"))
             && violations.contains(&(2, "due_at"))
@@ -133,30 +179,72 @@ async fn the_rest_contract_holds(backend: Backend) {
     );
     assert!(!violations.iter().any(|(index, _)| *index == 0), "the good item is not blamed");
     assert!(error["violations"][0]["message"].as_str().is_some_and(|message| !message.is_empty()));
-    assert_eq!(stack.send(Method::GET, "/api/events?user=anna&ref=fine", &auth, None).await.1["events"], json!([]), "nothing was written");
+    assert_eq!(
+        stack.send(Method::GET, "/api/events?user=anna&ref=fine", &auth, None).await.1["events"],
+        json!([]),
+        "nothing was written"
+    );
     // A missing required field is reported with the others, by index.
-    let (_, missing) = stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [{"user": "anna", "ref": "r"}]}))).await;
-    let fields: Vec<&str> = missing["violations"].as_array().unwrap().iter().map(|violation| violation["field"].as_str().unwrap()).collect();
+    let (_, missing) = stack
+        .send(
+            Method::POST,
+            "/api/events",
+            &auth,
+            Some(json!({"events": [{"user": "anna", "ref": "r"}]})),
+        )
+        .await;
+    let fields: Vec<&str> = missing["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|violation| violation["field"].as_str().unwrap())
+        .collect();
     assert!(fields.contains(&"title") && fields.contains(&"due_at"), "{missing}");
     // Wrong shapes: the JSON path names the field.
     let (status, shape) =
         stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [{"user": "anna", "ref": "r", "title": 5, "due_at": "2027-01-01"}]}))).await;
     assert_eq!(
-        (status, shape["violations"][0]["index"].as_i64(), shape["violations"][0]["field"].as_str()),
+        (
+            status,
+            shape["violations"][0]["index"].as_i64(),
+            shape["violations"][0]["field"].as_str()
+        ),
         (StatusCode::UNPROCESSABLE_ENTITY, Some(0), Some("title"))
     );
-    let (status, _) = stack.send(Method::POST, "/api/events", &auth, Some(json!({"events": [], "extra": 1}))).await;
+    let (status, _) = stack
+        .send(Method::POST, "/api/events", &auth, Some(json!({"events": [], "extra": 1})))
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     // A whole batch of bad items is reported in full (far beyond HTTP/2's usual header size).
     let all_bad: Vec<Value> = (0..1000).map(|index| json!({"user": "Anna K", "ref": format!("r{index}"), "title": " ", "due_at": "2027-13-01"})).collect();
-    let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": all_bad }))).await;
+    let (status, error) =
+        stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": all_bad }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(error["violations"].as_array().unwrap().len(), 3000, "every violation of every item");
+    assert_eq!(
+        error["violations"].as_array().unwrap().len(),
+        3000,
+        "every violation of every item"
+    );
     // Each carries its machine code, as a single event's violations do.
-    let codes: Vec<(Option<&str>, Option<&str>)> =
-        error["violations"].as_array().unwrap()[..3].iter().map(|violation| (violation["field"].as_str(), violation["code"].as_str())).collect();
-    assert_eq!(codes, [(Some("user"), Some("NOT_A_LOGIN")), (Some("title"), Some("REQUIRED")), (Some("due_at"), Some("NOT_A_DUE_MOMENT"))], "{codes:?}");
-    assert!(error["error"].as_str().unwrap().ends_with("and 2980 more, all listed in the error details"));
+    let codes: Vec<(Option<&str>, Option<&str>)> = error["violations"].as_array().unwrap()[..3]
+        .iter()
+        .map(|violation| (violation["field"].as_str(), violation["code"].as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            (Some("user"), Some("NOT_A_LOGIN")),
+            (Some("title"), Some("REQUIRED")),
+            (Some("due_at"), Some("NOT_A_DUE_MOMENT"))
+        ],
+        "{codes:?}"
+    );
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .ends_with("and 2980 more, all listed in the error details")
+    );
     // Arrays never stand in for objects.
     for body in [json!([[]]), json!({"events": [["anna", "visa", "Visa", "2027-01-01"]]})] {
         let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(body)).await;
@@ -165,18 +253,39 @@ async fn the_rest_contract_holds(backend: Backend) {
     }
     // A key twice in one object is refused, named with its place, and nothing is written.
     let twice = r#"{"events": [{"user": "anna", "ref": "dup", "title": "Visa", "title": "Passport", "due_at": "2027-01-01"}]}"#;
-    let raw = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).header("content-type", "application/json").body(twice);
+    let raw = stack
+        .client
+        .post(format!("{}/api/events", stack.base))
+        .header("authorization", &docs)
+        .header("content-type", "application/json")
+        .body(twice);
     let reply = raw.send().await.unwrap();
     assert_eq!(reply.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let error: Value = reply.json().await.unwrap();
-    assert_eq!((error["violations"][0]["index"].as_i64(), error["violations"][0]["field"].as_str()), (Some(0), Some("title")), "{error}");
-    assert!(error["error"].as_str().unwrap().contains(r#"the key "title" appears twice"#), "{error}");
+    assert_eq!(
+        (error["violations"][0]["index"].as_i64(), error["violations"][0]["field"].as_str()),
+        (Some(0), Some("title")),
+        "{error}"
+    );
+    assert!(
+        error["error"].as_str().unwrap().contains(r#"the key "title" appears twice"#),
+        "{error}"
+    );
     let (_, listed) = stack.send(Method::GET, "/api/events?user=anna&ref=dup", &auth, None).await;
     assert_eq!(listed["events"].as_array().map(Vec::len), Some(0), "{listed}");
-    let too_many: Vec<Value> = (0..1001).map(|index| item("anna", &format!("r{index}"), "t", "2027-01-01")).collect();
-    let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": too_many }))).await;
+    let too_many: Vec<Value> =
+        (0..1001).map(|index| item("anna", &format!("r{index}"), "t", "2027-01-01")).collect();
+    let (status, error) =
+        stack.send(Method::POST, "/api/events", &auth, Some(json!({ "events": too_many }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
-    let raw = stack.client.post(format!("{}/api/events", stack.base)).header("authorization", &docs).body("{\"events\": [").send().await.unwrap();
+    let raw = stack
+        .client
+        .post(format!("{}/api/events", stack.base))
+        .header("authorization", &docs)
+        .body("{\"events\": [")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let raw = stack
         .client
@@ -188,8 +297,16 @@ async fn the_rest_contract_holds(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
-    assert!(raw.json::<Value>().await.unwrap()["error"].as_str().unwrap().starts_with("the body is not valid JSON"));
-    let huge = format!("{{\"events\": [], \"pad\": \"{}\"}}", "x".repeat(hado_gateway_http::MAX_BODY_BYTES));
+    assert!(
+        raw.json::<Value>().await.unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the body is not valid JSON")
+    );
+    let huge = format!(
+        "{{\"events\": [], \"pad\": \"{}\"}}",
+        "x".repeat(hado_gateway_http::MAX_BODY_BYTES)
+    );
     let raw = stack
         .client
         .post(format!("{}/api/events", stack.base))
@@ -201,16 +318,38 @@ async fn the_rest_contract_holds(backend: Backend) {
         .unwrap();
     assert_eq!(raw.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let (status, error) = stack.send(Method::GET, "/api/events", &auth, None).await;
-    assert_eq!((status, error["error"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("the user query parameter is required")));
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("the user query parameter is required"))
+    );
 
     // Credentials: none, unknown, the wrong kind; the header X-Remote-User changes nothing here.
-    let agent = stack.core.admin().issue_agent_token(hado_proto::v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    let agent = stack
+        .core
+        .admin()
+        .issue_agent_token(hado_proto::v1::UserLogin { login: "anna".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .token;
     for (headers, message) in [
-        (vec![("x-remote-user", "anna")], "a source bearer token is required (Authorization: Bearer hado_src_…)"),
+        (
+            vec![("x-remote-user", "anna")],
+            "a source bearer token is required (Authorization: Bearer hado_src_…)",
+        ),
         (vec![("authorization", "Bearer hado_src_0000")], "unknown source token"),
-        (vec![("authorization", &*bearer(&agent))], "the Ingest service takes a source token (hado_src_…)"),
+        (
+            vec![("authorization", &*bearer(&agent))],
+            "the Ingest service takes a source token (hado_src_…)",
+        ),
     ] {
-        let response = stack.client.get(format!("{}/api/events?user=anna", stack.base)).headers(headers_of(&headers)).send().await.unwrap();
+        let response = stack
+            .client
+            .get(format!("{}/api/events?user=anna", stack.base))
+            .headers(headers_of(&headers))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(response.headers()["www-authenticate"], "Bearer");
         assert_eq!(response.json::<Value>().await.unwrap()["error"], message, "{headers:?}");
@@ -218,8 +357,21 @@ async fn the_rest_contract_holds(backend: Backend) {
     // A write refused before its body is read ends the connection, and says so,
     // so that the client's next request goes on a new one; one read to the end does not.
     let batch = r#"{"events":[]}"#;
-    let refused = stack.client.post(format!("{}/api/events", stack.base)).header("content-type", "application/json").body(batch).send().await.unwrap();
-    assert_eq!((refused.status(), refused.headers().get("connection").map(|value| value.to_str().unwrap())), (StatusCode::UNAUTHORIZED, Some("close")));
+    let refused = stack
+        .client
+        .post(format!("{}/api/events", stack.base))
+        .header("content-type", "application/json")
+        .body(batch)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            refused.status(),
+            refused.headers().get("connection").map(|value| value.to_str().unwrap())
+        ),
+        (StatusCode::UNAUTHORIZED, Some("close"))
+    );
     let taken = stack
         .client
         .post(format!("{}/api/events", stack.base))
@@ -230,10 +382,19 @@ async fn the_rest_contract_holds(backend: Backend) {
         .await
         .unwrap();
     assert!(taken.status().is_success() || taken.status().is_client_error(), "{}", taken.status());
-    assert_eq!(taken.headers().get("connection"), None, "the body was read, so the connection stays: {}", taken.status());
+    assert_eq!(
+        taken.headers().get("connection"),
+        None,
+        "the body was read, so the connection stays: {}",
+        taken.status()
+    );
     // Another source sees none of docs' events.
     let mail = bearer(&stack.core.source_token("mail").await);
-    assert_eq!(stack.send(Method::GET, "/api/events?user=anna", &[("authorization", &mail)], None).await.1["events"], json!([]));
+    assert_eq!(
+        stack.send(Method::GET, "/api/events?user=anna", &[("authorization", &mail)], None).await.1
+            ["events"],
+        json!([])
+    );
 
     // The OpenAPI document describes exactly these routes.
     let (status, document) = stack.send(Method::GET, "/openapi.json", &[], None).await;
@@ -248,7 +409,10 @@ async fn the_rest_contract_holds(backend: Backend) {
 fn headers_of(pairs: &[(&str, &str)]) -> reqwest::header::HeaderMap {
     let mut headers = reqwest::header::HeaderMap::new();
     for (name, value) in pairs {
-        headers.insert(reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+        headers.insert(
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            value.parse().unwrap(),
+        );
     }
     headers
 }
@@ -258,30 +422,76 @@ async fn the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode(backend: B
     let stack = Stack::start(&backend, Trust::OtherProxy).await;
     for headers in [vec![("x-remote-user", "anna")], vec![]] {
         let (status, error) = stack.send(Method::GET, "/me", &headers, None).await;
-        assert_eq!((status, error["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("sign in through the proxy in front of Hado")));
+        assert_eq!(
+            (status, error["error"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("sign in through the proxy in front of Hado"))
+        );
     }
-    let (status, _) = stack.send(Method::POST, "/me/events", &[("x-remote-user", "anna")], Some(json!({"title": "x", "due_at": "2027-01-01"}))).await;
+    let (status, _) = stack
+        .send(
+            Method::POST,
+            "/me/events",
+            &[("x-remote-user", "anna")],
+            Some(json!({"title": "x", "due_at": "2027-01-01"})),
+        )
+        .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert!(stack.core.inbox_as("anna").list_events(hado_proto::v1::ListEventsRequest::default()).await.unwrap().get_ref().events.is_empty());
+    assert!(
+        stack
+            .core
+            .inbox_as("anna")
+            .list_events(hado_proto::v1::ListEventsRequest::default())
+            .await
+            .unwrap()
+            .get_ref()
+            .events
+            .is_empty()
+    );
     // /up never asks who you are.
-    assert_eq!(stack.send(Method::GET, "/up", &[("x-remote-user", "anna")], None).await.0, StatusCode::OK);
+    assert_eq!(
+        stack.send(Method::GET, "/up", &[("x-remote-user", "anna")], None).await.0,
+        StatusCode::OK
+    );
     stack.stop().await;
 
     // Through the trusted proxy, the header names the user.
     let stack = Stack::start(&backend, Trust::LoopbackProxy).await;
-    let (status, profile) = stack.send(Method::GET, "/me", &[("x-remote-user", "anna")], None).await;
+    let (status, profile) =
+        stack.send(Method::GET, "/me", &[("x-remote-user", "anna")], None).await;
     assert_eq!((status, profile["login"].as_str()), (StatusCode::OK, Some("anna")));
     let (status, error) = stack.send(Method::GET, "/me", &[], None).await;
-    assert_eq!((status, error["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("the trusted proxy did not name a user in X-Remote-User")));
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("the trusted proxy did not name a user in X-Remote-User"))
+    );
     // Another user's id is not found.
-    let (_, created) = stack.send(Method::POST, "/me/events", &[("x-remote-user", "anna")], Some(json!({"title": "Dentist", "due_at": "2026-12-20"}))).await;
+    let (_, created) = stack
+        .send(
+            Method::POST,
+            "/me/events",
+            &[("x-remote-user", "anna")],
+            Some(json!({"title": "Dentist", "due_at": "2026-12-20"})),
+        )
+        .await;
     let path = format!("/me/events/{}", created["id"]);
-    for (method, suffix) in [(Method::GET, ""), (Method::POST, "/done"), (Method::POST, "/ack"), (Method::DELETE, ""), (Method::PATCH, "")] {
+    for (method, suffix) in [
+        (Method::GET, ""),
+        (Method::POST, "/done"),
+        (Method::POST, "/ack"),
+        (Method::DELETE, ""),
+        (Method::PATCH, ""),
+    ] {
         let body = (method == Method::PATCH).then(|| json!({"title": "mine"}));
-        let (status, error) = stack.send(method.clone(), &format!("{path}{suffix}"), &[("x-remote-user", "bob")], body).await;
+        let (status, error) = stack
+            .send(method.clone(), &format!("{path}{suffix}"), &[("x-remote-user", "bob")], body)
+            .await;
         assert_eq!(
             (status, error["error"].as_str(), error["code"].as_str()),
-            (StatusCode::NOT_FOUND, Some(format!("event {} not found", created["id"]).as_str()), Some("EVENT_NOT_FOUND")),
+            (
+                StatusCode::NOT_FOUND,
+                Some(format!("event {} not found", created["id"]).as_str()),
+                Some("EVENT_NOT_FOUND")
+            ),
             "{method} {suffix}"
         );
     }
@@ -289,7 +499,8 @@ async fn the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode(backend: B
 
     // Local mode: the one local user, whatever the header says.
     let stack = Stack::start(&backend, Trust::LocalUser).await;
-    let (status, profile) = stack.send(Method::GET, "/me", &[("x-remote-user", "anna")], None).await;
+    let (status, profile) =
+        stack.send(Method::GET, "/me", &[("x-remote-user", "anna")], None).await;
     assert_eq!((status, profile["login"].as_str()), (StatusCode::OK, Some("me")));
     stack.stop().await;
 }
@@ -298,75 +509,160 @@ async fn the_inbox_json_api_works(backend: Backend) {
     let stack = Stack::start(&backend, Trust::LoopbackProxy).await;
     let anna = [("x-remote-user", "anna")];
 
-    let (status, profile) = stack.send(Method::PATCH, "/me", &anna, Some(json!({"tz": "America/New_York", "locale": "ru"}))).await;
-    assert_eq!((status, profile["tz"].as_str(), profile["locale"].as_str()), (StatusCode::OK, Some("America/New_York"), Some("ru")));
+    let (status, profile) = stack
+        .send(Method::PATCH, "/me", &anna, Some(json!({"tz": "America/New_York", "locale": "ru"})))
+        .await;
+    assert_eq!(
+        (status, profile["tz"].as_str(), profile["locale"].as_str()),
+        (StatusCode::OK, Some("America/New_York"), Some("ru"))
+    );
     assert_eq!(profile["local_time"], "2026-12-01T05:00 (Tuesday)");
-    let (status, error) = stack.send(Method::PATCH, "/me", &anna, Some(json!({"quiet_start": "25:00"}))).await;
+    let (status, error) =
+        stack.send(Method::PATCH, "/me", &anna, Some(json!({"quiet_start": "25:00"}))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(error["violations"][0]["field"], "quiet_start");
 
     // A manual event with the inbox's defaults.
-    let (status, created) = stack.send(Method::POST, "/me/events", &anna, Some(json!({"title": "Dentist", "due_at": "2026-12-20T15:00"}))).await;
+    let (status, created) = stack
+        .send(
+            Method::POST,
+            "/me/events",
+            &anna,
+            Some(json!({"title": "Dentist", "due_at": "2026-12-20T15:00"})),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
-    assert_eq!((created["fire_at"].as_str(), created["after_due"].as_str(), created["editable"].as_bool()), (Some("2026-11-20"), Some("keep"), Some(true)));
+    assert_eq!(
+        (created["fire_at"].as_str(), created["after_due"].as_str(), created["editable"].as_bool()),
+        (Some("2026-11-20"), Some("keep"), Some(true))
+    );
     assert_eq!(created["done_label"], "Сделано", "the default label follows the user's language");
     let id = created["id"].as_i64().unwrap();
-    let (status, error) = stack.send(Method::POST, "/me/events", &anna, Some(json!({"title": "", "due_at": "soon"}))).await;
+    let (status, error) = stack
+        .send(Method::POST, "/me/events", &anna, Some(json!({"title": "", "due_at": "soon"})))
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    let fields: Vec<&str> = error["violations"].as_array().unwrap().iter().map(|violation| violation["field"].as_str().unwrap()).collect();
+    let fields: Vec<&str> = error["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|violation| violation["field"].as_str().unwrap())
+        .collect();
     assert_eq!(fields, ["title", "due_at"]);
 
     let (_, listed) = stack.send(Method::GET, "/me/events", &anna, None).await;
     assert_eq!(listed["events"][0]["id"].as_i64(), Some(id));
-    assert_eq!(stack.send(Method::GET, "/me/events?state=overdue", &anna, None).await.1["events"], json!([]));
+    assert_eq!(
+        stack.send(Method::GET, "/me/events?state=overdue", &anna, None).await.1["events"],
+        json!([])
+    );
     let (status, error) = stack.send(Method::GET, "/me/events?state=sleeping", &anna, None).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
 
     let (_, acked) = stack.send(Method::POST, &format!("/me/events/{id}/ack"), &anna, None).await;
     assert!(acked["quiet_until"].is_string());
-    let (_, renamed) = stack.send(Method::PATCH, &format!("/me/events/{id}"), &anna, Some(json!({"title": "Dentist, Dr. Weiss"}))).await;
+    let (_, renamed) = stack
+        .send(
+            Method::PATCH,
+            &format!("/me/events/{id}"),
+            &anna,
+            Some(json!({"title": "Dentist, Dr. Weiss"})),
+        )
+        .await;
     assert_eq!(renamed["title"], "Dentist, Dr. Weiss");
     let (_, done) = stack.send(Method::POST, &format!("/me/events/{id}/done"), &anna, None).await;
     assert_eq!(done["state"], "done");
-    let (_, reopened) = stack.send(Method::POST, &format!("/me/events/{id}/reopen"), &anna, Some(json!({}))).await;
+    let (_, reopened) =
+        stack.send(Method::POST, &format!("/me/events/{id}/reopen"), &anna, Some(json!({}))).await;
     assert_eq!(reopened["state"], "preparing", "Reopen undoes Done");
     stack.send(Method::POST, &format!("/me/events/{id}/done"), &anna, Some(json!({}))).await;
     let (_, archive) = stack.send(Method::GET, "/me/archive", &anna, None).await;
     assert_eq!(archive["events"][0]["closed_as"], "Сделано");
-    let (_, reopened) = stack.send(Method::PATCH, &format!("/me/events/{id}"), &anna, Some(json!({"due_at": "2026-12-27T15:00"}))).await;
+    let (_, reopened) = stack
+        .send(
+            Method::PATCH,
+            &format!("/me/events/{id}"),
+            &anna,
+            Some(json!({"due_at": "2026-12-27T15:00"})),
+        )
+        .await;
     assert_eq!(reopened["state"], "preparing");
     let (_, deleted) = stack.send(Method::DELETE, &format!("/me/events/{id}"), &anna, None).await;
     assert_eq!(deleted, json!({"id": id, "state": "withdrawn"}));
     // A deleted event is still readable, and an edit brings it back.
     let (_, gone) = stack.send(Method::GET, &format!("/me/events/{id}"), &anna, None).await;
     assert_eq!(gone["state"], "withdrawn");
-    let (_, back) = stack.send(Method::PATCH, &format!("/me/events/{id}"), &anna, Some(json!({"title": "Dentist, again"}))).await;
-    assert_eq!((back["state"].as_str(), back["title"].as_str()), (Some("preparing"), Some("Dentist, again")));
+    let (_, back) = stack
+        .send(
+            Method::PATCH,
+            &format!("/me/events/{id}"),
+            &anna,
+            Some(json!({"title": "Dentist, again"})),
+        )
+        .await;
+    assert_eq!(
+        (back["state"].as_str(), back["title"].as_str()),
+        (Some("preparing"), Some("Dentist, again"))
+    );
 
     // Another source's event: close it, never change it.
     let docs = bearer(&stack.core.source_token("docs").await);
-    let (_, pushed) =
-        stack.send(Method::POST, "/api/events", &[("authorization", &docs)], Some(json!({"events": [item("anna", "visa", "Visa", "2026-12-14")]}))).await;
+    let (_, pushed) = stack
+        .send(
+            Method::POST,
+            "/api/events",
+            &[("authorization", &docs)],
+            Some(json!({"events": [item("anna", "visa", "Visa", "2026-12-14")]})),
+        )
+        .await;
     let visa = pushed["results"][0]["id"].as_i64().unwrap();
-    let (status, error) = stack.send(Method::PATCH, &format!("/me/events/{visa}"), &anna, Some(json!({"title": "x"}))).await;
+    let (status, error) = stack
+        .send(Method::PATCH, &format!("/me/events/{visa}"), &anna, Some(json!({"title": "x"})))
+        .await;
     assert_eq!(
         (status, error["error"].as_str(), error["code"].as_str()),
-        (StatusCode::FORBIDDEN, Some("this event belongs to source docs; only docs can change it"), Some("EVENT_OWNED_BY_SOURCE"))
+        (
+            StatusCode::FORBIDDEN,
+            Some("this event belongs to source docs; only docs can change it"),
+            Some("EVENT_OWNED_BY_SOURCE")
+        )
     );
-    assert_eq!(stack.send(Method::DELETE, &format!("/me/events/{visa}"), &anna, None).await.0, StatusCode::FORBIDDEN);
-    assert_eq!(stack.send(Method::POST, &format!("/me/events/{visa}/done"), &anna, None).await.1["state"], "done");
+    assert_eq!(
+        stack.send(Method::DELETE, &format!("/me/events/{visa}"), &anna, None).await.0,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        stack.send(Method::POST, &format!("/me/events/{visa}/done"), &anna, None).await.1["state"],
+        "done"
+    );
 
     // The agent token: issue, see, re-issue (the old one stops), revoke.
-    assert_eq!(stack.send(Method::GET, "/me/agent-token", &anna, None).await.1, json!({"issued": false}));
+    assert_eq!(
+        stack.send(Method::GET, "/me/agent-token", &anna, None).await.1,
+        json!({"issued": false})
+    );
     let (_, issued) = stack.send(Method::POST, "/me/agent-token", &anna, None).await;
     let token = issued["token"].as_str().unwrap().to_owned();
-    assert_eq!(issued["connect"], format!("claude mcp add --transport http hado https://hado.example.com/mcp --header \"Authorization: Bearer {token}\""));
+    assert_eq!(
+        issued["connect"],
+        format!(
+            "claude mcp add --transport http hado https://hado.example.com/mcp --header \"Authorization: Bearer {token}\""
+        )
+    );
     assert_eq!(stack.send(Method::GET, "/me/agent-token", &anna, None).await.1["issued"], true);
     let (_, reissued) = stack.send(Method::POST, "/me/agent-token", &anna, None).await;
     assert_ne!(reissued["token"], issued["token"]);
-    let old = stack.core.agent(&token).get_profile(hado_proto::v1::GetProfileRequest {}).await.unwrap_err();
+    let old = stack
+        .core
+        .agent(&token)
+        .get_profile(hado_proto::v1::GetProfileRequest {})
+        .await
+        .unwrap_err();
     assert_eq!(old.code(), tonic::Code::Unauthenticated);
-    assert_eq!(stack.send(Method::DELETE, "/me/agent-token", &anna, None).await.1, json!({"revoked": true}));
+    assert_eq!(
+        stack.send(Method::DELETE, "/me/agent-token", &anna, None).await.1,
+        json!({"revoked": true})
+    );
     assert_eq!(stack.send(Method::GET, "/me/agent-token", &anna, None).await.1["issued"], false);
 
     stack.stop().await;
@@ -374,12 +670,16 @@ async fn the_inbox_json_api_works(backend: Backend) {
 
 async fn up_follows_core(backend: Backend) {
     let mut stack = Stack::start(&backend, Trust::OtherProxy).await;
-    assert_eq!(stack.send(Method::GET, "/up", &[], None).await, (StatusCode::OK, json!({"status": "up"})));
+    assert_eq!(
+        stack.send(Method::GET, "/up", &[], None).await,
+        (StatusCode::OK, json!({"status": "up"}))
+    );
     stack.core.pause().await;
     let (status, body) = stack.send(Method::GET, "/up", &[], None).await;
     assert_eq!((status, body["status"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("down")));
     let docs = bearer("hado_src_anything");
-    let (status, error) = stack.send(Method::GET, "/api/events?user=anna", &[("authorization", &docs)], None).await;
+    let (status, error) =
+        stack.send(Method::GET, "/api/events?user=anna", &[("authorization", &docs)], None).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert!(error["error"].as_str().unwrap().contains("cannot be reached"), "{error}");
     stack.core.resume().await;
@@ -418,16 +718,30 @@ async fn a_list_of_tens_of_thousands_of_events_is_served(backend: Backend) {
             .collect();
         ingest.upsert_events(hado_proto::v1::UpsertEventsRequest { events }).await.unwrap();
     }
-    let (status, listed) = stack.send(Method::GET, "/api/events?user=anna", &[("authorization", &bearer(&token))], None).await;
+    let (status, listed) = stack
+        .send(Method::GET, "/api/events?user=anna", &[("authorization", &bearer(&token))], None)
+        .await;
     assert_eq!(status, StatusCode::OK, "{listed}");
     assert_eq!(listed["events"].as_array().unwrap().len(), EVENTS);
-    let (status, mine) = stack.send(Method::GET, "/me/events", &[("x-remote-user", "anna")], None).await;
+    let (status, mine) =
+        stack.send(Method::GET, "/me/events", &[("x-remote-user", "anna")], None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(mine["events"].as_array().unwrap().len(), EVENTS);
-    assert_eq!(mine["events"][EVENTS - 1]["title"], "A reminder with a title of ordinary length, number 29999");
+    assert_eq!(
+        mine["events"][EVENTS - 1]["title"],
+        "A reminder with a title of ordinary length, number 29999"
+    );
     // Read from core a page at a time: every event once, in order.
-    let ids: Vec<i64> = mine["events"].as_array().unwrap().iter().map(|event| event["id"].as_i64().unwrap()).collect();
-    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "no event repeats or goes missing between pages");
+    let ids: Vec<i64> = mine["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event| event["id"].as_i64().unwrap())
+        .collect();
+    assert!(
+        ids.windows(2).all(|pair| pair[0] < pair[1]),
+        "no event repeats or goes missing between pages"
+    );
     stack.stop().await;
 }
 

@@ -10,7 +10,11 @@ use hado_core::testing::{self, Backend, TestCore};
 const SETTINGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schemathesis.toml");
 
 async fn the_openapi_document_matches_the_running_api(backend: Backend) {
-    if !testing::tool_available("the Schemathesis run", testing::runs("st", &["--version"]), "pip install 'schemathesis>=4,<5'") {
+    if !testing::tool_available(
+        "the Schemathesis run",
+        testing::runs("st", &["--version"]),
+        "pip install 'schemathesis>=4,<5'",
+    ) {
         return;
     }
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
@@ -25,8 +29,16 @@ async fn the_openapi_document_matches_the_running_api(backend: Backend) {
         .output()
         .await
         .expect("st runs");
-    let report = format!("{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)).replace(&token, "hado_src_…");
-    assert!(output.status.success(), "Schemathesis found the document and the API apart:\n{report}");
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+    .replace(&token, "hado_src_…");
+    assert!(
+        output.status.success(),
+        "Schemathesis found the document and the API apart:\n{report}"
+    );
     assert!(report.contains("Tested: 3"), "all three operations were tested:\n{report}");
 
     gateway.stop().await;

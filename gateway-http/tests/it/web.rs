@@ -36,8 +36,19 @@ impl Stack {
 
     /// Posts a form the way a browser on the same site does.
     async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String, String) {
-        let response = self.client.post(format!("{}{path}", self.base)).header("sec-fetch-site", "same-origin").form(form).send().await.unwrap();
-        let location = response.headers().get("location").map(|value| value.to_str().unwrap().to_owned()).unwrap_or_default();
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("sec-fetch-site", "same-origin")
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        let location = response
+            .headers()
+            .get("location")
+            .map(|value| value.to_str().unwrap().to_owned())
+            .unwrap_or_default();
         (response.status(), location, response.text().await.unwrap())
     }
 
@@ -64,36 +75,87 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     }
 
     // An unknown address: a page with a way back for a browser, JSON for a program.
-    let browser = stack.client.get(format!("{}/no-such-page", stack.base)).header("accept", "text/html,*/*;q=0.8").send().await.unwrap();
+    let browser = stack
+        .client
+        .get(format!("{}/no-such-page", stack.base))
+        .header("accept", "text/html,*/*;q=0.8")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(browser.status(), StatusCode::NOT_FOUND);
     let page = browser.text().await.unwrap();
-    assert!(page.contains("There is no page at this address.") && page.contains(r#"<a href="/">Back to the inbox</a>"#), "{page}");
+    assert!(
+        page.contains("There is no page at this address.")
+            && page.contains(r#"<a href="/">Back to the inbox</a>"#),
+        "{page}"
+    );
     let program = stack.client.get(format!("{}/no-such-page", stack.base)).send().await.unwrap();
-    assert_eq!(program.json::<serde_json::Value>().await.unwrap(), serde_json::json!({"error": "no such page"}));
+    assert_eq!(
+        program.json::<serde_json::Value>().await.unwrap(),
+        serde_json::json!({"error": "no such page"})
+    );
 
     // Add: a bad form comes back with the errors next to the fields and the input kept.
-    let (status, _, page) = stack.post("/events", &[("title", "Dentist"), ("due_date", "2026-12-32"), ("subtitle", "Dr. Weiss")]).await;
+    let (status, _, page) = stack
+        .post(
+            "/events",
+            &[("title", "Dentist"), ("due_date", "2026-12-32"), ("subtitle", "Dr. Weiss")],
+        )
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(page.contains(r#"id="due-error""#) && page.contains("2026-12-32"), "{page}");
     // The field says it is wrong, and which message says why.
-    assert!(page.contains(r#"required aria-invalid="true" aria-describedby="due-error">"#), "{page}");
-    assert!(!page.contains(r#"name="title" value="Dentist" maxlength="200" required autofocus aria-invalid"#), "only the wrong field: {page}");
-    assert!(page.contains(r#"value="Dentist""#) && page.contains(r#"value="Dr. Weiss""#), "the input is kept");
+    assert!(
+        page.contains(r#"required aria-invalid="true" aria-describedby="due-error">"#),
+        "{page}"
+    );
+    assert!(
+        !page.contains(
+            r#"name="title" value="Dentist" maxlength="200" required autofocus aria-invalid"#
+        ),
+        "only the wrong field: {page}"
+    );
+    assert!(
+        page.contains(r#"value="Dentist""#) && page.contains(r#"value="Dr. Weiss""#),
+        "the input is kept"
+    );
 
     // A good one redirects to the inbox (POST-redirect-GET), which says so
     // and offers Undo: it deletes what was just added.
-    let (status, location, _) = stack.post("/events", &[("title", "Dentist"), ("due_date", "2026-12-14"), ("due_time", "15:00"), ("after_due", "keep")]).await;
+    let (status, location, _) = stack
+        .post(
+            "/events",
+            &[
+                ("title", "Dentist"),
+                ("due_date", "2026-12-14"),
+                ("due_time", "15:00"),
+                ("after_due", "keep"),
+            ],
+        )
+        .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let dentist = event_id(&location);
     assert_eq!(location, format!("/?added={dentist}#event-{dentist}"));
     let (_, page) = stack.get(&location).await;
-    assert!(page.contains("Added: Dentist.") && page.contains(&format!(r#"action="/events/{dentist}/delete"><button>Undo</button>"#)), "{page}");
-    let (_, location, page) = stack.post("/events", &[("title", "Typo"), ("due_date", "2026-12-14"), ("after_due", "keep")]).await;
+    assert!(
+        page.contains("Added: Dentist.")
+            && page
+                .contains(&format!(r#"action="/events/{dentist}/delete"><button>Undo</button>"#)),
+        "{page}"
+    );
+    let (_, location, page) = stack
+        .post("/events", &[("title", "Typo"), ("due_date", "2026-12-14"), ("after_due", "keep")])
+        .await;
     let typo = event_id(&location);
     let (status, location, _) = stack.post(&format!("/events/{typo}/delete"), &[]).await;
     assert_eq!((status, location), (StatusCode::SEE_OTHER, format!("/?deleted={typo}")), "{page}");
     assert!(!stack.get("/").await.1.contains("Typo"), "Undo took the new event out again");
-    let (_, location, _) = stack.post("/events", &[("title", "Tax return"), ("due_date", "2026-12-09"), ("after_due", "keep")]).await;
+    let (_, location, _) = stack
+        .post(
+            "/events",
+            &[("title", "Tax return"), ("due_date", "2026-12-09"), ("after_due", "keep")],
+        )
+        .await;
     let tax = event_id(&location);
     let docs = stack.core.source_token("docs").await;
     let fields = v1::EventFields {
@@ -112,9 +174,17 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(overdue < preparing && preparing < scheduled, "groups in order of urgency");
     assert!(page.contains("2 days overdue"), "{page}");
     assert!(page.contains("in 3 days, Mon 14 Dec 15:00"), "{page}");
-    assert!(page.contains(">Renewed</button>") && page.contains("https://docs.example.com/visa") && page.contains("· from docs"));
+    assert!(
+        page.contains(">Renewed</button>")
+            && page.contains("https://docs.example.com/visa")
+            && page.contains("· from docs")
+    );
     // Each button and link says which event it is for.
-    assert!(page.contains(r#"aria-label="Renewed: Visa">Renewed</button>"#) && page.contains(r#"aria-label="Remember: Visa">"#), "{page}");
+    assert!(
+        page.contains(r#"aria-label="Renewed: Visa">Renewed</button>"#)
+            && page.contains(r#"aria-label="Remember: Visa">"#),
+        "{page}"
+    );
     assert!(page.contains(r#"aria-label="Details: Tax return">Details</a>"#), "{page}");
     assert!(page.contains(&format!("/events/{dentist}/edit")), "own events can be edited");
     assert!(!page.contains(r#"class="badge""#), "no reminder has reached anything yet");
@@ -123,16 +193,36 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     stack.core.clock.set(utc("2026-12-12T07:00:00Z"));
     hado_core::scheduler::drain(&stack.core.engine).await.unwrap();
     let (_, page) = stack.get("/").await;
-    assert!(page.contains(r#"<span class="badge" id="badge">1</span>"#), "one event needs attention: {page}");
-    assert!(page.contains(&format!(r#"<article class="card overdue attention" id="event-{tax}" tabindex="-1">"#)), "{page}");
+    assert!(
+        page.contains(r#"<span class="badge" id="badge">1</span>"#),
+        "one event needs attention: {page}"
+    );
+    assert!(
+        page.contains(&format!(
+            r#"<article class="card overdue attention" id="event-{tax}" tabindex="-1">"#
+        )),
+        "{page}"
+    );
 
     // Remember, then Done; the event moves to the archive.
     let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[]).await;
-    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("/?remembered={dentist}#event-{dentist}").as_str()));
+    assert_eq!(
+        (status, location.as_str()),
+        (StatusCode::SEE_OTHER, format!("/?remembered={dentist}#event-{dentist}").as_str())
+    );
     let (_, page) = stack.get(&location).await;
-    assert!(page.contains(r#"<div class="feedback" role="status">"#) && page.contains("Remembered: Dentist · quiet until"), "{page}");
+    assert!(
+        page.contains(r#"<div class="feedback" role="status">"#)
+            && page.contains("Remembered: Dentist · quiet until"),
+        "{page}"
+    );
     // Undo takes Remember back; then Remember again.
-    assert!(page.contains(&format!(r#"<form method="post" action="/events/{dentist}/unack"><button>Undo</button></form>"#)), "{page}");
+    assert!(
+        page.contains(&format!(
+            r#"<form method="post" action="/events/{dentist}/unack"><button>Undo</button></form>"#
+        )),
+        "{page}"
+    );
     let (_, location, _) = stack.post(&format!("/events/{dentist}/unack"), &[]).await;
     assert_eq!(location, format!("/#event-{dentist}"));
     assert!(!stack.get("/").await.1.contains("quiet until"), "no longer quiet");
@@ -142,25 +232,48 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     // a day (from tomorrow on); the card says until when in words.
     let (_, page) = stack.get(&format!("/events/{dentist}")).await;
     assert!(page.contains(r#"<button name="until" value="next_week" aria-label="Until next week: Dentist">Until next week</button>"#), "{page}");
-    assert!(page.contains(r#"<input type="date" name="until" min="2026-12-13" required>"#), "{page}");
-    let (status, location, _) = stack.post(&format!("/events/{dentist}/ack"), &[("until", "next_week")]).await;
-    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("/?remembered={dentist}#event-{dentist}").as_str()));
-    assert!(stack.get("/").await.1.contains("quiet until Mon 14 Dec 08:00"), "Saturday the 12th: next week starts on Monday the 14th");
+    assert!(
+        page.contains(r#"<input type="date" name="until" min="2026-12-13" required>"#),
+        "{page}"
+    );
+    let (status, location, _) =
+        stack.post(&format!("/events/{dentist}/ack"), &[("until", "next_week")]).await;
+    assert_eq!(
+        (status, location.as_str()),
+        (StatusCode::SEE_OTHER, format!("/?remembered={dentist}#event-{dentist}").as_str())
+    );
+    assert!(
+        stack.get("/").await.1.contains("quiet until Mon 14 Dec 08:00"),
+        "Saturday the 12th: next week starts on Monday the 14th"
+    );
     stack.post(&format!("/events/{dentist}/ack"), &[("until", "2026-12-20")]).await;
     assert!(stack.get("/").await.1.contains("quiet until Sun 20 Dec 08:00"));
     // Done: the inbox says so, and Undo reopens it.
     let (_, location, _) = stack.post(&format!("/events/{tax}/done"), &[]).await;
     assert_eq!(location, format!("/?done={tax}"));
     let (_, page) = stack.get(&location).await;
-    assert!(page.contains("Done: Tax return.") && page.contains(&format!(r#"action="/events/{tax}/reopen"><button>Undo</button>"#)), "{page}");
+    assert!(
+        page.contains("Done: Tax return.")
+            && page.contains(&format!(r#"action="/events/{tax}/reopen"><button>Undo</button>"#)),
+        "{page}"
+    );
     let (_, archive) = stack.get("/archive").await;
-    assert!(archive.contains("Tax return") && archive.contains(r#"<p class="meta">Done · "#), "{archive}");
+    assert!(
+        archive.contains("Tax return") && archive.contains(r#"<p class="meta">Done · "#),
+        "{archive}"
+    );
     // In the archive it links to its page and keeps its due day; its page says how it ended.
-    assert!(archive.contains(&format!(r#"<a href="/events/{tax}">Tax return</a>"#)) && archive.contains(" · due Wed 9 Dec"), "{archive}");
+    assert!(
+        archive.contains(&format!(r#"<a href="/events/{tax}">Tax return</a>"#))
+            && archive.contains(" · due Wed 9 Dec"),
+        "{archive}"
+    );
     let (_, page) = stack.get(&format!("/events/{tax}")).await;
     assert!(page.contains(r#"<p class="closed">Done · 2026-12-12"#), "{page}");
     assert!(
-        !page.contains(r#"<button class="done""#) && !page.contains(r#"<button class="remember""#) && !page.contains("overdue"),
+        !page.contains(r#"<button class="done""#)
+            && !page.contains(r#"<button class="remember""#)
+            && !page.contains("overdue"),
         "a finished event offers no Done or Remember: {page}"
     );
     // Reopen undoes Done, from the event's page.
@@ -196,97 +309,235 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let (_, page) = stack.get(&format!("/?saved={dentist}")).await;
-    assert!(page.contains("Saved: Dentist, Dr. Weiss.") && !page.contains("<button>Undo</button>"), "an edit is said, with no Undo: {page}");
-    let edited = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
+    assert!(
+        page.contains("Saved: Dentist, Dr. Weiss.") && !page.contains("<button>Undo</button>"),
+        "an edit is said, with no Undo: {page}"
+    );
+    let edited = stack
+        .core
+        .inbox_as("anna")
+        .get_event(v1::EventId { id: dentist })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!((edited.fire_at.as_str(), edited.done_label.as_str()), ("2026-12-10", "Went"));
     // Emptied fields go back to their defaults.
     stack
         .post(
             &format!("/events/{dentist}"),
-            &[("title", "Dentist, Dr. Weiss"), ("due_date", "2026-12-15"), ("due_time", "15:00"), ("fire_date", ""), ("done_label", ""), ("after_due", "keep")],
+            &[
+                ("title", "Dentist, Dr. Weiss"),
+                ("due_date", "2026-12-15"),
+                ("due_time", "15:00"),
+                ("fire_date", ""),
+                ("done_label", ""),
+                ("after_due", "keep"),
+            ],
         )
         .await;
-    let reset = stack.core.inbox_as("anna").get_event(v1::EventId { id: dentist }).await.unwrap().into_inner();
+    let reset = stack
+        .core
+        .inbox_as("anna")
+        .get_event(v1::EventId { id: dentist })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!((reset.fire_at.as_str(), reset.done_label.as_str()), ("2026-11-15", "Done"));
     // Delete is a link to a page that asks first; its button posts back to it.
     let (status, page) = stack.get(&format!("/events/{dentist}/edit")).await;
-    assert!(status == StatusCode::OK && page.contains(&format!(r#"href="/events/{dentist}/delete" data-confirm="Delete this event?">Delete…</a>"#)), "{page}");
+    assert!(
+        status == StatusCode::OK
+            && page.contains(&format!(
+                r#"href="/events/{dentist}/delete" data-confirm="Delete this event?">Delete…</a>"#
+            )),
+        "{page}"
+    );
     let (status, page) = stack.get(&format!("/events/{dentist}/delete")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(
         page.contains("<h1>Delete this event?</h1>")
             && page.contains("Dentist, Dr. Weiss")
-            && page.contains(r#"<form method="post"><button class="danger">Delete</button></form>"#),
+            && page
+                .contains(r#"<form method="post"><button class="danger">Delete</button></form>"#),
         "{page}"
     );
     assert!(stack.get("/").await.1.contains("Dentist"), "asking deleted nothing");
     // A source's event does not open in the edit form at all.
     let (status, page) = stack.get(&format!("/events/{visa}/edit")).await;
     assert_eq!(status, StatusCode::CONFLICT);
-    assert!(page.contains("This event comes from docs; only docs can change it.") && !page.contains("<form method=\"post\" action=\"/events/"), "{page}");
+    assert!(
+        page.contains("This event comes from docs; only docs can change it.")
+            && !page.contains("<form method=\"post\" action=\"/events/"),
+        "{page}"
+    );
     let (status, location, _) = stack.post(&format!("/events/{dentist}/delete"), &[]).await;
     assert_eq!((status, location.clone()), (StatusCode::SEE_OTHER, format!("/?deleted={dentist}")));
     let (_, page) = stack.get(&location).await;
-    assert!(page.contains("Deleted: Dentist, Dr. Weiss.") && page.contains(&format!(r#"action="/events/{dentist}/reopen"><button>Undo</button>"#)), "{page}");
+    assert!(
+        page.contains("Deleted: Dentist, Dr. Weiss.")
+            && page
+                .contains(&format!(r#"action="/events/{dentist}/reopen"><button>Undo</button>"#)),
+        "{page}"
+    );
     assert!(!stack.get("/").await.1.contains("Dentist"));
     let (_, archive) = stack.get("/archive").await;
-    assert!(archive.contains("Dentist, Dr. Weiss") && archive.contains(r#"<p class="meta">Deleted · "#), "deleted events are in the archive: {archive}");
+    assert!(
+        archive.contains("Dentist, Dr. Weiss") && archive.contains(r#"<p class="meta">Deleted · "#),
+        "deleted events are in the archive: {archive}"
+    );
 
     // Far-off events: opened, Scheduled shows its nearest 50 and links to the rest.
     for index in 0..55 {
-        let fields = v1::EventFields { title: format!("Someday {index:02}"), due_at: format!("2028-01-{:02}", index % 28 + 1), ..Default::default() };
+        let fields = v1::EventFields {
+            title: format!("Someday {index:02}"),
+            due_at: format!("2028-01-{:02}", index % 28 + 1),
+            ..Default::default()
+        };
         stack.core.inbox_as("anna").create_event(fields).await.unwrap();
     }
-    assert_eq!(stack.get("/").await.1.matches(">Someday").count(), 0, "folded, Scheduled puts none on the page");
+    assert_eq!(
+        stack.get("/").await.1.matches(">Someday").count(),
+        0,
+        "folded, Scheduled puts none on the page"
+    );
     let (_, page) = stack.get("/?open=scheduled").await;
-    assert_eq!(page.matches(">Someday").count(), 49, "the visa, due sooner, takes one of the 50 places");
+    assert_eq!(
+        page.matches(">Someday").count(),
+        49,
+        "the visa, due sooner, takes one of the 50 places"
+    );
     assert!(page.contains(r#"<a href="/?all=scheduled#scheduled">Show every scheduled event</a>"#));
     let (_, page) = stack.get("/?all=scheduled").await;
     assert_eq!(page.matches(">Someday").count(), 55);
     // A large preparation group shows its nearest 25 and links to the rest.
     for index in 0..105 {
-        let fields = v1::EventFields { title: format!("Soon {index:03}"), due_at: "2026-12-30".into(), ..Default::default() };
+        let fields = v1::EventFields {
+            title: format!("Soon {index:03}"),
+            due_at: "2026-12-30".into(),
+            ..Default::default()
+        };
         stack.core.inbox_as("anna").create_event(fields).await.unwrap();
     }
     let (_, page) = stack.get("/").await;
     assert_eq!(page.matches(">Soon").count(), 25);
-    assert!(page.contains(r#"<a href="/?all=preparing#preparing">Show every event in preparation</a>"#), "{page}");
+    assert!(
+        page.contains(r#"<a href="/?all=preparing#preparing">Show every event in preparation</a>"#),
+        "{page}"
+    );
     assert_eq!(stack.get("/?all=preparing").await.1.matches(">Soon").count(), 105);
-    assert_eq!(stack.get("/?q=soon").await.1.matches(">Soon").count(), 105, "a search shows every match");
-    let response = stack.client.get(format!("{}/me/events?limit=3", stack.base)).send().await.unwrap();
-    assert_eq!(response.json::<serde_json::Value>().await.unwrap()["events"].as_array().unwrap().len(), 3);
-    let response = stack.client.get(format!("{}/me/events?limit=-3", stack.base)).send().await.unwrap();
+    assert_eq!(
+        stack.get("/?q=soon").await.1.matches(">Soon").count(),
+        105,
+        "a search shows every match"
+    );
+    let response =
+        stack.client.get(format!("{}/me/events?limit=3", stack.base)).send().await.unwrap();
+    assert_eq!(
+        response.json::<serde_json::Value>().await.unwrap()["events"].as_array().unwrap().len(),
+        3
+    );
+    let response =
+        stack.client.get(format!("{}/me/events?limit=-3", stack.base)).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
 
     // Settings: language switches the whole interface; a bad zone is shown next to the field.
     let (status, page) = stack.get("/settings").await;
     // No bot on this Hado: Telegram is not offered, and the page says why.
-    assert!(!page.contains("/settings/telegram") && page.contains("HADO_TELEGRAM_BOT_TOKEN"), "{page}");
+    assert!(
+        !page.contains("/settings/telegram") && page.contains("HADO_TELEGRAM_BOT_TOKEN"),
+        "{page}"
+    );
     assert_eq!(status, StatusCode::OK);
     let (status, _, page) = stack.post("/settings/telegram", &[]).await;
-    assert_eq!(status, StatusCode::OK, "a Connect sent anyway gets the same words, not core's English");
-    assert!(page.contains("HADO_TELEGRAM_BOT_TOKEN") && !page.contains(r#"class="error""#), "{page}");
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "a Connect sent anyway gets the same words, not core's English"
+    );
+    assert!(
+        page.contains("HADO_TELEGRAM_BOT_TOKEN") && !page.contains(r#"class="error""#),
+        "{page}"
+    );
     // The zones, each with its offset now; the old aliases outside the continents are left out.
-    assert!(page.contains(r#"<option value="Asia/Tokyo" label="Asia/Tokyo (UTC+09:00)">"#) && page.contains(r#"list="zones""#), "{page}");
-    assert!(page.contains(r#"<option value="UTC" label="UTC (UTC+00:00)">"#) && !page.contains(r#"value="US/Eastern""#) && !page.contains(r#"value="Japan""#));
-    let (status, _, page) = stack.post("/settings", &[("tz", "Mars/Base"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")]).await;
+    assert!(
+        page.contains(r#"<option value="Asia/Tokyo" label="Asia/Tokyo (UTC+09:00)">"#)
+            && page.contains(r#"list="zones""#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<option value="UTC" label="UTC (UTC+00:00)">"#)
+            && !page.contains(r#"value="US/Eastern""#)
+            && !page.contains(r#"value="Japan""#)
+    );
+    let (status, _, page) = stack
+        .post(
+            "/settings",
+            &[
+                ("tz", "Mars/Base"),
+                ("quiet_start", "22:00"),
+                ("quiet_end", "08:00"),
+                ("locale", "en"),
+            ],
+        )
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(page.contains("Pick a time zone from the list, or type a city.") && page.contains(r#"value="Mars/Base""#), "in plain words: {page}");
-    assert!(page.contains(r#"aria-invalid="true" aria-describedby="tz-error tz-unsaved""#) && page.contains(r#"<p class="error" id="tz-error">"#), "{page}");
+    assert!(
+        page.contains("Pick a time zone from the list, or type a city.")
+            && page.contains(r#"value="Mars/Base""#),
+        "in plain words: {page}"
+    );
+    assert!(
+        page.contains(r#"aria-invalid="true" aria-describedby="tz-error tz-unsaved""#)
+            && page.contains(r#"<p class="error" id="tz-error">"#),
+        "{page}"
+    );
     // A city is as good as the zone's name.
-    let (status, _, _) = stack.post("/settings", &[("tz", "tokyo"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")]).await;
+    let (status, _, _) = stack
+        .post(
+            "/settings",
+            &[("tz", "tokyo"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "en")],
+        )
+        .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    assert_eq!(stack.core.inbox_as("anna").get_profile(v1::GetProfileRequest {}).await.unwrap().into_inner().tz, "Asia/Tokyo");
-    let (status, location, _) = stack.post("/settings", &[("tz", "Europe/Berlin"), ("quiet_start", "22:00"), ("quiet_end", "08:00"), ("locale", "ru")]).await;
+    assert_eq!(
+        stack
+            .core
+            .inbox_as("anna")
+            .get_profile(v1::GetProfileRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .tz,
+        "Asia/Tokyo"
+    );
+    let (status, location, _) = stack
+        .post(
+            "/settings",
+            &[
+                ("tz", "Europe/Berlin"),
+                ("quiet_start", "22:00"),
+                ("quiet_end", "08:00"),
+                ("locale", "ru"),
+            ],
+        )
+        .await;
     assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/settings?saved=1"));
     let (_, page) = stack.get("/").await;
-    assert!(page.contains(r#"<html lang="ru">"#) && page.contains("Входящие") && page.contains("Запланировано"), "{page}");
+    assert!(
+        page.contains(r#"<html lang="ru">"#)
+            && page.contains("Входящие")
+            && page.contains("Запланировано"),
+        "{page}"
+    );
     assert!(!page.contains(">Inbox<"), "no English left in the navigation");
 
     // The agent token, shown once with the connect line.
     let (status, _, page) = stack.post("/settings/agent-token", &[]).await;
     let (_, asked) = stack.get("/settings/agent-token/revoke").await;
-    assert!(asked.contains("Отозвать токен агента?") && asked.contains(r#"href="/settings#agent""#), "revoking asks first: {asked}");
+    assert!(
+        asked.contains("Отозвать токен агента?") && asked.contains(r#"href="/settings#agent""#),
+        "revoking asks first: {asked}"
+    );
     assert_eq!(status, StatusCode::OK);
     // This gateway was not told gateway-mcp's address: the line says so in
     // its place, and a note says how to fill it in, rather than guess.
@@ -297,31 +548,73 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
     assert!(page.contains("HADO_MCP_URL"), "{page}");
     // Each other client's configuration carries the same token, and the
     // JSON ones parse as their client reads them.
-    let unescape = |text: &str| text.replace("&#34;", "\"").replace("&#39;", "'").replace("&#60;", "<").replace("&#62;", ">").replace("&#38;", "&");
+    let unescape = |text: &str| {
+        text.replace("&#34;", "\"")
+            .replace("&#39;", "'")
+            .replace("&#60;", "<")
+            .replace("&#62;", ">")
+            .replace("&#38;", "&")
+    };
     let shown = |index: usize| {
         let opening = format!(r#"<pre id="configuration-{index}">"#);
-        unescape(page.split(&opening).nth(1).and_then(|rest| rest.split("</pre>").next()).unwrap_or_else(|| panic!("no configuration {index}")))
+        unescape(
+            page.split(&opening)
+                .nth(1)
+                .and_then(|rest| rest.split("</pre>").next())
+                .unwrap_or_else(|| panic!("no configuration {index}")),
+        )
     };
-    assert!(shown(2).starts_with("claude mcp add --transport sse hado <gateway-mcp's /sse URL>"), "{}", shown(2));
-    for (index, key, kind) in [(3, "mcpServers", "http"), (4, "mcpServers", "sse"), (5, "servers", "http"), (6, "servers", "sse")] {
-        let configuration: serde_json::Value = serde_json::from_str(&shown(index)).unwrap_or_else(|error| panic!("{error}: {}", shown(index)));
+    assert!(
+        shown(2).starts_with("claude mcp add --transport sse hado <gateway-mcp's /sse URL>"),
+        "{}",
+        shown(2)
+    );
+    for (index, key, kind) in [
+        (3, "mcpServers", "http"),
+        (4, "mcpServers", "sse"),
+        (5, "servers", "http"),
+        (6, "servers", "sse"),
+    ] {
+        let configuration: serde_json::Value = serde_json::from_str(&shown(index))
+            .unwrap_or_else(|error| panic!("{error}: {}", shown(index)));
         let server = &configuration[key]["hado"];
         assert_eq!(server["type"], kind, "{configuration}");
-        assert!(server["headers"]["Authorization"].as_str().unwrap().starts_with("Bearer hado_agent_"), "{configuration}");
+        assert!(
+            server["headers"]["Authorization"].as_str().unwrap().starts_with("Bearer hado_agent_"),
+            "{configuration}"
+        );
     }
-    assert!(!stack.get("/settings").await.1.contains("hado_agent_"), "the token is not shown again");
+    assert!(
+        !stack.get("/settings").await.1.contains("hado_agent_"),
+        "the token is not shown again"
+    );
 
     // The calendar address, shown once; it works until turned off.
     let (status, _, page) = stack.post("/settings/calendar", &[]).await;
     assert_eq!(status, StatusCode::OK);
-    let feed = page.split(r#"<pre id="calendar-url">"#).nth(1).and_then(|rest| rest.split('<').next()).unwrap().to_owned();
-    assert!(feed.starts_with(&format!("{}/ics/hado_ics_", stack.base)) && feed.ends_with(".ics"), "{feed}");
+    let feed = page
+        .split(r#"<pre id="calendar-url">"#)
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .unwrap()
+        .to_owned();
+    assert!(
+        feed.starts_with(&format!("{}/ics/hado_ics_", stack.base)) && feed.ends_with(".ics"),
+        "{feed}"
+    );
     assert_eq!(stack.client.get(&feed).send().await.unwrap().status(), StatusCode::OK);
     stack.post("/settings/calendar/revoke", &[]).await;
     assert_eq!(stack.client.get(&feed).send().await.unwrap().status(), StatusCode::NOT_FOUND);
 
     // A form sent from another site is refused and changes nothing.
-    let response = stack.client.post(format!("{}/settings", stack.base)).header("sec-fetch-site", "cross-site").form(&[("locale", "en")]).send().await.unwrap();
+    let response = stack
+        .client
+        .post(format!("{}/settings", stack.base))
+        .header("sec-fetch-site", "cross-site")
+        .form(&[("locale", "en")])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert!(stack.get("/").await.1.contains(r#"<html lang="ru">"#));
 
@@ -333,32 +626,67 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
     let event = stack
         .core
         .inbox_as("anna")
-        .create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-14".into(), ..Default::default() })
+        .create_event(v1::EventFields {
+            title: "Visa".into(),
+            due_at: "2026-12-14".into(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
     let anna = stack.core.engine.user_for_login("anna").await.unwrap();
-    let done = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Done).await.unwrap();
-    let remember = stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Remember).await.unwrap();
+    let done =
+        stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Done).await.unwrap();
+    let remember =
+        stack.core.engine.issue_action_link(&anna, event.id, LinkAction::Remember).await.unwrap();
 
     // GET only shows a confirmation: a link previewer closes nothing.
     let (status, page) = stack.get(&format!("/a/{remember}")).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("Visa") && page.contains("Remember it?") && page.contains(r#"<form method="post">"#), "{page}");
+    assert!(
+        page.contains("Visa")
+            && page.contains("Remember it?")
+            && page.contains(r#"<form method="post">"#),
+        "{page}"
+    );
     let (status, page) = stack.get(&format!("/a/{done}")).await;
     assert!(status == StatusCode::OK && page.contains("Mark as done?"));
-    assert_eq!(stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().get_ref().state, "preparing");
+    assert_eq!(
+        stack
+            .core
+            .inbox_as("anna")
+            .get_event(v1::EventId { id: event.id })
+            .await
+            .unwrap()
+            .get_ref()
+            .state,
+        "preparing"
+    );
 
     // POST acts; using the same link again changes nothing more.
     let (status, _, page) = stack.post(&format!("/a/{remember}"), &[]).await;
     assert!(status == StatusCode::OK && page.contains("quiet until the next checkpoint"), "{page}");
     let (status, _, page) = stack.post(&format!("/a/{done}"), &[]).await;
     assert!(status == StatusCode::OK && page.contains("Marked as done."), "{page}");
-    let closed_at = stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().closed_at;
+    let closed_at = stack
+        .core
+        .inbox_as("anna")
+        .get_event(v1::EventId { id: event.id })
+        .await
+        .unwrap()
+        .into_inner()
+        .closed_at;
     let (status, _, _) = stack.post(&format!("/a/{done}"), &[]).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
-        stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().closed_at,
+        stack
+            .core
+            .inbox_as("anna")
+            .get_event(v1::EventId { id: event.id })
+            .await
+            .unwrap()
+            .into_inner()
+            .closed_at,
         closed_at,
         "replayed: nothing changed"
     );
@@ -369,12 +697,18 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
     let other = stack
         .core
         .inbox_as("anna")
-        .create_event(v1::EventFields { title: "Passport".into(), due_at: "2027-01-20".into(), ..Default::default() })
+        .create_event(v1::EventFields {
+            title: "Passport".into(),
+            due_at: "2027-01-20".into(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
     let forged = done.replacen(&done[..4], "AAAA", 1);
-    for (method_post, token) in [(false, forged.as_str()), (true, forged.as_str()), (true, "nonsense")] {
+    for (method_post, token) in
+        [(false, forged.as_str()), (true, forged.as_str()), (true, "nonsense")]
+    {
         let (status, page) = if method_post {
             let (status, _, page) = stack.post(&format!("/a/{token}"), &[]).await;
             (status, page)
@@ -382,11 +716,19 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
             stack.get(&format!("/a/{token}")).await
         };
         assert_eq!(status, StatusCode::BAD_REQUEST);
-        assert!(page.contains("This link is not valid.") && page.contains("Эта ссылка недействительна."));
+        assert!(
+            page.contains("This link is not valid.")
+                && page.contains("Эта ссылка недействительна.")
+        );
     }
     // A link from before a reschedule no longer acts.
-    let stale = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
-    let moved = v1::UpdateEventRequest { id: other.id, due_at: Some("2027-02-20".into()), ..Default::default() };
+    let stale =
+        stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
+    let moved = v1::UpdateEventRequest {
+        id: other.id,
+        due_at: Some("2027-02-20".into()),
+        ..Default::default()
+    };
     stack.core.inbox_as("anna").update_event(moved).await.unwrap();
     for post in [false, true] {
         let (status, page) = if post {
@@ -396,12 +738,31 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
             stack.get(&format!("/a/{stale}")).await
         };
         assert_eq!(status, StatusCode::CONFLICT);
-        assert!(page.contains("This reminder is out of date") && !page.contains(r#"<form method="post">"#), "{page}");
+        assert!(
+            page.contains("This reminder is out of date")
+                && !page.contains(r#"<form method="post">"#),
+            "{page}"
+        );
     }
-    assert_eq!(stack.core.inbox_as("anna").get_event(v1::EventId { id: other.id }).await.unwrap().get_ref().state, "scheduled", "no action");
+    assert_eq!(
+        stack
+            .core
+            .inbox_as("anna")
+            .get_event(v1::EventId { id: other.id })
+            .await
+            .unwrap()
+            .get_ref()
+            .state,
+        "scheduled",
+        "no action"
+    );
     // Nor after the reschedule is undone: links are bound to a counter of
     // changes, not to the fields as they were.
-    let back = v1::UpdateEventRequest { id: other.id, due_at: Some("2027-01-20".into()), ..Default::default() };
+    let back = v1::UpdateEventRequest {
+        id: other.id,
+        due_at: Some("2027-01-20".into()),
+        ..Default::default()
+    };
     stack.core.inbox_as("anna").update_event(back).await.unwrap();
     let (status, _, _) = stack.post(&format!("/a/{stale}"), &[]).await;
     assert_eq!(status, StatusCode::CONFLICT, "rescheduled away and back");
@@ -411,20 +772,49 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
     stack.core.inbox_as("anna").reopen_event(v1::EventId { id: event.id }).await.unwrap();
     let (status, _, page) = stack.post(&format!("/a/{done}"), &[]).await;
     assert_eq!(status, StatusCode::CONFLICT, "{page}");
-    assert_ne!(stack.core.inbox_as("anna").get_event(v1::EventId { id: event.id }).await.unwrap().get_ref().state, "done", "reopened, and it stays open");
+    assert_ne!(
+        stack
+            .core
+            .inbox_as("anna")
+            .get_event(v1::EventId { id: event.id })
+            .await
+            .unwrap()
+            .get_ref()
+            .state,
+        "done",
+        "reopened, and it stays open"
+    );
 
-    let late = stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
+    let late =
+        stack.core.engine.issue_action_link(&anna, other.id, LinkAction::Done).await.unwrap();
     stack.core.clock.set(utc("2027-01-10T09:00:01Z"));
     let (status, _, page) = stack.post(&format!("/a/{late}"), &[]).await;
     assert_eq!(status, StatusCode::GONE);
-    assert!(page.contains("This link has expired") && !page.contains("Срок действия"), "in the person's language only: {page}");
-    assert_ne!(stack.core.inbox_as("anna").get_event(v1::EventId { id: other.id }).await.unwrap().get_ref().state, "done", "no action");
+    assert!(
+        page.contains("This link has expired") && !page.contains("Срок действия"),
+        "in the person's language only: {page}"
+    );
+    assert_ne!(
+        stack
+            .core
+            .inbox_as("anna")
+            .get_event(v1::EventId { id: other.id })
+            .await
+            .unwrap()
+            .get_ref()
+            .state,
+        "done",
+        "no action"
+    );
     // Whoever opens it, the page speaks the language of the person the link was for.
     let russian = v1::UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() };
     stack.core.inbox_as("anna").update_profile(russian).await.unwrap();
     let (status, page) = stack.get(&format!("/a/{late}")).await;
     assert_eq!(status, StatusCode::GONE);
-    assert!(page.contains("Срок действия ссылки истёк") && !page.contains("This link has expired"), "{page}");
+    assert!(
+        page.contains("Срок действия ссылки истёк") && !page.contains("This link has expired"),
+        "{page}"
+    );
 
     stack.stop().await;
 }
@@ -457,7 +847,10 @@ async fn wait_for(count: &std::sync::atomic::AtomicUsize, at_least: usize) {
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
-    panic!("the receiver got {} requests, not {at_least}", count.load(std::sync::atomic::Ordering::SeqCst));
+    panic!(
+        "the receiver got {} requests, not {at_least}",
+        count.load(std::sync::atomic::Ordering::SeqCst)
+    );
 }
 
 async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
@@ -470,19 +863,36 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     assert!(page.contains(r#"aria-invalid="true" aria-describedby="url-error""#), "{page}");
     let (status, _, page) = stack.post("/settings/webhooks", &[("url", &url)]).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains(r#"<pre id="webhook-secret">whsec_"#), "the secret is shown once: {page}");
-    let channel: i64 = page.split(r#"id="channel-"#).nth(1).and_then(|rest| rest.split('"').next()).unwrap().parse().unwrap();
+    assert!(
+        page.contains(r#"<pre id="webhook-secret">whsec_"#),
+        "the secret is shown once: {page}"
+    );
+    let channel: i64 = page
+        .split(r#"id="channel-"#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(!stack.get("/settings").await.1.contains("whsec_"), "and only once");
 
-    let (status, location, _) = stack.post(&format!("/settings/channels/{channel}/test"), &[]).await;
-    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/settings?tested=1#reminders"));
+    let (status, location, _) =
+        stack.post(&format!("/settings/channels/{channel}/test"), &[]).await;
+    assert_eq!(
+        (status, location.as_str()),
+        (StatusCode::SEE_OTHER, "/settings?tested=1#reminders")
+    );
     wait_for(&received, 1).await;
 
     // A checkpoint's reminder goes out and shows in the event's log.
     let event = stack
         .core
         .inbox_as("anna")
-        .create_event(v1::EventFields { title: "Visa".into(), due_at: "2026-12-15".into(), ..Default::default() })
+        .create_event(v1::EventFields {
+            title: "Visa".into(),
+            due_at: "2026-12-15".into(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -495,26 +905,55 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
     // The log names the channel by its host and says what happened in words;
     // the page says when preparation started and when the next reminder is.
     assert!(page.contains(" · reminder · 127.0.0.1 · <strong>sent</strong>"), "{page}");
-    let schedule = page.split(r#"<dl class="schedule">"#).nth(1).and_then(|rest| rest.split("</dl>").next()).unwrap_or_default();
+    let schedule = page
+        .split(r#"<dl class="schedule">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</dl>").next())
+        .unwrap_or_default();
     assert!(schedule.contains("<dt>Preparation starts</dt><dd>Sun 15 Nov</dd>"), "{schedule}");
-    assert!(schedule.contains("<dt>Next reminder</dt><dd>Mon 14 Dec 08:00</dd>"), "the day before, in the morning: {schedule}");
+    assert!(
+        schedule.contains("<dt>Next reminder</dt><dd>Mon 14 Dec 08:00</dd>"),
+        "the day before, in the morning: {schedule}"
+    );
     assert!(page.contains("Sat 12 Dec 08:00 · reminder"), "{page}");
     // A second hook whose receiver is down says so on the settings page
     // from its first failed attempt: when, and why.
-    let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let (status, _, page) = stack.post("/settings/webhooks", &[("url", &format!("http://127.0.0.1:{closed_port}/down"))]).await;
+    let closed_port =
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (status, _, page) = stack
+        .post("/settings/webhooks", &[("url", &format!("http://127.0.0.1:{closed_port}/down"))])
+        .await;
     assert_eq!(status, StatusCode::OK);
-    let down_channel: i64 = page.split(r#"id="channel-"#).last().and_then(|rest| rest.split('"').next()).unwrap().parse().unwrap();
+    let down_channel: i64 = page
+        .split(r#"id="channel-"#)
+        .last()
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .parse()
+        .unwrap();
     stack.post(&format!("/settings/channels/{down_channel}/test"), &[]).await;
     hado_core::delivery::drain(&stack.core.deliverer()).await.unwrap();
     let settings = stack.get("/settings").await.1;
-    let down = settings.split("/down</strong>").nth(1).and_then(|rest| rest.split("</article>").next()).unwrap_or_default();
-    assert!(down.contains(r#"<p class="error">The last attempt failed at 2026-12-12 08:00:"#), "{down}");
+    let down = settings
+        .split("/down</strong>")
+        .nth(1)
+        .and_then(|rest| rest.split("</article>").next())
+        .unwrap_or_default();
+    assert!(
+        down.contains(r#"<p class="error">The last attempt failed at 2026-12-12 08:00:"#),
+        "{down}"
+    );
 
     // Off, on, and removed; turning off and removing ask first, naming the channel.
     let (_, asked) = stack.get(&format!("/settings/channels/{channel}/remove")).await;
-    assert!(asked.contains("<h1>Remove this channel?</h1>") && asked.contains("127.0.0.1"), "{asked}");
-    assert!(stack.get("/settings").await.1.contains(&format!(r#"id="channel-{channel}""#)), "asking removed nothing");
+    assert!(
+        asked.contains("<h1>Remove this channel?</h1>") && asked.contains("127.0.0.1"),
+        "{asked}"
+    );
+    assert!(
+        stack.get("/settings").await.1.contains(&format!(r#"id="channel-{channel}""#)),
+        "asking removed nothing"
+    );
     stack.post(&format!("/settings/channels/{channel}/off"), &[]).await;
     assert!(stack.get("/settings").await.1.contains(" · off</p>"));
     stack.post(&format!("/settings/channels/{channel}/remove"), &[]).await;
@@ -525,13 +964,22 @@ async fn reminders_go_to_a_webhook_set_up_in_settings(backend: Backend) {
 
 /// The titles of the cards on a page, in order.
 fn titles(page: &str) -> Vec<String> {
-    page.split(r#"<h3 id="title-"#).skip(1).filter_map(|rest| rest.split_once('>').map(|(_, text)| text.split('<').next().unwrap_or("").to_owned())).collect()
+    page.split(r#"<h3 id="title-"#)
+        .skip(1)
+        .filter_map(|rest| {
+            rest.split_once('>').map(|(_, text)| text.split('<').next().unwrap_or("").to_owned())
+        })
+        .collect()
 }
 
 async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
     let stack = Stack::start(&backend).await;
     let anna = stack.core.inbox_as("anna");
-    let new = |title: &str, due_at: &str| v1::EventFields { title: title.into(), due_at: due_at.into(), ..Default::default() };
+    let new = |title: &str, due_at: &str| v1::EventFields {
+        title: title.into(),
+        due_at: due_at.into(),
+        ..Default::default()
+    };
     anna.clone().create_event(new("Виза в Японию", "2026-12-11T18:00")).await.unwrap();
     anna.clone().create_event(new("Dentist", "2026-12-20")).await.unwrap();
     anna.clone().create_event(new("Winter tyres", "2027-03-01")).await.unwrap();
@@ -539,12 +987,20 @@ async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
     stack.core.push(&docs, "anna", "visa", new("Visa renewal", "2026-12-30")).await;
 
     // Text in any letter case, Cyrillic too; a source; a state; each in the URL.
-    assert_eq!(titles(&stack.get("/?q=%D0%92%D0%98%D0%97%D0%90").await.1), ["Виза в Японию"], "ВИЗА finds Виза");
+    assert_eq!(
+        titles(&stack.get("/?q=%D0%92%D0%98%D0%97%D0%90").await.1),
+        ["Виза в Японию"],
+        "ВИЗА finds Виза"
+    );
     assert_eq!(titles(&stack.get("/?q=visa").await.1), ["Visa renewal"]);
     assert_eq!(titles(&stack.get("/?source=docs").await.1), ["Visa renewal"]);
     assert_eq!(titles(&stack.get("/?source=manual&state=preparing").await.1), ["Dentist"]);
     let (_, page) = stack.get("/?q=visa&source=docs").await;
-    assert!(page.contains(r#"<option value="docs" selected>docs</option>"#) && page.contains(r#"value="visa""#), "the form keeps the filters: {page}");
+    assert!(
+        page.contains(r#"<option value="docs" selected>docs</option>"#)
+            && page.contains(r#"value="visa""#),
+        "the form keeps the filters: {page}"
+    );
     assert!(page.contains(r#"<a href="/">Clear</a>"#), "{page}");
     assert!(stack.get("/?q=nothing-like-it").await.1.contains("Nothing matches."));
     let (status, page) = stack.get("/?source=Not%20A%20Source").await;
@@ -555,30 +1011,53 @@ async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
     let (_, page) = stack.get("/").await;
     assert!(
         page.contains(r#"<h2>Scheduled</h2>"#)
-            && page.contains(r#"<a href="/?open=scheduled#scheduled">Show the nearest scheduled events</a>"#)
+            && page.contains(
+                r#"<a href="/?open=scheduled#scheduled">Show the nearest scheduled events</a>"#
+            )
             && !page.contains("Winter tyres"),
         "{page}"
     );
     assert!(stack.get("/?open=scheduled").await.1.contains("Winter tyres"));
     let (_, compact) = stack.get("/?density=compact").await;
-    assert!(compact.contains(r#"href="/?density=compact&#38;open=scheduled#scheduled""#), "unfolding keeps the density: {compact}");
+    assert!(
+        compact.contains(r#"href="/?density=compact&#38;open=scheduled#scheduled""#),
+        "unfolding keeps the density: {compact}"
+    );
     // Adding a far-off event comes back to its card, with Scheduled unfolded.
-    let (_, location, _) = stack.post("/events", &[("title", "Summer tyres"), ("due_date", "2027-05-01")]).await;
+    let (_, location, _) =
+        stack.post("/events", &[("title", "Summer tyres"), ("due_date", "2027-05-01")]).await;
     let summer = event_id(&location);
     assert_eq!(location, format!("/?added={summer}&open=scheduled#event-{summer}"));
     assert!(stack.get(&location).await.1.contains(&format!(r#"id="event-{summer}""#)));
     assert!(page.contains(r#"<a class="density" href="/?density=compact">Compact</a>"#), "{page}");
     let (_, page) = stack.get("/?q=visa&density=compact").await;
-    assert!(page.contains(r#"<div class="groups compact">"#) && page.contains(r#"<a class="density" href="/?q=visa">Comfortable</a>"#), "{page}");
-    assert!(page.contains(r#"<aside id="shortcuts" class="shortcuts" hidden>"#), "the keyboard's help is on the page");
+    assert!(
+        page.contains(r#"<div class="groups compact">"#)
+            && page.contains(r#"<a class="density" href="/?q=visa">Comfortable</a>"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<aside id="shortcuts" class="shortcuts" hidden>"#),
+        "the keyboard's help is on the page"
+    );
 
     // The archive searches too.
     let dentist = titles(&stack.get("/?q=dentist").await.1);
     assert_eq!(dentist, ["Dentist"]);
-    let listed = anna.clone().list_events(v1::ListEventsRequest { text: Some("dentist".into()), ..Default::default() }).await.unwrap().into_inner();
+    let listed = anna
+        .clone()
+        .list_events(v1::ListEventsRequest { text: Some("dentist".into()), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     anna.clone().mark_done(v1::EventId { id: listed.events[0].id }).await.unwrap();
     let (_, archive) = stack.get("/archive?q=DENT").await;
-    assert!(archive.contains("Dentist") && archive.contains(r#"<form method="get" action="/archive" class="finder" role="search">"#), "{archive}");
+    assert!(
+        archive.contains("Dentist")
+            && archive
+                .contains(r#"<form method="get" action="/archive" class="finder" role="search">"#),
+        "{archive}"
+    );
     assert!(stack.get("/archive?q=tyres").await.1.contains("Nothing matches."));
     stack.stop().await;
 }
@@ -586,48 +1065,118 @@ async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
 async fn pages_go_compressed_and_static_files_keep_a_year(backend: Backend) {
     let stack = Stack::start(&backend).await;
     for event in 0..40 {
-        let fields = v1::EventFields { title: format!("Event {event}"), due_at: "2026-12-20".into(), ..Default::default() };
+        let fields = v1::EventFields {
+            title: format!("Event {event}"),
+            due_at: "2026-12-20".into(),
+            ..Default::default()
+        };
         stack.core.inbox_as("anna").create_event(fields).await.unwrap();
     }
-    let page = stack.client.get(format!("{}/", stack.base)).header("accept-encoding", "gzip").send().await.unwrap();
-    assert_eq!(page.headers().get("content-encoding").map(|value| value.to_str().unwrap()), Some("gzip"));
+    let page = stack
+        .client
+        .get(format!("{}/", stack.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        page.headers().get("content-encoding").map(|value| value.to_str().unwrap()),
+        Some("gzip")
+    );
     // A streamed list goes compressed to its end too.
-    let list = stack.client.get(format!("{}/me/events", stack.base)).header("accept-encoding", "gzip").send().await.unwrap();
-    assert_eq!(list.headers().get("content-encoding").map(|value| value.to_str().unwrap()), Some("gzip"));
+    let list = stack
+        .client
+        .get(format!("{}/me/events", stack.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        list.headers().get("content-encoding").map(|value| value.to_str().unwrap()),
+        Some("gzip")
+    );
     let bytes = list.bytes().await.expect("the whole compressed list arrives");
     assert!(bytes.len() > 20 && bytes.starts_with(&[0x1f, 0x8b]), "a gzip stream");
     // The page names its static files by this build's fingerprint; by it they keep a year.
     let (_, html) = stack.get("/").await;
-    let version = html.split("/static/hado.css?v=").nth(1).and_then(|rest| rest.split('"').next()).expect("a fingerprinted stylesheet").to_owned();
-    assert!(html.contains(&format!(r#"<script src="/static/hado.js?v={version}" defer></script>"#)) && html.contains(r#"<link rel="icon" href="data:,">"#));
+    let version = html
+        .split("/static/hado.css?v=")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a fingerprinted stylesheet")
+        .to_owned();
+    assert!(
+        html.contains(&format!(r#"<script src="/static/hado.js?v={version}" defer></script>"#))
+            && html.contains(r#"<link rel="icon" href="data:,">"#)
+    );
     let cache = |path: String| {
         let client = stack.client.clone();
-        async move { client.get(path).send().await.unwrap().headers()["cache-control"].to_str().unwrap().to_owned() }
+        async move {
+            client.get(path).send().await.unwrap().headers()["cache-control"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        }
     };
-    assert_eq!(cache(format!("{}/static/hado.css?v={version}", stack.base)).await, "public, max-age=31536000, immutable");
-    assert_eq!(cache(format!("{}/static/hado.js?v={version}", stack.base)).await, "public, max-age=31536000, immutable");
-    assert_eq!(cache(format!("{}/static/hado.css", stack.base)).await, "public, max-age=3600", "an address without this build's fingerprint is kept an hour");
-    assert_eq!(cache(format!("{}/static/hado.css?v=old", stack.base)).await, "public, max-age=3600");
+    assert_eq!(
+        cache(format!("{}/static/hado.css?v={version}", stack.base)).await,
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(
+        cache(format!("{}/static/hado.js?v={version}", stack.base)).await,
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(
+        cache(format!("{}/static/hado.css", stack.base)).await,
+        "public, max-age=3600",
+        "an address without this build's fingerprint is kept an hour"
+    );
+    assert_eq!(
+        cache(format!("{}/static/hado.css?v=old", stack.base)).await,
+        "public, max-age=3600"
+    );
     stack.stop().await;
 }
 
 async fn refusals_speak_the_persons_language(backend: Backend) {
     let stack = Stack::start(&backend).await;
-    stack.core.inbox_as("anna").update_profile(v1::UpdateProfileRequest { locale: Some("ru".into()), ..Default::default() }).await.unwrap();
+    stack
+        .core
+        .inbox_as("anna")
+        .update_profile(v1::UpdateProfileRequest {
+            locale: Some("ru".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     // The form says what is wrong in Russian, in plain words.
-    let (status, _, page) = stack.post("/events", &[("title", "Зубной"), ("due_date", "2026-12-20"), ("fire_date", "2026-12-25")]).await;
+    let (status, _, page) = stack
+        .post(
+            "/events",
+            &[("title", "Зубной"), ("due_date", "2026-12-20"), ("fire_date", "2026-12-25")],
+        )
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(page.contains("Подготовка не может начаться после дня срока."), "{page}");
     let (_, _, page) = stack.post("/events", &[("title", "Зубной")]).await;
     assert!(page.contains("Выберите дату срока, а если нужно, и время."), "{page}");
     // So does Settings, for a webhook's address.
-    let (status, _, page) = stack.post("/settings/webhooks", &[("url", "ftp://example.com/hado")]).await;
+    let (status, _, page) =
+        stack.post("/settings/webhooks", &[("url", "ftp://example.com/hado")]).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(page.contains("Укажите веб-адрес, начинающийся с https:// или http://.") && !page.contains("is not an absolute"), "{page}");
+    assert!(
+        page.contains("Укажите веб-адрес, начинающийся с https:// или http://.")
+            && !page.contains("is not an absolute"),
+        "{page}"
+    );
     // An event that is not there is said in Russian too.
     let (status, page) = stack.get("/events/9999").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(page.contains("Этого события нет в вашем инбоксе.") && !page.contains("event 9999 not found"), "{page}");
+    assert!(
+        page.contains("Этого события нет в вашем инбоксе.")
+            && !page.contains("event 9999 not found"),
+        "{page}"
+    );
     // Programs keep the precise English, with the code.
     let refused = stack
         .client
@@ -659,7 +1208,12 @@ async fn a_whole_group_is_shown_a_page_at_a_time(backend: Backend) {
         let events = (batch * 400..(batch + 1) * 400)
             .take_while(|index| *index < 1_100)
             .map(|index| {
-                source_event("anna", &format!("far-{index}"), &format!("Far {index:04}"), &format!("2028-{:02}-{:02}", index / 28 % 12 + 1, index % 28 + 1))
+                source_event(
+                    "anna",
+                    &format!("far-{index}"),
+                    &format!("Far {index:04}"),
+                    &format!("2028-{:02}-{:02}", index / 28 % 12 + 1, index % 28 + 1),
+                )
             })
             .collect();
         ingest.upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();
@@ -673,13 +1227,20 @@ async fn a_whole_group_is_shown_a_page_at_a_time(backend: Backend) {
     let (_, first) = stack.get("/?all=scheduled").await;
     assert_eq!(first.matches(">Far ").count(), 500);
     let second_address = next_link(&first).expect("a link to the next page");
-    assert!(second_address.starts_with("/?all=scheduled&after=") && second_address.ends_with("#scheduled"), "{second_address}");
+    assert!(
+        second_address.starts_with("/?all=scheduled&after=")
+            && second_address.ends_with("#scheduled"),
+        "{second_address}"
+    );
     let (_, second) = stack.get(&second_address).await;
     assert_eq!(second.matches(">Far ").count(), 500);
     let (_, third) = stack.get(&next_link(&second).expect("a third page")).await;
     assert_eq!(third.matches(">Far ").count(), 100, "the rest");
     assert!(next_link(&third).is_none(), "nothing follows the last page");
-    let mut seen: Vec<&str> = [&first, &second, &third].iter().flat_map(|page| page.match_indices(">Far ").map(|(at, _)| &page[at + 1..at + 9])).collect();
+    let mut seen: Vec<&str> = [&first, &second, &third]
+        .iter()
+        .flat_map(|page| page.match_indices(">Far ").map(|(at, _)| &page[at + 1..at + 9]))
+        .collect();
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 1_100, "every event once");

@@ -50,12 +50,17 @@ async fn mcp_client(url: &str, token: Option<&str>) -> Client {
     if let Some(token) = token {
         config = config.auth_header(token);
     }
-    ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the MCP client connects")
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("the MCP client connects")
 }
 
 async fn call(client: &Client, tool: &'static str, arguments: Value) {
     let arguments = arguments.as_object().cloned().unwrap();
-    let result = client.call_tool(CallToolRequestParams::new(tool).with_arguments(arguments)).await.expect("the call is answered");
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .expect("the call is answered");
     assert_ne!(result.is_error, Some(true), "{tool} failed: {result:?}");
 }
 
@@ -113,7 +118,12 @@ where
 
 fn resident_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status.lines().find(|line| line.starts_with(field)).and_then(|line| line.split_whitespace().nth(1)).and_then(|kib| kib.parse().ok()).unwrap_or(0)
+    status
+        .lines()
+        .find(|line| line.starts_with(field))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or(0)
 }
 
 async fn wait_for_port(port: u16) {
@@ -138,7 +148,14 @@ async fn bench_hado() -> Option<f64> {
     let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
     let token_of = |login: &'static str| {
         let mut admin = core.admin();
-        async move { admin.issue_agent_token(v1::UserLogin { login: login.into() }).await.unwrap().into_inner().token }
+        async move {
+            admin
+                .issue_agent_token(v1::UserLogin { login: login.into() })
+                .await
+                .unwrap()
+                .into_inner()
+                .token
+        }
     };
     let (lister, creator) = (token_of("anna").await, token_of("bob").await);
 
@@ -158,7 +175,11 @@ async fn bench_hado() -> Option<f64> {
 
     let mut anna: Inbox = core.agent(&lister);
     for index in 0..LISTED_EVENTS {
-        let fields = EventFields { title: format!("Event {index}"), due_at: format!("2027-{:02}-{:02}", index % 12 + 1, index % 28 + 1), ..Default::default() };
+        let fields = EventFields {
+            title: format!("Event {index}"),
+            due_at: format!("2027-{:02}-{:02}", index % 12 + 1, index % 28 + 1),
+            ..Default::default()
+        };
         anna.create_event(fields).await.unwrap();
     }
     let warm = mcp_client(&url, Some(&lister)).await;
@@ -166,32 +187,44 @@ async fn bench_hado() -> Option<f64> {
     println!("gateway-mcp resident memory, idle: {} KiB", resident_kib(pid, "VmRSS:"));
     warm.cancel().await.unwrap();
 
-    println!("\nHado, ping (no tool; the gateway still checks the token) and get_profile (one read in core)");
+    println!(
+        "\nHado, ping (no tool; the gateway still checks the token) and get_profile (one read in core)"
+    );
     for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
         let clients = sessions(&url, Some(&creator), sessions_count).await;
         measure(clients, calls, |client: Arc<Client>, _| async move {
-            client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.expect("ping is answered");
+            client
+                .send_request(ClientRequest::PingRequest(PingRequest::default()))
+                .await
+                .expect("ping is answered");
         })
         .await
         .print("MCP ping", sessions_count);
         let clients = sessions(&url, Some(&creator), sessions_count).await;
-        measure(clients, calls, |client: Arc<Client>, _| async move { call(&client, "get_profile", json!({})).await })
-            .await
-            .print("MCP tools/call get_profile", sessions_count);
+        measure(clients, calls, |client: Arc<Client>, _| async move {
+            call(&client, "get_profile", json!({})).await
+        })
+        .await
+        .print("MCP tools/call get_profile", sessions_count);
     }
 
     println!("\nHado, create_event (a new manual event each call)");
     for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
         let clients = sessions(&url, Some(&creator), sessions_count).await;
         measure(clients, calls, |client: Arc<Client>, index| {
-            let arguments = json!({"title": format!("Bench {index}"), "due_at": "2027-03-01T09:00"});
+            let arguments =
+                json!({"title": format!("Bench {index}"), "due_at": "2027-03-01T09:00"});
             async move { call(&client, "create_event", arguments).await }
         })
         .await
         .print("MCP tools/call create_event", sessions_count);
         let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&creator)).collect();
         measure(inboxes, calls, |mut inbox: Inbox, index| {
-            let fields = EventFields { title: format!("Bench {index}"), due_at: "2027-03-01T09:00".into(), ..Default::default() };
+            let fields = EventFields {
+                title: format!("Bench {index}"),
+                due_at: "2027-03-01T09:00".into(),
+                ..Default::default()
+            };
             async move {
                 inbox.create_event(fields).await.unwrap();
             }
@@ -203,18 +236,33 @@ async fn bench_hado() -> Option<f64> {
     println!("\nHado, list_events ({LISTED_EVENTS} active events)");
     for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
         let clients = sessions(&url, Some(&lister), sessions_count).await;
-        measure(clients, calls, |client: Arc<Client>, _| async move { call(&client, "list_events", json!({"limit": LISTED_EVENTS})).await })
-            .await
-            .print("MCP tools/call list_events", sessions_count);
+        measure(clients, calls, |client: Arc<Client>, _| async move {
+            call(&client, "list_events", json!({"limit": LISTED_EVENTS})).await
+        })
+        .await
+        .print("MCP tools/call list_events", sessions_count);
         let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&lister)).collect();
         measure(inboxes, calls, |mut inbox: Inbox, _| async move {
-            let listed = inbox.list_events(ListEventsRequest { state: None, archive: false, limit: None, after: None, ..Default::default() }).await.unwrap();
+            let listed = inbox
+                .list_events(ListEventsRequest {
+                    state: None,
+                    archive: false,
+                    limit: None,
+                    after: None,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
             assert_eq!(listed.get_ref().events.len(), LISTED_EVENTS);
         })
         .await
         .print("gRPC Inbox.ListEvents directly", sessions_count);
     }
-    println!("\ngateway-mcp resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
+    println!(
+        "\ngateway-mcp resident memory after the load: {} KiB now, {} KiB at its peak",
+        resident_kib(pid, "VmRSS:"),
+        resident_kib(pid, "VmHWM:")
+    );
 
     let created = if wrk::available().await {
         Some(wrk_hado(&core, &url, &token_of("carol").await).await)
@@ -222,7 +270,11 @@ async fn bench_hado() -> Option<f64> {
         println!("\nwrk runs skipped: wrk is not installed (Debian's wrk)");
         None
     };
-    println!("gateway-mcp resident memory at the end: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
+    println!(
+        "gateway-mcp resident memory at the end: {} KiB now, {} KiB at its peak",
+        resident_kib(pid, "VmRSS:"),
+        resident_kib(pid, "VmHWM:")
+    );
 
     let _ = gateway.start_kill();
     let _ = gateway.wait().await;
@@ -240,24 +292,46 @@ async fn wrk_hado(core: &TestCore, url: &str, token: &str) -> f64 {
     let mut rates = [0.0; 2];
     for (index, connections) in [1, 16].into_iter().enumerate() {
         let ping = server.run("MCP ping (wrk)", connections, &wrk::ping()).await;
-        server.run("MCP tools/call get_profile (wrk)", connections, &wrk::tool_call("get_profile", json!({}))).await;
+        server
+            .run(
+                "MCP tools/call get_profile (wrk)",
+                connections,
+                &wrk::tool_call("get_profile", json!({})),
+            )
+            .await;
         let arguments = json!({"title": "Bench", "due_at": "2027-03-01T09:00"});
-        let created = server.run("MCP tools/call create_event (wrk)", connections, &wrk::tool_call("create_event", arguments)).await;
+        let created = server
+            .run(
+                "MCP tools/call create_event (wrk)",
+                connections,
+                &wrk::tool_call("create_event", arguments),
+            )
+            .await;
         answered += created.requests;
         rates[index] = created.per_second;
-        println!("create_event at {connections} connection(s): {:.0} % of ping", created.per_second / ping.per_second * 100.0);
+        println!(
+            "create_event at {connections} connection(s): {:.0} % of ping",
+            created.per_second / ping.per_second * 100.0
+        );
     }
     let mut inbox: Inbox = core.agent(token);
     let (mut stored, mut after) = (0, None);
     loop {
-        let page = inbox.list_events(ListEventsRequest { limit: Some(5_000), after, ..Default::default() }).await.unwrap().into_inner();
+        let page = inbox
+            .list_events(ListEventsRequest { limit: Some(5_000), after, ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         stored += page.events.len() as u64;
         match page.next {
             Some(next) => after = Some(next),
             None => break,
         }
     }
-    assert!(stored >= answered, "{answered} create_event calls were answered, {stored} events stored");
+    assert!(
+        stored >= answered,
+        "{answered} create_event calls were answered, {stored} events stored"
+    );
     println!("{stored} events stored for {answered} answered create_event calls");
     rates[1]
 }
@@ -289,7 +363,10 @@ async fn bench_everything(script: &str) -> Option<f64> {
         .print("MCP tools/call echo (reference server)", sessions_count);
         let clients = sessions(&url, None, sessions_count).await;
         measure(clients, calls, |client: Arc<Client>, _| async move {
-            client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.expect("ping is answered");
+            client
+                .send_request(ClientRequest::PingRequest(PingRequest::default()))
+                .await
+                .expect("ping is answered");
         })
         .await
         .print("MCP ping (reference server)", sessions_count);
@@ -299,15 +376,25 @@ async fn bench_everything(script: &str) -> Option<f64> {
         let server = wrk::Server { url: &url, token: None };
         let mut rate = 0.0;
         for connections in [1, 16] {
-            rate =
-                server.run("MCP tools/call echo (wrk, reference server)", connections, &wrk::tool_call("echo", json!({"message": "hello"}))).await.per_second;
+            rate = server
+                .run(
+                    "MCP tools/call echo (wrk, reference server)",
+                    connections,
+                    &wrk::tool_call("echo", json!({"message": "hello"})),
+                )
+                .await
+                .per_second;
             server.run("MCP ping (wrk, reference server)", connections, &wrk::ping()).await;
         }
         Some(rate)
     } else {
         None
     };
-    println!("reference server resident memory after the load: {} KiB now, {} KiB at its peak", resident_kib(pid, "VmRSS:"), resident_kib(pid, "VmHWM:"));
+    println!(
+        "reference server resident memory after the load: {} KiB now, {} KiB at its peak",
+        resident_kib(pid, "VmRSS:"),
+        resident_kib(pid, "VmHWM:")
+    );
     let _ = server.start_kill();
     let _ = server.wait().await;
     echoed
@@ -315,8 +402,11 @@ async fn bench_everything(script: &str) -> Option<f64> {
 
 #[tokio::main]
 async fn main() {
-    let filter: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with('-')).collect();
-    let wants = |group: &str| filter.is_empty() || filter.iter().any(|wanted| group.contains(wanted.as_str()));
+    let filter: Vec<String> =
+        std::env::args().skip(1).filter(|arg| !arg.starts_with('-')).collect();
+    let wants = |group: &str| {
+        filter.is_empty() || filter.iter().any(|wanted| group.contains(wanted.as_str()))
+    };
     let created = if wants("hado") { bench_hado().await } else { None };
     let echoed = if wants("everything") {
         match std::env::var("HADO_BENCH_EVERYTHING") {
@@ -332,6 +422,9 @@ async fn main() {
         None
     };
     if let (Some(created), Some(echoed)) = (created, echoed) {
-        println!("\nwrk, 16 connections: Hado's create_event {created:.0}/s is {:.1}x the reference server's echo {echoed:.0}/s", created / echoed);
+        println!(
+            "\nwrk, 16 connections: Hado's create_event {created:.0}/s is {:.1}x the reference server's echo {echoed:.0}/s",
+            created / echoed
+        );
     }
 }

@@ -14,7 +14,10 @@ const PROTOCOL: &str = "2025-06-18";
 /// How long each run lasts: 6 s, or `HADO_BENCH_WRK_SECONDS` (longer runs
 /// leave time to profile a server under the load).
 fn run_for() -> Duration {
-    let seconds = std::env::var("HADO_BENCH_WRK_SECONDS").ok().and_then(|seconds| seconds.parse().ok()).unwrap_or(6);
+    let seconds = std::env::var("HADO_BENCH_WRK_SECONDS")
+        .ok()
+        .and_then(|seconds| seconds.parse().ok())
+        .unwrap_or(6);
     Duration::from_secs(seconds)
 }
 
@@ -40,8 +43,14 @@ pub(crate) struct Measured {
 impl Server<'_> {
     /// A POST of `body`, in `session` once one is open (the protocol's
     /// version header goes with every request after `initialize`).
-    fn post(&self, http: &reqwest::Client, body: &Value, session: Option<&str>) -> reqwest::RequestBuilder {
-        let mut request = http.post(self.url).header("accept", "application/json, text/event-stream").json(body);
+    fn post(
+        &self,
+        http: &reqwest::Client,
+        body: &Value,
+        session: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let mut request =
+            http.post(self.url).header("accept", "application/json, text/event-stream").json(body);
         if let Some(token) = self.token {
             request = request.bearer_auth(token);
         }
@@ -62,11 +71,25 @@ impl Server<'_> {
             "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "wrk", "version": "4"}}});
         let response = post(initialize, None).send().await.expect("initialize is answered");
         assert!(response.status().is_success(), "initialize: {}", response.status());
-        let session = response.headers().get("mcp-session-id").map(|id| id.to_str().unwrap().to_owned());
+        let session =
+            response.headers().get("mcp-session-id").map(|id| id.to_str().unwrap().to_owned());
         let answer = response.text().await.unwrap();
-        assert!(answer.contains(&format!("\"protocolVersion\":\"{PROTOCOL}\"")), "the server speaks {PROTOCOL}: {answer}");
-        let initialized = post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), session.as_deref()).send().await.unwrap();
-        assert!(initialized.status().is_success(), "notifications/initialized: {}", initialized.status());
+        assert!(
+            answer.contains(&format!("\"protocolVersion\":\"{PROTOCOL}\"")),
+            "the server speaks {PROTOCOL}: {answer}"
+        );
+        let initialized = post(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            session.as_deref(),
+        )
+        .send()
+        .await
+        .unwrap();
+        assert!(
+            initialized.status().is_success(),
+            "notifications/initialized: {}",
+            initialized.status()
+        );
         session
     }
 
@@ -79,9 +102,16 @@ impl Server<'_> {
         for _ in 0..connections {
             sessions.push(self.open_session(&http).await);
         }
-        let probe = self.post(&http, request, sessions[0].as_deref()).send().await.expect("the request is answered");
+        let probe = self
+            .post(&http, request, sessions[0].as_deref())
+            .send()
+            .await
+            .expect("the request is answered");
         let answer = probe.text().await.unwrap();
-        assert!(answer.contains("\"result\"") && !answer.contains("\"isError\":true"), "{label}: the request succeeds: {answer}");
+        assert!(
+            answer.contains("\"result\"") && !answer.contains("\"isError\":true"),
+            "{label}: the request succeeds: {answer}"
+        );
         let script = tempfile::Builder::new().suffix(".lua").tempfile().unwrap();
         std::fs::write(script.path(), self.script(&sessions, request)).unwrap();
         let output = tokio::process::Command::new("wrk")
@@ -93,8 +123,15 @@ impl Server<'_> {
             .await
             .expect("wrk runs");
         let report = String::from_utf8_lossy(&output.stdout);
-        assert!(output.status.success(), "wrk failed: {report}{}", String::from_utf8_lossy(&output.stderr));
-        assert!(!report.contains("Non-2xx") && !report.contains("Socket errors"), "every answer is a success:\n{report}");
+        assert!(
+            output.status.success(),
+            "wrk failed: {report}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            !report.contains("Non-2xx") && !report.contains("Socket errors"),
+            "every answer is a success:\n{report}"
+        );
         let measured = Measured::read(&report);
         println!(
             "{label:<44} {connections:>2} connection(s)  p50 {:>7.2} ms  p99 {:>7.2} ms  {:>7.0} calls/s  ({} calls)",
@@ -107,8 +144,11 @@ impl Server<'_> {
     /// thread (one connection each) its own session.
     fn script(&self, sessions: &[Option<String>], request: &Value) -> String {
         let quoted = |text: &str| serde_json::to_string(text).unwrap();
-        let sessions: Vec<String> = sessions.iter().map(|session| quoted(session.as_deref().unwrap_or_default())).collect();
-        let authorization = self.token.map(|token| format!("wrk.headers[\"Authorization\"] = {}\n", quoted(&format!("Bearer {token}"))));
+        let sessions: Vec<String> =
+            sessions.iter().map(|session| quoted(session.as_deref().unwrap_or_default())).collect();
+        let authorization = self.token.map(|token| {
+            format!("wrk.headers[\"Authorization\"] = {}\n", quoted(&format!("Bearer {token}")))
+        });
         format!(
             "local sessions = {{{}}}\n\
              local given = 0\n\
@@ -130,7 +170,11 @@ impl Measured {
     /// Reads wrk's report (`--latency`).
     fn read(report: &str) -> Self {
         let value_after = |prefix: &str| -> &str {
-            let line = report.lines().map(str::trim).find(|line| line.starts_with(prefix)).unwrap_or_else(|| panic!("no {prefix:?} in:\n{report}"));
+            let line = report
+                .lines()
+                .map(str::trim)
+                .find(|line| line.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no {prefix:?} in:\n{report}"));
             line[prefix.len()..].split_whitespace().next().unwrap()
         };
         let millis = |text: &str| -> f64 {
@@ -144,7 +188,11 @@ impl Measured {
                 unit => panic!("wrk's unit {unit:?}"),
             }
         };
-        let requests = report.lines().find(|line| line.contains(" requests in ")).and_then(|line| line.split_whitespace().next()).unwrap();
+        let requests = report
+            .lines()
+            .find(|line| line.contains(" requests in "))
+            .and_then(|line| line.split_whitespace().next())
+            .unwrap();
         Self {
             requests: requests.parse().unwrap(),
             per_second: value_after("Requests/sec:").parse().unwrap(),

@@ -48,7 +48,11 @@ impl Stack {
             ..HttpConfig::local(&core.url(), GATEWAY_TOKEN)
         };
         // ...and stands in front of gateway-mcp too, naming each client.
-        let mcp_config = McpConfig { web_url: web.clone(), trusted_proxies: TrustedProxies::parse("127.0.0.1").unwrap(), ..McpConfig::local(&core.url()) };
+        let mcp_config = McpConfig {
+            web_url: web.clone(),
+            trusted_proxies: TrustedProxies::parse("127.0.0.1").unwrap(),
+            ..McpConfig::local(&core.url())
+        };
         let mut stops = Vec::new();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -87,7 +91,11 @@ fn client() -> reqwest::Client {
 
 async fn the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect(backend: Backend) {
     let found = testing::runs("python3", &["-c", "import mcp.client.auth, httpx2"]);
-    if !testing::tool_available("the Python MCP SDK's OAuth scenario", found, "pip install 'mcp>=2,<3'") {
+    if !testing::tool_available(
+        "the Python MCP SDK's OAuth scenario",
+        found,
+        "pip install 'mcp>=2,<3'",
+    ) {
         return;
     }
     let stack = Stack::start(&backend).await;
@@ -99,20 +107,38 @@ async fn the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect(backend:
         let output = scenario.output().await.expect("python3 runs");
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "the SDK's OAuth scenario over {transport} failed:\n{stdout}\n{stderr}");
+        assert!(
+            output.status.success(),
+            "the SDK's OAuth scenario over {transport} failed:\n{stdout}\n{stderr}"
+        );
         for step in ["signed in:", "tools: 11 listed", "refreshed:", "disconnected:"] {
             assert!(stdout.contains(step), "{transport}: {step} missing from:\n{stdout}");
         }
     }
     // The events the agent made are the person's.
-    let events = stack.core.inbox_as("anna").list_events(v1::ListEventsRequest::default()).await.unwrap().into_inner().events;
-    assert_eq!(events.iter().map(|event| event.title.as_str()).collect::<Vec<_>>(), ["Renew the visa", "Renew the visa"]);
+    let events = stack
+        .core
+        .inbox_as("anna")
+        .list_events(v1::ListEventsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    assert_eq!(
+        events.iter().map(|event| event.title.as_str()).collect::<Vec<_>>(),
+        ["Renew the visa", "Renew the visa"]
+    );
     stack.stop().await;
 }
 
 /// Registers a client with one redirect URI; its client_id.
 async fn register(stack: &Stack) -> String {
-    let reply = client().post(format!("{}/register", stack.mcp)).json(&json!({ "client_name": "Probe", "redirect_uris": [REDIRECT] })).send().await.unwrap();
+    let reply = client()
+        .post(format!("{}/register", stack.mcp))
+        .json(&json!({ "client_name": "Probe", "redirect_uris": [REDIRECT] }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(reply.status(), StatusCode::CREATED);
     let body: Value = reply.json().await.unwrap();
     assert_eq!(body["token_endpoint_auth_method"], "none");
@@ -152,7 +178,13 @@ fn page_url(stack: &Stack, query: &[(String, String)]) -> reqwest::Url {
 async fn answer(stack: &Stack, query: &[(String, String)], decision: &str) -> reqwest::Response {
     let mut form = query.to_vec();
     form.push(("decision".into(), decision.into()));
-    client().post(format!("{}/oauth/authorize", stack.web)).header("x-remote-user", "anna").form(&form).send().await.unwrap()
+    client()
+        .post(format!("{}/oauth/authorize", stack.web))
+        .header("x-remote-user", "anna")
+        .form(&form)
+        .send()
+        .await
+        .unwrap()
 }
 
 /// The query of the URL a redirect sends the browser to.
@@ -175,24 +207,57 @@ async fn token(stack: &Stack, form: &[(&str, &str)]) -> (StatusCode, Value) {
     (reply.status(), reply.json().await.unwrap())
 }
 
-async fn exchange(stack: &Stack, client_id: &str, code: &str, verifier: &str) -> (StatusCode, Value) {
-    token(stack, &[("grant_type", "authorization_code"), ("client_id", client_id), ("code", code), ("redirect_uri", REDIRECT), ("code_verifier", verifier)])
-        .await
+async fn exchange(
+    stack: &Stack,
+    client_id: &str,
+    code: &str,
+    verifier: &str,
+) -> (StatusCode, Value) {
+    token(
+        stack,
+        &[
+            ("grant_type", "authorization_code"),
+            ("client_id", client_id),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", verifier),
+        ],
+    )
+    .await
 }
 
 /// A tool call with `access_token`: its status.
 async fn call(stack: &Stack, access_token: &str) -> StatusCode {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "get_profile", "arguments": {} } });
-    client().post(format!("{}/mcp", stack.mcp)).bearer_auth(access_token).json(&body).send().await.unwrap().status()
+    client()
+        .post(format!("{}/mcp", stack.mcp))
+        .bearer_auth(access_token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .status()
 }
 
 async fn connected_apps(stack: &Stack) -> usize {
-    stack.core.inbox_as("anna").list_connected_apps(v1::ListConnectedAppsRequest {}).await.unwrap().into_inner().apps.len()
+    stack
+        .core
+        .inbox_as("anna")
+        .list_connected_apps(v1::ListConnectedAppsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .apps
+        .len()
 }
 
 fn refused(reply: &(StatusCode, Value), status: StatusCode, code: &str) {
     assert_eq!((reply.0, reply.1["error"].as_str()), (status, Some(code)), "{}", reply.1);
-    assert!(!reply.1["error_description"].as_str().unwrap_or("").is_empty(), "a refusal says why: {}", reply.1);
+    assert!(
+        !reply.1["error_description"].as_str().unwrap_or("").is_empty(),
+        "a refusal says why: {}",
+        reply.1
+    );
 }
 
 async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(backend: Backend) {
@@ -201,7 +266,12 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
 
     // Discovery: the 401 points at the resource metadata, which names the
     // authorization server, whose metadata names the endpoints.
-    let unauthorized = http.post(format!("{}/mcp", stack.mcp)).json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).send().await.unwrap();
+    let unauthorized = http
+        .post(format!("{}/mcp", stack.mcp))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unauthorized.status(), StatusCode::UNAUTHORIZED);
     let challenge = unauthorized.headers()["www-authenticate"].to_str().unwrap().to_owned();
     let metadata_url = format!("{}/.well-known/oauth-protected-resource/mcp", stack.mcp);
@@ -212,49 +282,102 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     // The legacy SSE endpoint is a resource of its own, with its own
     // metadata (RFC 9728 section 3.1), and its 401 points there.
     for path in ["/sse", "/messages?sessionId=x"] {
-        let request = if path == "/sse" { http.get(format!("{}{path}", stack.mcp)) } else { http.post(format!("{}{path}", stack.mcp)).json(&json!({})) };
+        let request = if path == "/sse" {
+            http.get(format!("{}{path}", stack.mcp))
+        } else {
+            http.post(format!("{}{path}", stack.mcp)).json(&json!({}))
+        };
         let unauthorized = request.send().await.unwrap();
         assert_eq!(unauthorized.status(), StatusCode::UNAUTHORIZED, "{path}");
         let challenge = unauthorized.headers()["www-authenticate"].to_str().unwrap().to_owned();
         let sse_metadata = format!("{}/.well-known/oauth-protected-resource/sse", stack.mcp);
-        assert!(challenge.contains(&format!("resource_metadata=\"{sse_metadata}\"")), "{path}: {challenge}");
+        assert!(
+            challenge.contains(&format!("resource_metadata=\"{sse_metadata}\"")),
+            "{path}: {challenge}"
+        );
         let resource: Value = http.get(&sse_metadata).send().await.unwrap().json().await.unwrap();
         assert_eq!(resource["resource"], format!("{}/sse", stack.mcp));
     }
-    let server: Value = http.get(format!("{}/.well-known/oauth-authorization-server", stack.mcp)).send().await.unwrap().json().await.unwrap();
+    let server: Value = http
+        .get(format!("{}/.well-known/oauth-authorization-server", stack.mcp))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(server["issuer"], stack.mcp);
     assert_eq!(server["authorization_endpoint"], format!("{}/oauth/authorize", stack.web));
     assert_eq!(server["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(server["client_id_metadata_document_supported"], true);
-    let foreign = http.get(format!("{}/.well-known/oauth-authorization-server", stack.mcp)).header("host", "evil.example").send().await.unwrap();
+    let foreign = http
+        .get(format!("{}/.well-known/oauth-authorization-server", stack.mcp))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(foreign.status(), StatusCode::FORBIDDEN, "a foreign Host is refused");
 
     // Registration: bad metadata and an oversized body are refused.
-    let bad = http.post(format!("{}/register", stack.mcp)).json(&json!({ "redirect_uris": ["http://evil.example/cb"] })).send().await.unwrap();
+    let bad = http
+        .post(format!("{}/register", stack.mcp))
+        .json(&json!({ "redirect_uris": ["http://evil.example/cb"] }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
     assert_eq!(bad.json::<Value>().await.unwrap()["error"], "invalid_redirect_uri");
-    let huge = http.post(format!("{}/register", stack.mcp)).header("content-type", "application/json").body(vec![b' '; 17 * 1024]).send().await.unwrap();
+    let huge = http
+        .post(format!("{}/register", stack.mcp))
+        .header("content-type", "application/json")
+        .body(vec![b' '; 17 * 1024])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(huge.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let client_id = register(&stack).await;
 
     // The consent page: only for a signed-in person; names the app; a
     // foreign redirect URI is shown to the person and never redirected to.
-    let signed_out = http.get(page_url(&stack, &authorization(&client_id, &[]))).send().await.unwrap();
+    let signed_out =
+        http.get(page_url(&stack, &authorization(&client_id, &[]))).send().await.unwrap();
     assert_eq!(signed_out.status(), StatusCode::UNAUTHORIZED);
-    let page = http.get(page_url(&stack, &authorization(&client_id, &[]))).header("x-remote-user", "anna").send().await.unwrap();
+    let page = http
+        .get(page_url(&stack, &authorization(&client_id, &[])))
+        .header("x-remote-user", "anna")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(page.status(), StatusCode::OK);
     let page = page.text().await.unwrap();
-    assert!(page.contains("Probe") && page.contains("127.0.0.1") && page.contains("value=\"allow\""), "{page}");
-    let foreign_redirect = authorization(&client_id, &[("redirect_uri", "https://evil.example/cb")]);
-    let shown = http.get(page_url(&stack, &foreign_redirect)).header("x-remote-user", "anna").send().await.unwrap();
+    assert!(
+        page.contains("Probe") && page.contains("127.0.0.1") && page.contains("value=\"allow\""),
+        "{page}"
+    );
+    let foreign_redirect =
+        authorization(&client_id, &[("redirect_uri", "https://evil.example/cb")]);
+    let shown = http
+        .get(page_url(&stack, &foreign_redirect))
+        .header("x-remote-user", "anna")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
     assert!(shown.headers().get("location").is_none());
     assert!(shown.text().await.unwrap().contains("invalid_request"));
-    assert!(answer(&stack, &foreign_redirect, "allow").await.headers().get("location").is_none(), "Allow does not redirect there either");
+    assert!(
+        answer(&stack, &foreign_redirect, "allow").await.headers().get("location").is_none(),
+        "Allow does not redirect there either"
+    );
     // Without PKCE, or with plain PKCE: back to the client with invalid_request.
     for change in [("code_challenge", ""), ("code_challenge_method", "plain")] {
-        let sent_back = landed(&answer(&stack, &authorization(&client_id, &[change]), "allow").await);
-        assert_eq!((sent_back["error"].as_str(), sent_back["state"].as_str()), ("invalid_request", "xyz"), "{change:?}");
+        let sent_back =
+            landed(&answer(&stack, &authorization(&client_id, &[change]), "allow").await);
+        assert_eq!(
+            (sent_back["error"].as_str(), sent_back["state"].as_str()),
+            ("invalid_request", "xyz"),
+            "{change:?}"
+        );
     }
     let denied = landed(&answer(&stack, &authorization(&client_id, &[]), "deny").await);
     assert_eq!((denied["error"].as_str(), denied["state"].as_str()), ("access_denied", "xyz"));
@@ -266,16 +389,32 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
         .send()
         .await
         .unwrap();
-    assert_eq!(cross_site.status(), StatusCode::FORBIDDEN, "another site's page cannot press Allow");
+    assert_eq!(
+        cross_site.status(),
+        StatusCode::FORBIDDEN,
+        "another site's page cannot press Allow"
+    );
     assert_eq!(connected_apps(&stack).await, 0);
 
     // The token endpoint. A wrong verifier is refused and the code still
     // works with the right one; a second use is refused and revokes what
     // the first gave.
     let first = code(&stack, &client_id, &[]).await;
-    refused(&exchange(&stack, &client_id, &first, "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX").await, StatusCode::BAD_REQUEST, "invalid_grant");
-    refused(&exchange(&stack, &client_id, &first, "").await, StatusCode::BAD_REQUEST, "invalid_request");
-    refused(&exchange(&stack, "hado_client_other", &first, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_grant");
+    refused(
+        &exchange(&stack, &client_id, &first, "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX").await,
+        StatusCode::BAD_REQUEST,
+        "invalid_grant",
+    );
+    refused(
+        &exchange(&stack, &client_id, &first, "").await,
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+    );
+    refused(
+        &exchange(&stack, "hado_client_other", &first, VERIFIER).await,
+        StatusCode::BAD_REQUEST,
+        "invalid_grant",
+    );
     let wrong_redirect = [
         ("grant_type", "authorization_code"),
         ("client_id", &client_id),
@@ -287,12 +426,23 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     assert_eq!(connected_apps(&stack).await, 0, "no refusal connected anything");
     let (status, tokens) = exchange(&stack, &client_id, &first, VERIFIER).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
-    assert_eq!((tokens["token_type"].as_str(), tokens["expires_in"].as_u64()), (Some("Bearer"), Some(3600)));
+    assert_eq!(
+        (tokens["token_type"].as_str(), tokens["expires_in"].as_u64()),
+        (Some("Bearer"), Some(3600))
+    );
     let access = tokens["access_token"].as_str().unwrap().to_owned();
     assert_eq!(call(&stack, &access).await, StatusCode::OK);
     assert_eq!(connected_apps(&stack).await, 1);
-    refused(&exchange(&stack, &client_id, &first, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_grant");
-    assert_eq!(call(&stack, &access).await, StatusCode::UNAUTHORIZED, "reusing the code revoked its tokens");
+    refused(
+        &exchange(&stack, &client_id, &first, VERIFIER).await,
+        StatusCode::BAD_REQUEST,
+        "invalid_grant",
+    );
+    assert_eq!(
+        call(&stack, &access).await,
+        StatusCode::UNAUTHORIZED,
+        "reusing the code revoked its tokens"
+    );
     assert_eq!(connected_apps(&stack).await, 0);
 
     // A token for another resource: asked for at the token endpoint, or
@@ -307,27 +457,62 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
         ("resource", "https://elsewhere.example/mcp"),
     ];
     refused(&token(&stack, &elsewhere).await, StatusCode::BAD_REQUEST, "invalid_target");
-    let for_elsewhere = code(&stack, &client_id, &[("resource", "https://elsewhere.example/mcp")]).await;
-    refused(&exchange(&stack, &client_id, &for_elsewhere, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_target");
+    let for_elsewhere =
+        code(&stack, &client_id, &[("resource", "https://elsewhere.example/mcp")]).await;
+    refused(
+        &exchange(&stack, &client_id, &for_elsewhere, VERIFIER).await,
+        StatusCode::BAD_REQUEST,
+        "invalid_target",
+    );
     assert_eq!(connected_apps(&stack).await, 0);
 
     // An expired code: five minutes later, core refuses it.
     stack.core.clock.advance(chrono::Duration::minutes(6));
-    refused(&exchange(&stack, &client_id, &second, VERIFIER).await, StatusCode::BAD_REQUEST, "invalid_grant");
-    assert_eq!(connected_apps(&stack).await, 0);
-
-    // Grant types and clients that are not offered or not known.
-    refused(&token(&stack, &[("grant_type", "password"), ("client_id", &client_id)]).await, StatusCode::BAD_REQUEST, "unsupported_grant_type");
     refused(
-        &token(&stack, &[("grant_type", "refresh_token"), ("client_id", &client_id), ("refresh_token", "hado_rt_nope")]).await,
+        &exchange(&stack, &client_id, &second, VERIFIER).await,
         StatusCode::BAD_REQUEST,
         "invalid_grant",
     );
-    let no_form = http.post(format!("{}/token", stack.mcp)).json(&json!({"grant_type": "authorization_code"})).send().await.unwrap();
+    assert_eq!(connected_apps(&stack).await, 0);
+
+    // Grant types and clients that are not offered or not known.
+    refused(
+        &token(&stack, &[("grant_type", "password"), ("client_id", &client_id)]).await,
+        StatusCode::BAD_REQUEST,
+        "unsupported_grant_type",
+    );
+    refused(
+        &token(
+            &stack,
+            &[
+                ("grant_type", "refresh_token"),
+                ("client_id", &client_id),
+                ("refresh_token", "hado_rt_nope"),
+            ],
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+        "invalid_grant",
+    );
+    let no_form = http
+        .post(format!("{}/token", stack.mcp))
+        .json(&json!({"grant_type": "authorization_code"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(no_form.status(), StatusCode::BAD_REQUEST);
-    assert_eq!(no_form.headers()["connection"], "close", "refused unread, the connection is not reused");
+    assert_eq!(
+        no_form.headers()["connection"],
+        "close",
+        "refused unread, the connection is not reused"
+    );
     let unknown_client = authorization("hado_client_unknown", &[]);
-    let shown = http.get(page_url(&stack, &unknown_client)).header("x-remote-user", "anna").send().await.unwrap();
+    let shown = http
+        .get(page_url(&stack, &unknown_client))
+        .header("x-remote-user", "anna")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
     assert!(shown.text().await.unwrap().contains("invalid_client"));
 
@@ -337,11 +522,25 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     for (changes, expected) in [
         (vec![("redirect_uri", ""), ("response_type", "token")], "unsupported_response_type"),
         (vec![("redirect_uri", ""), ("code_challenge", "")], "invalid_request"),
-        (vec![("redirect_uri", "https://evil.example/cb"), ("response_type", "token")], "invalid_request"),
-        (vec![("redirect_uri", &format!("{REDIRECT}/extra")), ("code_challenge_method", "plain")], "invalid_request"),
+        (
+            vec![("redirect_uri", "https://evil.example/cb"), ("response_type", "token")],
+            "invalid_request",
+        ),
+        (
+            vec![
+                ("redirect_uri", &format!("{REDIRECT}/extra")),
+                ("code_challenge_method", "plain"),
+            ],
+            "invalid_request",
+        ),
     ] {
         let malformed = authorization(&client_id, &changes);
-        let shown = http.get(page_url(&stack, &malformed)).header("x-remote-user", "anna").send().await.unwrap();
+        let shown = http
+            .get(page_url(&stack, &malformed))
+            .header("x-remote-user", "anna")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(shown.status(), StatusCode::BAD_REQUEST, "{changes:?}");
         assert!(shown.headers().get("location").is_none(), "{changes:?}");
         assert!(shown.text().await.unwrap().contains(expected), "{changes:?}");
@@ -350,42 +549,76 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     // The page refuses a request that is too long, and more than 30 a
     // minute from one person, before core is asked.
     let long = authorization(&client_id, &[("state", &"s".repeat(17 * 1024))]);
-    let too_long = http.get(page_url(&stack, &long)).header("x-remote-user", "anna").send().await.unwrap();
+    let too_long =
+        http.get(page_url(&stack, &long)).header("x-remote-user", "anna").send().await.unwrap();
     assert_eq!(too_long.status(), StatusCode::PAYLOAD_TOO_LARGE);
     // Only answers count against the allowance: another site can make a
     // browser fetch the page, or post to it and be refused, but not use
     // the person's allowance up.
     let mut pages = Vec::new();
     for _ in 0..32 {
-        let page = http.get(page_url(&stack, &authorization(&client_id, &[]))).header("x-remote-user", "bob").header("sec-fetch-site", "cross-site");
+        let page = http
+            .get(page_url(&stack, &authorization(&client_id, &[])))
+            .header("x-remote-user", "bob")
+            .header("sec-fetch-site", "cross-site");
         pages.push(page.send().await.unwrap().status());
         let mut form = authorization(&client_id, &[]);
         form.push(("decision".into(), "deny".into()));
-        let forged = client().post(format!("{}/oauth/authorize", stack.web)).header("x-remote-user", "bob").header("origin", "https://evil.example");
+        let forged = client()
+            .post(format!("{}/oauth/authorize", stack.web))
+            .header("x-remote-user", "bob")
+            .header("origin", "https://evil.example");
         pages.push(forged.form(&form).send().await.unwrap().status());
     }
-    assert!(pages.chunks(2).all(|pair| pair == [StatusCode::OK, StatusCode::FORBIDDEN]), "{pages:?}");
+    assert!(
+        pages.chunks(2).all(|pair| pair == [StatusCode::OK, StatusCode::FORBIDDEN]),
+        "{pages:?}"
+    );
     let mut answers = Vec::new();
     for _ in 0..32 {
         let mut form = authorization(&client_id, &[]);
         form.push(("decision".into(), "deny".into()));
-        answers.push(client().post(format!("{}/oauth/authorize", stack.web)).header("x-remote-user", "bob").form(&form).send().await.unwrap().status());
+        answers.push(
+            client()
+                .post(format!("{}/oauth/authorize", stack.web))
+                .header("x-remote-user", "bob")
+                .form(&form)
+                .send()
+                .await
+                .unwrap()
+                .status(),
+        );
     }
-    assert_eq!((answers[0].is_redirection(), answers.last()), (true, Some(&StatusCode::TOO_MANY_REQUESTS)), "{answers:?}");
+    assert_eq!(
+        (answers[0].is_redirection(), answers.last()),
+        (true, Some(&StatusCode::TOO_MANY_REQUESTS)),
+        "{answers:?}"
+    );
 
     // Registration is rate-limited per client before core is asked: behind
     // the trusted proxy, per the right-most address it forwarded for.
     let register = |forwarded_for: &'static str| {
-        let request = http.post(format!("{}/register", stack.mcp)).header("x-forwarded-for", forwarded_for);
-        async move { request.json(&json!({ "redirect_uris": [REDIRECT] })).send().await.unwrap().status() }
+        let request =
+            http.post(format!("{}/register", stack.mcp)).header("x-forwarded-for", forwarded_for);
+        async move {
+            request.json(&json!({ "redirect_uris": [REDIRECT] })).send().await.unwrap().status()
+        }
     };
     let mut statuses = Vec::new();
     for _ in 0..12 {
         statuses.push(register("192.0.2.1, 203.0.113.9").await);
     }
     assert_eq!(statuses.last(), Some(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
-    assert_eq!(register("203.0.113.9").await, StatusCode::TOO_MANY_REQUESTS, "a spoofed left entry does not make a new client");
-    assert_eq!(register("198.51.100.7").await, StatusCode::CREATED, "another client behind the same proxy has its own allowance");
+    assert_eq!(
+        register("203.0.113.9").await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a spoofed left entry does not make a new client"
+    );
+    assert_eq!(
+        register("198.51.100.7").await,
+        StatusCode::CREATED,
+        "another client behind the same proxy has its own allowance"
+    );
     stack.stop().await;
 }
 
@@ -401,11 +634,19 @@ async fn a_persons_streams_are_capped_and_end_with_their_token(backend: Backend)
     let client_id = register(&stack).await;
     let mut access = Vec::new();
     for _ in 0..3 {
-        let (status, tokens) = exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
+        let (status, tokens) =
+            exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
         assert_eq!(status, StatusCode::OK, "{tokens}");
         access.push(tokens["access_token"].as_str().unwrap().to_owned());
     }
-    let agent = stack.core.admin().issue_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap().into_inner().token;
+    let agent = stack
+        .core
+        .admin()
+        .issue_agent_token(v1::UserLogin { login: "anna".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .token;
     // Eight streams over four tokens of one person: the ninth is refused,
     // with whichever token it comes.
     let mut open = Vec::new();
@@ -420,34 +661,66 @@ async fn a_persons_streams_are_capped_and_end_with_their_token(backend: Backend)
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         assert!(refused.text().await.unwrap().contains("per person"));
     }
-    let bob = stack.core.admin().issue_agent_token(v1::UserLogin { login: "bob".into() }).await.unwrap().into_inner().token;
-    assert_eq!(open_stream(&stack, &bob).await.status(), StatusCode::OK, "another person has their own streams");
+    let bob = stack
+        .core
+        .admin()
+        .issue_agent_token(v1::UserLogin { login: "bob".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .token;
+    assert_eq!(
+        open_stream(&stack, &bob).await.status(),
+        StatusCode::OK,
+        "another person has their own streams"
+    );
 
     // Disconnect in Settings ends the app's streams within seconds; the
     // agent token's streams go on until it is revoked.
     for stream in &mut open {
         stream.chunk().await.unwrap().expect("the endpoint event");
     }
-    let apps = stack.core.inbox_as("anna").list_connected_apps(v1::ListConnectedAppsRequest {}).await.unwrap().into_inner().apps;
+    let apps = stack
+        .core
+        .inbox_as("anna")
+        .list_connected_apps(v1::ListConnectedAppsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .apps;
     for app in apps {
-        stack.core.inbox_as("anna").disconnect_app(v1::ConnectedAppId { id: app.id }).await.unwrap();
+        stack
+            .core
+            .inbox_as("anna")
+            .disconnect_app(v1::ConnectedAppId { id: app.id })
+            .await
+            .unwrap();
     }
     let (by_agent, by_app) = open.split_at_mut(2);
     for stream in by_app {
-        let ended = tokio::time::timeout(std::time::Duration::from_secs(8), async { while let Ok(Some(_)) = stream.chunk().await {} });
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(8), async {
+            while let Ok(Some(_)) = stream.chunk().await {}
+        });
         assert!(ended.await.is_ok(), "a disconnected app's stream was still open after 8 s");
     }
-    let still = tokio::time::timeout(std::time::Duration::from_millis(500), by_agent[0].chunk()).await;
+    let still =
+        tokio::time::timeout(std::time::Duration::from_millis(500), by_agent[0].chunk()).await;
     assert!(still.is_err(), "the agent token's stream stays open: {still:?}");
     stack.core.admin().revoke_agent_token(v1::UserLogin { login: "anna".into() }).await.unwrap();
     for stream in by_agent {
-        let ended = tokio::time::timeout(std::time::Duration::from_secs(8), async { while let Ok(Some(_)) = stream.chunk().await {} });
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(8), async {
+            while let Ok(Some(_)) = stream.chunk().await {}
+        });
         assert!(ended.await.is_ok(), "a revoked token's stream was still open after 8 s");
     }
     // Their places are free again.
-    let (status, tokens) = exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
+    let (status, tokens) =
+        exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
-    assert_eq!(open_stream(&stack, tokens["access_token"].as_str().unwrap()).await.status(), StatusCode::OK);
+    assert_eq!(
+        open_stream(&stack, tokens["access_token"].as_str().unwrap()).await.status(),
+        StatusCode::OK
+    );
     stack.stop().await;
 }
 

@@ -31,7 +31,12 @@ pub(super) struct Activity {
 
 impl Activity {
     pub(super) fn new() -> Self {
-        Self { started: Instant::now(), open_requests: AtomicUsize::new(0), last_change: AtomicU64::new(0), requested: AtomicBool::new(false) }
+        Self {
+            started: Instant::now(),
+            open_requests: AtomicUsize::new(0),
+            last_change: AtomicU64::new(0),
+            requested: AtomicBool::new(false),
+        }
     }
 
     pub(super) fn has_requested(&self) -> bool {
@@ -58,7 +63,9 @@ impl Activity {
         if self.open_requests.load(Ordering::Relaxed) > 0 {
             return Duration::ZERO;
         }
-        self.started.elapsed().saturating_sub(Duration::from_millis(self.last_change.load(Ordering::Relaxed)))
+        self.started
+            .elapsed()
+            .saturating_sub(Duration::from_millis(self.last_change.load(Ordering::Relaxed)))
     }
 }
 
@@ -129,7 +136,8 @@ impl Registry {
         let id = open.next_id;
         let activity = Arc::new(Activity::new());
         let evict = CancellationToken::new();
-        open.connections.insert(id, Held { address, activity: activity.clone(), evict: evict.clone() });
+        open.connections
+            .insert(id, Held { address, activity: activity.clone(), evict: evict.clone() });
         if let Some(address) = address {
             *open.per_address.entry(address).or_default() += 1;
         }
@@ -163,7 +171,10 @@ impl Open {
         let (&id, _) = self
             .connections
             .iter()
-            .filter(|(_, held)| address.is_none_or(|address| held.address == Some(address)) && !held.activity.has_requested())
+            .filter(|(_, held)| {
+                address.is_none_or(|address| held.address == Some(address))
+                    && !held.activity.has_requested()
+            })
             .min_by_key(|(id, _)| **id)?;
         if let Some(held) = self.connections.get(&id) {
             held.evict.cancel();

@@ -79,15 +79,28 @@ impl Default for Limits {
 impl Limits {
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let defaults = Self::default();
-        let seconds = |variable: &'static str, default: Duration| -> Result<Duration, ConfigError> {
-            Ok(Duration::from_secs(u64::from(positive_number(lookup, variable, default.as_secs() as u32)?)))
-        };
+        let seconds =
+            |variable: &'static str, default: Duration| -> Result<Duration, ConfigError> {
+                Ok(Duration::from_secs(u64::from(positive_number(
+                    lookup,
+                    variable,
+                    default.as_secs() as u32,
+                )?)))
+            };
         Ok(Self {
             header_timeout: seconds("HADO_HEADER_TIMEOUT", defaults.header_timeout)?,
             request_timeout: seconds("HADO_REQUEST_TIMEOUT", defaults.request_timeout)?,
             idle_timeout: seconds("HADO_IDLE_TIMEOUT", defaults.idle_timeout)?,
-            max_connections: positive_number(lookup, "HADO_MAX_CONNECTIONS", defaults.max_connections as u32)? as usize,
-            max_per_address: positive_number(lookup, "HADO_MAX_CONNECTIONS_PER_ADDRESS", defaults.max_per_address as u32)? as usize,
+            max_connections: positive_number(
+                lookup,
+                "HADO_MAX_CONNECTIONS",
+                defaults.max_connections as u32,
+            )? as usize,
+            max_per_address: positive_number(
+                lookup,
+                "HADO_MAX_CONNECTIONS_PER_ADDRESS",
+                defaults.max_per_address as u32,
+            )? as usize,
         })
     }
 }
@@ -111,7 +124,8 @@ pub async fn serve(
     proxies: TrustedProxies,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = router.layer(axum::middleware::from_fn_with_state(limits.request_timeout, request_deadline));
+    let router = router
+        .layer(axum::middleware::from_fn_with_state(limits.request_timeout, request_deadline));
     let registry = Arc::new(Registry::new(limits, proxies));
     let connections = TaskTracker::new();
     let stopping = CancellationToken::new();
@@ -134,7 +148,14 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         match registry.open(peer.ip()) {
             Some(entry) => {
-                connections.spawn(connection(stream, peer, router.clone(), limits, stopping.clone(), entry));
+                connections.spawn(connection(
+                    stream,
+                    peer,
+                    router.clone(),
+                    limits,
+                    stopping.clone(),
+                    entry,
+                ));
             }
             None => {
                 metrics::counter!("hado_http_connections_shed_total").increment(1);
@@ -172,7 +193,14 @@ async fn shed(mut stream: TcpStream) {
     .await;
 }
 
-async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits: Limits, stopping: CancellationToken, entry: Entry) {
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    limits: Limits,
+    stopping: CancellationToken,
+    entry: Entry,
+) {
     let activity = entry.activity.clone();
     let watched = activity.clone();
     let registry = entry.registry.clone();
@@ -186,13 +214,20 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
         let proxied = registry.proxies.trusts(peer.ip()).then(|| registry.proxied_request(client));
         let http1 = request.version() < axum::http::Version::HTTP_2;
         let read = Arc::new(AtomicBool::new(request.body().is_end_stream()));
-        let request = request.map(|body| axum::body::Body::new(ReadToEnd { body, read: read.clone() }));
+        let request =
+            request.map(|body| axum::body::Body::new(ReadToEnd { body, read: read.clone() }));
         async move {
             let open = match proxied {
                 Some(None) => {
                     drop(OpenRequest { activity, _proxied: None });
-                    let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(serde_json::json!({ "error": AT_LIMIT }))).into_response();
-                    response.headers_mut().insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+                    let mut response = (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        axum::Json(serde_json::json!({ "error": AT_LIMIT })),
+                    )
+                        .into_response();
+                    response
+                        .headers_mut()
+                        .insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
                     return Ok::<_, Infallible>(response);
                 }
                 Some(Some(counted)) => OpenRequest { activity, _proxied: Some(counted) },
@@ -202,11 +237,17 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
             if http1 && !read.load(Ordering::Acquire) {
                 response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             }
-            Ok::<_, Infallible>(response.map(|body| axum::body::Body::new(ReplyBody { body, _open: open })))
+            Ok::<_, Infallible>(
+                response.map(|body| axum::body::Body::new(ReplyBody { body, _open: open })),
+            )
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true);
     builder
         .http2()
         .timer(TokioTimer::new())
@@ -229,7 +270,9 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, limits:
         // header deadline from accept; after that, the idle timeout.
         let wake = match closing_since {
             Some(since) => close_within.saturating_sub(since.elapsed()),
-            None if !activity.has_requested() => limits.header_timeout.saturating_sub(activity.started.elapsed()),
+            None if !activity.has_requested() => {
+                limits.header_timeout.saturating_sub(activity.started.elapsed())
+            }
             None => limits.idle_timeout.saturating_sub(activity.idle_for()),
         };
         tokio::select! {
@@ -266,8 +309,11 @@ async fn request_deadline(State(limit): State<Duration>, request: Request, next:
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
-            let message = format!("the request was not complete within {} seconds", limit.as_secs());
-            let mut response = (StatusCode::REQUEST_TIMEOUT, axum::Json(serde_json::json!({ "error": message }))).into_response();
+            let message =
+                format!("the request was not complete within {} seconds", limit.as_secs());
+            let mut response =
+                (StatusCode::REQUEST_TIMEOUT, axum::Json(serde_json::json!({ "error": message })))
+                    .into_response();
             response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             response
         }
@@ -283,11 +329,20 @@ mod tests {
         let limits = Limits::from_lookup(&|_| None).unwrap();
         assert_eq!(limits, Limits::default());
         assert_eq!(limits.header_timeout, Duration::from_secs(10));
-        let error = Limits::from_lookup(&|variable| (variable == "HADO_MAX_CONNECTIONS").then(|| "lots".to_owned())).unwrap_err();
+        let error = Limits::from_lookup(&|variable| {
+            (variable == "HADO_MAX_CONNECTIONS").then(|| "lots".to_owned())
+        })
+        .unwrap_err();
         assert_eq!(error.variable, "HADO_MAX_CONNECTIONS");
-        let error = Limits::from_lookup(&|variable| (variable == "HADO_IDLE_TIMEOUT").then(|| "0".to_owned())).unwrap_err();
+        let error = Limits::from_lookup(&|variable| {
+            (variable == "HADO_IDLE_TIMEOUT").then(|| "0".to_owned())
+        })
+        .unwrap_err();
         assert_eq!(error.variable, "HADO_IDLE_TIMEOUT");
-        let error = Limits::from_lookup(&|variable| (variable == "HADO_MAX_CONNECTIONS_PER_ADDRESS").then(|| "-1".to_owned())).unwrap_err();
+        let error = Limits::from_lookup(&|variable| {
+            (variable == "HADO_MAX_CONNECTIONS_PER_ADDRESS").then(|| "-1".to_owned())
+        })
+        .unwrap_err();
         assert_eq!(error.variable, "HADO_MAX_CONNECTIONS_PER_ADDRESS");
     }
 }

@@ -18,7 +18,12 @@ type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
 /// Binds where an event stands, as every write of it names the columns:
 /// state, quiet_until, closed_at, checkpoint_at, attention_since, repeat_at,
 /// next_check_at.
-fn bind_lifecycle<'q>(query: AnyQuery<'q>, lifecycle: &Lifecycle, reminders: &Reminders, next_check_at: Option<DateTime<Utc>>) -> AnyQuery<'q> {
+fn bind_lifecycle<'q>(
+    query: AnyQuery<'q>,
+    lifecycle: &Lifecycle,
+    reminders: &Reminders,
+    next_check_at: Option<DateTime<Utc>>,
+) -> AnyQuery<'q> {
     query
         .bind(lifecycle.state.as_str())
         .bind(optional_millis(lifecycle.quiet_until))
@@ -119,8 +124,16 @@ struct NewRow<'a> {
 
 impl<'a> NewRow<'a> {
     fn of(key: EventKey<'a>, write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
-        let (user_id, source_id, source_ref, topic) = (key.user_id, key.source_id, key.source_ref, key.topic);
-        Self { user_id, source_id, source_ref, topic, columns: Columns::of(write, now), created_at: millis(now) }
+        let (user_id, source_id, source_ref, topic) =
+            (key.user_id, key.source_id, key.source_ref, key.topic);
+        Self {
+            user_id,
+            source_id,
+            source_ref,
+            topic,
+            columns: Columns::of(write, now),
+            created_at: millis(now),
+        }
     }
 
     /// Appends the row to a batch's arrays, one per column of
@@ -184,13 +197,24 @@ const INSERT_PARAMETERS: usize = 25;
 /// The arrays a batch's rows travel in on Postgres, cast to their columns'
 /// types for `unnest`: `$1::bigint[], $2::bigint[], $3::text[], …`.
 static UNNEST_ARGUMENTS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let types = INSERT_COLUMN_TYPES.split(", ").map(|column| column.rsplit(' ').next().expect("a column has a type"));
-    types.enumerate().map(|(index, kind)| format!("${}::{kind}[]", index + 1)).collect::<Vec<_>>().join(", ")
+    let types = INSERT_COLUMN_TYPES
+        .split(", ")
+        .map(|column| column.rsplit(' ').next().expect("a column has a type"));
+    types
+        .enumerate()
+        .map(|(index, kind)| format!("${}::{kind}[]", index + 1))
+        .collect::<Vec<_>>()
+        .join(", ")
 });
 /// Rows one insert statement carries.
 const ROWS_PER_INSERT: usize = 500;
 
-pub(crate) async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+pub(crate) async fn insert(
+    connection: &mut AnyConnection,
+    key: EventKey<'_>,
+    write: EventWrite<'_>,
+    now: DateTime<Utc>,
+) -> Result<i64, StoreError> {
     let ids = insert_many(connection, &[(key, write, now)]).await?;
     ids.into_iter().next().ok_or_else(|| StoreError::Corrupt("an insert returned no id".into()))
 }
@@ -203,26 +227,42 @@ pub(crate) async fn insert(connection: &mut AnyConnection, key: EventKey<'_>, wr
 /// array, spread into rows by `unnest`: binding 25 texts instead of 12,500
 /// values spares the driver most of its work, and the server reads arrays
 /// faster than the JSON the rows travelled as before (BENCHMARKS.md).
-pub(crate) async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)]) -> Result<Vec<i64>, StoreError> {
+pub(crate) async fn insert_many(
+    connection: &mut AnyConnection,
+    rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)],
+) -> Result<Vec<i64>, StoreError> {
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(ROWS_PER_INSERT) {
         // RETURNING's row order is not promised, so each id comes back with its key.
         const RETURNING: &str = "RETURNING id, user_id, source_ref, topic";
         let query = match Backend::of(connection) {
             Backend::Postgres => {
-                let mut arrays: [ArrayText; INSERT_PARAMETERS] = std::array::from_fn(|_| ArrayText::new());
+                let mut arrays: [ArrayText; INSERT_PARAMETERS] =
+                    std::array::from_fn(|_| ArrayText::new());
                 for (key, write, now) in chunk {
                     NewRow::of(*key, *write, *now).append_to(&mut arrays);
                 }
-                let sql = format!("INSERT INTO events ({INSERT_COLUMNS}) SELECT * FROM unnest({}) {RETURNING}", *UNNEST_ARGUMENTS);
-                arrays.into_iter().fold(sqlx::query(sqlx::AssertSqlSafe(sql)), |query, array| query.bind(array.finish()))
+                let sql = format!(
+                    "INSERT INTO events ({INSERT_COLUMNS}) SELECT * FROM unnest({}) {RETURNING}",
+                    *UNNEST_ARGUMENTS
+                );
+                arrays.into_iter().fold(sqlx::query(sqlx::AssertSqlSafe(sql)), |query, array| {
+                    query.bind(array.finish())
+                })
             }
             Backend::Sqlite => {
                 let mut placeholders = Placeholders::for_connection(connection);
-                let sql = format!("INSERT INTO events ({INSERT_COLUMNS}) VALUES {} {RETURNING}", placeholders.rows(chunk.len(), INSERT_PARAMETERS));
+                let sql = format!(
+                    "INSERT INTO events ({INSERT_COLUMNS}) VALUES {} {RETURNING}",
+                    placeholders.rows(chunk.len(), INSERT_PARAMETERS)
+                );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for row in chunk.iter().map(|(key, write, now)| NewRow::of(*key, *write, *now)) {
-                    let keyed = query.bind(row.user_id).bind(row.source_id).bind(row.source_ref.to_owned()).bind(row.topic.to_owned());
+                    let keyed = query
+                        .bind(row.user_id)
+                        .bind(row.source_id)
+                        .bind(row.source_ref.to_owned())
+                        .bind(row.topic.to_owned());
                     query = row.columns.bind(keyed).bind(row.created_at);
                 }
                 query
@@ -230,18 +270,26 @@ pub(crate) async fn insert_many(connection: &mut AnyConnection, rows: &[(EventKe
         };
         let mut returned = std::collections::HashMap::with_capacity(chunk.len());
         for row in query.fetch_all(&mut *connection).await? {
-            let key: (i64, String, String) = (row.try_get("user_id")?, row.try_get("source_ref")?, row.try_get("topic")?);
+            let key: (i64, String, String) =
+                (row.try_get("user_id")?, row.try_get("source_ref")?, row.try_get("topic")?);
             returned.insert(key, row.try_get::<i64, _>("id")?);
         }
         for (key, _, _) in chunk {
             let id = returned.get(&(key.user_id, key.source_ref.to_owned(), key.topic.to_owned()));
-            ids.push(*id.ok_or_else(|| StoreError::Corrupt(format!("the insert of {} returned no id", key.source_ref)))?);
+            ids.push(*id.ok_or_else(|| {
+                StoreError::Corrupt(format!("the insert of {} returned no id", key.source_ref))
+            })?);
         }
     }
     Ok(ids)
 }
 
-pub(crate) async fn update(connection: &mut AnyConnection, id: i64, write: EventWrite<'_>, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn update(
+    connection: &mut AnyConnection,
+    id: i64,
+    write: EventWrite<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     let query = sqlx::query(
         "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
          due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
@@ -269,7 +317,12 @@ pub(crate) struct LifecycleWrite {
 
 /// Saves a new lifecycle and ladder place (and the due moment they were
 /// computed with) without touching the fields.
-pub(crate) async fn save_lifecycle(connection: &mut AnyConnection, id: i64, write: LifecycleWrite, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn save_lifecycle(
+    connection: &mut AnyConnection,
+    id: i64,
+    write: LifecycleWrite,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     save_lifecycles(connection, &[(id, write)], now).await
 }
 
@@ -281,7 +334,11 @@ const LIFECYCLES_PER_UPDATE: usize = 500;
 /// Saves many events' lifecycles (the scheduler's pass) in a few
 /// statements: one `UPDATE … FROM (VALUES …)` per few hundred events. A
 /// `VALUES` list's columns are `column1`, `column2`, … on both backends.
-pub(crate) async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i64, LifecycleWrite)], now: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) async fn save_lifecycles(
+    connection: &mut AnyConnection,
+    writes: &[(i64, LifecycleWrite)],
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     for chunk in writes.chunks(LIFECYCLES_PER_UPDATE) {
         let mut placeholders = Placeholders::for_connection(connection);
         let now_placeholder = placeholders.next();
@@ -294,9 +351,14 @@ pub(crate) async fn save_lifecycles(connection: &mut AnyConnection, writes: &[(i
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
         for (id, write) in chunk {
-            query = bind_lifecycle(query.bind(*id), &write.lifecycle, &write.reminders, write.next_check_at)
-                .bind(millis(write.due_at))
-                .bind(i64::from(write.revised));
+            query = bind_lifecycle(
+                query.bind(*id),
+                &write.lifecycle,
+                &write.reminders,
+                write.next_check_at,
+            )
+            .bind(millis(write.due_at))
+            .bind(i64::from(write.revised));
         }
         query.execute(&mut *connection).await?;
     }
@@ -310,10 +372,17 @@ mod tests {
     #[test]
     fn the_typed_columns_are_the_inserted_columns_in_order() {
         let names: Vec<&str> = INSERT_COLUMNS.split(", ").collect();
-        let typed: Vec<&str> = INSERT_COLUMN_TYPES.split(", ").map(|column| column.split(' ').next().unwrap()).collect();
+        let typed: Vec<&str> = INSERT_COLUMN_TYPES
+            .split(", ")
+            .map(|column| column.split(' ').next().unwrap())
+            .collect();
         assert_eq!(names, typed);
         assert_eq!(names.len(), INSERT_PARAMETERS);
         assert_eq!(UNNEST_ARGUMENTS.matches("::").count(), INSERT_PARAMETERS);
-        assert!(UNNEST_ARGUMENTS.starts_with("$1::bigint[], $2::bigint[], $3::text[]"), "{}", *UNNEST_ARGUMENTS);
+        assert!(
+            UNNEST_ARGUMENTS.starts_with("$1::bigint[], $2::bigint[], $3::text[]"),
+            "{}",
+            *UNNEST_ARGUMENTS
+        );
     }
 }
