@@ -28,11 +28,27 @@ pub struct CoreConfig {
     pub webhook_allow_private: bool,
     /// The Telegram bot (`HADO_TELEGRAM_BOT_TOKEN`, `HADO_TELEGRAM_API_URL`,
     /// `HADO_TELEGRAM_WEBHOOK_SECRET` for webhook mode); none without a token.
-    pub telegram: Option<crate::telegram::TelegramConfig>,
+    pub telegram: Option<TelegramConfig>,
     /// Posts in flight to one receiver (a webhook's host, or Telegram)
     /// across all cores (`HADO_DELIVERY_CONCURRENCY`).
     pub delivery_concurrency: u32,
 }
+
+/// The Telegram bot's settings.
+#[derive(Clone, Debug)]
+pub struct TelegramConfig {
+    pub token: String,
+    /// Such as https://api.telegram.org (`HADO_TELEGRAM_API_URL`).
+    pub api_url: String,
+    /// Set in webhook mode: the gateway checks Telegram's secret header and
+    /// core does not poll.
+    pub webhook: bool,
+}
+
+/// Posts in flight to one receiver across all cores, unless
+/// `HADO_DELIVERY_CONCURRENCY` says otherwise: what one core claims, and so
+/// sends, at once.
+pub const DEFAULT_DELIVERY_CONCURRENCY: u32 = 50;
 
 impl std::fmt::Debug for CoreConfig {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,7 +93,7 @@ fn flag(lookup: Lookup<'_>, variable: &'static str) -> Result<bool, ConfigError>
 
 pub(crate) const DEFAULT_TELEGRAM_API_URL: &str = "https://api.telegram.org";
 
-fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig>, ConfigError> {
+fn telegram(lookup: Lookup<'_>) -> Result<Option<TelegramConfig>, ConfigError> {
     let Some(token) = read(lookup, "HADO_TELEGRAM_BOT_TOKEN") else { return Ok(None) };
     if !token.contains(':') {
         return Err(ConfigError {
@@ -94,7 +110,7 @@ fn telegram(lookup: Lookup<'_>) -> Result<Option<crate::telegram::TelegramConfig
         });
     }
     let webhook = read(lookup, "HADO_TELEGRAM_WEBHOOK_SECRET").is_some();
-    Ok(Some(crate::telegram::TelegramConfig { token, api_url, webhook }))
+    Ok(Some(TelegramConfig { token, api_url, webhook }))
 }
 
 impl CoreConfig {
@@ -131,7 +147,7 @@ impl CoreConfig {
             delivery_concurrency: positive_number(
                 lookup,
                 "HADO_DELIVERY_CONCURRENCY",
-                crate::delivery::DEFAULT_PER_RECEIVER,
+                DEFAULT_DELIVERY_CONCURRENCY,
             )?,
             default_zone,
             default_locale,

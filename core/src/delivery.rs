@@ -20,7 +20,7 @@ use serde::Serialize;
 use sha2::Sha256;
 use tokio::sync::watch;
 
-use hado_proto::views::ClientEvent;
+use hado_runtime::views::ClientEvent;
 
 use crate::engine::{Attempt, Engine, Strain};
 use crate::links::LinkAction;
@@ -36,7 +36,7 @@ pub(crate) const TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a claimed delivery is this core's before another may send it:
 /// longer than a receiver may take ([`TIMEOUT`]).
 const LEASE: chrono::Duration = chrono::Duration::seconds(20);
-const CLAIM_BATCH: i64 = 50;
+const CLAIM_BATCH: i64 = crate::config::DEFAULT_DELIVERY_CONCURRENCY as i64;
 /// Posts one core has on their way at once, to all receivers together.
 const IN_FLIGHT: usize = 4 * CLAIM_BATCH as usize;
 /// How soon the loop looks again when due deliveries were held back for
@@ -146,10 +146,6 @@ pub struct Deliverer {
     telegram: Option<telegram::Bot>,
     per_receiver: i64,
 }
-
-/// Posts in flight to one receiver across all cores, unless
-/// `HADO_DELIVERY_CONCURRENCY` says otherwise: what one core sends at once.
-pub const DEFAULT_PER_RECEIVER: u32 = CLAIM_BATCH as u32;
 
 impl Deliverer {
     /// Sends the engine's deliveries: webhooks over its own client, Telegram

@@ -59,13 +59,6 @@ pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engi
     ))
 }
 
-/// The Telegram bot of the configuration, when one is set up: the delivery
-/// loop, the polling loop and the gRPC edge each talk to Telegram through it;
-/// the engine never does.
-pub(crate) fn telegram_bot(config: &CoreConfig) -> Option<telegram::Bot> {
-    config.telegram.as_ref().map(telegram::Bot::new)
-}
-
 /// Serves `engine` on `listener` with its scheduler and delivery loop until
 /// `shutdown` resolves; then stops both and closes the database.
 pub async fn serve(
@@ -76,7 +69,7 @@ pub async fn serve(
 ) -> Result<(), RunError> {
     let (stop, stopped) = watch::channel(false);
     let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
-    let bot = telegram_bot(config);
+    let bot = telegram::Bot::of(config);
     let deliveries = tokio::spawn(delivery::run(
         delivery::Deliverer::new(engine.clone(), bot.clone(), config.delivery_concurrency),
         stopped.clone(),

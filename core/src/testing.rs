@@ -216,7 +216,7 @@ pub fn config(database_url: &str) -> CoreConfig {
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
         telegram: None,
-        delivery_concurrency: crate::delivery::DEFAULT_PER_RECEIVER,
+        delivery_concurrency: crate::config::DEFAULT_DELIVERY_CONCURRENCY,
     }
 }
 
@@ -389,7 +389,7 @@ impl TestCore {
     pub fn deliverer(&self) -> crate::delivery::Deliverer {
         crate::delivery::Deliverer::new(
             self.engine.clone(),
-            crate::telegram_bot(&self.config),
+            crate::telegram::Bot::of(&self.config),
             self.config.delivery_concurrency,
         )
     }

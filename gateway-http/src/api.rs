@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
-use hado_proto::views::ClientEvent;
+use hado_runtime::views::ClientEvent;
 
-use crate::AppState;
 use crate::auth::SourceCredential;
 use crate::error::{ApiError, ApiJson};
+use crate::state::AppState;
 
 /// One event a source pushes. Every field is checked by core, which names
 /// each bad one by its item's index; a missing required field reads as

@@ -13,8 +13,8 @@ use axum::http::request::Parts;
 
 use hado_proto::metadata::Credential;
 
-use crate::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The header a trusted proxy names the signed-in user with.
 pub(crate) const REMOTE_USER: &str = "x-remote-user";

@@ -5,7 +5,7 @@
 //! source's token checked with core before its body is read.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
@@ -19,9 +19,9 @@ use hado_proto::v1;
 use hado_runtime::hosts::same_origin;
 use hado_runtime::known_tokens::TokenDigest;
 
-use crate::AppState;
 use crate::auth::SourceCredential;
 use crate::error::{ApiError, is_json};
+use crate::state::AppState;
 
 /// The policy every reply carries: only this site's own scripts, styles and
 /// images, no framing, no plugins, forms posted only here.
@@ -147,10 +147,6 @@ pub(crate) async fn me_writes(
     }
     next.run(request).await
 }
-
-/// How long core's word on a source token is trusted before the body of a
-/// request is read (core checks the token again on the call itself).
-pub(crate) const SOURCE_TOKEN_MEMORY: Duration = Duration::from_secs(5);
 
 /// Checks a source's bearer token with core (or core's answer of the last
 /// few seconds) before the body is read: an unknown token is answered 401

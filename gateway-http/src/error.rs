@@ -14,7 +14,6 @@ use serde::de::DeserializeOwned;
 use tonic::Status;
 use tonic_types::StatusExt;
 
-use hado_proto::error::http_status;
 use hado_runtime::client::{Core, Failure};
 
 /// Every error the API answers, as JSON.
@@ -237,6 +236,25 @@ fn misplaced_array(value: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// The HTTP status a gateway answers for a gRPC status code from core.
+pub(crate) fn http_status(code: tonic::Code) -> u16 {
+    match code {
+        tonic::Code::Ok => 200,
+        tonic::Code::InvalidArgument | tonic::Code::OutOfRange => 422,
+        tonic::Code::NotFound => 404,
+        tonic::Code::AlreadyExists | tonic::Code::Aborted => 409,
+        tonic::Code::FailedPrecondition | tonic::Code::PermissionDenied => 403,
+        tonic::Code::Unauthenticated => 401,
+        tonic::Code::ResourceExhausted => 429,
+        tonic::Code::Unimplemented => 501,
+        tonic::Code::Unavailable | tonic::Code::DeadlineExceeded => 503,
+        tonic::Code::Cancelled
+        | tonic::Code::Unknown
+        | tonic::Code::Internal
+        | tonic::Code::DataLoss => 500,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +292,17 @@ mod tests {
             }
         );
         assert_eq!(Violation::at("events[12]", "z".into()).index, Some(12));
+    }
+
+    #[test]
+    fn the_codes_core_uses_map_to_the_documented_statuses() {
+        use tonic::Code;
+        assert_eq!(http_status(Code::InvalidArgument), 422);
+        assert_eq!(http_status(Code::NotFound), 404);
+        assert_eq!(http_status(Code::PermissionDenied), 403);
+        assert_eq!(http_status(Code::FailedPrecondition), 403);
+        assert_eq!(http_status(Code::Unauthenticated), 401);
+        assert_eq!(http_status(Code::ResourceExhausted), 429);
+        assert_eq!(http_status(Code::Unavailable), 503);
     }
 }

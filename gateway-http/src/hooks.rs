@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use hado_proto::metadata::same_secret;
 use hado_proto::v1;
 
-use crate::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 pub(crate) const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 

@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 
 use hado_proto::v1;
 
-use crate::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The local time of the alarm on an event's fire day.
 const ALARM_TIME: NaiveTime = match NaiveTime::from_hms_opt(9, 0, 0) {

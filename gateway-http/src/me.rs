@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
-use hado_proto::views::{Profile, UserEvent};
+use hado_runtime::views::{Profile, UserEvent};
 
-use crate::AppState;
 use crate::auth::InboxUser;
 use crate::error::{ApiError, ApiJson};
+use crate::state::AppState;
 
 type Reply<T> = Result<axum::Json<T>, ApiError>;
 
@@ -374,8 +374,8 @@ pub(crate) async fn issue_agent_token(
         .await
         .map_err(|status| state.failed(&status))?
         .into_inner();
-    let connect = state.connect_line(&issued.token);
-    let note = (!state.knows_mcp_url()).then(|| MCP_URL_NOTE.to_owned());
+    let connect = crate::clients::connect_line(&state.config, &issued.token);
+    let note = (!crate::clients::knows_mcp_url(&state.config)).then(|| MCP_URL_NOTE.to_owned());
     Ok(axum::Json(IssuedAgentToken { token: issued.token, connect, note }))
 }
 

@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 
 use hado_proto::state::EventState;
 use hado_proto::v1;
-use hado_proto::views::{Profile, UserEvent};
+use hado_runtime::views::{Profile, UserEvent};
 
 use crate::args::{
     CreateEventArgs, DEFAULT_PAGE, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs,

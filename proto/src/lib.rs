@@ -1,8 +1,8 @@
 //! Hado's wire contract: the `hado.v1` gRPC types and services generated from
 //! `proto/hado/v1`, the descriptor set for server reflection, the metadata
-//! keys every call carries, the mapping from gRPC codes to HTTP statuses and
-//! the JSON views both gateways share. Nothing else: how a process runs is
-//! `hado-runtime`'s.
+//! keys every call carries and the conversions between the wire's types and
+//! Rust's. Nothing else: no HTTP, no MCP, no view of an event; how a process
+//! runs, and what its edges show, is `hado-runtime`'s and the gateways'.
 
 /// Generated from `hado/v1/*.proto`, and kept in the repository so that a
 /// build needs no protobuf compiler; `tests/generated.rs` keeps it current.
@@ -14,7 +14,5 @@ pub mod v1 {
 /// The encoded `FileDescriptorSet` of every `hado.v1` file, for reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/hado_descriptor.bin");
 
-pub mod error;
 pub mod metadata;
 pub mod state;
-pub mod views;

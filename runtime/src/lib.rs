@@ -3,7 +3,8 @@
 //! Prometheus behind the same `Host` check as the gateways
 //! (`metrics_endpoint`, `hosts`), every word a
 //! person reads in both languages (`words`) and how a due moment reads
-//! (`wording`), and, for the gateways (feature
+//! (`wording`), the JSON views of core's messages that the gateways and
+//! core's webhooks serve (`views`, feature `views`), and, for the gateways (feature
 //! `gateway`), their channel to core (`client`), the security headers on every reply
 //! (`headers`), request bodies read as JSON with each key once
 //! (`json`), who a request's client is behind a trusted proxy
@@ -17,6 +18,9 @@ pub mod metrics_endpoint;
 pub mod process;
 pub mod wording;
 pub mod words;
+
+#[cfg(feature = "views")]
+pub mod views;
 
 #[cfg(feature = "gateway")]
 pub mod client;

@@ -13,8 +13,8 @@ use axum::http::StatusCode;
 use chrono::Duration as Span;
 use serde_json::{Value, json};
 
+use hado_core::config::TelegramConfig;
 use hado_core::delivery;
-use hado_core::telegram::TelegramConfig;
 use hado_core::testing::{Backend, TestCore, utc};
 use hado_proto::v1;
 

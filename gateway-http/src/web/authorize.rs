@@ -7,25 +7,10 @@
 //! form is guarded against other sites like every form here; a request
 //! over its size or the person's rate is refused before core is asked.
 
-use hado_runtime::per_minute::PerMinute;
-
 use super::*;
 
-/// Authorization requests (the page, and Allow or Deny) a person may make a
-/// minute: far more than anyone signs apps in, far fewer than a page that
-/// sends a browser round in a loop would.
-const REQUESTS_PER_MINUTE: u32 = 30;
 /// The longest query or form an authorization request may have.
 pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024;
-
-/// Each person's allowance of authorization requests.
-pub(crate) struct AuthorizeLimit(PerMinute<String>);
-
-impl Default for AuthorizeLimit {
-    fn default() -> Self {
-        Self(PerMinute::new(REQUESTS_PER_MINUTE))
-    }
-}
 
 /// Refuses an authorization request that is too long, or an answer (Allow
 /// or Deny, a POST) past the person's allowance, before core is asked
@@ -56,7 +41,7 @@ pub(crate) async fn limits(
         .filter(|_| request.method() == Method::POST);
     if let Some(InboxUser(login)) =
         peer.and_then(|peer| inbox_user(&state, peer, request.headers()).ok())
-        && state.authorize_limit.0.take(&login).is_err()
+        && state.authorize_limit.take(&login).is_err()
     {
         return message(
             StatusCode::TOO_MANY_REQUESTS,

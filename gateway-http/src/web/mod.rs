@@ -20,8 +20,7 @@ pub(crate) mod view;
 pub(crate) use hado_runtime::words;
 
 pub(crate) use authorize::{
-    AuthorizeLimit, MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page,
-    limits as authorize_limits,
+    MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits,
 };
 pub(crate) use confirm::{
     confirm_app_disconnect, confirm_channel, confirm_delete, confirm_revoke_agent_token,
@@ -58,7 +57,7 @@ use hado_runtime::client::Failure;
 
 use crate::auth::{InboxUser, inbox_user};
 use crate::error::ApiError;
-use crate::{AppState, Inbox};
+use crate::state::{AppState, Inbox};
 use view::{Card, Groups, Viewer};
 use words::Words;
 

@@ -192,10 +192,12 @@ async fn settings_page_with(
             saved,
             configurations: issued
                 .as_deref()
-                .map(|token| state.client_configurations(token))
+                .map(|token| crate::clients::client_configurations(&state.config, token))
                 .unwrap_or_default(),
-            issued: issued.as_deref().map(|token| state.connect_line(token)),
-            knows_mcp_url: state.knows_mcp_url(),
+            issued: issued
+                .as_deref()
+                .map(|token| crate::clients::connect_line(&state.config, token)),
+            knows_mcp_url: crate::clients::knows_mcp_url(&state.config),
             agent_issued: agent.issued,
             agent_created: agent
                 .created_at

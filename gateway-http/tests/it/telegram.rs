@@ -14,7 +14,7 @@ use reqwest::redirect::Policy;
 use serde_json::{Value, json};
 
 use common::Gateway;
-use hado_core::telegram::TelegramConfig;
+use hado_core::config::TelegramConfig;
 use hado_core::testing::{Backend, TestCore};
 use hado_gateway_http::config::Secret;
 

@@ -1,4 +1,4 @@
-//! Owns the JSON shapes that both gateways serve: the client view of an
+//! Owns the JSON shapes that Hado's edges serve: the client view of an
 //! event (what a source reads back and what webhooks carry), the user view
 //! (the inbox and the agent) and the profile, built from core's messages
 //! with every computed field already filled in by core. With the `schema`
@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::v1;
+use hado_proto::v1;
 
 /// An event as a source sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

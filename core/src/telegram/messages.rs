@@ -1,0 +1,85 @@
+//! What the bot writes: a reminder's text with its [done label] [Remember]
+//! [Open] buttons, and a due moment or an instant in the person's zone and
+//! language.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use hado_runtime::wording::{self, Lang};
+use hado_runtime::words::{self, Words};
+
+use crate::domain::profile::Locale;
+use crate::domain::state::State;
+use crate::engine::Engine;
+use crate::error::CoreError;
+use crate::storage::EventRecord;
+
+/// The language of a person's replies, from their profile.
+pub(super) fn lang(locale: Locale) -> Lang {
+    match locale {
+        Locale::En => Lang::En,
+        Locale::Ru => Lang::Ru,
+    }
+}
+
+/// The words of a person's replies.
+pub(super) fn words_for(locale: Locale) -> &'static Words {
+    words::for_lang(lang(locale))
+}
+
+/// The event's due moment in words, in its person's zone and language.
+pub(super) fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
+    let lang = lang(event.locale);
+    let today = now.with_timezone(&event.zone).date_naive();
+    // A date's due moment is the end of its day, so the day comes from the date.
+    let day = event.spec.due.at.day_in(event.zone);
+    let time = event
+        .spec
+        .due
+        .at
+        .has_time_of_day()
+        .then(|| event.spec.due.at.moment_in(event.zone).with_timezone(&event.zone).time());
+    wording::due_in_words(lang, today, day, time, event.lifecycle.state == State::Overdue)
+}
+
+/// An instant as the event's person reads it: "Mon 14 Dec 08:00".
+pub(super) fn local(event: &EventRecord, instant: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = instant.with_timezone(&event.zone);
+    words_for(event.locale).day_and_time(
+        now.with_timezone(&event.zone).date_naive(),
+        local.date_naive(),
+        Some(local.time()),
+    )
+}
+
+/// A reminder's text and buttons for `chat_id`; the buttons' ids are
+/// stored first, bound to that chat.
+pub(crate) async fn reminder(
+    engine: &Engine,
+    event: &EventRecord,
+    chat_id: i64,
+) -> Result<(String, Value), CoreError> {
+    let t = words_for(event.locale);
+    let now = engine.now();
+    let mut text = format!("⏰ {}", event.spec.title.as_str());
+    if let Some(subtitle) = &event.spec.subtitle {
+        text.push_str(&format!("\n{subtitle}"));
+    }
+    text.push_str(&format!("\n{}", due_words(event, now)));
+    let done_label = event
+        .spec
+        .done_label
+        .as_ref()
+        .map(|label| label.as_str().to_owned())
+        .unwrap_or_else(|| event.locale.default_done_label().to_owned());
+    let [done, remember, tomorrow, next_week] =
+        engine.store_reminder_buttons(event, chat_id).await?;
+    let mut keyboard = vec![
+        json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": t.remember, "callback_data": format!("b:{remember}") }]),
+        json!([{ "text": t.remember_tomorrow, "callback_data": format!("b:{tomorrow}") }, { "text": t.remember_next_week, "callback_data": format!("b:{next_week}") }]),
+    ];
+    if let Some(link) = &event.spec.deep_link {
+        keyboard.push(json!([{ "text": t.open_link, "url": link.as_str() }]));
+    }
+    Ok((text, Value::Array(keyboard)))
+}
