@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 mod grpc;
 pub mod links;
+pub mod network;
 mod outbound_tls;
 pub mod scheduler;
 pub mod storage;
@@ -40,8 +41,21 @@ pub enum RunError {
     Serve(#[from] tonic::transport::Error),
 }
 
-/// Opens the database (running migrations) and builds the engine.
+/// Opens the database (running migrations) and builds the engine, which
+/// reaches the network (webhook checks, agents' metadata documents) through
+/// [`network::Internet`].
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
+    let policy = targets::TargetPolicy { allow_private: config.webhook_allow_private };
+    open_with_network(config, clock, Arc::new(network::Internet::new(policy))).await
+}
+
+/// [`open`], with the engine's way to the network given: tests hand it a
+/// stand-in that opens no socket.
+pub async fn open_with_network(
+    config: &CoreConfig,
+    clock: Arc<dyn Clock>,
+    network: Arc<dyn network::Network>,
+) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
     let outbound = engine::Outbound {
         public_url: config.public_url.clone(),
@@ -54,6 +68,7 @@ pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engi
             (config.default_zone, config.default_locale),
             links::LinkSigner::new(&config.secret),
             outbound,
+            network,
         )
         .await?,
     ))

@@ -237,6 +237,22 @@ impl TestEngine {
         Self { engine, clock, database }
     }
 
+    /// An engine whose way to the network is `network`, with webhooks held
+    /// to the public-address policy (which the harness's core relaxes).
+    pub async fn start_with_network(
+        backend: &Backend,
+        now: &str,
+        network: Arc<dyn crate::network::Network>,
+    ) -> Self {
+        let database = TestDatabase::create(backend).await;
+        let clock = Arc::new(ManualClock::new(utc(now)));
+        let config = CoreConfig { webhook_allow_private: false, ..config(&database.url) };
+        let engine = crate::open_with_network(&config, clock.clone(), network)
+            .await
+            .expect("core opens its database");
+        Self { engine, clock, database }
+    }
+
     pub async fn stop(self) {
         self.engine.store().close().await;
         self.database.drop_now().await;

@@ -2,7 +2,8 @@
 //! change that breaks one fails here rather than in a review: SQL only in
 //! core's storage, no clock read in the domain, no gateway or contract
 //! crate depending on sqlx, the contract crate free of process plumbing,
-//! core free of HTTP serving, no import loop inside core's engine, no
+//! core free of HTTP serving, core's engine free of network I/O and of the
+//! edges and loops that call it, no
 //! circle of `use crate::` imports between the files of any crate, and no
 //! source file over 400 lines before its tests.
 
@@ -136,6 +137,17 @@ fn the_engine_depends_on_no_edge_or_loop_of_core() {
     assert!(
         found.is_empty(),
         "the engine is what the edges and loops call, never the other way round:\n{}",
+        found.join("\n")
+    );
+    // Its only way out apart from storage is `network::Network`.
+    let found = offenders(
+        "core/src/engine",
+        &["core/src/engine/tests.rs"],
+        &["reqwest", "tokio::net", "lookup_host", "outbound_tls", "check_new", "Internet"],
+    );
+    assert!(
+        found.is_empty(),
+        "the engine does no network I/O of its own (ask `self.network`):\n{}",
         found.join("\n")
     );
     let found = offenders("core/src/delivery.rs", &[], &["crate::grpc"]);

@@ -4,7 +4,16 @@
 //! and a press acted on only from that chat. The Bot API itself is
 //! `crate::telegram`'s.
 
-use super::*;
+use chrono::{DateTime, Utc};
+
+use crate::domain::event::RememberFor;
+use crate::domain::violations::Violations;
+use crate::engine::Engine;
+use crate::error::CoreError;
+use crate::links::LinkAction;
+use crate::storage::{EventRecord, UserRecord, channels, users};
+use crate::tokens;
+
 use crate::storage::channels::ChannelKind;
 use crate::storage::telegram::{self, Button};
 

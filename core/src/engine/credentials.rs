@@ -2,7 +2,17 @@
 //! agent tokens resolved, agent tokens and calendar feeds issued and revoked,
 //! and action links made, inspected and used.
 
-use super::*;
+use chrono::{DateTime, Utc};
+
+use crate::domain::event::RememberFor;
+use crate::domain::fields::Login;
+use crate::engine::Engine;
+use crate::engine::inputs::{EventFilter, SourceCaller, parse_one};
+use crate::error::CoreError;
+use crate::links::{ActionLink, LinkAction, LinkProblem};
+use crate::storage::users::AgentTokenUser;
+use crate::storage::{EventRecord, UserRecord, users};
+use crate::tokens;
 
 impl Engine {
     pub async fn source_for_token(&self, token: &str) -> Result<Option<SourceCaller>, CoreError> {
@@ -207,4 +217,11 @@ impl Engine {
             .await?;
         Ok((user, events, next))
     }
+}
+
+/// Whether a user has an agent token, and its history.
+#[derive(Clone, Copy, Debug)]
+pub struct AgentTokenStatus {
+    pub(crate) created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
 }

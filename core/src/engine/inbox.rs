@@ -1,7 +1,24 @@
 //! Owns what the person and their agent do with events: list, read, create,
 //! edit and delete their own, Done and Remember on any, and their profile.
 
-use super::*;
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+use crate::domain::checkpoints::Ladder;
+use crate::domain::event::{EventSpec, Lifecycle, RawFields, RememberFor};
+use crate::domain::fields::{SourceName, SourceRef, Topic};
+use crate::domain::profile::{Locale, parse_clock_time, parse_time_zone};
+use crate::domain::reminders::Reminders;
+use crate::domain::state::State;
+use crate::domain::violations::{Reason, Violations};
+use crate::domain::{event, reminders};
+use crate::engine::Engine;
+use crate::engine::inputs::{
+    EventFilter, EventPatch, Matches, ProfilePatch, SEARCH_CHUNK, owned_elsewhere, parse_one,
+};
+use crate::error::CoreError;
+use crate::storage::events::LifecycleWrite;
+use crate::storage::{EventKey, EventRecord, NewEvent, UserRecord, events, users};
 
 impl Engine {
     pub async fn list_events(

@@ -8,19 +8,18 @@
 //! use is refused and the grant it came from is revoked, as RFC 6749
 //! (section 4.1.2) and OAuth 2.1 (section 4.3.1) ask.
 
-use std::time::Duration as StdDuration;
+use chrono::{DateTime, Utc};
 
-use super::*;
+use crate::engine::Engine;
+use crate::error::CoreError;
+use crate::storage::UserRecord;
+use crate::tokens;
+
 use crate::domain::oauth::{
     self, ACCESS_LIFETIME, AuthorizationParams, CODE_LIFETIME, ClientKind, ClientMetadata,
     MAX_UNCONNECTED_CLIENTS, REFRESH_LIFETIME, Refusal, RegisteredClient, SCOPE,
 };
 use crate::storage::oauth::{self as store, ClientRecord, ConnectedApp, NewCode, TokenKind};
-
-/// A metadata document larger than this is refused.
-const MAX_DOCUMENT_BYTES: usize = 64 * 1024;
-/// How long fetching a metadata document may take.
-const DOCUMENT_TIMEOUT: StdDuration = StdDuration::from_secs(5);
 
 /// Why an OAuth operation did not happen: a refusal the RFCs define, or
 /// core's own failure.
@@ -158,8 +157,9 @@ impl Engine {
         })
     }
 
-    /// Fetches a Client ID Metadata Document, through the same checks as a
-    /// webhook's target: no private addresses, no redirects, a size limit.
+    /// Fetches a Client ID Metadata Document through the network's checks
+    /// (those of a webhook's target: no private addresses, no redirects, a
+    /// size limit), and reads it.
     async fn fetch_document(&self, url: &url::Url) -> Result<ClientMetadata, Refusal> {
         let unreachable = |why: String| {
             Refusal::new(
@@ -167,29 +167,9 @@ impl Engine {
                 format!("the client's metadata document at {url} could not be read: {why}"),
             )
         };
-        let targets = self.outbound.targets();
-        targets.check_written(url).map_err(unreachable)?;
-        crate::outbound_tls::refuse_unverifiable(url.as_str()).map_err(unreachable)?;
-        let http = targets.client(DOCUMENT_TIMEOUT);
-        let mut response = http
-            .get(url.clone())
-            .header("accept", "application/json")
-            .send()
-            .await
-            .map_err(|error| unreachable(error.to_string()))?;
-        if !response.status().is_success() {
-            return Err(unreachable(format!("it answered {}", response.status())));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) =
-            response.chunk().await.map_err(|error| unreachable(error.to_string()))?
-        {
-            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-                return Err(unreachable(format!("it is over {} KiB", MAX_DOCUMENT_BYTES / 1024)));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        ClientMetadata::parse_document(url.as_str(), &String::from_utf8_lossy(&body))
+        self.outbound.targets().check_written(url).map_err(unreachable)?;
+        let body = self.network.fetch_document(url).await.map_err(unreachable)?;
+        ClientMetadata::parse_document(url.as_str(), &body)
     }
 
     /// Checks an authorization request, for the consent page.

@@ -1,7 +1,12 @@
 //! Owns what the operator does: sources created, rotated, listed and deleted,
 //! agent tokens issued and revoked for any login, users listed.
 
-use super::*;
+use crate::domain::fields::{Login, SourceName};
+use crate::engine::Engine;
+use crate::engine::inputs::parse_one;
+use crate::error::CoreError;
+use crate::storage::{SourceRecord, UserRecord, UserSummary, users};
+use crate::tokens;
 
 impl Engine {
     pub(super) fn parse_source_name(raw: &str) -> Result<SourceName, CoreError> {

@@ -2,7 +2,20 @@
 //! (their targets checked), channels turned on, off, tested and removed,
 //! deliveries claimed with a lease and their attempts recorded.
 
-use super::*;
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+use crate::domain::fields::{DeepLink, quoted};
+use crate::domain::violations::{Reason, Violations};
+use crate::engine::{Engine, Outbound};
+use crate::error::CoreError;
+use crate::links::LinkAction;
+use crate::storage::channels::ChannelRecord;
+use crate::storage::deliveries::NewDelivery;
+use crate::storage::{EventRecord, UserRecord, channels, events};
+use crate::tokens;
+use std::collections::HashMap;
+
 use crate::storage::channels::ChannelKind;
 use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
 
@@ -62,7 +75,12 @@ impl Engine {
                 format!("url {} is not an absolute http or https URL", quoted(url)),
             ));
         };
-        if let Err(problem) = self.outbound.targets().check_new(&parsed).await {
+        let checked = match self.outbound.targets().check_written(&parsed) {
+            Ok(()) if self.outbound.allow_private => Ok(()),
+            Ok(()) => self.network.check_webhook(&parsed).await,
+            refused => refused,
+        };
+        if let Err(problem) = checked {
             return Err(CoreError::invalid_because(
                 "url",
                 Reason::PrivateAddress,
@@ -316,4 +334,11 @@ struct ChannelOutcome<'a> {
     gone: Option<&'a str>,
     /// The last attempt's error (`Some(None)` after a success).
     last_error: Option<Option<&'a str>>,
+}
+
+/// A webhook channel just added, with its signing secret (shown this once).
+#[derive(Clone, Debug)]
+pub struct AddedWebhook {
+    pub(crate) channel: ChannelRecord,
+    pub(crate) secret: String,
 }

@@ -2,7 +2,17 @@
 //! places advanced, and a delivery queued per enabled channel for each
 //! checkpoint that fires, in one transaction.
 
-use super::*;
+use chrono::{DateTime, Utc};
+
+use crate::domain::reminders;
+use crate::domain::reminders::{Fired, ReminderKind, Reminders};
+use crate::engine::Engine;
+use crate::error::CoreError;
+use crate::storage::channels::ChannelRecord;
+use crate::storage::deliveries::NewDelivery;
+use crate::storage::events::LifecycleWrite;
+use crate::storage::{EventRecord, channels, events};
+
 use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
 
 impl Engine {
