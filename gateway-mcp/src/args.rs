@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use hado_proto::state::EventState;
+use hado_proto::v1;
 use hado_runtime::views::UserEvent;
 
 /// The field descriptions `create_event` and `update_event` share.
@@ -230,4 +231,61 @@ pub(crate) struct Deleted {
     pub id: i64,
     /// Always `withdrawn`.
     pub state: String,
+}
+
+// What each tool's arguments ask of core: the one place where an argument
+// becomes a field of the wire.
+
+impl From<ListEventsArgs> for v1::ListEventsRequest {
+    fn from(args: ListEventsArgs) -> Self {
+        Self {
+            state: args.state.map(|state| EventState::from(state).as_str().to_owned()),
+            archive: args.archive,
+            text: args.text,
+            source: args.source,
+            // The archive is its latest 100 at most.
+            limit: Some(args.limit.unwrap_or(DEFAULT_PAGE)),
+            after: args.after,
+        }
+    }
+}
+
+impl From<CreateEventArgs> for v1::EventFields {
+    fn from(args: CreateEventArgs) -> Self {
+        Self {
+            title: args.title,
+            due_at: args.due_at,
+            subtitle: args.subtitle,
+            fire_at: args.fire_at,
+            after_due: args.after_due.map(|after_due| after_due.as_str().to_owned()),
+            done_label: args.done_label,
+            deep_link: args.deep_link,
+        }
+    }
+}
+
+impl From<UpdateEventArgs> for v1::UpdateEventRequest {
+    fn from(args: UpdateEventArgs) -> Self {
+        Self {
+            id: args.id,
+            title: args.title,
+            due_at: args.due_at,
+            subtitle: args.subtitle,
+            fire_at: args.fire_at,
+            after_due: args.after_due.map(|after_due| after_due.as_str().to_owned()),
+            done_label: args.done_label,
+            deep_link: args.deep_link,
+        }
+    }
+}
+
+impl From<UpdateProfileArgs> for v1::UpdateProfileRequest {
+    fn from(args: UpdateProfileArgs) -> Self {
+        Self {
+            tz: args.tz,
+            quiet_start: args.quiet_start,
+            quiet_end: args.quiet_end,
+            locale: args.locale.map(|locale| locale.as_str().to_owned()),
+        }
+    }
 }

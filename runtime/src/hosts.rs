@@ -6,7 +6,7 @@
 //! `HADO_PUBLIC_URL`, and `HADO_ALLOWED_HOSTS`.
 
 use crate::process::{ConfigError, Lookup, host_name, read};
-use http::header::HOST;
+use http::header::{HOST, ORIGIN};
 use http::{HeaderMap, Uri};
 use url::Url;
 
@@ -31,6 +31,9 @@ pub enum HostRefusal {
     /// A request target in absolute form whose host is not its `Host`.
     #[error("the request target and the Host header name different hosts")]
     Conflicting,
+    /// An `Origin` whose host is not served here: another site's page.
+    #[error("origin {0} may not call this server")]
+    ForeignOrigin(String),
 }
 
 impl AllowedHosts {
@@ -105,6 +108,24 @@ impl AllowedHosts {
 
     /// Whether an `Origin` header names a host this gateway serves (any
     /// scheme and port: an agent's page on another local port is fine).
+    /// `Host` as [`AllowedHosts::admit`] checks it, and the `Origin`, when
+    /// the request has one, naming a host served here: the door of routes
+    /// that no other site's page may call (gateway-mcp's, all of them).
+    pub fn admit_with_origin(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), HostRefusal> {
+        self.admit(headers, uri)?;
+        match headers.get(ORIGIN) {
+            Some(origin) => {
+                let origin = origin.to_str().unwrap_or("");
+                if self.serves_origin(origin) {
+                    Ok(())
+                } else {
+                    Err(HostRefusal::ForeignOrigin(origin.to_owned()))
+                }
+            }
+            None => Ok(()),
+        }
+    }
+
     pub fn serves_origin(&self, origin: &str) -> bool {
         Url::parse(origin)
             .ok()

@@ -1,6 +1,16 @@
-//! Owns the nine MCP tools and the words the model reads. Each tool is one
-//! call to core's `Inbox` service as the agent's user; the gateway decides
-//! nothing about events itself.
+//! Owns the eleven MCP tools: each is one call to core's `Inbox` service as
+//! the agent's user, and the gateway decides nothing about events itself.
+//! `instructions` is what the model reads when it connects, `failure` how a
+//! call fails (and arguments that do not fit), `session` the token of a
+//! session without HTTP requests.
+
+mod failure;
+mod instructions;
+mod session;
+
+pub(crate) use failure::ToolFailure;
+pub(crate) use instructions::INSTRUCTIONS;
+pub(crate) use session::SessionToken;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,87 +19,22 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    Implementation, JsonObject, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
-use serde::de::DeserializeOwned;
 
-use hado_proto::state::EventState;
 use hado_proto::v1;
 use hado_runtime::views::{Profile, UserEvent};
 
 use crate::args::{
-    CreateEventArgs, DEFAULT_PAGE, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs,
-    NoArgs, UpdateEventArgs, UpdateProfileArgs,
+    CreateEventArgs, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs, NoArgs,
+    UpdateEventArgs, UpdateProfileArgs,
 };
 use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
 use crate::guard::TokenVerdict;
 use crate::schema::{self, Side};
-
-/// What the model reads once, when it connects.
-pub(crate) const INSTRUCTIONS: &str = "\
-Hado is the user's deadline inbox; you act as the user, on their events only.
-Active states, by urgency: scheduled (not yet preparing), preparing (from fire_at), today (due today), overdue (past due, after_due=keep). needs_attention means a reminder reached the user and is unanswered.
-The archive holds done, expired and deleted (withdrawn) events (after_due=expire closes as expired after the due day).
-mark_done means the thing is finished: the event closes. mark_ack is Remember: \"I know\", the event stays open and reminders go quiet until the next checkpoint, or until tomorrow, next week or a day the user names (until). Never use one for the other.
-Events from other sources (docs, a bank, …) can be read and closed with mark_done or mark_ack, but not changed or deleted: editable=false. Their source would overwrite an edit.
-Events you create belong to the source manual, like ones the user adds by hand; those you may update and delete (editable=true). A deleted event stays readable (state withdrawn) and update_event brings it back.
-Undo: reopen_event undoes mark_done and delete_event; restore_reminders undoes mark_ack. An event its source withdrew cannot be acted on (EVENT_WITHDRAWN).
-due_at takes three forms: YYYY-MM-DD (a whole day), YYYY-MM-DDTHH:MM (a local time in the user's zone), or with an offset such as 2026-12-14T09:00+01:00 (a fixed instant). Use an offset only when the event is tied to a place.
-Call get_profile for the user's zone and current local time before resolving words like \"tomorrow\".
-A recurring thing is separate events: create one per occurrence that matters now, not a rule.";
-
-/// A tool call that failed in a way the model can act on: sent back as a
-/// tool result with `isError: true` and the exact reason. Core (or its
-/// storage) being down for now is not the tool's answer but the server's:
-/// a JSON-RPC error that says to retry, with `retry_after` in its data, so
-/// that a client's own retry logic sees it.
-#[derive(Debug)]
-pub(crate) enum ToolFailure {
-    Refused(String),
-    Unavailable(String),
-}
-
-/// The JSON-RPC error code of a call to retry later: the first of the codes
-/// JSON-RPC leaves to servers, as the guard's refusals use it.
-const RETRY_LATER: ErrorCode = ErrorCode(-32000);
-
-impl IntoCallToolResult for ToolFailure {
-    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        match self {
-            Self::Refused(message) => {
-                Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into())
-            }
-            Self::Unavailable(message) => {
-                let data =
-                    serde_json::json!({ "retry_after": hado_runtime::client::RETRY_AFTER_SECONDS });
-                Err(ErrorData::new(RETRY_LATER, message, Some(data)))
-            }
-        }
-    }
-}
-
-/// The token a session without HTTP requests acts with: stdio's, fixed; an
-/// event stream's, replaced when its client refreshes and posts with the
-/// new one.
-#[derive(Clone, Debug)]
-pub(crate) struct SessionToken(Arc<std::sync::RwLock<AgentToken>>);
-
-impl SessionToken {
-    pub(crate) fn new(token: AgentToken) -> Self {
-        Self(Arc::new(std::sync::RwLock::new(token)))
-    }
-
-    pub(crate) fn current(&self) -> AgentToken {
-        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-
-    pub(crate) fn replace(&self, token: AgentToken) {
-        *self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner) = token;
-    }
-}
+use crate::tools::failure::{misfit, with_codes};
 
 /// The MCP server: one per request over HTTP (cloned from a prototype, so
 /// the tool list is built once), one per process over stdio.
@@ -168,27 +113,6 @@ impl HadoMcp {
     }
 }
 
-/// Core's precise English, followed by its stable codes where it gave them:
-/// the refusal's (`event 7 not found (EVENT_NOT_FOUND)`), or each field's
-/// (`… (fire_at: FIRE_AFTER_DUE)`).
-fn with_codes(message: &str, status: &tonic::Status) -> String {
-    use tonic_types::StatusExt;
-    let mut codes: Vec<String> = status
-        .get_details_error_info()
-        .map(|info| info.reason)
-        .filter(|reason| !reason.is_empty())
-        .into_iter()
-        .collect();
-    if let Some(bad_request) = status.get_details_bad_request() {
-        let fields = bad_request
-            .field_violations
-            .into_iter()
-            .filter(|violation| !violation.reason.is_empty());
-        codes.extend(fields.map(|violation| format!("{}: {}", violation.field, violation.reason)));
-    }
-    if codes.is_empty() { message.to_owned() } else { format!("{message} ({})", codes.join("; ")) }
-}
-
 #[tool_router]
 impl HadoMcp {
     /// The user's inbox: active events by due moment, earliest first (so overdue ones lead, then today's), a page of limit (default 100) at a time with next for the rest; or with archive=true the 100 most recently closed ones, latest first. text and source narrow either to what matches.
@@ -199,15 +123,7 @@ impl HadoMcp {
         Parameters(args): Parameters<ListEventsArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<EventList>, ToolFailure> {
-        let request = v1::ListEventsRequest {
-            state: args.state.map(|state| EventState::from(state).as_str().to_owned()),
-            archive: args.archive,
-            text: args.text,
-            source: args.source,
-            // The archive is its latest 100 at most.
-            limit: Some(args.limit.unwrap_or(DEFAULT_PAGE)),
-            after: args.after,
-        };
+        let request = v1::ListEventsRequest::from(args);
         let list = self.call(&context, self.inbox(&context)?.list_events(request)).await?;
         Ok(Json(EventList {
             events: list.events.iter().map(UserEvent::from).collect(),
@@ -243,15 +159,7 @@ impl HadoMcp {
         Parameters(args): Parameters<CreateEventArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<UserEvent>, ToolFailure> {
-        let fields = v1::EventFields {
-            title: args.title,
-            due_at: args.due_at,
-            subtitle: args.subtitle,
-            fire_at: args.fire_at,
-            after_due: args.after_due.map(|after_due| after_due.as_str().to_owned()),
-            done_label: args.done_label,
-            deep_link: args.deep_link,
-        };
+        let fields = v1::EventFields::from(args);
         let event = self
             .call(&context, self.inbox(&context)?.create_event(hado_runtime::cores::once(fields)))
             .await?;
@@ -273,16 +181,7 @@ impl HadoMcp {
         Parameters(args): Parameters<UpdateEventArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<UserEvent>, ToolFailure> {
-        let request = v1::UpdateEventRequest {
-            id: args.id,
-            title: args.title,
-            due_at: args.due_at,
-            subtitle: args.subtitle,
-            fire_at: args.fire_at,
-            after_due: args.after_due.map(|after_due| after_due.as_str().to_owned()),
-            done_label: args.done_label,
-            deep_link: args.deep_link,
-        };
+        let request = v1::UpdateEventRequest::from(args);
         let event = self.call(&context, self.inbox(&context)?.update_event(request)).await?;
         Ok(Json(UserEvent::from(&event)))
     }
@@ -412,12 +311,7 @@ impl HadoMcp {
         Parameters(args): Parameters<UpdateProfileArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<Profile>, ToolFailure> {
-        let request = v1::UpdateProfileRequest {
-            tz: args.tz,
-            quiet_start: args.quiet_start,
-            quiet_end: args.quiet_end,
-            locale: args.locale.map(|locale| locale.as_str().to_owned()),
-        };
+        let request = v1::UpdateProfileRequest::from(args);
         let profile = self.call(&context, self.inbox(&context)?.update_profile(request)).await?;
         Ok(Json(Profile::from(&profile)))
     }
@@ -473,36 +367,6 @@ impl HadoMcp {
             return ToolFailure::Refused(problem).into_call_tool_result();
         }
         self.tool_router.call(ToolCallContext::new(self, request, context)).await
-    }
-}
-
-/// What is wrong with `arguments` for `tool`, read as the tool will read
-/// them, with the path of the argument at fault: "argument `state`: unknown
-/// variant `done`, expected one of `scheduled`, …".
-fn misfit(tool: &str, arguments: Option<&JsonObject>) -> Option<String> {
-    fn check<T: DeserializeOwned>(arguments: Option<&JsonObject>) -> Option<String> {
-        let empty = JsonObject::new();
-        let error = serde_path_to_error::deserialize::<_, T>(arguments.unwrap_or(&empty)).err()?;
-        let path = error.path().to_string();
-        let reason = error.into_inner();
-        Some(if path == "." {
-            format!("arguments: {reason}")
-        } else {
-            format!("argument `{path}`: {reason}")
-        })
-    }
-    match tool {
-        "list_events" => check::<ListEventsArgs>(arguments),
-        "get_event" | "delete_event" | "mark_done" | "reopen_event" | "restore_reminders" => {
-            check::<EventIdArgs>(arguments)
-        }
-        "get_profile" => check::<NoArgs>(arguments),
-        "mark_ack" => check::<MarkAckArgs>(arguments),
-        "create_event" => check::<CreateEventArgs>(arguments),
-        "update_event" => check::<UpdateEventArgs>(arguments),
-        "update_profile" => check::<UpdateProfileArgs>(arguments),
-        // An unknown tool is the router's to refuse.
-        _ => None,
     }
 }
 

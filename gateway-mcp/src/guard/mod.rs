@@ -30,24 +30,28 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{
-    ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER,
-    WWW_AUTHENTICATE,
-};
+use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::{Value, json};
 
 use hado_proto::v1::GetProfileRequest;
 
+mod body;
+mod limits;
+mod refusals;
+
+pub(crate) use refusals::{INVALID_REQUEST, refusal, refusal_with};
+
 use crate::core_link::{self, AgentToken, Core, Failure};
+use crate::guard::body::{Peeked, peek};
+use crate::guard::limits::{REQUESTS_PER_CALL, TokenLimit};
+use crate::guard::refusals::{PARSE_ERROR, REFUSED, reword_refusal, unauthorized};
 use crate::metrics::count;
 use crate::oauth::SignIn;
 use hado_runtime::AllowedHosts;
-use hado_runtime::json::BodyProblem;
 use hado_runtime::known_tokens::{KnownTokens, TokenDigest};
-use hado_runtime::per_minute::PerMinute;
 
 /// How long core's acceptance of a token lets the guard read a request's
 /// body before asking core again.
@@ -55,17 +59,6 @@ const TOKEN_MEMORY: Duration = Duration::from_secs(60);
 
 /// The largest request body `/mcp` reads.
 pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// Requests of any kind a token may make, per tool call it may make.
-const REQUESTS_PER_CALL: u32 = 10;
-
-/// JSON-RPC's code for a body that is not JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC's code for JSON that is not a request.
-pub(crate) const INVALID_REQUEST: i64 = -32600;
-/// The code of every other refusal at the door: the first of the codes
-/// JSON-RPC leaves to servers, as the MCP SDKs' own transports use it.
-const REFUSED: i64 = -32000;
 
 pub(crate) struct Guard {
     core: Core,
@@ -137,37 +130,6 @@ impl Guard {
     }
 }
 
-/// A per-token allowance a minute, by the token's digest.
-struct TokenLimit(PerMinute<TokenDigest>);
-
-impl TokenLimit {
-    fn per_minute(per_minute: u32) -> Self {
-        Self(PerMinute::new(per_minute))
-    }
-
-    fn take(&self, digest: TokenDigest) -> Result<(), Duration> {
-        self.0.take(&digest)
-    }
-
-    /// The answer when the allowance is used up: 429 with `Retry-After`.
-    fn refusal(&self, what: &str, wait: Duration, id: Option<&Value>) -> Response {
-        let seconds = wait.max(Duration::from_secs(1)).as_secs_f64().ceil() as u64;
-        let message = format!(
-            "too many {what}: the limit is {} a minute per agent token; try again in {seconds} s",
-            self.0.per_minute()
-        );
-        let mut response = refusal_with(
-            StatusCode::TOO_MANY_REQUESTS,
-            REFUSED,
-            &message,
-            id,
-            Some(json!({ "retry_after": seconds })),
-        );
-        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
-        response
-    }
-}
-
 /// What core said of the request's token during a tool call: set when it
 /// refused it, so that the guard answers 401 instead of the tool's result.
 #[derive(Clone, Debug, Default)]
@@ -181,65 +143,6 @@ impl TokenVerdict {
     fn refused(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }
-}
-
-/// What the guard reads of a body before rmcp does.
-#[derive(Debug, PartialEq)]
-enum Peeked {
-    /// Not JSON at all: JSON-RPC's parse error, with serde's reason.
-    NotJson(String),
-    /// An object names a key twice: refused (422), naming it, since rmcp
-    /// would read the last one and whatever stands in front the first.
-    DuplicateKey(String),
-    /// JSON: the request's id when it has one, and whether it is a `tools/call`.
-    Json { id: Option<Value>, tool_call: bool },
-}
-
-fn peek(body: &[u8]) -> Peeked {
-    match hado_runtime::json::parse(body) {
-        Ok(Value::Object(message)) => Peeked::Json {
-            id: message.get("id").cloned(),
-            tool_call: message.get("method").and_then(Value::as_str) == Some("tools/call"),
-        },
-        // JSON of another shape (an array, a number): rmcp says what is wrong with it.
-        Ok(_) => Peeked::Json { id: None, tool_call: false },
-        Err(BodyProblem::Syntax(reason)) => Peeked::NotJson(reason),
-        Err(problem @ BodyProblem::DuplicateKey { .. }) => {
-            Peeked::DuplicateKey(problem.to_string())
-        }
-    }
-}
-
-pub(crate) fn refusal_with(
-    status: StatusCode,
-    code: i64,
-    message: &str,
-    id: Option<&Value>,
-    data: Option<Value>,
-) -> Response {
-    let mut error = json!({ "code": code, "message": message });
-    if let Some(data) = data {
-        error["data"] = data;
-    }
-    (
-        status,
-        axum::Json(
-            json!({ "jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error }),
-        ),
-    )
-        .into_response()
-}
-
-pub(crate) fn refusal(status: StatusCode, message: &str, id: Option<&Value>) -> Response {
-    refusal_with(status, REFUSED, message, id, None)
-}
-
-/// A 401 with the `WWW-Authenticate` challenge, which points at the
-/// resource metadata so that a client can sign in.
-fn unauthorized(message: &str, id: Option<&Value>, challenge: &HeaderValue) -> Response {
-    let mut response = refusal(StatusCode::UNAUTHORIZED, message, id);
-    response.headers_mut().insert(WWW_AUTHENTICATE, challenge.clone());
-    response
 }
 
 /// The bearer token of the `Authorization` header, if there is one.
@@ -317,18 +220,8 @@ impl Guard {
     /// about a token it has not accepted within the last minute. Nothing of
     /// the body is read.
     pub(crate) async fn caller(&self, headers: &HeaderMap, uri: &Uri) -> Result<Caller, Response> {
-        if let Err(refusal_reason) = self.allowed_hosts.admit(headers, uri) {
+        if let Err(refusal_reason) = self.allowed_hosts.admit_with_origin(headers, uri) {
             return Err(refusal(StatusCode::FORBIDDEN, &refusal_reason.to_string(), None));
-        }
-        if let Some(origin) = headers.get(ORIGIN) {
-            let origin = origin.to_str().unwrap_or("");
-            if !self.allowed_hosts.serves_origin(origin) {
-                return Err(refusal(
-                    StatusCode::FORBIDDEN,
-                    &format!("origin {origin} may not call this server"),
-                    None,
-                ));
-            }
         }
         let challenge = self.sign_in.challenge(headers, crate::oauth::Endpoint::of(uri.path()));
         let token = bearer(headers).ok_or_else(|| {
@@ -461,38 +354,6 @@ fn accept_json(headers: &mut HeaderMap) {
     if !streams {
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
     }
-}
-
-/// rmcp refuses in plain text (a wrong `Content-Type`, JSON that is not a
-/// JSON-RPC message); its words become a JSON-RPC error like the guard's.
-async fn reword_refusal(response: Response, id: Option<&Value>) -> Response {
-    let plain = !response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/json"));
-    if !(response.status().is_client_error() && plain) {
-        return response;
-    }
-    let status = response.status();
-    let text = match to_bytes(response.into_body(), 16 * 1024).await {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(_) => String::new(),
-    };
-    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE && !text.contains("Content-Type") {
-        return refusal_with(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            &format!("the body is not a JSON-RPC message: {text}"),
-            id,
-            None,
-        );
-    }
-    refusal(
-        status,
-        if text.is_empty() { status.canonical_reason().unwrap_or("refused") } else { &text },
-        id,
-    )
 }
 
 #[cfg(test)]
