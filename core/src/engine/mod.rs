@@ -4,19 +4,24 @@
 //! only authenticates and translates; gateways only call that.
 //!
 //! One `Engine`, its operations in one file per caller: `sources`, `inbox`
-//! (the person and their agent), `credentials` (tokens and action links),
+//! (what the person and their agent read), `own_events` (their own events),
+//! `answers` (Done, Remember, Reopen), `profile` (their settings), `credentials` (tokens and action links),
 //! `oauth` (agents signing in),
 //! `operator`, `outbox` (channels and deliveries), `chats` (what Telegram's
 //! chats do) and `schedule` (the scheduler's pass). This file holds the
 //! shared types and helpers.
 
+mod answers;
 mod chats;
 mod credentials;
 mod inbox;
 mod inputs;
 mod oauth;
+mod oauth_tokens;
 mod operator;
 mod outbox;
+mod own_events;
+mod profile;
 mod schedule;
 mod sources;
 #[cfg(test)]
@@ -26,7 +31,8 @@ mod upsert;
 pub(crate) use chats::BUTTON_ID_LENGTH;
 pub use credentials::AgentTokenStatus;
 pub use inputs::{EventFilter, EventPatch, ProfilePatch, RawKey, SourceCaller, SourceItem};
-pub(crate) use oauth::{OAuthFailure, TokenParams, Verdict};
+pub(crate) use oauth::{OAuthFailure, Verdict};
+pub(crate) use oauth_tokens::TokenParams;
 pub use outbox::AddedWebhook;
 pub(crate) use outbox::{Attempt, Strain};
 pub use sources::WithdrawReport;

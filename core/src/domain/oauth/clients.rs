@@ -1,72 +1,13 @@
-//! OAuth 2.1's rules for signing an agent in, with no IO: what a client may
-//! register (RFC 7591) or publish as its metadata document, which redirect
-//! URIs and resources are acceptable (RFC 8707), and the PKCE check (S256
-//! only). Every refusal carries the RFC's error code.
-//!
-//! Written here rather than taken from an OAuth server crate: the ones there
-//! are (oxide-auth) own the request handling and the storage, while in Hado
-//! the HTTP side is a gateway's and the storage is core's, behind gRPC. What
-//! is left is these checks; the parsing is serde's and `url`'s, the hashing
-//! `sha2`'s.
+//! Owns what a client may register (RFC 7591) or publish as its metadata
+//! document, which redirect URIs it may name, and where a document's URL
+//! may point.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chrono::Duration;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use url::{Host, Url};
 
-/// How long an authorization code may be exchanged.
-pub(crate) const CODE_LIFETIME: Duration = Duration::minutes(5);
-/// How long an access token works.
-pub(crate) const ACCESS_LIFETIME: Duration = Duration::hours(1);
-/// How long a refresh token works; each refresh gives a new one.
-pub(crate) const REFRESH_LIFETIME: Duration = Duration::days(30);
-/// How long a client no one has connected is remembered after its last
-/// use: far longer than anyone takes to sign an app in, short enough that
-/// registrations nobody finishes do not pile up.
-pub(crate) const UNUSED_CLIENT_LIFETIME: Duration = Duration::hours(1);
-/// How many clients no one has connected may be remembered at once; a
-/// registration past it makes room by forgetting the least recently used.
-pub(crate) const MAX_UNCONNECTED_CLIENTS: i64 = 1000;
-/// The one scope: the agent acts as the person in their inbox.
-pub(crate) const SCOPE: &str = "inbox";
-
-const MAX_REDIRECT_URIS: usize = 10;
-const MAX_URI_CHARS: usize = 2000;
-const MAX_NAME_CHARS: usize = 100;
-const MAX_STATE_CHARS: usize = 1000;
-const MAX_CLIENT_ID_CHARS: usize = 500;
-
-/// A refusal, with the RFC's error code and a description for the developer.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{code}: {description}")]
-pub(crate) struct Refusal {
-    pub(crate) code: &'static str,
-    pub(crate) description: String,
-}
-
-impl Refusal {
-    pub(crate) fn new(code: &'static str, description: impl Into<String>) -> Self {
-        Self { code, description: description.into() }
-    }
-
-    pub(crate) fn invalid_request(description: impl Into<String>) -> Self {
-        Self::new("invalid_request", description)
-    }
-
-    pub(crate) fn invalid_grant(description: impl Into<String>) -> Self {
-        Self::new("invalid_grant", description)
-    }
-
-    pub(crate) fn invalid_target(description: impl Into<String>) -> Self {
-        Self::new("invalid_target", description)
-    }
-
-    fn metadata(description: impl Into<String>) -> Self {
-        Self::new("invalid_client_metadata", description)
-    }
-}
+use crate::domain::oauth::{
+    MAX_CLIENT_ID_CHARS, MAX_NAME_CHARS, MAX_REDIRECT_URIS, MAX_URI_CHARS, Refusal, SCOPE,
+};
 
 /// How a client became known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,7 +133,7 @@ impl ClientMetadata {
         }
         let name = raw
             .client_name
-            .map(|name| super::fields::trim_text(&name).to_owned())
+            .map(|name| crate::domain::fields::trim_text(&name).to_owned())
             .filter(|name| !name.is_empty());
         let name = match name {
             Some(name) if name.chars().count() > MAX_NAME_CHARS => {
@@ -226,7 +167,7 @@ pub fn is_bidi_control(character: char) -> bool {
 /// Whether two URIs are the same `http` loopback redirect (127.0.0.1,
 /// [::1] or localhost) but for their ports: scheme, host, path and query
 /// all equal.
-fn same_loopback_but_port(registered: &str, requested: &str) -> bool {
+pub(super) fn same_loopback_but_port(registered: &str, requested: &str) -> bool {
     let (Ok(registered), Ok(requested)) = (url::Url::parse(registered), url::Url::parse(requested))
     else {
         return false;
@@ -333,137 +274,6 @@ pub(crate) fn document_url(client_id: &str, allow_private: bool) -> Result<Optio
     Ok(Some(url))
 }
 
-/// An authorization request's parameters, checked in RFC 6749's order: the
-/// client and redirect URI first (a problem with those is shown to the
-/// person, never sent to the URI), then the rest (sent back to the client).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct AuthorizationParams {
-    pub(crate) response_type: String,
-    pub(crate) client_id: String,
-    pub(crate) redirect_uri: String,
-    pub(crate) code_challenge: String,
-    pub(crate) code_challenge_method: String,
-    pub(crate) state: String,
-    pub(crate) resource: String,
-    pub(crate) scope: String,
-}
-
-impl AuthorizationParams {
-    /// The redirect URI this request uses among the client's: the one it
-    /// names, exactly (a loopback one on any port, as RFC 8252 section 7.3
-    /// asks: a native app listens on whichever port it got), or the only
-    /// one registered when it names none.
-    pub(crate) fn redirect_uri<'a>(&'a self, registered: &'a [String]) -> Result<&'a str, Refusal> {
-        if self.redirect_uri.is_empty() {
-            return match registered {
-                [only] => Ok(only),
-                _ => Err(Refusal::invalid_request(
-                    "redirect_uri is required: this client registered more than one",
-                )),
-            };
-        }
-        let matches = |uri: &String| {
-            *uri == self.redirect_uri || same_loopback_but_port(uri, &self.redirect_uri)
-        };
-        registered.iter().find(|uri| matches(uri)).map(|_| self.redirect_uri.as_str()).ok_or_else(|| {
-            Refusal::invalid_request(format!(
-                "redirect_uri {:?} is not one this client registered (they must match exactly, but for the port of a loopback one)",
-                self.redirect_uri
-            ))
-        })
-    }
-
-    /// Whether the request named its redirect URI: only then may a refusal
-    /// of the rest of it be sent there, rather than shown to the person.
-    pub(crate) fn names_its_redirect_uri(&self) -> bool {
-        !self.redirect_uri.is_empty()
-    }
-
-    /// The checks whose failure goes back to the client.
-    pub(crate) fn check_rest(&self) -> Result<(), Refusal> {
-        if self.response_type != "code" {
-            let given = if self.response_type.is_empty() {
-                "missing".to_owned()
-            } else {
-                format!("{:?}", self.response_type)
-            };
-            return Err(Refusal::new(
-                "unsupported_response_type",
-                format!("response_type is {given}; only code is offered"),
-            ));
-        }
-        if self.state.chars().count() > MAX_STATE_CHARS {
-            return Err(Refusal::invalid_request(format!(
-                "state is over {MAX_STATE_CHARS} characters"
-            )));
-        }
-        // Every grant is the one scope; a client may name others (its own
-        // conventions), which are not granted, as RFC 6749 section 3.3 allows.
-        if self.scope.chars().count() > MAX_STATE_CHARS {
-            return Err(Refusal::new(
-                "invalid_scope",
-                format!("scope is over {MAX_STATE_CHARS} characters"),
-            ));
-        }
-        if self.code_challenge.is_empty() {
-            return Err(Refusal::invalid_request("code_challenge is required: PKCE with S256"));
-        }
-        if self.code_challenge_method != "S256" {
-            return Err(Refusal::invalid_request(
-                "code_challenge_method must be S256 (plain is not accepted)",
-            ));
-        }
-        if !is_challenge(&self.code_challenge) {
-            return Err(Refusal::invalid_request(
-                "code_challenge must be the 43-character base64url SHA-256 of the code verifier",
-            ));
-        }
-        if !self.resource.is_empty() {
-            resource(&self.resource)?;
-        }
-        Ok(())
-    }
-}
-
-fn is_challenge(text: &str) -> bool {
-    text.len() == 43
-        && text.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
-}
-
-/// A resource indicator (RFC 8707): an absolute URI without a fragment, in
-/// the form compared (lowercase scheme and host, no default port, no
-/// trailing slash).
-pub(crate) fn resource(text: &str) -> Result<String, Refusal> {
-    if text.chars().count() > MAX_URI_CHARS {
-        return Err(Refusal::invalid_target(format!(
-            "resource is over {MAX_URI_CHARS} characters"
-        )));
-    }
-    let url = Url::parse(text).map_err(|_| {
-        Refusal::invalid_target(format!("resource {text:?} is not an absolute URI"))
-    })?;
-    if url.fragment().is_some() {
-        return Err(Refusal::invalid_target(format!(
-            "resource {text:?} has a fragment, which a resource indicator may not have"
-        )));
-    }
-    Ok(url.as_str().trim_end_matches('/').to_owned())
-}
-
-/// Whether `verifier` is the code verifier whose S256 challenge is
-/// `challenge` (RFC 7636 section 4.6).
-pub(crate) fn verifies(verifier: &str, challenge: &str) -> bool {
-    let shaped = (43..=128).contains(&verifier.len())
-        && verifier
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~'));
-    shaped
-        && hado_proto::metadata::same_secret(
-            &URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())),
-            challenge,
-        )
-}
-
 /// The registration response (RFC 7591 section 3.2.1).
 #[derive(Serialize)]
 pub(crate) struct RegisteredClient<'a> {
@@ -495,20 +305,6 @@ impl<'a> RegisteredClient<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pkce_is_s256_of_a_well_formed_verifier() {
-        // RFC 7636 appendix B.
-        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-        let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-        assert!(verifies(verifier, challenge));
-        assert!(!verifies("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX", challenge));
-        assert!(!verifies("short", challenge));
-        assert!(
-            !verifies(challenge, challenge),
-            "the challenge itself is not its verifier (no plain method)"
-        );
-    }
 
     #[test]
     fn redirect_uris_are_https_loopback_http_or_an_apps_own_scheme() {
@@ -603,76 +399,5 @@ mod tests {
         }
         assert!(document_url("http://127.0.0.1:9/c", true).unwrap().is_some());
         assert!(document_url("http://app.example/c", true).is_err());
-    }
-
-    #[test]
-    fn authorization_requests_need_code_pkce_s256_and_a_resource_uri() {
-        let good = AuthorizationParams {
-            response_type: "code".into(),
-            client_id: "c".into(),
-            code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into(),
-            code_challenge_method: "S256".into(),
-            resource: "http://127.0.0.1:8081/mcp".into(),
-            ..AuthorizationParams::default()
-        };
-        assert_eq!(good.check_rest(), Ok(()));
-        let code = |change: fn(&mut AuthorizationParams)| {
-            let mut params = good.clone();
-            change(&mut params);
-            params.check_rest().unwrap_err().code
-        };
-        assert_eq!(code(|p| p.response_type = "token".into()), "unsupported_response_type");
-        assert_eq!(code(|p| p.code_challenge.clear()), "invalid_request");
-        assert_eq!(code(|p| p.code_challenge_method = "plain".into()), "invalid_request");
-        assert_eq!(code(|p| p.resource = "not a uri".into()), "invalid_target");
-        let registered =
-            vec!["https://a.example/cb".to_owned(), "https://a.example/other".to_owned()];
-        let mut params = good.clone();
-        assert!(params.redirect_uri(&registered).is_err(), "two registered, none named");
-        assert_eq!(params.redirect_uri(&registered[..1]).unwrap(), "https://a.example/cb");
-        params.redirect_uri = "https://a.example/cb/".into();
-        assert!(params.redirect_uri(&registered).is_err(), "matching is exact");
-        params.redirect_uri = "https://a.example:8443/cb".into();
-        assert!(params.redirect_uri(&registered).is_err(), "only a loopback URI's port may differ");
-    }
-
-    #[test]
-    fn a_loopback_redirect_uri_matches_on_any_port() {
-        let registered = vec![
-            "http://127.0.0.1/callback".to_owned(),
-            "http://[::1]:3000/cb".to_owned(),
-            "http://localhost:5000/cb?app=1".to_owned(),
-        ];
-        let named = |uri: &str| AuthorizationParams {
-            redirect_uri: uri.into(),
-            ..AuthorizationParams::default()
-        };
-        for (requested, why) in [
-            ("http://127.0.0.1:49152/callback", "a port where none was registered"),
-            ("http://[::1]:61000/cb", "another port"),
-            ("http://localhost:1234/cb?app=1", "localhost too"),
-        ] {
-            assert_eq!(named(requested).redirect_uri(&registered), Ok(requested), "{why}");
-        }
-        for (requested, why) in [
-            ("http://127.0.0.1:49152/other", "another path"),
-            ("http://127.0.0.2:49152/callback", "another host"),
-            ("https://127.0.0.1:49152/callback", "another scheme"),
-            ("http://localhost:1234/cb?app=2", "another query"),
-            ("http://user@127.0.0.1:9/callback", "a user name"),
-            ("http://[::1]:61000/cb#frag", "a fragment"),
-        ] {
-            assert!(named(requested).redirect_uri(&registered).is_err(), "{why}: {requested}");
-        }
-    }
-
-    #[test]
-    fn resources_compare_in_one_form() {
-        assert_eq!(
-            resource("HTTPS://Hado.Example.com:443/mcp/").unwrap(),
-            "https://hado.example.com/mcp"
-        );
-        assert_eq!(resource("http://127.0.0.1:8081/mcp").unwrap(), "http://127.0.0.1:8081/mcp");
-        assert_eq!(resource("https://a.example/mcp#x").unwrap_err().code, "invalid_target");
     }
 }
