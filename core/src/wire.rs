@@ -6,9 +6,12 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use hado_proto::v1;
 
+use crate::domain::event::{RawFields, RememberFor};
 use crate::domain::profile::format_clock_time;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
+use crate::domain::violations::Violations;
+use crate::error::CoreError;
 use crate::storage::channels::{ChannelKind, ChannelRecord};
 use crate::storage::deliveries::DeliveryRecord;
 use crate::storage::{EventRecord, UserRecord};
@@ -131,4 +134,25 @@ pub(crate) fn connected_app(app: &crate::storage::oauth::ConnectedApp) -> v1::Co
         connected_at: timestamp(app.connected_at),
         last_used_at: timestamp(app.last_used_at),
     }
+}
+
+/// The wire's event fields as the domain's raw input.
+pub(crate) fn raw_fields(fields: v1::EventFields) -> RawFields {
+    RawFields {
+        title: fields.title,
+        due_at: fields.due_at,
+        subtitle: fields.subtitle,
+        fire_at: fields.fire_at,
+        after_due: fields.after_due,
+        done_label: fields.done_label,
+        deep_link: fields.deep_link,
+    }
+}
+
+/// How long Remember quiets an event, from the wire's `until` (none: until
+/// the next checkpoint).
+pub(crate) fn remember_for(until: Option<&str>) -> Result<RememberFor, CoreError> {
+    let mut violations = Violations::default();
+    let remember = RememberFor::parse("until", until.unwrap_or_default(), &mut violations);
+    violations.into_result(remember).map_err(CoreError::Invalid)
 }

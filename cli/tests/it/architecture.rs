@@ -70,7 +70,7 @@ fn offenders(folder: &str, skip: &[&str], patterns: &[&str]) -> Vec<String> {
 fn only_core_storage_knows_sql() {
     let found = offenders(
         "core/src",
-        &["core/src/storage", "core/src/testing.rs"],
+        &["core/src/storage", "core/src/testing"],
         &["sqlx::query", "\"SELECT ", "\"INSERT ", "\"UPDATE ", "\"DELETE ", "select_events!"],
     );
     assert!(found.is_empty(), "SQL outside core/src/storage:\n{}", found.join("\n"));
@@ -150,7 +150,7 @@ fn the_engine_depends_on_no_edge_or_loop_of_core() {
         "the engine does no network I/O of its own (ask `self.network`):\n{}",
         found.join("\n")
     );
-    let found = offenders("core/src/delivery.rs", &[], &["crate::grpc"]);
+    let found = offenders("core/src/delivery", &[], &["crate::grpc"]);
     assert!(
         found.is_empty(),
         "the delivery loop does not depend on the gRPC edge:\n{}",

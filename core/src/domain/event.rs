@@ -6,10 +6,11 @@ use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use super::checkpoints::Ladder;
-use super::fields::{AfterDue, DeepLink, DoneLabel, Title, parse_subtitle, quoted};
+use super::fields::{AfterDue, DeepLink, DoneLabel, Title, parse_subtitle};
 use super::state::{State, Timeline};
 use super::time::{DEFAULT_LEAD_DAYS, Due, format_date, local_time, parse_date};
 use super::violations::{Reason, Violations};
+use crate::domain::text::quoted;
 
 /// An event's fields as they arrive, before validation.
 #[derive(Clone, Debug, Default)]

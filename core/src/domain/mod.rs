@@ -8,5 +8,6 @@ pub mod oauth;
 pub mod profile;
 pub mod reminders;
 pub mod state;
+pub(crate) mod text;
 pub mod time;
 pub mod violations;

@@ -7,8 +7,8 @@ use chrono_tz::Tz;
 
 use hado_runtime::wording::ZONE_AREAS;
 
-use super::fields::quoted;
 use super::violations::{Reason, Violations};
+use crate::domain::text::quoted;
 
 /// The language of a user's interface and default labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,9 +4,10 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-use super::fields::{AfterDue, quoted};
+use super::fields::AfterDue;
 use super::time::{DueAt, start_of_day};
 use super::violations::Violations;
+use crate::domain::text::quoted;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {

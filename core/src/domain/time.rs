@@ -8,8 +8,8 @@ use chrono::{
 };
 use chrono_tz::Tz;
 
-use super::fields::quoted;
 use super::violations::{Reason, Violations};
+use crate::domain::text::quoted;
 
 /// Days between the default start of preparation and the due day.
 pub(crate) const DEFAULT_LEAD_DAYS: u64 = 30;

@@ -5,7 +5,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use crate::domain::fields::{DeepLink, quoted};
+use crate::domain::fields::DeepLink;
+use crate::domain::text::quoted;
 use crate::domain::violations::{Reason, Violations};
 use crate::engine::{Engine, Outbound};
 use crate::error::CoreError;

@@ -160,3 +160,16 @@ pub(crate) async fn person(
     let caller = user(engine, credentials, metadata).await?;
     Ok(caller.user)
 }
+
+/// A caller who is the person at the inbox (through the gateway), not their
+/// agent: the agent token is the person's to manage, and an agent may not
+/// mint or revoke its own credentials.
+pub(crate) fn person_at_inbox(caller: UserCaller) -> Result<UserCaller, CoreError> {
+    if caller.via == Via::Gateway {
+        Ok(caller)
+    } else {
+        Err(CoreError::PermissionDenied(
+            "agent tokens are managed from the inbox, not by an agent".into(),
+        ))
+    }
+}

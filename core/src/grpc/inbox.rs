@@ -7,13 +7,11 @@ use tonic::{Request, Response, Status};
 
 use hado_proto::v1::{self, inbox_server::Inbox};
 
-use super::auth::{self, Credentials, UserCaller, Via};
-use crate::domain::event::{RawFields, RememberFor};
-use crate::domain::violations::Violations;
+use super::auth::{self, Credentials, UserCaller};
 use crate::engine::Engine;
 use crate::engine::{EventFilter, EventPatch, ProfilePatch};
 use crate::error::CoreError;
-use crate::wire;
+use crate::wire::{self, raw_fields};
 use hado_proto::metadata::IDEMPOTENCY_KEY;
 
 pub(crate) struct InboxService {
@@ -28,17 +26,9 @@ impl InboxService {
         Ok(auth::user(&self.engine, &self.credentials, request.metadata()).await?)
     }
 
-    /// The agent token is the person's to manage from the inbox; an agent may
-    /// not mint or revoke its own credentials.
+    /// The person at the inbox, not their agent: see [`auth::person_at_inbox`].
     async fn inbox_caller<T>(&self, request: &Request<T>) -> Result<UserCaller, Status> {
-        let caller = self.caller(request).await?;
-        if caller.via != Via::Gateway {
-            return Err(CoreError::PermissionDenied(
-                "agent tokens are managed from the inbox, not by an agent".into(),
-            )
-            .into());
-        }
-        Ok(caller)
+        Ok(auth::person_at_inbox(self.caller(request).await?)?)
     }
 }
 
@@ -167,12 +157,8 @@ impl Inbox for InboxService {
         request: Request<v1::MarkAckRequest>,
     ) -> Result<Response<v1::Event>, Status> {
         let caller = self.caller(&request).await?;
-        let until = request.get_ref().until.as_deref().unwrap_or_default();
-        let mut violations = Violations::default();
-        let remember = RememberFor::parse("until", until, &mut violations);
-        let remember = violations
-            .into_result(remember)
-            .map_err(|violations| caller.refusal()(CoreError::Invalid(violations)))?;
+        let remember =
+            wire::remember_for(request.get_ref().until.as_deref()).map_err(caller.refusal())?;
         let record = self
             .engine
             .mark_ack(&caller.user, request.get_ref().id, remember)
@@ -408,18 +394,5 @@ impl Inbox for InboxService {
             .await
             .map_err(caller.refusal())?;
         Ok(Response::new(v1::RemoveChannelReply {}))
-    }
-}
-
-/// The wire's event fields as the domain's raw input.
-pub(crate) fn raw_fields(fields: v1::EventFields) -> RawFields {
-    RawFields {
-        title: fields.title,
-        due_at: fields.due_at,
-        subtitle: fields.subtitle,
-        fire_at: fields.fire_at,
-        after_due: fields.after_due,
-        done_label: fields.done_label,
-        deep_link: fields.deep_link,
     }
 }

@@ -8,9 +8,9 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, ingest_server::Ingest};
 
 use super::auth;
-use super::inbox::raw_fields;
 use crate::engine::{Engine, RawKey, SourceItem};
 use crate::wire;
+use crate::wire::raw_fields;
 
 pub(crate) struct IngestService {
     pub(crate) engine: Arc<Engine>,

@@ -143,8 +143,8 @@ macro_rules! with_states {
         static QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
             use crate::domain::state::State;
             ($template)
-                .replace("{active}", &super::records::state_list(&State::ACTIVE))
-                .replace("{archived}", &super::records::state_list(&State::ARCHIVED))
+                .replace("{active}", &crate::storage::records::state_list(&State::ACTIVE))
+                .replace("{archived}", &crate::storage::records::state_list(&State::ARCHIVED))
         });
         QUERY.as_str()
     }};

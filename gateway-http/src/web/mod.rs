@@ -10,6 +10,7 @@
 //! signed-in session, rendering, the cross-site guard and the static files.
 
 mod authorize;
+mod channels;
 mod confirm;
 mod events;
 mod inbox;
@@ -22,6 +23,9 @@ pub(crate) use hado_runtime::words;
 pub(crate) use authorize::{
     MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits,
 };
+pub(crate) use channels::{
+    add_webhook, channel_action, issue_calendar_feed, link_telegram, revoke_calendar_feed,
+};
 pub(crate) use confirm::{
     confirm_app_disconnect, confirm_channel, confirm_delete, confirm_revoke_agent_token,
     confirm_revoke_calendar_feed,
@@ -32,8 +36,7 @@ pub(crate) use events::{
 pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
 pub(crate) use settings::{
-    add_webhook, channel_action, disconnect_app, issue_agent_token, issue_calendar_feed,
-    link_telegram, revoke_agent_token, revoke_calendar_feed, save_settings, settings_page,
+    disconnect_app, issue_agent_token, revoke_agent_token, save_settings, settings_page,
 };
 
 use std::collections::HashMap;

@@ -1,6 +1,6 @@
 //! Owns the settings page and its forms: time zone, quiet hours and
-//! language, the agent token, the apps signed in with OAuth, the calendar
-//! feed, and the reminder channels (webhooks and Telegram).
+//! language, the agent token and the apps signed in with OAuth. The
+//! reminder channels' and the calendar feed's forms are `channels`'.
 
 use super::*;
 
@@ -51,7 +51,7 @@ impl SettingsForm {
         self.errors.get(field).map(String::as_str).unwrap_or("")
     }
 
-    fn from_profile(profile: &v1::Profile) -> Self {
+    pub(super) fn from_profile(profile: &v1::Profile) -> Self {
         Self {
             tz: profile.tz.clone(),
             tz_is_default: profile.tz == "UTC",
@@ -134,7 +134,7 @@ async fn settings_page_for(
 
 /// The settings page. A section core cannot answer for is not shown empty:
 /// the page says what went wrong instead.
-async fn settings_page_with(
+pub(super) async fn settings_page_with(
     state: &AppState,
     session: &mut Session,
     form: SettingsForm,
@@ -225,107 +225,6 @@ async fn settings_page_with(
                 .unwrap_or_default(),
         },
     )
-}
-
-pub(crate) async fn issue_calendar_feed(
-    State(state): State<AppState>,
-    mut session: Session,
-) -> Response {
-    let token = match session.inbox.issue_calendar_feed(v1::IssueCalendarFeedRequest {}).await {
-        Ok(issued) => issued.into_inner().token,
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
-    let base =
-        state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
-    let notice = ChannelNotice {
-        calendar_url: Some(format!("{base}/ics/{token}.ics")),
-        ..ChannelNotice::default()
-    };
-    let form = SettingsForm::from_profile(&session.viewer.profile);
-    settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
-}
-
-pub(crate) async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
-    let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
-        Ok(link) => {
-            ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() }
-        }
-        // No bot: the section says so in the person's words, as it does
-        // without a Connect button.
-        Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice::default(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
-    let form = SettingsForm::from_profile(&session.viewer.profile);
-    settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
-}
-
-pub(crate) async fn revoke_calendar_feed(
-    State(state): State<AppState>,
-    mut session: Session,
-) -> Response {
-    match session.inbox.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await {
-        Ok(_) => Redirect::to("/settings#calendar").into_response(),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
-}
-
-pub(crate) async fn add_webhook(
-    State(state): State<AppState>,
-    mut session: Session,
-    Form(input): Form<HashMap<String, String>>,
-) -> Response {
-    let url = input.get("url").map(|url| url.trim().to_owned()).unwrap_or_default();
-    let form = SettingsForm::from_profile(&session.viewer.profile);
-    match session.inbox.add_webhook(v1::AddWebhookRequest { url: url.clone() }).await {
-        Ok(added) => {
-            let notice = ChannelNotice {
-                webhook_secret: Some(added.into_inner().secret),
-                ..ChannelNotice::default()
-            };
-            settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK)
-                .await
-        }
-        Err(status) if status.code() == Code::InvalidArgument => {
-            // The address's refusal in the person's words.
-            let (mut errors, general) = refusal(&state, &status);
-            let webhook_error = errors.remove("url").unwrap_or(general);
-            let notice =
-                ChannelNotice { webhook_url: url, webhook_error, ..ChannelNotice::default() };
-            settings_page_with(
-                &state,
-                &mut session,
-                form,
-                false,
-                None,
-                notice,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
-        }
-        Err(status) => failure_page(&state, session.t, &status),
-    }
-}
-
-/// Test, turn on or off, or remove one of the person's channels.
-pub(crate) async fn channel_action(
-    State(state): State<AppState>,
-    mut session: Session,
-    Path((id, action)): Path<(i64, String)>,
-) -> Response {
-    let done = match action.as_str() {
-        "test" => session.inbox.test_channel(v1::ChannelId { id }).await.map(|_| "?tested=1"),
-        "on" | "off" => session
-            .inbox
-            .set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" })
-            .await
-            .map(|_| ""),
-        "remove" => session.inbox.remove_channel(v1::ChannelId { id }).await.map(|_| ""),
-        _ => return message(StatusCode::NOT_FOUND, "no such page", "нет такой страницы"),
-    };
-    match done {
-        Ok(query) => Redirect::to(&format!("/settings{query}#reminders")).into_response(),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
 }
 
 #[derive(serde::Deserialize)]

@@ -133,7 +133,7 @@ impl ClientMetadata {
         }
         let name = raw
             .client_name
-            .map(|name| crate::domain::fields::trim_text(&name).to_owned())
+            .map(|name| crate::domain::text::trim_text(&name).to_owned())
             .filter(|name| !name.is_empty());
         let name = match name {
             Some(name) if name.chars().count() > MAX_NAME_CHARS => {

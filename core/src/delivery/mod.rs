@@ -4,32 +4,28 @@
 //! (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…`), and records
 //! the outcome: sent; retried on the Standard Webhooks schedule with jitter,
 //! honouring `Retry-After`; failed, with the error shown on the channel; or,
-//! on 410 Gone, the channel disabled.
+//! on 410 Gone, the channel disabled. `webhook` is what a webhook receives
+//! and its signature; `retries` when a failed delivery is tried again.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use hmac::{Hmac, KeyInit, Mac};
-use rand::Rng;
-use serde::Serialize;
-use sha2::Sha256;
 use tokio::sync::watch;
 
-use hado_runtime::views::ClientEvent;
-
 use crate::engine::{Attempt, Engine, Strain};
-use crate::links::LinkAction;
 use crate::storage::EventRecord;
 use crate::storage::channels::ChannelKind;
 use crate::storage::deliveries::ClaimedDelivery;
 use crate::targets::RefusedTarget;
 use crate::telegram::{self, BotError};
-use crate::wire;
+
+mod retries;
+mod webhook;
+
+use retries::next_attempt;
+use webhook::{payload, sign};
 
 /// How long a receiver has to answer.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(15);
@@ -44,99 +40,6 @@ const IN_FLIGHT: usize = 4 * CLAIM_BATCH as usize;
 const HELD_BACK_RECHECK: Duration = Duration::from_millis(250);
 const MAX_IDLE: Duration = Duration::from_secs(30);
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
-
-/// The Standard Webhooks retry schedule: the wait after each failed attempt.
-pub(crate) const RETRY_SCHEDULE: [chrono::Duration; 9] = [
-    chrono::Duration::seconds(5),
-    chrono::Duration::minutes(5),
-    chrono::Duration::minutes(30),
-    chrono::Duration::hours(2),
-    chrono::Duration::hours(5),
-    chrono::Duration::hours(10),
-    chrono::Duration::hours(14),
-    chrono::Duration::hours(20),
-    chrono::Duration::hours(24),
-];
-
-/// The `v1,…` signature of a Standard Webhooks message.
-pub(crate) fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -> Option<String> {
-    let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok()?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(&key).ok()?;
-    mac.update(format!("{message_id}.{timestamp}.{body}").as_bytes());
-    Some(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
-}
-
-/// The wait before the next attempt after `attempts` failed ones, with ±10%
-/// jitter, or none when the schedule is spent. A receiver's `Retry-After`
-/// (up to a day) wins over the schedule.
-pub(crate) fn next_attempt(
-    now: DateTime<Utc>,
-    attempts: i64,
-    retry_after: Option<Duration>,
-) -> Option<DateTime<Utc>> {
-    let index = usize::try_from(attempts - 1).ok()?;
-    let scheduled = *RETRY_SCHEDULE.get(index)?;
-    let wait = match retry_after {
-        Some(wait) => {
-            chrono::Duration::from_std(wait.min(Duration::from_secs(86_400))).unwrap_or(scheduled)
-        }
-        None => {
-            let jitter = rand::rng().random_range(0.9..1.1);
-            chrono::Duration::milliseconds((scheduled.num_milliseconds() as f64 * jitter) as i64)
-        }
-    };
-    Some(now + wait)
-}
-
-/// The JSON a webhook receives for a reminder, written straight from these
-/// types, keys in alphabetical order.
-#[derive(Serialize)]
-struct Reminder {
-    actions: Actions,
-    checkpoint: String,
-    event: ClientEvent,
-    #[serde(rename = "type")]
-    kind: String,
-}
-
-/// A reminder's action links: Done and Remember without signing in.
-#[derive(Serialize)]
-struct Actions {
-    done_url: String,
-    remember_url: String,
-}
-
-/// The JSON a webhook receives for a channel's test.
-#[derive(Serialize)]
-struct Test {
-    message: &'static str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
-
-/// The body a webhook receives for `delivery`.
-pub(crate) fn payload(
-    engine: &Engine,
-    delivery: &ClaimedDelivery,
-    event: Option<&EventRecord>,
-) -> String {
-    let written = match event {
-        Some(event) => serde_json::to_string(&Reminder {
-            actions: Actions {
-                done_url: engine.action_url(event, LinkAction::Done),
-                remember_url: engine.action_url(event, LinkAction::Remember),
-            },
-            checkpoint: wire::timestamp(delivery.due_at),
-            event: ClientEvent::from(&wire::event(event)),
-            kind: format!("reminder.{}", delivery.kind),
-        }),
-        None => serde_json::to_string(&Test {
-            message: "This is a test message from Hado: this webhook is connected.",
-            kind: "test",
-        }),
-    };
-    written.expect("a payload is plain JSON")
-}
 
 /// Sends deliveries.
 #[derive(Clone)]
@@ -416,40 +319,5 @@ pub(crate) async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
         if *stop.borrow() {
             return;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signatures_follow_the_standard_webhooks_example() {
-        // The example of the Standard Webhooks specification.
-        let signature = sign(
-            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-            "msg_p5jXN8AQM9LWM0D4loKWxJek",
-            1614265330,
-            r#"{"test": 2432232314}"#,
-        );
-        assert_eq!(signature.as_deref(), Some("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="));
-    }
-
-    #[test]
-    fn retries_follow_the_schedule_then_stop_and_retry_after_wins() {
-        let now = DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z").unwrap().with_timezone(&Utc);
-        let first = next_attempt(now, 1, None).unwrap() - now;
-        assert!(
-            first >= chrono::Duration::milliseconds(4500)
-                && first <= chrono::Duration::milliseconds(5500),
-            "{first}"
-        );
-        let last = next_attempt(now, 9, None).unwrap() - now;
-        assert!(last >= chrono::Duration::hours(21) && last <= chrono::Duration::hours(27));
-        assert_eq!(next_attempt(now, 10, None), None, "after ten attempts the delivery fails");
-        assert_eq!(
-            next_attempt(now, 1, Some(Duration::from_secs(120))),
-            Some(now + chrono::Duration::seconds(120))
-        );
     }
 }

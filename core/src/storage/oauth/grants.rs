@@ -1,0 +1,215 @@
+//! Owns the SQL of the person's grants to apps and their access and
+//! refresh tokens (by hash only): issued, rotated, revoked, resolved to
+//! their person, and listed as connected apps.
+
+use chrono::{DateTime, Utc};
+use sqlx::{AnyConnection, Row};
+
+use crate::storage::StoreError;
+use crate::storage::records::{UserRecord, instant, millis, with_states};
+
+pub(crate) async fn insert_grant(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    client: i64,
+    resource: &str,
+    now: DateTime<Utc>,
+) -> Result<i64, StoreError> {
+    let row = sqlx::query("INSERT INTO oauth_grants (user_id, client_id, resource, created_at, last_used_at) VALUES ($1, $2, $3, $4, $4) RETURNING id")
+        .bind(user_id)
+        .bind(client)
+        .bind(resource)
+        .bind(millis(now))
+        .fetch_one(&mut *connection)
+        .await?;
+    Ok(row.try_get("id")?)
+}
+
+/// Removes a grant and, with it, every token issued under it.
+pub(crate) async fn delete_grant(
+    connection: &mut AnyConnection,
+    grant: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM oauth_grants WHERE id = $1")
+        .bind(grant)
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// Removes one of the user's grants; false when they have no such grant.
+pub(crate) async fn delete_user_grant(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    grant: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM oauth_grants WHERE id = $1 AND user_id = $2")
+        .bind(grant)
+        .bind(user_id)
+        .execute(&mut *connection)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Which kind of token a row is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TokenKind {
+    Access,
+    Refresh,
+}
+
+impl TokenKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Access => "access",
+            Self::Refresh => "refresh",
+        }
+    }
+}
+
+pub(crate) async fn insert_token(
+    connection: &mut AnyConnection,
+    token_hash: &str,
+    grant: i64,
+    kind: TokenKind,
+    expires_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO oauth_tokens (token_hash, grant_id, kind, expires_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(token_hash)
+    .bind(grant)
+    .bind(kind.as_str())
+    .bind(millis(expires_at))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// What a refresh token belongs to.
+#[derive(Clone, Debug)]
+pub(crate) struct RefreshRecord {
+    pub(crate) grant: i64,
+    pub(crate) client_id: String,
+    pub(crate) resource: String,
+    pub(crate) expires_at: DateTime<Utc>,
+    pub(crate) used: bool,
+}
+
+pub(crate) async fn refresh_token(
+    connection: &mut AnyConnection,
+    token_hash: &str,
+) -> Result<Option<RefreshRecord>, StoreError> {
+    let row = sqlx::query(
+        "SELECT t.grant_id, c.client_id, g.resource, t.expires_at, t.used_at FROM oauth_tokens t \
+         JOIN oauth_grants g ON g.id = t.grant_id JOIN oauth_clients c ON c.id = g.client_id WHERE t.token_hash = $1 AND t.kind = 'refresh'",
+    )
+    .bind(token_hash)
+    .fetch_optional(&mut *connection)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let used_at: Option<i64> = row.try_get("used_at")?;
+    Ok(Some(RefreshRecord {
+        grant: row.try_get("grant_id")?,
+        client_id: row.try_get("client_id")?,
+        resource: row.try_get("resource")?,
+        expires_at: instant(row.try_get("expires_at")?)?,
+        used: used_at.is_some(),
+    }))
+}
+
+/// Deletes a grant's access tokens (a refresh replaces them).
+pub(crate) async fn revoke_access_tokens(
+    connection: &mut AnyConnection,
+    grant: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM oauth_tokens WHERE grant_id = $1 AND kind = 'access'")
+        .bind(grant)
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// Marks a refresh token rotated. False when it already was.
+pub(crate) async fn use_refresh_token(
+    connection: &mut AnyConnection,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE oauth_tokens SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL",
+    )
+    .bind(token_hash)
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub(crate) async fn touch_grant(
+    connection: &mut AnyConnection,
+    grant: i64,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE oauth_grants SET last_used_at = $2 WHERE id = $1")
+        .bind(grant)
+        .bind(millis(now))
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
+
+/// The person an unexpired access token acts for, with their attention
+/// count: the one read behind every call of an app signed in with OAuth.
+pub(crate) async fn user_by_access_token(
+    connection: &mut AnyConnection,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<(UserRecord, i64)>, StoreError> {
+    let query = with_states!(
+        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, \
+         (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.attention_since IS NOT NULL AND e.state IN ({active})) AS attention \
+         FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id \
+         WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2"
+    );
+    let row = sqlx::query(query)
+        .bind(token_hash)
+        .bind(millis(now))
+        .fetch_optional(&mut *connection)
+        .await?;
+    row.map(|row| Ok((UserRecord::from_row(&row)?, row.try_get("attention")?))).transpose()
+}
+
+/// An app the person connected, as Settings lists it.
+#[derive(Clone, Debug)]
+pub(crate) struct ConnectedApp {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) redirect_uris: String,
+    pub(crate) connected_at: DateTime<Utc>,
+    pub(crate) last_used_at: DateTime<Utc>,
+}
+
+pub(crate) async fn connected_apps(
+    connection: &mut AnyConnection,
+    user_id: i64,
+) -> Result<Vec<ConnectedApp>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT g.id, c.name, c.redirect_uris, g.created_at, g.last_used_at FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client_id \
+         WHERE g.user_id = $1 ORDER BY g.created_at, g.id",
+    )
+    .bind(user_id)
+    .fetch_all(&mut *connection)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(ConnectedApp {
+                id: row.try_get("id")?,
+                name: row.try_get("name")?,
+                redirect_uris: row.try_get("redirect_uris")?,
+                connected_at: instant(row.try_get("created_at")?)?,
+                last_used_at: instant(row.try_get("last_used_at")?)?,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,18 @@
+//! Owns the SQL for signing agents in: OAuth clients, the person's grants
+//! to them, one-time codes, and access and refresh tokens (codes and tokens
+//! by their hash only).
+
+mod clients;
+mod codes;
+mod grants;
+
+pub(crate) use clients::{
+    ClientRecord, client, forget_least_used_unconnected, save_client, sweep, touch_client,
+    unconnected_clients,
+};
+pub(crate) use codes::{NewCode, code, insert_code, use_code};
+pub(crate) use grants::{
+    ConnectedApp, TokenKind, connected_apps, delete_grant, delete_user_grant, insert_grant,
+    insert_token, refresh_token, revoke_access_tokens, touch_grant, use_refresh_token,
+    user_by_access_token,
+};
