@@ -90,7 +90,8 @@ pub(crate) async fn list_sources(settings: &Settings) -> anyhow::Result<ExitCode
     println!("{:<24} {:>8}  {:<6} created", "source", "events", "token");
     for source in reply.sources {
         let token = if source.has_token { "yes" } else { "-" };
-        println!("{:<24} {:>8}  {:<6} {}", source.name, source.events, token, source.created_at);
+        let created = hado_proto::convert::rfc3339(source.created_at.as_ref());
+        println!("{:<24} {:>8}  {:<6} {created}", source.name, source.events, token);
     }
     Ok(ExitCode::SUCCESS)
 }

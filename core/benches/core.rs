@@ -100,7 +100,7 @@ fn config(database: &Database) -> CoreConfig {
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
         telegram: None,
-        delivery_concurrency: hado_core::delivery::DEFAULT_PER_RECEIVER,
+        delivery_concurrency: hado_core::config::DEFAULT_DELIVERY_CONCURRENCY,
     }
 }
 
@@ -564,7 +564,7 @@ async fn delivery_throughput(database: &Database, count: i64) {
     let deliverer = hado_core::delivery::Deliverer::new(
         engine.clone(),
         None,
-        hado_core::delivery::DEFAULT_PER_RECEIVER,
+        hado_core::config::DEFAULT_DELIVERY_CONCURRENCY,
     );
     let started = Instant::now();
     // On a runtime worker, as core's delivery loop runs.
@@ -815,11 +815,11 @@ fn main() {
                 let runs: &[(usize, u32)] = match url {
                     // One core, three, and three with pacing lifted.
                     Some(_) => &[
-                        (1, hado_core::delivery::DEFAULT_PER_RECEIVER),
-                        (3, hado_core::delivery::DEFAULT_PER_RECEIVER),
+                        (1, hado_core::config::DEFAULT_DELIVERY_CONCURRENCY),
+                        (3, hado_core::config::DEFAULT_DELIVERY_CONCURRENCY),
                         (3, 1000),
                     ],
-                    None => &[(1, hado_core::delivery::DEFAULT_PER_RECEIVER)],
+                    None => &[(1, hado_core::config::DEFAULT_DELIVERY_CONCURRENCY)],
                 };
                 for &(cores, per_receiver) in runs {
                     let database = database(label, url).await;

@@ -5,19 +5,90 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use hado_proto::v1;
+use prost_types::Timestamp;
 
-use crate::domain::event::{RawFields, RememberFor};
+use crate::domain::event::{Outcome, RawFields, RememberFor};
+use crate::domain::fields::AfterDue;
 use crate::domain::profile::format_clock_time;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
 use crate::domain::violations::Violations;
 use crate::error::CoreError;
+use crate::links::LinkAction;
 use crate::storage::channels::{ChannelKind, ChannelRecord};
-use crate::storage::deliveries::DeliveryRecord;
+use crate::storage::deliveries::{DeliveryKind, DeliveryRecord, DeliveryStatus};
 use crate::storage::{EventRecord, UserRecord};
 
-pub(crate) fn timestamp(instant: DateTime<Utc>) -> String {
+/// An instant as the wire carries it.
+pub(crate) fn timestamp(instant: DateTime<Utc>) -> Timestamp {
+    hado_proto::convert::timestamp(instant)
+}
+
+/// An instant as the webhook payloads write it (RFC 3339, UTC, seconds).
+pub(crate) fn rfc3339(instant: DateTime<Utc>) -> String {
     instant.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Each of core's fixed sets of cases as the contract's enum: a match, so
+/// that a case added on either side does not compile until it is mapped.
+pub(crate) fn state(state: State) -> v1::EventState {
+    match state {
+        State::Scheduled => v1::EventState::Scheduled,
+        State::Preparing => v1::EventState::Preparing,
+        State::Today => v1::EventState::Today,
+        State::Overdue => v1::EventState::Overdue,
+        State::Done => v1::EventState::Done,
+        State::Expired => v1::EventState::Expired,
+        State::Withdrawn => v1::EventState::Withdrawn,
+    }
+}
+
+fn after_due(after_due: AfterDue) -> v1::AfterDue {
+    match after_due {
+        AfterDue::Keep => v1::AfterDue::Keep,
+        AfterDue::Expire => v1::AfterDue::Expire,
+    }
+}
+
+pub(crate) fn outcome(outcome: Outcome) -> v1::Outcome {
+    match outcome {
+        Outcome::Created => v1::Outcome::Created,
+        Outcome::Updated => v1::Outcome::Updated,
+        Outcome::Rescheduled => v1::Outcome::Rescheduled,
+        Outcome::Unchanged => v1::Outcome::Unchanged,
+        Outcome::Revived => v1::Outcome::Revived,
+    }
+}
+
+pub(crate) fn link_action(action: LinkAction) -> v1::LinkAction {
+    match action {
+        LinkAction::Done => v1::LinkAction::Done,
+        LinkAction::Remember => v1::LinkAction::Remember,
+    }
+}
+
+fn channel_kind(kind: ChannelKind) -> v1::ChannelKind {
+    match kind {
+        ChannelKind::Webhook => v1::ChannelKind::Webhook,
+        ChannelKind::Telegram => v1::ChannelKind::Telegram,
+    }
+}
+
+fn delivery_kind(kind: DeliveryKind) -> v1::DeliveryKind {
+    match kind {
+        DeliveryKind::Checkpoint => v1::DeliveryKind::Checkpoint,
+        DeliveryKind::Repeat => v1::DeliveryKind::Repeat,
+        DeliveryKind::Test => v1::DeliveryKind::Test,
+    }
+}
+
+fn delivery_status(status: DeliveryStatus) -> v1::DeliveryStatus {
+    match status {
+        DeliveryStatus::Pending => v1::DeliveryStatus::Pending,
+        DeliveryStatus::Sent => v1::DeliveryStatus::Sent,
+        DeliveryStatus::Failed => v1::DeliveryStatus::Failed,
+        DeliveryStatus::Suppressed => v1::DeliveryStatus::Suppressed,
+    }
 }
 
 pub(crate) fn event(record: &EventRecord) -> v1::Event {
@@ -46,21 +117,19 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         subtitle: spec.subtitle.clone().unwrap_or_default(),
         due_at: spec.due.text.clone(),
         fire_at: format_date(spec.fire_date()),
-        after_due: spec.after_due.as_str().to_owned(),
+        after_due: after_due(spec.after_due).into(),
         done_label,
         deep_link: spec.deep_link.as_ref().map(|link| link.as_str().to_owned()).unwrap_or_default(),
-        state: record.lifecycle.state.as_str().to_owned(),
+        state: state(record.lifecycle.state).into(),
         quiet_until: record.lifecycle.quiet_until.map(timestamp),
         closed_at: record.lifecycle.closed_at.map(timestamp),
         closed_as,
         editable: manual,
         reopenable: record.lifecycle.state.reopenable(manual),
-        due_instant: due_moment
-            .with_timezone(&record.zone)
-            .to_rfc3339_opts(SecondsFormat::Secs, true),
+        due_instant: Some(timestamp(due_moment)),
         all_day: !spec.due.at.has_time_of_day(),
-        created_at: timestamp(record.created_at),
-        updated_at: timestamp(record.updated_at),
+        created_at: Some(timestamp(record.created_at)),
+        updated_at: Some(timestamp(record.updated_at)),
         needs_attention: record.lifecycle.state.is_active() && record.reminders.needs_attention(),
         deliveries: Vec::new(),
         due_date,
@@ -91,12 +160,12 @@ pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> 
 pub(crate) fn channel(record: &ChannelRecord) -> v1::Channel {
     v1::Channel {
         id: record.id,
-        kind: record.kind.as_str().to_owned(),
+        kind: channel_kind(record.kind).into(),
         target: record.target.clone(),
         enabled: record.enabled,
         last_error: record.last_error.clone(),
         last_error_at: record.last_error_at.map(timestamp),
-        created_at: timestamp(record.created_at),
+        created_at: Some(timestamp(record.created_at)),
     }
 }
 
@@ -107,13 +176,13 @@ pub(crate) fn delivery(record: &DeliveryRecord) -> v1::Delivery {
             (Some(kind), Some(id)) => format!("{kind} {id}"),
             _ => String::new(),
         },
-        kind: record.kind.as_str().to_owned(),
-        due_at: timestamp(record.due_at),
-        status: record.status.as_str().to_owned(),
+        kind: delivery_kind(record.kind).into(),
+        due_at: Some(timestamp(record.due_at)),
+        status: delivery_status(record.status).into(),
         attempts: record.attempts,
         note: record.note.clone(),
-        updated_at: timestamp(record.updated_at),
-        channel_kind: record.channel_kind.map(|kind| kind.as_str().to_owned()).unwrap_or_default(),
+        updated_at: Some(timestamp(record.updated_at)),
+        channel_kind: record.channel_kind.map_or(v1::ChannelKind::Unspecified, channel_kind).into(),
         channel_host: match (record.channel_kind, &record.channel_target) {
             (Some(ChannelKind::Webhook), Some(url)) => url::Url::parse(url)
                 .ok()
@@ -131,8 +200,8 @@ pub(crate) fn connected_app(app: &crate::storage::oauth::ConnectedApp) -> v1::Co
         id: app.id,
         name: app.name.clone(),
         redirect_host: crate::domain::oauth::host_of(first_redirect),
-        connected_at: timestamp(app.connected_at),
-        last_used_at: timestamp(app.last_used_at),
+        connected_at: Some(timestamp(app.connected_at)),
+        last_used_at: Some(timestamp(app.last_used_at)),
     }
 }
 

@@ -166,7 +166,11 @@ pub(crate) async fn upsert(
         .into_inner()
         .results
         .into_iter()
-        .map(|result| UpsertResult { id: result.id, outcome: result.outcome, state: result.state })
+        .map(|result| UpsertResult {
+            id: result.id,
+            outcome: result.outcome().word().to_owned(),
+            state: result.state().word().to_owned(),
+        })
         .collect();
     Ok(axum::Json(UpsertReply { results }))
 }
@@ -197,7 +201,7 @@ pub(crate) async fn withdraw(
         .map(|result| WithdrawResult {
             found: result.found,
             id: result.found.then_some(result.id),
-            state: result.found.then_some(result.state),
+            state: result.found.then(|| result.state().word().to_owned()),
         })
         .collect();
     Ok(axum::Json(WithdrawReply { results }))

@@ -56,8 +56,8 @@ fn utc_stamp(instant: DateTime<Utc>) -> String {
     instant.format("%Y%m%dT%H%M%SZ").to_string()
 }
 
-fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text).ok().map(|instant| instant.with_timezone(&Utc))
+fn instant(timestamp: Option<&prost_types::Timestamp>) -> Option<DateTime<Utc>> {
+    hado_proto::convert::instant(timestamp?)
 }
 
 /// The DTSTART (and DTEND for a whole day) of an event's due moment, from
@@ -65,7 +65,7 @@ fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
 /// offset) a UTC instant.
 fn due_lines(event: &v1::Event) -> Vec<String> {
     if !event.due_offset.is_empty() {
-        return parse_instant(&event.due_instant)
+        return instant(event.due_instant.as_ref())
             .map(|instant| vec![format!("DTSTART:{}", utc_stamp(instant))])
             .unwrap_or_default();
     }
@@ -126,7 +126,7 @@ impl Calendar {
         for event in events.iter().filter(|event| self.written.insert(event.id)) {
             fold("BEGIN:VEVENT", out);
             fold(&format!("UID:hado-event-{}@{}", event.id, self.host), out);
-            let stamp = parse_instant(&event.updated_at).unwrap_or_else(Utc::now);
+            let stamp = instant(event.updated_at.as_ref()).unwrap_or_else(Utc::now);
             fold(&format!("DTSTAMP:{}", utc_stamp(stamp)), out);
             for line in due_lines(event) {
                 fold(&line, out);
@@ -145,7 +145,7 @@ impl Calendar {
             if !event.deep_link.is_empty() {
                 fold(&format!("URL:{}", event.deep_link), out);
             }
-            fold(&format!("CATEGORIES:{}", text(&event.state)), out);
+            fold(&format!("CATEGORIES:{}", text(event.state().word())), out);
             if let Ok(fire) = NaiveDate::parse_from_str(&event.fire_at, "%Y-%m-%d") {
                 let alarm = self
                     .zone

@@ -279,7 +279,10 @@ pub(crate) async fn delete(
         .delete_event(v1::EventId { id })
         .await
         .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(Deleted { id: reply.get_ref().id, state: reply.get_ref().state.clone() }))
+    Ok(axum::Json(Deleted {
+        id: reply.get_ref().id,
+        state: reply.get_ref().state().word().to_owned(),
+    }))
 }
 
 pub(crate) async fn done(
@@ -356,8 +359,8 @@ pub(crate) async fn agent_token(
         .into_inner();
     Ok(axum::Json(AgentTokenStatus {
         issued: status.issued,
-        created_at: status.created_at,
-        last_used_at: status.last_used_at,
+        created_at: status.created_at.as_ref().map(hado_proto::convert::rfc3339_at),
+        last_used_at: status.last_used_at.as_ref().map(hado_proto::convert::rfc3339_at),
     }))
 }
 

@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use hado_proto::state::EventState;
 use hado_proto::v1;
+use hado_proto::v1::EventState;
 use hado_runtime::views::UserEvent;
 
 /// The field descriptions `create_event` and `update_event` share.
@@ -239,7 +239,7 @@ pub(crate) struct Deleted {
 impl From<ListEventsArgs> for v1::ListEventsRequest {
     fn from(args: ListEventsArgs) -> Self {
         Self {
-            state: args.state.map(|state| EventState::from(state).as_str().to_owned()),
+            state: args.state.map(|state| EventState::from(state).word().to_owned()),
             archive: args.archive,
             text: args.text,
             source: args.source,

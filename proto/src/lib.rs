@@ -14,5 +14,5 @@ pub mod v1 {
 /// The encoded `FileDescriptorSet` of every `hado.v1` file, for reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/hado_descriptor.bin");
 
+pub mod convert;
 pub mod metadata;
-pub mod state;

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use hado_proto::convert::rfc3339;
 use hado_proto::v1;
 
 /// An event as a source sees it.
@@ -78,7 +79,7 @@ pub struct UserEvent {
 pub struct Delivery {
     /// Such as "webhook 3"; empty when the reminder was quieted.
     pub channel: String,
-    /// checkpoint or repeat.
+    /// checkpoint, repeat, or test (a test message the person asked for).
     pub kind: String,
     /// The checkpoint moment, UTC.
     pub due_at: String,
@@ -93,9 +94,9 @@ impl From<&v1::Delivery> for Delivery {
     fn from(line: &v1::Delivery) -> Self {
         Self {
             channel: line.channel.clone(),
-            kind: line.kind.clone(),
-            due_at: line.due_at.clone(),
-            status: line.status.clone(),
+            kind: line.kind().word().to_owned(),
+            due_at: rfc3339(line.due_at.as_ref()),
+            status: line.status().word().to_owned(),
             attempts: line.attempts,
             note: line.note.clone(),
         }
@@ -150,14 +151,14 @@ impl From<&v1::Event> for ClientEvent {
             subtitle: non_empty(&event.subtitle),
             due_at: event.due_at.clone(),
             fire_at: event.fire_at.clone(),
-            after_due: event.after_due.clone(),
+            after_due: event.after_due().word().to_owned(),
             done_label: event.done_label.clone(),
             deep_link: non_empty(&event.deep_link),
-            state: event.state.clone(),
-            quiet_until: event.quiet_until.clone(),
-            closed_at: event.closed_at.clone(),
-            created_at: event.created_at.clone(),
-            updated_at: event.updated_at.clone(),
+            state: event.state().word().to_owned(),
+            quiet_until: event.quiet_until.as_ref().map(|at| rfc3339(Some(at))),
+            closed_at: event.closed_at.as_ref().map(|at| rfc3339(Some(at))),
+            created_at: rfc3339(event.created_at.as_ref()),
+            updated_at: rfc3339(event.updated_at.as_ref()),
         }
     }
 }
@@ -171,7 +172,7 @@ impl From<&v1::Event> for UserEvent {
             closed_as: event.closed_as.clone(),
             needs_attention: event.needs_attention,
             deliveries: event.deliveries.iter().map(Delivery::from).collect(),
-            next_reminder_at: event.next_reminder_at.clone(),
+            next_reminder_at: event.next_reminder_at.as_ref().map(|at| rfc3339(Some(at))),
         }
     }
 }
@@ -190,10 +191,12 @@ mod tests {
             title: "Dentist".into(),
             due_at: "2026-12-14T15:00".into(),
             fire_at: "2026-11-14".into(),
-            after_due: "keep".into(),
+            after_due: v1::AfterDue::Keep.into(),
             done_label: "Done".into(),
-            state: "done".into(),
-            closed_at: Some("2026-12-01T10:00:00Z".into()),
+            state: v1::EventState::Done.into(),
+            closed_at: Some(hado_proto::convert::timestamp(
+                chrono::DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z").unwrap().to_utc(),
+            )),
             closed_as: Some("Done".into()),
             editable: true,
             ..v1::Event::default()
@@ -202,6 +205,8 @@ mod tests {
         assert_eq!(json["ref"], "manual:01J");
         assert_eq!(json["editable"], true);
         assert_eq!(json["closed_as"], "Done");
+        assert_eq!((&json["state"], &json["after_due"]), (&"done".into(), &"keep".into()));
+        assert_eq!(json["closed_at"], "2026-12-01T10:00:00Z", "instants are RFC 3339, UTC");
         assert!(json.get("subtitle").is_none(), "empty optional fields are left out");
         let client = serde_json::to_value(ClientEvent::from(&event)).unwrap();
         assert!(client.get("source").is_none() && client.get("editable").is_none());

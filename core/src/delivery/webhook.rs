@@ -61,7 +61,7 @@ pub(crate) fn payload(
                 done_url: engine.action_url(event, LinkAction::Done),
                 remember_url: engine.action_url(event, LinkAction::Remember),
             },
-            checkpoint: wire::timestamp(delivery.due_at),
+            checkpoint: wire::rfc3339(delivery.due_at),
             event: ClientEvent::from(&wire::event(event)),
             kind: format!("reminder.{}", delivery.kind),
         }),

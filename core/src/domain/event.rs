@@ -120,18 +120,6 @@ pub enum Outcome {
     Revived,
 }
 
-impl Outcome {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Created => "created",
-            Self::Updated => "updated",
-            Self::Rescheduled => "rescheduled",
-            Self::Unchanged => "unchanged",
-            Self::Revived => "revived",
-        }
-    }
-}
-
 /// The lifecycle part of a stored event: what writes and the scheduler
 /// change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -58,7 +58,7 @@ impl Admin for AdminService {
                 name: source.name,
                 has_token: source.has_token,
                 events: source.events,
-                created_at: wire::timestamp(source.created_at),
+                created_at: Some(wire::timestamp(source.created_at)),
             })
             .collect();
         Ok(Response::new(v1::SourceList { sources }))
@@ -114,7 +114,7 @@ impl Admin for AdminService {
                 locale: summary.user.locale.as_str().to_owned(),
                 has_agent_token: summary.has_agent_token,
                 active_events: summary.active_events,
-                created_at: wire::timestamp(summary.created_at),
+                created_at: Some(wire::timestamp(summary.created_at)),
             })
             .collect();
         Ok(Response::new(v1::UserList { users }))

@@ -136,7 +136,7 @@ impl Inbox for InboxService {
             .delete_manual(&caller.user, request.get_ref().id)
             .await
             .map_err(caller.refusal())?;
-        Ok(Response::new(v1::DeleteEventReply { id, state: "withdrawn".into() }))
+        Ok(Response::new(v1::DeleteEventReply { id, state: v1::EventState::Withdrawn.into() }))
     }
 
     async fn mark_done(
@@ -304,7 +304,7 @@ impl Inbox for InboxService {
             )
         })?;
         let (url, expires_at) = crate::telegram::link_url(&self.engine, bot, &caller.user).await?;
-        Ok(Response::new(v1::TelegramLink { url, expires_at: wire::timestamp(expires_at) }))
+        Ok(Response::new(v1::TelegramLink { url, expires_at: Some(wire::timestamp(expires_at)) }))
     }
 
     async fn list_connected_apps(

@@ -39,8 +39,8 @@ impl Ingest for IngestService {
             .into_iter()
             .map(|report| v1::UpsertResult {
                 id: report.id,
-                outcome: report.outcome.as_str().into(),
-                state: report.state.as_str().into(),
+                outcome: wire::outcome(report.outcome).into(),
+                state: wire::state(report.state).into(),
             })
             .collect();
         Ok(Response::new(v1::UpsertEventsReply { results }))
@@ -62,9 +62,13 @@ impl Ingest for IngestService {
             .into_iter()
             .map(|report| match report.found {
                 Some((id, state)) => {
-                    v1::WithdrawResult { found: true, id, state: state.as_str().into() }
+                    v1::WithdrawResult { found: true, id, state: wire::state(state).into() }
                 }
-                None => v1::WithdrawResult { found: false, id: 0, state: String::new() },
+                None => v1::WithdrawResult {
+                    found: false,
+                    id: 0,
+                    state: v1::EventState::Unspecified.into(),
+                },
             })
             .collect();
         Ok(Response::new(v1::WithdrawEventsReply { results }))

@@ -26,9 +26,9 @@ async fn reply(
     (link, user, event): (ActionLink, UserRecord, EventRecord),
 ) -> Result<Response<v1::ActionLinkReply>, Status> {
     Ok(Response::new(v1::ActionLinkReply {
-        action: link.action.as_str().to_owned(),
+        action: wire::link_action(link.action).into(),
         event: Some(wire::event(&event)),
-        expires_at: wire::timestamp(link.expires_at),
+        expires_at: Some(wire::timestamp(link.expires_at)),
         profile: Some(super::profile(engine, &user).await?),
     }))
 }

@@ -112,7 +112,13 @@ async fn the_auth_matrix(backend: Backend) {
         .unwrap();
     assert!(!mail_withdraw.get_ref().results[0].found);
     assert_eq!(
-        core.inbox_as("anna").get_event(EventId { id: visa_id }).await.unwrap().get_ref().state,
+        core.inbox_as("anna")
+            .get_event(EventId { id: visa_id })
+            .await
+            .unwrap()
+            .get_ref()
+            .state()
+            .word(),
         "preparing"
     );
 
@@ -298,7 +304,7 @@ async fn batches_are_validated_whole_and_applied_atomically(backend: Backend) {
         .collect();
     let reply = ingest.upsert_events(push(full)).await.unwrap();
     assert_eq!(reply.get_ref().results.len(), 1000);
-    assert!(reply.get_ref().results.iter().all(|result| result.outcome == "created"));
+    assert!(reply.get_ref().results.iter().all(|result| result.outcome().word() == "created"));
 
     // Bad filters and bad profile values get precise errors.
     let mut inbox = core.inbox_as("anna");
@@ -349,7 +355,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .results[0]
         .id;
     let done = inbox.mark_done(EventId { id }).await.unwrap().into_inner();
-    assert_eq!((done.state.as_str(), done.closed_as.as_deref()), ("done", Some("Done")));
+    assert_eq!((done.state().word(), done.closed_as.as_deref()), ("done", Some("Done")));
     assert_eq!(
         inbox.mark_done(EventId { id }).await.unwrap().into_inner(),
         done,
@@ -362,14 +368,14 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(
-        (same.get_ref().results[0].outcome.as_str(), same.get_ref().results[0].state.as_str()),
+        (same.get_ref().results[0].outcome().word(), same.get_ref().results[0].state().word()),
         ("updated", "done")
     );
     let seen = ingest
         .list_events(IngestListRequest { user: "anna".into(), refs: vec!["visa".into()] })
         .await
         .unwrap();
-    assert_eq!(seen.get_ref().events[0].state, "done");
+    assert_eq!(seen.get_ref().events[0].state().word(), "done");
 
     // A new due moment reopens it.
     let moved = ingest
@@ -377,7 +383,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(
-        (moved.get_ref().results[0].outcome.as_str(), moved.get_ref().results[0].state.as_str()),
+        (moved.get_ref().results[0].outcome().word(), moved.get_ref().results[0].state().word()),
         ("rescheduled", "preparing")
     );
 
@@ -392,11 +398,14 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         })
         .await
         .unwrap();
-    assert_eq!(withdrawn.get_ref().results[0].state, "withdrawn");
+    assert_eq!(withdrawn.get_ref().results[0].state().word(), "withdrawn");
     assert!(inbox.list_events(active()).await.unwrap().get_ref().events.is_empty());
     // Gone from the inbox, but still readable as withdrawn; Done does not
     // reach it, and says why with one code.
-    assert_eq!(inbox.get_event(EventId { id }).await.unwrap().into_inner().state, "withdrawn");
+    assert_eq!(
+        inbox.get_event(EventId { id }).await.unwrap().into_inner().state().word(),
+        "withdrawn"
+    );
     let refused = inbox.mark_done(EventId { id }).await.unwrap_err();
     assert_eq!(refused.code(), Code::FailedPrecondition);
     assert_eq!(
@@ -409,7 +418,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(
-        (revived.get_ref().results[0].outcome.as_str(), revived.get_ref().results[0].id),
+        (revived.get_ref().results[0].outcome().word(), revived.get_ref().results[0].id),
         ("revived", id)
     );
 
@@ -422,8 +431,12 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         ("manual", true, "2026-11-03")
     );
     assert_eq!(
-        (created.due_at.as_str(), created.due_instant.as_str(), created.all_day),
-        ("2026-12-03T15:00", "2026-12-03T15:00:00+01:00", false)
+        (
+            created.due_at.as_str(),
+            hado_proto::convert::rfc3339(created.due_instant.as_ref()).as_str(),
+            created.all_day
+        ),
+        ("2026-12-03T15:00", "2026-12-03T14:00:00Z", false)
     );
     assert_eq!(created.done_label, "Done");
     let flight =
@@ -449,7 +462,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .events;
     assert_eq!(archive.len(), 1);
     assert_eq!(
-        (archive[0].state.as_str(), archive[0].closed_as.as_deref()),
+        (archive[0].state().word(), archive[0].closed_as.as_deref()),
         ("expired", Some("Expired"))
     );
     // Rescheduling the expired event through UpdateEvent reopens it.
@@ -462,7 +475,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!((reopened.state.as_str(), reopened.closed_at), ("preparing", None));
+    assert_eq!((reopened.state().word(), reopened.closed_at), ("preparing", None));
 
     // Russian users get Russian defaults; the profile reports local time.
     let profile = inbox
@@ -476,7 +489,7 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
     assert_eq!(acked.done_label, "Сделано");
     assert!(acked.quiet_until.is_some());
     let deleted = inbox.delete_event(EventId { id: created.id }).await.unwrap().into_inner();
-    assert_eq!(deleted.state, "withdrawn");
+    assert_eq!(deleted.state().word(), "withdrawn");
     // The archive lists it first, as deleted, in the person's language.
     let archive = inbox
         .list_events(ListEventsRequest {
@@ -492,10 +505,14 @@ async fn upsert_semantics_seen_from_outside(backend: Backend) {
         .events;
     let gone = &archive[0];
     assert_eq!(
-        (gone.id, gone.state.as_str(), gone.closed_as.as_deref()),
+        (gone.id, gone.state().word(), gone.closed_as.as_deref()),
         (created.id, "withdrawn", Some("Удалено"))
     );
-    assert_eq!(gone.closed_at.as_deref(), Some("2026-12-03T14:30:00Z"), "when it was deleted");
+    assert_eq!(
+        gone.closed_at.as_ref().map(hado_proto::convert::rfc3339_at).as_deref(),
+        Some("2026-12-03T14:30:00Z"),
+        "when it was deleted"
+    );
 
     core.stop().await;
 }
@@ -512,12 +529,15 @@ async fn remember_until_a_morning_passes_over_checkpoints_then_reminds(backend: 
         .unwrap()
         .into_inner();
     assert_eq!(
-        remembered.quiet_until.as_deref(),
+        remembered.quiet_until.as_ref().map(hado_proto::convert::rfc3339_at).as_deref(),
         Some("2026-12-10T07:00:00Z"),
         "that morning, 08:00 in Berlin"
     );
     let event = inbox.get_event(EventId { id: visa.id }).await.unwrap().into_inner();
-    assert_eq!(event.next_reminder_at.as_deref(), Some("2026-12-10T07:00:00Z"));
+    assert_eq!(
+        event.next_reminder_at.as_ref().map(hado_proto::convert::rfc3339_at).as_deref(),
+        Some("2026-12-10T07:00:00Z")
+    );
 
     // Bad choices name `until` and change nothing.
     for (until, says) in [
@@ -552,15 +572,21 @@ async fn remember_until_a_morning_passes_over_checkpoints_then_reminds(backend: 
     core.clock.set(testing::utc("2026-12-10T07:30:00Z"));
     hado_core::scheduler::drain(&core.engine).await.unwrap();
     let event = inbox.get_event(EventId { id: visa.id }).await.unwrap().into_inner();
-    let fired: Vec<(&str, &str, &str)> = event
+    let fired: Vec<(&str, String, &str)> = event
         .deliveries
         .iter()
-        .map(|line| (line.kind.as_str(), line.due_at.as_str(), line.status.as_str()))
+        .map(|line| {
+            (
+                line.kind().word(),
+                hado_proto::convert::rfc3339(line.due_at.as_ref()),
+                line.status().word(),
+            )
+        })
         .collect();
-    assert_eq!(fired, [("checkpoint", "2026-12-10T07:00:00Z", "pending")]);
+    assert_eq!(fired, [("checkpoint", "2026-12-10T07:00:00Z".to_owned(), "pending")]);
     assert!(event.needs_attention);
     assert_eq!(
-        event.next_reminder_at.as_deref(),
+        event.next_reminder_at.as_ref().map(hado_proto::convert::rfc3339_at).as_deref(),
         Some("2026-12-11T07:00:00Z"),
         "then the ladder goes on: three days before"
     );
@@ -832,7 +858,7 @@ async fn action_links_act_once_as_the_events_user(backend: Backend) {
 
     let seen = links.inspect_action_link(request(&done)).await.unwrap().into_inner();
     assert_eq!(
-        (seen.action.as_str(), seen.event.as_ref().unwrap().state.as_str()),
+        (seen.action().word(), seen.event.as_ref().unwrap().state().word()),
         ("done", "preparing")
     );
     assert_eq!(
@@ -843,7 +869,7 @@ async fn action_links_act_once_as_the_events_user(backend: Backend) {
         ("anna", "en")
     );
     let used = links.use_action_link(request(&done)).await.unwrap().into_inner();
-    assert_eq!(used.event.as_ref().unwrap().state, "done");
+    assert_eq!(used.event.as_ref().unwrap().state().word(), "done");
     let again = links.use_action_link(request(&done)).await.unwrap().into_inner();
     assert_eq!(
         again.event.unwrap().closed_at,
@@ -1050,7 +1076,11 @@ async fn done_and_delete_can_be_undone(backend: Backend) {
     inbox.mark_done(EventId { id: dentist.id }).await.unwrap();
     let reopened = inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner();
     assert_eq!(
-        (reopened.state.as_str(), reopened.closed_at.as_deref(), reopened.closed_as.as_deref()),
+        (
+            reopened.state().word(),
+            reopened.closed_at.as_ref().map(hado_proto::convert::rfc3339_at).as_deref(),
+            reopened.closed_as.as_deref()
+        ),
         ("preparing", None, None)
     );
     assert_eq!(inbox.list_events(active()).await.unwrap().into_inner().events.len(), 1);
@@ -1070,13 +1100,13 @@ async fn done_and_delete_can_be_undone(backend: Backend) {
     );
     // Reopening an open event changes nothing.
     assert_eq!(
-        inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state,
+        inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state().word(),
         "preparing"
     );
     // Delete, then Reopen: back in the inbox.
     inbox.delete_event(EventId { id: dentist.id }).await.unwrap();
     assert_eq!(
-        inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state,
+        inbox.reopen_event(EventId { id: dentist.id }).await.unwrap().into_inner().state().word(),
         "preparing"
     );
     // A source's withdrawal is the source's to undo; its Done is the person's.
@@ -1084,7 +1114,7 @@ async fn done_and_delete_can_be_undone(backend: Backend) {
     let visa = core.push(&docs, "anna", "visa", fields("Visa", "2026-12-14")).await;
     inbox.mark_done(EventId { id: visa }).await.unwrap();
     assert_eq!(
-        inbox.reopen_event(EventId { id: visa }).await.unwrap().into_inner().state,
+        inbox.reopen_event(EventId { id: visa }).await.unwrap().into_inner().state().word(),
         "preparing"
     );
     core.ingest(&docs)

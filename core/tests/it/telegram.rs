@@ -149,7 +149,7 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let channels =
         anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
     assert_eq!(
-        (channels[0].kind.as_str(), channels[0].target.as_str()),
+        (channels[0].kind().word(), channels[0].target.as_str()),
         ("telegram", CHAT.to_string().as_str())
     );
     // The same update again is dropped: the used code would otherwise be refused in a second reply.
@@ -175,7 +175,7 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let deliverer = core.deliverer();
     delivery::drain(&deliverer).await.unwrap();
     let log = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries;
-    assert_eq!((log[0].status.as_str(), log[0].attempts), ("pending", 1));
+    assert_eq!((log[0].status().word(), log[0].attempts), ("pending", 1));
     assert!(log[0].note.as_deref().unwrap().contains("retry after 3"), "{log:?}");
     core.clock.advance(Span::seconds(2));
     delivery::drain(&deliverer).await.unwrap();
@@ -215,7 +215,8 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     assert!(done.len() <= 64 && remember.len() <= 64, "callback_data fits Telegram's 64 bytes");
     assert_eq!(
         anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries[0]
-            .status,
+            .status()
+            .word(),
         "sent"
     );
 
@@ -236,7 +237,7 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
         )
     );
     assert_eq!(
-        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state,
+        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state().word(),
         "preparing"
     );
     assert!(
@@ -261,7 +262,11 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let edits = fake.wait_for("editMessageText", 2).await;
     assert_eq!(edits[1]["text"], "🔕 Visa — quiet until Thu 3 Dec 08:00");
     let quiet = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
-    assert_eq!(quiet.next_reminder_at.as_deref(), Some("2026-12-03T07:00:00Z"), "08:00 in Berlin");
+    assert_eq!(
+        quiet.next_reminder_at.as_ref().map(hado_proto::convert::rfc3339_at).as_deref(),
+        Some("2026-12-03T07:00:00Z"),
+        "08:00 in Berlin"
+    );
 
     // Done, then a press on a button that means nothing: both answered.
     fake.push(press(6, &done));
@@ -271,7 +276,7 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     let edits = fake.wait_for("editMessageText", 3).await;
     assert_eq!(edits[2]["text"], "✅ Visa — Done");
     assert_eq!(
-        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state,
+        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().state().word(),
         "done"
     );
 

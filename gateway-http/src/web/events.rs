@@ -1,6 +1,8 @@
 //! Owns an event's own page (with its delivery log), the Add and Edit form
 //! with its errors by field, and the card buttons: Done, Remember, Delete.
 
+use hado_proto::v1::{ChannelKind, DeliveryKind, DeliveryStatus};
+
 use super::*;
 
 /// One line of an event's delivery log, as the page shows it.
@@ -92,7 +94,7 @@ impl EventForm {
             due_time: event.due_time.clone(),
             due_offset: event.due_offset.clone(),
             fire_date: event.fire_at.clone(),
-            after_due: event.after_due.clone(),
+            after_due: event.after_due().word().to_owned(),
             done_label: event.done_label.clone(),
             deep_link: event.deep_link.clone(),
             ..Self::default()
@@ -174,21 +176,24 @@ pub(crate) async fn event_page(
         .deliveries
         .iter()
         .map(|line| LogLine {
-            when: session.viewer.when(t, &line.due_at).unwrap_or_default(),
-            kind: if line.kind == "repeat" { t.reminder_repeat } else { t.reminder_checkpoint },
-            channel: match line.channel_kind.as_str() {
-                "telegram" => "Telegram".into(),
-                "webhook" if !line.channel_host.is_empty() => line.channel_host.clone(),
-                "" => t.channel_quieted.into(),
-                other => other.to_owned(),
+            when: session.viewer.when(t, line.due_at.as_ref()).unwrap_or_default(),
+            kind: match line.kind() {
+                DeliveryKind::Repeat => t.reminder_repeat,
+                _ => t.reminder_checkpoint,
             },
-            status_word: match line.status.as_str() {
-                "pending" => t.delivery_pending,
-                "sent" => t.delivery_sent,
-                "failed" => t.delivery_failed,
+            channel: match line.channel_kind() {
+                ChannelKind::Telegram => "Telegram".into(),
+                ChannelKind::Webhook if !line.channel_host.is_empty() => line.channel_host.clone(),
+                ChannelKind::Webhook => ChannelKind::Webhook.word().into(),
+                ChannelKind::Unspecified => t.channel_quieted.into(),
+            },
+            status_word: match line.status() {
+                DeliveryStatus::Pending => t.delivery_pending,
+                DeliveryStatus::Sent => t.delivery_sent,
+                DeliveryStatus::Failed => t.delivery_failed,
                 _ => t.delivery_suppressed,
             },
-            status: line.status.clone(),
+            status: line.status().word().to_owned(),
             attempts: line.attempts,
             note: line.note.clone().unwrap_or_default(),
         })
@@ -200,10 +205,7 @@ pub(crate) async fn event_page(
             .parse()
             .map(|day| t.day_and_time(session.viewer.today, day, None))
             .unwrap_or_default(),
-        next_reminder: event
-            .next_reminder_at
-            .as_deref()
-            .and_then(|instant| session.viewer.when(t, instant)),
+        next_reminder: session.viewer.when(t, event.next_reminder_at.as_ref()),
         open: !card.closed,
     };
     let nav = session.nav("");
@@ -293,7 +295,7 @@ enum CardAction {
 fn at_card(said: Option<&str>, event: &v1::Event) -> String {
     let id = event.id;
     let mut query: Vec<String> = said.map(|said| format!("{said}={id}")).into_iter().collect();
-    if event.state == EventState::Scheduled.as_str() {
+    if event.state() == EventState::Scheduled {
         query.push("open=scheduled".into());
     }
     let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };

@@ -118,8 +118,8 @@ impl Finder {
         if self.compact {
             pairs.append_pair("density", "compact");
         }
-        pairs.append_pair("all", group.as_str()).append_pair("after", cursor);
-        format!("{}?{}#{}", self.action, pairs.finish(), group.as_str())
+        pairs.append_pair("all", group.word()).append_pair("after", cursor);
+        format!("{}?{}#{}", self.action, pairs.finish(), group.word())
     }
 }
 
@@ -171,7 +171,7 @@ impl InboxPage {
             next(state).or_else(|| {
                 self.cut
                     .contains(&state)
-                    .then(|| (format!("/?{keep}all={}#{}", state.as_str(), state.as_str()), words))
+                    .then(|| (format!("/?{keep}all={}#{}", state.word(), state.word()), words))
             })
         };
         let scheduled = if self.folded {
@@ -181,25 +181,25 @@ impl InboxPage {
         };
         vec![
             Section {
-                state: EventState::Today.as_str(),
+                state: EventState::Today.word(),
                 heading: t.today,
                 cards: &groups.today,
                 more: next(EventState::Today),
             },
             Section {
-                state: EventState::Overdue.as_str(),
+                state: EventState::Overdue.word(),
                 heading: t.overdue,
                 cards: &groups.overdue,
                 more: next(EventState::Overdue),
             },
             Section {
-                state: EventState::Preparing.as_str(),
+                state: EventState::Preparing.word(),
                 heading: t.preparing,
                 cards: &groups.preparing,
                 more: more(EventState::Preparing, t.show_all_preparing),
             },
             Section {
-                state: EventState::Scheduled.as_str(),
+                state: EventState::Scheduled.word(),
                 heading: t.scheduled,
                 cards: &groups.scheduled,
                 more: scheduled,
@@ -289,11 +289,7 @@ async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback>
     };
     let id: i64 = raw.parse().ok()?;
     let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
-    let quiet_until = event
-        .quiet_until
-        .as_deref()
-        .and_then(|instant| session.viewer.when(t, instant))
-        .filter(|_| remembered);
+    let quiet_until = session.viewer.when(t, event.quiet_until.as_ref()).filter(|_| remembered);
     let text = match quiet_until {
         Some(until) => format!("{word} {} · {} {until}.", event.title, t.quiet_until),
         None => format!("{word} {}.", event.title),
@@ -320,11 +316,10 @@ pub(crate) async fn inbox_page(
     let mut cut = Vec::new();
     let mut pages = Vec::new();
     let mut folded = false;
-    for group in EventState::ACTIVE
-        .into_iter()
-        .filter(|group| only.is_none_or(|only| only == group.as_str()))
+    for group in
+        EventState::ACTIVE.into_iter().filter(|group| only.is_none_or(|only| only == group.word()))
     {
-        let asked = |value: &Option<String>| value.as_deref() == Some(group.as_str());
+        let asked = |value: &Option<String>| value.as_deref() == Some(group.word());
         let whole = query.list.narrowed() || asked(&query.all);
         // Scheduled stays folded unless asked for: one row says whether
         // there is anything to unfold.
@@ -332,7 +327,7 @@ pub(crate) async fn inbox_page(
             group == EventState::Scheduled && !whole && only.is_none() && !asked(&query.open);
         let shown = if fold { Some(1) } else { shown(group).filter(|_| !whole) };
         let request = v1::ListEventsRequest {
-            state: Some(group.as_str().into()),
+            state: Some(group.word().into()),
             limit: Some(shown.map_or(WHOLE_PAGE, |shown| shown + 1)),
             after: after.filter(|_| asked(&query.all)).map(str::to_owned),
             text: query.list.text(),

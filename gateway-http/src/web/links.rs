@@ -2,6 +2,8 @@
 //! closes nothing), POST performs Done or Remember, and a link that does not
 //! work says why and never acts.
 
+use hado_proto::v1::LinkAction;
+
 use super::*;
 
 #[derive(Template)]
@@ -68,13 +70,13 @@ pub(crate) async fn link_page(
     };
     let (viewer, t) = link_viewer(&reply);
     let event = reply.event.clone().unwrap_or_default();
-    let closed = event.event_state().is_some_and(EventState::is_closed);
-    let (text, button) = match (closed, reply.action.as_str()) {
+    let closed = event.state().is_closed();
+    let (text, button) = match (closed, reply.action()) {
         (true, _) => (t.link_already_closed.to_owned(), None),
-        (false, "done") => (t.confirm_done.to_owned(), Some(event.done_label.clone())),
+        (false, LinkAction::Done) => (t.confirm_done.to_owned(), Some(event.done_label.clone())),
         (false, _) => (t.confirm_remember.to_owned(), Some(t.remember.to_owned())),
     };
-    let expires = viewer.local(&reply.expires_at).unwrap_or_default();
+    let expires = viewer.local(reply.expires_at.as_ref()).unwrap_or_default();
     render(
         StatusCode::OK,
         LinkPage {
@@ -95,9 +97,9 @@ pub(crate) async fn use_link(State(state): State<AppState>, Path(token): Path<St
     };
     let (viewer, t) = link_viewer(&reply);
     let event = reply.event.clone().unwrap_or_default();
-    let closed = event.event_state().is_some_and(EventState::is_closed);
-    let text = match (reply.action.as_str(), closed) {
-        ("done", _) => t.link_done,
+    let closed = event.state().is_closed();
+    let text = match (reply.action(), closed) {
+        (LinkAction::Done, _) => t.link_done,
         (_, true) => t.link_already_closed,
         _ => t.link_remembered,
     };

@@ -54,8 +54,8 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use tonic::Code;
 use tonic_types::StatusExt;
 
-use hado_proto::state::EventState;
 use hado_proto::v1;
+use hado_proto::v1::EventState;
 use hado_runtime::client::Failure;
 
 use crate::auth::{InboxUser, inbox_user};

@@ -97,6 +97,8 @@ struct SettingsPage {
 pub(super) struct ChannelRow {
     pub channel: v1::Channel,
     pub failed_at: String,
+    /// A Telegram chat, whose target is a chat id that needs a word before it.
+    pub telegram: bool,
 }
 
 /// An app the person signed in with, as the page lists it.
@@ -152,12 +154,10 @@ pub(super) async fn settings_page_with(
             Ok(reply) => {
                 let reply = reply.into_inner();
                 let rows = reply.channels.into_iter().map(|channel| {
-                    let failed_at = channel
-                        .last_error_at
-                        .as_deref()
-                        .and_then(|instant| session.viewer.local(instant))
-                        .unwrap_or_default();
-                    ChannelRow { channel, failed_at }
+                    let failed_at =
+                        session.viewer.local(channel.last_error_at.as_ref()).unwrap_or_default();
+                    let telegram = channel.kind() == v1::ChannelKind::Telegram;
+                    ChannelRow { channel, failed_at, telegram }
                 });
                 (rows.collect::<Vec<_>>(), reply.telegram_available)
             }
@@ -175,8 +175,8 @@ pub(super) async fn settings_page_with(
         .into_iter()
         .map(|app| AppRow {
             id: app.id,
-            connected: session.viewer.local(&app.connected_at).unwrap_or_default(),
-            last_used: session.viewer.local(&app.last_used_at).unwrap_or_default(),
+            connected: session.viewer.local(app.connected_at.as_ref()).unwrap_or_default(),
+            last_used: session.viewer.local(app.last_used_at.as_ref()).unwrap_or_default(),
             name: app.name,
             redirect_host: app.redirect_host,
         })
@@ -199,16 +199,8 @@ pub(super) async fn settings_page_with(
                 .map(|token| crate::clients::connect_line(&state.config, token)),
             knows_mcp_url: crate::clients::knows_mcp_url(&state.config),
             agent_issued: agent.issued,
-            agent_created: agent
-                .created_at
-                .as_deref()
-                .and_then(|instant| session.viewer.local(instant))
-                .unwrap_or_default(),
-            agent_last_used: agent
-                .last_used_at
-                .as_deref()
-                .and_then(|instant| session.viewer.local(instant))
-                .unwrap_or_default(),
+            agent_created: session.viewer.local(agent.created_at.as_ref()).unwrap_or_default(),
+            agent_last_used: session.viewer.local(agent.last_used_at.as_ref()).unwrap_or_default(),
             channels,
             webhook_secret: notice.webhook_secret,
             webhook_url: notice.webhook_url,
@@ -218,10 +210,9 @@ pub(super) async fn settings_page_with(
             telegram_link: notice.telegram_link,
             telegram_available,
             apps,
-            calendar_created: calendar
-                .created_at
-                .as_deref()
-                .and_then(|instant| session.viewer.local(instant))
+            calendar_created: session
+                .viewer
+                .local(calendar.created_at.as_ref())
                 .unwrap_or_default(),
         },
     )

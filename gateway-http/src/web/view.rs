@@ -2,11 +2,12 @@
 //! event (its due moment in words, its buttons) and the person's "today".
 //! Presentation only: states, labels and defaults all come from core.
 
-use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
+use chrono::{NaiveDate, NaiveTime, Utc};
 use chrono_tz::Tz;
+use prost_types::Timestamp;
 
-use hado_proto::state::EventState;
-use hado_proto::v1;
+use hado_proto::convert;
+use hado_proto::v1::{self, EventState};
 
 use super::words::Words;
 
@@ -29,16 +30,16 @@ impl Viewer {
         Self { zone, today, profile }
     }
 
-    /// An instant from core (RFC 3339, UTC) in words: its day in the
-    /// person's zone and language, and the time.
-    pub(crate) fn when(&self, words: &Words, instant: &str) -> Option<String> {
-        let instant = DateTime::parse_from_rfc3339(instant).ok()?.with_timezone(&self.zone);
+    /// An instant from core in words: its day in the person's zone and
+    /// language, and the time; `None` when there is none.
+    pub(crate) fn when(&self, words: &Words, instant: Option<&Timestamp>) -> Option<String> {
+        let instant = convert::instant(instant?)?.with_timezone(&self.zone);
         Some(words.day_and_time(self.today, instant.date_naive(), Some(instant.time())))
     }
 
-    /// An instant from core (RFC 3339, UTC) as the person's local date and time.
-    pub(crate) fn local(&self, instant: &str) -> Option<String> {
-        let instant = DateTime::parse_from_rfc3339(instant).ok()?.with_timezone(&self.zone);
+    /// An instant from core as the person's local date and time.
+    pub(crate) fn local(&self, instant: Option<&Timestamp>) -> Option<String> {
+        let instant = convert::instant(instant?)?.with_timezone(&self.zone);
         Some(instant.format("%Y-%m-%d %H:%M").to_string())
     }
 }
@@ -75,7 +76,7 @@ pub(crate) struct Card {
 /// zone for a fixed instant.
 pub(crate) fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<NaiveTime>)> {
     if !event.due_offset.is_empty() {
-        let instant = DateTime::parse_from_rfc3339(&event.due_instant).ok()?.with_timezone(&zone);
+        let instant = convert::instant(event.due_instant.as_ref()?)?.with_timezone(&zone);
         return Some((instant.date_naive(), Some(instant.time())));
     }
     let day = event.due_date.parse().ok()?;
@@ -96,12 +97,12 @@ impl Card {
     }
 
     pub(crate) fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
-        let state = event.event_state();
-        let closed = state.is_some_and(|state| state.is_closed() || state == EventState::Withdrawn);
+        let state = event.state();
+        let closed = state.is_closed() || state == EventState::Withdrawn;
         let when = match due_parts(event, viewer.zone) {
             Some((date, time)) if closed => words.due_on(viewer.today, date, time),
             Some((date, time)) => {
-                words.due_in_words(viewer.today, date, time, state == Some(EventState::Overdue))
+                words.due_in_words(viewer.today, date, time, state == EventState::Overdue)
             }
             None => event.due_at.clone(),
         };
@@ -111,27 +112,19 @@ impl Card {
             subtitle: event.subtitle.clone(),
             source: event.source.clone(),
             manual: event.source == "manual",
-            state: event.state.clone(),
+            state: state.word().to_owned(),
             when,
             done_label: event.done_label.clone(),
             deep_link: event.deep_link.clone(),
             editable: event.editable,
-            quiet_until: event
-                .quiet_until
-                .as_deref()
-                .and_then(|instant| viewer.when(words, instant))
-                .unwrap_or_default(),
+            quiet_until: viewer.when(words, event.quiet_until.as_ref()).unwrap_or_default(),
             remember_from: viewer
                 .today
                 .succ_opt()
                 .map(|day| day.format("%Y-%m-%d").to_string())
                 .unwrap_or_default(),
             closed_as: event.closed_as.clone().unwrap_or_default(),
-            closed_at: event
-                .closed_at
-                .as_deref()
-                .and_then(|instant| viewer.local(instant))
-                .unwrap_or_default(),
+            closed_at: viewer.local(event.closed_at.as_ref()).unwrap_or_default(),
             closed,
             reopenable: event.reopenable,
             needs_attention: event.needs_attention,
@@ -152,7 +145,7 @@ impl Groups {
         let pick = |state: EventState| {
             events
                 .iter()
-                .filter(|event| event.event_state() == Some(state))
+                .filter(|event| event.state() == state)
                 .map(|event| Card::new(event, viewer, words))
                 .collect()
         };

@@ -659,7 +659,8 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
             .await
             .unwrap()
             .get_ref()
-            .state,
+            .state()
+            .word(),
         "preparing"
     );
 
@@ -752,7 +753,8 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
             .await
             .unwrap()
             .get_ref()
-            .state,
+            .state()
+            .word(),
         "scheduled",
         "no action"
     );
@@ -780,7 +782,8 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
             .await
             .unwrap()
             .get_ref()
-            .state,
+            .state()
+            .word(),
         "done",
         "reopened, and it stays open"
     );
@@ -802,7 +805,8 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
             .await
             .unwrap()
             .get_ref()
-            .state,
+            .state()
+            .word(),
         "done",
         "no action"
     );

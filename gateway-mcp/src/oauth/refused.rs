@@ -10,8 +10,6 @@ use serde_json::json;
 
 use crate::core_link::{Core, Failure};
 
-/// The largest registration or token request read.
-
 /// A refusal at the door, before core is asked.
 pub(super) struct Refused {
     pub(super) status: StatusCode,

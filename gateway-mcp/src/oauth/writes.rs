@@ -25,8 +25,6 @@ use serde_json::json;
 use hado_proto::v1::{self};
 use hado_runtime::ClientAddress;
 
-/// The largest registration or token request read.
-
 /// The caller's address, for the rate limits: the client behind a trusted
 /// proxy, else the peer (`hado_runtime::serve` names it on every request).
 fn client(request: &Request) -> IpAddr {

@@ -202,7 +202,7 @@ impl HadoMcp {
         let reply = self
             .call(&context, self.inbox(&context)?.delete_event(v1::EventId { id: args.id }))
             .await?;
-        Ok(Json(Deleted { id: reply.id, state: reply.state }))
+        Ok(Json(Deleted { id: reply.id, state: reply.state().word().to_owned() }))
     }
 
     /// Done: the thing is finished and the event closes into the archive. Works on events from any source. A closed event is returned as it is.

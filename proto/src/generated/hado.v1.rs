@@ -28,22 +28,20 @@ pub struct Event {
     /// The day preparation starts, `YYYY-MM-DD`.
     #[prost(string, tag = "9")]
     pub fire_at: ::prost::alloc::string::String,
-    /// `keep` (becomes overdue) or `expire` (closes as expired).
-    #[prost(string, tag = "10")]
-    pub after_due: ::prost::alloc::string::String,
+    #[prost(enumeration = "AfterDue", tag = "29")]
+    pub after_due: i32,
     #[prost(string, tag = "11")]
     pub done_label: ::prost::alloc::string::String,
     #[prost(string, tag = "12")]
     pub deep_link: ::prost::alloc::string::String,
-    /// One of scheduled, preparing, today, overdue, done, expired, withdrawn.
-    #[prost(string, tag = "13")]
-    pub state: ::prost::alloc::string::String,
-    /// RFC 3339 UTC instant until which Remember keeps the event quiet.
-    #[prost(string, optional, tag = "14")]
-    pub quiet_until: ::core::option::Option<::prost::alloc::string::String>,
-    /// RFC 3339 UTC instant at which the event was done, expired or withdrawn.
-    #[prost(string, optional, tag = "15")]
-    pub closed_at: ::core::option::Option<::prost::alloc::string::String>,
+    #[prost(enumeration = "EventState", tag = "30")]
+    pub state: i32,
+    /// Until when Remember keeps the event quiet.
+    #[prost(message, optional, tag = "31")]
+    pub quiet_until: ::core::option::Option<::prost_types::Timestamp>,
+    /// When the event was done, expired or withdrawn.
+    #[prost(message, optional, tag = "32")]
+    pub closed_at: ::core::option::Option<::prost_types::Timestamp>,
     /// For done, expired and withdrawn events, in the user's language: the done
     /// label, "Expired", "Deleted" (by its person) or "Withdrawn" (by its source).
     #[prost(string, optional, tag = "16")]
@@ -51,17 +49,17 @@ pub struct Event {
     /// True when the user (or their agent) may edit and delete the event.
     #[prost(bool, tag = "17")]
     pub editable: bool,
-    /// The due moment as an RFC 3339 instant in the user's current time zone
-    /// (the end of the day for a date).
-    #[prost(string, tag = "18")]
-    pub due_instant: ::prost::alloc::string::String,
+    /// The due moment as an instant, in the user's current time zone for a
+    /// date or a local time (the end of the day for a date).
+    #[prost(message, optional, tag = "33")]
+    pub due_instant: ::core::option::Option<::prost_types::Timestamp>,
     /// True when the due moment is a date with no time of day.
     #[prost(bool, tag = "19")]
     pub all_day: bool,
-    #[prost(string, tag = "20")]
-    pub created_at: ::prost::alloc::string::String,
-    #[prost(string, tag = "21")]
-    pub updated_at: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "34")]
+    pub created_at: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(message, optional, tag = "35")]
+    pub updated_at: ::core::option::Option<::prost_types::Timestamp>,
     /// A checkpoint's reminder reached the event and is unanswered: the inbox
     /// highlights it until Remember or Done.
     #[prost(bool, tag = "22")]
@@ -83,11 +81,11 @@ pub struct Event {
     /// user's own deleted one.
     #[prost(bool, tag = "27")]
     pub reopenable: bool,
-    /// When the person is next reminded, as things stand (UTC): the next
-    /// checkpoint or repeat that Remember's quiet does not cover. Set by
-    /// GetEvent on an open event that has one left; lists leave it out.
-    #[prost(string, optional, tag = "28")]
-    pub next_reminder_at: ::core::option::Option<::prost::alloc::string::String>,
+    /// When the person is next reminded, as things stand: the next checkpoint
+    /// or repeat that Remember's quiet does not cover. Set by GetEvent on an
+    /// open event that has one left; lists leave it out.
+    #[prost(message, optional, tag = "36")]
+    pub next_reminder_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 /// The fields a writer sets on an event. Unset optional fields take their
 /// defaults: fire_at = due day - 30 days, after_due = keep, done_label = the
@@ -131,29 +129,207 @@ pub struct Delivery {
     /// The channel, such as "webhook 3"; empty when the reminder was quieted.
     #[prost(string, tag = "2")]
     pub channel: ::prost::alloc::string::String,
-    /// checkpoint or repeat
-    #[prost(string, tag = "3")]
-    pub kind: ::prost::alloc::string::String,
-    /// The checkpoint (or repeat) moment, UTC.
-    #[prost(string, tag = "4")]
-    pub due_at: ::prost::alloc::string::String,
-    /// pending, sent, failed or suppressed
-    #[prost(string, tag = "5")]
-    pub status: ::prost::alloc::string::String,
+    #[prost(enumeration = "DeliveryKind", tag = "11")]
+    pub kind: i32,
+    /// The checkpoint (or repeat) moment.
+    #[prost(message, optional, tag = "12")]
+    pub due_at: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(enumeration = "DeliveryStatus", tag = "13")]
+    pub status: i32,
     #[prost(int64, tag = "6")]
     pub attempts: i64,
     /// Why it failed or was suppressed.
     #[prost(string, optional, tag = "7")]
     pub note: ::core::option::Option<::prost::alloc::string::String>,
-    #[prost(string, tag = "8")]
-    pub updated_at: ::prost::alloc::string::String,
-    /// The channel's kind (webhook or telegram), and for a webhook the host
-    /// it posts to, so that a person reads which channel it was; both empty
-    /// when the reminder was quieted.
-    #[prost(string, tag = "9")]
-    pub channel_kind: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "14")]
+    pub updated_at: ::core::option::Option<::prost_types::Timestamp>,
+    /// The channel's kind, and for a webhook the host it posts to, so that a
+    /// person reads which channel it was; UNSPECIFIED and empty when the
+    /// reminder was quieted.
+    #[prost(enumeration = "ChannelKind", tag = "15")]
+    pub channel_kind: i32,
     #[prost(string, tag = "10")]
     pub channel_host: ::prost::alloc::string::String,
+}
+/// An event's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum EventState {
+    Unspecified = 0,
+    Scheduled = 1,
+    Preparing = 2,
+    Today = 3,
+    Overdue = 4,
+    Done = 5,
+    Expired = 6,
+    Withdrawn = 7,
+}
+impl EventState {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "EVENT_STATE_UNSPECIFIED",
+            Self::Scheduled => "EVENT_STATE_SCHEDULED",
+            Self::Preparing => "EVENT_STATE_PREPARING",
+            Self::Today => "EVENT_STATE_TODAY",
+            Self::Overdue => "EVENT_STATE_OVERDUE",
+            Self::Done => "EVENT_STATE_DONE",
+            Self::Expired => "EVENT_STATE_EXPIRED",
+            Self::Withdrawn => "EVENT_STATE_WITHDRAWN",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "EVENT_STATE_UNSPECIFIED" => Some(Self::Unspecified),
+            "EVENT_STATE_SCHEDULED" => Some(Self::Scheduled),
+            "EVENT_STATE_PREPARING" => Some(Self::Preparing),
+            "EVENT_STATE_TODAY" => Some(Self::Today),
+            "EVENT_STATE_OVERDUE" => Some(Self::Overdue),
+            "EVENT_STATE_DONE" => Some(Self::Done),
+            "EVENT_STATE_EXPIRED" => Some(Self::Expired),
+            "EVENT_STATE_WITHDRAWN" => Some(Self::Withdrawn),
+            _ => None,
+        }
+    }
+}
+/// What happens after the due day.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum AfterDue {
+    Unspecified = 0,
+    /// The event becomes overdue and stays open until it is done.
+    Keep = 1,
+    /// The event closes as expired.
+    Expire = 2,
+}
+impl AfterDue {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "AFTER_DUE_UNSPECIFIED",
+            Self::Keep => "AFTER_DUE_KEEP",
+            Self::Expire => "AFTER_DUE_EXPIRE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "AFTER_DUE_UNSPECIFIED" => Some(Self::Unspecified),
+            "AFTER_DUE_KEEP" => Some(Self::Keep),
+            "AFTER_DUE_EXPIRE" => Some(Self::Expire),
+            _ => None,
+        }
+    }
+}
+/// What a delivery is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum DeliveryKind {
+    Unspecified = 0,
+    /// A checkpoint of the event's ladder.
+    Checkpoint = 1,
+    /// The three-hourly repeat of an unanswered reminder.
+    Repeat = 2,
+    /// A test message the person asked for.
+    Test = 3,
+}
+impl DeliveryKind {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "DELIVERY_KIND_UNSPECIFIED",
+            Self::Checkpoint => "DELIVERY_KIND_CHECKPOINT",
+            Self::Repeat => "DELIVERY_KIND_REPEAT",
+            Self::Test => "DELIVERY_KIND_TEST",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "DELIVERY_KIND_UNSPECIFIED" => Some(Self::Unspecified),
+            "DELIVERY_KIND_CHECKPOINT" => Some(Self::Checkpoint),
+            "DELIVERY_KIND_REPEAT" => Some(Self::Repeat),
+            "DELIVERY_KIND_TEST" => Some(Self::Test),
+            _ => None,
+        }
+    }
+}
+/// Where one reminder is on its way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum DeliveryStatus {
+    Unspecified = 0,
+    Pending = 1,
+    Sent = 2,
+    Failed = 3,
+    /// Quieted by Remember: nothing was sent.
+    Suppressed = 4,
+}
+impl DeliveryStatus {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "DELIVERY_STATUS_UNSPECIFIED",
+            Self::Pending => "DELIVERY_STATUS_PENDING",
+            Self::Sent => "DELIVERY_STATUS_SENT",
+            Self::Failed => "DELIVERY_STATUS_FAILED",
+            Self::Suppressed => "DELIVERY_STATUS_SUPPRESSED",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "DELIVERY_STATUS_UNSPECIFIED" => Some(Self::Unspecified),
+            "DELIVERY_STATUS_PENDING" => Some(Self::Pending),
+            "DELIVERY_STATUS_SENT" => Some(Self::Sent),
+            "DELIVERY_STATUS_FAILED" => Some(Self::Failed),
+            "DELIVERY_STATUS_SUPPRESSED" => Some(Self::Suppressed),
+            _ => None,
+        }
+    }
+}
+/// A reminder channel's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum ChannelKind {
+    Unspecified = 0,
+    Webhook = 1,
+    Telegram = 2,
+}
+impl ChannelKind {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "CHANNEL_KIND_UNSPECIFIED",
+            Self::Webhook => "CHANNEL_KIND_WEBHOOK",
+            Self::Telegram => "CHANNEL_KIND_TELEGRAM",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "CHANNEL_KIND_UNSPECIFIED" => Some(Self::Unspecified),
+            "CHANNEL_KIND_WEBHOOK" => Some(Self::Webhook),
+            "CHANNEL_KIND_TELEGRAM" => Some(Self::Telegram),
+            _ => None,
+        }
+    }
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ListConnectedAppsRequest {}
@@ -168,10 +344,10 @@ pub struct ConnectedApp {
     /// redirect URI.
     #[prost(string, tag = "3")]
     pub redirect_host: ::prost::alloc::string::String,
-    #[prost(string, tag = "4")]
-    pub connected_at: ::prost::alloc::string::String,
-    #[prost(string, tag = "5")]
-    pub last_used_at: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "6")]
+    pub connected_at: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(message, optional, tag = "7")]
+    pub last_used_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ConnectedAppList {
@@ -208,17 +384,18 @@ pub struct CreateTelegramLinkRequest {}
 pub struct TelegramLink {
     #[prost(string, tag = "1")]
     pub url: ::prost::alloc::string::String,
-    #[prost(string, tag = "2")]
-    pub expires_at: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "3")]
+    pub expires_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetCalendarFeedRequest {}
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct CalendarFeedStatus {
     #[prost(bool, tag = "1")]
     pub issued: bool,
-    #[prost(string, optional, tag = "2")]
-    pub created_at: ::core::option::Option<::prost::alloc::string::String>,
+    /// Set when issued.
+    #[prost(message, optional, tag = "3")]
+    pub created_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct IssueCalendarFeedRequest {}
@@ -230,9 +407,8 @@ pub struct ListChannelsRequest {}
 pub struct Channel {
     #[prost(int64, tag = "1")]
     pub id: i64,
-    /// webhook
-    #[prost(string, tag = "2")]
-    pub kind: ::prost::alloc::string::String,
+    #[prost(enumeration = "ChannelKind", tag = "8")]
+    pub kind: i32,
     /// The webhook's URL.
     #[prost(string, tag = "3")]
     pub target: ::prost::alloc::string::String,
@@ -242,11 +418,11 @@ pub struct Channel {
     /// attempt on, while it is retried), or why the channel was turned off.
     #[prost(string, optional, tag = "5")]
     pub last_error: ::core::option::Option<::prost::alloc::string::String>,
-    #[prost(string, tag = "6")]
-    pub created_at: ::prost::alloc::string::String,
-    /// When that attempt failed (RFC 3339, UTC).
-    #[prost(string, optional, tag = "7")]
-    pub last_error_at: ::core::option::Option<::prost::alloc::string::String>,
+    #[prost(message, optional, tag = "9")]
+    pub created_at: ::core::option::Option<::prost_types::Timestamp>,
+    /// When that attempt failed.
+    #[prost(message, optional, tag = "10")]
+    pub last_error_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ChannelList {
@@ -332,12 +508,12 @@ pub struct UpdateEventRequest {
     #[prost(string, optional, tag = "8")]
     pub deep_link: ::core::option::Option<::prost::alloc::string::String>,
 }
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct DeleteEventReply {
     #[prost(int64, tag = "1")]
     pub id: i64,
-    #[prost(string, tag = "2")]
-    pub state: ::prost::alloc::string::String,
+    #[prost(enumeration = "EventState", tag = "3")]
+    pub state: i32,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetProfileRequest {}
@@ -378,14 +554,15 @@ pub struct UpdateProfileRequest {
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetAgentTokenRequest {}
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AgentTokenStatus {
     #[prost(bool, tag = "1")]
     pub issued: bool,
-    #[prost(string, optional, tag = "2")]
-    pub created_at: ::core::option::Option<::prost::alloc::string::String>,
-    #[prost(string, optional, tag = "3")]
-    pub last_used_at: ::core::option::Option<::prost::alloc::string::String>,
+    /// Both set when issued; last_used_at only once it was used.
+    #[prost(message, optional, tag = "4")]
+    pub created_at: ::core::option::Option<::prost_types::Timestamp>,
+    #[prost(message, optional, tag = "5")]
+    pub last_used_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct IssueMyAgentTokenRequest {}
@@ -2461,15 +2638,14 @@ pub struct UpsertEventsRequest {
     #[prost(message, repeated, tag = "1")]
     pub events: ::prost::alloc::vec::Vec<SourceEvent>,
 }
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct UpsertResult {
     #[prost(int64, tag = "1")]
     pub id: i64,
-    /// created, updated, rescheduled, unchanged or revived.
-    #[prost(string, tag = "2")]
-    pub outcome: ::prost::alloc::string::String,
-    #[prost(string, tag = "3")]
-    pub state: ::prost::alloc::string::String,
+    #[prost(enumeration = "Outcome", tag = "4")]
+    pub outcome: i32,
+    #[prost(enumeration = "EventState", tag = "5")]
+    pub state: i32,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct UpsertEventsReply {
@@ -2491,15 +2667,15 @@ pub struct WithdrawEventsRequest {
     #[prost(message, repeated, tag = "1")]
     pub keys: ::prost::alloc::vec::Vec<EventKey>,
 }
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct WithdrawResult {
-    /// False when no event has this key.
     #[prost(bool, tag = "1")]
     pub found: bool,
     #[prost(int64, tag = "2")]
     pub id: i64,
-    #[prost(string, tag = "3")]
-    pub state: ::prost::alloc::string::String,
+    /// UNSPECIFIED when not found.
+    #[prost(enumeration = "EventState", tag = "4")]
+    pub state: i32,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct WithdrawEventsReply {
@@ -2512,6 +2688,48 @@ pub struct IngestListRequest {
     pub user: ::prost::alloc::string::String,
     #[prost(string, repeated, tag = "2")]
     pub refs: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+/// What an upsert did to one item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum Outcome {
+    Unspecified = 0,
+    Created = 1,
+    /// Fields changed, the due moment did not.
+    Updated = 2,
+    /// The due moment changed: a closed event reopens.
+    Rescheduled = 3,
+    Unchanged = 4,
+    /// A withdrawn event came back.
+    Revived = 5,
+}
+impl Outcome {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "OUTCOME_UNSPECIFIED",
+            Self::Created => "OUTCOME_CREATED",
+            Self::Updated => "OUTCOME_UPDATED",
+            Self::Rescheduled => "OUTCOME_RESCHEDULED",
+            Self::Unchanged => "OUTCOME_UNCHANGED",
+            Self::Revived => "OUTCOME_REVIVED",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "OUTCOME_UNSPECIFIED" => Some(Self::Unspecified),
+            "OUTCOME_CREATED" => Some(Self::Created),
+            "OUTCOME_UPDATED" => Some(Self::Updated),
+            "OUTCOME_RESCHEDULED" => Some(Self::Rescheduled),
+            "OUTCOME_UNCHANGED" => Some(Self::Unchanged),
+            "OUTCOME_REVIVED" => Some(Self::Revived),
+            _ => None,
+        }
+    }
 }
 /// Generated client implementations.
 pub mod ingest_client {
@@ -3061,8 +3279,8 @@ pub struct Source {
     pub has_token: bool,
     #[prost(int64, tag = "3")]
     pub events: i64,
-    #[prost(string, tag = "4")]
-    pub created_at: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "5")]
+    pub created_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct SourceList {
@@ -3112,8 +3330,8 @@ pub struct User {
     pub has_agent_token: bool,
     #[prost(int64, tag = "7")]
     pub active_events: i64,
-    #[prost(string, tag = "8")]
-    pub created_at: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "9")]
+    pub created_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct UserList {
@@ -3869,17 +4087,46 @@ pub struct ActionLinkRequest {
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ActionLinkReply {
-    /// done or remember.
-    #[prost(string, tag = "1")]
-    pub action: ::prost::alloc::string::String,
+    #[prost(enumeration = "LinkAction", tag = "5")]
+    pub action: i32,
     #[prost(message, optional, tag = "2")]
     pub event: ::core::option::Option<Event>,
-    /// When the link stops working (UTC, RFC 3339).
-    #[prost(string, tag = "3")]
-    pub expires_at: ::prost::alloc::string::String,
+    /// When the link stops working.
+    #[prost(message, optional, tag = "6")]
+    pub expires_at: ::core::option::Option<::prost_types::Timestamp>,
     /// The event's user: language, zone and local time, for the page.
     #[prost(message, optional, tag = "4")]
     pub profile: ::core::option::Option<Profile>,
+}
+/// What an action link does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum LinkAction {
+    Unspecified = 0,
+    Done = 1,
+    Remember = 2,
+}
+impl LinkAction {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "LINK_ACTION_UNSPECIFIED",
+            Self::Done => "LINK_ACTION_DONE",
+            Self::Remember => "LINK_ACTION_REMEMBER",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "LINK_ACTION_UNSPECIFIED" => Some(Self::Unspecified),
+            "LINK_ACTION_DONE" => Some(Self::Done),
+            "LINK_ACTION_REMEMBER" => Some(Self::Remember),
+            _ => None,
+        }
+    }
 }
 /// Generated client implementations.
 pub mod links_client {
