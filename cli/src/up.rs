@@ -5,11 +5,12 @@
 //! generated once into the data folder. Ctrl-C, SIGTERM, or any child dying
 //! stops every child.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::settings::Settings;
 
@@ -21,7 +22,53 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 struct Process {
     name: &'static str,
-    child: Child,
+    child: tokio::process::Child,
+}
+
+/// One child of `hado up`: `hado <role>` with `set` given, each of
+/// `defaults` given unless the operator set it, its own metrics address,
+/// and when it counts as started.
+struct Launch {
+    role: &'static str,
+    set: Vec<(&'static str, String)>,
+    defaults: Vec<(String, Option<String>)>,
+    metrics: &'static str,
+    ready: Ready,
+}
+
+/// When a child has started.
+enum Ready {
+    /// Its gRPC health check answers SERVING.
+    Healthy,
+    /// It accepts connections on this address.
+    Listening(String),
+}
+
+impl Launch {
+    /// Starts the child, adds it to `processes` and waits until it is ready.
+    async fn start(
+        self,
+        executable: &std::path::Path,
+        settings: &Settings,
+        processes: &mut Vec<Process>,
+    ) -> anyhow::Result<()> {
+        let mut command = Command::new(executable);
+        command.arg(self.role).envs(self.set).kill_on_drop(true);
+        for (variable, value) in self.defaults {
+            let unset = std::env::var(&variable).map(|set| set.trim().is_empty()).unwrap_or(true);
+            if let Some(value) = value.filter(|_| unset) {
+                command.env(variable, value);
+            }
+        }
+        metrics_address(&mut command, self.metrics);
+        let child = command.spawn().with_context(|| format!("cannot start {}", self.role))?;
+        processes.push(Process { name: self.role, child });
+        let process = processes.last_mut().expect("just pushed");
+        match self.ready {
+            Ready::Healthy => wait_until_healthy(settings, process).await,
+            Ready::Listening(addr) => wait_until_listening(&addr, process).await,
+        }
+    }
 }
 
 pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
@@ -40,80 +87,93 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     let executable =
         std::env::current_exe().context("cannot find the hado executable to start core")?;
     let database_url = settings.database_url();
-    let mut command = Command::new(&executable);
-    command
-        .arg("core")
-        .env("HADO_DATABASE_URL", &database_url)
-        .env("HADO_GRPC_ADDR", &grpc_addr)
-        .kill_on_drop(true);
-    if std::env::var("HADO_PUBLIC_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
-        // Action links in reminders point at this machine's web inbox.
-        command.env("HADO_PUBLIC_URL", format!("http://{http_addr}"));
-    }
-    for (variable, value) in &secrets {
-        if std::env::var(variable).map(|set| set.trim().is_empty()).unwrap_or(true) {
-            command.env(variable, value);
-        }
-    }
-    metrics_address(&mut command, "HADO_CORE_METRICS_ADDR");
-    let child = command.spawn().context("cannot start core")?;
-    let mut processes = vec![Process { name: "core", child }];
-
+    let launches = launches(settings, &secrets);
+    let mut processes = Vec::new();
     eprintln!("hado: starting core on {grpc_addr} with {database_url} …");
-    if let Err(error) = wait_until_healthy(settings, &mut processes[0]).await {
-        stop_all(&mut processes).await;
-        return Err(error);
-    }
-
-    let mcp_addr = settings.mcp_addr();
-    let mcp_url = format!("http://{mcp_addr}/mcp");
-    let mut command = Command::new(&executable);
-    command
-        .arg("gateway-mcp")
-        .env("HADO_CORE_URL", settings.core_url())
-        .env("HADO_MCP_ADDR", &mcp_addr)
-        .kill_on_drop(true);
-    // Agents sign in on the web inbox's page.
-    if std::env::var("HADO_WEB_URL").map(|set| set.trim().is_empty()).unwrap_or(true) {
-        command.env("HADO_WEB_URL", format!("http://{http_addr}"));
-    }
-    metrics_address(&mut command, "HADO_MCP_METRICS_ADDR");
-    let child = command.spawn().context("cannot start gateway-mcp")?;
-    processes.push(Process { name: "gateway-mcp", child });
-    if let Err(error) =
-        wait_until_listening(&mcp_addr, processes.last_mut().expect("just pushed")).await
-    {
-        stop_all(&mut processes).await;
-        return Err(error);
-    }
-
-    let local_user = settings.local_user();
-    let mut command = Command::new(&executable);
-    command
-        .arg("gateway-http")
-        .env("HADO_CORE_URL", settings.core_url())
-        .env("HADO_HTTP_ADDR", &http_addr)
-        .env("HADO_LOCAL_USER", &local_user)
-        .env("HADO_MCP_URL", &mcp_url)
-        .kill_on_drop(true);
-    if std::env::var("HADO_GATEWAY_TOKEN").map(|set| set.trim().is_empty()).unwrap_or(true)
-        && let Some((variable, value)) =
-            secrets.iter().find(|(variable, _)| *variable == "HADO_GATEWAY_TOKEN")
-    {
-        command.env(variable, value);
-    }
-    metrics_address(&mut command, "HADO_HTTP_METRICS_ADDR");
-    let child = command.spawn().context("cannot start gateway-http")?;
-    processes.push(Process { name: "gateway-http", child });
-    if let Err(error) =
-        wait_until_listening(&http_addr, processes.last_mut().expect("just pushed")).await
-    {
-        stop_all(&mut processes).await;
-        return Err(error);
+    for launch in launches {
+        if let Err(error) = launch.start(&executable, settings, &mut processes).await {
+            stop_all(&mut processes).await;
+            return Err(error);
+        }
     }
 
     // The admin commands run from this folder find this core by it.
-    settings.record_listening(&settings.core_url(), &http_addr, &mcp_addr)?;
+    settings.record_listening(&settings.core_url(), &http_addr, &settings.mcp_addr())?;
+    print_banner(settings, &executable);
+
+    let exit = tokio::select! {
+        _ = hado_runtime::process::shutdown_signal() => {
+            eprintln!("hado: stopping …");
+            ExitCode::SUCCESS
+        }
+        (name, status) = first_exit(&mut processes) => {
+            eprintln!("hado: {name} stopped ({status}); stopping the rest");
+            ExitCode::FAILURE
+        }
+    };
+    stop_all(&mut processes).await;
+    settings.forget_listening();
+    Ok(exit)
+}
+
+/// What `hado up` starts, in order: core, then the gateways once it answers.
+fn launches(settings: &Settings, secrets: &BTreeMap<String, String>) -> [Launch; 3] {
+    let (grpc_addr, http_addr) = (settings.grpc_addr(), settings.http_addr());
+    let database_url = settings.database_url();
+    let (mcp_addr, local_user) = (settings.mcp_addr(), settings.local_user());
+    let mcp_url = format!("http://{mcp_addr}/mcp");
+    let web_url = format!("http://{http_addr}");
+    [
+        Launch {
+            role: "core",
+            set: vec![
+                ("HADO_DATABASE_URL", database_url.clone()),
+                ("HADO_GRPC_ADDR", grpc_addr.clone()),
+            ],
+            // Action links in reminders point at this machine's web inbox.
+            defaults: [("HADO_PUBLIC_URL".to_owned(), Some(web_url.clone()))]
+                .into_iter()
+                .chain(
+                    secrets
+                        .iter()
+                        .map(|(variable, value)| (variable.to_string(), Some(value.clone()))),
+                )
+                .collect(),
+            metrics: "HADO_CORE_METRICS_ADDR",
+            ready: Ready::Healthy,
+        },
+        Launch {
+            role: "gateway-mcp",
+            set: vec![("HADO_CORE_URL", settings.core_url()), ("HADO_MCP_ADDR", mcp_addr.clone())],
+            // Agents sign in on the web inbox's page.
+            defaults: vec![("HADO_WEB_URL".to_owned(), Some(web_url.clone()))],
+            metrics: "HADO_MCP_METRICS_ADDR",
+            ready: Ready::Listening(mcp_addr.clone()),
+        },
+        Launch {
+            role: "gateway-http",
+            set: vec![
+                ("HADO_CORE_URL", settings.core_url()),
+                ("HADO_HTTP_ADDR", http_addr.clone()),
+                ("HADO_LOCAL_USER", local_user.clone()),
+                ("HADO_MCP_URL", mcp_url.clone()),
+            ],
+            defaults: vec![(
+                "HADO_GATEWAY_TOKEN".to_owned(),
+                secrets.get("HADO_GATEWAY_TOKEN").cloned(),
+            )],
+            metrics: "HADO_HTTP_METRICS_ADDR",
+            ready: Ready::Listening(http_addr.clone()),
+        },
+    ]
+}
+
+/// Where everything listens, and what to try next.
+fn print_banner(settings: &Settings, executable: &std::path::Path) {
+    let (grpc_addr, http_addr, mcp_addr) =
+        (settings.grpc_addr(), settings.http_addr(), settings.mcp_addr());
+    let (database_url, local_user) = (settings.database_url(), settings.local_user());
+    let mcp_url = format!("http://{mcp_addr}/mcp");
     println!();
     println!("Hado is running.");
     println!("  {:<30}http://{http_addr}/", format!("web inbox (as {local_user})"));
@@ -151,20 +211,6 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     );
     println!();
     println!("Ctrl-C stops Hado.");
-
-    let exit = tokio::select! {
-        _ = hado_runtime::process::shutdown_signal() => {
-            eprintln!("hado: stopping …");
-            ExitCode::SUCCESS
-        }
-        (name, status) = first_exit(&mut processes) => {
-            eprintln!("hado: {name} stopped ({status}); stopping the rest");
-            ExitCode::FAILURE
-        }
-    };
-    stop_all(&mut processes).await;
-    settings.forget_listening();
-    Ok(exit)
 }
 
 async fn wait_until_healthy(settings: &Settings, process: &mut Process) -> anyhow::Result<()> {
@@ -279,7 +325,7 @@ async fn stop_all(processes: &mut [Process]) {
 }
 
 #[cfg(unix)]
-fn terminate(child: &Child) {
+fn terminate(child: &tokio::process::Child) {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 mod grpc;
 pub mod links;
+mod loops;
 pub mod network;
 mod outbound_tls;
 pub mod scheduler;

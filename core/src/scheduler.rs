@@ -99,12 +99,7 @@ pub(crate) async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
                 RETRY_AFTER_FAILURE
             }
         };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = wake.notified() => {}
-            _ = stop.changed() => return,
-        }
-        if *stop.borrow() {
+        if !crate::loops::rest(pause, &wake, &mut stop).await {
             return;
         }
     }

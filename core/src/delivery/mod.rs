@@ -311,12 +311,7 @@ pub(crate) async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
                 RETRY_AFTER_FAILURE
             }
         };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = queued.notified() => {}
-            _ = stop.changed() => return,
-        }
-        if *stop.borrow() {
+        if !crate::loops::rest(pause, &queued, &mut stop).await {
             return;
         }
     }
