@@ -92,7 +92,7 @@ pub(crate) struct UpsertReply {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("required" = ["user", "ref"]))]
-pub(crate) struct EventKey {
+pub(crate) struct SourceKey {
     #[serde(default)]
     #[schemars(pattern(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"))]
     pub user: String,
@@ -110,7 +110,7 @@ pub(crate) struct EventKey {
 pub(crate) struct WithdrawBody {
     /// At most 1000 keys.
     #[schemars(length(max = 1000))]
-    pub events: Vec<EventKey>,
+    pub events: Vec<SourceKey>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

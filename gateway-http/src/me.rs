@@ -37,7 +37,7 @@ pub(crate) struct StateFilter {
 /// A new event of the person's own (`manual`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct NewEvent {
+pub(crate) struct NewEventBody {
     #[serde(default)]
     pub title: String,
     #[serde(default)]
@@ -51,7 +51,7 @@ pub(crate) struct NewEvent {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct EventChange {
+pub(crate) struct EventChangeBody {
     pub title: Option<String>,
     pub due_at: Option<String>,
     pub subtitle: Option<String>,
@@ -216,7 +216,7 @@ async fn list(
 pub(crate) async fn create(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
-    ApiJson(new): ApiJson<NewEvent>,
+    ApiJson(new): ApiJson<NewEventBody>,
 ) -> Result<(StatusCode, axum::Json<UserEvent>), ApiError> {
     let fields = v1::EventFields {
         title: new.title,
@@ -252,7 +252,7 @@ pub(crate) async fn update(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
-    ApiJson(change): ApiJson<EventChange>,
+    ApiJson(change): ApiJson<EventChangeBody>,
 ) -> Reply<UserEvent> {
     let request = v1::UpdateEventRequest {
         id,

@@ -218,7 +218,7 @@ pub(crate) struct UpdateProfileArgs {
 
 /// The events `list_events` found.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct EventList {
+pub(crate) struct UserEventList {
     pub events: Vec<UserEvent>,
     /// Set when more active events follow this page: pass it as after for the next.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -4,8 +4,10 @@
 //! crate depending on sqlx, the contract crate free of process plumbing,
 //! core free of HTTP serving, core's engine free of network I/O and of the
 //! edges and loops that call it, no
-//! circle of `use crate::` imports between the files of any crate, and no
-//! source file over 400 lines before its tests.
+//! circle of `use crate::` imports between the files of any crate, no
+//! source file over 400 lines before its tests, and the map itself true:
+//! every name ARCHITECTURE.md gives in backticks exists, and every `HADO_*`
+//! variable the code reads is in the README, and no other.
 
 use std::path::{Path, PathBuf};
 
@@ -315,5 +317,213 @@ fn no_circle_of_crate_imports_between_files() {
         circles.is_empty(),
         "files that import each other (give what both need a home below both):\n{}",
         circles.join("\n")
+    );
+}
+
+/// Names in ARCHITECTURE.md's backticks that are not Hado's own: SQL,
+/// HTTP headers and methods, gRPC codes, outside crates, tools, protocols'
+/// words. Every other backticked name must be a path, module or item that
+/// exists, so that the map cannot name what was renamed or removed.
+const OUTSIDE_NAMES: &[&str] = &[
+    "ABORTED",
+    "Any",
+    "Authorization",
+    "BIGINT",
+    "COMMIT",
+    "Host",
+    "IN",
+    "INSERT",
+    "NO_COLOR",
+    "Origin",
+    "UNAVAILABLE",
+    "UPDATE",
+    "busy_timeout",
+    "callback_data",
+    "deny_unknown_fields",
+    "duplicates",
+    "flatten",
+    "impl",
+    "ipnet",
+    "isError",
+    "protoc",
+    "protox",
+    "query_only",
+    "serde_path_to_error",
+    "sha2",
+    "liveness",
+    "INVALID_ARGUMENT",
+    "tools/call",
+    // Kept with the team's shared documents, beside the repository.
+    "DESIGN.md",
+];
+
+/// Every file git would see: tracked, and new ones it does not ignore.
+fn repository_files() -> Vec<String> {
+    let listed = std::process::Command::new("git")
+        .args(["ls-files", "--cached", "--others", "--exclude-standard"])
+        .current_dir(workspace())
+        .output()
+        .expect("git lists the repository's files");
+    String::from_utf8_lossy(&listed.stdout).lines().map(str::to_owned).collect()
+}
+
+/// Whether `word` stands in `text` as a whole identifier.
+fn has_word(text: &str, word: &str) -> bool {
+    let is_ident = |character: char| character.is_alphanumeric() || character == '_';
+    text.match_indices(word).any(|(start, _)| {
+        let before = text[..start].chars().next_back();
+        let after = text[start + word.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+/// The code of every Rust, proto, SQL and template file, comment lines left
+/// out, and every path of the repository.
+fn code_and_paths() -> (String, Vec<String>) {
+    let files = repository_files();
+    let mut code = String::new();
+    for file in &files {
+        let known = [".rs", ".proto", ".sql", ".html", ".toml", ".yaml"];
+        if known.iter().any(|ending| file.ends_with(ending)) && !file.contains("generated/") {
+            let text = std::fs::read_to_string(workspace().join(file)).unwrap_or_default();
+            for line in text.lines().filter(|line| !line.trim_start().starts_with("//")) {
+                code.push_str(line);
+                code.push('\n');
+            }
+        }
+    }
+    (code, files)
+}
+
+#[test]
+fn every_name_architecture_md_gives_in_backticks_exists() {
+    let map = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+    let (code, files) = code_and_paths();
+    let exists = |path: &str| {
+        let path = path.trim_end_matches('/');
+        files.iter().any(|file| {
+            file == path
+                || file.ends_with(&format!("/{path}"))
+                || file.starts_with(&format!("{path}/"))
+                || file.contains(&format!("/{path}/"))
+        })
+    };
+    let is_identifier = |text: &str| {
+        !text.is_empty()
+            && text.chars().all(|character| character.is_alphanumeric() || character == '_')
+    };
+    let mut missing = Vec::new();
+    for (_, name) in map.split('`').enumerate().filter(|(index, _)| index % 2 == 1) {
+        // A call names its item: `run(…)` is `run`.
+        let name = name.trim();
+        let name = name.split_once('(').map_or(name, |(item, _)| item);
+        let prose = name.contains(char::is_whitespace)
+            || name.starts_with(['/', '-', '.'])
+            || name.starts_with("HADO_")
+            || name.contains([
+                '=', '<', '>', '"', '\'', '?', '*', '…', '{', '}', '(', ')', '[', ']', '@', ',',
+                ':',
+            ]) && !name.contains("::");
+        if prose || OUTSIDE_NAMES.contains(&name) {
+            continue;
+        }
+        let found = if let Some(method) = name.strip_prefix("hado.v1.") {
+            // A gRPC method, `hado.v1.Service/Method`: both in the .proto files.
+            method.split('/').all(|part| has_word(&code, part))
+        } else if let Some((file, item)) = name.split_once(".rs::") {
+            // An item of a file, `web/events.rs::done`.
+            let file = format!("{file}.rs");
+            exists(&file)
+                && files.iter().filter(|path| path.ends_with(&file)).any(|path| {
+                    has_word(
+                        &std::fs::read_to_string(workspace().join(path)).unwrap_or_default(),
+                        item,
+                    )
+                })
+        } else if name.contains("::") {
+            // A path in Rust: each of its names is in the code (the first
+            // may be a crate, named with dashes in the manifests).
+            name.split("::").filter(|segment| !segment.is_empty()).all(|segment| {
+                has_word(&code, segment)
+                    || has_word(&code, &segment.replace('_', "-"))
+                    || ["hado_core", "hado_proto", "hado_runtime", "tonic", "v1"].contains(&segment)
+            })
+        } else if name.contains('/') || name.contains(".rs") || name.ends_with(".md") {
+            exists(name.split("::").next().unwrap_or(name))
+        } else if is_identifier(name) {
+            has_word(&code, name) || exists(name) || exists(&format!("{name}.rs"))
+        } else {
+            continue;
+        };
+        if !found {
+            missing.push(name.to_owned());
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names what the code does not have (fix the map, or add an outside \
+         name to OUTSIDE_NAMES):\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The `HADO_*` names in `text` that stand as a whole name after one of
+/// `before` (a quote, `$`, `{`), trailing underscores (a prefix) left out.
+fn variables(text: &str, before: &[char]) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    for (start, _) in text.match_indices("HADO_") {
+        let preceding = text[..start].chars().next_back();
+        if !preceding.is_some_and(|character| before.contains(&character)) {
+            continue;
+        }
+        let name: String = text[start..]
+            .chars()
+            .take_while(|character| {
+                character.is_ascii_uppercase() || character.is_ascii_digit() || *character == '_'
+            })
+            .collect();
+        // A name that ends in `_` is a prefix (`HADO_BASIC_AUTH_`), not a variable.
+        if name.len() > "HADO_".len() && !name.ends_with('_') {
+            found.insert(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn every_hado_variable_the_code_reads_is_in_the_readme_and_no_other() {
+    let mut read = std::collections::BTreeSet::new();
+    for file in repository_files() {
+        let text = std::fs::read_to_string(workspace().join(&file)).unwrap_or_default();
+        let code: String = text
+            .lines()
+            .filter(|line| {
+                let line = line.trim_start();
+                !line.starts_with("//") && !line.starts_with('#')
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if file.ends_with(".rs") {
+            // Read as a string: `read(lookup, "HADO_…")`, `env = "HADO_…"`.
+            read.extend(variables(&code, &['"']));
+        } else if file == "Caddyfile"
+            || file.ends_with("compose.yaml")
+            || file.starts_with("deploy/")
+            || file.starts_with("scripts/")
+            || file == ".ci/run"
+        {
+            // `{$HADO_…}`, `${HADO_…}`, `$HADO_…`, `"HADO_…"`, `HADO_…=`.
+            read.extend(variables(&code, &['$', '{', '"', '\'', ' ', '\n']));
+        }
+    }
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let documented = variables(&readme, &['`', ' ', '(', '\n', '|']);
+    let undocumented: Vec<_> = read.difference(&documented).cloned().collect();
+    let unread: Vec<_> = documented.difference(&read).cloned().collect();
+    assert!(
+        undocumented.is_empty() && unread.is_empty(),
+        "read but not in README.md: {undocumented:?}\nin README.md but read nowhere: {unread:?}"
     );
 }

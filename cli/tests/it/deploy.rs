@@ -108,7 +108,7 @@ fn compose_runs_the_documented_services_with_documented_settings() {
     // Caddy gets every setting the Caddyfile reads, but those of its commented variant and its admin address.
     let caddy = services["caddy"]["environment"].as_object().unwrap();
     for (name, _) in placeholders(CADDYFILE, "{$") {
-        let optional = name.starts_with("HADO_BASIC_AUTH") || name == "HADO_CADDY_ADMIN";
+        let optional = name.starts_with("HADO_BASIC_AUTH_") || name == "HADO_CADDY_ADMIN";
         assert!(
             optional || caddy.contains_key(&name),
             "the Caddyfile reads {name}, which compose.yaml does not give Caddy"

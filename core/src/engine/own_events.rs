@@ -8,7 +8,7 @@ use crate::domain::violations::Violations;
 use crate::engine::Engine;
 use crate::engine::inputs::{EventPatch, owned_elsewhere};
 use crate::error::CoreError;
-use crate::storage::{EventKey, EventRecord, NewEvent, UserRecord, events};
+use crate::storage::{EventRecord, NewEventRow, RowKey, UserRecord, events};
 
 impl Engine {
     /// Creates one of the user's own events, from the `manual` source.
@@ -47,7 +47,7 @@ impl Engine {
         let once = keyed.is_some();
         let source_ref = keyed.unwrap_or_else(|| SourceRef::new_manual(ulid::Ulid::new()));
         let topic = Topic::empty();
-        let key = EventKey {
+        let key = RowKey {
             user_id: user.id,
             source_id: self.manual_source_id,
             source_ref: source_ref.as_str(),
@@ -66,7 +66,7 @@ impl Engine {
         } else {
             // The ref is new (a fresh ULID), so nothing is looked up, and
             // calls arriving together share one statement.
-            let new_event = NewEvent {
+            let new_event = NewEventRow {
                 user_id: key.user_id,
                 source_id: key.source_id,
                 source_ref: key.source_ref.to_owned(),
@@ -111,7 +111,7 @@ impl Engine {
             deep_link: patch.deep_link.or(current.deep_link),
         };
         let spec = EventSpec::parse(&merged).map_err(CoreError::Invalid)?;
-        let key = EventKey {
+        let key = RowKey {
             user_id: user.id,
             source_id: record.source_id,
             source_ref: &record.source_ref,

@@ -15,7 +15,7 @@ use crate::engine::inputs::{RawKey, SourceCaller, SourceItem, check_batch_size};
 use crate::engine::upsert::{UpsertReport, parse_item};
 use crate::error::CoreError;
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{EventKey, EventRecord, EventWrite, UserRecord, events, users};
+use crate::storage::{EventRecord, EventWrite, RowKey, UserRecord, events, users};
 use std::collections::HashMap;
 
 impl Engine {
@@ -62,11 +62,11 @@ impl Engine {
         let mut reports = Vec::with_capacity(parsed.len());
         // New events wait here and go in together, a few hundred rows to a
         // statement; their reports wait for their ids.
-        let mut inserts: Vec<(EventKey<'_>, EventWrite<'_>, usize)> = Vec::new();
+        let mut inserts: Vec<(RowKey<'_>, EventWrite<'_>, usize)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for ((login, source_ref, topic, spec), (user_id, _, _)) in parsed.iter().zip(&keys) {
             let user = &known_users[login.as_str()];
-            let key = EventKey {
+            let key = RowKey {
                 user_id: *user_id,
                 source_id: source.id,
                 source_ref: source_ref.as_str(),
@@ -133,7 +133,7 @@ impl Engine {
                 reports.push(WithdrawReport { found: None });
                 continue;
             };
-            let key = EventKey {
+            let key = RowKey {
                 user_id: user.id,
                 source_id: source.id,
                 source_ref: source_ref.as_str(),

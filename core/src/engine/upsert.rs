@@ -15,7 +15,7 @@ use crate::domain::{event, reminders};
 use crate::engine::Engine;
 use crate::engine::inputs::SourceItem;
 use crate::error::CoreError;
-use crate::storage::{EventKey, EventRecord, EventWrite, UserRecord, events};
+use crate::storage::{EventRecord, EventWrite, RowKey, UserRecord, events};
 
 /// What an upsert did to one item.
 #[derive(Clone, Copy, Debug)]
@@ -80,7 +80,7 @@ impl Engine {
     /// Inserts the batch's waiting new events and fills in their reports' ids.
     pub(super) async fn insert_waiting(
         connection: &mut AnyConnection,
-        inserts: &mut Vec<(EventKey<'_>, EventWrite<'_>, usize)>,
+        inserts: &mut Vec<(RowKey<'_>, EventWrite<'_>, usize)>,
         reports: &mut [UpsertReport],
         now: DateTime<Utc>,
     ) -> Result<(), CoreError> {
@@ -131,7 +131,7 @@ impl Engine {
     pub(super) async fn write_decision(
         &self,
         connection: &mut AnyConnection,
-        key: EventKey<'_>,
+        key: RowKey<'_>,
         stored: Option<&EventRecord>,
         spec: &EventSpec,
         decision: &Decision,

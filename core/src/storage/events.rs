@@ -18,7 +18,7 @@ pub(crate) const ARCHIVE_LIMIT: i64 = 100;
 
 /// An event's unique key: a source's ref and topic for one user.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct EventKey<'a> {
+pub(crate) struct RowKey<'a> {
     pub(crate) user_id: i64,
     pub(crate) source_id: i64,
     pub(crate) source_ref: &'a str,
@@ -54,7 +54,7 @@ async fn decode_all(
 
 pub(crate) async fn find_by_key(
     connection: &mut AnyConnection,
-    key: EventKey<'_>,
+    key: RowKey<'_>,
 ) -> Result<Option<EventRecord>, StoreError> {
     let row = sqlx::query(select_events!(
         "WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref = $3 AND e.topic = $4"

@@ -14,7 +14,7 @@ use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
-use super::events::{self, EventKey, EventWrite};
+use super::events::{self, EventWrite, RowKey};
 use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::reminders::Reminders;
 
@@ -25,7 +25,7 @@ const QUEUE: usize = 4096;
 
 /// One new event, owned, as it waits for its statement.
 #[derive(Debug)]
-pub(crate) struct NewEvent {
+pub(crate) struct NewEventRow {
     pub(crate) user_id: i64,
     pub(crate) source_id: i64,
     pub(crate) source_ref: String,
@@ -38,9 +38,9 @@ pub(crate) struct NewEvent {
     pub(crate) now: DateTime<Utc>,
 }
 
-impl NewEvent {
-    fn key(&self) -> EventKey<'_> {
-        EventKey {
+impl NewEventRow {
+    fn key(&self) -> RowKey<'_> {
+        RowKey {
             user_id: self.user_id,
             source_id: self.source_id,
             source_ref: &self.source_ref,
@@ -64,7 +64,7 @@ type Reply = oneshot::Sender<Result<i64, StoreError>>;
 /// The queue in front of the grouping task.
 #[derive(Clone, Debug)]
 pub(crate) struct GroupedInserts {
-    queue: mpsc::Sender<(NewEvent, Reply)>,
+    queue: mpsc::Sender<(NewEventRow, Reply)>,
 }
 
 impl GroupedInserts {
@@ -77,17 +77,17 @@ impl GroupedInserts {
     }
 
     /// Inserts one event and returns its id once it is committed.
-    pub(crate) async fn insert(&self, event: NewEvent) -> Result<i64, StoreError> {
+    pub(crate) async fn insert(&self, event: NewEventRow) -> Result<i64, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.queue.send((event, reply)).await.map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
     }
 }
 
-async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEvent, Reply)>) {
+async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEventRow, Reply)>) {
     let mut group = Vec::with_capacity(GROUP);
     while waiting.recv_many(&mut group, GROUP).await > 0 {
-        let (events, replies): (Vec<NewEvent>, Vec<Reply>) = group.drain(..).unzip();
+        let (events, replies): (Vec<NewEventRow>, Vec<Reply>) = group.drain(..).unzip();
         match write(&writer, &events).await {
             Ok(ids) => {
                 for (reply, id) in replies.into_iter().zip(ids) {
@@ -111,7 +111,7 @@ async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEvent, Reply)>) {
 }
 
 /// One statement for the whole group, committed on its own.
-async fn write(writer: &AnyPool, group: &[NewEvent]) -> Result<Vec<i64>, StoreError> {
+async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<i64>, StoreError> {
     let rows: Vec<_> = group.iter().map(|event| (event.key(), event.write(), event.now)).collect();
     let mut connection = writer.acquire().await?;
     events::insert_many(&mut connection, &rows).await

@@ -76,9 +76,9 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
 use sqlx::{AnyPool, Connection, Executor, Transaction};
 
-pub(crate) use events::EventKey;
 pub(crate) use events::EventWrite;
-pub(crate) use grouped::NewEvent;
+pub(crate) use events::RowKey;
+pub(crate) use grouped::NewEventRow;
 pub(crate) use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
 use sqlite_files::prepare_sqlite_url;
 pub use sqlite_files::sqlite_file;
@@ -308,7 +308,7 @@ impl Store {
 
     /// Inserts one new event, sharing the statement with any others that
     /// arrive meanwhile (group commit); the id comes back once committed.
-    pub(crate) async fn insert_event(&self, event: NewEvent) -> Result<i64, StoreError> {
+    pub(crate) async fn insert_event(&self, event: NewEventRow) -> Result<i64, StoreError> {
         self.refuse_on_a_full_disk()?;
         self.grouped.insert(event).await
     }

@@ -213,7 +213,7 @@ impl EventRecord {
         id: i64,
         user: &UserRecord,
         source: &str,
-        key: super::EventKey<'_>,
+        key: super::RowKey<'_>,
         write: super::EventWrite<'_>,
         now: DateTime<Utc>,
     ) -> Self {

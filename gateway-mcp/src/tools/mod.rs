@@ -28,8 +28,8 @@ use hado_proto::v1;
 use hado_runtime::views::{Profile, UserEvent};
 
 use crate::args::{
-    CreateEventArgs, Deleted, EventIdArgs, EventList, ListEventsArgs, MarkAckArgs, NoArgs,
-    UpdateEventArgs, UpdateProfileArgs,
+    CreateEventArgs, Deleted, EventIdArgs, ListEventsArgs, MarkAckArgs, NoArgs, UpdateEventArgs,
+    UpdateProfileArgs, UserEventList,
 };
 use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
 use crate::guard::TokenVerdict;
@@ -122,10 +122,10 @@ impl HadoMcp {
         &self,
         Parameters(args): Parameters<ListEventsArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<EventList>, ToolFailure> {
+    ) -> Result<Json<UserEventList>, ToolFailure> {
         let request = v1::ListEventsRequest::from(args);
         let list = self.call(&context, self.inbox(&context)?.list_events(request)).await?;
-        Ok(Json(EventList {
+        Ok(Json(UserEventList {
             events: list.events.iter().map(UserEvent::from).collect(),
             next: list.next,
         }))

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
-use super::{EventKey, EventWrite, optional_millis};
+use super::{EventWrite, RowKey, optional_millis};
 use crate::domain::event::Lifecycle;
 use crate::domain::reminders::Reminders;
 use crate::domain::time::format_date;
@@ -123,7 +123,7 @@ struct NewRow<'a> {
 }
 
 impl<'a> NewRow<'a> {
-    fn of(key: EventKey<'a>, write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
+    fn of(key: RowKey<'a>, write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
         let (user_id, source_id, source_ref, topic) =
             (key.user_id, key.source_id, key.source_ref, key.topic);
         Self {
@@ -211,7 +211,7 @@ const ROWS_PER_INSERT: usize = 500;
 
 pub(crate) async fn insert(
     connection: &mut AnyConnection,
-    key: EventKey<'_>,
+    key: RowKey<'_>,
     write: EventWrite<'_>,
     now: DateTime<Utc>,
 ) -> Result<i64, StoreError> {
@@ -229,7 +229,7 @@ pub(crate) async fn insert(
 /// faster than the JSON the rows travelled as before (BENCHMARKS.md).
 pub(crate) async fn insert_many(
     connection: &mut AnyConnection,
-    rows: &[(EventKey<'_>, EventWrite<'_>, DateTime<Utc>)],
+    rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
 ) -> Result<Vec<i64>, StoreError> {
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(ROWS_PER_INSERT) {
