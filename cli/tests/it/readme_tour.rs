@@ -96,7 +96,9 @@ fn the_readme_tour_works_as_written() {
         stdout.contains("hado.v1.Ingest") && stdout.contains("hado.v1.Admin"),
         "the service list:\n{stdout}"
     );
-    assert!(stdout.contains("\"outcome\": \"created\""), "the pushed batch:\n{stdout}");
+    // The wire is typed: enums by their names, instants as RFC 3339.
+    assert!(stdout.contains("\"outcome\": \"OUTCOME_CREATED\""), "the pushed batch:\n{stdout}");
+    assert!(stdout.contains("\"state\": \"EVENT_STATE_DONE\""), "the archive:\n{stdout}");
     assert!(stdout.contains("\"closedAs\": \"Done\""), "the archive after MarkDone:\n{stdout}");
     assert!(stderr.contains("Code: InvalidArgument"), "{stderr}");
     assert!(
