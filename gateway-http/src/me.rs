@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
-use hado_runtime::views::{Profile, UserEvent};
+use hado_runtime::views::{Deleted, Profile, UserEvent};
 
 use crate::auth::InboxUser;
 use crate::error::{ApiError, ApiJson};
@@ -59,12 +59,6 @@ pub(crate) struct EventChangeBody {
     pub after_due: Option<String>,
     pub done_label: Option<String>,
     pub deep_link: Option<String>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct Deleted {
-    pub id: i64,
-    pub state: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -279,10 +273,7 @@ pub(crate) async fn delete(
         .delete_event(v1::EventId { id })
         .await
         .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(Deleted {
-        id: reply.get_ref().id,
-        state: reply.get_ref().state().word().to_owned(),
-    }))
+    Ok(axum::Json(Deleted::from(reply.get_ref())))
 }
 
 pub(crate) async fn done(

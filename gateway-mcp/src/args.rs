@@ -225,14 +225,6 @@ pub(crate) struct UserEventList {
     pub next: Option<String>,
 }
 
-/// What `delete_event` did.
-#[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct Deleted {
-    pub id: i64,
-    /// Always `withdrawn`.
-    pub state: String,
-}
-
 // What each tool's arguments ask of core: the one place where an argument
 // becomes a field of the wire.
 

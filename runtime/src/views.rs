@@ -136,6 +136,21 @@ impl From<&v1::Profile> for Profile {
     }
 }
 
+/// What deleting an event did: it is withdrawn, and still readable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Deleted {
+    pub id: i64,
+    /// Always `withdrawn`.
+    pub state: String,
+}
+
+impl From<&v1::DeleteEventReply> for Deleted {
+    fn from(reply: &v1::DeleteEventReply) -> Self {
+        Self { id: reply.id, state: reply.state().word().to_owned() }
+    }
+}
+
 fn non_empty(text: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }

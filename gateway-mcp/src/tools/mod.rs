@@ -25,10 +25,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use hado_proto::v1;
-use hado_runtime::views::{Profile, UserEvent};
+use hado_runtime::views::{Deleted, Profile, UserEvent};
 
 use crate::args::{
-    CreateEventArgs, Deleted, EventIdArgs, ListEventsArgs, MarkAckArgs, NoArgs, UpdateEventArgs,
+    CreateEventArgs, EventIdArgs, ListEventsArgs, MarkAckArgs, NoArgs, UpdateEventArgs,
     UpdateProfileArgs, UserEventList,
 };
 use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
@@ -202,7 +202,7 @@ impl HadoMcp {
         let reply = self
             .call(&context, self.inbox(&context)?.delete_event(v1::EventId { id: args.id }))
             .await?;
-        Ok(Json(Deleted { id: reply.id, state: reply.state().word().to_owned() }))
+        Ok(Json(Deleted::from(&reply)))
     }
 
     /// Done: the thing is finished and the event closes into the archive. Works on events from any source. A closed event is returned as it is.
