@@ -357,14 +357,37 @@ const OUTSIDE_NAMES: &[&str] = &[
     "DESIGN.md",
 ];
 
-/// Every file git would see: tracked, and new ones it does not ignore.
+/// Every file git would see: tracked, and new ones it does not ignore. A
+/// copy without git (an unpacked archive) is walked instead, build output
+/// and dependencies left out.
 fn repository_files() -> Vec<String> {
     let listed = std::process::Command::new("git")
         .args(["ls-files", "--cached", "--others", "--exclude-standard"])
         .current_dir(workspace())
-        .output()
-        .expect("git lists the repository's files");
-    String::from_utf8_lossy(&listed.stdout).lines().map(str::to_owned).collect()
+        .output();
+    if let Ok(listed) = listed
+        && listed.status.success()
+    {
+        return String::from_utf8_lossy(&listed.stdout).lines().map(str::to_owned).collect();
+    }
+    let root = workspace();
+    let mut found = Vec::new();
+    let mut pending = vec![root.clone()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if ["target", ".git", "node_modules"].iter().any(|skipped| name == *skipped) {
+                continue;
+            }
+            if path.is_dir() {
+                pending.push(path);
+            } else if let Ok(relative) = path.strip_prefix(&root) {
+                found.push(relative.display().to_string());
+            }
+        }
+    }
+    found
 }
 
 /// Whether `word` stands in `text` as a whole identifier.
@@ -413,7 +436,8 @@ fn every_name_architecture_md_gives_in_backticks_exists() {
             && text.chars().all(|character| character.is_alphanumeric() || character == '_')
     };
     let mut missing = Vec::new();
-    for (_, name) in map.split('`').enumerate().filter(|(index, _)| index % 2 == 1) {
+    // Every other piece between backticks is a name.
+    for name in map.split('`').skip(1).step_by(2) {
         // A call names its item: `run(…)` is `run`.
         let name = name.trim();
         let name = name.split_once('(').map_or(name, |(item, _)| item);
