@@ -20,7 +20,8 @@ const DOCUMENT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The network as the engine sees it. Each failure is a reason in words,
 /// which the engine puts into its refusal.
 pub trait Network: Send + Sync {
-    /// Checks a webhook URL as it is added: a name that resolves only to
+    /// Checks a webhook URL's name as it is added (the engine has checked
+    /// an address written in it already): a name that resolves only to
     /// addresses a webhook may not reach is refused; one that cannot be
     /// resolved now passes (the check at send time decides then).
     fn check_webhook<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<(), String>>;
@@ -44,7 +45,7 @@ impl Internet {
 
 impl Network for Internet {
     fn check_webhook<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(self.policy.check_new(url))
+        Box::pin(self.policy.check_name(url))
     }
 
     fn fetch_document<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<String, String>> {

@@ -2,7 +2,7 @@
 //! computed field filled in so that no client works one out: for the gRPC
 //! edge and for the webhook payloads the outbox sends alike.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 
 use hado_proto::v1;
 use prost_types::Timestamp;
@@ -24,9 +24,9 @@ pub(crate) fn timestamp(instant: DateTime<Utc>) -> Timestamp {
     hado_proto::convert::timestamp(instant)
 }
 
-/// An instant as the webhook payloads write it (RFC 3339, UTC, seconds).
+/// An instant as the webhook payloads write it: the JSON views' form.
 pub(crate) fn rfc3339(instant: DateTime<Utc>) -> String {
-    instant.to_rfc3339_opts(SecondsFormat::Secs, true)
+    hado_proto::convert::rfc3339_at(&timestamp(instant))
 }
 
 /// Each of core's fixed sets of cases as the contract's enum: a match, so

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use hado_proto::convert::rfc3339;
+use hado_proto::convert::{rfc3339, rfc3339_at};
 use hado_proto::v1;
 
 /// An event as a source sees it.
@@ -170,8 +170,8 @@ impl From<&v1::Event> for ClientEvent {
             done_label: event.done_label.clone(),
             deep_link: non_empty(&event.deep_link),
             state: event.state().word().to_owned(),
-            quiet_until: event.quiet_until.as_ref().map(|at| rfc3339(Some(at))),
-            closed_at: event.closed_at.as_ref().map(|at| rfc3339(Some(at))),
+            quiet_until: event.quiet_until.as_ref().map(rfc3339_at),
+            closed_at: event.closed_at.as_ref().map(rfc3339_at),
             created_at: rfc3339(event.created_at.as_ref()),
             updated_at: rfc3339(event.updated_at.as_ref()),
         }
@@ -187,7 +187,7 @@ impl From<&v1::Event> for UserEvent {
             closed_as: event.closed_as.clone(),
             needs_attention: event.needs_attention,
             deliveries: event.deliveries.iter().map(Delivery::from).collect(),
-            next_reminder_at: event.next_reminder_at.as_ref().map(|at| rfc3339(Some(at))),
+            next_reminder_at: event.next_reminder_at.as_ref().map(rfc3339_at),
         }
     }
 }
