@@ -10,6 +10,7 @@ use prost_types::Timestamp;
 use crate::domain::event::{Outcome, RawFields, RememberFor};
 use crate::domain::fields::AfterDue;
 use crate::domain::profile::format_clock_time;
+use crate::domain::reminders;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
 use crate::domain::violations::Violations;
@@ -130,7 +131,7 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         all_day: !spec.due.at.has_time_of_day(),
         created_at: Some(timestamp(record.created_at)),
         updated_at: Some(timestamp(record.updated_at)),
-        needs_attention: record.lifecycle.state.is_active() && record.reminders.needs_attention(),
+        needs_attention: reminders::needs_attention(&record.lifecycle, &record.reminders),
         deliveries: Vec::new(),
         due_date,
         due_time,

@@ -69,8 +69,9 @@ impl Ladder {
 
     /// The checkpoints up to and including the first overdue week, in order:
     /// the morning of F, D−7, D−3, D−1 and D (each only after the previous one
-    /// and not before F), one hour before a timed due moment, and while
-    /// overdue the mornings of D+1, D+3 and D+7.
+    /// and not before F), one hour before a timed due moment and the due
+    /// moment itself, and while overdue the mornings of D+1, D+3 and D+7.
+    /// (An all-day event's due day starts at the morning of D, its rung.)
     fn first_checkpoints(&self) -> Vec<DateTime<Utc>> {
         let due_day = self.due.day_in(self.zone);
         let mut days: Vec<NaiveDate> = Vec::with_capacity(5);
@@ -91,6 +92,7 @@ impl Ladder {
         if self.due.has_time_of_day() {
             checkpoints
                 .push(self.quiet.push_out(self.zone, due_moment - chrono::Duration::hours(1)));
+            checkpoints.push(self.quiet.push_out(self.zone, due_moment));
         }
         if self.after_due == AfterDue::Keep {
             checkpoints.extend([1, 3, 7].map(|offset| self.at_morning(add_days(due_day, offset))));
@@ -98,6 +100,24 @@ impl Ladder {
         checkpoints.sort();
         checkpoints.dedup();
         checkpoints
+    }
+
+    /// The one prompt reminder of an event that arrives (or is rescheduled)
+    /// at `now` inside its reminding window, after every checkpoint before
+    /// its due moment has passed: without it, nothing would remind before
+    /// the deadline. It comes now, or at the end of the quiet hours `now`
+    /// falls in. `None` when a regular checkpoint still comes before the due
+    /// moment, when the window has not opened, or when the event is due.
+    pub(crate) fn catch_up(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let due_moment = self.due.moment_in(self.zone);
+        if now >= due_moment {
+            return None;
+        }
+        let checkpoints = self.first_checkpoints();
+        let opened = checkpoints.first().is_some_and(|first| *first <= now);
+        let one_still_comes =
+            checkpoints.iter().any(|checkpoint| now < *checkpoint && *checkpoint < due_moment);
+        (opened && !one_still_comes).then(|| self.quiet.push_out(self.zone, now))
     }
 
     /// The first checkpoint strictly after `now`, if any is left.
@@ -215,16 +235,57 @@ mod tests {
     }
 
     #[test]
-    fn a_timed_event_also_gets_an_hour_before_and_quiet_hours_push_it_to_the_morning() {
+    fn a_timed_event_also_gets_an_hour_before_and_its_due_moment() {
         let evening =
             ladder(Berlin, "2026-12-14T18:00", "2026-12-14", AfterDue::Expire, ("22:00", "08:00"));
         assert_eq!(
             walk(&evening, at(Berlin, "2026-12-01T00:00"), 10),
-            ["2026-12-14T08:00", "2026-12-14T17:00"]
+            ["2026-12-14T08:00", "2026-12-14T17:00", "2026-12-14T18:00"]
         );
         let early =
             ladder(Berlin, "2026-12-14T08:30", "2026-12-14", AfterDue::Expire, ("22:00", "08:00"));
-        assert_eq!(walk(&early, at(Berlin, "2026-12-01T00:00"), 10), ["2026-12-14T08:00"]);
+        assert_eq!(
+            walk(&early, at(Berlin, "2026-12-01T00:00"), 10),
+            ["2026-12-14T08:00", "2026-12-14T08:30"],
+            "the hour before falls in quiet hours and moves to their end"
+        );
+        let night =
+            ladder(Berlin, "2026-12-14T23:30", "2026-12-14", AfterDue::Keep, ("22:00", "08:00"));
+        assert_eq!(
+            walk(&night, at(Berlin, "2026-12-01T00:00"), 3),
+            ["2026-12-14T08:00", "2026-12-15T08:00", "2026-12-17T08:00"],
+            "a due moment in quiet hours reminds at their end, with the next morning's rung"
+        );
+    }
+
+    #[test]
+    fn an_event_that_arrives_after_its_last_rung_catches_up_at_once() {
+        let afternoon =
+            ladder(Berlin, "2026-12-14T14:50", "2026-12-10", AfterDue::Keep, ("22:00", "08:00"));
+        let arrived = at(Berlin, "2026-12-14T14:32");
+        assert_eq!(afternoon.catch_up(arrived), Some(arrived), "now, not tomorrow morning");
+        assert_eq!(afternoon.catch_up(at(Berlin, "2026-12-14T13:10")), None, "13:50 still comes");
+        assert_eq!(afternoon.catch_up(at(Berlin, "2026-12-14T14:50")), None, "already due");
+        assert_eq!(afternoon.catch_up(at(Berlin, "2026-12-09T14:32")), None, "window not open");
+        let all_day =
+            ladder(Berlin, "2026-12-14", "2026-12-10", AfterDue::Expire, ("22:00", "08:00"));
+        let late = at(Berlin, "2026-12-14T14:00");
+        assert_eq!(all_day.catch_up(late), Some(late), "due today, its morning has passed");
+        assert_eq!(all_day.catch_up(at(Berlin, "2026-12-13T14:00")), None, "the due day's rung");
+        let quiet =
+            ladder(Berlin, "2026-12-15T12:00", "2026-12-10", AfterDue::Keep, ("22:00", "08:00"));
+        assert_eq!(
+            quiet.catch_up(at(Berlin, "2026-12-14T23:00")),
+            None,
+            "the morning of the due day still comes"
+        );
+        let quiet_night =
+            ladder(Berlin, "2026-12-14", "2026-12-10", AfterDue::Keep, ("22:00", "08:00"));
+        assert_eq!(
+            quiet_night.catch_up(at(Berlin, "2026-12-14T23:00")),
+            Some(at(Berlin, "2026-12-15T08:00")),
+            "in quiet hours it waits for their end"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use chrono_tz::Tz;
 use super::checkpoints::Ladder;
 use super::fields::{AfterDue, DeepLink, DoneLabel, Title, parse_subtitle};
 use super::state::{State, Timeline};
-use super::time::{DEFAULT_LEAD_DAYS, Due, format_date, local_time, parse_date};
+use super::time::{DEFAULT_LEAD_DAYS, Due, format_date, local_time, parse_date, resolve_local};
 use super::violations::{Reason, Violations};
 use crate::domain::text::quoted;
 
@@ -295,6 +295,22 @@ impl RememberFor {
     }
 }
 
+/// Remember's quiet after the person's zone changed from `from` to the
+/// ladder's zone. Checkpoints are wall-clock times, so the quiet ends at the
+/// same wall-clock time in the new zone; and a quiet that ended by the due
+/// moment in the old zone ends by it in the new one, so that it never
+/// outlives the deadline. (A morning picked past the due day stays past it.)
+pub(crate) fn rezoned(lifecycle: Lifecycle, from: Tz, ladder: &Ladder) -> Lifecycle {
+    let Some(until) = lifecycle.quiet_until else { return lifecycle };
+    if from == ladder.zone || !lifecycle.state.is_active() {
+        return lifecycle;
+    }
+    let moved = resolve_local(ladder.zone, local_time(from, until));
+    let new_due = ladder.due.moment_in(ladder.zone);
+    let moved = if until <= ladder.due.moment_in(from) { moved.min(new_due) } else { moved };
+    Lifecycle { quiet_until: Some(moved), ..lifecycle }
+}
+
 /// Remember: quiet until the next checkpoint (or, with none left, until the
 /// due moment), or until `wake`, the morning the person chose, when they
 /// are reminded again; a closed or withdrawn event is returned as it is.
@@ -574,5 +590,38 @@ mod tests {
             Some(utc("2026-12-20T07:00:00Z")),
             "past the due day too: an overdue event waits with it"
         );
+    }
+
+    #[test]
+    fn a_new_zone_moves_remembers_quiet_and_never_past_the_deadline() {
+        let mut violations = Violations::default();
+        let due = Due::parse("due_at", "2026-12-14T14:00", &mut violations).unwrap().at;
+        let clock = |text| NaiveTime::parse_from_str(text, "%H:%M").unwrap();
+        let quiet = QuietHours { start: clock("22:00"), end: clock("08:00") };
+        let utc_zone: Tz = "UTC".parse().unwrap();
+        let tokyo: Tz = "Asia/Tokyo".parse().unwrap();
+        let ladder = |zone| Ladder {
+            due,
+            fire_date: NaiveDate::from_ymd_opt(2026, 12, 10).unwrap(),
+            after_due: AfterDue::Keep,
+            zone,
+            quiet,
+        };
+        // Remembered in UTC at 09:00 on the due day: quiet until 13:00 UTC, the hour before.
+        let open = Lifecycle { state: State::Today, closed_at: None, quiet_until: None };
+        let acked = mark_ack(open, &ladder(utc_zone), utc("2026-12-14T09:00:00Z"), None);
+        assert_eq!(acked.quiet_until, Some(utc("2026-12-14T13:00:00Z")));
+        // In Tokyo the event is due at 14:00 there, 05:00 UTC: the quiet ends at 13:00 Tokyo.
+        let moved = rezoned(acked, utc_zone, &ladder(tokyo));
+        assert_eq!(moved.quiet_until, Some(utc("2026-12-14T04:00:00Z")));
+        assert!(moved.quiet_until.unwrap() <= due.moment_in(tokyo), "never past the deadline");
+        // Picked past the due day, the morning stays a morning, past it.
+        let later = Lifecycle { quiet_until: Some(utc("2026-12-20T08:00:00Z")), ..open };
+        assert_eq!(
+            rezoned(later, utc_zone, &ladder(tokyo)).quiet_until,
+            Some(utc("2026-12-19T23:00:00Z")),
+            "08:00 in Tokyo"
+        );
+        assert_eq!(rezoned(open, utc_zone, &ladder(tokyo)), open, "nothing quiet, nothing moves");
     }
 }

@@ -68,6 +68,18 @@ impl Reminders {
         Self { checkpoint: ladder.next_after(now), ..Self::default() }
     }
 
+    /// The ladder of an event that arrives now from a source or the person
+    /// (created, rescheduled, revived): as `start`, but one that came after
+    /// its last checkpoint before the due moment is reminded at once (or at
+    /// the end of quiet hours) rather than after the deadline.
+    pub(crate) fn arrived(lifecycle: &Lifecycle, ladder: &Ladder, now: DateTime<Utc>) -> Self {
+        let started = Self::start(lifecycle, ladder, now);
+        if !lifecycle.state.is_active() {
+            return started;
+        }
+        Self { checkpoint: earliest(ladder.catch_up(now), started.checkpoint), ..started }
+    }
+
     /// The same place after the event's fields or its person's zone or quiet
     /// hours changed: the next checkpoint is worked out again, attention
     /// stays.
@@ -183,6 +195,17 @@ impl Reminders {
     }
 }
 
+/// Whether an open event needs the person's attention (the inbox's badge
+/// and highlight): a reminder of it is unanswered, or it is due today or
+/// overdue and they have not answered it with Remember. The attention
+/// count in storage asks the same in SQL.
+pub fn needs_attention(lifecycle: &Lifecycle, reminders: &Reminders) -> bool {
+    lifecycle.state.is_active()
+        && (reminders.needs_attention()
+            || (matches!(lifecycle.state, State::Today | State::Overdue)
+                && lifecycle.quiet_until.is_none()))
+}
+
 /// The earlier of two optional instants.
 pub(crate) fn earliest(
     first: Option<DateTime<Utc>>,
@@ -248,7 +271,7 @@ mod tests {
                 quiet,
             };
             let lifecycle = Lifecycle::fresh(&spec.timeline(zone), spec.after_due, from);
-            let reminders = Reminders::start(&lifecycle, &ladder, from);
+            let reminders = Reminders::arrived(&lifecycle, &ladder, from);
             Self { spec, ladder, lifecycle, reminders, now: from }
         }
 
@@ -393,11 +416,12 @@ mod tests {
                 "2026-12-14T08:00 checkpoint",
                 "2026-12-14T09:00 remembered",
                 "2026-12-14T17:00 checkpoint",
-                "2026-12-14T20:00 repeat",
+                "2026-12-14T18:00 checkpoint",
+                "2026-12-14T21:00 repeat",
                 "2026-12-15T08:00 checkpoint",
                 "2026-12-15T11:00 repeat",
             ],
-            "Remember stops the 11:00 and 14:00 repeats; the hour-before checkpoint starts them again"
+            "Remember stops the 11:00 and 14:00 repeats; the hour-before checkpoint starts them again, and the due moment reminds"
         );
         assert!(run.reminders.needs_attention());
         assert_eq!(run.reminders.remembered(None).attention_since, None);
@@ -426,8 +450,8 @@ mod tests {
         run.until(at(Berlin, "2026-12-14T17:30"), &[]);
         assert_eq!(
             next(&run).as_deref(),
-            Some("2026-12-14T20:00"),
-            "after the hour-before checkpoint: its repeat comes first"
+            Some("2026-12-14T18:00"),
+            "after the hour-before checkpoint: the due moment comes before its repeat"
         );
         // A quiet that reaches past the next checkpoints passes over them.
         run.lifecycle.quiet_until = Some(at(Berlin, "2026-12-16T12:00"));
@@ -439,8 +463,8 @@ mod tests {
         );
         assert_eq!(
             run.until(at(Berlin, "2026-12-17T09:00"), &[]),
-            ["2026-12-15T08:00 quiet", "2026-12-17T08:00 checkpoint"],
-            "as the scheduler finds"
+            ["2026-12-14T18:00 quiet", "2026-12-15T08:00 quiet", "2026-12-17T08:00 checkpoint"],
+            "as the scheduler finds: the due moment and the 15th's checkpoint are quieted"
         );
         run.lifecycle =
             crate::domain::event::mark_done(run.lifecycle, at(Berlin, "2026-12-14T19:00"));
@@ -603,6 +627,43 @@ mod tests {
                 "2025-03-10T19:00 repeat",
                 "2025-03-10T22:00 repeat",
             ]
+        );
+    }
+
+    #[test]
+    fn an_event_added_after_its_last_rung_is_reminded_now_and_at_its_due_moment() {
+        let mut run = Run::new(
+            Berlin,
+            "2026-12-14T14:50",
+            "2026-12-10",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-12-14T14:32"),
+        );
+        assert_eq!(
+            run.until(at(Berlin, "2026-12-15T09:00"), &[at(Berlin, "2026-12-14T14:40")]),
+            [
+                "2026-12-14T14:32 checkpoint",
+                "2026-12-14T14:40 remembered",
+                "2026-12-14T14:50 checkpoint",
+                "2026-12-14T17:50 repeat",
+                "2026-12-14T20:50 repeat",
+                "2026-12-15T08:00 checkpoint",
+            ],
+            "Remember quiets it until the due moment, a checkpoint, which then reminds"
+        );
+        let mut night = Run::new(
+            Berlin,
+            "2026-12-15T09:00",
+            "2026-12-10",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-12-14T23:10"),
+        );
+        assert_eq!(
+            night.until(at(Berlin, "2026-12-15T09:30"), &[]),
+            ["2026-12-15T08:00 checkpoint", "2026-12-15T09:00 checkpoint"],
+            "arriving in quiet hours: the morning of the due day is its rung; nothing at night"
         );
     }
 }

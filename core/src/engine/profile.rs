@@ -3,7 +3,7 @@
 
 use crate::domain::checkpoints::Ladder;
 use crate::domain::profile::{Locale, parse_clock_time, parse_time_zone};
-use crate::domain::reminders;
+use crate::domain::{event, reminders};
 use crate::domain::violations::Violations;
 use crate::engine::Engine;
 use crate::engine::inputs::ProfilePatch;
@@ -48,8 +48,9 @@ impl Engine {
         if zone != current.zone || quiet != current.quiet {
             for record in events::open_for_user(&mut transaction, user.id).await? {
                 let timeline = record.spec.timeline(zone);
-                let lifecycle = record.lifecycle.advanced(&timeline, record.spec.after_due, now);
                 let ladder = Ladder { zone, quiet, ..record.ladder() };
+                let lifecycle = event::rezoned(record.lifecycle, current.zone, &ladder)
+                    .advanced(&timeline, record.spec.after_due, now);
                 let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
                 let next_check_at = reminders::earliest(
                     lifecycle.next_check(&timeline, now),

@@ -119,7 +119,7 @@ impl Engine {
         let reminders = match (stored, outcome) {
             (Some(record), Outcome::Unchanged) => record.reminders,
             (Some(record), Outcome::Updated) => record.reminders.rebased(&lifecycle, &ladder, now),
-            _ => Reminders::start(&lifecycle, &ladder, now),
+            _ => Reminders::arrived(&lifecycle, &ladder, now),
         };
         let next_check_at =
             reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());

@@ -229,7 +229,7 @@ pub(crate) async fn attention_count(
     connection: &mut AnyConnection,
     user_id: i64,
 ) -> Result<i64, StoreError> {
-    let row = sqlx::query(with_states!("SELECT COUNT(*) AS count FROM events WHERE user_id = $1 AND attention_since IS NOT NULL AND state IN ({active})"))
+    let row = sqlx::query(with_states!("SELECT {attention_count} AS count FROM users u WHERE u.id = $1"))
         .bind(user_id)
         .fetch_one(&mut *connection)
         .await?;

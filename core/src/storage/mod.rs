@@ -377,6 +377,10 @@ mod tests {
         .collect();
         assert!(plan.iter().any(|step| step.contains("token_hash=?")), "{plan:?}");
         assert!(plan.iter().any(|step| step.contains("USING INDEX events_attention")), "{plan:?}");
+        assert!(
+            plan.iter().any(|step| step.contains("USING INDEX events_by_user_state_due")),
+            "today's and overdue events are counted from their own index: {plan:?}"
+        );
         assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{plan:?}");
     }
 

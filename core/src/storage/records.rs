@@ -135,14 +135,30 @@ pub(super) fn state_list(states: &[State]) -> String {
     states.iter().map(|state| format!("'{}'", state.as_str())).collect::<Vec<_>>().join(", ")
 }
 
-/// A query whose template names `{active}` (the active states) or
-/// `{archived}` (done, expired and withdrawn), filled in from [`State`] once, at first
-/// use.
+/// How many open events of the user `u` need their attention, as
+/// `reminders::needs_attention` decides it: those with an unanswered
+/// reminder, plus those due today or overdue that have neither one nor a
+/// Remember. Each half walks its own index, so the count costs what is due,
+/// not what is stored.
+pub(super) fn attention_count() -> String {
+    format!(
+        "((SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.attention_since IS NOT NULL AND e.state IN ({})) \
+         + (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.state IN ({}) AND e.attention_since IS NULL AND e.quiet_until IS NULL))",
+        state_list(&State::ACTIVE),
+        state_list(&[State::Today, State::Overdue])
+    )
+}
+
+/// A query whose template names `{active}` (the active states),
+/// `{archived}` (done, expired and withdrawn) or `{attention_count}` (how
+/// many open events of the user `u` need attention), filled in from
+/// [`State`] once, at first use.
 macro_rules! with_states {
     ($template:expr) => {{
         static QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
             use crate::domain::state::State;
             ($template)
+                .replace("{attention_count}", &crate::storage::records::attention_count())
                 .replace("{active}", &crate::storage::records::state_list(&State::ACTIVE))
                 .replace("{archived}", &crate::storage::records::state_list(&State::ARCHIVED))
         });

@@ -99,7 +99,7 @@ pub(crate) async fn user_by_agent_token(
 pub(super) fn agent_token_query() -> &'static str {
     with_states!(
         "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, t.last_used_at, \
-         (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.attention_since IS NOT NULL AND e.state IN ({active})) AS attention \
+         {attention_count} AS attention \
          FROM agent_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1"
     )
 }

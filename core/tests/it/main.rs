@@ -2,6 +2,7 @@
 //! tonic, sqlx and axum once instead of once per file. Each file is a module
 //! and reads as it did on its own.
 
+mod catch_up;
 mod faults;
 mod grpc;
 mod harness;

@@ -280,8 +280,8 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     assert_eq!(today.reminders.attention_since, Some(utc("2026-12-10T07:00:00Z")));
     assert_eq!(
         today.reminders.checkpoint,
-        Some(utc("2026-12-11T07:00:00Z")),
-        "the next is D+1; none is left behind"
+        Some(utc("2026-12-10T08:00:00Z")),
+        "the next is the due moment, 09:00 in Berlin; none is left behind"
     );
     assert_eq!(engine.advance_due(500).await.unwrap(), 0, "nothing fires twice");
     test.clock.advance(Duration::hours(2));
@@ -289,8 +289,13 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     let overdue = engine.get_event(&anna, created.id).await.unwrap();
     assert_eq!(overdue.lifecycle.state, State::Overdue);
     assert_eq!(
+        overdue.reminders.attention_since,
+        Some(utc("2026-12-10T09:00:00Z")),
+        "the due moment reminded (late by the hour the scheduler slept)"
+    );
+    assert_eq!(
         engine.earliest_check().await.unwrap(),
-        Some(utc("2026-12-10T10:00:00Z")),
+        Some(utc("2026-12-10T12:00:00Z")),
         "the unanswered reminder repeats 3 hours on"
     );
     // Remember ends the attention and its repeats until the next checkpoint.

@@ -22,16 +22,16 @@ use hado_proto::v1;
 const VERIFY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/webhooks/verify.py");
 
 #[derive(Clone, Debug)]
-struct Received {
+pub(crate) struct Received {
     path: String,
     headers: Value,
-    body: String,
+    pub(crate) body: String,
 }
 
 /// A webhook receiver that records every request and answers each path
 /// with its scripted statuses, then 200.
 #[derive(Clone, Default)]
-struct Receiver {
+pub(crate) struct Receiver {
     received: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<HashMap<String, VecDeque<u16>>>>,
 }
@@ -58,7 +58,7 @@ async fn receive(
 }
 
 impl Receiver {
-    async fn start(&self) -> String {
+    pub(crate) async fn start(&self) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let app = axum::Router::new()
@@ -72,7 +72,7 @@ impl Receiver {
         self.script.lock().unwrap().insert(path.to_owned(), statuses.iter().copied().collect());
     }
 
-    fn at(&self, path: &str) -> Vec<Received> {
+    pub(crate) fn at(&self, path: &str) -> Vec<Received> {
         self.received
             .lock()
             .unwrap()
@@ -82,7 +82,7 @@ impl Receiver {
             .collect()
     }
 
-    async fn wait_for(&self, path: &str, count: usize) -> Vec<Received> {
+    pub(crate) async fn wait_for(&self, path: &str, count: usize) -> Vec<Received> {
         for _ in 0..200 {
             let found = self.at(path);
             if found.len() >= count {

@@ -666,7 +666,7 @@ async fn action_links_confirm_then_act_and_refuse_what_is_not_valid(backend: Bac
 
     // POST acts; using the same link again changes nothing more.
     let (status, _, page) = stack.post(&format!("/a/{remember}"), &[]).await;
-    assert!(status == StatusCode::OK && page.contains("quiet until the next checkpoint"), "{page}");
+    assert!(status == StatusCode::OK && page.contains("quiet until the next scheduled reminder"), "{page}");
     let (status, _, page) = stack.post(&format!("/a/{done}"), &[]).await;
     assert!(status == StatusCode::OK && page.contains("Marked as done."), "{page}");
     let closed_at = stack

@@ -60,8 +60,9 @@ pub struct Event {
     pub created_at: ::core::option::Option<::prost_types::Timestamp>,
     #[prost(message, optional, tag = "35")]
     pub updated_at: ::core::option::Option<::prost_types::Timestamp>,
-    /// A checkpoint's reminder reached the event and is unanswered: the inbox
-    /// highlights it until Remember or Done.
+    /// The event needs the person's attention: a checkpoint's reminder reached
+    /// it and is unanswered, or it is due today or overdue and not remembered.
+    /// The inbox highlights it until Remember or Done.
     #[prost(bool, tag = "22")]
     pub needs_attention: bool,
     /// The event's delivery log, newest first: filled by GetEvent only.
@@ -537,7 +538,8 @@ pub struct Profile {
     #[prost(string, tag = "6")]
     pub local_time: ::prost::alloc::string::String,
     /// How many of the user's open events need attention: a reminder reached
-    /// them and has not been answered with Remember or Done.
+    /// them and has not been answered with Remember or Done, or they are due
+    /// today or overdue and not remembered.
     #[prost(uint32, tag = "7")]
     pub attention: u32,
 }

@@ -168,7 +168,7 @@ pub(crate) async fn user_by_access_token(
 ) -> Result<Option<(UserRecord, i64)>, StoreError> {
     let query = with_states!(
         "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, \
-         (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.attention_since IS NOT NULL AND e.state IN ({active})) AS attention \
+         {attention_count} AS attention \
          FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id \
          WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2"
     );
