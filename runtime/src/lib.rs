@@ -18,6 +18,7 @@ pub mod metrics_endpoint;
 pub mod process;
 pub mod wording;
 pub mod words;
+mod zone_links;
 
 #[cfg(feature = "views")]
 pub mod views;

@@ -4,6 +4,8 @@
 
 use chrono::{Datelike, NaiveDate, NaiveTime};
 
+use crate::zone_links::ZONE_LINKS;
+
 /// The languages Hado speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
@@ -81,6 +83,23 @@ pub const ZONE_AREAS: [&str; 10] = [
     "Indian",
     "Pacific",
 ];
+
+/// The current name of a zone written under an old one (`Europe/Kiev` is
+/// `Europe/Kyiv`), or the name itself.
+pub fn canonical_zone(name: &str) -> &str {
+    match ZONE_LINKS.binary_search_by(|(link, _)| (*link).cmp(name)) {
+        Ok(found) => ZONE_LINKS[found].1,
+        Err(_) => name,
+    }
+}
+
+/// Whether a zone name is one to offer a person: UTC, or a current name in
+/// one of the areas people live in, never an old alias.
+pub fn is_current_zone(name: &str) -> bool {
+    name == "UTC"
+        || (ZONE_AREAS.contains(&name.split('/').next().unwrap_or(""))
+            && ZONE_LINKS.binary_search_by(|(link, _)| (*link).cmp(name)).is_err())
+}
 
 /// A day as `Mon 14 Dec`, with its year when that is not today's year
 /// (`Tue 4 Jan 2028`), so that two days a year apart never read the same.

@@ -5,7 +5,7 @@
 use chrono::NaiveTime;
 use chrono_tz::Tz;
 
-use hado_runtime::wording::ZONE_AREAS;
+use hado_runtime::wording::{ZONE_AREAS, canonical_zone};
 
 use super::violations::{Reason, Violations};
 use crate::domain::text::quoted;
@@ -93,7 +93,14 @@ pub fn parse_time_zone(field: &str, raw: &str, violations: &mut Violations) -> O
     zone
 }
 
+/// A zone by its name (an old name reads as its current one: Europe/Kiev
+/// is saved as Europe/Kyiv) or by its city.
 fn zone_named(text: &str) -> Option<Tz> {
+    let zone = named_as_written(text)?;
+    canonical_zone(zone.name()).parse().ok().or(Some(zone))
+}
+
+fn named_as_written(text: &str) -> Option<Tz> {
     if let Ok(zone) = text.parse::<Tz>() {
         return Some(zone);
     }
@@ -177,6 +184,21 @@ mod tests {
             check(|v| parse_time_zone("tz", "Buenos Aires", v)).unwrap(),
             chrono_tz::America::Argentina::Buenos_Aires
         );
+        assert_eq!(
+            check(|v| parse_time_zone("tz", "Europe/Kiev", v)).unwrap(),
+            chrono_tz::Europe::Kyiv,
+            "an old name is saved as the current one"
+        );
+        assert_eq!(check(|v| parse_time_zone("tz", "Kiev", v)).unwrap(), chrono_tz::Europe::Kyiv);
+        assert_eq!(
+            check(|v| parse_time_zone("tz", "Calcutta", v)).unwrap(),
+            chrono_tz::Asia::Kolkata
+        );
+        assert_eq!(
+            check(|v| parse_time_zone("tz", "US/Eastern", v)).unwrap(),
+            chrono_tz::America::New_York
+        );
+        assert_eq!(check(|v| parse_time_zone("tz", "Oslo", v)).unwrap(), chrono_tz::Europe::Oslo);
         assert!(
             check(|v| parse_time_zone("tz", "Mars/Olympus", v))
                 .unwrap_err()

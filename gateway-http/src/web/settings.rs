@@ -4,16 +4,12 @@
 
 use super::*;
 
-/// The zones Settings offers: UTC and the names in the areas people live in,
-/// without the old aliases outside them (`US/Eastern`, `Japan`).
+/// The zones Settings offers: UTC and the current names in the areas people
+/// live in, never an old alias (`Europe/Kiev`, `US/Eastern`, `Japan`).
 static ZONES: LazyLock<Vec<chrono_tz::Tz>> = LazyLock::new(|| {
     chrono_tz::TZ_VARIANTS
         .iter()
-        .filter(|zone| {
-            zone.name() == "UTC"
-                || hado_runtime::wording::ZONE_AREAS
-                    .contains(&zone.name().split('/').next().unwrap_or(""))
-        })
+        .filter(|zone| hado_runtime::wording::is_current_zone(zone.name()))
         .copied()
         .collect()
 });
