@@ -40,6 +40,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/", get(web::inbox_page))
         .route("/archive", get(web::archive_page))
         .route("/new", get(web::new_page))
+        .route("/new/read", get(web::read_line))
         .route("/events", post(web::create))
         .route("/events/{id}", get(web::event_page).post(web::update))
         .route("/events/{id}/edit", get(web::edit_page))

@@ -10,6 +10,37 @@ document.addEventListener("DOMContentLoaded", () => {
     if (unsaved) unsaved.hidden = false;
   }
 
+  // Quick add: as the person types one line, the form's fields fill from
+  // it (the same reading as the Fill in button's, from /new/read); they stay
+  // the person's to change before saving.
+  const line = document.getElementById("line");
+  const eventForm = document.querySelector("form.event-form");
+  if (line && eventForm) {
+    let waiting;
+    const fill = async () => {
+      const reply = await fetch("/new/read?line=" + encodeURIComponent(line.value), { headers: { Accept: "application/json" } });
+      if (!reply.ok) return;
+      const read = await reply.json();
+      for (const name of ["title", "due_date", "due_time", "fire_date"]) {
+        const field = eventForm.elements[name];
+        if (field) field.value = read[name];
+      }
+      const said = document.getElementById("line-read");
+      if (said) said.hidden = line.value.trim() === "";
+    };
+    line.addEventListener("input", () => {
+      clearTimeout(waiting);
+      waiting = setTimeout(fill, 200);
+    });
+    // Enter in the line goes on to the form instead of reloading the page.
+    line.form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      clearTimeout(waiting);
+      await fill();
+      eventForm.elements.title.focus();
+    });
+  }
+
   // Copy the agent's connect line.
   for (const button of document.querySelectorAll("button[data-copy]")) {
     button.addEventListener("click", async () => {
@@ -20,46 +51,104 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   // Delete, Turn off, Remove, Revoke and Disconnect: without JavaScript a
-  // page asks first; with it, a dialog asks, and Yes posts to the same
-  // address the page's button would.
+  // page asks first; with it, a dialog asks, naming what it is about, and
+  // its button posts to the same address the page's button would.
+  const dialog = document.getElementById("confirm");
+  const ask = (link) => {
+    if (!dialog) return;
+    dialog.querySelector("h2").textContent = link.dataset.confirm;
+    const subject = dialog.querySelector(".subject");
+    subject.querySelector("strong").textContent = link.dataset.subject || "";
+    subject.hidden = !link.dataset.subject;
+    const detail = dialog.querySelector(".detail");
+    detail.textContent = link.dataset.detail || "";
+    detail.hidden = !link.dataset.detail;
+    const form = dialog.querySelector("form");
+    form.action = link.href;
+    form.querySelector("button.danger").textContent = link.dataset.button || link.textContent.replace("…", "");
+    dialog.showModal();
+  };
+  if (dialog) {
+    dialog.querySelector("button.cancel").addEventListener("click", () => dialog.close());
+  }
   for (const link of document.querySelectorAll("a[data-confirm]")) {
     link.addEventListener("click", (event) => {
+      if (!dialog) return;
       event.preventDefault();
-      if (!window.confirm(link.dataset.confirm)) return;
-      const form = document.createElement("form");
-      form.method = "post";
-      form.action = link.href;
-      document.body.appendChild(form);
-      form.submit();
+      ask(link);
     });
   }
 
-  // Keyboard shortcuts on the inbox: j/k move between events, d is Done,
-  // r is Remember, n a new event, / the search, ? the list of them. None
-  // fires while typing in a field or with a modifier key held.
+  // Keyboard shortcuts on the inbox (the help overlay lists them): j/k move
+  // between events, d is Done, r Remember, x Delete, e Edit, o the event's
+  // page, z undoes the last answer, n a new event, / the search, ? the list
+  // of them and Esc closes it. None fires while typing in a field or with a
+  // modifier key held. After an answer the next event has the focus.
   const help = document.getElementById("shortcuts");
   if (help) {
+    const visible = () => Array.from(document.querySelectorAll("article.card")).filter((card) => card.offsetParent !== null);
+    const focusCard = (card) => {
+      card.focus();
+      card.scrollIntoView({ block: "nearest" });
+    };
+    // Where the last answer left the person: the card after the one answered.
+    const next = sessionStorage.getItem("hado-next");
+    sessionStorage.removeItem("hado-next");
+    if (next) {
+      const card = document.getElementById(next);
+      if (card && card.offsetParent !== null) focusCard(card);
+    }
+    // Answering a card by mouse or keyboard marks the card after it as where to come back to.
+    const remember = (card) => {
+      const cards = visible();
+      const index = cards.indexOf(card);
+      const after = cards[index + 1] || cards[index - 1];
+      if (after) sessionStorage.setItem("hado-next", after.id);
+    };
+    for (const card of document.querySelectorAll("article.card")) {
+      const form = card.querySelector("form.actions");
+      if (form) form.addEventListener("submit", () => remember(card));
+    }
     document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && !help.hidden) {
+        help.hidden = true;
+        event.preventDefault();
+        return;
+      }
       const target = event.target;
       const typing = target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
-      if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
-      const cards = Array.from(document.querySelectorAll("article.card")).filter((card) => card.offsetParent !== null);
-      const current = cards.indexOf(document.activeElement && document.activeElement.closest ? document.activeElement.closest("article.card") : null);
+      if (typing || event.ctrlKey || event.metaKey || event.altKey || (dialog && dialog.open)) return;
+      const cards = visible();
+      const card = document.activeElement && document.activeElement.closest ? document.activeElement.closest("article.card") : null;
+      const current = cards.indexOf(card);
       const press = (selector) => {
         const button = current >= 0 ? cards[current].querySelector(selector) : null;
-        if (button) button.click();
+        if (!button) return;
+        if (button.tagName === "A" && button.dataset.confirm) {
+          remember(cards[current]);
+          ask(button);
+        } else {
+          button.click();
+        }
       };
       switch (event.key) {
         case "j":
         case "k": {
           if (cards.length === 0) return;
-          const next = current < 0 ? 0 : Math.min(Math.max(current + (event.key === "j" ? 1 : -1), 0), cards.length - 1);
-          cards[next].focus();
-          cards[next].scrollIntoView({ block: "nearest" });
+          const to = current < 0 ? 0 : Math.min(Math.max(current + (event.key === "j" ? 1 : -1), 0), cards.length - 1);
+          focusCard(cards[to]);
           break;
         }
         case "d": press("button.done"); break;
         case "r": press("button.remember"); break;
+        case "x": press("a.delete"); break;
+        case "e": press("a.edit"); break;
+        case "o": press("a.details"); break;
+        case "z": {
+          const undo = document.querySelector(".feedback form button");
+          if (undo) undo.click();
+          break;
+        }
         case "n": window.location.href = "/new"; break;
         case "/": {
           const search = document.getElementById("q");

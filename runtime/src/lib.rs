@@ -16,6 +16,7 @@
 pub mod hosts;
 pub mod metrics_endpoint;
 pub mod process;
+pub mod quick_add;
 pub mod wording;
 pub mod words;
 mod zone_links;

@@ -60,7 +60,7 @@ fn distance(lang: Lang, days: i64) -> String {
     }
 }
 
-fn day_count(lang: Lang, days: i64) -> String {
+pub(crate) fn day_count(lang: Lang, days: i64) -> String {
     match lang {
         Lang::Ru => format!("{days} {}", russian_plural(days, "день", "дня", "дней")),
         Lang::En if days == 1 => "1 day".to_owned(),
@@ -161,9 +161,52 @@ pub fn due_in_words(
     }
 }
 
+/// A day as a date field shows it: "14 Mar 2027" in English, "14.03.2027"
+/// in Russian. The field reads either back, and ISO dates too.
+pub fn field_date(lang: Lang, date: NaiveDate) -> String {
+    match lang {
+        Lang::En => format!("{} {} {}", date.day(), MONTHS[0][date.month0() as usize], date.year()),
+        Lang::Ru => date.format("%d.%m.%Y").to_string(),
+    }
+}
+
+/// A moment that has been or will be, as a person says it: "today, 14:05",
+/// "yesterday, 14:05", "tomorrow, 09:00", "3 Dec, 14:05" (with the year when
+/// not this year's); in Russian "сегодня в 14:05", "вчера в 14:05",
+/// "3 дек в 14:05".
+pub fn moment(lang: Lang, today: NaiveDate, date: NaiveDate, time: NaiveTime) -> String {
+    let clock = time.format("%H:%M");
+    let ru = lang == Lang::Ru;
+    let day = match (date - today).num_days() {
+        0 => (if ru { "сегодня" } else { "today" }).to_owned(),
+        -1 => (if ru { "вчера" } else { "yesterday" }).to_owned(),
+        1 => (if ru { "завтра" } else { "tomorrow" }).to_owned(),
+        _ => {
+            let month = MONTHS[lang as usize][date.month0() as usize];
+            let day = format!("{} {month}", date.day());
+            if date.year() == today.year() { day } else { format!("{day} {}", date.year()) }
+        }
+    };
+    if ru { format!("{day} в {clock}") } else { format!("{day}, {clock}") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn moments_read_as_people_say_them() {
+        let today = NaiveDate::from_ymd_opt(2026, 12, 3).unwrap();
+        let at = NaiveTime::from_hms_opt(14, 5, 0).unwrap();
+        let day = |offset: i64| today + chrono::Duration::days(offset);
+        assert_eq!(moment(Lang::En, today, today, at), "today, 14:05");
+        assert_eq!(moment(Lang::En, today, day(-1), at), "yesterday, 14:05");
+        assert_eq!(moment(Lang::En, today, day(1), at), "tomorrow, 14:05");
+        assert_eq!(moment(Lang::En, today, day(-2), at), "1 Dec, 14:05");
+        assert_eq!(moment(Lang::En, today, day(-400), at), "29 Oct 2025, 14:05");
+        assert_eq!(moment(Lang::Ru, today, day(-1), at), "вчера в 14:05");
+        assert_eq!(moment(Lang::Ru, today, day(5), at), "8 дек в 14:05");
+    }
 
     fn date(text: &str) -> NaiveDate {
         text.parse().unwrap()

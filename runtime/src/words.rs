@@ -74,6 +74,11 @@ pub struct Words {
     pub shortcut_new: &'static str,
     pub shortcut_search: &'static str,
     pub shortcut_help: &'static str,
+    pub shortcut_undo: &'static str,
+    pub shortcut_delete: &'static str,
+    pub shortcut_edit: &'static str,
+    pub shortcut_open: &'static str,
+    pub shortcut_close: &'static str,
     pub remember_more: &'static str,
     pub remember_tomorrow: &'static str,
     pub remember_next_week: &'static str,
@@ -101,6 +106,12 @@ pub struct Words {
     pub save: &'static str,
     pub cancel: &'static str,
     pub new_event: &'static str,
+    pub quick_add: &'static str,
+    pub quick_add_hint: &'static str,
+    pub quick_add_fill: &'static str,
+    pub quick_add_read: &'static str,
+    pub date_placeholder: &'static str,
+    pub time_placeholder: &'static str,
     pub edit_event: &'static str,
     pub archive_empty: &'static str,
     pub time_zone: &'static str,
@@ -156,6 +167,12 @@ pub struct Words {
     pub feedback_remembered: &'static str,
     pub feedback_added: &'static str,
     pub feedback_saved: &'static str,
+    pub feedback_reopened: &'static str,
+    pub feedback_unremembered: &'static str,
+    pub more_actions: &'static str,
+    pub your_time: &'static str,
+    pub overdue_summary: &'static str,
+    pub no_page: &'static str,
     /// `{source}` stands for the source's name.
     pub not_editable: &'static str,
     pub channel_off_question: &'static str,
@@ -262,6 +279,25 @@ impl Words {
     ) -> String {
         let at = time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
         format!("{}{at}", wording::short_date(self.language(), date, today))
+    }
+
+    /// The inbox's one line about what is overdue: "8 overdue — oldest 12
+    /// days", "Просрочено: 8, самое давнее — 12 дней".
+    pub fn overdue_line(&self, count: usize, oldest_days: i64) -> String {
+        self.overdue_summary
+            .replace("{count}", &count.to_string())
+            .replace("{age}", &wording::day_count(self.language(), oldest_days.max(1)))
+    }
+
+    /// A day as a date field shows it: "14 Mar 2027", "14.03.2027".
+    pub fn field_date(&self, date: NaiveDate) -> String {
+        wording::field_date(self.language(), date)
+    }
+
+    /// A moment that has been or will be, in words: "yesterday, 14:05",
+    /// "3 Dec, 14:05", "вчера в 14:05".
+    pub fn moment(&self, today: NaiveDate, date: NaiveDate, time: NaiveTime) -> String {
+        wording::moment(self.language(), today, date, time)
     }
 
     /// The due moment of a closed event: the day (with its year when not

@@ -3,8 +3,8 @@
 
 use crate::domain::checkpoints::Ladder;
 use crate::domain::profile::{Locale, parse_clock_time, parse_time_zone};
-use crate::domain::{event, reminders};
 use crate::domain::violations::Violations;
+use crate::domain::{event, reminders};
 use crate::engine::Engine;
 use crate::engine::inputs::ProfilePatch;
 use crate::error::CoreError;
@@ -49,8 +49,11 @@ impl Engine {
             for record in events::open_for_user(&mut transaction, user.id).await? {
                 let timeline = record.spec.timeline(zone);
                 let ladder = Ladder { zone, quiet, ..record.ladder() };
-                let lifecycle = event::rezoned(record.lifecycle, current.zone, &ladder)
-                    .advanced(&timeline, record.spec.after_due, now);
+                let lifecycle = event::rezoned(record.lifecycle, current.zone, &ladder).advanced(
+                    &timeline,
+                    record.spec.after_due,
+                    now,
+                );
                 let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
                 let next_check_at = reminders::earliest(
                     lifecycle.next_check(&timeline, now),

@@ -229,10 +229,11 @@ pub(crate) async fn attention_count(
     connection: &mut AnyConnection,
     user_id: i64,
 ) -> Result<i64, StoreError> {
-    let row = sqlx::query(with_states!("SELECT {attention_count} AS count FROM users u WHERE u.id = $1"))
-        .bind(user_id)
-        .fetch_one(&mut *connection)
-        .await?;
+    let row =
+        sqlx::query(with_states!("SELECT {attention_count} AS count FROM users u WHERE u.id = $1"))
+            .bind(user_id)
+            .fetch_one(&mut *connection)
+            .await?;
     Ok(row.try_get("count")?)
 }
 

@@ -63,11 +63,8 @@ async fn late_arrivals_are_reminded_at_once_and_every_deadline_at_its_moment(bac
     assert_eq!(checkpoints(&receiver, "anna").len(), 1, "an unchanged upsert reminds no more");
 
     // Remember quiets it until the next checkpoint: its due moment.
-    let remembered = anna
-        .mark_ack(v1::MarkAckRequest { id: visa, until: None })
-        .await
-        .unwrap()
-        .into_inner();
+    let remembered =
+        anna.mark_ack(v1::MarkAckRequest { id: visa, until: None }).await.unwrap().into_inner();
     assert_eq!(rfc3339(remembered.quiet_until.as_ref()), "2026-12-14T13:50:00Z");
 
     // The person's own event, as the web form and an agent add it: due at
@@ -101,11 +98,8 @@ async fn late_arrivals_are_reminded_at_once_and_every_deadline_at_its_moment(bac
     // 15:30. In Tokyo, 15:30 is long past (it is 22:55 there): the quiet
     // moves with the zone and never outlives the deadline.
     core.clock.set(utc("2026-12-14T13:55:00Z"));
-    let quiet = anna
-        .mark_ack(v1::MarkAckRequest { id: call.id, until: None })
-        .await
-        .unwrap()
-        .into_inner();
+    let quiet =
+        anna.mark_ack(v1::MarkAckRequest { id: call.id, until: None }).await.unwrap().into_inner();
     assert_eq!(rfc3339(quiet.quiet_until.as_ref()), "2026-12-14T14:30:00Z");
     anna.update_profile(v1::UpdateProfileRequest {
         tz: Some("Asia/Tokyo".into()),

@@ -1,7 +1,9 @@
 //! Owns an event's own page (with its delivery log), the Add and Edit form
 //! with its errors by field, and the card buttons: Done, Remember, Delete.
 
+use chrono::NaiveDate;
 use hado_proto::v1::{ChannelKind, DeliveryKind, DeliveryStatus};
+use hado_runtime::quick_add;
 
 use super::*;
 
@@ -67,17 +69,36 @@ impl EventForm {
         self.errors.get(field).map(String::as_str).unwrap_or("")
     }
 
-    fn from_input(id: Option<i64>, input: &HashMap<String, String>) -> Self {
+    /// A date field's value in the page's language ("14 Mar 2027",
+    /// "14.03.2027"), or as typed when it is not a date.
+    pub(super) fn shown(&self, t: &Words, value: &str) -> String {
+        NaiveDate::parse_from_str(value, "%Y-%m-%d")
+            .map_or_else(|_| value.to_owned(), |date| t.field_date(date))
+    }
+
+    /// The form as posted. Dates and times may be typed as the person
+    /// writes them ("14 Mar 2027", "14.03.2027", "3pm"); they go to core as
+    /// `YYYY-MM-DD` and `HH:MM`, and what cannot be read goes as typed, for
+    /// core to refuse by field.
+    fn from_input(id: Option<i64>, input: &HashMap<String, String>, today: NaiveDate) -> Self {
         let field =
             |name: &str| input.get(name).map(|value| value.trim().to_owned()).unwrap_or_default();
+        let date = |name: &str| {
+            let typed = field(name);
+            quick_add::read_date(&typed, today)
+                .map_or(typed, |date| date.format("%Y-%m-%d").to_string())
+        };
+        let time = field("due_time");
+        let time =
+            quick_add::read_time(&time).map_or(time, |time| time.format("%H:%M").to_string());
         Self {
             id,
             title: field("title"),
             subtitle: field("subtitle"),
-            due_date: field("due_date"),
-            due_time: field("due_time"),
+            due_date: date("due_date"),
+            due_time: time,
             due_offset: field("due_offset"),
-            fire_date: field("fire_date"),
+            fire_date: date("fire_date"),
             after_due: field("after_due"),
             done_label: field("done_label"),
             deep_link: field("deep_link"),
@@ -144,22 +165,12 @@ impl EventForm {
 
 #[derive(Template)]
 #[template(path = "form.html")]
-struct FormPage {
-    t: &'static Words,
-    nav: Option<Nav>,
-    form: EventForm,
-}
-
-pub(crate) async fn new_page(session: Session) -> Response {
-    let nav = session.nav("new");
-    render(
-        StatusCode::OK,
-        FormPage {
-            t: session.t,
-            nav,
-            form: EventForm { after_due: "keep".into(), ..EventForm::default() },
-        },
-    )
+pub(super) struct FormPage {
+    pub t: &'static Words,
+    pub nav: Option<Nav>,
+    pub form: EventForm,
+    /// On Add: the one line the form was filled in from, if any.
+    pub line: Option<String>,
 }
 
 pub(crate) async fn event_page(
@@ -230,7 +241,10 @@ pub(crate) async fn edit_page(
             MessagePage { t: session.t, nav, message, second: String::new(), second_words: None },
         );
     }
-    render(StatusCode::OK, FormPage { t: session.t, nav, form: EventForm::from_event(&event) })
+    render(
+        StatusCode::OK,
+        FormPage { t: session.t, nav, form: EventForm::from_event(&event), line: None },
+    )
 }
 
 async fn save_event(
@@ -239,7 +253,7 @@ async fn save_event(
     id: Option<i64>,
     input: HashMap<String, String>,
 ) -> Response {
-    let mut form = EventForm::from_input(id, &input);
+    let mut form = EventForm::from_input(id, &input, session.viewer.today);
     let saved = match id {
         None => session.inbox.create_event(hado_runtime::cores::once(form.fields())).await,
         Some(id) => session.inbox.update_event(form.change(id)).await,
@@ -247,15 +261,18 @@ async fn save_event(
     match saved {
         // The inbox says what happened, and after adding offers Undo.
         Ok(event) => {
-            let said = if id.is_some() { "saved" } else { "added" };
-            Redirect::to(&at_card(Some(said), event.get_ref())).into_response()
+            let said = if id.is_some() { Said::Saved } else { Said::Added };
+            redirect_saying(&at_card(event.get_ref()), said, event.get_ref().id)
         }
         Err(status)
             if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) =>
         {
             (form.errors, form.general) = refusal(&state, &status);
             let nav = session.nav(if id.is_some() { "" } else { "new" });
-            render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { t: session.t, nav, form })
+            render(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                FormPage { t: session.t, nav, form, line: None },
+            )
         }
         Err(status) => failure_page(&state, session.t, &status),
     }
@@ -290,45 +307,43 @@ enum CardAction {
     TakeBackRemember,
 }
 
-/// The inbox at an event's card, below the message `said` names (`?added=`
-/// and the like), with Scheduled unfolded when the card is there.
-fn at_card(said: Option<&str>, event: &v1::Event) -> String {
+/// The inbox at an event's card, with Scheduled unfolded when the card is
+/// there.
+fn at_card(event: &v1::Event) -> String {
     let id = event.id;
-    let mut query: Vec<String> = said.map(|said| format!("{said}={id}")).into_iter().collect();
-    if event.state() == EventState::Scheduled {
-        query.push("open=scheduled".into());
-    }
-    let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
-    format!("/{query}#event-{id}")
+    let open = if event.state() == EventState::Scheduled { "?open=scheduled" } else { "" };
+    format!("/{open}#event-{id}")
 }
 
-/// Done, Remember and Delete: one call, then back to the inbox.
+/// Done, Remember, Delete, Reopen and taking Remember back: one call, then
+/// back to the inbox, which says what happened (`said`): at the card when it
+/// is still there, at the top when it left.
 async fn act(state: AppState, mut session: Session, id: i64, action: CardAction) -> Response {
     let event = |reply: Result<tonic::Response<v1::Event>, tonic::Status>| {
         reply.map(tonic::Response::into_inner)
     };
-    // Back to the inbox, saying what happened: at the card when it is still
-    // there, at the top with Undo when it left.
     let back = match &action {
         CardAction::Done => {
-            session.inbox.mark_done(v1::EventId { id }).await.map(|_| format!("/?done={id}"))
+            session.inbox.mark_done(v1::EventId { id }).await.map(|_| ("/".to_owned(), Said::Done))
         }
-        CardAction::Delete => {
-            session.inbox.delete_event(v1::EventId { id }).await.map(|_| format!("/?deleted={id}"))
-        }
+        CardAction::Delete => session
+            .inbox
+            .delete_event(v1::EventId { id })
+            .await
+            .map(|_| ("/".to_owned(), Said::Deleted)),
         CardAction::Remember(until) => {
             event(session.inbox.mark_ack(v1::MarkAckRequest { id, until: until.clone() }).await)
-                .map(|event| at_card(Some("remembered"), &event))
+                .map(|event| (at_card(&event), Said::Remembered))
         }
         CardAction::Reopen => event(session.inbox.reopen_event(v1::EventId { id }).await)
-            .map(|event| at_card(None, &event)),
+            .map(|event| (at_card(&event), Said::Reopened)),
         CardAction::TakeBackRemember => {
             event(session.inbox.take_back_ack(v1::EventId { id }).await)
-                .map(|event| at_card(None, &event))
+                .map(|event| (at_card(&event), Said::Unremembered))
         }
     };
     match back {
-        Ok(back) => Redirect::to(&back).into_response(),
+        Ok((to, said)) => redirect_saying(&to, said, id),
         Err(status) => failure_page(&state, session.t, &status),
     }
 }
@@ -348,10 +363,17 @@ pub(crate) async fn ack(
     Path(id): Path<i64>,
     body: axum::body::Bytes,
 ) -> Response {
+    // A picked day may be typed as the person writes dates; core reads
+    // `YYYY-MM-DD` and the words `tomorrow` and `next_week`.
     let until = form_urlencoded::parse(&body)
         .find(|(name, _)| name == "until")
         .map(|(_, value)| value.trim().to_owned())
-        .filter(|value| !value.is_empty());
+        .filter(|value| !value.is_empty())
+        .map(|value| match value.as_str() {
+            "tomorrow" | "next_week" | "next_checkpoint" => value,
+            typed => quick_add::read_date(typed, session.viewer.today)
+                .map_or(value.clone(), |date| date.format("%Y-%m-%d").to_string()),
+        });
     act(state, session, id, CardAction::Remember(until)).await
 }
 

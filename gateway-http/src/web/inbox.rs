@@ -158,6 +158,14 @@ impl InboxPage {
         "h3"
     }
 
+    /// One line at the top about what is overdue, which may be below the
+    /// first screen: "8 overdue — oldest 12 days".
+    fn overdue_line(&self) -> Option<String> {
+        let oldest = self.groups.oldest_overdue?;
+        let days = (self.groups.today_is - oldest).num_days();
+        Some(self.t.overdue_line(self.groups.overdue.len(), days))
+    }
+
     fn sections(&self) -> Vec<Section<'_>> {
         let (t, groups) = (self.t, &self.groups);
         // The links keep the density the person reads in.
@@ -247,59 +255,46 @@ pub(crate) struct InboxQuery {
     after: Option<String>,
     /// `scheduled` unfolds Scheduled.
     open: Option<String>,
-    /// The event the person just finished, deleted, remembered, added or
-    /// saved: the page says so, and offers Undo where there is one.
-    done: Option<String>,
-    deleted: Option<String>,
-    remembered: Option<String>,
-    added: Option<String>,
-    saved: Option<String>,
 }
 
 /// What the inbox says about the person's last action.
 pub(super) struct Feedback {
     pub text: String,
     /// Where Undo posts: Reopen after Done and Delete, taking Remember
-    /// back after Remember, Delete after adding; none after an edit.
+    /// back after Remember, Delete after adding; none after an edit, a
+    /// Reopen or an Undo.
     pub undo: Option<String>,
 }
 
-/// The message for `?done=`, `?deleted=`, `?remembered=`, `?added=` or
-/// `?saved=`, from the event as it is now; an id that is not the person's
+/// The message for what the person just did (`said`, from the redirect's
+/// cookie), naming the event as it is now; an id that is not the person's
 /// says nothing.
-async fn feedback(session: &mut Session, query: &InboxQuery) -> Option<Feedback> {
+async fn feedback(session: &mut Session, said: Option<(Said, i64)>) -> Option<Feedback> {
+    let (said, id) = said?;
     let t = session.t;
-    type Undo = fn(i64) -> Option<String>;
-    let reopen: Undo = |id| Some(format!("/events/{id}/reopen"));
-    let (word, raw, undo, remembered): (&str, &String, Undo, bool) = if let Some(id) = &query.done {
-        (t.feedback_done, id, reopen, false)
-    } else if let Some(id) = &query.deleted {
-        (t.feedback_deleted, id, reopen, false)
-    } else if let Some(id) = &query.added {
-        (t.feedback_added, id, |id| Some(format!("/events/{id}/delete")), false)
-    } else if let Some(id) = &query.saved {
-        (t.feedback_saved, id, |_| None, false)
-    } else {
-        (
-            t.feedback_remembered,
-            query.remembered.as_ref()?,
-            |id| Some(format!("/events/{id}/unack")),
-            true,
-        )
+    let (word, undo) = match said {
+        Said::Done => (t.feedback_done, Some(format!("/events/{id}/reopen"))),
+        Said::Deleted => (t.feedback_deleted, Some(format!("/events/{id}/reopen"))),
+        Said::Added => (t.feedback_added, Some(format!("/events/{id}/delete"))),
+        Said::Remembered => (t.feedback_remembered, Some(format!("/events/{id}/unack"))),
+        Said::Saved => (t.feedback_saved, None),
+        Said::Reopened => (t.feedback_reopened, None),
+        Said::Unremembered => (t.feedback_unremembered, None),
     };
-    let id: i64 = raw.parse().ok()?;
     let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
-    let quiet_until = session.viewer.when(t, event.quiet_until.as_ref()).filter(|_| remembered);
+    let quiet_until =
+        session.viewer.when(t, event.quiet_until.as_ref()).filter(|_| said == Said::Remembered);
     let text = match quiet_until {
         Some(until) => format!("{word} {} · {} {until}.", event.title, t.quiet_until),
         None => format!("{word} {}.", event.title),
     };
-    Some(Feedback { text, undo: undo(id) })
+    Some(Feedback { text, undo })
 }
 
 pub(crate) async fn inbox_page(
     State(state): State<AppState>,
     mut session: Session,
+    headers: HeaderMap,
     Query(query): Query<InboxQuery>,
 ) -> Response {
     // A search, and a group shown whole, come a page of 500 at a time;
@@ -356,13 +351,16 @@ pub(crate) async fn inbox_page(
         }
     }
     let groups = Groups::new(&events, &session.viewer, session.t);
-    let feedback = feedback(&mut session, &query).await;
+    let said = said::heard(&headers);
+    let feedback = feedback(&mut session, said).await;
     let nav = session.nav("inbox");
     let finder = Finder::new(session.t, "/", &query.list, true, &events);
-    render(
-        StatusCode::OK,
-        InboxPage { t: session.t, nav, groups, cut, pages, folded, feedback, finder },
-    )
+    let page = InboxPage { t: session.t, nav, groups, cut, pages, folded, feedback, finder };
+    let mut response = render(StatusCode::OK, page);
+    if said.is_some() {
+        said::forget(&mut response);
+    }
+    response
 }
 
 pub(crate) async fn archive_page(

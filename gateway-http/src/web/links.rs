@@ -76,7 +76,7 @@ pub(crate) async fn link_page(
         (false, LinkAction::Done) => (t.confirm_done.to_owned(), Some(event.done_label.clone())),
         (false, _) => (t.confirm_remember.to_owned(), Some(t.remember.to_owned())),
     };
-    let expires = viewer.local(reply.expires_at.as_ref()).unwrap_or_default();
+    let expires = viewer.when(t, reply.expires_at.as_ref()).unwrap_or_default();
     render(
         StatusCode::OK,
         LinkPage {

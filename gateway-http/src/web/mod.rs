@@ -4,7 +4,9 @@
 //! `/a/<token>`. Every page is gRPC calls to core as the signed-in person.
 //!
 //! One file per page family: `inbox` (the groups and the archive),
-//! `events` (an event's page, Add and Edit, the card buttons), `settings`,
+//! `events` (an event's page, Add and Edit, the card buttons), `quick` (the
+//! Add page and its one-line quick add), `said` (what the inbox says after
+//! an answer), `settings`,
 //! `confirm` (the confirmation pages), `authorize` (letting an app sign
 //! in) and `links` (action links); this file holds what they share: the
 //! signed-in session, rendering, the cross-site guard and the static files.
@@ -15,6 +17,8 @@ mod confirm;
 mod events;
 mod inbox;
 mod links;
+mod quick;
+mod said;
 mod settings;
 pub(crate) mod view;
 
@@ -31,10 +35,11 @@ pub(crate) use confirm::{
     confirm_revoke_calendar_feed,
 };
 pub(crate) use events::{
-    ack, create, delete, done, edit_page, event_page, new_page, reopen, take_back_ack, update,
+    ack, create, delete, done, edit_page, event_page, reopen, take_back_ack, update,
 };
 pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
+pub(crate) use quick::{new_page, read_line};
 pub(crate) use settings::{
     disconnect_app, issue_agent_token, revoke_agent_token, save_settings, settings_page,
 };
@@ -61,6 +66,7 @@ use hado_runtime::client::Failure;
 use crate::auth::{InboxUser, inbox_user};
 use crate::error::ApiError;
 use crate::state::{AppState, Inbox};
+use said::{Said, redirect_saying};
 use view::{Card, Groups, Viewer};
 use words::Words;
 
@@ -96,9 +102,13 @@ fn render(status: StatusCode, page: impl Template) -> Response {
     }
 }
 
-/// What an unknown address answers: a page with a way back for a browser
-/// (one that asks for HTML), and the JSON error for a program.
-pub(crate) async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Response {
+/// What an unknown address answers: for a browser (one that asks for
+/// HTML), a whole page with a way back, in the person's language when they
+/// are signed in and in both languages otherwise; the JSON error for a
+/// program.
+pub(crate) async fn not_found(State(state): State<AppState>, request: Request) -> Response {
+    let (headers, uri) = (request.headers(), request.uri());
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
     let browser = headers
         .get(axum::http::header::ACCEPT)
         .and_then(|value| value.to_str().ok())
@@ -106,14 +116,21 @@ pub(crate) async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::U
     let api = ["/api/", "/me", "/a/", "/ics/", "/hooks/"]
         .iter()
         .any(|prefix| uri.path().starts_with(prefix));
-    if browser && !api {
-        message(
-            StatusCode::NOT_FOUND,
-            "There is no page at this address.",
-            "По этому адресу страницы нет.",
-        )
-    } else {
-        crate::error::ApiError::new(StatusCode::NOT_FOUND, "no such page").into_response()
+    if !browser || api {
+        return crate::error::ApiError::new(StatusCode::NOT_FOUND, "no such page").into_response();
+    }
+    let session = match peer {
+        Some(peer) => Session::start(&state, peer, headers).await.ok(),
+        None => None,
+    };
+    match session {
+        Some(session) => {
+            let (t, nav) = (session.t, session.nav(""));
+            let message = t.no_page.to_owned();
+            let page = MessagePage { t, nav, message, second: String::new(), second_words: None };
+            render(StatusCode::NOT_FOUND, page)
+        }
+        None => message(StatusCode::NOT_FOUND, words::EN.no_page, words::RU.no_page),
     }
 }
 

@@ -150,8 +150,10 @@ pub(super) async fn settings_page_with(
             Ok(reply) => {
                 let reply = reply.into_inner();
                 let rows = reply.channels.into_iter().map(|channel| {
-                    let failed_at =
-                        session.viewer.local(channel.last_error_at.as_ref()).unwrap_or_default();
+                    let failed_at = session
+                        .viewer
+                        .when(session.t, channel.last_error_at.as_ref())
+                        .unwrap_or_default();
                     let telegram = channel.kind() == v1::ChannelKind::Telegram;
                     ChannelRow { channel, failed_at, telegram }
                 });
@@ -171,8 +173,14 @@ pub(super) async fn settings_page_with(
         .into_iter()
         .map(|app| AppRow {
             id: app.id,
-            connected: session.viewer.local(app.connected_at.as_ref()).unwrap_or_default(),
-            last_used: session.viewer.local(app.last_used_at.as_ref()).unwrap_or_default(),
+            connected: session
+                .viewer
+                .when(session.t, app.connected_at.as_ref())
+                .unwrap_or_default(),
+            last_used: session
+                .viewer
+                .when(session.t, app.last_used_at.as_ref())
+                .unwrap_or_default(),
             name: app.name,
             redirect_host: app.redirect_host,
         })
@@ -195,8 +203,14 @@ pub(super) async fn settings_page_with(
                 .map(|token| crate::clients::connect_line(&state.config, token)),
             knows_mcp_url: crate::clients::knows_mcp_url(&state.config),
             agent_issued: agent.issued,
-            agent_created: session.viewer.local(agent.created_at.as_ref()).unwrap_or_default(),
-            agent_last_used: session.viewer.local(agent.last_used_at.as_ref()).unwrap_or_default(),
+            agent_created: session
+                .viewer
+                .when(session.t, agent.created_at.as_ref())
+                .unwrap_or_default(),
+            agent_last_used: session
+                .viewer
+                .when(session.t, agent.last_used_at.as_ref())
+                .unwrap_or_default(),
             channels,
             webhook_secret: notice.webhook_secret,
             webhook_url: notice.webhook_url,
@@ -208,7 +222,7 @@ pub(super) async fn settings_page_with(
             apps,
             calendar_created: session
                 .viewer
-                .local(calendar.created_at.as_ref())
+                .when(session.t, calendar.created_at.as_ref())
                 .unwrap_or_default(),
         },
     )

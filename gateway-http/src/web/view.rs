@@ -30,17 +30,12 @@ impl Viewer {
         Self { zone, today, profile }
     }
 
-    /// An instant from core in words: its day in the person's zone and
-    /// language, and the time; `None` when there is none.
+    /// An instant from core in words, in the person's zone and language:
+    /// "yesterday, 14:05", "3 Dec, 14:05", "вчера в 14:05"; `None` when
+    /// there is none. Pages never show a raw timestamp.
     pub(crate) fn when(&self, words: &Words, instant: Option<&Timestamp>) -> Option<String> {
         let instant = convert::instant(instant?)?.with_timezone(&self.zone);
-        Some(words.day_and_time(self.today, instant.date_naive(), Some(instant.time())))
-    }
-
-    /// An instant from core as the person's local date and time.
-    pub(crate) fn local(&self, instant: Option<&Timestamp>) -> Option<String> {
-        let instant = convert::instant(instant?)?.with_timezone(&self.zone);
-        Some(instant.format("%Y-%m-%d %H:%M").to_string())
+        Some(words.moment(self.today, instant.date_naive(), instant.time()))
     }
 }
 
@@ -58,9 +53,6 @@ pub(crate) struct Card {
     pub deep_link: String,
     pub editable: bool,
     pub quiet_until: String,
-    /// The first day Remember may be asked to last until (tomorrow), for
-    /// the date field's `min`.
-    pub remember_from: String,
     pub closed_as: String,
     pub closed_at: String,
     /// Done, expired or withdrawn: the card says how it ended instead of
@@ -89,6 +81,21 @@ pub(crate) fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Optio
     Some((day, Some(time)))
 }
 
+/// A fixed instant's own wall time, "10:00 (+09:00)", when the person's
+/// clock reads it differently; `None` when it reads the same, or for a date
+/// or a local time.
+fn own_wall_time(event: &v1::Event, zone: Tz) -> Option<String> {
+    if event.due_offset.is_empty() || event.due_time.is_empty() {
+        return None;
+    }
+    let (date, time) = due_parts(event, zone)?;
+    let written = time.map(|time| time.format("%H:%M").to_string());
+    let same = date.format("%Y-%m-%d").to_string() == event.due_date
+        && written.as_deref() == event.due_time.get(..5);
+    let offset = if event.due_offset == "Z" { "UTC" } else { event.due_offset.as_str() };
+    (!same).then(|| format!("{} ({offset})", event.due_time.get(..5).unwrap_or(&event.due_time)))
+}
+
 impl Card {
     /// Whether the card has buttons to post (Done and Remember while open,
     /// Reopen once closed): its actions are then one form, not a `div`.
@@ -106,6 +113,17 @@ impl Card {
             }
             None => event.due_at.clone(),
         };
+        // A moment fixed elsewhere reads in its own clock and in the person's:
+        // "in 3 days, Sat 5 Dec 10:00 (+09:00) · 02:00 your time".
+        let when = match (own_wall_time(event, viewer.zone), due_parts(event, viewer.zone)) {
+            (Some(own), Some((date, Some(local)))) if !closed => format!(
+                "{} {own} · {} {}",
+                words.due_in_words(viewer.today, date, None, state == EventState::Overdue),
+                local.format("%H:%M"),
+                words.your_time
+            ),
+            _ => when,
+        };
         Self {
             id: event.id,
             title: event.title.clone(),
@@ -118,13 +136,8 @@ impl Card {
             deep_link: event.deep_link.clone(),
             editable: event.editable,
             quiet_until: viewer.when(words, event.quiet_until.as_ref()).unwrap_or_default(),
-            remember_from: viewer
-                .today
-                .succ_opt()
-                .map(|day| day.format("%Y-%m-%d").to_string())
-                .unwrap_or_default(),
             closed_as: event.closed_as.clone().unwrap_or_default(),
-            closed_at: viewer.local(event.closed_at.as_ref()).unwrap_or_default(),
+            closed_at: viewer.when(words, event.closed_at.as_ref()).unwrap_or_default(),
             closed,
             reopenable: event.reopenable,
             needs_attention: event.needs_attention,
@@ -138,6 +151,9 @@ pub(crate) struct Groups {
     pub overdue: Vec<Card>,
     pub preparing: Vec<Card>,
     pub scheduled: Vec<Card>,
+    /// The due day of the oldest overdue event, and the person's today.
+    pub oldest_overdue: Option<NaiveDate>,
+    pub today_is: NaiveDate,
 }
 
 impl Groups {
@@ -149,11 +165,19 @@ impl Groups {
                 .map(|event| Card::new(event, viewer, words))
                 .collect()
         };
+        let oldest_overdue = events
+            .iter()
+            .filter(|event| event.state() == EventState::Overdue)
+            .filter_map(|event| due_parts(event, viewer.zone))
+            .map(|(day, _)| day)
+            .min();
         Self {
             today: pick(EventState::Today),
             overdue: pick(EventState::Overdue),
             preparing: pick(EventState::Preparing),
             scheduled: pick(EventState::Scheduled),
+            oldest_overdue,
+            today_is: viewer.today,
         }
     }
 
