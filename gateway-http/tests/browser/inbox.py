@@ -21,6 +21,7 @@ os.environ["SE_OFFLINE"] = "true"
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from steps import AXE, chromium, load, violations
@@ -88,16 +89,20 @@ try:
     check(overflow <= 0, f"the form is {overflow} px wider than a 320 px screen")
     driver.set_window_size(420, 900)
     go(driver.find_element(By.CSS_SELECTOR, "form.event-form button.primary"))
-    check(driver.current_url.startswith(BASE + "/?added=") and "#event-" in driver.current_url, f"back in the inbox after adding, not {driver.current_url}")
+    check(driver.current_url.startswith(BASE + "/#event-"), f"back in the inbox at the card after adding, not {driver.current_url}")
+    check("Added: Renew passport." in driver.find_element(By.CSS_SELECTOR, ".feedback").text, "the inbox says what was added")
+    driver.refresh()
+    check(not driver.find_elements(By.CSS_SELECTOR, ".feedback"), "a reload does not say it again")
     card = driver.find_element(By.CSS_SELECTOR, "article.card")
-    check("Renew passport" in card.text and "Bring two photos" in card.text, f"the card shows the event: {card.text}")
+    details = card.get_attribute("textContent")
+    check("Renew passport" in card.text and "Bring two photos" in details, f"the card shows the event: {details}")
     check("in 3 days, Mon 14 Dec 09:30" in card.text, f"the due moment in words: {card.text}")
     shot("inbox-with-event")
 
     # Remember: still in the inbox, quiet until the next checkpoint.
     go(card.find_element(By.CSS_SELECTOR, "button.remember"))
     card = driver.find_element(By.CSS_SELECTOR, "article.card")
-    check("quiet until" in card.text, f"Remember quiets the event: {card.text}")
+    check("quiet until" in card.get_attribute("textContent"), f"Remember quiets the event: {card.get_attribute('textContent')}")
     shot("remembered")
 
     # The keyboard: nothing fires while typing in the search field; ? lists
@@ -110,7 +115,11 @@ try:
     keys("?")
     check(driver.find_element(By.ID, "shortcuts").is_displayed(), "? shows the shortcuts")
     shot("shortcuts")
-    keys("?")
+    listed = driver.find_element(By.ID, "shortcuts").text
+    for key in ["j", "d", "r", "z", "o", "e", "x", "n", "/", "?", "Esc"]:
+        check(key in listed.split(), f"the help lists {key}: {listed}")
+    keys(Keys.ESCAPE)
+    check(not driver.find_element(By.ID, "shortcuts").is_displayed(), "Esc closes the help")
     keys("j")
     check(driver.switch_to.active_element.get_attribute("id") == card.get_attribute("id"), "j moves to the first event")
     # Done: it leaves the inbox for the archive, and the inbox says so, with Undo.
@@ -119,6 +128,14 @@ try:
     feedback = driver.find_element(By.CSS_SELECTOR, ".feedback")
     check("Done: Renew passport." in feedback.text and feedback.find_elements(By.TAG_NAME, "button"), f"the inbox says what happened and offers Undo: {feedback.text}")
     shot("done-with-undo")
+    # z undoes it, and says so; then Done again.
+    go(None, lambda: keys("z"))
+    feedback = driver.find_element(By.CSS_SELECTOR, ".feedback")
+    check("Back in the inbox: Renew passport." in feedback.text, f"Undo says what it did: {feedback.text}")
+    shot("undone")
+    keys("j")
+    go(None, lambda: keys("d"))
+    check(not driver.find_elements(By.CSS_SELECTOR, "article.card"), "done again")
     go(driver.find_element(By.LINK_TEXT, "Archive"))
     archived = driver.find_element(By.CSS_SELECTOR, "article.card")
     check("Renew passport" in archived.text and "Done" in archived.text, f"the archive shows how it closed: {archived.text}")
@@ -129,12 +146,16 @@ try:
     go(driver.find_element(By.LINK_TEXT, "Settings"))
     go(driver.find_element(By.CSS_SELECTOR, "form[action^='/settings/agent-token'] button"))
     driver.find_element(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']").click()
-    driver.switch_to.alert.dismiss()
+    dialog = driver.find_element(By.ID, "confirm")
+    check(dialog.is_displayed() and "Revoke the agent token?" in dialog.text, f"a dialog asks: {dialog.text}")
+    shot("revoke-dialog")
+    dialog.find_element(By.CSS_SELECTOR, "button.cancel").click()
+    check(not dialog.is_displayed(), "Cancel closes the dialog")
     check(driver.find_elements(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']"), "Cancel keeps the token")
 
     def revoke():
         driver.find_element(By.CSS_SELECTOR, "a[href='/settings/agent-token/revoke']").click()
-        driver.switch_to.alert.accept()
+        driver.find_element(By.CSS_SELECTOR, "#confirm button.danger").click()
 
     go(None, revoke)
     check("No agent token yet." in body(), f"OK revokes it: {body()}")
