@@ -2,8 +2,10 @@
 //! WebDriver (chromedriver, with the Selenium client from PyPI) through
 //! `tests/browser/inbox.py`, then the everyday flows in every width,
 //! language and with JavaScript on and off through `tests/browser/flows.py`,
-//! with axe-core auditing every step. Screenshots of each step are kept in
-//! `target/test-artifacts/browser/<backend>/` (the flows in `flows/`).
+//! with axe-core auditing every step, and a real week's inbox at a glance
+//! through `tests/browser/glance.py`. Screenshots of each step are kept in
+//! `target/test-artifacts/browser/<backend>/` (the flows in `flows/`), and
+//! the glance's in `target/test-artifacts/browser/glance/`.
 
 use crate::common;
 
@@ -15,6 +17,7 @@ use hado_proto::v1;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/inbox.py");
 const FLOWS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/flows.py");
+const GLANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/glance.py");
 
 fn browser_available(test: &str) -> bool {
     let found = Path::new("/usr/bin/chromium").exists()
@@ -117,6 +120,87 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
         .unwrap_or(0);
     assert!(!axe || audited == saved, "axe-core audited {audited} of {saved} pages: {report}");
 
+    gateway.stop().await;
+    core.stop().await;
+}
+
+/// A real week's inbox at a glance (`tests/browser/glance.py`): 8 overdue,
+/// 6 due today and a dozen later, at 1280x800 and 390x844 in both languages.
+/// The layout does not depend on the backend, so it runs on SQLite only.
+#[tokio::test]
+async fn a_full_inbox_reads_at_a_glance() {
+    if !browser_available("the at-a-glance browser test") {
+        return;
+    }
+    let core = TestCore::start(&Backend::Sqlite, "2026-12-11T09:00:00Z").await;
+    let mut anna = core.inbox_as("anna");
+    let update = v1::UpdateProfileRequest { tz: Some("UTC".into()), ..Default::default() };
+    anna.update_profile(update).await.unwrap();
+    let office = core.source_token("office").await;
+    let titles = [
+        "Pay the electricity bill",
+        "Renew the car insurance policy before it lapses",
+        "Return the library books",
+        "Submit the expense report for the November trip",
+        "Call the landlord about the heating",
+        "Book a dentist check-up",
+        "Reply to the letter from the tax office",
+        "Send a birthday card to Grandma Ruth",
+    ];
+    for (index, title) in titles.iter().enumerate() {
+        let due = format!("2026-12-{:02}", 10 - index);
+        let fields = v1::EventFields { title: (*title).into(), due_at: due, ..Default::default() };
+        core.push(&office, "anna", &format!("overdue-{index}"), fields).await;
+    }
+    let today = [
+        "Pick up the visa at the consulate",
+        "Team notes",
+        "Water the plants",
+        "Pay the rent",
+        "Confirm Friday's dinner booking",
+    ];
+    for (index, title) in today.iter().enumerate() {
+        let due = format!("2026-12-11T{:02}:00", 13 + index);
+        let fields = v1::EventFields { title: (*title).into(), due_at: due, ..Default::default() };
+        core.push(&office, "anna", &format!("today-{index}"), fields).await;
+    }
+    for index in 0..12 {
+        let fields = v1::EventFields {
+            title: format!("Something later, number {index}"),
+            due_at: format!("2027-0{}-{:02}", 1 + index / 4, 1 + index * 2),
+            ..Default::default()
+        };
+        core.push(&office, "anna", &format!("later-{index}"), fields).await;
+    }
+    anna.create_event(v1::EventFields {
+        title: "Call the plumber".into(),
+        due_at: "2026-12-11T19:00".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let mut config = common::config(&core);
+    config.local_user = Some("anna".into());
+    let gateway = Gateway::start(config).await;
+    let shots = artifacts(&Backend::Sqlite).with_file_name("glance");
+    let _ = std::fs::remove_dir_all(&shots);
+    let output = tokio::process::Command::new("python3")
+        .arg(GLANCE)
+        .arg(&gateway.base)
+        .arg(&shots)
+        .output()
+        .await
+        .expect("python3 runs");
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success() && report.contains("all as expected"),
+        "the at-a-glance scenario failed (screenshots in {}):\n{report}",
+        shots.display()
+    );
     gateway.stop().await;
     core.stop().await;
 }
