@@ -4,13 +4,15 @@
 //! `/a/<token>`. Every page is gRPC calls to core as the signed-in person.
 //!
 //! One file per page family: `inbox` (the groups and the archive),
-//! `events` (an event's page, Add and Edit, the card buttons), `quick` (the
+//! `events` (an event's page, Add and Edit), `answers` (the card buttons),
+//! `quick` (the
 //! Add page and its one-line quick add), `said` (what the inbox says after
 //! an answer), `settings`,
 //! `confirm` (the confirmation pages), `authorize` (letting an app sign
 //! in) and `links` (action links); this file holds what they share: the
 //! signed-in session, rendering, the cross-site guard and the static files.
 
+mod answers;
 mod authorize;
 mod channels;
 mod confirm;
@@ -24,6 +26,7 @@ pub(crate) mod view;
 
 pub(crate) use hado_runtime::words;
 
+pub(crate) use answers::{ack, delete, done, reopen, take_back_ack};
 pub(crate) use authorize::{
     MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits,
 };
@@ -34,9 +37,7 @@ pub(crate) use confirm::{
     confirm_app_disconnect, confirm_channel, confirm_delete, confirm_revoke_agent_token,
     confirm_revoke_calendar_feed,
 };
-pub(crate) use events::{
-    ack, create, delete, done, edit_page, event_page, reopen, take_back_ack, update,
-};
+pub(crate) use events::{create, edit_page, event_page, update};
 pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
 pub(crate) use quick::{new_page, read_line};

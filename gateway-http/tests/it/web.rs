@@ -1405,7 +1405,7 @@ async fn the_inbox_round_two_without_javascript(backend: Backend) {
         "{page}"
     );
     assert!(!page.contains(&format!("/events/{tokyo}/delete")), "{page}");
-    assert!(page.contains(&format!(r#"aria-label="More: Tokyo call">⋯</summary>"#)), "{page}");
+    assert!(page.contains(r#"aria-label="More: Tokyo call">⋯</summary>"#), "{page}");
     // The webhook form leaves checking to the server, which answers in the person's words.
     let (_, settings) = stack.get("/settings").await;
     assert!(settings.contains(r#"class="add-webhook" novalidate>"#), "{settings}");
