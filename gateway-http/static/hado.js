@@ -96,7 +96,11 @@ document.addEventListener("DOMContentLoaded", () => {
     sessionStorage.removeItem("hado-next");
     if (next) {
       const card = document.getElementById(next);
-      if (card && card.offsetParent !== null) focusCard(card);
+      // After the page has loaded: the browser focuses the card the address
+      // names (#event-…) as it scrolls to it, which would win otherwise.
+      if (card && card.offsetParent !== null) {
+        window.addEventListener("load", () => setTimeout(() => focusCard(card), 0));
+      }
     }
     // Answering a card by mouse or keyboard marks the card after it as where to come back to.
     const remember = (card) => {

@@ -124,8 +124,9 @@ def run(language, width, height):
         check(seen["cards"] >= 6, f"{name}: {seen['cards']} whole cards in the first screen, not 6 or more")
     check(seen["navLines"] == 1, f"{name}: the navigation keeps one line, not {seen['navLines']}")
     check(seen["sideways"] <= 0, f"{name}: the page scrolls {seen['sideways']} px sideways")
-    if width < 600:
-        # Every card keeps its due date and at least 24 characters of its title.
+
+    def phone_cards(density):
+        """Every card keeps its due date and at least 24 characters of its title."""
         cards = driver.execute_script(
             """
             const canvas = document.createElement('canvas').getContext('2d');
@@ -140,9 +141,17 @@ def run(language, width, height):
             });
             """
         )
+        check(len(cards) >= 14, f"{name} {density}: {len(cards)} cards")
         for card in cards:
-            check(card["due"], f"{name}: {card['title']} shows its due date")
-            check(card["room"] + 1 >= card["wanted"], f"{name}: {card['title']} shows fewer than 24 characters ({card['room']} px for {card['wanted']:.0f})")
+            check(card["due"], f"{name} {density}: {card['title']} shows its due date")
+            check(card["room"] + 1 >= card["wanted"], f"{name} {density}: {card['title']} shows fewer than 24 characters ({card['room']} px for {card['wanted']:.0f})")
+
+    if width < 600:
+        phone_cards("comfortable")
+        driver.get(BASE + "/?density=compact")
+        phone_cards("compact")
+        shot("compact")
+        driver.get(BASE + "/")
         # The filters show their whole choice.
         for select in driver.find_elements(By.CSS_SELECTOR, ".finder select"):
             fits = driver.execute_script(
@@ -154,6 +163,21 @@ def run(language, width, height):
                 select,
             )
             check(fits, f"{name}: the filter {select.get_attribute('id')} is clipped")
+
+    # Remember by keyboard: back at the card, the next one has the focus,
+    # and the sticky header covers neither.
+    driver.execute_script("document.activeElement.blur()")
+    keys("j", "j", "j")
+    remembered = active_card()
+    after = driver.execute_script("const cards = Array.from(document.querySelectorAll('article.card')); return cards[cards.findIndex((card) => card.id === arguments[0]) + 1].id", remembered)
+    load(driver, lambda: keys("r"))
+    check(active_card() == after, f"{name}: after Remember the next card has the focus, not {active_card()}")
+    covered = driver.execute_script(
+        "const header = document.querySelector('header').getBoundingClientRect().bottom; return ['" + remembered + "', '" + after + "'].some((id) => { const box = document.getElementById(id).getBoundingClientRect(); return box.top < header && box.bottom > 0; })"
+    )
+    check(not covered, f"{name}: the sticky header covers the remembered card or the next one")
+    shot("remembered")
+    load(driver, lambda: keys("z"))
 
     # Done by keyboard: the next card has the focus, below the sticky header.
     driver.execute_script("document.activeElement.blur()")
