@@ -103,7 +103,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     }
     // Answering a card by mouse or keyboard marks the card after it as where to come back to.
-    const remember = (card) => {
+    const markNext = (card) => {
       const cards = visible();
       const index = cards.indexOf(card);
       const after = cards[index + 1] || cards[index - 1];
@@ -111,7 +111,7 @@ document.addEventListener("DOMContentLoaded", () => {
     };
     for (const card of document.querySelectorAll("article.card")) {
       const form = card.querySelector("form.actions");
-      if (form) form.addEventListener("submit", () => remember(card));
+      if (form) form.addEventListener("submit", () => markNext(card));
     }
     document.addEventListener("keydown", (event) => {
       if (event.key === "Escape" && !help.hidden) {
@@ -129,7 +129,7 @@ document.addEventListener("DOMContentLoaded", () => {
         const button = current >= 0 ? cards[current].querySelector(selector) : null;
         if (!button) return;
         if (button.tagName === "A" && button.dataset.confirm) {
-          remember(cards[current]);
+          markNext(cards[current]);
           ask(button);
         } else {
           button.click();
