@@ -9,7 +9,7 @@ use chrono::Duration as Span;
 use serde_json::Value;
 
 use hado_core::delivery;
-use hado_core::testing::{Backend, TestCore, utc};
+use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::convert::rfc3339;
 use hado_proto::v1;
 
@@ -26,14 +26,12 @@ fn checkpoints(receiver: &Receiver, path: &str) -> Vec<String> {
         .collect()
 }
 
-async fn tick(core: &TestCore) {
-    hado_core::scheduler::drain(&core.engine).await.unwrap();
-    delivery::drain(&core.deliverer()).await.unwrap();
-}
+type Inbox = v1::inbox_client::InboxClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, testing::Bearer>,
+>;
 
-async fn late_arrivals_are_reminded_at_once_and_every_deadline_at_its_moment(backend: Backend) {
-    // 14:32 in Berlin; quiet hours are the default 22:00–08:00.
-    let core = TestCore::start(&backend, "2026-12-14T13:32:00Z").await;
+/// anna, in Berlin, with a webhook at `/anna` on a receiver of her own.
+async fn anna_in_berlin_with_a_webhook(core: &TestCore) -> (Receiver, Inbox) {
     let receiver = Receiver::default();
     let base = receiver.start().await;
     let mut anna = core.inbox_as("anna");
@@ -44,6 +42,18 @@ async fn late_arrivals_are_reminded_at_once_and_every_deadline_at_its_moment(bac
     .await
     .unwrap();
     anna.add_webhook(v1::AddWebhookRequest { url: format!("{base}/anna") }).await.unwrap();
+    (receiver, anna)
+}
+
+async fn tick(core: &TestCore) {
+    hado_core::scheduler::drain(&core.engine).await.unwrap();
+    delivery::drain(&core.deliverer()).await.unwrap();
+}
+
+async fn late_arrivals_are_reminded_at_once_and_every_deadline_at_its_moment(backend: Backend) {
+    // 14:32 in Berlin; quiet hours are the default 22:00–08:00.
+    let core = TestCore::start(&backend, "2026-12-14T13:32:00Z").await;
+    let (receiver, mut anna) = anna_in_berlin_with_a_webhook(&core).await;
 
     // A source pushes an event due at 14:50 today: its morning and its hour
     // before have passed. It is reminded now, not tomorrow morning.
@@ -117,16 +127,7 @@ async fn late_arrivals_are_reminded_at_once_and_every_deadline_at_its_moment(bac
 async fn a_late_arrival_in_quiet_hours_waits_for_their_end(backend: Backend) {
     // 22:30 in Berlin, inside the quiet hours.
     let core = TestCore::start(&backend, "2026-12-14T21:30:00Z").await;
-    let receiver = Receiver::default();
-    let base = receiver.start().await;
-    let mut anna = core.inbox_as("anna");
-    anna.update_profile(v1::UpdateProfileRequest {
-        tz: Some("Europe/Berlin".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    anna.add_webhook(v1::AddWebhookRequest { url: format!("{base}/anna") }).await.unwrap();
+    let (receiver, mut anna) = anna_in_berlin_with_a_webhook(&core).await;
     // Due today, all day: its morning has passed, and no rung is left before midnight.
     anna.create_event(v1::EventFields {
         title: "Send the form".into(),

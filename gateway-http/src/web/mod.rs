@@ -246,6 +246,12 @@ impl Session {
         Ok(Self { login, viewer: Viewer::new(profile), t, inbox })
     }
 
+    /// An instant from core in the person's words and zone ("yesterday,
+    /// 14:05"), or nothing when there is none.
+    fn when(&self, instant: Option<&prost_types::Timestamp>) -> String {
+        self.viewer.when(self.t, instant).unwrap_or_default()
+    }
+
     /// The navigation bar, with core's count of the events that need attention.
     fn nav(&self, current: &'static str) -> Option<Nav> {
         Some(Nav { current, attention: self.viewer.profile.attention as usize })

@@ -150,10 +150,7 @@ pub(super) async fn settings_page_with(
             Ok(reply) => {
                 let reply = reply.into_inner();
                 let rows = reply.channels.into_iter().map(|channel| {
-                    let failed_at = session
-                        .viewer
-                        .when(session.t, channel.last_error_at.as_ref())
-                        .unwrap_or_default();
+                    let failed_at = session.when(channel.last_error_at.as_ref());
                     let telegram = channel.kind() == v1::ChannelKind::Telegram;
                     ChannelRow { channel, failed_at, telegram }
                 });
@@ -173,14 +170,8 @@ pub(super) async fn settings_page_with(
         .into_iter()
         .map(|app| AppRow {
             id: app.id,
-            connected: session
-                .viewer
-                .when(session.t, app.connected_at.as_ref())
-                .unwrap_or_default(),
-            last_used: session
-                .viewer
-                .when(session.t, app.last_used_at.as_ref())
-                .unwrap_or_default(),
+            connected: session.when(app.connected_at.as_ref()),
+            last_used: session.when(app.last_used_at.as_ref()),
             name: app.name,
             redirect_host: app.redirect_host,
         })
@@ -203,14 +194,8 @@ pub(super) async fn settings_page_with(
                 .map(|token| crate::clients::connect_line(&state.config, token)),
             knows_mcp_url: crate::clients::knows_mcp_url(&state.config),
             agent_issued: agent.issued,
-            agent_created: session
-                .viewer
-                .when(session.t, agent.created_at.as_ref())
-                .unwrap_or_default(),
-            agent_last_used: session
-                .viewer
-                .when(session.t, agent.last_used_at.as_ref())
-                .unwrap_or_default(),
+            agent_created: session.when(agent.created_at.as_ref()),
+            agent_last_used: session.when(agent.last_used_at.as_ref()),
             channels,
             webhook_secret: notice.webhook_secret,
             webhook_url: notice.webhook_url,
@@ -220,10 +205,7 @@ pub(super) async fn settings_page_with(
             telegram_link: notice.telegram_link,
             telegram_available,
             apps,
-            calendar_created: session
-                .viewer
-                .when(session.t, calendar.created_at.as_ref())
-                .unwrap_or_default(),
+            calendar_created: session.when(calendar.created_at.as_ref()),
         },
     )
 }

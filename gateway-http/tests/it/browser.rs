@@ -41,6 +41,24 @@ fn artifacts(backend: &Backend) -> PathBuf {
     target.join("test-artifacts").join("browser").join(name)
 }
 
+/// Runs one of the browser scenarios against `base`, keeping its
+/// screenshots in `shots`: how it ended, and all it printed.
+async fn run_script(script: &str, base: &str, shots: &Path) -> (std::process::Output, String) {
+    let output = tokio::process::Command::new("python3")
+        .arg(script)
+        .arg(base)
+        .arg(shots)
+        .output()
+        .await
+        .expect("python3 runs");
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, report)
+}
+
 async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     if !browser_available("the browser test") {
         return;
@@ -62,18 +80,7 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     );
     let shots = artifacts(&backend);
     let _ = std::fs::remove_dir_all(&shots);
-    let output = tokio::process::Command::new("python3")
-        .arg(SCRIPT)
-        .arg(&gateway.base)
-        .arg(&shots)
-        .output()
-        .await
-        .expect("python3 runs");
-    let report = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (output, report) = run_script(SCRIPT, &gateway.base, &shots).await;
     assert!(
         output.status.success(),
         "the browser scenario failed (screenshots in {}):\n{report}",
@@ -93,18 +100,7 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     // The everyday flows at 1280 and 390 px, in both languages, with
     // JavaScript on and off.
     let flows = shots.join("flows");
-    let output = tokio::process::Command::new("python3")
-        .arg(FLOWS)
-        .arg(&gateway.base)
-        .arg(&flows)
-        .output()
-        .await
-        .expect("python3 runs");
-    let report = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (output, report) = run_script(FLOWS, &gateway.base, &flows).await;
     assert!(
         output.status.success(),
         "the browser flows failed (screenshots in {}):\n{report}",
@@ -184,18 +180,7 @@ async fn a_full_inbox_reads_at_a_glance() {
     let gateway = Gateway::start(config).await;
     let shots = artifacts(&Backend::Sqlite).with_file_name("glance");
     let _ = std::fs::remove_dir_all(&shots);
-    let output = tokio::process::Command::new("python3")
-        .arg(GLANCE)
-        .arg(&gateway.base)
-        .arg(&shots)
-        .output()
-        .await
-        .expect("python3 runs");
-    let report = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (output, report) = run_script(GLANCE, &gateway.base, &shots).await;
     assert!(
         output.status.success() && report.contains("all as expected"),
         "the at-a-glance scenario failed (screenshots in {}):\n{report}",
