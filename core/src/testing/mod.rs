@@ -83,6 +83,24 @@ pub async fn wait_until_serving(channel: Channel) {
     panic!("core did not become healthy");
 }
 
+/// Polls `probe` until it finds what it looks for, for up to five seconds.
+///
+/// A test core runs its own delivery loop beside the test's explicit drains,
+/// so a receiver can see a request before the attempt is recorded: tests
+/// that read the record after a request wait for it here.
+pub async fn eventually<T, Probe>(what: &str, mut probe: impl FnMut() -> Probe) -> T
+where
+    Probe: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..200 {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("{what} did not happen within five seconds");
+}
+
 /// Adds `authorization: Bearer …` (and for the gateway, `x-hado-user`).
 #[derive(Clone)]
 pub struct Bearer {

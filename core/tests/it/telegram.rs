@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use hado_core::config::TelegramConfig;
 use hado_core::delivery;
-use hado_core::testing::{Backend, TestCore, utc};
+use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::v1;
 
 const CHAT: i64 = 5550001;
@@ -174,7 +174,15 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     hado_core::scheduler::drain(&core.engine).await.unwrap();
     let deliverer = core.deliverer();
     delivery::drain(&deliverer).await.unwrap();
-    let log = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries;
+    let log = testing::eventually("the first attempt is recorded", || {
+        let mut anna = anna.clone();
+        async move {
+            let log =
+                anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries;
+            log.first().is_some_and(|line| line.attempts == 1).then_some(log)
+        }
+    })
+    .await;
     assert_eq!((log[0].status().word(), log[0].attempts), ("pending", 1));
     assert!(log[0].note.as_deref().unwrap().contains("retry after 3"), "{log:?}");
     core.clock.advance(Span::seconds(2));
@@ -189,11 +197,15 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     );
     core.clock.advance(Span::seconds(2));
     delivery::drain(&deliverer).await.unwrap();
-    let sent = fake
-        .calls_to("sendMessage")
-        .into_iter()
-        .filter(|body| body.get("reply_markup").is_some())
-        .collect::<Vec<_>>();
+    let sent = testing::eventually("the throttled attempt and the retry", || {
+        let sent = fake
+            .calls_to("sendMessage")
+            .into_iter()
+            .filter(|body| body.get("reply_markup").is_some())
+            .collect::<Vec<_>>();
+        std::future::ready((sent.len() >= 2).then_some(sent))
+    })
+    .await;
     assert_eq!(sent.len(), 2, "the throttled attempt and the retry");
     let reminder = &sent[1];
     assert_eq!(reminder["text"], "⏰ Visa\nin 3 days, Sat 5 Dec");
@@ -213,12 +225,15 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
         keyboard[0][1]["callback_data"].as_str().unwrap().to_owned(),
     );
     assert!(done.len() <= 64 && remember.len() <= 64, "callback_data fits Telegram's 64 bytes");
-    assert_eq!(
-        anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries[0]
-            .status()
-            .word(),
-        "sent"
-    );
+    testing::eventually("the retry is recorded as sent", || {
+        let mut anna = anna.clone();
+        async move {
+            let log =
+                anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner().deliveries;
+            (log[0].status().word() == "sent").then_some(())
+        }
+    })
+    .await;
 
     // /list now shows the event that needs attention.
     fake.push(message(3, "/list"));

@@ -158,11 +158,20 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     delivery::drain(&deliverer).await.unwrap();
     receiver.wait_for("gone", 1).await;
     receiver.wait_for("good", 2).await;
-    // The failed first attempt shows on its channel at once, with its time
-    // and its status, and in the delivery log, while it waits to be retried.
-    let channels =
-        anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
-    let failing = channels.iter().find(|channel| channel.id == good_id).unwrap();
+    // The failed first attempt shows on its channel as soon as it is
+    // recorded, with its time and its status, and in the delivery log, while
+    // it waits to be retried.
+    let failing = testing::eventually("the failed attempt shows on its channel", || {
+        let mut anna = anna.clone();
+        async move {
+            let channels =
+                anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
+            channels
+                .into_iter()
+                .find(|channel| channel.id == good_id && channel.last_error.is_some())
+        }
+    })
+    .await;
     assert!(
         failing.enabled && failing.last_error.as_deref().is_some_and(|error| error.contains("500")),
         "{failing:?}"
@@ -207,20 +216,27 @@ async fn webhooks_are_signed_retried_and_turned_off_by_410(backend: Backend) {
     }
 
     // The delivery log and the channels show what happened.
-    let logged = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
-    assert!(logged.needs_attention);
-    let mut log: Vec<(String, String, i64)> = logged
-        .deliveries
-        .iter()
-        .map(|line| (line.channel.clone(), line.status().word().to_owned(), line.attempts))
-        .collect();
-    log.sort();
     let mut expected = vec![
         (format!("webhook {gone_id}"), "failed".to_owned(), 1),
         (format!("webhook {good_id}"), "sent".to_owned(), 3),
     ];
     expected.sort();
-    assert_eq!(log, expected);
+    let logged = testing::eventually("the last attempt is recorded", || {
+        let mut anna = anna.clone();
+        let expected = expected.clone();
+        async move {
+            let logged = anna.get_event(v1::EventId { id: event.id }).await.unwrap().into_inner();
+            let mut log: Vec<(String, String, i64)> = logged
+                .deliveries
+                .iter()
+                .map(|line| (line.channel.clone(), line.status().word().to_owned(), line.attempts))
+                .collect();
+            log.sort();
+            (log == expected).then_some(logged)
+        }
+    })
+    .await;
+    assert!(logged.needs_attention);
     let channels =
         anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner().channels;
     let gone = channels.iter().find(|channel| channel.id == gone_id).unwrap();
