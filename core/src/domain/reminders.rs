@@ -113,8 +113,9 @@ impl Reminders {
     }
 
     /// Brought up to `now` after the lifecycle has been: a checkpoint that has
-    /// passed fires (after downtime only the latest, never a backlog), or else
-    /// a repeat that has come due. A closed event has no reminders left.
+    /// passed fires (after downtime only the latest, never a backlog, and
+    /// not before the person's quiet hours end), or else a repeat that has
+    /// come due. A closed event has no reminders left.
     pub(crate) fn tick(
         self,
         lifecycle: &Lifecycle,
@@ -136,6 +137,12 @@ impl Reminders {
                     Self { checkpoint: next, attention_since: None, repeat_at: None },
                     Some(fired),
                 );
+            }
+            // Found late (the scheduler was down) in the person's quiet
+            // hours: it fires when they end, never in the night.
+            let awake = ladder.quiet.push_out(ladder.zone, now);
+            if awake > now {
+                return (Self { checkpoint: Some(awake), ..self }, None);
             }
             let fired = Fired { kind: ReminderKind::Checkpoint, due: checkpoint, suppressed: None };
             let reminders = Self {
@@ -518,6 +525,29 @@ mod tests {
         );
         let (_, again) = reminders.tick(&lifecycle, &run.ladder, back);
         assert_eq!(again, None, "nothing fires twice");
+    }
+
+    #[test]
+    fn a_checkpoint_found_in_the_night_waits_for_the_morning() {
+        let run = Run::new(
+            Berlin,
+            "2026-12-14",
+            "2026-11-14",
+            "keep",
+            ("22:00", "08:00"),
+            at(Berlin, "2026-11-01T12:00"),
+        );
+        // Back at 03:00 on the 12th, after missing the 11th's checkpoint.
+        let back = at(Berlin, "2026-12-12T03:00");
+        let lifecycle =
+            run.lifecycle.advanced(&run.spec.timeline(Berlin), run.spec.after_due, back);
+        let (reminders, fired) = run.reminders.tick(&lifecycle, &run.ladder, back);
+        assert_eq!(fired, None, "nothing in the quiet hours");
+        assert_eq!(reminders.checkpoint, Some(at(Berlin, "2026-12-12T08:00")));
+        let morning = at(Berlin, "2026-12-12T08:00");
+        let (reminders, fired) = reminders.tick(&lifecycle, &run.ladder, morning);
+        assert_eq!(fired.map(|fired| fired.kind), Some(ReminderKind::Checkpoint));
+        assert_eq!(reminders.checkpoint, Some(at(Berlin, "2026-12-13T08:00")));
     }
 
     #[test]
