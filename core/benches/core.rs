@@ -101,6 +101,7 @@ fn config(database: &Database) -> CoreConfig {
         webhook_allow_private: true,
         telegram: None,
         delivery_concurrency: hado_core::config::DEFAULT_DELIVERY_CONCURRENCY,
+        smtp: None,
     }
 }
 

@@ -32,6 +32,144 @@ pub struct CoreConfig {
     /// Posts in flight to one receiver (a webhook's host, or Telegram)
     /// across all cores (`HADO_DELIVERY_CONCURRENCY`).
     pub delivery_concurrency: u32,
+    /// The mail server reminders by email go through (`HADO_SMTP_URL`,
+    /// `HADO_SMTP_FROM`); none, and no email channel, without a URL.
+    pub smtp: Option<SmtpConfig>,
+}
+
+/// How core reaches its mail server, read once at start from
+/// `HADO_SMTP_URL` and `HADO_SMTP_FROM`. The password is kept out of
+/// `Debug` and out of every error.
+#[derive(Clone)]
+pub struct SmtpConfig {
+    pub host: String,
+    pub port: u16,
+    pub security: SmtpSecurity,
+    /// The user name and password to sign in with, if any.
+    pub(crate) credentials: Option<(String, String)>,
+    /// Who the mail is from: "Hado <hado@example.com>".
+    pub from: lettre::message::Mailbox,
+}
+
+/// How the connection to the mail server is protected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmtpSecurity {
+    /// `smtps://`: TLS from the first byte (port 465).
+    Tls,
+    /// `smtp://`: STARTTLS, required (port 587).
+    StartTls,
+    /// No TLS: to a loopback host, or with `?tls=none` in the URL.
+    Plain,
+}
+
+impl std::fmt::Debug for SmtpConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SmtpConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("security", &self.security)
+            .field("user", &self.credentials.as_ref().map(|(user, _)| user))
+            .field("from", &self.from.to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SmtpConfig {
+    /// The settings `HADO_SMTP_URL` and `HADO_SMTP_FROM` would give.
+    pub fn read(url: &str, from: &str) -> Result<Self, ConfigError> {
+        let (url, from) = (url.to_owned(), from.to_owned());
+        let lookup = move |variable: &str| match variable {
+            "HADO_SMTP_URL" => Some(url.clone()),
+            "HADO_SMTP_FROM" => Some(from.clone()),
+            _ => None,
+        };
+        Ok(smtp(&lookup)?.expect("a URL was given"))
+    }
+}
+
+const SMTP_EXAMPLE: &str = "smtp://user:password@mail.example.com:587";
+
+fn smtp(lookup: Lookup<'_>) -> Result<Option<SmtpConfig>, ConfigError> {
+    let from = read(lookup, "HADO_SMTP_FROM");
+    let Some(written) = read(lookup, "HADO_SMTP_URL") else {
+        return match from {
+            Some(_) => Err(ConfigError {
+                variable: "HADO_SMTP_FROM",
+                problem:
+                    "is set, but HADO_SMTP_URL is not: set the mail server to send through too"
+                        .into(),
+            }),
+            None => Ok(None),
+        };
+    };
+    let refused = |problem: String| ConfigError { variable: "HADO_SMTP_URL", problem };
+    // Never echoed: the URL may hold the password.
+    let url = url::Url::parse(&written)
+        .map_err(|_| refused(format!("is not a URL such as {SMTP_EXAMPLE}")))?;
+    let host = match url.host() {
+        Some(url::Host::Ipv6(address)) => address.to_string(),
+        Some(host) => host.to_string(),
+        None => return Err(refused(format!("names no host: write it as {SMTP_EXAMPLE}"))),
+    };
+    let mut tls = None;
+    for (key, value) in url.query_pairs() {
+        match (key.as_ref(), value.as_ref()) {
+            ("tls", "none" | "required") if tls.is_none() => tls = Some(value.into_owned()),
+            ("tls", _) => {
+                return Err(refused("tls= is none (plain SMTP) or required, once".into()));
+            }
+            (other, _) => {
+                return Err(refused(format!("{other:?} is not a setting it takes; tls=none is")));
+            }
+        }
+    }
+    // smtp:// is not a scheme `url` knows, so an address comes back as a name.
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
+    let (security, port) = match (url.scheme(), tls.as_deref()) {
+        ("smtps", None) => (SmtpSecurity::Tls, 465),
+        ("smtps", Some(_)) => {
+            return Err(refused("smtps:// is TLS from the start; tls= is for smtp://".into()));
+        }
+        ("smtp", Some("none")) => (SmtpSecurity::Plain, 25),
+        ("smtp", Some(_)) => (SmtpSecurity::StartTls, 587),
+        ("smtp", None) if loopback => (SmtpSecurity::Plain, 25),
+        ("smtp", None) => (SmtpSecurity::StartTls, 587),
+        (scheme, _) => {
+            return Err(refused(format!(
+                "{scheme}:// is not smtp:// (STARTTLS) or smtps:// (TLS), as in {SMTP_EXAMPLE}"
+            )));
+        }
+    };
+    let decoded = |part: &str, what: &str| {
+        percent_encoding::percent_decode_str(part)
+            .decode_utf8()
+            .map(|text| text.into_owned())
+            .map_err(|_| refused(format!("its {what} is not UTF-8 once percent-decoded")))
+    };
+    let credentials = match url.password() {
+        Some(password) => {
+            Some((decoded(url.username(), "user name")?, decoded(password, "password")?))
+        }
+        None if !url.username().is_empty() => {
+            return Err(refused("names a user but no password: write user:password@".into()));
+        }
+        None => None,
+    };
+    let Some(from) = from else {
+        return Err(ConfigError {
+            variable: "HADO_SMTP_FROM",
+            problem: "is not set: say who reminders come from, such as \"Hado <hado@example.com>\""
+                .into(),
+        });
+    };
+    let from = from.parse().map_err(|_| ConfigError {
+        variable: "HADO_SMTP_FROM",
+        problem: format!("{from:?} is not an address such as \"Hado <hado@example.com>\""),
+    })?;
+    let port = url.port().unwrap_or(port);
+    Ok(Some(SmtpConfig { host, port, security, credentials, from }))
 }
 
 /// The Telegram bot's settings.
@@ -144,6 +282,7 @@ impl CoreConfig {
             public_url: public_url(lookup)?,
             webhook_allow_private: flag(lookup, "HADO_WEBHOOK_ALLOW_PRIVATE")?,
             telegram: telegram(lookup)?,
+            smtp: smtp(lookup)?,
             delivery_concurrency: positive_number(
                 lookup,
                 "HADO_DELIVERY_CONCURRENCY",
@@ -221,5 +360,55 @@ mod tests {
         assert_eq!(with(("HADO_DATABASE_URL", "mysql://x")).variable, "HADO_DATABASE_URL");
         assert_eq!(with(("HADO_GRPC_ADDR", "localhost")).variable, "HADO_GRPC_ADDR");
         assert_eq!(with(("HADO_DEFAULT_TZ", "Mars/Base")).variable, "HADO_DEFAULT_TZ");
+    }
+
+    #[test]
+    fn the_mail_server_url_says_how_it_is_protected_and_never_shows_its_password() {
+        let with = |url: &'static str, from: Option<&'static str>| {
+            let mut pairs = vec![
+                ("HADO_ADMIN_TOKEN", SECRET),
+                ("HADO_GATEWAY_TOKEN", SECRET),
+                ("HADO_SECRET", SECRET),
+                ("HADO_SMTP_URL", url),
+            ];
+            pairs.extend(from.map(|from| ("HADO_SMTP_FROM", from)));
+            config(&pairs)
+        };
+        let from = Some("Hado <hado@example.com>");
+        let smtp = |url| with(url, from).unwrap().smtp.unwrap();
+        let submission = smtp("smtp://anna:s%40cret-pass@mail.example.com");
+        assert_eq!(
+            (submission.host.as_str(), submission.port, submission.security),
+            ("mail.example.com", 587, SmtpSecurity::StartTls)
+        );
+        assert_eq!(submission.credentials, Some(("anna".into(), "s@cret-pass".into())));
+        assert!(!format!("{submission:?}").contains("cret"), "{submission:?}");
+        let tls = smtp("smtps://mail.example.com");
+        assert_eq!((tls.port, tls.security, tls.credentials), (465, SmtpSecurity::Tls, None));
+        assert_eq!(smtp("smtp://127.0.0.1:2525").security, SmtpSecurity::Plain);
+        assert_eq!(smtp("smtp://[::1]:2525").security, SmtpSecurity::Plain);
+        assert_eq!(smtp("smtp://localhost").security, SmtpSecurity::Plain);
+        let said = smtp("smtp://mail:25?tls=none");
+        assert_eq!((said.host.as_str(), said.security), ("mail", SmtpSecurity::Plain));
+        assert_eq!(smtp("smtp://mail.example.com?tls=required").security, SmtpSecurity::StartTls);
+        assert_eq!(smtp("smtp://mail.example.com").from.email.to_string(), "hado@example.com");
+
+        for (url, problem) in [
+            ("http://anna:hunter2-secret@mail.example.com", "is not smtp://"),
+            ("smtp://anna:hunter2-secret@mail.example.com?tls=maybe", "tls= is none"),
+            ("smtp://anna:hunter2-secret@mail.example.com?port=1", "is not a setting"),
+            ("smtps://anna:hunter2-secret@mail.example.com?tls=none", "TLS from the start"),
+            ("smtp://anna@mail.example.com", "no password"),
+            ("not a url hunter2-secret", "is not a URL"),
+        ] {
+            let error = with(url, from).unwrap_err();
+            assert_eq!(error.variable, "HADO_SMTP_URL", "{url}");
+            assert!(error.problem.contains(problem), "{url}: {error}");
+            assert!(!error.to_string().contains("hunter2"), "{error}");
+        }
+        let missing = with("smtp://127.0.0.1", None).unwrap_err();
+        assert_eq!(missing.variable, "HADO_SMTP_FROM");
+        let bad = with("smtp://127.0.0.1", Some("not an address")).unwrap_err();
+        assert_eq!(bad.variable, "HADO_SMTP_FROM");
     }
 }

@@ -30,6 +30,9 @@ pub enum CoreError {
     Unauthenticated(String),
     #[error("{0}")]
     AlreadyExists(String),
+    /// Asked too often: RESOURCE_EXHAUSTED, with when to ask again as `RetryInfo`.
+    #[error("{message}")]
+    Exhausted { message: String, retry_after: std::time::Duration },
     /// Done, Remember, Delete or a link on an event that was withdrawn:
     /// `EVENT_WITHDRAWN` in `ErrorInfo`, with its source (`by`). `deleted` when
     /// its person deleted it (a manual event), which Reopen undoes.
@@ -91,6 +94,7 @@ fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
         Reason::TooLong { max } => t.refusal_too_long.replace("{max}", &max.to_string()),
         Reason::ControlCharacter => t.refusal_control.to_owned(),
         Reason::NotAUrl => t.refusal_url.to_owned(),
+        Reason::NotAnEmailAddress => t.refusal_email.to_owned(),
         Reason::NotADueMoment => t.refusal_due.to_owned(),
         Reason::NotADate => t.refusal_date.to_owned(),
         Reason::YearOutOfRange => t.refusal_year.to_owned(),
@@ -215,6 +219,11 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
         CoreError::PermissionDenied(message) => Status::permission_denied(message),
         CoreError::Unauthenticated(message) => Status::unauthenticated(message),
         CoreError::AlreadyExists(message) => Status::already_exists(message),
+        CoreError::Exhausted { message, retry_after } => {
+            let mut details = ErrorDetails::new();
+            details.set_retry_info(Some(retry_after));
+            Status::with_error_details(Code::ResourceExhausted, message, details)
+        }
         CoreError::Store(error) if error.is_unavailable() => {
             tracing::warn!(%error, "storage is unavailable");
             let mut details = ErrorDetails::with_error_info(

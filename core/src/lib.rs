@@ -86,8 +86,11 @@ pub async fn serve(
     let (stop, stopped) = watch::channel(false);
     let scheduler = tokio::spawn(scheduler::run(engine.clone(), stopped.clone()));
     let bot = telegram::Bot::of(config);
+    let mailer = delivery::Mailer::of(config);
+    let email = mailer.is_some();
     let deliveries = tokio::spawn(delivery::run(
-        delivery::Deliverer::new(engine.clone(), bot.clone(), config.delivery_concurrency),
+        delivery::Deliverer::new(engine.clone(), bot.clone(), config.delivery_concurrency)
+            .with_mailer(mailer),
         stopped.clone(),
     ));
     let polling = match bot.clone() {
@@ -102,7 +105,8 @@ pub async fn serve(
         admin_token: config.admin_token.clone(),
         gateway_token: config.gateway_token.clone(),
     };
-    let served = grpc::serve(engine.clone(), credentials, bot, storage, listener, shutdown).await;
+    let served =
+        grpc::serve(engine.clone(), credentials, bot, email, storage, listener, shutdown).await;
     let _ = stop.send(true);
     let _ = probing.await;
     let _ = scheduler.await;

@@ -49,6 +49,48 @@ impl LinkAction {
     }
 }
 
+/// How long an email address's confirmation link works.
+pub(crate) const CONFIRMATION_LIFETIME: Duration = Duration::hours(24);
+
+/// The format of channel links.
+const CHANNEL_VERSION: &str = "c1";
+
+/// What a channel link does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelLinkAction {
+    /// The address receives its person's reminders from now on.
+    Confirm,
+    /// The channel is paused (an email's one-click unsubscribe).
+    Pause,
+}
+
+impl ChannelLinkAction {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Confirm => "confirm",
+            Self::Pause => "pause",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "confirm" => Some(Self::Confirm),
+            "pause" => Some(Self::Pause),
+            _ => None,
+        }
+    }
+}
+
+/// What a valid channel link names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelLink {
+    pub channel_id: i64,
+    pub user_id: i64,
+    pub action: ChannelLinkAction,
+    /// None for a link that does not expire.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
 /// What a valid link names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ActionLink {
@@ -98,6 +140,28 @@ impl LinkSigner {
         Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes a key of any length")
     }
 
+    /// `payload` and its signature, as a token.
+    fn seal(&self, payload: &str) -> String {
+        let mut mac = self.mac();
+        mac.update(payload.as_bytes());
+        let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+        format!("{}.{signature}", URL_SAFE_NO_PAD.encode(payload))
+    }
+
+    /// The payload of a token whose signature holds.
+    fn open(&self, token: &str) -> Result<String, LinkProblem> {
+        if token.len() > 512 {
+            return Err(LinkProblem::Forged);
+        }
+        let (payload, signature) = token.split_once('.').ok_or(LinkProblem::Forged)?;
+        let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| LinkProblem::Forged)?;
+        let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| LinkProblem::Forged)?;
+        let mut mac = self.mac();
+        mac.update(&payload);
+        mac.verify_slice(&signature).map_err(|_| LinkProblem::Forged)?;
+        String::from_utf8(payload).map_err(|_| LinkProblem::Forged)
+    }
+
     /// A link for `action` on the event at `revision`, valid for
     /// [`LIFETIME`] from `now`.
     pub fn issue(
@@ -109,28 +173,65 @@ impl LinkSigner {
         now: DateTime<Utc>,
     ) -> String {
         let expires = (now + LIFETIME).timestamp();
-        let payload =
-            format!("{VERSION}.{event_id}.{user_id}.{}.{expires}.{revision}", action.as_str());
-        let mut mac = self.mac();
-        mac.update(payload.as_bytes());
-        let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-        format!("{}.{signature}", URL_SAFE_NO_PAD.encode(payload))
+        self.seal(&format!(
+            "{VERSION}.{event_id}.{user_id}.{}.{expires}.{revision}",
+            action.as_str()
+        ))
+    }
+
+    /// A link that confirms or pauses one channel: a confirmation expires
+    /// [`CONFIRMATION_LIFETIME`] after `now`; a pause (the unsubscribe
+    /// address of every email) does not.
+    pub fn issue_for_channel(
+        &self,
+        channel_id: i64,
+        user_id: i64,
+        action: ChannelLinkAction,
+        now: DateTime<Utc>,
+    ) -> String {
+        let expires = match action {
+            ChannelLinkAction::Confirm => (now + CONFIRMATION_LIFETIME).timestamp(),
+            ChannelLinkAction::Pause => 0,
+        };
+        self.seal(&format!(
+            "{CHANNEL_VERSION}.{channel_id}.{user_id}.{}.{expires}",
+            action.as_str()
+        ))
+    }
+
+    /// A channel link's content when its signature holds and it has not
+    /// expired. Whether the channel is still there is for the caller.
+    pub fn check_channel(
+        &self,
+        token: &str,
+        now: DateTime<Utc>,
+    ) -> Result<ChannelLink, LinkProblem> {
+        let payload = self.open(token)?;
+        let parts: Vec<&str> = payload.split('.').collect();
+        let [CHANNEL_VERSION, channel_id, user_id, action, expires] = parts.as_slice() else {
+            return Err(LinkProblem::Forged);
+        };
+        let user_id = user_id.parse().map_err(|_| LinkProblem::Forged)?;
+        let expires_at = match expires.parse::<i64>().map_err(|_| LinkProblem::Forged)? {
+            0 => None,
+            seconds => Some(DateTime::from_timestamp(seconds, 0).ok_or(LinkProblem::Forged)?),
+        };
+        if let Some(at) = expires_at.filter(|at| now >= *at) {
+            return Err(LinkProblem::Expired { at, user_id });
+        }
+        Ok(ChannelLink {
+            channel_id: channel_id.parse().map_err(|_| LinkProblem::Forged)?,
+            user_id,
+            action: ChannelLinkAction::parse(action).ok_or(LinkProblem::Forged)?,
+            expires_at,
+        })
     }
 
     /// The link's content when its signature holds, it has not expired and
     /// it names a revision. Whether the revision is still the event's is
     /// for the caller, who has the event.
     pub fn check(&self, token: &str, now: DateTime<Utc>) -> Result<ActionLink, LinkProblem> {
-        if token.len() > 512 {
-            return Err(LinkProblem::Forged);
-        }
-        let (payload, signature) = token.split_once('.').ok_or(LinkProblem::Forged)?;
-        let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| LinkProblem::Forged)?;
-        let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| LinkProblem::Forged)?;
-        let mut mac = self.mac();
-        mac.update(&payload);
-        mac.verify_slice(&signature).map_err(|_| LinkProblem::Forged)?;
-        let payload = String::from_utf8(payload).map_err(|_| LinkProblem::Forged)?;
+        let payload = self.open(token)?;
         let parts: Vec<&str> = payload.split('.').collect();
         if parts.first().is_some_and(|version| OUTDATED_VERSIONS.contains(version)) {
             return Err(LinkProblem::Outdated);
@@ -201,6 +302,31 @@ mod tests {
         }
         let stranger = LinkSigner::new("another-secret-0123456789abcdef01234567");
         assert_eq!(stranger.check(&token, now), Err(LinkProblem::Forged));
+    }
+
+    #[test]
+    fn a_confirmation_works_for_a_day_and_a_pause_for_good() {
+        let signer = LinkSigner::new("link-secret-0123456789abcdef0123456789");
+        let now = at("2026-12-01T10:00:00Z");
+        let confirm = signer.issue_for_channel(5, 7, ChannelLinkAction::Confirm, now);
+        let link = signer.check_channel(&confirm, now + Duration::hours(23)).unwrap();
+        assert_eq!(
+            (link.channel_id, link.user_id, link.action),
+            (5, 7, ChannelLinkAction::Confirm)
+        );
+        assert_eq!(
+            signer.check_channel(&confirm, now + CONFIRMATION_LIFETIME),
+            Err(LinkProblem::Expired { at: at("2026-12-02T10:00:00Z"), user_id: 7 })
+        );
+        let pause = signer.issue_for_channel(5, 7, ChannelLinkAction::Pause, now);
+        let link = signer.check_channel(&pause, now + Duration::days(3650)).unwrap();
+        assert_eq!((link.action, link.expires_at), (ChannelLinkAction::Pause, None));
+        // Neither kind of link passes for the other.
+        let action = signer.issue(5, 7, LinkAction::Done, 0, now);
+        assert_eq!(signer.check_channel(&action, now), Err(LinkProblem::Forged));
+        assert_eq!(signer.check(&pause, now), Err(LinkProblem::Forged));
+        let stranger = LinkSigner::new("another-secret-0123456789abcdef01234567");
+        assert_eq!(stranger.check_channel(&pause, now), Err(LinkProblem::Forged));
     }
 
     #[test]

@@ -17,7 +17,8 @@ use crate::domain::violations::Violations;
 use crate::error::CoreError;
 use crate::links::LinkAction;
 use crate::storage::channels::{ChannelKind, ChannelRecord};
-use crate::storage::deliveries::{DeliveryKind, DeliveryRecord, DeliveryStatus};
+use crate::storage::deliveries::{DeliveryKind, DeliveryStatus};
+use crate::storage::delivery_log::DeliveryRecord;
 use crate::storage::{EventRecord, UserRecord};
 
 /// An instant as the wire carries it.
@@ -72,6 +73,7 @@ fn channel_kind(kind: ChannelKind) -> v1::ChannelKind {
     match kind {
         ChannelKind::Webhook => v1::ChannelKind::Webhook,
         ChannelKind::Telegram => v1::ChannelKind::Telegram,
+        ChannelKind::Email => v1::ChannelKind::Email,
     }
 }
 
@@ -80,6 +82,7 @@ fn delivery_kind(kind: DeliveryKind) -> v1::DeliveryKind {
         DeliveryKind::Checkpoint => v1::DeliveryKind::Checkpoint,
         DeliveryKind::Repeat => v1::DeliveryKind::Repeat,
         DeliveryKind::Test => v1::DeliveryKind::Test,
+        DeliveryKind::Confirmation => v1::DeliveryKind::Confirmation,
     }
 }
 
@@ -167,6 +170,7 @@ pub(crate) fn channel(record: &ChannelRecord) -> v1::Channel {
         last_error: record.last_error.clone(),
         last_error_at: record.last_error_at.map(timestamp),
         created_at: Some(timestamp(record.created_at)),
+        confirmed_at: record.confirmed_at.map(timestamp),
     }
 }
 

@@ -45,14 +45,19 @@ words!(EventState {
     Withdrawn => "withdrawn",
 });
 words!(AfterDue { Keep => "keep", Expire => "expire" });
-words!(DeliveryKind { Checkpoint => "checkpoint", Repeat => "repeat", Test => "test" });
+words!(DeliveryKind {
+    Checkpoint => "checkpoint",
+    Repeat => "repeat",
+    Test => "test",
+    Confirmation => "confirmation"
+});
 words!(DeliveryStatus {
     Pending => "pending",
     Sent => "sent",
     Failed => "failed",
     Suppressed => "suppressed",
 });
-words!(ChannelKind { Webhook => "webhook", Telegram => "telegram" });
+words!(ChannelKind { Webhook => "webhook", Telegram => "telegram", Email => "email" });
 words!(Outcome {
     Created => "created",
     Updated => "updated",

@@ -335,6 +335,8 @@ const OUTSIDE_NAMES: &[&str] = &[
     "INSERT",
     "NO_COLOR",
     "Origin",
+    "RESOURCE_EXHAUSTED",
+    "RetryInfo",
     "UNAVAILABLE",
     "UPDATE",
     "busy_timeout",

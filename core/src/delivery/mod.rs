@@ -5,7 +5,8 @@
 //! the outcome: sent; retried on the Standard Webhooks schedule with jitter,
 //! honouring `Retry-After`; failed, with the error shown on the channel; or,
 //! on 410 Gone, the channel disabled. `webhook` is what a webhook receives
-//! and its signature; `retries` when a failed delivery is tried again.
+//! and its signature; `email` the mail server, and `mail` what an email
+//! says; `retries` when a failed delivery is tried again.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,12 +18,16 @@ use tokio::sync::watch;
 use crate::engine::{Attempt, Engine, Strain};
 use crate::storage::EventRecord;
 use crate::storage::channels::ChannelKind;
-use crate::storage::deliveries::ClaimedDelivery;
+use crate::storage::deliveries::{ClaimedDelivery, DeliveryKind};
 use crate::targets::RefusedTarget;
 use crate::telegram::{self, BotError};
 
+mod email;
+mod mail;
 mod retries;
 mod webhook;
+
+pub use email::Mailer;
 
 use retries::next_attempt;
 use webhook::{payload, sign};
@@ -47,6 +52,7 @@ pub struct Deliverer {
     engine: Arc<Engine>,
     http: reqwest::Client,
     telegram: Option<telegram::Bot>,
+    mailer: Option<Mailer>,
     per_receiver: i64,
 }
 
@@ -57,7 +63,12 @@ impl Deliverer {
     /// cores.
     pub fn new(engine: Arc<Engine>, telegram: Option<telegram::Bot>, per_receiver: u32) -> Self {
         let http = engine.outbound().targets().client(TIMEOUT);
-        Self { engine, http, telegram, per_receiver: i64::from(per_receiver.max(1)) }
+        Self { engine, http, telegram, mailer: None, per_receiver: i64::from(per_receiver.max(1)) }
+    }
+
+    /// Sends email through `mailer` (none: an email delivery fails, saying so).
+    pub fn with_mailer(self, mailer: Option<Mailer>) -> Self {
+        Self { mailer, ..self }
     }
 
     /// The target, parsed once for both the check and the post; refused
@@ -113,6 +124,18 @@ impl Deliverer {
                         retry_after.map(|_| asked(retry_after)),
                     )
                 }
+            };
+        }
+        if channel.kind == ChannelKind::Email {
+            return match self.send_email(delivery, event).await {
+                Ok(email::Sent::Accepted) => Attempt::Sent,
+                Ok(email::Sent::Refused(error)) => Attempt::Gone {
+                    error: format!("{error}; so emails to this address were paused"),
+                },
+                Ok(email::Sent::Later { error, strain }) => {
+                    retry_or_fail(error, None, strain.then(|| asked(None)))
+                }
+                Err(error) => Attempt::Failed { error },
             };
         }
         let target = match self.check_target(&channel.target) {
@@ -185,6 +208,53 @@ impl Deliverer {
 }
 
 impl Deliverer {
+    /// Puts together the email `delivery` is (a reminder, a confirmation, a
+    /// test) and sends it; an error is one no retry mends.
+    async fn send_email(
+        &self,
+        delivery: &ClaimedDelivery,
+        event: Option<&EventRecord>,
+    ) -> Result<email::Sent, String> {
+        let mailer = self.mailer.as_ref().ok_or_else(|| {
+            "email is not set up on this Hado (HADO_SMTP_URL), so nothing can go to this address"
+                .to_owned()
+        })?;
+        let channel = &delivery.channel;
+        let confirming = delivery.kind == DeliveryKind::Confirmation;
+        if channel.confirmed_at.is_none() && !confirming {
+            return Err(
+                "this address is not confirmed yet, so nothing but its confirmation goes to it"
+                    .into(),
+            );
+        }
+        let later = |error: crate::error::CoreError| email::Sent::Later {
+            error: format!("the email could not be put together: {error}"),
+            strain: false,
+        };
+        let message = match (delivery.kind, event) {
+            (DeliveryKind::Confirmation | DeliveryKind::Test, _) => {
+                let person = match self.engine.person(channel.user_id).await {
+                    Ok(person) => person,
+                    Err(error) => return Ok(later(error)),
+                };
+                if confirming {
+                    mail::confirmation(&self.engine, mailer, channel, &person)?
+                } else {
+                    mail::test(&self.engine, mailer, channel, &person)?
+                }
+            }
+            (_, Some(event)) => {
+                let first = match self.engine.first_email_of(event.id, channel.id).await {
+                    Ok(first) => first,
+                    Err(error) => return Ok(later(error)),
+                };
+                mail::reminder(&self.engine, mailer, channel, event, delivery.due_at, first)?
+            }
+            (_, None) => return Err("the event of this reminder is gone".into()),
+        };
+        Ok(mailer.send(message).await)
+    }
+
     async fn send_telegram(
         &self,
         delivery: &ClaimedDelivery,

@@ -99,23 +99,31 @@ impl Engine {
         self.links.issue(event.id, event.user_id, action, event.revision, self.now())
     }
 
+    /// A signed link as checked, or the refusal that says why not; a
+    /// genuine but expired link's person reads why in their own language.
+    pub(crate) async fn link_or_refusal<T>(
+        &self,
+        checked: Result<T, LinkProblem>,
+    ) -> Result<T, CoreError> {
+        match checked {
+            Ok(link) => Ok(link),
+            Err(problem @ LinkProblem::Expired { user_id, .. }) => {
+                let mut connection = self.store.reader().acquire().await?;
+                let locale =
+                    users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);
+                Err(CoreError::Link { problem, locale })
+            }
+            Err(problem) => Err(CoreError::Link { problem, locale: None }),
+        }
+    }
+
     /// What a link names, checked, with its user and event as they are now.
     pub(crate) async fn inspect_action_link(
         &self,
         token: &str,
     ) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         // The signature is checked before the database is asked anything.
-        let link = match self.links.check(token, self.now()) {
-            Ok(link) => link,
-            // Genuine but expired: its person reads why in their own language.
-            Err(problem @ LinkProblem::Expired { user_id, .. }) => {
-                let mut connection = self.store.reader().acquire().await?;
-                let locale =
-                    users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);
-                return Err(CoreError::Link { problem, locale });
-            }
-            Err(problem) => return Err(CoreError::Link { problem, locale: None }),
-        };
+        let link = self.link_or_refusal(self.links.check(token, self.now())).await?;
         let mut connection = self.store.reader().acquire().await?;
         let user = users::user_by_id(&mut connection, link.user_id)
             .await

@@ -14,6 +14,7 @@
 mod answers;
 mod chats;
 mod credentials;
+mod email;
 mod inbox;
 mod inputs;
 mod oauth;
@@ -30,6 +31,7 @@ mod upsert;
 
 pub(crate) use chats::BUTTON_ID_LENGTH;
 pub use credentials::AgentTokenStatus;
+pub use email::AddedEmail;
 pub use inputs::{EventFilter, EventPatch, ProfilePatch, RawKey, SourceCaller, SourceItem};
 pub(crate) use oauth::{OAuthFailure, Verdict};
 pub(crate) use oauth_tokens::TokenParams;

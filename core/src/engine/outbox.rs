@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use crate::storage::channels::ChannelKind;
 use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
+use crate::storage::delivery_log;
 
 /// How one attempt went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +36,9 @@ pub(crate) enum Attempt {
     Failed {
         error: String,
     },
-    /// The receiver answered 410: it wants no more.
+    /// The receiver wants no more (a webhook's 410, a chat that blocked
+    /// the bot, a mail server refusing the address for good): the channel
+    /// is paused, showing why.
     Gone {
         error: String,
     },
@@ -141,7 +144,13 @@ impl Engine {
     pub(crate) async fn test_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        self.own_channel(&mut transaction, user, id).await?;
+        let channel = self.own_channel(&mut transaction, user, id).await?;
+        if channel.confirmed_at.is_none() {
+            return Err(CoreError::FailedPrecondition(format!(
+                "{} is not confirmed yet: follow the link in its confirmation email first",
+                channel.target
+            )));
+        }
         let test = NewDelivery {
             event_id: None,
             channel_id: Some(id),
@@ -162,10 +171,10 @@ impl Engine {
         &self,
         user: &UserRecord,
         id: i64,
-    ) -> Result<Vec<deliveries::DeliveryRecord>, CoreError> {
+    ) -> Result<Vec<delivery_log::DeliveryRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         self.own_event_or_deleted(&mut connection, user, id).await?;
-        Ok(deliveries::for_event(&mut connection, id).await?)
+        Ok(delivery_log::for_event(&mut connection, id).await?)
     }
 
     /// Records how the last group of sends went (see [`Self::record`]) and

@@ -19,6 +19,8 @@ pub(crate) struct InboxService {
     pub(crate) credentials: Credentials,
     /// The Telegram bot, when one is set up: linking a chat asks its name.
     pub(crate) telegram: Option<crate::telegram::Bot>,
+    /// Whether email is set up (`HADO_SMTP_URL`), so that an address can be added.
+    pub(crate) email: bool,
 }
 
 impl InboxService {
@@ -27,7 +29,7 @@ impl InboxService {
     }
 
     /// The person at the inbox, not their agent: see [`auth::person_at_inbox`].
-    async fn inbox_caller<T>(&self, request: &Request<T>) -> Result<UserCaller, Status> {
+    pub(super) async fn inbox_caller<T>(&self, request: &Request<T>) -> Result<UserCaller, Status> {
         Ok(auth::person_at_inbox(self.caller(request).await?)?)
     }
 }
@@ -335,64 +337,41 @@ impl Inbox for InboxService {
         &self,
         request: Request<v1::ListChannelsRequest>,
     ) -> Result<Response<v1::ChannelList>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let channels = self.engine.list_channels(&caller.user).await.map_err(caller.refusal())?;
-        Ok(Response::new(v1::ChannelList {
-            channels: channels.iter().map(wire::channel).collect(),
-            telegram_available: self.telegram.is_some(),
-        }))
+        self.channels_list(request).await
     }
 
     async fn add_webhook(
         &self,
         request: Request<v1::AddWebhookRequest>,
     ) -> Result<Response<v1::AddedWebhook>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let added = self
-            .engine
-            .add_webhook(&caller.user, &request.get_ref().url)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(v1::AddedWebhook {
-            channel: Some(wire::channel(&added.channel)),
-            secret: added.secret,
-        }))
+        self.channels_add_webhook(request).await
+    }
+
+    async fn add_email(
+        &self,
+        request: Request<v1::AddEmailRequest>,
+    ) -> Result<Response<v1::AddedEmail>, Status> {
+        self.channels_add_email(request).await
     }
 
     async fn test_channel(
         &self,
         request: Request<v1::ChannelId>,
     ) -> Result<Response<v1::TestChannelReply>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        self.engine
-            .test_channel(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(v1::TestChannelReply {}))
+        self.channels_test(request).await
     }
 
     async fn set_channel_enabled(
         &self,
         request: Request<v1::SetChannelEnabledRequest>,
     ) -> Result<Response<v1::Channel>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let channel = self
-            .engine
-            .set_channel_enabled(&caller.user, request.get_ref().id, request.get_ref().enabled)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(wire::channel(&channel)))
+        self.channels_set_enabled(request).await
     }
 
     async fn remove_channel(
         &self,
         request: Request<v1::ChannelId>,
     ) -> Result<Response<v1::RemoveChannelReply>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        self.engine
-            .remove_channel(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(v1::RemoveChannelReply {}))
+        self.channels_remove(request).await
     }
 }

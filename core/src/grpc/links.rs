@@ -1,4 +1,5 @@
-//! Owns the `hado.v1.Links` service: checking and using action links, for
+//! Owns the `hado.v1.Links` service: checking and using action links and
+//! channel links (an email's confirmation and unsubscribe), for
 //! the HTTP gateway only (its credential, no user: the link names the user).
 
 use std::sync::Arc;
@@ -10,7 +11,8 @@ use hado_proto::v1::{self, links_server::Links};
 use super::auth::{self, Credentials};
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::links::ActionLink;
+use crate::links::{ActionLink, ChannelLink, ChannelLinkAction};
+use crate::storage::channels::ChannelRecord;
 use crate::storage::{EventRecord, UserRecord};
 use crate::wire;
 
@@ -33,8 +35,45 @@ async fn reply(
     }))
 }
 
+async fn channel_reply(
+    engine: &Engine,
+    (link, user, channel): (ChannelLink, UserRecord, ChannelRecord),
+) -> Result<Response<v1::ChannelLinkReply>, Status> {
+    let action = match link.action {
+        ChannelLinkAction::Confirm => v1::ChannelLinkAction::Confirm,
+        ChannelLinkAction::Pause => v1::ChannelLinkAction::Pause,
+    };
+    Ok(Response::new(v1::ChannelLinkReply {
+        action: action.into(),
+        channel: Some(wire::channel(&channel)),
+        expires_at: link.expires_at.map(wire::timestamp),
+        profile: Some(super::profile(engine, &user).await?),
+    }))
+}
+
 #[tonic::async_trait]
 impl Links for LinksService {
+    async fn inspect_channel_link(
+        &self,
+        request: Request<v1::ChannelLinkRequest>,
+    ) -> Result<Response<v1::ChannelLinkReply>, Status> {
+        auth::gateway(&self.credentials, request.metadata())?;
+        channel_reply(
+            &self.engine,
+            self.engine.inspect_channel_link(&request.get_ref().token).await?,
+        )
+        .await
+    }
+
+    async fn use_channel_link(
+        &self,
+        request: Request<v1::ChannelLinkRequest>,
+    ) -> Result<Response<v1::ChannelLinkReply>, Status> {
+        auth::gateway(&self.credentials, request.metadata())?;
+        channel_reply(&self.engine, self.engine.use_channel_link(&request.get_ref().token).await?)
+            .await
+    }
+
     async fn inspect_action_link(
         &self,
         request: Request<v1::ActionLinkRequest>,

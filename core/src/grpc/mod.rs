@@ -4,6 +4,7 @@
 
 mod admin;
 pub(crate) mod auth;
+mod channels;
 mod gate;
 mod inbox;
 mod ingest;
@@ -79,6 +80,7 @@ pub(crate) async fn serve(
     engine: Arc<Engine>,
     credentials: Credentials,
     telegram: Option<crate::telegram::Bot>,
+    email: bool,
     storage: watch::Receiver<bool>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
@@ -107,6 +109,7 @@ pub(crate) async fn serve(
         engine: engine.clone(),
         credentials: credentials.clone(),
         telegram: telegram.clone(),
+        email,
     };
     let ingest = ingest::IngestService { engine: engine.clone() };
     let links =

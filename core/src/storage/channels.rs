@@ -15,6 +15,8 @@ stored_words!(
         Telegram => "telegram",
         /// A signed HTTP POST; the target is its URL.
         Webhook => "webhook",
+        /// An email address, which gets reminders once it is confirmed.
+        Email => "email",
     }
 );
 
@@ -32,16 +34,24 @@ pub(crate) struct ChannelRecord {
     pub(crate) created_at: DateTime<Utc>,
     /// Who receives its posts, which paces them: see [`receiver_of`].
     pub(crate) receiver: String,
+    /// When its person confirmed it: an email address is unconfirmed, and
+    /// gets no reminder, until its confirmation link is followed.
+    pub(crate) confirmed_at: Option<DateTime<Utc>>,
+    /// Confirmations sent since `confirmations_since`, which caps how often
+    /// one more is sent.
+    pub(crate) confirmations_sent: i64,
+    pub(crate) confirmations_since: Option<DateTime<Utc>>,
 }
 
-pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver";
+pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver, c.confirmed_at, c.confirmations_sent, c.confirmations_since";
 
 /// The receiver a channel's deliveries are paced by: a webhook's host and
-/// port (every webhook to one server shares its limit), or Telegram (one bot
-/// API for every chat).
+/// port (every webhook to one server shares its limit), Telegram (one bot
+/// API for every chat), or the mail server (one for every address).
 pub(crate) fn receiver_of(kind: ChannelKind, target: &str) -> String {
     match kind {
         ChannelKind::Telegram => "telegram".to_owned(),
+        ChannelKind::Email => "smtp".to_owned(),
         ChannelKind::Webhook => match url::Url::parse(target) {
             Ok(url) => match (url.host_str(), url.port_or_known_default()) {
                 (Some(host), Some(port)) => format!("{host}:{port}"),
@@ -82,9 +92,18 @@ pub(super) fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
         last_error_at: row.try_get::<Option<i64>, _>("last_error_at")?.map(instant).transpose()?,
         created_at: instant(row.try_get("created_at")?)?,
         receiver: row.try_get("receiver")?,
+        confirmed_at: row.try_get::<Option<i64>, _>("confirmed_at")?.map(instant).transpose()?,
+        confirmations_sent: row.try_get("confirmations_sent")?,
+        confirmations_since: row
+            .try_get::<Option<i64>, _>("confirmations_since")?
+            .map(instant)
+            .transpose()?,
     })
 }
 
+/// Adds a channel: confirmed at once (a webhook, a chat that linked
+/// itself), or, for an email address, unconfirmed with its first
+/// confirmation counted as sent.
 pub(crate) async fn add(
     connection: &mut AnyConnection,
     user_id: i64,
@@ -93,8 +112,10 @@ pub(crate) async fn add(
     secret: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<ChannelRecord, StoreError> {
+    let confirmed = kind != ChannelKind::Email;
     let row = sqlx::query(
-        "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at, receiver) VALUES ($1, $2, $3, $4, 1, $5, $5, $6) RETURNING id",
+        "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at, receiver, confirmed_at, confirmations_sent, confirmations_since) \
+         VALUES ($1, $2, $3, $4, 1, $5, $5, $6, $7, $8, $9) RETURNING id",
     )
     .bind(user_id)
     .bind(kind.as_str())
@@ -102,6 +123,9 @@ pub(crate) async fn add(
     .bind(secret.map(str::to_owned))
     .bind(millis(now))
     .bind(receiver_of(kind, target))
+    .bind(confirmed.then(|| millis(now)))
+    .bind(i64::from(!confirmed))
+    .bind((!confirmed).then(|| millis(now)))
     .fetch_one(&mut *connection)
     .await?;
     let id: i64 = row.try_get("id")?;
@@ -124,6 +148,77 @@ pub(crate) async fn find(
         .fetch_optional(&mut *connection)
         .await?;
     row.as_ref().map(channel).transpose()
+}
+
+/// The user's channel of a kind with this target (an email address).
+pub(crate) async fn find_own_by_target(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    kind: ChannelKind,
+    target: &str,
+) -> Result<Option<ChannelRecord>, StoreError> {
+    let query = format!(
+        "SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.user_id = $1 AND c.kind = $2 AND c.target = $3"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(query))
+        .bind(user_id)
+        .bind(kind.as_str())
+        .bind(target.to_owned())
+        .fetch_optional(&mut *connection)
+        .await?;
+    row.as_ref().map(channel).transpose()
+}
+
+/// Marks a channel confirmed, once: a later confirmation keeps the first
+/// time. Whether it changed anything.
+pub(crate) async fn confirm(
+    connection: &mut AnyConnection,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE channels SET confirmed_at = $2, updated_at = $2 WHERE id = $1 AND confirmed_at IS NULL",
+    )
+    .bind(id)
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Counts one more confirmation sent: `sent` of them since `since`.
+pub(crate) async fn count_confirmation(
+    connection: &mut AnyConnection,
+    id: i64,
+    sent: i64,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE channels SET confirmations_sent = $2, confirmations_since = $3, updated_at = $4 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(sent)
+    .bind(millis(since))
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// How many channels of a kind the user has.
+pub(crate) async fn count_of_kind(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    kind: ChannelKind,
+) -> Result<i64, StoreError> {
+    let row =
+        sqlx::query("SELECT COUNT(*) AS count FROM channels WHERE user_id = $1 AND kind = $2")
+            .bind(user_id)
+            .bind(kind.as_str())
+            .fetch_one(&mut *connection)
+            .await?;
+    Ok(row.try_get("count")?)
 }
 
 /// The channel of a kind with this target (a Telegram chat, say), the
@@ -155,7 +250,7 @@ pub(crate) async fn for_user(
     rows.iter().map(channel).collect()
 }
 
-/// The enabled channels of some users, for one scheduler pass.
+/// The enabled and confirmed channels of some users, for one scheduler pass.
 pub(crate) async fn enabled_for_users(
     connection: &mut AnyConnection,
     user_ids: &[i64],
@@ -165,7 +260,7 @@ pub(crate) async fn enabled_for_users(
     }
     let placeholders: Vec<String> = (1..=user_ids.len()).map(|index| format!("${index}")).collect();
     let query = format!(
-        "SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.enabled = 1 AND c.user_id IN ({}) ORDER BY c.id",
+        "SELECT {CHANNEL_COLUMNS} FROM channels c WHERE c.enabled = 1 AND c.confirmed_at IS NOT NULL AND c.user_id IN ({}) ORDER BY c.id",
         placeholders.join(", ")
     );
     let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));

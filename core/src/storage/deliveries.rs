@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
-use super::channels::{CHANNEL_COLUMNS, ChannelKind, ChannelRecord, channel};
+use super::channels::{CHANNEL_COLUMNS, ChannelRecord, channel};
 use super::records::{instant, millis};
 use super::{Backend, Placeholders, StoreError};
 
@@ -19,6 +19,8 @@ stored_words!(
         Repeat => "repeat",
         /// A test message the person asked for.
         Test => "test",
+        /// The message that asks an email address to confirm it.
+        Confirmation => "confirmation",
     }
 );
 
@@ -315,56 +317,6 @@ pub(crate) async fn finish(
         query.execute(&mut *connection).await?;
     }
     Ok(())
-}
-
-/// One line of an event's delivery log.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct DeliveryRecord {
-    pub(crate) id: i64,
-    pub(crate) channel_id: Option<i64>,
-    pub(crate) channel_kind: Option<ChannelKind>,
-    /// Where the channel sends: a webhook's URL, a Telegram chat.
-    pub(crate) channel_target: Option<String>,
-    pub(crate) kind: DeliveryKind,
-    pub(crate) due_at: DateTime<Utc>,
-    pub(crate) status: DeliveryStatus,
-    pub(crate) attempts: i64,
-    pub(crate) note: Option<String>,
-    pub(crate) updated_at: DateTime<Utc>,
-}
-
-/// An event's delivery log, newest first (at most 50 lines).
-pub(crate) async fn for_event(
-    connection: &mut AnyConnection,
-    event_id: i64,
-) -> Result<Vec<DeliveryRecord>, StoreError> {
-    let rows = sqlx::query(
-        "SELECT d.id, d.channel_id, c.kind AS channel_kind, c.target AS channel_target, d.kind, d.due_at, d.status, d.attempts, d.last_error, d.updated_at \
-         FROM deliveries d LEFT JOIN channels c ON c.id = d.channel_id WHERE d.event_id = $1 ORDER BY d.id DESC LIMIT 50",
-    )
-    .bind(event_id)
-    .fetch_all(&mut *connection)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(DeliveryRecord {
-                id: row.try_get("id")?,
-                channel_id: row.try_get("channel_id")?,
-                channel_kind: row
-                    .try_get::<Option<String>, _>("channel_kind")?
-                    .as_deref()
-                    .map(ChannelKind::from_stored)
-                    .transpose()?,
-                channel_target: row.try_get("channel_target")?,
-                kind: DeliveryKind::from_stored(row.try_get("kind")?)?,
-                due_at: instant(row.try_get("due_at")?)?,
-                status: DeliveryStatus::from_stored(row.try_get("status")?)?,
-                attempts: row.try_get("attempts")?,
-                note: row.try_get("last_error")?,
-                updated_at: instant(row.try_get("updated_at")?)?,
-            })
-        })
-        .collect()
 }
 
 /// When the next pending delivery is due, for the delivery loop's sleep.

@@ -38,6 +38,7 @@ migrations![
     "20261204000010_liveness",
     "20261204000011_event_revision",
     "20261204000012_channel_error_time",
+    "20261205000013_email",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

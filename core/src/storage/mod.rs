@@ -53,6 +53,7 @@ mod arrays;
 mod backend;
 pub mod channels;
 pub(crate) mod deliveries;
+pub(crate) mod delivery_log;
 pub mod events;
 mod grouped;
 mod health;

@@ -23,12 +23,12 @@ pub(super) fn lang(locale: Locale) -> Lang {
 }
 
 /// The words of a person's replies.
-pub(super) fn words_for(locale: Locale) -> &'static Words {
+pub(crate) fn words_for(locale: Locale) -> &'static Words {
     words::for_lang(lang(locale))
 }
 
 /// The event's due moment in words, in its person's zone and language.
-pub(super) fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
+pub(crate) fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
     let lang = lang(event.locale);
     let today = now.with_timezone(&event.zone).date_naive();
     // A date's due moment is the end of its day, so the day comes from the date.
@@ -40,6 +40,14 @@ pub(super) fn due_words(event: &EventRecord, now: DateTime<Utc>) -> String {
         .has_time_of_day()
         .then(|| event.spec.due.at.moment_in(event.zone).with_timezone(&event.zone).time());
     wording::due_in_words(lang, today, day, time, event.lifecycle.state == State::Overdue)
+}
+
+/// What the event's Done says: its own label, or Done in its person's language.
+pub(crate) fn done_label(event: &EventRecord) -> String {
+    match &event.spec.done_label {
+        Some(label) => label.as_str().to_owned(),
+        None => event.locale.default_done_label().to_owned(),
+    }
 }
 
 /// An instant as the event's person reads it: "Mon 14 Dec 08:00".
@@ -66,12 +74,7 @@ pub(crate) async fn reminder(
         text.push_str(&format!("\n{subtitle}"));
     }
     text.push_str(&format!("\n{}", due_words(event, now)));
-    let done_label = event
-        .spec
-        .done_label
-        .as_ref()
-        .map(|label| label.as_str().to_owned())
-        .unwrap_or_else(|| event.locale.default_done_label().to_owned());
+    let done_label = done_label(event);
     let [done, remember, tomorrow, next_week] =
         engine.store_reminder_buttons(event, chat_id).await?;
     let mut keyboard = vec![

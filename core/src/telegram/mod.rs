@@ -14,5 +14,5 @@ pub use bot::Bot;
 pub(crate) use bot::{BotError, Update};
 pub use chats::button_id;
 pub(crate) use chats::{handle_update, link_url};
-pub(crate) use messages::reminder;
+pub(crate) use messages::{done_label, due_words, reminder, words_for};
 pub(crate) use polling::poll;

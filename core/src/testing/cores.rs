@@ -16,6 +16,7 @@ use crate::testing::{ADMIN_TOKEN, Bearer, GATEWAY_TOKEN, config, utc, wait_until
 use hado_proto::v1::admin_client::AdminClient;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
+use hado_proto::v1::links_client::LinksClient;
 
 /// An engine over a fresh database, without the gRPC server.
 pub struct TestEngine {
@@ -160,6 +161,13 @@ impl TestCore {
         InboxClient::with_interceptor(self.channel.clone(), Bearer::new(token, None))
     }
 
+    /// The signed links' service, as the web gateway calls it.
+    pub fn links(
+        &self,
+    ) -> LinksClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>> {
+        LinksClient::with_interceptor(self.channel.clone(), Bearer::new(GATEWAY_TOKEN, None))
+    }
+
     pub fn channel(&self) -> Channel {
         self.channel.clone()
     }
@@ -197,14 +205,29 @@ impl TestCore {
         reply.into_inner().results[0].id
     }
 
-    /// A delivery loop's sender for this core, with its Telegram bot when
-    /// the configuration has one.
+    /// A delivery loop's sender for this core, with its Telegram bot and
+    /// its mail server when the configuration has them.
     pub fn deliverer(&self) -> crate::delivery::Deliverer {
         crate::delivery::Deliverer::new(
             self.engine.clone(),
             crate::telegram::Bot::of(&self.config),
             self.config.delivery_concurrency,
         )
+        .with_mailer(crate::delivery::Mailer::of(&self.config))
+    }
+
+    /// How many deliveries wait to be sent or tried again.
+    pub async fn pending_deliveries(&self) -> i64 {
+        self.engine.pending_deliveries().await.expect("the delivery queue")
+    }
+
+    /// Waits until no delivery is pending: every one sent or given up, and
+    /// its outcome recorded, by the test's drains or core's own loop.
+    pub async fn deliveries_settled(&self) {
+        crate::testing::eventually("every delivery's outcome recorded", || async {
+            (self.pending_deliveries().await == 0).then_some(())
+        })
+        .await
     }
 
     /// Stores a webhook for `login` without the checks of `AddWebhook`, as

@@ -6,14 +6,16 @@
 //!
 //! `database` is the fresh database of each test, on either backend;
 //! `cores` the engine or the whole core started over it; `tools` whether
-//! an outside program a test needs is here.
+//! an outside program a test needs is here; `mail` a real mail server.
 
 mod cores;
 mod database;
+mod mail;
 mod tools;
 
 pub use cores::{TestCore, TestEngine};
 pub use database::{Backend, TestDatabase};
+pub use mail::{Mail, MailSink};
 pub use tools::{runs, tool_available};
 
 use chrono::{DateTime, Utc};
@@ -64,6 +66,7 @@ pub fn config(database_url: &str) -> CoreConfig {
         webhook_allow_private: true,
         telegram: None,
         delivery_concurrency: crate::config::DEFAULT_DELIVERY_CONCURRENCY,
+        smtp: None,
     }
 }
 

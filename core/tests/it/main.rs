@@ -3,6 +3,7 @@
 //! and reads as it did on its own.
 
 mod catch_up;
+mod email;
 mod faults;
 mod grpc;
 mod harness;

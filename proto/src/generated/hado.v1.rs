@@ -240,6 +240,8 @@ pub enum DeliveryKind {
     Repeat = 2,
     /// A test message the person asked for.
     Test = 3,
+    /// The message that asks an email address to confirm it receives reminders.
+    Confirmation = 4,
 }
 impl DeliveryKind {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -252,6 +254,7 @@ impl DeliveryKind {
             Self::Checkpoint => "DELIVERY_KIND_CHECKPOINT",
             Self::Repeat => "DELIVERY_KIND_REPEAT",
             Self::Test => "DELIVERY_KIND_TEST",
+            Self::Confirmation => "DELIVERY_KIND_CONFIRMATION",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -261,6 +264,7 @@ impl DeliveryKind {
             "DELIVERY_KIND_CHECKPOINT" => Some(Self::Checkpoint),
             "DELIVERY_KIND_REPEAT" => Some(Self::Repeat),
             "DELIVERY_KIND_TEST" => Some(Self::Test),
+            "DELIVERY_KIND_CONFIRMATION" => Some(Self::Confirmation),
             _ => None,
         }
     }
@@ -309,6 +313,7 @@ pub enum ChannelKind {
     Unspecified = 0,
     Webhook = 1,
     Telegram = 2,
+    Email = 3,
 }
 impl ChannelKind {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -320,6 +325,7 @@ impl ChannelKind {
             Self::Unspecified => "CHANNEL_KIND_UNSPECIFIED",
             Self::Webhook => "CHANNEL_KIND_WEBHOOK",
             Self::Telegram => "CHANNEL_KIND_TELEGRAM",
+            Self::Email => "CHANNEL_KIND_EMAIL",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -328,6 +334,7 @@ impl ChannelKind {
             "CHANNEL_KIND_UNSPECIFIED" => Some(Self::Unspecified),
             "CHANNEL_KIND_WEBHOOK" => Some(Self::Webhook),
             "CHANNEL_KIND_TELEGRAM" => Some(Self::Telegram),
+            "CHANNEL_KIND_EMAIL" => Some(Self::Email),
             _ => None,
         }
     }
@@ -410,7 +417,7 @@ pub struct Channel {
     pub id: i64,
     #[prost(enumeration = "ChannelKind", tag = "8")]
     pub kind: i32,
-    /// The webhook's URL.
+    /// The webhook's URL, the Telegram chat or the email address.
     #[prost(string, tag = "3")]
     pub target: ::prost::alloc::string::String,
     #[prost(bool, tag = "4")]
@@ -424,6 +431,10 @@ pub struct Channel {
     /// When that attempt failed.
     #[prost(message, optional, tag = "10")]
     pub last_error_at: ::core::option::Option<::prost_types::Timestamp>,
+    /// When its person confirmed they receive it: an email address is unset
+    /// until its confirmation link is followed, and gets no reminder before.
+    #[prost(message, optional, tag = "11")]
+    pub confirmed_at: ::core::option::Option<::prost_types::Timestamp>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ChannelList {
@@ -432,6 +443,24 @@ pub struct ChannelList {
     /// Whether this Hado has a Telegram bot, so that a chat can be linked.
     #[prost(bool, tag = "2")]
     pub telegram_available: bool,
+    /// Whether this Hado sends email (HADO_SMTP_URL), so that an address can
+    /// be added.
+    #[prost(bool, tag = "3")]
+    pub email_available: bool,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct AddEmailRequest {
+    #[prost(string, tag = "1")]
+    pub address: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct AddedEmail {
+    #[prost(message, optional, tag = "1")]
+    pub channel: ::core::option::Option<Channel>,
+    /// Whether the address was already there, so that only its confirmation
+    /// was sent again.
+    #[prost(bool, tag = "2")]
+    pub resent: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AddWebhookRequest {
@@ -1015,6 +1044,29 @@ pub mod inbox_client {
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "AddWebhook"));
             self.inner.unary(req, path, codec).await
         }
+        /// Adds an email address, unconfirmed, and sends it one message with a
+        /// link to confirm it (valid 24 hours); no reminder goes to it before. The
+        /// same address again only sends the confirmation again, a few times an
+        /// hour at most (RESOURCE_EXHAUSTED past that). FAILED_PRECONDITION when
+        /// this Hado sends no email (no HADO_SMTP_URL).
+        pub async fn add_email(
+            &mut self,
+            request: impl tonic::IntoRequest<super::AddEmailRequest>,
+        ) -> std::result::Result<tonic::Response<super::AddedEmail>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/AddEmail");
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "AddEmail"));
+            self.inner.unary(req, path, codec).await
+        }
         /// Sends a test message to the channel now.
         pub async fn test_channel(
             &mut self,
@@ -1336,6 +1388,15 @@ pub mod inbox_server {
             &self,
             request: tonic::Request<super::AddWebhookRequest>,
         ) -> std::result::Result<tonic::Response<super::AddedWebhook>, tonic::Status>;
+        /// Adds an email address, unconfirmed, and sends it one message with a
+        /// link to confirm it (valid 24 hours); no reminder goes to it before. The
+        /// same address again only sends the confirmation again, a few times an
+        /// hour at most (RESOURCE_EXHAUSTED past that). FAILED_PRECONDITION when
+        /// this Hado sends no email (no HADO_SMTP_URL).
+        async fn add_email(
+            &self,
+            request: tonic::Request<super::AddEmailRequest>,
+        ) -> std::result::Result<tonic::Response<super::AddedEmail>, tonic::Status>;
         /// Sends a test message to the channel now.
         async fn test_channel(
             &self,
@@ -2161,6 +2222,49 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = AddWebhookSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Inbox/AddEmail" => {
+                    #[allow(non_camel_case_types)]
+                    struct AddEmailSvc<T: Inbox>(pub Arc<T>);
+                    impl<T: Inbox> tonic::server::UnaryService<super::AddEmailRequest>
+                    for AddEmailSvc<T> {
+                        type Response = super::AddedEmail;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::AddEmailRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Inbox>::add_email(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = AddEmailSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
@@ -4100,6 +4204,24 @@ pub struct ActionLinkReply {
     #[prost(message, optional, tag = "4")]
     pub profile: ::core::option::Option<Profile>,
 }
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ChannelLinkRequest {
+    #[prost(string, tag = "1")]
+    pub token: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ChannelLinkReply {
+    #[prost(enumeration = "ChannelLinkAction", tag = "1")]
+    pub action: i32,
+    #[prost(message, optional, tag = "2")]
+    pub channel: ::core::option::Option<Channel>,
+    /// When the link stops working; unset when it does not expire.
+    #[prost(message, optional, tag = "3")]
+    pub expires_at: ::core::option::Option<::prost_types::Timestamp>,
+    /// The channel's person: language and zone, for the page.
+    #[prost(message, optional, tag = "4")]
+    pub profile: ::core::option::Option<Profile>,
+}
 /// What an action link does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
@@ -4126,6 +4248,38 @@ impl LinkAction {
             "LINK_ACTION_UNSPECIFIED" => Some(Self::Unspecified),
             "LINK_ACTION_DONE" => Some(Self::Done),
             "LINK_ACTION_REMEMBER" => Some(Self::Remember),
+            _ => None,
+        }
+    }
+}
+/// What a channel link does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum ChannelLinkAction {
+    Unspecified = 0,
+    /// Confirms that the address receives its person's reminders.
+    Confirm = 1,
+    /// Pauses the channel (RFC 8058 one-click unsubscribe).
+    Pause = 2,
+}
+impl ChannelLinkAction {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "CHANNEL_LINK_ACTION_UNSPECIFIED",
+            Self::Confirm => "CHANNEL_LINK_ACTION_CONFIRM",
+            Self::Pause => "CHANNEL_LINK_ACTION_PAUSE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "CHANNEL_LINK_ACTION_UNSPECIFIED" => Some(Self::Unspecified),
+            "CHANNEL_LINK_ACTION_CONFIRM" => Some(Self::Confirm),
+            "CHANNEL_LINK_ACTION_PAUSE" => Some(Self::Pause),
             _ => None,
         }
     }
@@ -4279,6 +4433,58 @@ pub mod links_client {
                 .insert(GrpcMethod::new("hado.v1.Links", "UseActionLink"));
             self.inner.unary(req, path, codec).await
         }
+        /// What a channel link (an email's confirmation, or its List-Unsubscribe
+        /// address) names, without acting: for the page a mail scanner may open.
+        pub async fn inspect_channel_link(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ChannelLinkRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ChannelLinkReply>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.Links/InspectChannelLink",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hado.v1.Links", "InspectChannelLink"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Performs it: confirms the address, or pauses the channel. Using it
+        /// again changes nothing more. Refused as action links are.
+        pub async fn use_channel_link(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ChannelLinkRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ChannelLinkReply>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.Links/UseChannelLink",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hado.v1.Links", "UseChannelLink"));
+            self.inner.unary(req, path, codec).await
+        }
         /// The person and active events a secret calendar feed URL opens, for the
         /// ICS feed. An unknown or revoked token answers UNAUTHENTICATED.
         pub async fn calendar_feed(
@@ -4360,6 +4566,24 @@ pub mod links_server {
             &self,
             request: tonic::Request<super::ActionLinkRequest>,
         ) -> std::result::Result<tonic::Response<super::ActionLinkReply>, tonic::Status>;
+        /// What a channel link (an email's confirmation, or its List-Unsubscribe
+        /// address) names, without acting: for the page a mail scanner may open.
+        async fn inspect_channel_link(
+            &self,
+            request: tonic::Request<super::ChannelLinkRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ChannelLinkReply>,
+            tonic::Status,
+        >;
+        /// Performs it: confirms the address, or pauses the channel. Using it
+        /// again changes nothing more. Refused as action links are.
+        async fn use_channel_link(
+            &self,
+            request: tonic::Request<super::ChannelLinkRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ChannelLinkReply>,
+            tonic::Status,
+        >;
         /// The person and active events a secret calendar feed URL opens, for the
         /// ICS feed. An unknown or revoked token answers UNAUTHENTICATED.
         async fn calendar_feed(
@@ -4530,6 +4754,92 @@ pub mod links_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UseActionLinkSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Links/InspectChannelLink" => {
+                    #[allow(non_camel_case_types)]
+                    struct InspectChannelLinkSvc<T: Links>(pub Arc<T>);
+                    impl<T: Links> tonic::server::UnaryService<super::ChannelLinkRequest>
+                    for InspectChannelLinkSvc<T> {
+                        type Response = super::ChannelLinkReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ChannelLinkRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Links>::inspect_channel_link(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = InspectChannelLinkSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Links/UseChannelLink" => {
+                    #[allow(non_camel_case_types)]
+                    struct UseChannelLinkSvc<T: Links>(pub Arc<T>);
+                    impl<T: Links> tonic::server::UnaryService<super::ChannelLinkRequest>
+                    for UseChannelLinkSvc<T> {
+                        type Response = super::ChannelLinkReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ChannelLinkRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Links>::use_channel_link(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = UseChannelLinkSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

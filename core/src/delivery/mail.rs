@@ -1,0 +1,246 @@
+//! Owns what an email says: a reminder (the event's title, details, due
+//! moment, source and link, with Done and Remember as action links), an
+//! address's confirmation, and a channel's test, each in its person's
+//! language as text/plain and HTML (multipart/alternative, no images, light
+//! and dark). Every reminder of an event to one address has a Message-ID of
+//! its own checkpoint and refers to the first one, so that they form one
+//! thread; each carries its one-click unsubscribe (RFC 8058), which pauses
+//! the channel.
+
+use askama::Template;
+use chrono::{DateTime, Utc};
+use lettre::Message;
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart};
+
+use hado_runtime::words::Words;
+
+use super::email::Mailer;
+use crate::engine::Engine;
+use crate::links::{ChannelLinkAction, LinkAction};
+use crate::storage::channels::ChannelRecord;
+use crate::storage::{EventRecord, UserRecord};
+use crate::telegram::{done_label, due_words, words_for};
+
+/// What a reminder says, which both its parts show.
+struct Reminder<'a> {
+    t: &'static Words,
+    title: &'a str,
+    subtitle: Option<&'a str>,
+    due: &'a str,
+    source: Option<&'a str>,
+    deep_link: Option<&'a str>,
+    done_label: &'a str,
+    done_url: &'a str,
+    remember_url: &'a str,
+    footer: &'a str,
+    stop_url: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "email/reminder.txt")]
+struct ReminderText<'a> {
+    r: &'a Reminder<'a>,
+}
+
+#[derive(Template)]
+#[template(path = "email/reminder.html")]
+struct ReminderHtml<'a> {
+    lang: &'a str,
+    r: &'a Reminder<'a>,
+}
+
+/// A short message with at most one link: a confirmation, a test.
+#[derive(Template)]
+#[template(path = "email/notice.txt")]
+struct NoticeText<'a> {
+    lead: &'a str,
+    url: Option<&'a str>,
+    after: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "email/notice.html")]
+struct NoticeHtml<'a> {
+    lang: &'a str,
+    subject: &'a str,
+    lead: &'a str,
+    url: Option<&'a str>,
+    button: &'a str,
+    after: &'a str,
+}
+
+/// The Message-ID of the reminder of `event_id` due at `due_at` to `channel`.
+fn message_id(
+    mailer: &Mailer,
+    event_id: i64,
+    channel: &ChannelRecord,
+    due_at: DateTime<Utc>,
+) -> String {
+    format!("<reminder.{event_id}.{}.{}@{}>", channel.id, due_at.timestamp_millis(), mailer.domain)
+}
+
+/// The Message-ID of a confirmation or a test sent to `channel` now.
+fn notice_id(mailer: &Mailer, kind: &str, channel: &ChannelRecord, now: DateTime<Utc>) -> String {
+    format!("<{kind}.{}.{}@{}>", channel.id, now.timestamp_millis(), mailer.domain)
+}
+
+/// The headers every email shares, to `channel`'s address.
+fn envelope(
+    mailer: &Mailer,
+    channel: &ChannelRecord,
+    subject: &str,
+    now: DateTime<Utc>,
+) -> Result<lettre::message::MessageBuilder, String> {
+    let to: Mailbox = channel.target.parse().map_err(|_| {
+        format!("{:?} is not an email address; remove it and add it again", channel.target)
+    })?;
+    Ok(Message::builder()
+        .from(mailer.from.clone())
+        .to(to)
+        .subject(subject)
+        .date(now.into())
+        .raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii_str("Auto-Submitted"),
+            "auto-generated".to_owned(),
+        )))
+}
+
+/// The one-click unsubscribe headers, which pause the channel.
+fn unsubscribe(
+    builder: lettre::message::MessageBuilder,
+    stop_url: &str,
+) -> lettre::message::MessageBuilder {
+    builder
+        .raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii_str("List-Unsubscribe"),
+            format!("<{stop_url}>"),
+        ))
+        .raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii_str("List-Unsubscribe-Post"),
+            "List-Unsubscribe=One-Click".to_owned(),
+        ))
+}
+
+fn finish(
+    builder: lettre::message::MessageBuilder,
+    text: impl Template,
+    html: impl Template,
+) -> Result<Message, String> {
+    let text =
+        text.render().map_err(|error| format!("the email's text failed to render: {error}"))?;
+    let html =
+        html.render().map_err(|error| format!("the email's HTML failed to render: {error}"))?;
+    builder
+        .multipart(MultiPart::alternative_plain_html(text, html))
+        .map_err(|error| format!("the email could not be put together: {error}"))
+}
+
+/// The reminder of `event` due at `due_at` to `channel`; `first` is when
+/// the event's first reminder to it was due, the root of its thread.
+pub(crate) fn reminder(
+    engine: &Engine,
+    mailer: &Mailer,
+    channel: &ChannelRecord,
+    event: &EventRecord,
+    due_at: DateTime<Utc>,
+    first: Option<DateTime<Utc>>,
+) -> Result<Message, String> {
+    let t = words_for(event.locale);
+    let now = engine.now();
+    let title = event.spec.title.as_str();
+    let due = due_words(event, now);
+    let subject = format!("{title} — {due}");
+    let done_label = done_label(event);
+    let done_url = engine.action_url(event, LinkAction::Done);
+    let remember_url = engine.action_url(event, LinkAction::Remember);
+    let stop_url = engine.channel_link_url(channel, ChannelLinkAction::Pause);
+    let footer = t.email_footer.replace("{address}", &channel.target);
+    let subtitle = event.spec.subtitle.as_deref();
+    let source = (event.source != crate::domain::fields::SourceName::MANUAL)
+        .then_some(event.source.as_str());
+    let deep_link = event.spec.deep_link.as_ref().map(|link| link.as_str());
+    let mut builder = envelope(mailer, channel, &subject, now)?
+        .message_id(Some(message_id(mailer, event.id, channel, due_at)));
+    if let Some(first) = first.filter(|first| *first < due_at) {
+        let root = message_id(mailer, event.id, channel, first);
+        builder = builder.in_reply_to(root.clone()).references(root);
+    }
+    let builder = unsubscribe(builder, &stop_url);
+    let reminder = Reminder {
+        t,
+        title,
+        subtitle,
+        due: &due,
+        source,
+        deep_link,
+        done_label: &done_label,
+        done_url: &done_url,
+        remember_url: &remember_url,
+        footer: &footer,
+        stop_url: &stop_url,
+    };
+    let text = ReminderText { r: &reminder };
+    let html = ReminderHtml { lang: event.locale.as_str(), r: &reminder };
+    finish(builder, text, html)
+}
+
+/// The message that asks `channel`'s address to confirm it, with a link
+/// that works for a day.
+pub(crate) fn confirmation(
+    engine: &Engine,
+    mailer: &Mailer,
+    channel: &ChannelRecord,
+    person: &UserRecord,
+) -> Result<Message, String> {
+    let t = words_for(person.locale);
+    let subject = t.email_confirm_subject;
+    let url = engine.channel_link_url(channel, ChannelLinkAction::Confirm);
+    let lead = t
+        .email_confirm_body
+        .replace("{login}", person.login.as_str())
+        .replace("{address}", &channel.target);
+    let builder = envelope(mailer, channel, subject, engine.now())?.message_id(Some(notice_id(
+        mailer,
+        "confirm",
+        channel,
+        engine.now(),
+    )));
+    let text = NoticeText { lead: &lead, url: Some(&url), after: t.email_confirm_ignore };
+    let html = NoticeHtml {
+        lang: person.locale.as_str(),
+        subject,
+        lead: &lead,
+        url: Some(&url),
+        button: t.email_confirm_button,
+        after: t.email_confirm_ignore,
+    };
+    finish(builder, text, html)
+}
+
+/// A test message to a confirmed address.
+pub(crate) fn test(
+    engine: &Engine,
+    mailer: &Mailer,
+    channel: &ChannelRecord,
+    person: &UserRecord,
+) -> Result<Message, String> {
+    let t = words_for(person.locale);
+    let stop_url = engine.channel_link_url(channel, ChannelLinkAction::Pause);
+    let builder =
+        unsubscribe(
+            envelope(mailer, channel, t.email_test_subject, engine.now())?
+                .message_id(Some(notice_id(mailer, "test", channel, engine.now()))),
+            &stop_url,
+        );
+    let text = NoticeText { lead: t.email_test, url: None, after: "" };
+    let html = NoticeHtml {
+        lang: person.locale.as_str(),
+        subject: t.email_test_subject,
+        lead: t.email_test,
+        url: None,
+        button: "",
+        after: "",
+    };
+    finish(builder, text, html)
+}
