@@ -56,6 +56,7 @@ pub(crate) fn router(state: AppState) -> Router {
             get(web::confirm_revoke_agent_token).post(web::revoke_agent_token),
         )
         .route("/settings/webhooks", post(web::add_webhook))
+        .route("/settings/emails", post(web::add_email))
         .route("/settings/calendar", post(web::issue_calendar_feed))
         .route("/settings/telegram", post(web::link_telegram))
         .route(
@@ -104,6 +105,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .merge(me)
         .merge(api)
         .route("/a/{token}", get(web::link_page).post(web::use_link))
+        .route("/c/{token}", get(web::channel_link_page).post(web::use_channel_link))
         .route("/ics/{file}", get(ics::feed))
         .route("/hooks/telegram", post(hooks::telegram))
         .route("/static/hado.css", get(web::stylesheet))

@@ -84,6 +84,65 @@ pub(crate) async fn add_webhook(
     }
 }
 
+/// `POST /settings/emails`: an address added (or its confirmation sent
+/// again), answered with the settings page saying what happened.
+pub(crate) async fn add_email(
+    State(state): State<AppState>,
+    mut session: Session,
+    Form(input): Form<HashMap<String, String>>,
+) -> Response {
+    let address = input.get("address").map(|address| address.trim().to_owned()).unwrap_or_default();
+    let form = SettingsForm::from_profile(&session.viewer.profile);
+    let t = session.t;
+    // How long to wait, when the address had its confirmations for the hour.
+    let mut wait = None;
+    let (notice, status) = match session
+        .inbox
+        .add_email(v1::AddEmailRequest { address: address.clone() })
+        .await
+    {
+        Ok(added) => {
+            let added = added.into_inner();
+            let channel = added.channel.unwrap_or_default();
+            let said = if channel.confirmed_at.is_some() {
+                t.email_already_confirmed
+            } else {
+                t.email_confirmation_sent
+            };
+            let email_said = said.replace("{address}", &channel.target);
+            (ChannelNotice { email_said, ..ChannelNotice::default() }, StatusCode::OK)
+        }
+        Err(status) if status.code() == Code::InvalidArgument => {
+            let (mut errors, general) = refusal(&state, &status);
+            let email_error = errors.remove("address").unwrap_or(general);
+            let notice =
+                ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
+            (notice, StatusCode::UNPROCESSABLE_ENTITY)
+        }
+        Err(status) if status.code() == Code::ResourceExhausted => {
+            wait = status.get_details_retry_info().and_then(|info| info.retry_delay);
+            let minutes = wait.map_or(60, |wait| wait.as_secs().div_ceil(60).max(1));
+            let email_error = t
+                .email_resend_later
+                .replace("{address}", &address.to_lowercase())
+                .replace("{minutes}", &minutes.to_string());
+            let notice =
+                ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
+            (notice, StatusCode::TOO_MANY_REQUESTS)
+        }
+        Err(status) => return failure_page(&state, session.t, &status),
+    };
+    let mut page =
+        settings_page_with(&state, &mut session, form, false, None, notice, status).await;
+    if let Some(wait) = wait {
+        page.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from(wait.as_secs().max(1)),
+        );
+    }
+    page
+}
+
 /// Test, turn on or off, or remove one of the person's channels.
 pub(crate) async fn channel_action(
     State(state): State<AppState>,

@@ -6,21 +6,23 @@ use hado_proto::v1::LinkAction;
 
 use super::*;
 
+/// A signed link's page: what it is about, what it does or did, and the
+/// one button that does it. Email's channel links show it without a card.
 #[derive(Template)]
 #[template(path = "link.html")]
-struct LinkPage {
-    t: &'static Words,
-    nav: Option<Nav>,
-    card: Option<Card>,
-    message: String,
-    button: Option<String>,
-    expires: String,
+pub(super) struct LinkPage {
+    pub(super) t: &'static Words,
+    pub(super) nav: Option<Nav>,
+    pub(super) card: Option<Card>,
+    pub(super) message: String,
+    pub(super) button: Option<String>,
+    pub(super) expires: String,
 }
 
 /// What a link that does not work shows: never an action. Core says why
 /// with a stable reason, in the language of the person the link was for
 /// when it knows them (a genuine link); otherwise the page says it in both.
-fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
+pub(super) fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
     let words: fn(&Words) -> &'static str =
         match status.get_details_error_info().map(|info| info.reason).as_deref() {
             Some("LINK_NOT_VALID") => |t| t.link_not_valid,

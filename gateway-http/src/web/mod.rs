@@ -14,6 +14,7 @@
 
 mod answers;
 mod authorize;
+mod channel_links;
 mod channels;
 mod confirm;
 mod events;
@@ -30,8 +31,10 @@ pub(crate) use answers::{ack, delete, done, reopen, take_back_ack};
 pub(crate) use authorize::{
     MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits,
 };
+pub(crate) use channel_links::{channel_link_page, use_channel_link};
 pub(crate) use channels::{
-    add_webhook, channel_action, issue_calendar_feed, link_telegram, revoke_calendar_feed,
+    add_email, add_webhook, channel_action, issue_calendar_feed, link_telegram,
+    revoke_calendar_feed,
 };
 pub(crate) use confirm::{
     confirm_app_disconnect, confirm_channel, confirm_delete, confirm_revoke_agent_token,
@@ -114,7 +117,7 @@ pub(crate) async fn not_found(State(state): State<AppState>, request: Request) -
         .get(axum::http::header::ACCEPT)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|accept| accept.contains("text/html"));
-    let api = ["/api/", "/me", "/a/", "/ics/", "/hooks/"]
+    let api = ["/api/", "/me", "/a/", "/c/", "/ics/", "/hooks/"]
         .iter()
         .any(|prefix| uri.path().starts_with(prefix));
     if !browser || api {

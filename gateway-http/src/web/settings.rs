@@ -85,6 +85,10 @@ struct SettingsPage {
     telegram_link: Option<String>,
     /// Whether this Hado has a Telegram bot; without one, Connect is not offered.
     telegram_available: bool,
+    email_available: bool,
+    email_address: String,
+    email_error: String,
+    email_said: String,
     apps: Vec<AppRow>,
 }
 
@@ -95,6 +99,9 @@ pub(super) struct ChannelRow {
     pub failed_at: String,
     /// A Telegram chat, whose target is a chat id that needs a word before it.
     pub telegram: bool,
+    /// An email address, which says so, and whether it waits for its confirmation.
+    pub email: bool,
+    pub unconfirmed: bool,
 }
 
 /// An app the person signed in with, as the page lists it.
@@ -117,6 +124,10 @@ pub(super) struct ChannelNotice {
     pub calendar_url: Option<String>,
     /// A one-time Telegram link, right after it was made.
     pub telegram_link: Option<String>,
+    /// The email form's address and its refusal, and what adding it did.
+    pub email_address: String,
+    pub email_error: String,
+    pub email_said: String,
 }
 
 async fn settings_page_for(
@@ -145,16 +156,18 @@ pub(super) async fn settings_page_with(
         Ok(reply) => reply.into_inner(),
         Err(status) => return failure_page(state, session.t, &status),
     };
-    let (channels, telegram_available) =
+    let (channels, telegram_available, email_available) =
         match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
             Ok(reply) => {
                 let reply = reply.into_inner();
                 let rows = reply.channels.into_iter().map(|channel| {
                     let failed_at = session.when(channel.last_error_at.as_ref());
                     let telegram = channel.kind() == v1::ChannelKind::Telegram;
-                    ChannelRow { channel, failed_at, telegram }
+                    let email = channel.kind() == v1::ChannelKind::Email;
+                    let unconfirmed = channel.confirmed_at.is_none();
+                    ChannelRow { channel, failed_at, telegram, email, unconfirmed }
                 });
-                (rows.collect::<Vec<_>>(), reply.telegram_available)
+                (rows.collect::<Vec<_>>(), reply.telegram_available, reply.email_available)
             }
             Err(status) => return failure_page(state, session.t, &status),
         };
@@ -204,6 +217,10 @@ pub(super) async fn settings_page_with(
             calendar_url: notice.calendar_url,
             telegram_link: notice.telegram_link,
             telegram_available,
+            email_available,
+            email_address: notice.email_address,
+            email_error: notice.email_error,
+            email_said: notice.email_said,
             apps,
             calendar_created: session.when(calendar.created_at.as_ref()),
         },

@@ -8,6 +8,7 @@ mod browser;
 mod caddy;
 #[path = "../common/mod.rs"]
 mod common;
+mod email;
 mod http;
 mod ics;
 mod schemathesis;

@@ -509,6 +509,8 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         !page.contains("/settings/telegram") && page.contains("HADO_TELEGRAM_BOT_TOKEN"),
         "{page}"
     );
+    // No mail server: email is not offered, and only core's log says why.
+    assert!(!page.contains("/settings/emails") && !page.contains("HADO_SMTP_URL"), "{page}");
     assert_eq!(status, StatusCode::OK);
     let (status, _, page) = stack.post("/settings/telegram", &[]).await;
     assert_eq!(
