@@ -178,7 +178,21 @@ async fn an_address_added_in_settings_is_confirmed_reminded_and_answered(backend
     assert_eq!(one_click.status(), StatusCode::OK);
     let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner();
     assert!(channels.email_available);
+    let id = channels.channels[0].id;
     assert!(!channels.channels[0].enabled, "paused by the unsubscribe");
+
+    // Resumed, tested and removed from Settings like the other channels.
+    let (status, _) = post(format!("/settings/channels/{id}/on"), vec![]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let (status, _) = post(format!("/settings/channels/{id}/test"), vec![]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    delivery::drain(&deliverer).await.unwrap();
+    let test = sink.wait_for(6).await.pop().unwrap();
+    assert!(test.part("text/plain").contains("This is a test message from Hado"), "{test:?}");
+    let (status, _) = post(format!("/settings/channels/{id}/remove"), vec![]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner();
+    assert!(channels.channels.is_empty());
 
     gateway.stop().await;
     core.stop().await;
