@@ -233,7 +233,7 @@ pub const EN: Words = Words {
     email_footer: "This email went to {address} because it is confirmed for Hado's reminders.",
     email_stop: "Stop these emails",
     email_confirm_subject: "Confirm your address for Hado's reminders",
-    email_confirm_body: "Hado was asked to send {login}'s reminders to {address}. Confirm within 24 hours to start them:",
+    email_confirm_body: "Hado was asked to send the reminders of the account {login} to {address}. Confirm within 24 hours to start them:",
     email_confirm_ignore: "Not you? Ignore this email: nothing more is sent to this address.",
     email_test_subject: "Hado: a test message",
     email_test: "This is a test message from Hado: this address is connected.",
