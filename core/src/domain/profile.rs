@@ -125,13 +125,15 @@ fn named_as_written(text: &str) -> Option<Tz> {
         .copied()
 }
 
-/// Parses a wall-clock time written exactly as `HH:MM`.
+/// Parses a wall-clock time written as `HH:MM` (or `H:MM`, as a person
+/// types 7:00 into a text field).
 pub fn parse_clock_time(field: &str, raw: &str, violations: &mut Violations) -> Option<NaiveTime> {
     let text = raw.trim();
     let bytes = text.as_bytes();
-    let shaped = bytes.len() == 5
-        && bytes[2] == b':'
-        && [0, 1, 3, 4].iter().all(|&index| bytes[index].is_ascii_digit());
+    let colon = bytes.len().wrapping_sub(3);
+    let shaped = matches!(bytes.len(), 4 | 5)
+        && bytes[colon] == b':'
+        && bytes.iter().enumerate().all(|(index, byte)| index == colon || byte.is_ascii_digit());
     let time = shaped.then(|| NaiveTime::parse_from_str(text, "%H:%M").ok()).flatten();
     if time.is_none() {
         violations.refuse(
@@ -159,7 +161,11 @@ mod tests {
             check(|v| parse_clock_time("quiet_start", "22:00", v)).unwrap(),
             NaiveTime::from_hms_opt(22, 0, 0).unwrap()
         );
-        for bad in ["22", "7:00", "24:00", "22:60", "22:00:00", "ab:cd"] {
+        assert_eq!(
+            check(|v| parse_clock_time("quiet_end", " 7:00 ", v)).unwrap(),
+            NaiveTime::from_hms_opt(7, 0, 0).unwrap()
+        );
+        for bad in ["22", "7:0", ":700", "24:00", "22:60", "22:00:00", "ab:cd", "+7:00"] {
             let error = check(|v| parse_clock_time("quiet_start", bad, v)).unwrap_err();
             assert!(error.contains("must be a time of day as HH:MM"), "{bad}: {error}");
         }

@@ -245,6 +245,11 @@ def run(language, width, height):
         text = driver.find_element(By.TAG_NAME, "body").text
         raw = RAW.search(text)
         check(raw is None, f"{name}: {path} shows a raw timestamp: {raw and raw.group(0)}")
+        if path == "/settings":
+            # Quiet hours in the page's 24-hour words, not the browser's AM/PM.
+            start = driver.find_element(By.NAME, "quiet_start")
+            shown = (start.get_attribute("type"), start.get_attribute("value"))
+            check(shown == ("text", "22:00"), f"{name}: quiet hours start shows {shown}")
         shot(path.strip("/").split("/")[0])
 
     # A page that is not there, in the person's language.
