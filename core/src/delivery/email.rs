@@ -85,7 +85,10 @@ impl Mailer {
                     // 550 mailbox unavailable, 551 not local, 552 over its
                     // quota, 553 not a valid mailbox: the address's own.
                     Some(550..=553) if error.is_permanent() => Sent::Refused(said),
-                    Some(_) => Sent::Later { error: said, strain: error.is_transient() },
+                    // 421: the server is closing, so every address waits;
+                    // another 4xx (a greylisted or full mailbox) is this
+                    // address's alone, and the others go on.
+                    Some(code) => Sent::Later { error: said, strain: code == 421 },
                     None if error.is_timeout() => Sent::Later {
                         error: format!(
                             "the mail server did not answer within {} s",
