@@ -50,24 +50,27 @@ struct ReminderHtml<'a> {
     r: &'a Reminder<'a>,
 }
 
-/// A short message with at most one link: a confirmation, a test.
+/// A short message with at most one link (a confirmation, a test), which
+/// both its parts show.
+struct Notice<'a> {
+    subject: &'a str,
+    lead: &'a str,
+    url: Option<&'a str>,
+    button: &'a str,
+    after: &'a str,
+}
+
 #[derive(Template)]
 #[template(path = "email/notice.txt")]
 struct NoticeText<'a> {
-    lead: &'a str,
-    url: Option<&'a str>,
-    after: &'a str,
+    n: &'a Notice<'a>,
 }
 
 #[derive(Template)]
 #[template(path = "email/notice.html")]
 struct NoticeHtml<'a> {
     lang: &'a str,
-    subject: &'a str,
-    lead: &'a str,
-    url: Option<&'a str>,
-    button: &'a str,
-    after: &'a str,
+    n: &'a Notice<'a>,
 }
 
 /// The Message-ID of the reminder of `event_id` due at `due_at` to `channel`.
@@ -194,28 +197,19 @@ pub(crate) fn confirmation(
     person: &UserRecord,
 ) -> Result<Message, String> {
     let t = words_for(person.locale);
-    let subject = t.email_confirm_subject;
     let url = engine.channel_link_url(channel, ChannelLinkAction::Confirm);
     let lead = t
         .email_confirm_body
         .replace("{login}", person.login.as_str())
         .replace("{address}", &channel.target);
-    let builder = envelope(mailer, channel, subject, engine.now())?.message_id(Some(notice_id(
-        mailer,
-        "confirm",
-        channel,
-        engine.now(),
-    )));
-    let text = NoticeText { lead: &lead, url: Some(&url), after: t.email_confirm_ignore };
-    let html = NoticeHtml {
-        lang: person.locale.as_str(),
-        subject,
+    let confirm = Notice {
+        subject: t.email_confirm_subject,
         lead: &lead,
         url: Some(&url),
         button: t.email_confirm_button,
         after: t.email_confirm_ignore,
     };
-    finish(builder, text, html)
+    notice(engine, mailer, channel, person, "confirm", &confirm, None)
 }
 
 /// A test message to a confirmed address.
@@ -227,20 +221,32 @@ pub(crate) fn test(
 ) -> Result<Message, String> {
     let t = words_for(person.locale);
     let stop_url = engine.channel_link_url(channel, ChannelLinkAction::Pause);
-    let builder =
-        unsubscribe(
-            envelope(mailer, channel, t.email_test_subject, engine.now())?
-                .message_id(Some(notice_id(mailer, "test", channel, engine.now()))),
-            &stop_url,
-        );
-    let text = NoticeText { lead: t.email_test, url: None, after: "" };
-    let html = NoticeHtml {
-        lang: person.locale.as_str(),
+    let test = Notice {
         subject: t.email_test_subject,
         lead: t.email_test,
         url: None,
         button: "",
         after: "",
     };
-    finish(builder, text, html)
+    notice(engine, mailer, channel, person, "test", &test, Some(&stop_url))
+}
+
+/// A notice of `kind` to `channel`, with its unsubscribe when `stop_url`.
+fn notice(
+    engine: &Engine,
+    mailer: &Mailer,
+    channel: &ChannelRecord,
+    person: &UserRecord,
+    kind: &str,
+    notice: &Notice<'_>,
+    stop_url: Option<&str>,
+) -> Result<Message, String> {
+    let now = engine.now();
+    let mut builder = envelope(mailer, channel, notice.subject, now)?
+        .message_id(Some(notice_id(mailer, kind, channel, now)));
+    if let Some(stop_url) = stop_url {
+        builder = unsubscribe(builder, stop_url);
+    }
+    let html = NoticeHtml { lang: person.locale.as_str(), n: notice };
+    finish(builder, NoticeText { n: notice }, html)
 }
