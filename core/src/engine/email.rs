@@ -151,7 +151,7 @@ impl Engine {
         action: ChannelLinkAction,
     ) -> String {
         let token = self.links.issue_for_channel(channel.id, channel.user_id, action, self.now());
-        format!("{}/c/{token}", self.outbound().public_url.trim_end_matches('/'))
+        self.public_address(&format!("/c/{token}"))
     }
 
     /// What a channel link names, checked, with its person and channel as

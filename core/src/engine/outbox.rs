@@ -321,8 +321,12 @@ impl Engine {
 
     /// An action link for the event of a delivery.
     pub(crate) fn action_url(&self, event: &EventRecord, action: LinkAction) -> String {
-        let token = self.link_token(event, action);
-        format!("{}/a/{token}", self.outbound.public_url.trim_end_matches('/'))
+        self.public_address(&format!("/a/{}", self.link_token(event, action)))
+    }
+
+    /// `path` under the address people reach Hado at (`HADO_PUBLIC_URL`).
+    pub(crate) fn public_address(&self, path: &str) -> String {
+        format!("{}{path}", self.outbound.public_url.trim_end_matches('/'))
     }
 
     /// How many deliveries wait to be sent (the queue depth).
