@@ -5,14 +5,11 @@
 //! Done, which a mail scanner's GET leaves alone and the person's POST
 //! acts on. The one-click unsubscribe pauses the channel.
 
-use crate::common;
-
 use reqwest::StatusCode;
-use reqwest::redirect::Policy;
 
-use common::Gateway;
+use crate::web::Stack;
 use hado_core::delivery;
-use hado_core::testing::{Backend, Mail, MailSink, TestCore, utc};
+use hado_core::testing::{Backend, Mail, MailSink, utc};
 use hado_proto::v1;
 
 /// The path of a link core wrote with its public address.
@@ -25,35 +22,22 @@ async fn an_address_added_in_settings_is_confirmed_reminded_and_answered(backend
     let Some(sink) = MailSink::start("reminders by email through the web inbox").await else {
         return;
     };
-    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
+    let stack = Stack::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
         config.smtp = Some(sink.config("Hado <hado@example.com>"));
     })
     .await;
-    let mut config = common::config(&core);
-    config.local_user = Some("anna".into());
-    let gateway = Gateway::start(config).await;
-    let base = gateway.base.clone();
-    let browser = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
-    let get = |path: String| {
-        let request = browser.get(format!("{base}{path}"));
-        async move {
-            let response = request.send().await.unwrap();
-            (response.status(), response.text().await.unwrap())
-        }
-    };
-    let post = |path: String, form: Vec<(&'static str, String)>| {
-        let request = browser
-            .post(format!("{base}{path}"))
-            .header("sec-fetch-site", "same-origin")
-            .form(&form);
-        async move {
-            let response = request.send().await.unwrap();
-            (response.status(), response.text().await.unwrap())
-        }
+    let (core, base, browser) = (&stack.core, &stack.base, &stack.client);
+    let on = &stack;
+    let get = move |path: String| async move { on.get(&path).await };
+    let post = move |path: String, form: Vec<(&'static str, String)>| async move {
+        let form: Vec<(&str, &str)> =
+            form.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        let (status, _, page) = on.post(&path, &form).await;
+        (status, page)
     };
     let deliverer = core.deliverer();
     let at = |instant: &'static str| {
-        let (core, deliverer) = (&core, &deliverer);
+        let deliverer = &deliverer;
         async move {
             // What is on its way first: a send still out when the manual
             // clock jumps would see its lease end and go again.
@@ -194,8 +178,7 @@ async fn an_address_added_in_settings_is_confirmed_reminded_and_answered(backend
     let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner();
     assert!(channels.channels.is_empty());
 
-    gateway.stop().await;
-    core.stop().await;
+    stack.stop().await;
 }
 
 hado_core::on_both_backends!(an_address_added_in_settings_is_confirmed_reminded_and_answered);

@@ -11,11 +11,13 @@ use hado_core::links::LinkAction;
 use hado_core::testing::{Backend, TestCore, source_event, utc};
 use hado_proto::v1;
 
-struct Stack {
-    core: TestCore,
+/// Core and gateway-http in local mode, and a browser without JavaScript;
+/// the email test shares it.
+pub(crate) struct Stack {
+    pub(crate) core: TestCore,
     gateway: Gateway,
-    base: String,
-    client: reqwest::Client,
+    pub(crate) base: String,
+    pub(crate) client: reqwest::Client,
     /// The cookie a form's redirect set to say what was done, which the
     /// next page shows and forgets, as a browser keeps it.
     said: std::sync::Mutex<Option<String>>,
@@ -34,7 +36,16 @@ fn said_cookie(headers: &reqwest::header::HeaderMap) -> Option<String> {
 impl Stack {
     /// Local mode: the gateway on loopback serves the one local user, anna.
     async fn start(backend: &Backend) -> Self {
-        let core = TestCore::start(backend, "2026-12-11T09:00:00Z").await;
+        Self::start_configured(backend, "2026-12-11T09:00:00Z", |_| {}).await
+    }
+
+    /// The same, at `now`, over a core whose configuration `configure` changes.
+    pub(crate) async fn start_configured(
+        backend: &Backend,
+        now: &str,
+        configure: impl FnOnce(&mut hado_core::config::CoreConfig),
+    ) -> Self {
+        let core = TestCore::start_configured(backend, now, configure).await;
         let mut config = common::config(&core);
         config.local_user = Some("anna".into());
         let gateway = Gateway::start(config).await;
@@ -42,7 +53,7 @@ impl Stack {
         Self { core, base: gateway.base.clone(), gateway, client, said: Default::default() }
     }
 
-    async fn get(&self, path: &str) -> (StatusCode, String) {
+    pub(crate) async fn get(&self, path: &str) -> (StatusCode, String) {
         let mut request = self.client.get(format!("{}{path}", self.base));
         let said = self.said.lock().unwrap().clone();
         if let Some(said) = said {
@@ -62,7 +73,11 @@ impl Stack {
     }
 
     /// Posts a form the way a browser on the same site does.
-    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String, String) {
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> (StatusCode, String, String) {
         let response = self
             .client
             .post(format!("{}{path}", self.base))
@@ -82,7 +97,7 @@ impl Stack {
         (response.status(), location, response.text().await.unwrap())
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.gateway.stop().await;
         self.core.stop().await;
     }
