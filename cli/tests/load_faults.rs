@@ -127,7 +127,7 @@ async fn load_and_faults(backend: Backend) {
         .expect("a token")
         .to_owned();
     let signer = LinkSigner::new(LINK_SECRET);
-    let user_id = 1;
+    let database_url = database.url.clone();
 
     let acknowledged = Arc::new(Acknowledged::default());
     let running = Arc::new(AtomicBool::new(true));
@@ -170,7 +170,7 @@ async fn load_and_faults(backend: Backend) {
             acknowledged.clone(),
             running.clone(),
         );
-        let signer = signer.clone();
+        let (signer, database_url) = (signer.clone(), database_url.clone());
         workers.push(tokio::spawn(async move {
             let mut call = 0;
             while running.load(Ordering::Relaxed) {
@@ -195,7 +195,8 @@ async fn load_and_faults(backend: Backend) {
                 };
                 acknowledged.mcp_ids.lock().await.push(id);
                 if call % 2 == 0 {
-                    let link = signer.issue(id, user_id, LinkAction::Done, 0, Utc::now());
+                    let event = hado_core::testing::linked_event(&database_url, id).await;
+                    let link = signer.issue(event, LinkAction::Done, Utc::now());
                     let page = match client.post(format!("{base}/a/{link}")).send().await {
                         Ok(response) if response.status().is_success() => response.text().await.unwrap_or_default(),
                         _ => String::new(),

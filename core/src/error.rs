@@ -30,9 +30,14 @@ pub enum CoreError {
     Unauthenticated(String),
     #[error("{0}")]
     AlreadyExists(String),
-    /// Asked too often: RESOURCE_EXHAUSTED, with when to ask again as `RetryInfo`.
+    /// Asked too often: RESOURCE_EXHAUSTED, with when to ask again as
+    /// `RetryInfo`, and the person's words when core has them.
     #[error("{message}")]
-    Exhausted { message: String, retry_after: std::time::Duration },
+    Exhausted { message: String, retry_after: std::time::Duration, said: Option<Said> },
+    /// Not now, for a reason the person can act on: FAILED_PRECONDITION,
+    /// with their words as `LocalizedMessage`.
+    #[error("{message}")]
+    NotNow { message: String, said: Said },
     /// Done, Remember, Delete or a link on an event that was withdrawn:
     /// `EVENT_WITHDRAWN` in `ErrorInfo`, with its source (`by`). `deleted` when
     /// its person deleted it (a manual event), which Reopen undoes.
@@ -49,6 +54,23 @@ pub enum CoreError {
     Link { problem: crate::links::LinkProblem, locale: Option<Locale> },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// A refusal in the words of the person it is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Said {
+    locale: Locale,
+    words: String,
+}
+
+impl Said {
+    pub(crate) fn new(locale: Locale, words: String) -> Self {
+        Self { locale, words }
+    }
+
+    fn put_in(&self, details: &mut ErrorDetails) {
+        details.set_localized_message(self.locale.as_str(), self.words.clone());
+    }
 }
 
 /// What a refusal on a withdrawn event says.
@@ -106,6 +128,8 @@ fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
         Reason::NotARememberChoice => t.refusal_remember.to_owned(),
         Reason::RememberDayOutOfRange => t.refusal_remember_day.to_owned(),
         Reason::PrivateAddress => t.refusal_private_address.to_owned(),
+        Reason::AddressRefusedMail => t.refusal_address_refused.to_owned(),
+        Reason::IdempotencyKeyReused => t.refusal_key_reused.to_owned(),
         Reason::NotALogin => t.refusal_login.to_owned(),
         Reason::SurroundingSpaces => t.refusal_spaces.to_owned(),
     })
@@ -191,7 +215,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 LinkProblem::Forged => {
                     (Code::Unauthenticated, "LINK_NOT_VALID", |t| t.link_not_valid)
                 }
-                LinkProblem::Expired { .. } => {
+                LinkProblem::Expired { .. } | LinkProblem::Gone { .. } => {
                     (Code::FailedPrecondition, "LINK_EXPIRED", |t| t.link_expired)
                 }
                 LinkProblem::Outdated => (Code::Aborted, "LINK_OUTDATED", |t| t.link_outdated),
@@ -219,10 +243,18 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
         CoreError::PermissionDenied(message) => Status::permission_denied(message),
         CoreError::Unauthenticated(message) => Status::unauthenticated(message),
         CoreError::AlreadyExists(message) => Status::already_exists(message),
-        CoreError::Exhausted { message, retry_after } => {
+        CoreError::Exhausted { message, retry_after, said } => {
             let mut details = ErrorDetails::new();
             details.set_retry_info(Some(retry_after));
+            if let Some(said) = said {
+                said.put_in(&mut details);
+            }
             Status::with_error_details(Code::ResourceExhausted, message, details)
+        }
+        CoreError::NotNow { message, said } => {
+            let mut details = ErrorDetails::new();
+            said.put_in(&mut details);
+            Status::with_error_details(Code::FailedPrecondition, message, details)
         }
         CoreError::Store(error) if error.is_unavailable() => {
             tracing::warn!(%error, "storage is unavailable");

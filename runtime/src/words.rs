@@ -259,6 +259,16 @@ pub struct Words {
     pub email_confirm_ignore: &'static str,
     pub email_test_subject: &'static str,
     pub email_test: &'static str,
+    pub email_refuse_link: &'static str,
+    pub email_refuse_question: &'static str,
+    pub email_refuse_button: &'static str,
+    pub email_refused: &'static str,
+    pub refusal_address_refused: &'static str,
+    pub email_confirmations_later: &'static str,
+    pub test_later: &'static str,
+    pub test_paused: &'static str,
+    pub test_unconfirmed: &'static str,
+    pub refusal_key_reused: &'static str,
 }
 
 pub fn for_locale(locale: &str) -> &'static Words {

@@ -5,7 +5,8 @@
 //! and dark). Every reminder of an event to one address has a Message-ID of
 //! its own checkpoint and refers to the first one, so that they form one
 //! thread; each carries its one-click unsubscribe (RFC 8058), which pauses
-//! the channel.
+//! the channel, except a confirmation's, which refuses every later
+//! confirmation to the address.
 
 use askama::Template;
 use chrono::{DateTime, Utc};
@@ -58,6 +59,8 @@ struct Notice<'a> {
     url: Option<&'a str>,
     button: &'a str,
     after: &'a str,
+    /// The one-click unsubscribe, also shown as a link: its words and address.
+    stop: Option<(&'a str, &'a str)>,
 }
 
 #[derive(Template)]
@@ -198,6 +201,9 @@ pub(crate) fn confirmation(
 ) -> Result<Message, String> {
     let t = words_for(person.locale);
     let url = engine.channel_link_url(channel, ChannelLinkAction::Confirm);
+    // Its unsubscribe refuses every later confirmation to the address,
+    // whoever asks for it.
+    let refuse_url = engine.channel_link_url(channel, ChannelLinkAction::Refuse);
     let lead = t
         .email_confirm_body
         .replace("{login}", person.login.as_str())
@@ -208,8 +214,9 @@ pub(crate) fn confirmation(
         url: Some(&url),
         button: t.email_confirm_button,
         after: t.email_confirm_ignore,
+        stop: Some((t.email_refuse_link, &refuse_url)),
     };
-    notice(engine, mailer, channel, person, "confirm", &confirm, None)
+    notice(engine, mailer, channel, person, "confirm", &confirm)
 }
 
 /// A test message to a confirmed address.
@@ -227,11 +234,12 @@ pub(crate) fn test(
         url: None,
         button: "",
         after: "",
+        stop: Some((t.email_stop, &stop_url)),
     };
-    notice(engine, mailer, channel, person, "test", &test, Some(&stop_url))
+    notice(engine, mailer, channel, person, "test", &test)
 }
 
-/// A notice of `kind` to `channel`, with its unsubscribe when `stop_url`.
+/// A notice of `kind` to `channel`, with its one-click unsubscribe.
 fn notice(
     engine: &Engine,
     mailer: &Mailer,
@@ -239,12 +247,11 @@ fn notice(
     person: &UserRecord,
     kind: &str,
     notice: &Notice<'_>,
-    stop_url: Option<&str>,
 ) -> Result<Message, String> {
     let now = engine.now();
     let mut builder = envelope(mailer, channel, notice.subject, now)?
         .message_id(Some(notice_id(mailer, kind, channel, now)));
-    if let Some(stop_url) = stop_url {
+    if let Some((_, stop_url)) = notice.stop {
         builder = unsubscribe(builder, stop_url);
     }
     let html = NoticeHtml { lang: person.locale.as_str(), n: notice };

@@ -149,6 +149,11 @@ impl SourceRef {
         Self(format!("manual:{ulid}"))
     }
 
+    /// The idempotency key a [`Self::keyed_manual`] ref was made from.
+    pub(crate) fn manual_key(&self) -> Option<&str> {
+        self.0.strip_prefix("manual:key:")
+    }
+
     /// The key of a new event of the `manual` source that its creator
     /// named (an idempotency key): 1 to 64 ASCII letters, digits, `-` and
     /// `_`, so that it reads the same in every log and header.

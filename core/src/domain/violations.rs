@@ -41,6 +41,10 @@ pub enum Reason {
     NotALogin,
     /// A key (a ref) with spaces around it, which would never match.
     SurroundingSpaces,
+    /// An email address whose owner asked for no confirmation from Hado.
+    AddressRefusedMail,
+    /// An idempotency key sent again with other fields.
+    IdempotencyKeyReused,
 }
 
 impl Reason {
@@ -67,6 +71,8 @@ impl Reason {
             Self::PrivateAddress => "PRIVATE_ADDRESS",
             Self::NotALogin => "NOT_A_LOGIN",
             Self::SurroundingSpaces => "SURROUNDING_SPACES",
+            Self::AddressRefusedMail => "ADDRESS_REFUSED_MAIL",
+            Self::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::domain::fields::Login;
 use crate::engine::Engine;
 use crate::engine::inputs::{EventFilter, SourceCaller, parse_one};
 use crate::error::CoreError;
-use crate::links::{ActionLink, LinkAction, LinkProblem};
+use crate::links::{ActionLink, LinkAction, LinkProblem, LinkedEvent};
 use crate::storage::users::AgentTokenUser;
 use crate::storage::{EventRecord, UserRecord, users};
 use crate::tokens;
@@ -96,7 +96,13 @@ impl Engine {
     }
 
     pub(super) fn link_token(&self, event: &EventRecord, action: LinkAction) -> String {
-        self.links.issue(event.id, event.user_id, action, event.revision, self.now())
+        let linked = LinkedEvent {
+            id: event.id,
+            user_id: event.user_id,
+            revision: event.revision,
+            created_at: event.created_at,
+        };
+        self.links.issue(linked, action, self.now())
     }
 
     /// A signed link as checked, or the refusal that says why not; a
@@ -107,7 +113,7 @@ impl Engine {
     ) -> Result<T, CoreError> {
         match checked {
             Ok(link) => Ok(link),
-            Err(problem @ LinkProblem::Expired { user_id, .. }) => {
+            Err(problem @ (LinkProblem::Expired { user_id, .. } | LinkProblem::Gone { user_id })) => {
                 let mut connection = self.store.reader().acquire().await?;
                 let locale =
                     users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);
@@ -124,11 +130,20 @@ impl Engine {
     ) -> Result<(ActionLink, UserRecord, EventRecord), CoreError> {
         // The signature is checked before the database is asked anything.
         let link = self.link_or_refusal(self.links.check(token, self.now())).await?;
+        let gone = LinkProblem::Gone { user_id: link.user_id };
         let mut connection = self.store.reader().acquire().await?;
-        let user = users::user_by_id(&mut connection, link.user_id)
-            .await
-            .map_err(|_| CoreError::event_not_found(link.event_id))?;
-        let event = self.own_event(&mut connection, &user, link.event_id).await?;
+        let Ok(user) = users::user_by_id(&mut connection, link.user_id).await else {
+            return self.link_or_refusal(Err(gone)).await;
+        };
+        // An event that is no longer there, or a row that is not the one
+        // the link was made for, is an expired link: never another event.
+        let event = match self.own_event(&mut connection, &user, link.event_id).await {
+            Ok(event) if link.created.admits(event.created_at) => event,
+            Ok(_) | Err(CoreError::EventNotFound(_)) => {
+                return Err(CoreError::Link { problem: gone, locale: Some(user.locale) });
+            }
+            Err(error) => return Err(error),
+        };
         if link.revision != event.revision {
             return Err(CoreError::Link {
                 problem: LinkProblem::Outdated,

@@ -1,23 +1,26 @@
 //! Owns email channels: an address added unconfirmed with one confirmation
-//! message queued, the same address again only queueing another (a few an
-//! hour at most), and the channel links an email carries, which confirm
-//! the address or pause the channel (its one-click unsubscribe).
+//! message queued, the same address again only queueing another, within
+//! the caps of `caps` (per address however often it is removed and added,
+//! and per person); an address whose owner refused confirmations gets
+//! none; and the channel links an email carries, bound to the address they
+//! were sent to, which confirm the address, pause the channel (a reminder's
+//! one-click unsubscribe, which also takes the confirmation back) or refuse
+//! every later confirmation (a confirmation's).
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::domain::text::quoted;
 use crate::domain::violations::Reason;
 use crate::engine::Engine;
+use crate::engine::caps::CONFIRMATIONS;
 use crate::error::CoreError;
-use crate::links::{ChannelLink, ChannelLinkAction};
+use crate::links::{ChannelLink, ChannelLinkAction, LinkProblem};
 use crate::storage::channels::{self, ChannelKind, ChannelRecord};
 use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus, NewDelivery};
 use crate::storage::delivery_log;
+use crate::storage::send_requests::{self, target_hash};
 use crate::storage::{UserRecord, users};
 
-/// Confirmations one address may be sent in [`CONFIRMATION_WINDOW`].
-pub(crate) const CONFIRMATIONS_PER_WINDOW: i64 = 3;
-const CONFIRMATION_WINDOW: Duration = Duration::hours(1);
 /// Email addresses one person may have, confirmed or not: each new one
 /// sends a message to whoever owns it.
 const ADDRESSES_PER_PERSON: i64 = 10;
@@ -31,6 +34,13 @@ pub struct AddedEmail {
     /// Whether it was there already, so that only its confirmation went again.
     pub(crate) resent: bool,
 }
+
+/// What a channel link names, as it is now: the channel is gone for a
+/// refusal whose address was removed since, which still works.
+pub(crate) type UsedChannelLink = (ChannelLink, UserRecord, Option<ChannelRecord>);
+
+/// Why every unconfirmed channel of a refused address is paused.
+const REFUSED: &str = "the address's owner asked Hado for no more confirmation emails";
 
 /// An address as an email channel keeps it: trimmed, checked as an SMTP
 /// mailbox, and in lower case, so that the same address typed twice is one.
@@ -64,67 +74,97 @@ fn email_address(raw: &str) -> Result<String, CoreError> {
 impl Engine {
     /// Adds an email address for the user, unconfirmed, and queues its
     /// confirmation; an address already there gets its confirmation again
-    /// (none once it is confirmed), at most [`CONFIRMATIONS_PER_WINDOW`] an
-    /// hour.
+    /// (none once it is confirmed), within [`CONFIRMATIONS`]' caps.
     pub(crate) async fn add_email(
         &self,
         user: &UserRecord,
         raw: &str,
     ) -> Result<AddedEmail, CoreError> {
         let address = email_address(raw)?;
-        let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let known =
             channels::find_own_by_target(&mut transaction, user.id, ChannelKind::Email, &address)
                 .await?;
-        let (channel, resent) = match known {
-            Some(channel) if channel.confirmed_at.is_some() => {
-                return Ok(AddedEmail { channel, resent: false });
+        if let Some(channel) = known.as_ref().filter(|channel| channel.confirmed_at.is_some()) {
+            return Ok(AddedEmail { channel: channel.clone(), resent: false });
+        }
+        let held = channels::count_of_kind(&mut transaction, user.id, ChannelKind::Email).await?;
+        if known.is_none() && held >= ADDRESSES_PER_PERSON {
+            return Err(CoreError::invalid(
+                "address",
+                format!(
+                    "address: you have {held} email addresses already, the most Hado keeps; remove one first"
+                ),
+            ));
+        }
+        let resent = known.is_some();
+        let id = self.queue_confirmation(&mut transaction, user, known, &address).await?;
+        let channel = self.own_channel(&mut transaction, user, id).await?;
+        transaction.commit().await?;
+        self.deliveries_queued.notify_one();
+        Ok(AddedEmail { channel, resent })
+    }
+
+    /// Queues one confirmation to `address` for `user`, adding its channel
+    /// when `known` is none, and answers the channel's id. Refused when the
+    /// address asked for no confirmation (unless `user` signed in with it:
+    /// its owner signing up), or when a cap is spent.
+    async fn queue_confirmation(
+        &self,
+        transaction: &mut sqlx::AnyConnection,
+        user: &UserRecord,
+        known: Option<ChannelRecord>,
+        address: &str,
+    ) -> Result<i64, CoreError> {
+        let now = self.now();
+        let hash = target_hash(ChannelKind::Email, address);
+        if send_requests::is_suppressed(transaction, &hash).await? {
+            if user.login.as_str() != address {
+                return Err(CoreError::invalid_because(
+                    "address",
+                    Reason::AddressRefusedMail,
+                    format!(
+                        "address {} asked Hado not to send it confirmation emails",
+                        quoted(address)
+                    ),
+                ));
             }
-            Some(channel) => {
-                let (sent, since) = confirmations_after(&channel, now)?;
-                channels::count_confirmation(&mut transaction, channel.id, sent, since, now)
-                    .await?;
-                (channel, true)
-            }
+            send_requests::lift_suppression(transaction, &hash).await?;
+        }
+        self.take_send(transaction, user, address, &hash, CONFIRMATIONS).await?;
+        let id = match known {
+            Some(channel) => channel.id,
             None => {
-                let held =
-                    channels::count_of_kind(&mut transaction, user.id, ChannelKind::Email).await?;
-                if held >= ADDRESSES_PER_PERSON {
-                    return Err(CoreError::invalid_because(
-                        "address",
-                        Reason::Unspecified,
-                        format!(
-                            "address: you have {held} email addresses already, the most Hado keeps; remove one first"
-                        ),
-                    ));
-                }
-                let channel = channels::add(
-                    &mut transaction,
-                    user.id,
-                    ChannelKind::Email,
-                    &address,
-                    None,
-                    now,
-                )
-                .await?;
-                (channel, false)
+                channels::add(transaction, user.id, ChannelKind::Email, address, None, now)
+                    .await?
+                    .id
             }
         };
         let confirmation = NewDelivery {
             event_id: None,
-            channel_id: Some(channel.id),
+            channel_id: Some(id),
             kind: DeliveryKind::Confirmation,
             due_at: now,
             status: DeliveryStatus::Pending,
             next_attempt_at: Some(now),
             note: None,
         };
-        deliveries::insert(&mut transaction, &[confirmation], now).await?;
-        let channel = self.own_channel(&mut transaction, user, channel.id).await?;
-        transaction.commit().await?;
-        self.deliveries_queued.notify_one();
-        Ok(AddedEmail { channel, resent })
+        deliveries::insert(transaction, &[confirmation], now).await?;
+        Ok(id)
+    }
+
+    /// Sends an unconfirmed email channel its confirmation again, as its
+    /// person turns it on (within the caps): it gets reminders once that
+    /// is followed.
+    pub(super) async fn reconfirm_email(
+        &self,
+        transaction: &mut sqlx::AnyConnection,
+        user: &UserRecord,
+        channel: ChannelRecord,
+    ) -> Result<(), CoreError> {
+        let address = channel.target.clone();
+        self.queue_confirmation(transaction, user, Some(channel), &address).await?;
+        Ok(())
     }
 
     /// A channel's person, for an email that is not about an event.
@@ -144,77 +184,94 @@ impl Engine {
         Ok(delivery_log::first_reminder_at(&mut connection, event_id, channel_id).await?)
     }
 
-    /// A channel link's address, for the channel's email.
+    /// A channel link's address, for the channel's email, bound to its target.
     pub(crate) fn channel_link_url(
         &self,
         channel: &ChannelRecord,
         action: ChannelLinkAction,
     ) -> String {
-        let token = self.links.issue_for_channel(channel.id, channel.user_id, action, self.now());
+        let token = self.links.issue_for_channel(
+            channel.id,
+            channel.user_id,
+            &target_hash(channel.kind, &channel.target),
+            action,
+            self.now(),
+        );
         self.public_address(&format!("/c/{token}"))
     }
 
     /// What a channel link names, checked, with its person and channel as
-    /// they are now.
+    /// they are now. A channel that is gone, or that is not the address the
+    /// link was sent to, makes it an expired link, except for a refusal,
+    /// which speaks for the address and not for the channel.
     pub(crate) async fn inspect_channel_link(
         &self,
         token: &str,
-    ) -> Result<(ChannelLink, UserRecord, ChannelRecord), CoreError> {
+    ) -> Result<UsedChannelLink, CoreError> {
         let link = self.link_or_refusal(self.links.check_channel(token, self.now())).await?;
+        let gone = LinkProblem::Gone { user_id: link.user_id };
         let mut connection = self.store.reader().acquire().await?;
-        let gone = || CoreError::NotFound("this address was removed from Hado".into());
-        let user = users::user_by_id(&mut connection, link.user_id).await.map_err(|_| gone())?;
-        let channel =
-            channels::find(&mut connection, user.id, link.channel_id).await?.ok_or_else(gone)?;
+        let Ok(user) = users::user_by_id(&mut connection, link.user_id).await else {
+            return self.link_or_refusal(Err(gone)).await;
+        };
+        let channel = channels::find(&mut connection, user.id, link.channel_id)
+            .await?
+            .filter(|channel| {
+                link.bound.admits(&target_hash(channel.kind, &channel.target), channel.created_at)
+            });
+        let refusal = link.action == ChannelLinkAction::Refuse;
+        if refusal && link.bound.target().is_none() {
+            // Only a link that names its address can refuse it.
+            return Err(CoreError::Link { problem: LinkProblem::Forged, locale: None });
+        }
+        if channel.is_none() && !refusal {
+            return Err(CoreError::Link { problem: gone, locale: Some(user.locale) });
+        }
         Ok((link, user, channel))
     }
 
-    /// Performs a channel link: confirms the address, or pauses the channel.
-    pub(crate) async fn use_channel_link(
-        &self,
-        token: &str,
-    ) -> Result<(ChannelLink, UserRecord, ChannelRecord), CoreError> {
+    /// Performs a channel link: confirms the address, pauses the channel
+    /// (taking its confirmation back), or refuses every later confirmation
+    /// to the address.
+    pub(crate) async fn use_channel_link(&self, token: &str) -> Result<UsedChannelLink, CoreError> {
         let (link, user, channel) = self.inspect_channel_link(token).await?;
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        match link.action {
-            ChannelLinkAction::Confirm => {
+        match (link.action, &channel) {
+            (ChannelLinkAction::Confirm, Some(channel)) => {
                 channels::confirm(&mut transaction, channel.id, now).await?;
             }
-            ChannelLinkAction::Pause if channel.enabled => {
-                channels::set_enabled(&mut transaction, user.id, channel.id, false, now).await?;
+            (ChannelLinkAction::Pause, Some(channel)) if channel.enabled => {
+                channels::pause_by_recipient(&mut transaction, channel.id, now).await?;
             }
-            ChannelLinkAction::Pause => {}
+            (ChannelLinkAction::Refuse, _) => {
+                let prefix = link.bound.target().unwrap_or_default();
+                send_requests::suppress(&mut transaction, prefix, now).await?;
+                if let Some(channel) = &channel {
+                    let refused = channels::refuse_unconfirmed(
+                        &mut transaction,
+                        &channel.target,
+                        REFUSED,
+                        now,
+                    )
+                    .await?;
+                    deliveries::drop_pending_confirmations(
+                        &mut transaction,
+                        &refused,
+                        REFUSED,
+                        now,
+                    )
+                    .await?;
+                }
+            }
+            _ => {}
         }
-        let channel = self.own_channel(&mut transaction, &user, channel.id).await?;
+        let channel = match channel {
+            Some(channel) => channels::find(&mut transaction, user.id, channel.id).await?,
+            None => None,
+        };
         transaction.commit().await?;
         Ok((link, user, channel))
-    }
-}
-
-/// The count of confirmations after one more is sent now, and the start of
-/// its window; refused when the window's are spent.
-fn confirmations_after(
-    channel: &ChannelRecord,
-    now: DateTime<Utc>,
-) -> Result<(i64, DateTime<Utc>), CoreError> {
-    match channel.confirmations_since {
-        Some(since) if now < since + CONFIRMATION_WINDOW => {
-            if channel.confirmations_sent >= CONFIRMATIONS_PER_WINDOW {
-                let again = since + CONFIRMATION_WINDOW;
-                return Err(CoreError::Exhausted {
-                    message: format!(
-                        "a confirmation went to {} {} times in the last hour; look for it (and in spam), or add the address again after {}",
-                        channel.target,
-                        channel.confirmations_sent,
-                        again.format("%H:%M UTC")
-                    ),
-                    retry_after: (again - now).to_std().unwrap_or_default(),
-                });
-            }
-            Ok((channel.confirmations_sent + 1, since))
-        }
-        _ => Ok((1, now)),
     }
 }
 

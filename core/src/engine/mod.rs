@@ -7,11 +7,14 @@
 //! (what the person and their agent read), `own_events` (their own events),
 //! `answers` (Done, Remember, Reopen), `profile` (their settings), `credentials` (tokens and action links),
 //! `oauth` (agents signing in),
-//! `operator`, `outbox` (channels and deliveries), `chats` (what Telegram's
+//! `operator`, `outbox` (channels and deliveries), `email` (addresses and
+//! their links), `caps` (what one person can make Hado send to someone
+//! else), `chats` (what Telegram's
 //! chats do) and `schedule` (the scheduler's pass). This file holds the
 //! shared types and helpers.
 
 mod answers;
+mod caps;
 mod chats;
 mod credentials;
 mod email;
@@ -32,6 +35,7 @@ mod upsert;
 pub(crate) use chats::BUTTON_ID_LENGTH;
 pub use credentials::AgentTokenStatus;
 pub use email::AddedEmail;
+pub(crate) use email::UsedChannelLink;
 pub use inputs::{EventFilter, EventPatch, ProfilePatch, RawKey, SourceCaller, SourceItem};
 pub(crate) use oauth::{OAuthFailure, Verdict};
 pub(crate) use oauth_tokens::TokenParams;

@@ -9,7 +9,8 @@ use crate::domain::fields::DeepLink;
 use crate::domain::text::quoted;
 use crate::domain::violations::{Reason, Violations};
 use crate::engine::{Engine, Outbound};
-use crate::error::CoreError;
+use crate::engine::caps::TESTS;
+use crate::error::{CoreError, Said};
 use crate::links::LinkAction;
 use crate::storage::channels::ChannelRecord;
 use crate::storage::deliveries::NewDelivery;
@@ -20,6 +21,7 @@ use std::collections::HashMap;
 use crate::storage::channels::ChannelKind;
 use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
 use crate::storage::delivery_log;
+use crate::storage::send_requests;
 
 /// How one attempt went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,6 +119,10 @@ impl Engine {
             .ok_or_else(|| CoreError::NotFound(format!("channel {id} not found")))
     }
 
+    /// Turns one of the person's channels on or off. An email address that
+    /// is not confirmed (its recipient unsubscribed, say) is sent its
+    /// confirmation again as it is turned on, within the caps: only its
+    /// recipient can start its reminders again.
     pub(crate) async fn set_channel_enabled(
         &self,
         user: &UserRecord,
@@ -124,10 +130,17 @@ impl Engine {
         enabled: bool,
     ) -> Result<ChannelRecord, CoreError> {
         let mut transaction = self.store.begin_write().await?;
-        self.own_channel(&mut transaction, user, id).await?;
+        let channel = self.own_channel(&mut transaction, user, id).await?;
+        let reconfirm = enabled && !channel.enabled && channel.confirmed_at.is_none();
+        if reconfirm {
+            self.reconfirm_email(&mut transaction, user, channel).await?;
+        }
         channels::set_enabled(&mut transaction, user.id, id, enabled, self.now()).await?;
         let channel = self.own_channel(&mut transaction, user, id).await?;
         transaction.commit().await?;
+        if reconfirm {
+            self.deliveries_queued.notify_one();
+        }
         Ok(channel)
     }
 
@@ -140,17 +153,30 @@ impl Engine {
         Ok(())
     }
 
-    /// Queues a test message to one of the user's channels, now.
+    /// Queues a test message to one of the user's channels, now: never to
+    /// a paused or unconfirmed one, and within [`TESTS`]' caps.
     pub(crate) async fn test_channel(&self, user: &UserRecord, id: i64) -> Result<(), CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let channel = self.own_channel(&mut transaction, user, id).await?;
+        let t = hado_runtime::words::for_locale(user.locale.as_str());
         if channel.confirmed_at.is_none() {
-            return Err(CoreError::FailedPrecondition(format!(
-                "{} is not confirmed yet: follow the link in its confirmation email first",
-                channel.target
-            )));
+            return Err(CoreError::NotNow {
+                message: format!(
+                    "{} is not confirmed yet: follow the link in its confirmation email first",
+                    channel.target
+                ),
+                said: Said::new(user.locale, t.test_unconfirmed.replace("{address}", &channel.target)),
+            });
         }
+        if !channel.enabled {
+            return Err(CoreError::NotNow {
+                message: format!("channel {id} is paused: turn it on before sending a test"),
+                said: Said::new(user.locale, t.test_paused.to_owned()),
+            });
+        }
+        let hash = send_requests::target_hash(channel.kind, &channel.target);
+        self.take_send(&mut transaction, user, &channel.target, &hash, TESTS).await?;
         let test = NewDelivery {
             event_id: None,
             channel_id: Some(id),

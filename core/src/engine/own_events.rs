@@ -1,14 +1,16 @@
 //! Owns the person's own events (source `manual`): created (once per
-//! idempotency key when the caller gives one), edited and deleted, each
-//! through the same upsert decision a source's events take.
+//! idempotency key when the caller gives one: the same key with other
+//! fields is refused), edited and deleted, each through the same upsert
+//! decision a source's events take.
 
 use crate::domain::event::{EventSpec, RawFields};
 use crate::domain::fields::{SourceName, SourceRef, Topic};
-use crate::domain::violations::Violations;
+use crate::domain::text::quoted;
+use crate::domain::violations::{Reason, Violations};
 use crate::engine::Engine;
 use crate::engine::inputs::{EventPatch, owned_elsewhere};
 use crate::error::CoreError;
-use crate::storage::{EventRecord, NewEventRow, RowKey, UserRecord, events};
+use crate::storage::{EventRecord, Inserted, NewEventRow, RowKey, UserRecord};
 
 impl Engine {
     /// Creates one of the user's own events, from the `manual` source.
@@ -21,9 +23,11 @@ impl Engine {
     }
 
     /// Creates one of the user's own events once per `idempotency_key` (a
-    /// caller's name for this creation): a repeated call, such as a gateway
-    /// sending again a call a stopped core dropped, returns the event the
-    /// first one made and writes nothing.
+    /// caller's name for this creation): a repeated call with the same
+    /// fields, such as a gateway sending again a call a stopped core
+    /// dropped, returns the event the first one made and writes nothing; the
+    /// same key with other fields is refused, naming the key (a key names
+    /// one creation, as Stripe's do).
     pub async fn create_manual_once(
         &self,
         user: &UserRecord,
@@ -44,7 +48,7 @@ impl Engine {
         keyed: Option<SourceRef>,
     ) -> Result<EventRecord, CoreError> {
         let spec = EventSpec::parse(fields).map_err(CoreError::Invalid)?;
-        let once = keyed.is_some();
+        let key_given = keyed.is_some();
         let source_ref = keyed.unwrap_or_else(|| SourceRef::new_manual(ulid::Ulid::new()));
         let topic = Topic::empty();
         let key = RowKey {
@@ -55,30 +59,33 @@ impl Engine {
         };
         let now = self.now();
         let decision = self.decide(user, None, &spec, now);
-        let id = if once {
-            let mut transaction = self.store.begin_write().await?;
-            if let Some(made) = events::find_by_key(&mut transaction, key).await? {
-                return Ok(made);
+        // Keyed or not, calls arriving together share one statement; a key
+        // already taken comes back with the event that holds it.
+        let new_event = NewEventRow {
+            user_id: key.user_id,
+            source_id: key.source_id,
+            source_ref: key.source_ref.to_owned(),
+            topic: key.topic.to_owned(),
+            spec: spec.clone(),
+            lifecycle: decision.lifecycle,
+            due_at: decision.due_at,
+            reminders: decision.reminders,
+            next_check_at: decision.next_check_at,
+            now,
+        };
+        let id = match self.store.insert_event(new_event).await? {
+            Inserted::New(id) => id,
+            Inserted::Taken(made) if made.spec == spec => return Ok(*made),
+            Inserted::Taken(_) if key_given => {
+                return Err(key_reused(source_ref.manual_key().unwrap_or_default()));
             }
-            let id = events::insert(&mut transaction, key, decision.write(&spec), now).await?;
-            transaction.commit().await?;
-            id
-        } else {
-            // The ref is new (a fresh ULID), so nothing is looked up, and
-            // calls arriving together share one statement.
-            let new_event = NewEventRow {
-                user_id: key.user_id,
-                source_id: key.source_id,
-                source_ref: key.source_ref.to_owned(),
-                topic: key.topic.to_owned(),
-                spec: spec.clone(),
-                lifecycle: decision.lifecycle,
-                due_at: decision.due_at,
-                reminders: decision.reminders,
-                next_check_at: decision.next_check_at,
-                now,
-            };
-            self.store.insert_event(new_event).await?
+            Inserted::Taken(made) => {
+                return Err(CoreError::Store(crate::storage::StoreError::Corrupt(format!(
+                    "a new event's ref {} was taken by event {}",
+                    source_ref.as_str(),
+                    made.id
+                ))));
+            }
         };
         self.written();
         // What was written is what a re-read would find.
@@ -138,4 +145,16 @@ impl Engine {
         self.written();
         Ok(id)
     }
+}
+
+/// The refusal of a key used before for other fields.
+fn key_reused(key: &str) -> CoreError {
+    CoreError::invalid_because(
+        "idempotency_key",
+        Reason::IdempotencyKeyReused,
+        format!(
+            "idempotency key {} was used for an event with other fields; a key names one creation, so send a new key for a new event",
+            quoted(key)
+        ),
+    )
 }

@@ -11,8 +11,8 @@ use hado_proto::v1::{self, links_server::Links};
 use super::auth::{self, Credentials};
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::links::{ActionLink, ChannelLink, ChannelLinkAction};
-use crate::storage::channels::ChannelRecord;
+use crate::engine::UsedChannelLink;
+use crate::links::{ActionLink, ChannelLinkAction};
 use crate::storage::{EventRecord, UserRecord};
 use crate::wire;
 
@@ -37,15 +37,16 @@ async fn reply(
 
 async fn channel_reply(
     engine: &Engine,
-    (link, user, channel): (ChannelLink, UserRecord, ChannelRecord),
+    (link, user, channel): UsedChannelLink,
 ) -> Result<Response<v1::ChannelLinkReply>, Status> {
     let action = match link.action {
         ChannelLinkAction::Confirm => v1::ChannelLinkAction::Confirm,
         ChannelLinkAction::Pause => v1::ChannelLinkAction::Pause,
+        ChannelLinkAction::Refuse => v1::ChannelLinkAction::Refuse,
     };
     Ok(Response::new(v1::ChannelLinkReply {
         action: action.into(),
-        channel: Some(wire::channel(&channel)),
+        channel: channel.as_ref().map(wire::channel),
         expires_at: link.expires_at.map(wire::timestamp),
         profile: Some(super::profile(engine, &user).await?),
     }))

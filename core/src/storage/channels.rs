@@ -37,13 +37,9 @@ pub(crate) struct ChannelRecord {
     /// When its person confirmed it: an email address is unconfirmed, and
     /// gets no reminder, until its confirmation link is followed.
     pub(crate) confirmed_at: Option<DateTime<Utc>>,
-    /// Confirmations sent since `confirmations_since`, which caps how often
-    /// one more is sent.
-    pub(crate) confirmations_sent: i64,
-    pub(crate) confirmations_since: Option<DateTime<Utc>>,
 }
 
-pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver, c.confirmed_at, c.confirmations_sent, c.confirmations_since";
+pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver, c.confirmed_at";
 
 /// The receiver a channel's deliveries are paced by: a webhook's host and
 /// port (every webhook to one server shares its limit), Telegram (one bot
@@ -93,17 +89,11 @@ pub(super) fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
         created_at: instant(row.try_get("created_at")?)?,
         receiver: row.try_get("receiver")?,
         confirmed_at: row.try_get::<Option<i64>, _>("confirmed_at")?.map(instant).transpose()?,
-        confirmations_sent: row.try_get("confirmations_sent")?,
-        confirmations_since: row
-            .try_get::<Option<i64>, _>("confirmations_since")?
-            .map(instant)
-            .transpose()?,
     })
 }
 
 /// Adds a channel: confirmed at once (a webhook, a chat that linked
-/// itself), or, for an email address, unconfirmed with its first
-/// confirmation counted as sent.
+/// itself), or, for an email address, unconfirmed.
 pub(crate) async fn add(
     connection: &mut AnyConnection,
     user_id: i64,
@@ -114,8 +104,8 @@ pub(crate) async fn add(
 ) -> Result<ChannelRecord, StoreError> {
     let confirmed = kind != ChannelKind::Email;
     let row = sqlx::query(
-        "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at, receiver, confirmed_at, confirmations_sent, confirmations_since) \
-         VALUES ($1, $2, $3, $4, 1, $5, $5, $6, $7, $8, $9) RETURNING id",
+        "INSERT INTO channels (user_id, kind, target, secret, enabled, created_at, updated_at, receiver, confirmed_at) \
+         VALUES ($1, $2, $3, $4, 1, $5, $5, $6, $7) RETURNING id",
     )
     .bind(user_id)
     .bind(kind.as_str())
@@ -124,8 +114,6 @@ pub(crate) async fn add(
     .bind(millis(now))
     .bind(receiver_of(kind, target))
     .bind(confirmed.then(|| millis(now)))
-    .bind(i64::from(!confirmed))
-    .bind((!confirmed).then(|| millis(now)))
     .fetch_one(&mut *connection)
     .await?;
     let id: i64 = row.try_get("id")?;
@@ -186,24 +174,44 @@ pub(crate) async fn confirm(
     Ok(done.rows_affected() > 0)
 }
 
-/// Counts one more confirmation sent: `sent` of them since `since`.
-pub(crate) async fn count_confirmation(
+/// Pauses an email channel at its recipient's request (the one-click
+/// unsubscribe) and takes its confirmation back: its person can turn it on
+/// again only through a new confirmation, which the recipient must follow.
+pub(crate) async fn pause_by_recipient(
     connection: &mut AnyConnection,
     id: i64,
-    sent: i64,
-    since: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE channels SET confirmations_sent = $2, confirmations_since = $3, updated_at = $4 WHERE id = $1",
+        "UPDATE channels SET enabled = 0, confirmed_at = NULL, updated_at = $2 WHERE id = $1",
     )
     .bind(id)
-    .bind(sent)
-    .bind(millis(since))
     .bind(millis(now))
     .execute(&mut *connection)
     .await?;
     Ok(())
+}
+
+/// Pauses every unconfirmed email channel of an address, whoever added it,
+/// saying why: its owner asked for no more confirmations. Their pending
+/// confirmations are dropped by the caller.
+pub(crate) async fn refuse_unconfirmed(
+    connection: &mut AnyConnection,
+    address: &str,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<i64>, StoreError> {
+    let rows = sqlx::query(
+        "UPDATE channels SET enabled = 0, last_error = $2, last_error_at = $3, updated_at = $3 \
+         WHERE kind = $4 AND target = $1 AND confirmed_at IS NULL RETURNING id",
+    )
+    .bind(address.to_owned())
+    .bind(why.to_owned())
+    .bind(millis(now))
+    .bind(ChannelKind::Email.as_str())
+    .fetch_all(&mut *connection)
+    .await?;
+    rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
 }
 
 /// How many channels of a kind the user has.

@@ -319,6 +319,32 @@ pub(crate) async fn finish(
     Ok(())
 }
 
+/// Drops the confirmations still waiting to go to these channels (their
+/// address asked for none), leaving a line in their log. One in flight
+/// (leased to a sender right now) may still go out once.
+pub(crate) async fn drop_pending_confirmations(
+    connection: &mut AnyConnection,
+    channel_ids: &[i64],
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    for id in channel_ids {
+        sqlx::query(
+            "UPDATE deliveries SET status = $2, next_attempt_at = NULL, last_error = $3, updated_at = $4 \
+             WHERE channel_id = $1 AND kind = $5 AND status = $6",
+        )
+        .bind(*id)
+        .bind(DeliveryStatus::Suppressed.as_str())
+        .bind(why.to_owned())
+        .bind(millis(now))
+        .bind(DeliveryKind::Confirmation.as_str())
+        .bind(DeliveryStatus::Pending.as_str())
+        .execute(&mut *connection)
+        .await?;
+    }
+    Ok(())
+}
+
 /// When the next pending delivery is due, for the delivery loop's sleep.
 pub(crate) async fn earliest_pending(
     connection: &mut AnyConnection,

@@ -25,6 +25,15 @@ pub(crate) struct RowKey<'a> {
     pub(crate) topic: &'a str,
 }
 
+/// A [`RowKey`] that owns its words: (source, user, ref, topic).
+pub(crate) type OwnedKey = (i64, i64, String, String);
+
+impl RowKey<'_> {
+    pub(crate) fn owned(&self) -> OwnedKey {
+        (self.source_id, self.user_id, self.source_ref.to_owned(), self.topic.to_owned())
+    }
+}
+
 /// Everything written when an event's fields change.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct EventWrite<'a> {
@@ -66,6 +75,32 @@ pub(crate) async fn find_by_key(
     .fetch_optional(&mut *connection)
     .await?;
     row.as_ref().map(EventRecord::from_row).transpose()
+}
+
+/// The events that hold keys an insert found taken, by key: one lookup
+/// per source among them (a group of the person's own events is of one).
+pub(crate) async fn find_taken(
+    connection: &mut AnyConnection,
+    keys: &[RowKey<'_>],
+) -> Result<std::collections::HashMap<OwnedKey, EventRecord>, StoreError> {
+    let mut by_source: std::collections::BTreeMap<i64, Vec<(i64, &str, &str)>> =
+        std::collections::BTreeMap::new();
+    for key in keys {
+        by_source.entry(key.source_id).or_default().push((
+            key.user_id,
+            key.source_ref,
+            key.topic,
+        ));
+    }
+    let mut found = std::collections::HashMap::with_capacity(keys.len());
+    for (source_id, keys) in by_source {
+        for ((user_id, source_ref, topic), record) in
+            find_by_keys(connection, source_id, &keys).await?
+        {
+            found.insert((source_id, user_id, source_ref, topic), record);
+        }
+    }
+    Ok(found)
 }
 
 /// How many keys one lookup carries (three parameters each).
@@ -186,7 +221,7 @@ pub(crate) async fn find_for_user(
 mod write;
 
 pub(crate) use write::{
-    LifecycleWrite, insert, insert_many, save_lifecycle, save_lifecycles, update,
+    LifecycleWrite, insert, insert_many, insert_new, save_lifecycle, save_lifecycles, update,
 };
 
 /// A user's open events, for recomputing them after a zone change.

@@ -1,10 +1,14 @@
 //! Owns group commit for new events written one at a time (the person's and
-//! their agent's `CreateEvent`). Each call queues its row and waits; one
-//! task takes every row waiting, writes them in one multi-row `INSERT` on the
-//! writer (a single statement, so a single commit) and answers each call
-//! with its id once that statement has committed. Alone, a call costs one
-//! statement, as before; when many arrive together they share it, so the
-//! writer's cost grows with the statements, not with the callers.
+//! their agent's `CreateEvent`, with an idempotency key or without). Each
+//! call queues its row and waits; one task takes every row waiting, writes
+//! them in one multi-row `INSERT … ON CONFLICT DO NOTHING` on the writer (a
+//! single statement, so a single commit) and answers each call with its id
+//! once that statement has committed. A row whose key was taken (a keyed
+//! call sent again, say by a gateway after a core stopped) is answered with
+//! the event that holds the key, all such rows read back in one query.
+//! Alone, a call costs one statement, one round trip; when many arrive
+//! together they share it, so the writer's cost grows with the statements,
+//! not with the callers.
 //!
 //! Nothing is acknowledged before it is committed: a crash loses only calls
 //! that were never answered.
@@ -13,8 +17,8 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
-use super::StoreError;
 use super::events::{self, EventWrite, RowKey};
+use super::{EventRecord, StoreError};
 use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::reminders::Reminders;
 
@@ -59,7 +63,16 @@ impl NewEventRow {
     }
 }
 
-type Reply = oneshot::Sender<Result<i64, StoreError>>;
+/// What became of one queued row.
+#[derive(Debug)]
+pub(crate) enum Inserted {
+    /// The row was written, with this id.
+    New(i64),
+    /// Its key was taken: the event that holds it, as stored.
+    Taken(Box<EventRecord>),
+}
+
+type Reply = oneshot::Sender<Result<Inserted, StoreError>>;
 
 /// The queue in front of the grouping task.
 #[derive(Clone, Debug)]
@@ -76,8 +89,9 @@ impl GroupedInserts {
         Self { queue }
     }
 
-    /// Inserts one event and returns its id once it is committed.
-    pub(crate) async fn insert(&self, event: NewEventRow) -> Result<i64, StoreError> {
+    /// Inserts one event and returns its id once it is committed, or the
+    /// event that already holds its key.
+    pub(crate) async fn insert(&self, event: NewEventRow) -> Result<Inserted, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.queue.send((event, reply)).await.map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
@@ -89,16 +103,18 @@ async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEventRow, Reply)>)
     while waiting.recv_many(&mut group, GROUP).await > 0 {
         let (events, replies): (Vec<NewEventRow>, Vec<Reply>) = group.drain(..).unzip();
         match write(&writer, &events).await {
-            Ok(ids) => {
-                for (reply, id) in replies.into_iter().zip(ids) {
-                    let _ = reply.send(Ok(id));
+            Ok(answers) => {
+                for (reply, answer) in replies.into_iter().zip(answers) {
+                    let _ = reply.send(Ok(answer));
                 }
             }
             // One bad row must not fail its neighbours: each is tried alone.
             Err(_) if events.len() > 1 => {
                 for (event, reply) in events.iter().zip(replies) {
-                    let _ = reply
-                        .send(write(&writer, std::slice::from_ref(event)).await.map(|ids| ids[0]));
+                    let alone = write(&writer, std::slice::from_ref(event)).await;
+                    let _ = reply.send(alone.map(|answers| {
+                        answers.into_iter().next().expect("one answer for one row")
+                    }));
                 }
             }
             Err(error) => {
@@ -110,9 +126,30 @@ async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEventRow, Reply)>)
     }
 }
 
-/// One statement for the whole group, committed on its own.
-async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<i64>, StoreError> {
+/// One statement for the whole group, committed on its own, and one read
+/// of the events whose keys were taken, if any were.
+async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>, StoreError> {
     let rows: Vec<_> = group.iter().map(|event| (event.key(), event.write(), event.now)).collect();
     let mut connection = writer.acquire().await?;
-    events::insert_many(&mut connection, &rows).await
+    let ids = events::insert_new(&mut connection, &rows).await?;
+    let taken: Vec<RowKey<'_>> =
+        group.iter().zip(&ids).filter(|(_, id)| id.is_none()).map(|(row, _)| row.key()).collect();
+    let mut holders = events::find_taken(&mut connection, &taken).await?;
+    group
+        .iter()
+        .zip(ids)
+        .map(|(row, id)| match id {
+            Some(id) => Ok(Inserted::New(id)),
+            None => {
+                let key = row.key();
+                let holder = holders.remove(&key.owned()).ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "the key of {} was taken, and no event holds it",
+                        key.source_ref
+                    ))
+                })?;
+                Ok(Inserted::Taken(Box::new(holder)))
+            }
+        })
+        .collect()
 }

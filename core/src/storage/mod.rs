@@ -60,6 +60,7 @@ mod health;
 mod migrations;
 pub(crate) mod oauth;
 mod records;
+pub(crate) mod send_requests;
 mod sources;
 mod sqlite_files;
 pub mod telegram;
@@ -79,7 +80,7 @@ use sqlx::{AnyPool, Connection, Executor, Transaction};
 
 pub(crate) use events::EventWrite;
 pub(crate) use events::RowKey;
-pub(crate) use grouped::NewEventRow;
+pub(crate) use grouped::{Inserted, NewEventRow};
 pub(crate) use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
 use sqlite_files::prepare_sqlite_url;
 pub use sqlite_files::sqlite_file;
@@ -308,8 +309,9 @@ impl Store {
     }
 
     /// Inserts one new event, sharing the statement with any others that
-    /// arrive meanwhile (group commit); the id comes back once committed.
-    pub(crate) async fn insert_event(&self, event: NewEventRow) -> Result<i64, StoreError> {
+    /// arrive meanwhile (group commit); the id comes back once committed, or
+    /// the event that holds its key already.
+    pub(crate) async fn insert_event(&self, event: NewEventRow) -> Result<Inserted, StoreError> {
         self.refuse_on_a_full_disk()?;
         self.grouped.insert(event).await
     }

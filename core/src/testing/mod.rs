@@ -70,6 +70,28 @@ pub fn config(database_url: &str) -> CoreConfig {
     }
 }
 
+/// What an action link binds of an event besides its id: the event as
+/// a reminder would name it, read from the database (a test that signs
+/// links itself, as a load test does, has no reminder to take one from).
+pub async fn linked_event(database_url: &str, event_id: i64) -> crate::links::LinkedEvent {
+    use sqlx::{Connection, Row};
+    sqlx::any::install_default_drivers();
+    let mut connection =
+        sqlx::AnyConnection::connect(database_url).await.expect("the test database opens");
+    let row = sqlx::query("SELECT user_id, revision, created_at FROM events WHERE id = $1")
+        .bind(event_id)
+        .fetch_one(&mut connection)
+        .await
+        .expect("the event is stored");
+    crate::links::LinkedEvent {
+        id: event_id,
+        user_id: row.get("user_id"),
+        revision: row.get("revision"),
+        created_at: chrono::DateTime::from_timestamp_millis(row.get("created_at"))
+            .expect("a stored instant"),
+    }
+}
+
 /// Polls gRPC health until core answers SERVING (never a fixed sleep).
 pub async fn wait_until_serving(channel: Channel) {
     use tonic_health::pb::health_client::HealthClient;

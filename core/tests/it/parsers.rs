@@ -13,7 +13,7 @@ use hado_core::domain::fields::{DeepLink, Login, SourceRef, Title, Topic};
 use hado_core::domain::profile::{format_clock_time, parse_clock_time, parse_time_zone};
 use hado_core::domain::time::{Due, format_date, parse_date};
 use hado_core::domain::violations::Violations;
-use hado_core::links::{LinkAction, LinkSigner};
+use hado_core::links::{LinkAction, LinkSigner, LinkedEvent};
 use hado_core::telegram::button_id;
 
 fn config() -> ProptestConfig {
@@ -126,14 +126,18 @@ proptest! {
         done in any::<bool>(),
         revision in any::<i64>(),
         seconds in 946_684_800i64..7_258_118_400,
+        created_before in 0i64..100_000_000_000,
     ) {
         let signer = LinkSigner::new("link-secret-for-property-tests-0123456789");
         let now = DateTime::<Utc>::from_timestamp(seconds, 0).unwrap();
         prop_assert!(signer.check(&garbage, now).is_err(), "random text is never a valid link");
         let action = if done { LinkAction::Done } else { LinkAction::Remember };
-        let token = signer.issue(event_id, user_id, action, revision, now);
+        let created_at = now - Duration::milliseconds(created_before);
+        let token = signer.issue(LinkedEvent { id: event_id, user_id, revision, created_at }, action, now);
         let link = signer.check(&token, now + Duration::days(1)).expect("a fresh link is valid");
         prop_assert_eq!((link.event_id, link.user_id, link.action, link.revision), (event_id, user_id, action, revision));
+        prop_assert!(link.created.admits(created_at));
+        prop_assert!(!link.created.admits(created_at + Duration::milliseconds(1)));
     }
 
     #[test]

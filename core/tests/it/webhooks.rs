@@ -513,11 +513,27 @@ async fn a_slow_receiver_holds_up_only_its_own_posts(backend: Backend) {
     }
     assert_eq!(arrived(), 1, "the slow receiver's post went out");
     // Three claims' worth for the quick receiver, all queued while the slow
-    // one has not answered.
-    for _ in 0..150 {
-        anna.test_channel(v1::ChannelId { id: quick_hook }).await.unwrap();
+    // one has not answered: tests are capped per channel and per person, so
+    // they go to 30 webhooks on that receiver, held by ten people.
+    anna.remove_channel(v1::ChannelId { id: quick_hook }).await.unwrap();
+    for person in 0..10 {
+        let mut inbox = core.inbox_as(&format!("person{person}"));
+        for hook in 0..3 {
+            let url = format!("{quick_base}/quick-{person}-{hook}");
+            let added = inbox.add_webhook(v1::AddWebhookRequest { url }).await.unwrap();
+            let id = added.into_inner().channel.unwrap().id;
+            for _ in 0..5 {
+                inbox.test_channel(v1::ChannelId { id }).await.unwrap();
+            }
+        }
     }
-    quick.wait_for("quick", 150).await;
+    for _ in 0..400 {
+        if quick.received.lock().unwrap().len() >= 150 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(quick.received.lock().unwrap().len(), 150, "every quick post went out");
     assert_eq!(arrived(), 1, "the slow receiver's post still waits for its answer");
     slow.go.notify_waiters();
     core.stop().await;

@@ -1,8 +1,9 @@
 //! Owns the channel-link pages an email carries: GET shows what the link
 //! does and one button (a mail scanner that follows links changes
-//! nothing), POST does it — confirms the address, or pauses the channel.
-//! A mail app's one-click unsubscribe (RFC 8058) is that POST, with
-//! `List-Unsubscribe=One-Click` as its body, which is not read.
+//! nothing), POST does it — confirms the address, pauses the channel, or
+//! refuses every later confirmation to the address. A mail app's one-click
+//! unsubscribe (RFC 8058) is that POST, with `List-Unsubscribe=One-Click`
+//! as its body, which is not read.
 
 use hado_proto::v1::ChannelLinkAction;
 
@@ -48,6 +49,9 @@ pub(crate) async fn channel_link_page(
         ChannelLinkAction::Confirm => {
             page(&reply, |t| t.email_confirm_question, Some(|t| t.email_confirm_button))
         }
+        ChannelLinkAction::Refuse => {
+            page(&reply, |t| t.email_refuse_question, Some(|t| t.email_refuse_button))
+        }
         _ if !enabled => page(&reply, |t| t.email_paused, None),
         _ => page(&reply, |t| t.email_pause_question, Some(|t| t.email_pause_button)),
     }
@@ -64,6 +68,7 @@ pub(crate) async fn use_channel_link(
     };
     match reply.action() {
         ChannelLinkAction::Confirm => page(&reply, |t| t.email_confirmed, None),
+        ChannelLinkAction::Refuse => page(&reply, |t| t.email_refused, None),
         _ => page(&reply, |t| t.email_paused, None),
     }
 }

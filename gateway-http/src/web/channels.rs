@@ -121,11 +121,11 @@ pub(crate) async fn add_email(
         }
         Err(status) if status.code() == Code::ResourceExhausted => {
             wait = status.get_details_retry_info().and_then(|info| info.retry_delay);
-            let minutes = wait.map_or(60, |wait| wait.as_secs().div_ceil(60).max(1));
-            let email_error = t
-                .email_resend_later
-                .replace("{address}", &address.to_lowercase())
-                .replace("{minutes}", &minutes.to_string());
+            // Core says which cap it was, in the person's words.
+            let email_error = status.get_details_localized_message().map_or_else(
+                || status.message().to_owned(),
+                |localized| localized.message,
+            );
             let notice =
                 ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
             (notice, StatusCode::TOO_MANY_REQUESTS)

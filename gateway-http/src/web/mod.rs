@@ -178,10 +178,18 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
             let message = status
                 .get_details_localized_message()
                 .map_or_else(|| failure.message().to_owned(), |localized| localized.message);
-            render(
+            let mut page = render(
                 error.status,
                 MessagePage { t, nav: None, message, second: String::new(), second_words: None },
-            )
+            );
+            // A refusal for asking too often says when to ask again.
+            if let Some(wait) = status.get_details_retry_info().and_then(|info| info.retry_delay) {
+                page.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(wait.as_secs().max(1)),
+                );
+            }
+            page
         }
     }
 }

@@ -4213,6 +4213,7 @@ pub struct ChannelLinkRequest {
 pub struct ChannelLinkReply {
     #[prost(enumeration = "ChannelLinkAction", tag = "1")]
     pub action: i32,
+    /// Unset for a refusal whose address was removed since.
     #[prost(message, optional, tag = "2")]
     pub channel: ::core::option::Option<Channel>,
     /// When the link stops working; unset when it does not expire.
@@ -4261,6 +4262,9 @@ pub enum ChannelLinkAction {
     Confirm = 1,
     /// Pauses the channel (RFC 8058 one-click unsubscribe).
     Pause = 2,
+    /// Refuses every later confirmation to the address (a confirmation's
+    /// one-click unsubscribe); the channel may be gone.
+    Refuse = 3,
 }
 impl ChannelLinkAction {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -4272,6 +4276,7 @@ impl ChannelLinkAction {
             Self::Unspecified => "CHANNEL_LINK_ACTION_UNSPECIFIED",
             Self::Confirm => "CHANNEL_LINK_ACTION_CONFIRM",
             Self::Pause => "CHANNEL_LINK_ACTION_PAUSE",
+            Self::Refuse => "CHANNEL_LINK_ACTION_REFUSE",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -4280,6 +4285,7 @@ impl ChannelLinkAction {
             "CHANNEL_LINK_ACTION_UNSPECIFIED" => Some(Self::Unspecified),
             "CHANNEL_LINK_ACTION_CONFIRM" => Some(Self::Confirm),
             "CHANNEL_LINK_ACTION_PAUSE" => Some(Self::Pause),
+            "CHANNEL_LINK_ACTION_REFUSE" => Some(Self::Refuse),
             _ => None,
         }
     }

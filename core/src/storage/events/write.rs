@@ -221,20 +221,55 @@ pub(crate) async fn insert(
 
 /// Inserts new events, each with the moment of its write, a few hundred rows
 /// to a statement, and returns their ids in the order given. Keys must be
-/// distinct.
+/// distinct and new (a batch's transaction looked them up first).
+pub(crate) async fn insert_many(
+    connection: &mut AnyConnection,
+    rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
+) -> Result<Vec<i64>, StoreError> {
+    let ids = insert_rows(connection, rows, "").await?;
+    ids.into_iter()
+        .zip(rows)
+        .map(|(id, (key, _, _))| {
+            id.ok_or_else(|| {
+                StoreError::Corrupt(format!("the insert of {} returned no id", key.source_ref))
+            })
+        })
+        .collect()
+}
+
+/// Inserts the events whose key is new and skips the others, in the same
+/// statements: the id of each row inserted, none for a key that was taken
+/// (by an earlier write, or by an earlier row of the same call). On
+/// Postgres a key being written by another transaction waits for it, so a
+/// key skipped here is committed, and a read after it finds the row.
+pub(crate) async fn insert_new(
+    connection: &mut AnyConnection,
+    rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
+) -> Result<Vec<Option<i64>>, StoreError> {
+    insert_rows(
+        connection,
+        rows,
+        "ON CONFLICT (source_id, user_id, source_ref, topic) DO NOTHING",
+    )
+    .await
+}
+
+/// The statements of [`insert_many`] and [`insert_new`], with `on_conflict`
+/// between the rows and `RETURNING`.
 ///
 /// SQLite gets a multi-row `VALUES` list. Postgres gets each column as one
 /// array, spread into rows by `unnest`: binding 25 texts instead of 12,500
 /// values spares the driver most of its work, and the server reads arrays
 /// faster than the JSON the rows travelled as before (BENCHMARKS.md).
-pub(crate) async fn insert_many(
+async fn insert_rows(
     connection: &mut AnyConnection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
-) -> Result<Vec<i64>, StoreError> {
+    on_conflict: &str,
+) -> Result<Vec<Option<i64>>, StoreError> {
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(ROWS_PER_INSERT) {
         // RETURNING's row order is not promised, so each id comes back with its key.
-        const RETURNING: &str = "RETURNING id, user_id, source_ref, topic";
+        const RETURNING: &str = "RETURNING id, source_id, user_id, source_ref, topic";
         let query = match Backend::of(connection) {
             Backend::Postgres => {
                 let mut arrays: [ArrayText; INSERT_PARAMETERS] =
@@ -243,7 +278,7 @@ pub(crate) async fn insert_many(
                     NewRow::of(*key, *write, *now).append_to(&mut arrays);
                 }
                 let sql = format!(
-                    "INSERT INTO events ({INSERT_COLUMNS}) SELECT * FROM unnest({}) {RETURNING}",
+                    "INSERT INTO events ({INSERT_COLUMNS}) SELECT * FROM unnest({}) {on_conflict} {RETURNING}",
                     *UNNEST_ARGUMENTS
                 );
                 arrays.into_iter().fold(sqlx::query(sqlx::AssertSqlSafe(sql)), |query, array| {
@@ -252,8 +287,10 @@ pub(crate) async fn insert_many(
             }
             Backend::Sqlite => {
                 let mut placeholders = Placeholders::for_connection(connection);
+                // `ON CONFLICT` after a `VALUES` list needs no `WHERE true`
+                // (that is for an upsert after `SELECT`).
                 let sql = format!(
-                    "INSERT INTO events ({INSERT_COLUMNS}) VALUES {} {RETURNING}",
+                    "INSERT INTO events ({INSERT_COLUMNS}) VALUES {} {on_conflict} {RETURNING}",
                     placeholders.rows(chunk.len(), INSERT_PARAMETERS)
                 );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -270,15 +307,19 @@ pub(crate) async fn insert_many(
         };
         let mut returned = std::collections::HashMap::with_capacity(chunk.len());
         for row in query.fetch_all(&mut *connection).await? {
-            let key: (i64, String, String) =
-                (row.try_get("user_id")?, row.try_get("source_ref")?, row.try_get("topic")?);
+            let key: (i64, i64, String, String) = (
+                row.try_get("source_id")?,
+                row.try_get("user_id")?,
+                row.try_get("source_ref")?,
+                row.try_get("topic")?,
+            );
             returned.insert(key, row.try_get::<i64, _>("id")?);
         }
+        // A key given twice has one id, for its first row.
         for (key, _, _) in chunk {
-            let id = returned.get(&(key.user_id, key.source_ref.to_owned(), key.topic.to_owned()));
-            ids.push(*id.ok_or_else(|| {
-                StoreError::Corrupt(format!("the insert of {} returned no id", key.source_ref))
-            })?);
+            let key =
+                (key.source_id, key.user_id, key.source_ref.to_owned(), key.topic.to_owned());
+            ids.push(returned.remove(&key));
         }
     }
     Ok(ids)

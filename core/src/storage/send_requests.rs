@@ -1,0 +1,187 @@
+//! Owns the SQL of what people made Hado send to targets they cannot vouch
+//! for (a confirmation to an address, a test to a channel), counted per
+//! target and per person over a window, and of the addresses that asked
+//! never to get another confirmation. Targets are kept as hashes: the
+//! counts outlive the channels they were sent for, so removing and adding
+//! an address again does not reset them.
+
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+use sqlx::{AnyConnection, Row};
+
+use super::{Backend, StoreError};
+use super::records::{instant, millis};
+use crate::storage::channels::ChannelKind;
+
+/// Why something was sent at a person's request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// An email address's confirmation message.
+    Confirmation,
+    /// "Send a test" on a channel.
+    Test,
+}
+
+impl Purpose {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Confirmation => "confirmation",
+            Self::Test => "test",
+        }
+    }
+}
+
+/// How long a request is kept: the longest window any cap counts over.
+const KEPT_FOR: chrono::Duration = chrono::Duration::days(1);
+
+/// A target's hash: sha256 of its channel kind and its normalized target,
+/// the same whoever adds it and however often.
+pub(crate) fn target_hash(kind: ChannelKind, target: &str) -> String {
+    hex::encode(Sha256::digest(format!("{}:{target}", kind.as_str())))
+}
+
+/// How many requests of `purpose` there were since `since`, and the oldest
+/// of them (when the window frees a place), for one target or one person.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub(crate) count: i64,
+    pub(crate) oldest: Option<DateTime<Utc>>,
+}
+
+/// Locks the person and the target until the transaction ends, on
+/// Postgres, so that two requests made at once are counted one after the
+/// other. SQLite's one writer already does that. The two-key advisory
+/// locks are a space of their own, apart from sqlx's migration lock.
+pub(crate) async fn lock(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    target_hash: &str,
+) -> Result<(), StoreError> {
+    if Backend::of(connection) == Backend::Postgres {
+        sqlx::query(
+            "SELECT pg_advisory_xact_lock(4171, hashtext($1)), pg_advisory_xact_lock(4172, hashtext($2))",
+        )
+        .bind(user_id.to_string())
+        .bind(target_hash)
+        .execute(&mut *connection)
+        .await?;
+    }
+    Ok(())
+}
+
+/// The requests for one target since `since`.
+pub(crate) async fn for_target(
+    connection: &mut AnyConnection,
+    target_hash: &str,
+    purpose: Purpose,
+    since: DateTime<Utc>,
+) -> Result<Tally, StoreError> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS count, MIN(sent_at) AS oldest FROM send_requests \
+         WHERE target_hash = $1 AND purpose = $2 AND sent_at > $3",
+    )
+    .bind(target_hash)
+    .bind(purpose.as_str())
+    .bind(millis(since))
+    .fetch_one(&mut *connection)
+    .await?;
+    tally(&row)
+}
+
+/// The requests one person made since `since`.
+pub(crate) async fn for_user(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    purpose: Purpose,
+    since: DateTime<Utc>,
+) -> Result<Tally, StoreError> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS count, MIN(sent_at) AS oldest FROM send_requests \
+         WHERE user_id = $1 AND purpose = $2 AND sent_at > $3",
+    )
+    .bind(user_id)
+    .bind(purpose.as_str())
+    .bind(millis(since))
+    .fetch_one(&mut *connection)
+    .await?;
+    tally(&row)
+}
+
+fn tally(row: &sqlx::any::AnyRow) -> Result<Tally, StoreError> {
+    Ok(Tally {
+        count: row.try_get("count")?,
+        oldest: row.try_get::<Option<i64>, _>("oldest")?.map(instant).transpose()?,
+    })
+}
+
+/// Records one request, and forgets this person's and this target's
+/// requests that no window counts any more, so the table holds about a
+/// day of requests.
+pub(crate) async fn record(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    target_hash: &str,
+    purpose: Purpose,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "DELETE FROM send_requests WHERE (user_id = $1 OR target_hash = $2) AND sent_at <= $3",
+    )
+    .bind(user_id)
+    .bind(target_hash)
+    .bind(millis(now - KEPT_FOR))
+    .execute(&mut *connection)
+    .await?;
+    sqlx::query(
+        "INSERT INTO send_requests (user_id, purpose, target_hash, sent_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(user_id)
+    .bind(purpose.as_str())
+    .bind(target_hash)
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// Whether the address with this hash asked never to get a confirmation.
+pub(crate) async fn is_suppressed(
+    connection: &mut AnyConnection,
+    address_hash: &str,
+) -> Result<bool, StoreError> {
+    let row = sqlx::query("SELECT 1 FROM email_suppressions WHERE address_hash = $1")
+        .bind(address_hash)
+        .fetch_optional(&mut *connection)
+        .await?;
+    Ok(row.is_some())
+}
+
+/// Records that the address with this hash wants no more confirmations.
+pub(crate) async fn suppress(
+    connection: &mut AnyConnection,
+    address_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO email_suppressions (address_hash, suppressed_at) VALUES ($1, $2) \
+         ON CONFLICT (address_hash) DO NOTHING",
+    )
+    .bind(address_hash)
+    .bind(millis(now))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// Lifts the suppression of the address with this hash: its owner signed
+/// up with it themselves.
+pub(crate) async fn lift_suppression(
+    connection: &mut AnyConnection,
+    address_hash: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM email_suppressions WHERE address_hash = $1")
+        .bind(address_hash)
+        .execute(&mut *connection)
+        .await?;
+    Ok(())
+}
