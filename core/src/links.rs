@@ -250,12 +250,7 @@ impl LinkSigner {
 
     /// A link for `action` on the event created at `created_at`, at
     /// `revision`, valid for [`LIFETIME`] from `now`.
-    pub fn issue(
-        &self,
-        event: LinkedEvent,
-        action: LinkAction,
-        now: DateTime<Utc>,
-    ) -> String {
+    pub fn issue(&self, event: LinkedEvent, action: LinkAction, now: DateTime<Utc>) -> String {
         let expires = (now + LIFETIME).timestamp();
         let LinkedEvent { id, user_id, revision, created_at } = event;
         self.seal(&format!(

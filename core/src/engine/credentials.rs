@@ -113,7 +113,9 @@ impl Engine {
     ) -> Result<T, CoreError> {
         match checked {
             Ok(link) => Ok(link),
-            Err(problem @ (LinkProblem::Expired { user_id, .. } | LinkProblem::Gone { user_id })) => {
+            Err(
+                problem @ (LinkProblem::Expired { user_id, .. } | LinkProblem::Gone { user_id }),
+            ) => {
                 let mut connection = self.store.reader().acquire().await?;
                 let locale =
                     users::user_by_id(&mut connection, user_id).await.ok().map(|user| user.locale);

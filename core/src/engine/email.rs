@@ -214,9 +214,8 @@ impl Engine {
         let Ok(user) = users::user_by_id(&mut connection, link.user_id).await else {
             return self.link_or_refusal(Err(gone)).await;
         };
-        let channel = channels::find(&mut connection, user.id, link.channel_id)
-            .await?
-            .filter(|channel| {
+        let channel =
+            channels::find(&mut connection, user.id, link.channel_id).await?.filter(|channel| {
                 link.bound.admits(&target_hash(channel.kind, &channel.target), channel.created_at)
             });
         let refusal = link.action == ChannelLinkAction::Refuse;

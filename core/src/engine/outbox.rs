@@ -8,8 +8,8 @@ use sqlx::AnyConnection;
 use crate::domain::fields::DeepLink;
 use crate::domain::text::quoted;
 use crate::domain::violations::{Reason, Violations};
-use crate::engine::{Engine, Outbound};
 use crate::engine::caps::TESTS;
+use crate::engine::{Engine, Outbound};
 use crate::error::{CoreError, Said};
 use crate::links::LinkAction;
 use crate::storage::channels::ChannelRecord;
@@ -166,7 +166,10 @@ impl Engine {
                     "{} is not confirmed yet: follow the link in its confirmation email first",
                     channel.target
                 ),
-                said: Said::new(user.locale, t.test_unconfirmed.replace("{address}", &channel.target)),
+                said: Said::new(
+                    user.locale,
+                    t.test_unconfirmed.replace("{address}", &channel.target),
+                ),
             });
         }
         if !channel.enabled {

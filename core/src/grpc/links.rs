@@ -10,8 +10,8 @@ use hado_proto::v1::{self, links_server::Links};
 
 use super::auth::{self, Credentials};
 use crate::engine::Engine;
-use crate::error::CoreError;
 use crate::engine::UsedChannelLink;
+use crate::error::CoreError;
 use crate::links::{ActionLink, ChannelLinkAction};
 use crate::storage::{EventRecord, UserRecord};
 use crate::wire;

@@ -86,11 +86,7 @@ pub(crate) async fn find_taken(
     let mut by_source: std::collections::BTreeMap<i64, Vec<(i64, &str, &str)>> =
         std::collections::BTreeMap::new();
     for key in keys {
-        by_source.entry(key.source_id).or_default().push((
-            key.user_id,
-            key.source_ref,
-            key.topic,
-        ));
+        by_source.entry(key.source_id).or_default().push((key.user_id, key.source_ref, key.topic));
     }
     let mut found = std::collections::HashMap::with_capacity(keys.len());
     for (source_id, keys) in by_source {

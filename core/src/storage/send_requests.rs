@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
 
-use super::{Backend, StoreError};
 use super::records::{instant, millis};
+use super::{Backend, StoreError};
 use crate::storage::channels::ChannelKind;
 
 /// Why something was sent at a person's request.

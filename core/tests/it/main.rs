@@ -11,6 +11,7 @@ mod oauth;
 mod parsers;
 mod storage_story;
 mod telegram;
+mod trust;
 mod upgrade;
 mod wal;
 mod webhooks;

@@ -122,10 +122,9 @@ pub(crate) async fn add_email(
         Err(status) if status.code() == Code::ResourceExhausted => {
             wait = status.get_details_retry_info().and_then(|info| info.retry_delay);
             // Core says which cap it was, in the person's words.
-            let email_error = status.get_details_localized_message().map_or_else(
-                || status.message().to_owned(),
-                |localized| localized.message,
-            );
+            let email_error = status
+                .get_details_localized_message()
+                .map_or_else(|| status.message().to_owned(), |localized| localized.message);
             let notice =
                 ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
             (notice, StatusCode::TOO_MANY_REQUESTS)

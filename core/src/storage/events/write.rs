@@ -246,12 +246,8 @@ pub(crate) async fn insert_new(
     connection: &mut AnyConnection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
 ) -> Result<Vec<Option<i64>>, StoreError> {
-    insert_rows(
-        connection,
-        rows,
-        "ON CONFLICT (source_id, user_id, source_ref, topic) DO NOTHING",
-    )
-    .await
+    insert_rows(connection, rows, "ON CONFLICT (source_id, user_id, source_ref, topic) DO NOTHING")
+        .await
 }
 
 /// The statements of [`insert_many`] and [`insert_new`], with `on_conflict`
@@ -317,8 +313,7 @@ async fn insert_rows(
         }
         // A key given twice has one id, for its first row.
         for (key, _, _) in chunk {
-            let key =
-                (key.source_id, key.user_id, key.source_ref.to_owned(), key.topic.to_owned());
+            let key = (key.source_id, key.user_id, key.source_ref.to_owned(), key.topic.to_owned());
             ids.push(returned.remove(&key));
         }
     }
