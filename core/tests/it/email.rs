@@ -4,14 +4,15 @@
 //! address gets nothing but its confirmation until the link in it is
 //! followed; a reminder keeps quiet hours, speaks the person's language,
 //! carries both parts, the action links, the one-click unsubscribe and the
-//! threading headers; a 451 is retried and a 550 pauses the channel.
+//! threading headers; a 451 is retried and a 550 pauses the channel; a
+//! title holding an encoded-word reaches the mail app as exactly itself.
 
 use std::time::Duration;
 
 use tonic::Code;
 
 use hado_core::delivery;
-use hado_core::testing::{self, Backend, MailSink, TestCore, utc};
+use hado_core::testing::{self, Backend, Mail, MailSink, TestCore, utc};
 use hado_proto::v1;
 
 async fn email_reminders_are_confirmed_threaded_and_paused_by_a_refusal(backend: Backend) {
@@ -160,4 +161,76 @@ async fn email_reminders_are_confirmed_threaded_and_paused_by_a_refusal(backend:
     core.stop().await;
 }
 
-hado_core::on_both_backends!(email_reminders_are_confirmed_threaded_and_paused_by_a_refusal);
+/// Core with a mail server on loopback, and anna's `address` added and
+/// confirmed through the link in its confirmation (the first message).
+async fn with_a_confirmed_address(backend: &Backend, sink: &MailSink, address: &str) -> TestCore {
+    let core = TestCore::start_configured(backend, "2026-12-01T10:00:00Z", |config| {
+        config.smtp = Some(sink.config("Hado <hado@example.com>"));
+    })
+    .await;
+    let added = core
+        .inbox_as("anna")
+        .add_email(v1::AddEmailRequest { address: address.to_owned() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(added.channel.unwrap().confirmed_at.is_none());
+    settle(&core).await;
+    let confirm_url = sink.wait_for(1).await[0].links("/c/").remove(0);
+    let token = confirm_url.rsplit('/').next().unwrap().to_owned();
+    let used = core.links().use_channel_link(v1::ChannelLinkRequest { token }).await.unwrap();
+    assert!(used.into_inner().channel.unwrap().confirmed_at.is_some());
+    core
+}
+
+/// Fires what is due and sends it, until every delivery has its outcome.
+async fn settle(core: &TestCore) {
+    hado_core::scheduler::drain(&core.engine).await.unwrap();
+    delivery::drain(&core.deliverer()).await.unwrap();
+    core.deliveries_settled().await;
+}
+
+/// The reminder of an event titled `title`, the second message after the
+/// address's confirmation.
+async fn reminder_of(core: &TestCore, sink: &MailSink, title: &str) -> Mail {
+    core.inbox_as("anna")
+        .create_event(v1::EventFields {
+            title: title.into(),
+            due_at: "2026-12-05".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    core.clock.set(utc("2026-12-04T07:00:00Z"));
+    settle(core).await;
+    sink.wait_for(2).await.remove(1)
+}
+
+/// A title holding an encoded-word (RFC 2047) would be shown decoded by
+/// a mail app if it reached the `Subject:` as it is: "Pay at
+/// evil.example" in place of what the source wrote. The whole subject is
+/// encoded instead, and reads back as exactly the title and its due words.
+async fn a_title_holding_an_encoded_word_is_mailed_as_exactly_itself(backend: Backend) {
+    let Some(sink) = MailSink::start("an encoded word in a title").await else { return };
+    let core = with_a_confirmed_address(&backend, &sink, "anna@example.com").await;
+    let injected = "=?utf-8?b?UGF5IGF0IGV2aWwuZXhhbXBsZQ==?=";
+    let title = format!("Rent {injected} now");
+    let reminder = reminder_of(&core, &sink, &title).await;
+
+    let raw = reminder.raw_header("subject").expect("a subject");
+    let words: Vec<&str> = raw.split_whitespace().collect();
+    assert!(
+        words.iter().all(|word| word.starts_with("=?utf-8?b?") && word.ends_with("?=")),
+        "every word of the raw subject is an encoded-word: {raw:?}"
+    );
+    assert!(!raw.contains(injected), "the title's own encoded-word is not there raw: {raw:?}");
+    let subject = reminder.header("subject").unwrap();
+    assert!(subject.starts_with(&format!("{title} — ")), "{subject:?}");
+    assert!(!subject.contains("Pay at evil.example"), "{subject:?}");
+    core.stop().await;
+}
+
+hado_core::on_both_backends!(
+    email_reminders_are_confirmed_threaded_and_paused_by_a_refusal,
+    a_title_holding_an_encoded_word_is_mailed_as_exactly_itself,
+);
