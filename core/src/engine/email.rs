@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::domain::text::quoted;
+use crate::domain::address::EmailAddress;
 use crate::domain::violations::Reason;
 use crate::engine::Engine;
 use crate::error::CoreError;
@@ -21,8 +21,6 @@ const CONFIRMATION_WINDOW: Duration = Duration::hours(1);
 /// Email addresses one person may have, confirmed or not: each new one
 /// sends a message to whoever owns it.
 const ADDRESSES_PER_PERSON: i64 = 10;
-/// The longest address SMTP carries (RFC 5321's path limit, less the brackets).
-const ADDRESS_MAX: usize = 254;
 
 /// An email address just added, or added again.
 #[derive(Clone, Debug)]
@@ -30,35 +28,6 @@ pub struct AddedEmail {
     pub(crate) channel: ChannelRecord,
     /// Whether it was there already, so that only its confirmation went again.
     pub(crate) resent: bool,
-}
-
-/// An address as an email channel keeps it: trimmed, checked as an SMTP
-/// mailbox, and in lower case, so that the same address typed twice is one.
-fn email_address(raw: &str) -> Result<String, CoreError> {
-    let address = raw.trim().to_lowercase();
-    let refused = |why: &str| {
-        CoreError::invalid_because(
-            "address",
-            Reason::NotAnEmailAddress,
-            format!("address {} {why}", quoted(raw.trim())),
-        )
-    };
-    if address.is_empty() {
-        return Err(CoreError::invalid_because(
-            "address",
-            Reason::Required,
-            "address is required: the email address reminders go to",
-        ));
-    }
-    if address.chars().count() > ADDRESS_MAX {
-        return Err(refused(&format!("is longer than {ADDRESS_MAX} characters")));
-    }
-    match address.parse::<lettre::Address>() {
-        Ok(parsed) if parsed.domain().contains('.') || parsed.domain() == "localhost" => {
-            Ok(address)
-        }
-        _ => Err(refused("is not an email address such as anna@example.com")),
-    }
 }
 
 impl Engine {
@@ -71,7 +40,7 @@ impl Engine {
         user: &UserRecord,
         raw: &str,
     ) -> Result<AddedEmail, CoreError> {
-        let address = email_address(raw)?;
+        let address = EmailAddress::parse(raw).map_err(CoreError::Invalid)?.into_string();
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let known =
@@ -215,22 +184,5 @@ fn confirmations_after(
             Ok((channel.confirmations_sent + 1, since))
         }
         _ => Ok((1, now)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_address_is_trimmed_lowercased_and_checked() {
-        assert_eq!(email_address("  Anna@Example.COM ").unwrap(), "anna@example.com");
-        for bad in ["anna", "anna@", "@example.com", "anna@example", "a b@example.com"] {
-            let error = email_address(bad).unwrap_err();
-            assert!(error.to_string().contains("is not an email address"), "{bad}: {error}");
-        }
-        assert!(email_address("").unwrap_err().to_string().contains("address is required"));
-        let long = format!("{}@example.com", "a".repeat(250));
-        assert!(email_address(&long).unwrap_err().to_string().contains("longer than 254"));
     }
 }
