@@ -5,11 +5,13 @@
 //! followed; a reminder keeps quiet hours, speaks the person's language,
 //! carries both parts, the action links, the one-click unsubscribe and the
 //! threading headers; a 451 is retried and a 550 pauses the channel; a
-//! title holding an encoded-word reaches the mail app as exactly itself.
+//! title holding an encoded-word reaches the mail app as exactly itself,
+//! and an international domain is mailed in its ASCII form.
 
 use std::time::Duration;
 
 use tonic::Code;
+use tonic_types::StatusExt;
 
 use hado_core::delivery;
 use hado_core::testing::{self, Backend, Mail, MailSink, TestCore, utc};
@@ -230,7 +232,60 @@ async fn a_title_holding_an_encoded_word_is_mailed_as_exactly_itself(backend: Ba
     core.stop().await;
 }
 
+/// An address at an international domain is kept, shown and mailed in
+/// its ASCII form: `RCPT TO` and `To:` carry `xn--`, which every mail
+/// server takes without SMTPUTF8. Addresses a mailer would deliver
+/// somewhere else than they seem to are refused, and nothing is sent.
+async fn an_international_domain_is_mailed_in_its_ascii_form(backend: Backend) {
+    let Some(sink) = MailSink::start("an international domain").await else { return };
+    let core = with_a_confirmed_address(&backend, &sink, " Anna@BÜCHER.example ").await;
+    let ascii = "anna@xn--bcher-kva.example";
+    let mut anna = core.inbox_as("anna");
+    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner();
+    let targets: Vec<&str> =
+        channels.channels.iter().map(|channel| channel.target.as_str()).collect();
+    assert_eq!(targets, [ascii], "Settings shows what is mailed");
+
+    let confirmation = sink.received().remove(0);
+    assert_eq!(confirmation.recipients(), [ascii]);
+    assert_eq!(confirmation.raw_header("to"), Some(ascii));
+    let reminder = reminder_of(&core, &sink, "Visa").await;
+    assert_eq!(reminder.recipients(), [ascii]);
+    assert_eq!(reminder.raw_header("to"), Some(ascii));
+    assert!(reminder.part("text/plain").contains(ascii), "the footer names the address");
+
+    // The same address typed another way is the same channel.
+    let again = anna
+        .add_email(v1::AddEmailRequest { address: "anna@XN--BCHER-KVA.EXAMPLE".into() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!again.resent && again.channel.unwrap().confirmed_at.is_some());
+
+    for refused in [
+        r#""a b"@example.com"#,
+        "a@[127.0.0.1]",
+        "root@localhost",
+        "victim%other.example@relay.example.com",
+        "anna@example.com\r\nBcc: mallory@evil.example",
+        "аnna@example.com",
+    ] {
+        let status =
+            anna.add_email(v1::AddEmailRequest { address: refused.into() }).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{refused}");
+        let violation = status.get_details_bad_request().unwrap().field_violations.remove(0);
+        assert_eq!(violation.field, "address", "{refused}");
+        assert!(!violation.reason.is_empty(), "{refused}: {violation:?}");
+    }
+    let channels = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner();
+    assert_eq!(channels.channels.len(), 1, "nothing else was added");
+    settle(&core).await;
+    assert_eq!(sink.received().len(), 2, "the confirmation and the reminder, nothing more");
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
     email_reminders_are_confirmed_threaded_and_paused_by_a_refusal,
     a_title_holding_an_encoded_word_is_mailed_as_exactly_itself,
+    an_international_domain_is_mailed_in_its_ascii_form,
 );
