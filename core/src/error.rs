@@ -115,6 +115,7 @@ fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
         Reason::Required => t.refusal_required.to_owned(),
         Reason::TooLong { max } => t.refusal_too_long.replace("{max}", &max.to_string()),
         Reason::ControlCharacter => t.refusal_control.to_owned(),
+        Reason::BidiControl => t.refusal_bidi.to_owned(),
         Reason::NotAUrl => t.refusal_url.to_owned(),
         Reason::NotAnEmailAddress => t.refusal_email.to_owned(),
         Reason::NotADueMoment => t.refusal_due.to_owned(),

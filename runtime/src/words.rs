@@ -39,6 +39,8 @@ pub struct Words {
     pub refusal_required: &'static str,
     pub refusal_too_long: &'static str,
     pub refusal_control: &'static str,
+    /// A bidirectional formatting character, which reorders what is shown.
+    pub refusal_bidi: &'static str,
     pub refusal_url: &'static str,
     pub refusal_login: &'static str,
     pub refusal_spaces: &'static str,

@@ -10,6 +10,7 @@
 
 use askama::Template;
 use chrono::{DateTime, Utc};
+use email_encoding::headers::{rfc2047, writer::EmailWriter};
 use lettre::Message;
 use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart};
@@ -104,12 +105,34 @@ fn envelope(
     Ok(Message::builder()
         .from(mailer.from.clone())
         .to(to)
-        .subject(subject)
+        .raw_header(self::subject(subject))
         .date(now.into())
         .raw_header(HeaderValue::new(
             HeaderName::new_from_ascii_str("Auto-Submitted"),
             "auto-generated".to_owned(),
         )))
+}
+
+/// The `Subject` header. lettre encodes (RFC 2047) only the words of a
+/// subject that are not plain ASCII, so a title holding an ASCII word that
+/// is itself an encoded-word (`=?utf-8?b?…?=`) would reach the mail app as
+/// it is, and be shown decoded: words the title never said. A subject with
+/// `=?` anywhere is encoded whole, so that it reads back as exactly itself;
+/// any other stays as lettre writes it, readable in the raw message.
+fn subject(text: &str) -> HeaderValue {
+    let name = HeaderName::new_from_ascii_str("Subject");
+    if !text.contains("=?") {
+        return HeaderValue::new(name, text.to_owned());
+    }
+    let mut encoded = String::new();
+    {
+        // The line starts after the header's name, as lettre's own
+        // encoder counts it, so that folding keeps lines within 76.
+        let mut writer = EmailWriter::new(&mut encoded, "Subject: ".len(), 0, false);
+        // Writing to a String cannot fail.
+        let _ = rfc2047::encode(text, &mut writer);
+    }
+    HeaderValue::dangerous_new_pre_encoded(name, text.to_owned(), encoded)
 }
 
 /// The one-click unsubscribe headers, which pause the channel.
@@ -256,4 +279,64 @@ fn notice(
     }
     let html = NoticeHtml { lang: person.locale.as_str(), n: notice };
     finish(builder, NoticeText { n: notice }, html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use base64::Engine as _;
+    use lettre::message::header::Headers;
+
+    fn written(text: &str) -> String {
+        let mut headers = Headers::new();
+        headers.insert_raw(subject(text));
+        headers.to_string()
+    }
+
+    /// Each encoded-word of a written subject, decoded on its own (as RFC
+    /// 2047 asks, each holds whole characters); none when a word is not one.
+    fn decoded_words(line: &str) -> Option<Vec<String>> {
+        let value = line.strip_prefix("Subject: ")?.strip_suffix("\r\n")?;
+        value
+            .split([' ', '\r', '\n'])
+            .filter(|word| !word.is_empty())
+            .map(|word| {
+                let payload = word.strip_prefix("=?utf-8?b?")?.strip_suffix("?=")?;
+                let bytes = base64::engine::general_purpose::STANDARD.decode(payload).ok()?;
+                String::from_utf8(bytes).ok()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plain_subject_is_written_as_lettre_writes_it() {
+        assert_eq!(written("Visa — tomorrow"), "Subject: Visa =?utf-8?b?4oCU?= tomorrow\r\n");
+        assert_eq!(written("Visa: tomorrow"), "Subject: Visa: tomorrow\r\n");
+    }
+
+    #[test]
+    fn a_subject_holding_an_encoded_word_is_encoded_whole_and_reads_back_as_itself() {
+        for title in [
+            "=?utf-8?b?UGF5IGF0IGV2aWwuZXhhbXBsZQ==?=",
+            "Rent =?utf-8?q?Pay_at_evil.example?= now",
+            "=?UTF-8?B?UGF5?= in capitals",
+            "half=?of an encoded word",
+            "Счёт =?utf-8?b?UGF5?= — завтра",
+        ] {
+            let line = written(title);
+            let words = decoded_words(&line).unwrap_or_else(|| panic!("{title}: {line}"));
+            assert_eq!(words.concat(), title, "{line}");
+            assert!(line.lines().all(|line| line.len() <= 76), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_long_encoded_subject_is_folded_into_words_of_whole_characters() {
+        let title = format!("=?utf-8?b?x?= {}", "Жx".repeat(100));
+        let line = written(&title);
+        assert!(line.matches("\r\n ").count() >= 4, "folded: {line}");
+        assert!(line.lines().all(|line| line.len() <= 76), "{line}");
+        assert_eq!(decoded_words(&line).expect("every word decodes alone").concat(), title);
+    }
 }

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use crate::domain::text::{char_count, optional_text, quoted, refuse_control, required_text};
+use crate::domain::text::{
+    char_count, optional_text, quoted, refuse_hidden_characters, required_text,
+};
 use crate::domain::violations::{Reason, Violations};
 
 macro_rules! text_value {
@@ -109,7 +111,7 @@ impl DeepLink {
             );
             return None;
         }
-        if refuse_control(field, text, violations) {
+        if refuse_hidden_characters(field, text, violations) {
             return None;
         }
         // Parsed as browsers parse it: a scheme of http or https written
@@ -201,7 +203,7 @@ fn key_part(
     violations: &mut Violations,
 ) -> Option<String> {
     let count = char_count(raw);
-    if refuse_control(field, raw, violations) {
+    if refuse_hidden_characters(field, raw, violations) {
         None
     } else if required && count == 0 {
         violations.refuse(field, Reason::Required, format!("{field} is required"));
@@ -451,6 +453,69 @@ mod tests {
             check(|v| Title::parse("title", "café\u{a0}Ünïcode", v)).unwrap().as_str(),
             "café\u{a0}Ünïcode"
         );
+    }
+
+    #[test]
+    fn bidirectional_formatting_characters_are_refused_in_every_text() {
+        // Each would reorder what a person reads: the rest of an email's
+        // subject, a page line, a Telegram message.
+        for (bad, code) in [
+            ("Invoice \u{202E}fdp.exe", 0x202E),
+            ("\u{202A}embedded", 0x202A),
+            ("\u{202B}embedded", 0x202B),
+            ("popped\u{202C}", 0x202C),
+            ("\u{202D}override", 0x202D),
+            ("isolate\u{2066}x\u{2069}", 0x2066),
+            ("\u{2067}isolate", 0x2067),
+            ("\u{2068}isolate", 0x2068),
+            ("closed\u{2069}", 0x2069),
+            ("left\u{200E}mark", 0x200E),
+            ("\u{200F}com\u{200F}.\u{200F}bank", 0x200F),
+            ("arabic\u{061C}mark", 0x061C),
+        ] {
+            let error = check(|v| Title::parse("title", bad, v)).unwrap_err();
+            assert!(
+                error.starts_with(&format!(
+                    "title contains the bidirectional formatting character U+{code:04X} at position "
+                )),
+                "{bad:?}: {error}"
+            );
+            let subtitle = check(|v| parse_subtitle("subtitle", Some(bad), v)).unwrap_err();
+            assert!(subtitle.starts_with("subtitle contains the bidirectional"), "{subtitle}");
+            let label = check(|v| DoneLabel::parse_optional("done_label", Some(bad), v));
+            assert!(label.unwrap_err().starts_with("done_label contains the bidirectional"));
+            assert!(check(|v| SourceRef::parse("ref", bad, v)).is_err(), "{bad:?}");
+            assert!(check(|v| Topic::parse("topic", bad, v)).is_err(), "{bad:?}");
+            let link = format!("https://example.com/{bad}");
+            assert!(
+                check(|v| DeepLink::parse_optional("deep_link", Some(&link), v)).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bidirectional_control_is_named_with_its_reason_and_place() {
+        let mut violations = Violations::default();
+        assert!(Title::parse("title", "Pay \u{202E}moc.elgoog", &mut violations).is_none());
+        let violation = violations.iter().next().unwrap();
+        assert_eq!(
+            (violation.field.as_str(), violation.reason, violation.reason.code()),
+            ("title", Reason::BidiControl, "BIDI_CONTROL")
+        );
+        assert_eq!(
+            violation.message,
+            "title contains the bidirectional formatting character U+202E at position 5, which reorders the text shown around it; remove it"
+        );
+    }
+
+    #[test]
+    fn right_to_left_letters_and_other_invisible_joiners_stay_text() {
+        // Only the formatting characters are refused, not the scripts that
+        // read right to left, nor the joiners Persian and emoji need.
+        for good in ["ויזה", "تأشيرة", "ویزا\u{200C}ی", "👩\u{200D}💻 laptop"] {
+            assert_eq!(check(|v| Title::parse("title", good, v)).unwrap().as_str(), good);
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Hado's rules with no IO, no async and no clock: values are parsed into
 //! types here once, and time always comes in as an argument.
 
+pub(crate) mod address;
 pub mod checkpoints;
 pub mod event;
 pub mod fields;

@@ -23,6 +23,9 @@ pub enum Reason {
         max: usize,
     },
     ControlCharacter,
+    /// A bidirectional formatting character (U+202A to U+202E, U+2066 to
+    /// U+2069, U+200E, U+200F, U+061C), which reorders the text around it.
+    BidiControl,
     NotAUrl,
     NotAnEmailAddress,
     NotADueMoment,
@@ -56,6 +59,7 @@ impl Reason {
             Self::Required => "REQUIRED",
             Self::TooLong { .. } => "TOO_LONG",
             Self::ControlCharacter => "CONTROL_CHARACTER",
+            Self::BidiControl => "BIDI_CONTROL",
             Self::NotAUrl => "NOT_A_URL",
             Self::NotAnEmailAddress => "NOT_AN_EMAIL_ADDRESS",
             Self::NotADueMoment => "NOT_A_DUE_MOMENT",

@@ -9,6 +9,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::address::EmailAddress;
 use crate::domain::text::quoted;
 use crate::domain::violations::Reason;
 use crate::engine::Engine;
@@ -24,8 +25,6 @@ use crate::storage::{UserRecord, users};
 /// Email addresses one person may have, confirmed or not: each new one
 /// sends a message to whoever owns it.
 const ADDRESSES_PER_PERSON: i64 = 10;
-/// The longest address SMTP carries (RFC 5321's path limit, less the brackets).
-const ADDRESS_MAX: usize = 254;
 
 /// An email address just added, or added again.
 #[derive(Clone, Debug)]
@@ -42,35 +41,6 @@ pub(crate) type UsedChannelLink = (ChannelLink, UserRecord, Option<ChannelRecord
 /// Why every unconfirmed channel of a refused address is paused.
 const REFUSED: &str = "the address's owner asked Hado for no more confirmation emails";
 
-/// An address as an email channel keeps it: trimmed, checked as an SMTP
-/// mailbox, and in lower case, so that the same address typed twice is one.
-fn email_address(raw: &str) -> Result<String, CoreError> {
-    let address = raw.trim().to_lowercase();
-    let refused = |why: &str| {
-        CoreError::invalid_because(
-            "address",
-            Reason::NotAnEmailAddress,
-            format!("address {} {why}", quoted(raw.trim())),
-        )
-    };
-    if address.is_empty() {
-        return Err(CoreError::invalid_because(
-            "address",
-            Reason::Required,
-            "address is required: the email address reminders go to",
-        ));
-    }
-    if address.chars().count() > ADDRESS_MAX {
-        return Err(refused(&format!("is longer than {ADDRESS_MAX} characters")));
-    }
-    match address.parse::<lettre::Address>() {
-        Ok(parsed) if parsed.domain().contains('.') || parsed.domain() == "localhost" => {
-            Ok(address)
-        }
-        _ => Err(refused("is not an email address such as anna@example.com")),
-    }
-}
-
 impl Engine {
     /// Adds an email address for the user, unconfirmed, and queues its
     /// confirmation; an address already there gets its confirmation again
@@ -80,7 +50,7 @@ impl Engine {
         user: &UserRecord,
         raw: &str,
     ) -> Result<AddedEmail, CoreError> {
-        let address = email_address(raw)?;
+        let address = EmailAddress::parse(raw).map_err(CoreError::Invalid)?.into_string();
         let mut transaction = self.store.begin_write().await?;
         let known =
             channels::find_own_by_target(&mut transaction, user.id, ChannelKind::Email, &address)
@@ -271,22 +241,5 @@ impl Engine {
         };
         transaction.commit().await?;
         Ok((link, user, channel))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_address_is_trimmed_lowercased_and_checked() {
-        assert_eq!(email_address("  Anna@Example.COM ").unwrap(), "anna@example.com");
-        for bad in ["anna", "anna@", "@example.com", "anna@example", "a b@example.com"] {
-            let error = email_address(bad).unwrap_err();
-            assert!(error.to_string().contains("is not an email address"), "{bad}: {error}");
-        }
-        assert!(email_address("").unwrap_err().to_string().contains("address is required"));
-        let long = format!("{}@example.com", "a".repeat(250));
-        assert!(email_address(&long).unwrap_err().to_string().contains("longer than 254"));
     }
 }

@@ -81,9 +81,21 @@ impl MailSink {
 pub struct Mail(pub Value);
 
 impl Mail {
-    /// A header's first value (`name` in lower case).
+    /// A header's first value (`name` in lower case), decoded.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.0["headers"][name][0].as_str()
+    }
+
+    /// A header's first value as it was written, before any decoding and
+    /// with its folding.
+    pub fn raw_header(&self, name: &str) -> Option<&str> {
+        self.0["raw_headers"][name][0].as_str()
+    }
+
+    /// The envelope's recipients, as `RCPT TO` named them.
+    pub fn recipients(&self) -> Vec<&str> {
+        let recipients = self.0["to"].as_array().expect("the envelope's recipients");
+        recipients.iter().filter_map(Value::as_str).collect()
     }
 
     /// The text of the part of MIME type `kind`.

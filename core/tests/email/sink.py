@@ -2,8 +2,8 @@
 
 Listens on 127.0.0.1 at the port it picks, prints that port as its first
 line, then one JSON line per message it accepts: the envelope and the
-message parsed by Python's email package (headers, each part's type and
-text). A recipient whose local part starts with "refused" is refused with
+message parsed by Python's email package (headers, decoded, and as they
+were written, folding included; each part's type and text). A recipient whose local part starts with "refused" is refused with
 550, and one starting with "busy" with 451, as a mail server does.
 """
 
@@ -28,7 +28,10 @@ def parsed(raw):
     headers = {}
     for name, value in message.items():
         headers.setdefault(name.lower(), []).append(str(value))
-    return {"headers": headers, "parts": parts}
+    raw_headers = {}
+    for name, value in message.raw_items():
+        raw_headers.setdefault(name.lower(), []).append(value)
+    return {"headers": headers, "raw_headers": raw_headers, "parts": parts}
 
 
 class Sink:

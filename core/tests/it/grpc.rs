@@ -985,6 +985,67 @@ async fn hostile_text_is_refused_by_field_and_nothing_is_written(backend: Backen
     core.stop().await;
 }
 
+/// A right-to-left override in a title would turn the rest of a reminder's
+/// subject, page line or Telegram message around ("Invoice \u{202E}fdp.exe"
+/// shows as "Invoice exe.pdf"): refused on the person's door and a
+/// source's, with its reason and the person's words, and nothing written.
+async fn a_bidi_control_in_a_title_is_refused_and_nothing_is_written(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let title = "Invoice \u{202E}fdp.exe";
+    let mut anna = core.inbox_as("anna");
+    let refused = anna.create_event(fields(title, "2026-12-14")).await.unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument, "{}", refused.message());
+    let violation = refused.get_details_bad_request().unwrap().field_violations.remove(0);
+    assert_eq!((violation.field.as_str(), violation.reason.as_str()), ("title", "BIDI_CONTROL"));
+    assert!(
+        violation.description.starts_with(
+            "title contains the bidirectional formatting character U+202E at position 9"
+        ),
+        "{}",
+        violation.description
+    );
+    let words = violation.localized_message.expect("the person's words");
+    assert_eq!(
+        (words.locale.as_str(), words.message.as_str()),
+        ("en", hado_runtime::words::EN.refusal_bidi)
+    );
+    let mut subtitle = fields("Invoice", "2026-12-14");
+    subtitle.subtitle = Some("from \u{2067}the bank".into());
+    let refused = anna.create_event(subtitle).await.unwrap_err();
+    assert_eq!(refused.get_details_bad_request().unwrap().field_violations[0].field, "subtitle");
+    assert!(anna.list_events(active()).await.unwrap().get_ref().events.is_empty());
+
+    let mut ingest = core.ingest(&core.source_token("billing").await);
+    let mut label = source_event("anna", "label", "Invoice", "2026-12-14");
+    label.fields.as_mut().unwrap().done_label = Some("Paid\u{200F}".into());
+    let batch = vec![source_event("anna", "invoice", title, "2026-12-14"), label];
+    let refused = ingest.upsert_events(push(batch)).await.unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    let reasons: Vec<(String, String)> = refused
+        .get_details_bad_request()
+        .unwrap()
+        .field_violations
+        .into_iter()
+        .map(|violation| (violation.field, violation.reason))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("events[0].title".to_owned(), "BIDI_CONTROL".to_owned()),
+            ("events[1].done_label".to_owned(), "BIDI_CONTROL".to_owned()),
+        ]
+    );
+    let listed = ingest
+        .list_events(IngestListRequest { user: "anna".into(), refs: vec![] })
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    assert!(listed.is_empty(), "nothing was written: {listed:?}");
+    assert!(anna.list_events(active()).await.unwrap().get_ref().events.is_empty());
+    core.stop().await;
+}
+
 async fn a_long_list_is_read_page_by_page(backend: Backend) {
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let mut inbox = core.inbox_as("anna");
@@ -1196,6 +1257,7 @@ hado_core::on_both_backends!(
     new_people_start_in_the_default_language,
     a_long_list_is_read_page_by_page,
     hostile_text_is_refused_by_field_and_nothing_is_written,
+    a_bidi_control_in_a_title_is_refused_and_nothing_is_written,
     action_links_act_once_as_the_events_user,
     the_auth_matrix,
     batches_are_validated_whole_and_applied_atomically,

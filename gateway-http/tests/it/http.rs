@@ -668,6 +668,48 @@ async fn the_inbox_json_api_works(backend: Backend) {
     stack.stop().await;
 }
 
+/// A right-to-left override in a title is refused with 422 and its code,
+/// from a source and from the person alike, and nothing is written.
+async fn a_bidi_control_in_a_title_is_refused_with_422(backend: Backend) {
+    let stack = Stack::start(&backend, Trust::LoopbackProxy).await;
+    let docs = bearer(&stack.core.source_token("docs").await);
+    let auth = [("authorization", docs.as_str())];
+    let title = "Invoice \u{202E}fdp.exe";
+
+    let batch = json!({"events": [item("anna", "invoice", title, "2027-01-01")]});
+    let (status, error) = stack.send(Method::POST, "/api/events", &auth, Some(batch)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
+    let violation = &error["violations"][0];
+    assert_eq!(
+        (violation["index"].as_i64(), violation["field"].as_str(), violation["code"].as_str()),
+        (Some(0), Some("title"), Some("BIDI_CONTROL")),
+        "{error}"
+    );
+    assert!(violation["message"].as_str().unwrap().contains("U+202E at position 9"), "{error}");
+    let (_, listed) =
+        stack.send(Method::GET, "/api/events?user=anna&ref=invoice", &auth, None).await;
+    assert_eq!(listed["events"], json!([]), "nothing was written");
+
+    let anna = [("x-remote-user", "anna")];
+    let (status, error) = stack
+        .send(
+            Method::POST,
+            "/me/events",
+            &anna,
+            Some(json!({"title": title, "due_at": "2027-01-01"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
+    assert_eq!(
+        (error["violations"][0]["field"].as_str(), error["violations"][0]["code"].as_str()),
+        (Some("title"), Some("BIDI_CONTROL")),
+        "{error}"
+    );
+    let (_, listed) = stack.send(Method::GET, "/me/events", &anna, None).await;
+    assert_eq!(listed["events"], json!([]), "nothing was written");
+    stack.stop().await;
+}
+
 async fn up_follows_core(backend: Backend) {
     let mut stack = Stack::start(&backend, Trust::OtherProxy).await;
     assert_eq!(
@@ -750,5 +792,6 @@ hado_core::on_both_backends!(
     the_rest_contract_holds,
     the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode,
     the_inbox_json_api_works,
+    a_bidi_control_in_a_title_is_refused_with_422,
     up_follows_core,
 );

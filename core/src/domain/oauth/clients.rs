@@ -8,6 +8,7 @@ use url::{Host, Url};
 use crate::domain::oauth::{
     MAX_CLIENT_ID_CHARS, MAX_NAME_CHARS, MAX_REDIRECT_URIS, MAX_URI_CHARS, Refusal, SCOPE,
 };
+use crate::domain::text::{first_bidi_control, trim_text};
 
 /// How a client became known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,10 +132,8 @@ impl ClientMetadata {
                 "response_types: {other:?} is not offered; use code"
             )));
         }
-        let name = raw
-            .client_name
-            .map(|name| crate::domain::text::trim_text(&name).to_owned())
-            .filter(|name| !name.is_empty());
+        let name =
+            raw.client_name.map(|name| trim_text(&name).to_owned()).filter(|name| !name.is_empty());
         let name = match name {
             Some(name) if name.chars().count() > MAX_NAME_CHARS => {
                 return Err(Refusal::metadata(format!(
@@ -145,23 +144,21 @@ impl ClientMetadata {
                 return Err(Refusal::metadata("client_name holds control characters"));
             }
             // A name that reorders itself on the consent page could pass
-            // for another app's ("moc.elgoog" shown as "google.com").
-            Some(name) if name.chars().any(is_bidi_control) => {
-                return Err(Refusal::metadata(
-                    "client_name holds bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069)",
-                ));
-            }
-            Some(name) => name,
+            // for another app's ("moc.elgoog" shown as "google.com"): the
+            // rule every text field of Hado's meets.
+            Some(name) => match first_bidi_control(&name) {
+                Some((position, found)) => {
+                    return Err(Refusal::metadata(format!(
+                        "client_name holds the bidirectional formatting character U+{:04X} at position {position}, which reorders the text shown around it",
+                        u32::from(found)
+                    )));
+                }
+                None => name,
+            },
             None => host_of(&redirect_uris[0]),
         };
         Ok(Self { name, redirect_uris })
     }
-}
-
-/// Unicode's explicit bidirectional embeddings, overrides and isolates,
-/// and the marks, which reorder what follows them when shown.
-pub fn is_bidi_control(character: char) -> bool {
-    matches!(character, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 /// Whether two URIs are the same `http` loopback redirect (127.0.0.1,

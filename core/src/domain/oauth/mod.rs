@@ -17,7 +17,6 @@ mod authorization;
 mod clients;
 
 pub(crate) use authorization::{AuthorizationParams, resource, verifies};
-pub use clients::is_bidi_control;
 pub(crate) use clients::{ClientKind, ClientMetadata, RegisteredClient, document_url, host_of};
 
 use chrono::Duration;
