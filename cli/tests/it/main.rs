@@ -11,5 +11,6 @@ mod common;
 mod deploy;
 mod exposure;
 mod failover;
+mod kubernetes;
 mod readme_tour;
 mod up;
