@@ -13,4 +13,5 @@ mod exposure;
 mod failover;
 mod kubernetes;
 mod readme_tour;
+mod rolling;
 mod up;
