@@ -110,7 +110,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let mut settings = settings::Settings::new(cli.data_dir, cli.core_url);
         let result = match cli.command {
             Command::Up { grpc_addr, http_addr, mcp_addr } => {
@@ -149,7 +149,12 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // A name lookup still running on a blocking thread (the gateways look
+    // core's name up every two seconds; a slow resolver takes seconds to
+    // answer) would hold the process after it is done: leave it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    code
 }
 
 /// Prints the `setWebhook` call for webhook mode; the token and the secret

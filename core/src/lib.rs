@@ -108,15 +108,32 @@ pub async fn serve(
     let served =
         grpc::serve(engine.clone(), credentials, bot, email, storage, listener, shutdown).await;
     let _ = stop.send(true);
-    let _ = probing.await;
-    let _ = scheduler.await;
-    let _ = deliveries.await;
-    if let Some(polling) = polling {
-        let _ = polling.await;
+    // The loops finish what they hold, within LOOPS_GRACE: a reminder whose
+    // send is cut off stays leased, and a core sends it after the lease.
+    let loops = async {
+        let _ = probing.await;
+        let _ = scheduler.await;
+        let _ = deliveries.await;
+        if let Some(polling) = polling {
+            let _ = polling.await;
+        }
+    };
+    if tokio::time::timeout(LOOPS_GRACE, loops).await.is_err() {
+        tracing::warn!(grace = ?LOOPS_GRACE, "the scheduler or the delivery loop was still busy; stopping anyway");
     }
-    engine.close().await;
+    // A connection still held by what was cut off would keep the pool's
+    // close waiting; every write is one transaction, so none is half-done.
+    if tokio::time::timeout(CLOSE_GRACE, engine.close()).await.is_err() {
+        tracing::warn!(grace = ?CLOSE_GRACE, "the database did not close in time; stopping anyway");
+    }
     Ok(served?)
 }
+
+/// How long the scheduler and the delivery loop may take to stop, after
+/// the calls in flight have had theirs (10 s), and then the database to
+/// close: core exits within 15 s of being told to stop.
+const LOOPS_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Writes the storage's liveness row every second and says whether it can
 /// be written: false at once on an error, or after two probes in a row that

@@ -2,7 +2,10 @@
 //! core resolves. The inbox's person is named by `X-Remote-User`, believed
 //! only from a trusted proxy's address; a gateway bound to loopback with
 //! `HADO_LOCAL_USER` set serves that one user instead. Nothing else names a
-//! user: a header from anyone else is ignored and the request refused.
+//! user: a header from anyone else is ignored and the request refused. A
+//! trusted proxy's request that names more than one person (the header twice,
+//! or a list in one) is refused too: a proxy that adds to a client's header
+//! rather than replacing it must not let the client choose who it is.
 
 use std::net::SocketAddr;
 
@@ -51,28 +54,68 @@ impl<S: Send + Sync> FromRequestParts<S> for SourceCredential {
 #[derive(Clone, Debug)]
 pub(crate) struct InboxUser(pub String);
 
-/// Why no person could be named, or the person.
+/// Why no person could be named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoUser {
+    /// Nobody is signed in (401).
+    SignedOut(&'static str),
+    /// The trusted proxy named more than one person (400).
+    Ambiguous,
+}
+
+impl NoUser {
+    pub(crate) const AMBIGUOUS: &'static str = "the trusted proxy named more than one user in \
+        X-Remote-User; it must replace a client's X-Remote-User header, not add to it";
+
+    pub(crate) fn status(self) -> StatusCode {
+        match self {
+            Self::SignedOut(_) => StatusCode::UNAUTHORIZED,
+            Self::Ambiguous => StatusCode::BAD_REQUEST,
+        }
+    }
+
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Self::SignedOut(reason) => reason,
+            Self::Ambiguous => Self::AMBIGUOUS,
+        }
+    }
+}
+
+/// Who the person is, or why no one could be named.
 pub(crate) fn inbox_user(
     state: &AppState,
     peer: SocketAddr,
     headers: &axum::http::HeaderMap,
-) -> Result<InboxUser, &'static str> {
+) -> Result<InboxUser, NoUser> {
     if state.config.trusts(peer.ip()) {
-        let login = headers
-            .get(REMOTE_USER)
-            .and_then(|value| value.to_str().ok())
-            .map(str::trim)
-            .filter(|login| !login.is_empty());
-        return login
-            .map(|login| InboxUser(login.to_owned()))
-            .ok_or("the trusted proxy did not name a user in X-Remote-User");
+        return named_by_proxy(headers);
     }
     match &state.config.local_user {
         Some(login) if state.config.addr.ip().is_loopback() && peer.ip().is_loopback() => {
             Ok(InboxUser(login.clone()))
         }
-        _ => Err("sign in through the proxy in front of Hado"),
+        _ => Err(NoUser::SignedOut("sign in through the proxy in front of Hado")),
     }
+}
+
+/// The one person a trusted proxy's `X-Remote-User` names. A second header,
+/// even an empty one, or a comma (how a proxy joins two values into one
+/// header; no login holds one) makes the request ambiguous.
+fn named_by_proxy(headers: &axum::http::HeaderMap) -> Result<InboxUser, NoUser> {
+    let mut values = headers.get_all(REMOTE_USER).iter();
+    let (first, second) = (values.next(), values.next());
+    if second.is_some() {
+        return Err(NoUser::Ambiguous);
+    }
+    let login = first.and_then(|value| value.to_str().ok()).map(str::trim);
+    if login.is_some_and(|login| login.contains(',')) {
+        return Err(NoUser::Ambiguous);
+    }
+    login
+        .filter(|login| !login.is_empty())
+        .map(|login| InboxUser(login.to_owned()))
+        .ok_or(NoUser::SignedOut("the trusted proxy did not name a user in X-Remote-User"))
 }
 
 impl<S> FromRequestParts<S> for InboxUser
@@ -89,6 +132,6 @@ where
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown")
         })?;
         inbox_user(&state, peer, &parts.headers)
-            .map_err(|reason| ApiError::new(StatusCode::UNAUTHORIZED, reason))
+            .map_err(|refusal| ApiError::new(refusal.status(), refusal.reason()))
     }
 }

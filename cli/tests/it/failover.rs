@@ -24,7 +24,7 @@ use crate::common::{HADO, Running, Signal, free_port, signal, spawn, wait_until_
 /// How often the writer pushes one event.
 const EVERY: Duration = Duration::from_millis(20);
 
-fn start_core(folder: &Path, database: &str, port: u16) -> Running {
+pub(crate) fn start_core(folder: &Path, database: &str, port: u16) -> Running {
     let folder = folder.join(format!("core-{port}"));
     std::fs::create_dir_all(&folder).unwrap();
     spawn(

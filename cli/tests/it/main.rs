@@ -11,5 +11,7 @@ mod common;
 mod deploy;
 mod exposure;
 mod failover;
+mod kubernetes;
 mod readme_tour;
+mod rolling;
 mod up;

@@ -39,6 +39,23 @@ async fn profile(
     Ok(wire::profile(user, engine.now(), attention))
 }
 
+/// The health check's name for "the process answers", apart from its storage.
+pub(crate) const LIVENESS: &str = "liveness";
+
+/// How long the calls in flight may take to finish once core is told to stop.
+pub(crate) const CALLS_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The whole server and each service: what follows the storage, and what
+/// says NOT_SERVING once core is told to stop.
+const SERVED: &[&str] = &[
+    "",
+    <InboxServer<inbox::InboxService> as tonic::server::NamedService>::NAME,
+    <IngestServer<ingest::IngestService> as tonic::server::NamedService>::NAME,
+    <AdminServer<admin::AdminService> as tonic::server::NamedService>::NAME,
+    <LinksServer<links::LinksService> as tonic::server::NamedService>::NAME,
+    <OAuthServer<oauth::OAuthService> as tonic::server::NamedService>::NAME,
+];
+
 /// Keeps gRPC health (the whole server's, `""`, which `/up` asks, and each
 /// service's) SERVING while storage can be written and NOT_SERVING while
 /// it cannot, until the server goes.
@@ -47,14 +64,7 @@ async fn follow_storage(
     mut storage: watch::Receiver<bool>,
 ) {
     use tonic_health::ServingStatus;
-    let services = [
-        "",
-        <InboxServer<inbox::InboxService> as tonic::server::NamedService>::NAME,
-        <IngestServer<ingest::IngestService> as tonic::server::NamedService>::NAME,
-        <AdminServer<admin::AdminService> as tonic::server::NamedService>::NAME,
-        <LinksServer<links::LinksService> as tonic::server::NamedService>::NAME,
-        <OAuthServer<oauth::OAuthService> as tonic::server::NamedService>::NAME,
-    ];
+    let services = SERVED;
     loop {
         let status = if *storage.borrow_and_update() {
             ServingStatus::Serving
@@ -62,7 +72,7 @@ async fn follow_storage(
             ServingStatus::NotServing
         };
         for service in services {
-            reporter.set_service_status(service, status).await;
+            reporter.set_service_status(*service, status).await;
         }
         if storage.changed().await.is_err() {
             return;
@@ -91,7 +101,27 @@ pub(crate) async fn serve(
     let gate = gate::GateLayer::new(
         (engine.backend() == crate::storage::Backend::Postgres).then(|| storage.clone()),
     );
-    tokio::spawn(follow_storage(health_reporter, storage));
+    // "liveness" answers while the process does, whatever its storage
+    // says: what an orchestrator's liveness probe asks, so that a database
+    // outage does not restart every core.
+    health_reporter.set_service_status(LIVENESS, tonic_health::ServingStatus::Serving).await;
+    let following = tokio::spawn(follow_storage(health_reporter.clone(), storage));
+    // Told to stop, core says NOT_SERVING at once and tonic closes the
+    // port, so that callers go elsewhere; the calls in flight then have
+    // CALLS_GRACE to finish (their connections are sent GOAWAY), and
+    // whatever is still running after it is dropped.
+    let (stop_began, began) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown.await;
+        following.abort();
+        for service in SERVED {
+            health_reporter
+                .set_service_status(*service, tonic_health::ServingStatus::NotServing)
+                .await;
+        }
+        tracing::info!("core stops taking calls; finishing the calls in flight");
+        let _ = stop_began.send(());
+    };
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -116,7 +146,7 @@ pub(crate) async fn serve(
         links::LinksService { engine: engine.clone(), credentials: credentials.clone(), telegram };
     let oauth = oauth::OAuthService { engine: engine.clone(), credentials: credentials.clone() };
     let admin = admin::AdminService { engine, credentials };
-    tonic::transport::Server::builder()
+    let server = tonic::transport::Server::builder()
         .layer(metrics::GrpcMetricsLayer)
         .layer(gate)
         .add_service(health_service)
@@ -132,6 +162,19 @@ pub(crate) async fn serve(
         .serve_with_incoming_shutdown(
             TcpIncoming::from(listener).with_nodelay(Some(true)),
             shutdown,
-        )
-        .await
+        );
+    tokio::pin!(server);
+    let out_of_time = async move {
+        match began.await {
+            Ok(()) => tokio::time::sleep(CALLS_GRACE).await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        served = &mut server => served,
+        () = out_of_time => {
+            tracing::warn!(grace = ?CALLS_GRACE, "calls still in flight after the grace; stopping anyway");
+            Ok(())
+        }
+    }
 }

@@ -67,7 +67,7 @@ use hado_proto::v1;
 use hado_proto::v1::EventState;
 use hado_runtime::client::Failure;
 
-use crate::auth::{InboxUser, inbox_user};
+use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::error::ApiError;
 use crate::state::{AppState, Inbox};
 use said::{Said, redirect_saying};
@@ -243,9 +243,21 @@ impl Session {
         peer: SocketAddr,
         headers: &HeaderMap,
     ) -> Result<Self, Response> {
-        let InboxUser(login) = inbox_user(state, peer, headers).map_err(|_| {
-            message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out)
-        })?;
+        let InboxUser(login) =
+            inbox_user(state, peer, headers).map_err(|refusal| match refusal {
+                NoUser::SignedOut(_) => {
+                    message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out)
+                }
+                NoUser::Ambiguous => message(
+                    StatusCode::BAD_REQUEST,
+                    "The sign-in in front of Hado named more than one person for this request, so \
+                 Hado cannot tell who you are. Ask whoever runs this site to make the proxy \
+                 replace X-Remote-User rather than add to it.",
+                    "Вход перед Hado назвал для этого запроса больше одного человека, поэтому Hado \
+                 не может понять, кто вы. Попросите администратора сайта настроить прокси так, \
+                 чтобы он заменял X-Remote-User, а не добавлял его.",
+                ),
+            })?;
         let mut inbox =
             state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
         let profile = inbox

@@ -1,7 +1,9 @@
 //! The repository's Caddyfile with a real Caddy (Debian's `caddy`): it
 //! validates as shipped, and with its basic-auth variant switched on it sits
 //! in front of gateway-http, strips a client's own `X-Remote-User`, and keeps
-//! the public routes open and the rest behind the sign-in.
+//! the public routes open (an email's `/c/` links among them, which a mail
+//! provider's one-click unsubscribe posts to with no session) and the rest
+//! behind the sign-in.
 
 use crate::common;
 
@@ -199,6 +201,22 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     );
     let link = client.get(format!("{base}/a/forged")).send().await.unwrap();
     assert_eq!(link.status(), StatusCode::BAD_REQUEST, "action links pass too");
+    // An email's links too: its confirmation, and the one-click
+    // unsubscribe a mail provider posts with no session (RFC 8058).
+    let page = client.get(format!("{base}/c/forged")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::BAD_REQUEST, "channel links pass without a sign-in");
+    let one_click = client
+        .post(format!("{base}/c/forged"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("List-Unsubscribe=One-Click")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(one_click.status(), StatusCode::BAD_REQUEST, "a one-click unsubscribe passes too");
+    assert!(
+        one_click.text().await.unwrap().contains("<html"),
+        "gateway-http answered the unsubscribe, not the sign-in"
+    );
 
     // An agent's sign-in goes to gateway-mcp without the person's sign-in
     // (no gateway-mcp runs here, so Caddy answers 502); the page where the

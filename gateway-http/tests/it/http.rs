@@ -464,6 +464,44 @@ async fn the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode(backend: B
         (status, error["error"].as_str()),
         (StatusCode::UNAUTHORIZED, Some("the trusted proxy did not name a user in X-Remote-User"))
     );
+    // A proxy that adds its header to the client's, rather than replacing
+    // it, must not let the client pick who it is: two headers (even one of
+    // them empty) or two names joined into one are refused, on the JSON
+    // routes and the pages alike, and nothing is done as either person.
+    let ambiguous = "the trusted proxy named more than one user in X-Remote-User; it must \
+                     replace a client's X-Remote-User header, not add to it";
+    for headers in [
+        vec![("x-remote-user", "anna"), ("x-remote-user", "bob")],
+        vec![("x-remote-user", "anna"), ("x-remote-user", "anna")],
+        vec![("x-remote-user", ""), ("x-remote-user", "anna")],
+        vec![("x-remote-user", "anna"), ("x-remote-user", "")],
+        vec![("x-remote-user", "bob, anna")],
+        vec![("x-remote-user", "anna,")],
+    ] {
+        let (status, error) = stack.send(Method::GET, "/me", &headers, None).await;
+        assert_eq!((status, error["error"].as_str()), (StatusCode::BAD_REQUEST, Some(ambiguous)));
+        let (status, _) = stack
+            .send(
+                Method::POST,
+                "/me/events",
+                &headers,
+                Some(json!({"title": "Chosen by the client", "due_at": "2027-01-01"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{headers:?}");
+        let (status, page) = stack.send(Method::GET, "/", &headers, None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{headers:?}");
+        assert!(page.as_str().unwrap().contains("more than one person"), "{page}");
+    }
+    for login in ["anna", "bob"] {
+        let listed = stack
+            .core
+            .inbox_as(login)
+            .list_events(hado_proto::v1::ListEventsRequest::default())
+            .await
+            .unwrap();
+        assert!(listed.get_ref().events.is_empty(), "nothing was created as {login}");
+    }
     // Another user's id is not found.
     let (_, created) = stack
         .send(

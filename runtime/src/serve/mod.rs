@@ -62,6 +62,11 @@ pub struct Limits {
     /// once from one client behind a trusted proxy
     /// (`HADO_MAX_CONNECTIONS_PER_ADDRESS`).
     pub max_per_address: usize,
+    /// Once told to stop, how long `/up` answers 503 while every other
+    /// request is still served, so that a proxy that checks `/up` (or an
+    /// orchestrator taking the process out of its endpoints) stops sending
+    /// here before the port closes (`HADO_DRAIN_SECONDS`, 0 by default).
+    pub drain: Duration,
 }
 
 impl Default for Limits {
@@ -72,6 +77,7 @@ impl Default for Limits {
             idle_timeout: Duration::from_secs(60),
             max_connections: 512,
             max_per_address: 64,
+            drain: Duration::ZERO,
         }
     }
 }
@@ -91,6 +97,7 @@ impl Limits {
             header_timeout: seconds("HADO_HEADER_TIMEOUT", defaults.header_timeout)?,
             request_timeout: seconds("HADO_REQUEST_TIMEOUT", defaults.request_timeout)?,
             idle_timeout: seconds("HADO_IDLE_TIMEOUT", defaults.idle_timeout)?,
+            drain: drain_seconds(lookup)?,
             max_connections: positive_number(
                 lookup,
                 "HADO_MAX_CONNECTIONS",
@@ -105,6 +112,20 @@ impl Limits {
     }
 }
 
+/// `HADO_DRAIN_SECONDS`: whole seconds, 0 (the default) to 300.
+fn drain_seconds(lookup: Lookup<'_>) -> Result<Duration, ConfigError> {
+    let Some(value) = crate::process::read(lookup, "HADO_DRAIN_SECONDS") else {
+        return Ok(Duration::ZERO);
+    };
+    match value.parse::<u64>() {
+        Ok(seconds) if seconds <= 300 => Ok(Duration::from_secs(seconds)),
+        _ => Err(ConfigError {
+            variable: "HADO_DRAIN_SECONDS",
+            problem: format!("{value:?} is not a whole number of seconds from 0 to 300"),
+        }),
+    }
+}
+
 /// The client a request comes from: the peer, or behind a trusted proxy
 /// the address it forwarded for. Every request carries it as an extension,
 /// so that the gateways' per-address limits count clients, not the proxy.
@@ -112,8 +133,10 @@ impl Limits {
 pub struct ClientAddress(pub IpAddr);
 
 /// Serves `router` on `listener` within `limits` until `shutdown`
-/// resolves; then stops accepting, lets requests in flight finish (each is
-/// bounded by the request timeout) and returns. Handlers see the peer's
+/// resolves; then, for `limits.drain`, answers `/up` with 503 while it
+/// serves everything else (HTTP/1 replies close their connections); then
+/// stops accepting, lets requests in flight finish (each is bounded by the
+/// request timeout) and returns. Handlers see the peer's
 /// address as `ConnectInfo<SocketAddr>` and the client's as
 /// [`ClientAddress`]; connections from `proxies` are not capped per
 /// address, their requests are, per forwarded client.
@@ -129,21 +152,8 @@ pub async fn serve(
     let registry = Arc::new(Registry::new(limits, proxies));
     let connections = TaskTracker::new();
     let stopping = CancellationToken::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors, or the peer left before we
-                    // took it: wait a moment rather than spin.
-                    tracing::warn!(%error, "could not accept a connection");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
+    let draining = Arc::new(AtomicBool::new(false));
+    let take = |stream: TcpStream, peer: SocketAddr| {
         // Replies go out whole at once: no waiting on the client's delayed ACK.
         let _ = stream.set_nodelay(true);
         match registry.open(peer.ip()) {
@@ -154,6 +164,7 @@ pub async fn serve(
                     router.clone(),
                     limits,
                     stopping.clone(),
+                    draining.clone(),
                     entry,
                 ));
             }
@@ -161,6 +172,36 @@ pub async fn serve(
                 metrics::counter!("hado_http_connections_shed_total").increment(1);
                 connections.spawn(shed(stream));
             }
+        }
+    };
+    tokio::pin!(shutdown);
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        let drained = async {
+            match drain_until {
+                Some(until) => tokio::time::sleep_until(until.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = &mut shutdown, if drain_until.is_none() => {
+                if limits.drain.is_zero() {
+                    break;
+                }
+                tracing::info!(drain = ?limits.drain, "stopping: /up answers 503 while proxies stop sending here");
+                draining.store(true, Ordering::Release);
+                drain_until = Some(Instant::now() + limits.drain);
+            }
+            () = drained => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => take(stream, peer),
+                Err(error) => {
+                    // Out of file descriptors, or the peer left before we
+                    // took it: wait a moment rather than spin.
+                    tracing::warn!(%error, "could not accept a connection");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
         }
     }
     // Closed at once, not when the last request is done: a connection
@@ -199,6 +240,7 @@ async fn connection(
     router: Router,
     limits: Limits,
     stopping: CancellationToken,
+    draining: Arc<AtomicBool>,
     entry: Entry,
 ) {
     let activity = entry.activity.clone();
@@ -213,10 +255,27 @@ async fn connection(
         activity.begin_request();
         let proxied = registry.proxies.trusts(peer.ip()).then(|| registry.proxied_request(client));
         let http1 = request.version() < axum::http::Version::HTTP_2;
+        let draining = draining.load(Ordering::Acquire);
+        let health = request.uri().path() == "/up";
         let read = Arc::new(AtomicBool::new(request.body().is_end_stream()));
         let request =
             request.map(|body| axum::body::Body::new(ReadToEnd { body, read: read.clone() }));
         async move {
+            if draining && health {
+                drop(OpenRequest { activity, _proxied: proxied.flatten() });
+                let mut response = (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    axum::Json(serde_json::json!({ "status": "stopping" })),
+                )
+                    .into_response();
+                response
+                    .headers_mut()
+                    .insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+                if http1 {
+                    response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+                }
+                return Ok::<_, Infallible>(response);
+            }
             let open = match proxied {
                 Some(None) => {
                     drop(OpenRequest { activity, _proxied: None });
@@ -234,7 +293,7 @@ async fn connection(
                 None => OpenRequest { activity, _proxied: None },
             };
             let mut response = router.oneshot(request).await.unwrap_or_else(|never| match never {});
-            if http1 && !read.load(Ordering::Acquire) {
+            if http1 && (draining || !read.load(Ordering::Acquire)) {
                 response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             }
             Ok::<_, Infallible>(

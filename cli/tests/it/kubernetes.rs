@@ -1,0 +1,46 @@
+//! The Kubernetes manifests (`deploy/kubernetes`), checked offline by
+//! `deploy/kubernetes/check`: every overlay renders with `kubectl
+//! kustomize`, validates with `kubernetes-validate --strict` against the
+//! Kubernetes version the README names, passes `yamllint`, its Gateway API
+//! objects pass the Gateway API's schemas and its CloudNativePG objects
+//! Hado's own schema of the fields it uses, and Hado's policy holds over
+//! what renders (non-root, read-only, resources, probes, no `latest`, no
+//! secret values, every Caddyfile path routed alike). Each tool missing is
+//! a skip that says so, and a failure under CI.
+
+use std::path::Path;
+use std::process::Command;
+
+use hado_core::testing::{runs, tool_available};
+
+#[test]
+fn every_overlay_renders_validates_and_keeps_the_policy() {
+    const TEST: &str = "the Kubernetes manifests' check";
+    let models = std::env::var("HADO_K8S_MODELS").unwrap_or_default();
+    let tools = [
+        (
+            runs("kubectl", &["kustomize", "--help"]),
+            "kubectl with kustomize (apt-get install kubectl)",
+        ),
+        (runs("kubernetes-validate", &["--version"]), "pip install 'kubernetes-validate>=1.32'"),
+        (runs("yamllint", &["--version"]), "pip install yamllint"),
+        (runs("python3", &["-c", "import jsonschema, yaml"]), "pip install jsonschema pyyaml"),
+        (
+            runs("node", &["--version"])
+                && Path::new(&models).join("node_modules/@kubernetes-models/gateway-api").is_dir(),
+            "npm install @kubernetes-models/gateway-api@2.0.0, with HADO_K8S_MODELS naming the folder",
+        ),
+    ];
+    for (found, install) in tools {
+        if !tool_available(TEST, found, install) {
+            return;
+        }
+    }
+    let check = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes/check");
+    let output = Command::new(&check).output().expect("deploy/kubernetes/check runs");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{printed}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "deploy/kubernetes/check found problems:\n{printed}");
+    assert!(printed.contains("kubernetes check: postgres-external: ok"), "{printed}");
+    assert!(printed.contains("kubernetes check: cloudnative-pg: ok"), "{printed}");
+}
