@@ -216,6 +216,16 @@ impl TestCore {
         .with_mailer(crate::delivery::Mailer::of(&self.config))
     }
 
+    /// How many authorization codes storage holds, exchanged or not.
+    pub async fn authorization_codes(&self) -> i64 {
+        let mut connection =
+            self.engine.store().reader().acquire().await.expect("a read connection");
+        sqlx::query_scalar("SELECT COUNT(*) FROM oauth_codes")
+            .fetch_one(&mut *connection)
+            .await
+            .expect("the codes are counted")
+    }
+
     /// How many deliveries wait to be sent or tried again.
     pub async fn pending_deliveries(&self) -> i64 {
         self.engine.pending_deliveries().await.expect("the delivery queue")

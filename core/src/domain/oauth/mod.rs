@@ -11,12 +11,12 @@
 //!
 //! `clients` is what a client may register or publish and where it may
 //! send the person back; `authorization` an authorization request's
-//! checks, the resource and PKCE.
+//! checks, this server's resources and issuer, and PKCE.
 
 mod authorization;
 mod clients;
 
-pub(crate) use authorization::{AuthorizationParams, resource, verifies};
+pub(crate) use authorization::{AuthorizationParams, Problem, Server, Unfit, resource, verifies};
 pub use clients::is_bidi_control;
 pub(crate) use clients::{ClientKind, ClientMetadata, RegisteredClient, document_url, host_of};
 
