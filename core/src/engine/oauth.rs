@@ -6,7 +6,8 @@
 //!
 //! A code or refresh token used twice is a sign that it leaked: the second
 //! use is refused and the grant it came from is revoked, as RFC 6749
-//! (section 4.1.2) and OAuth 2.1 (section 4.3.1) ask.
+//! (section 4.1.2) and OAuth 2.1 (section 4.3.1) ask; a refresh token sent
+//! again within seconds is the exception (`oauth_tokens` says why).
 //!
 //! An authorization request goes back to its client only once the person
 //! answered it: with a code after Allow, with `access_denied` after Deny,

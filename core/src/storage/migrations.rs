@@ -39,6 +39,7 @@ migrations![
     "20261204000011_event_revision",
     "20261204000012_channel_error_time",
     "20261205000013_email",
+    "20261206000014_refresh_grace",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -151,8 +151,9 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
         .unwrap_err();
     assert_eq!(denied.code(), tonic::Code::PermissionDenied);
 
-    // Refreshing rotates both tokens; the old refresh token used again
-    // revokes the grant, so every token of it stops.
+    // Refreshing rotates both tokens; the old refresh token used again,
+    // past the few seconds a repeat gets the same answer, revokes the
+    // grant, so every token of it stops.
     let second = refresh(&core, &client_id, &first.refresh_token).await.unwrap();
     assert_ne!(second.refresh_token, first.refresh_token);
     assert!(works(&core, &second.access_token).await);
@@ -165,6 +166,7 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
         "invalid_grant",
         "another client's"
     );
+    core.clock.advance(Duration::seconds(6));
     assert_eq!(
         refresh(&core, &client_id, &first.refresh_token).await.unwrap_err().error,
         "invalid_grant"
@@ -329,6 +331,73 @@ async fn every_answer_names_the_issuer_and_only_an_answer_goes_back(backend: Bac
     core.stop().await;
 }
 
+/// Two refreshes of one refresh token at the same moment, as a client
+/// sends them when two requests find the access token ran out: both get
+/// the one new pair, which works, whichever replica each reaches. A repeat
+/// past the grace window is a reuse and revokes the grant.
+async fn a_refresh_sent_twice_at_once_gets_one_answer(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    // On Postgres the two go to two cores sharing the database; a SQLite
+    // file is one process's, so there both go to the one core.
+    let replica = match backend {
+        Backend::Postgres(_) => Some(core.replica().await),
+        Backend::Sqlite => None,
+    };
+    let other = replica.as_ref().unwrap_or(&core);
+    let client_id =
+        register(&core, &format!(r#"{{"redirect_uris":["{REDIRECT}"]}}"#)).await.unwrap();
+    let mut current = exchange(&core, &client_id, &code(&core, &client_id).await).await.unwrap();
+    for round in 0..5 {
+        let (one, two) = tokio::join!(
+            refresh(&core, &client_id, &current.refresh_token),
+            refresh(other, &client_id, &current.refresh_token)
+        );
+        let (one, two) = (one.unwrap(), two.unwrap());
+        assert_eq!(
+            (&one.access_token, &one.refresh_token),
+            (&two.access_token, &two.refresh_token),
+            "round {round}: one answer for both"
+        );
+        assert_ne!(one.refresh_token, current.refresh_token);
+        assert!(works(&core, &one.access_token).await && works(other, &one.access_token).await);
+        assert!(!works(&core, &current.access_token).await, "the pair replaced is revoked");
+        current = one;
+    }
+
+    // Within the window a repeat is answered alike, with the access
+    // token's time left; a repeat from another client is refused and
+    // changes nothing.
+    let fresh = refresh(&core, &client_id, &current.refresh_token).await.unwrap();
+    core.clock.advance(Duration::seconds(4));
+    let again = refresh(other, &client_id, &current.refresh_token).await.unwrap();
+    assert_eq!(
+        (&again.access_token, &again.refresh_token),
+        (&fresh.access_token, &fresh.refresh_token)
+    );
+    assert_eq!((fresh.expires_in, again.expires_in), (3600, 3596));
+    assert_eq!(
+        refresh(&core, "hado_client_other", &current.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
+    assert!(works(&core, &fresh.access_token).await);
+
+    // Past the window the same token is a reuse: the grant is revoked.
+    core.clock.advance(Duration::seconds(2));
+    assert_eq!(
+        refresh(other, &client_id, &current.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
+    assert!(!works(&core, &fresh.access_token).await, "reuse revoked the grant");
+    assert_eq!(
+        refresh(&core, &client_id, &fresh.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
+    if let Some(replica) = replica {
+        replica.stop().await;
+    }
+    core.stop().await;
+}
+
 async fn registrations_expire_unused_and_are_capped(backend: Backend) {
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let metadata = format!(r#"{{"redirect_uris":["{REDIRECT}"]}}"#);
@@ -468,6 +537,7 @@ async fn a_document_on_a_private_address_is_refused_when_private_targets_are(bac
 hado_core::on_both_backends!(
     tokens_rotate_expire_and_stop_at_disconnect,
     every_answer_names_the_issuer_and_only_an_answer_goes_back,
+    a_refresh_sent_twice_at_once_gets_one_answer,
     registrations_expire_unused_and_are_capped,
     a_client_is_known_by_its_metadata_document,
     a_document_on_a_private_address_is_refused_when_private_targets_are,

@@ -755,6 +755,61 @@ async fn a_refused_request_is_a_page_in_the_persons_language(backend: Backend) {
     stack.stop().await;
 }
 
+/// `tools/list` with `access_token`: the status and how many tools it lists.
+async fn list_tools(stack: &Stack, access_token: &str) -> (StatusCode, usize) {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let reply = client()
+        .post(format!("{}/mcp", stack.mcp))
+        .bearer_auth(access_token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status();
+    let listed: Value = reply.json().await.unwrap_or_default();
+    (status, listed["result"]["tools"].as_array().map_or(0, Vec::len))
+}
+
+/// A client whose access token ran out while two requests were under way
+/// refreshes twice at once with one refresh token: both get the one new
+/// pair, which works, rather than the second use revoking the first's. A
+/// repeat past the grace window still revokes the grant.
+async fn two_refreshes_at_once_get_one_pair_that_works(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let client_id = register(&stack).await;
+    let (status, first) =
+        exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let old = first["refresh_token"].as_str().unwrap().to_owned();
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("client_id", client_id.as_str()),
+        ("refresh_token", old.as_str()),
+    ];
+    let ((one_status, one), (two_status, two)) =
+        tokio::join!(token(&stack, &form), token(&stack, &form));
+    assert_eq!((one_status, two_status), (StatusCode::OK, StatusCode::OK), "{one} {two}");
+    assert_eq!(
+        (&one["access_token"], &one["refresh_token"]),
+        (&two["access_token"], &two["refresh_token"]),
+        "one answer for both"
+    );
+    let access = one["access_token"].as_str().unwrap();
+    assert_eq!(list_tools(&stack, access).await, (StatusCode::OK, 11));
+    assert_eq!(connected_apps(&stack).await, 1);
+
+    stack.core.clock.advance(chrono::Duration::seconds(6));
+    refused(&token(&stack, &form).await, StatusCode::BAD_REQUEST, "invalid_grant");
+    assert_eq!(
+        list_tools(&stack, access).await.0,
+        StatusCode::UNAUTHORIZED,
+        "the grant is revoked"
+    );
+    assert_eq!(connected_apps(&stack).await, 0);
+    stack.stop().await;
+}
+
 /// Opens a legacy event stream with `token`: the response, streaming.
 async fn open_stream(stack: &Stack, token: &str) -> reqwest::Response {
     client().get(format!("{}/sse", stack.mcp)).bearer_auth(token).send().await.unwrap()
@@ -859,6 +914,7 @@ async fn a_persons_streams_are_capped_and_end_with_their_token(backend: Backend)
 
 hado_core::on_both_backends!(
     every_answer_names_the_issuer_of_the_metadata,
+    two_refreshes_at_once_get_one_pair_that_works,
     a_refused_request_is_a_page_in_the_persons_language,
     a_persons_streams_are_capped_and_end_with_their_token,
     the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect,

@@ -28,6 +28,12 @@ pub(crate) const CODE_LIFETIME: Duration = Duration::minutes(5);
 pub(crate) const ACCESS_LIFETIME: Duration = Duration::hours(1);
 /// How long a refresh token works; each refresh gives a new one.
 pub(crate) const REFRESH_LIFETIME: Duration = Duration::days(30);
+/// How long after a refresh token's exchange the same token, sent again,
+/// gets the same answer rather than revoking its grant: long enough for
+/// the requests a client sends at once (two tabs, a retry after a dropped
+/// reply, two tools racing to refresh) to arrive, short enough that a
+/// stolen token replayed later is still caught.
+pub(crate) const REFRESH_GRACE: Duration = Duration::seconds(5);
 /// How long a client no one has connected is remembered after its last
 /// use: far longer than anyone takes to sign an app in, short enough that
 /// registrations nobody finishes do not pile up.
