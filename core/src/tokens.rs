@@ -1,8 +1,10 @@
 //! Owns Hado's secrets: random tokens shown once and stored only as their
-//! sha256, webhook signing secrets, and constant-time comparison of
-//! configured secrets.
+//! sha256, webhook signing secrets, text sealed under a key only a token
+//! gives, and constant-time comparison of configured secrets.
 
+use hmac::{Hmac, KeyInit, Mac};
 use rand::RngCore;
+use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use sha2::{Digest, Sha256};
 
 pub(crate) const SOURCE_PREFIX: &str = "hado_src_";
@@ -50,6 +52,45 @@ pub(crate) fn hash(token: &str) -> String {
 
 pub(crate) use hado_proto::metadata::same_secret;
 
+/// What the key of text sealed under a token is derived with, so that it
+/// is no other use of the token's bytes (its stored hash in particular).
+const SEALING_LABEL: &[u8] = b"hado: sealed under this token";
+
+/// The key `token` gives: HMAC-SHA256 of a fixed label under the token.
+/// Storage holds the token's SHA-256, from which this cannot be worked out.
+fn sealing_key(token: &str) -> LessSafeKey {
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes a key of any length");
+    mac.update(SEALING_LABEL);
+    let key = mac.finalize().into_bytes();
+    LessSafeKey::new(
+        UnboundKey::new(&CHACHA20_POLY1305, &key).expect("ChaCha20-Poly1305 takes a 32-byte key"),
+    )
+}
+
+/// `text` sealed (ChaCha20-Poly1305, a random nonce) under the key only
+/// `token` gives: hex of the nonce, the ciphertext and its tag.
+pub(crate) fn seal_under(token: &str, text: &str) -> String {
+    let mut nonce = [0u8; NONCE_LEN];
+    rand::rng().fill_bytes(&mut nonce);
+    let mut sealed = text.as_bytes().to_vec();
+    sealing_key(token)
+        .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut sealed)
+        .expect("a short text seals");
+    hex::encode([nonce.as_slice(), &sealed].concat())
+}
+
+/// What [`seal_under`] sealed under `token`; none when `sealed` was sealed
+/// under another token, or altered.
+pub(crate) fn open_with(token: &str, sealed: &str) -> Option<String> {
+    let bytes = hex::decode(sealed).ok()?;
+    let (nonce, sealed) = bytes.split_at_checked(NONCE_LEN)?;
+    let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
+    let mut sealed = sealed.to_vec();
+    let text = sealing_key(token).open_in_place(nonce, Aad::empty(), &mut sealed).ok()?;
+    String::from_utf8(text.to_vec()).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +103,22 @@ mod tests {
         assert_eq!(stored, hash(&token));
         assert_eq!(stored.len(), 64);
         assert_ne!(generate(SOURCE_PREFIX).0, token);
+    }
+
+    #[test]
+    fn sealed_text_opens_only_with_its_token() {
+        let (token, stored) = generate(REFRESH_PREFIX);
+        let sealed = seal_under(&token, "hado_at_1 hado_rt_2");
+        assert_eq!(open_with(&token, &sealed).as_deref(), Some("hado_at_1 hado_rt_2"));
+        assert!(!sealed.contains("hado_at_1"), "sealed, not encoded");
+        assert_ne!(seal_under(&token, "hado_at_1 hado_rt_2"), sealed, "a fresh nonce each time");
+        assert_eq!(open_with(&generate(REFRESH_PREFIX).0, &sealed), None, "another token");
+        assert_eq!(open_with(&stored, &sealed), None, "the stored hash is no key");
+        let mut altered = sealed.clone().into_bytes();
+        let last = altered.len() - 1;
+        altered[last] = if altered[last] == b'0' { b'1' } else { b'0' };
+        assert_eq!(open_with(&token, &String::from_utf8(altered).unwrap()), None, "altered");
+        assert_eq!(open_with(&token, "00"), None, "too short");
     }
 
     #[test]

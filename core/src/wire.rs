@@ -9,6 +9,7 @@ use prost_types::Timestamp;
 
 use crate::domain::event::{Outcome, RawFields, RememberFor};
 use crate::domain::fields::AfterDue;
+use crate::domain::oauth::Problem;
 use crate::domain::profile::format_clock_time;
 use crate::domain::reminders;
 use crate::domain::state::State;
@@ -66,6 +67,19 @@ pub(crate) fn link_action(action: LinkAction) -> v1::LinkAction {
     match action {
         LinkAction::Done => v1::LinkAction::Done,
         LinkAction::Remember => v1::LinkAction::Remember,
+    }
+}
+
+pub(crate) fn authorization_problem(problem: Problem) -> v1::AuthorizationProblem {
+    match problem {
+        Problem::Client => v1::AuthorizationProblem::Client,
+        Problem::RedirectUri => v1::AuthorizationProblem::RedirectUri,
+        Problem::ResponseType => v1::AuthorizationProblem::ResponseType,
+        Problem::CodeChallenge => v1::AuthorizationProblem::CodeChallenge,
+        Problem::CodeChallengeMethod => v1::AuthorizationProblem::CodeChallengeMethod,
+        Problem::Resource => v1::AuthorizationProblem::Resource,
+        Problem::Scope => v1::AuthorizationProblem::Scope,
+        Problem::State => v1::AuthorizationProblem::State,
     }
 }
 

@@ -149,6 +149,19 @@ pub struct Words {
     pub allow: &'static str,
     pub deny: &'static str,
     pub authorize_refused: &'static str,
+    /// Before the technical reason a sign-in request is refused.
+    pub authorize_developer: &'static str,
+    /// The consent page when the web inbox does not know gateway-mcp's address.
+    pub authorize_unconfigured: &'static str,
+    /// What is wrong with a refused sign-in request, each naming its parameter.
+    pub authorize_problem_client: &'static str,
+    pub authorize_problem_redirect_uri: &'static str,
+    pub authorize_problem_response_type: &'static str,
+    pub authorize_problem_code_challenge: &'static str,
+    pub authorize_problem_code_challenge_method: &'static str,
+    pub authorize_problem_resource: &'static str,
+    pub authorize_problem_scope: &'static str,
+    pub authorize_problem_state: &'static str,
     pub copy: &'static str,
     pub copied: &'static str,
     pub saved: &'static str,

@@ -6,7 +6,15 @@
 //!
 //! A code or refresh token used twice is a sign that it leaked: the second
 //! use is refused and the grant it came from is revoked, as RFC 6749
-//! (section 4.1.2) and OAuth 2.1 (section 4.3.1) ask.
+//! (section 4.1.2) and OAuth 2.1 (section 4.3.1) ask; a refresh token sent
+//! again within seconds is the exception (`oauth_tokens` says why).
+//!
+//! An authorization request goes back to its client only once the person
+//! answered it: with a code after Allow, with `access_denied` after Deny,
+//! and always with the state and this server's issuer (RFC 9207), so that
+//! a client signed in to several servers can tell which one answered. A
+//! request that fails a check is shown to the person instead, whoever its
+//! redirect URI is (RFC 9700 section 4.11.2).
 
 use crate::engine::Engine;
 use crate::error::CoreError;
@@ -14,8 +22,8 @@ use crate::storage::UserRecord;
 use crate::tokens;
 
 use crate::domain::oauth::{
-    self, AuthorizationParams, CODE_LIFETIME, ClientKind, ClientMetadata, MAX_UNCONNECTED_CLIENTS,
-    Refusal, RegisteredClient,
+    AuthorizationParams, CODE_LIFETIME, ClientKind, ClientMetadata, MAX_UNCONNECTED_CLIENTS,
+    Problem, Refusal, RegisteredClient, Server, Unfit, document_url,
 };
 use crate::storage::oauth::{self as store, ClientRecord, ConnectedApp, NewCode};
 
@@ -41,11 +49,15 @@ impl From<sqlx::Error> for OAuthFailure {
     }
 }
 
-/// A checked authorization request: who asks, and where the answer goes.
+/// A checked authorization request: who asks, where the answer goes, what
+/// the code will be for, and the issuer the answer names.
 #[derive(Clone, Debug)]
 pub(crate) struct Asking {
     pub(crate) client: ClientRecord,
     pub(crate) redirect_uri: String,
+    /// In the form resources compare in; empty when the request named none.
+    resource: String,
+    issuer: String,
 }
 
 /// Where an authorization request's answer goes and what it says.
@@ -53,12 +65,11 @@ pub(crate) struct Asking {
 pub(crate) enum Verdict {
     /// Asking may go ahead.
     Ask(Asking),
-    /// The person's browser goes back to the client: with a code after
-    /// Allow, or with why the request is refused.
+    /// The person answered, and their browser goes back to the client: with
+    /// a code after Allow, or with `access_denied` after Deny.
     Redirect { to: String, refusal: Option<Refusal> },
-    /// Refused, and only the person hears why: the client or its redirect
-    /// URI is not known, so nothing is sent anywhere.
-    Show(Refusal),
+    /// Refused, and only the person hears why: nothing is sent anywhere.
+    Show(Unfit),
 }
 
 /// `uri` with `pairs` added to its query.
@@ -109,7 +120,7 @@ impl Engine {
         if client_id.is_empty() {
             return Err(Refusal::invalid_request("client_id is required").into());
         }
-        if let Some(url) = oauth::document_url(client_id, self.outbound.allow_private)? {
+        if let Some(url) = document_url(client_id, self.outbound.allow_private)? {
             let metadata = self.fetch_document(&url).await?;
             let mut transaction = self.store.begin_write().await?;
             let client = store::save_client(
@@ -148,38 +159,39 @@ impl Engine {
         ClientMetadata::parse_document(url.as_str(), &body)
     }
 
-    /// Checks an authorization request, for the consent page.
+    /// Checks an authorization request, for the consent page: the client
+    /// and its redirect URI, then the rest. Any refusal is shown to the
+    /// person; the request's redirect URI hears nothing until they answer.
     pub(crate) async fn check_authorization(
         &self,
         params: &AuthorizationParams,
     ) -> Result<Verdict, CoreError> {
+        let server = Server::of_mcp_url(&params.served_resource).ok_or_else(|| {
+            CoreError::invalid(
+                "served_resource",
+                format!(
+                    "served_resource {:?} must be the MCP endpoint's http(s) URL, ending in /mcp, such as https://hado.example.com/mcp",
+                    params.served_resource
+                ),
+            )
+        })?;
         let client = match self.client_named(&params.client_id).await {
             Ok(client) => client,
-            Err(OAuthFailure::Refused(refusal)) => return Ok(Verdict::Show(refusal)),
+            Err(OAuthFailure::Refused(refusal)) => {
+                return Ok(Verdict::Show(Problem::Client.of(refusal)));
+            }
             Err(OAuthFailure::Core(error)) => return Err(error),
         };
         let redirect_uri = match params.redirect_uri(&client.metadata.redirect_uris) {
             Ok(uri) => uri.to_owned(),
-            Err(refusal) => return Ok(Verdict::Show(refusal)),
+            Err(unfit) => return Ok(Verdict::Show(unfit)),
         };
-        if let Err(refusal) = params.check_rest() {
-            // Sent back to the client only where the request named a URI
-            // the client registered: a refusal otherwise goes nowhere the
-            // request did not ask for (RFC 9700 section 4.11.2).
-            if !params.names_its_redirect_uri() {
-                return Ok(Verdict::Show(refusal));
+        match params.check_rest(&server) {
+            Ok(resource) => {
+                Ok(Verdict::Ask(Asking { client, redirect_uri, resource, issuer: server.issuer }))
             }
-            let to = with_query(
-                &redirect_uri,
-                &[
-                    ("error", refusal.code),
-                    ("error_description", &refusal.description),
-                    ("state", &params.state),
-                ],
-            );
-            return Ok(Verdict::Redirect { to, refusal: Some(refusal) });
+            Err(unfit) => Ok(Verdict::Show(unfit)),
         }
-        Ok(Verdict::Ask(Asking { client, redirect_uri }))
     }
 
     /// The person allowed the request: where their browser goes next, with
@@ -193,11 +205,6 @@ impl Engine {
             Verdict::Ask(asking) => asking,
             refused => return Ok(refused),
         };
-        let resource = if params.resource.is_empty() {
-            String::new()
-        } else {
-            oauth::resource(&params.resource).unwrap_or_default()
-        };
         let (code, code_hash) = tokens::generate(tokens::CODE_PREFIX);
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
@@ -208,17 +215,22 @@ impl Engine {
             user_id: user.id,
             redirect_uri: &asking.redirect_uri,
             code_challenge: &params.code_challenge,
-            resource: &resource,
+            resource: &asking.resource,
             expires_at: now + CODE_LIFETIME,
         };
         store::insert_code(&mut transaction, &new).await?;
         store::touch_client(&mut transaction, asking.client.id, now).await?;
         transaction.commit().await?;
-        let to = with_query(&asking.redirect_uri, &[("code", &code), ("state", &params.state)]);
+        let to = with_query(
+            &asking.redirect_uri,
+            &[("code", &code), ("state", &params.state), ("iss", &asking.issuer)],
+        );
         Ok(Verdict::Redirect { to, refusal: None })
     }
 
-    /// The person denied the request: the client hears `access_denied`.
+    /// The person denied the request: the client hears `access_denied`. A
+    /// request that does not pass the checks is refused to the person as
+    /// on the page, never sent back.
     pub(crate) async fn deny(&self, params: &AuthorizationParams) -> Result<Verdict, CoreError> {
         Ok(match self.check_authorization(params).await? {
             Verdict::Ask(asking) => {
@@ -229,6 +241,7 @@ impl Engine {
                         ("error", refusal.code),
                         ("error_description", &refusal.description),
                         ("state", &params.state),
+                        ("iss", &asking.issuer),
                     ],
                 );
                 Verdict::Redirect { to, refusal: Some(refusal) }

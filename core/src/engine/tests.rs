@@ -54,6 +54,7 @@ fn authorization(client_id: &str) -> AuthorizationParams {
         state: "s".into(),
         resource: String::new(),
         scope: String::new(),
+        served_resource: "https://hado.example.com/mcp".into(),
     }
 }
 
@@ -107,7 +108,8 @@ async fn an_agents_metadata_document_comes_through_the_network() {
     let unreachable = StandIn::new(Ok(()), Err("it answered 404 Not Found".into()));
     let test = TestEngine::start_with_network(&Backend::Sqlite, NOW, unreachable).await;
     match test.engine.check_authorization(&authorization(client_id)).await.unwrap() {
-        Verdict::Show(refusal) => {
+        Verdict::Show(unfit) => {
+            let refusal = unfit.refusal;
             assert_eq!(refusal.code, "invalid_client");
             assert!(refusal.description.contains("404"), "{}", refusal.description);
         }

@@ -13,6 +13,7 @@ use hado_proto::v1::{self, o_auth_server::OAuth};
 use super::auth::{self, Credentials};
 use crate::domain::oauth::{AuthorizationParams, Refusal};
 use crate::engine::{Engine, OAuthFailure, TokenParams, Verdict};
+use crate::wire;
 
 pub(crate) struct OAuthService {
     pub(crate) engine: Arc<Engine>,
@@ -33,6 +34,7 @@ fn params(request: &v1::AuthorizationRequest) -> AuthorizationParams {
         state: request.state.clone(),
         resource: request.resource.clone(),
         scope: request.scope.clone(),
+        served_resource: request.served_resource.clone(),
     }
 }
 
@@ -43,15 +45,18 @@ fn check(verdict: Verdict) -> v1::AuthorizationCheck {
             error: None,
             client_name: asking.client.metadata.name.clone(),
             redirect_host: crate::domain::oauth::host_of(&asking.redirect_uri),
+            ..Default::default()
         },
         Verdict::Redirect { to, refusal } => v1::AuthorizationCheck {
             redirect_to: to,
             error: refusal.map(error),
             ..Default::default()
         },
-        Verdict::Show(refusal) => {
-            v1::AuthorizationCheck { error: Some(error(refusal)), ..Default::default() }
-        }
+        Verdict::Show(unfit) => v1::AuthorizationCheck {
+            error: Some(error(unfit.refusal)),
+            problem: wire::authorization_problem(unfit.problem).into(),
+            ..Default::default()
+        },
     }
 }
 

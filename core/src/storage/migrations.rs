@@ -40,6 +40,7 @@ migrations![
     "20261204000012_channel_error_time",
     "20261205000013_email",
     "20261206000014_ids_never_reused",
+    "20261207000015_refresh_grace",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -66,7 +66,8 @@ pub struct TestCore {
     channel: Channel,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
-    database: TestDatabase,
+    /// The test's database; none for a replica, which shares another's.
+    database: Option<TestDatabase>,
 }
 
 impl TestCore {
@@ -85,6 +86,26 @@ impl TestCore {
         let mut config = config(&database.url);
         configure(&mut config);
         let engine = crate::open(&config, clock.clone()).await.expect("core opens its database");
+        Self::serve_new(engine, clock, config, Some(database)).await
+    }
+
+    /// Another core over this one's database and clock, on a port of its
+    /// own: a second replica, as behind a load balancer. Only on Postgres,
+    /// where several cores share one database (a SQLite file is one
+    /// process's). Stop it before the core it replicates.
+    pub async fn replica(&self) -> Self {
+        let engine = crate::open(&self.config, self.clock.clone())
+            .await
+            .expect("a replica opens the shared database");
+        Self::serve_new(engine, self.clock.clone(), self.config.clone(), None).await
+    }
+
+    async fn serve_new(
+        engine: Arc<Engine>,
+        clock: Arc<ManualClock>,
+        config: CoreConfig,
+        database: Option<TestDatabase>,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect_lazy();
@@ -216,6 +237,16 @@ impl TestCore {
         .with_mailer(crate::delivery::Mailer::of(&self.config))
     }
 
+    /// How many authorization codes storage holds, exchanged or not.
+    pub async fn authorization_codes(&self) -> i64 {
+        let mut connection =
+            self.engine.store().reader().acquire().await.expect("a read connection");
+        sqlx::query_scalar("SELECT COUNT(*) FROM oauth_codes")
+            .fetch_one(&mut *connection)
+            .await
+            .expect("the codes are counted")
+    }
+
     /// How many deliveries wait to be sent or tried again.
     pub async fn pending_deliveries(&self) -> i64 {
         self.engine.pending_deliveries().await.expect("the delivery queue")
@@ -261,6 +292,8 @@ impl TestCore {
 
     pub async fn stop(mut self) {
         self.pause().await;
-        self.database.drop_now().await;
+        if let Some(database) = self.database.take() {
+            database.drop_now().await;
+        }
     }
 }

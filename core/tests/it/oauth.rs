@@ -1,8 +1,10 @@
 //! Core's side of signing agents in, over gRPC as the gateways call it:
 //! clients known by their metadata documents (fetched from a server on
-//! loopback), registrations that expire unused and are capped, refresh
-//! tokens that rotate (a second use revokes the grant), access tokens that
-//! expire, and a person's Disconnect. Each on both backends.
+//! loopback), registrations that expire unused and are capped, answers
+//! that name the issuer, requests refused to the person and never sent
+//! back, refresh tokens that rotate (a second use revokes the grant),
+//! access tokens that expire, and a person's Disconnect. Each on both
+//! backends.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,6 +24,8 @@ const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 const SERVED: &str = "http://127.0.0.1:8081/mcp";
+/// The issuer gateway-mcp's metadata names when its MCP endpoint is `SERVED`.
+const ISSUER: &str = "http://127.0.0.1:8081";
 
 fn gateway(core: &TestCore) -> OAuth {
     OAuthClient::with_interceptor(core.channel(), Bearer::new(GATEWAY_TOKEN, None))
@@ -56,8 +60,15 @@ fn request(client_id: &str) -> v1::AuthorizationRequest {
         code_challenge: CHALLENGE.into(),
         code_challenge_method: "S256".into(),
         state: "s".into(),
+        served_resource: SERVED.into(),
         ..Default::default()
     }
+}
+
+/// The query of the address an answer sends the browser to.
+fn landed(check: &v1::AuthorizationCheck) -> std::collections::HashMap<String, String> {
+    assert!(check.redirect_to.starts_with(REDIRECT), "{check:?}");
+    reqwest::Url::parse(&check.redirect_to).unwrap().query_pairs().into_owned().collect()
 }
 
 /// Anna allows `client_id`; the code.
@@ -140,8 +151,9 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
         .unwrap_err();
     assert_eq!(denied.code(), tonic::Code::PermissionDenied);
 
-    // Refreshing rotates both tokens; the old refresh token used again
-    // revokes the grant, so every token of it stops.
+    // Refreshing rotates both tokens; the old refresh token used again,
+    // past the few seconds a repeat gets the same answer, revokes the
+    // grant, so every token of it stops.
     let second = refresh(&core, &client_id, &first.refresh_token).await.unwrap();
     assert_ne!(second.refresh_token, first.refresh_token);
     assert!(works(&core, &second.access_token).await);
@@ -154,6 +166,7 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
         "invalid_grant",
         "another client's"
     );
+    core.clock.advance(Duration::seconds(6));
     assert_eq!(
         refresh(&core, &client_id, &first.refresh_token).await.unwrap_err().error,
         "invalid_grant"
@@ -221,6 +234,167 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
             .approve(request(&client_id))
             .await;
     assert_eq!(as_agent.unwrap_err().code(), tonic::Code::Unauthenticated);
+    core.stop().await;
+}
+
+async fn every_answer_names_the_issuer_and_only_an_answer_goes_back(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let client_id =
+        register(&core, &format!(r#"{{"redirect_uris":["{REDIRECT}"]}}"#)).await.unwrap();
+
+    // Allow and Deny each send the browser back with the state and the
+    // issuer (RFC 9207), so that a client signed in to several servers can
+    // tell which one answered (a mix-up attack fails on it).
+    let allowed =
+        landed(&person(&core, "anna").approve(request(&client_id)).await.unwrap().into_inner());
+    assert_eq!((allowed["state"].as_str(), allowed["iss"].as_str()), ("s", ISSUER));
+    assert!(allowed["code"].starts_with("hado_code_"));
+    let denied = person(&core, "anna").deny(request(&client_id)).await.unwrap().into_inner();
+    assert_eq!(denied.error.as_ref().map(|error| error.error.as_str()), Some("access_denied"));
+    let denied = landed(&denied);
+    assert_eq!(
+        (denied["error"].as_str(), denied["state"].as_str(), denied["iss"].as_str()),
+        ("access_denied", "s", ISSUER)
+    );
+    assert!(!denied.contains_key("code"));
+    // The issuer follows the gateway's configured address, never the request.
+    let elsewhere = v1::AuthorizationRequest {
+        served_resource: "https://hado.example.com/hado/mcp".into(),
+        resource: "https://hado.example.com/hado/sse".into(),
+        ..request(&client_id)
+    };
+    let allowed = landed(&person(&core, "anna").approve(elsewhere).await.unwrap().into_inner());
+    assert_eq!(allowed["iss"], "https://hado.example.com/hado");
+    let codes = core.authorization_codes().await;
+    assert_eq!(codes, 2);
+
+    // A resource that is not this server's MCP endpoint is refused before
+    // the person is asked, and Allow issues no code for it.
+    for foreign in ["https://elsewhere.example/mcp", "http://127.0.0.1:8082/mcp", "not a uri"] {
+        let asking = v1::AuthorizationRequest { resource: foreign.into(), ..request(&client_id) };
+        for check in [
+            gateway(&core).check_authorization(asking.clone()).await.unwrap().into_inner(),
+            person(&core, "anna").approve(asking.clone()).await.unwrap().into_inner(),
+            person(&core, "anna").deny(asking.clone()).await.unwrap().into_inner(),
+        ] {
+            assert_eq!(check.problem(), v1::AuthorizationProblem::Resource, "{foreign}");
+            assert_eq!(check.error.map(|error| error.error), Some("invalid_target".into()));
+            assert!(check.redirect_to.is_empty(), "{foreign}: never sent back");
+        }
+    }
+    assert_eq!(core.authorization_codes().await, codes, "no code for another server");
+
+    // A malformed request is shown to the person, never sent to its
+    // redirect URI: anyone can register one (RFC 9700 section 4.11.2).
+    let challenge_missing =
+        v1::AuthorizationRequest { code_challenge: String::new(), ..request(&client_id) };
+    let method_plain =
+        v1::AuthorizationRequest { code_challenge_method: "plain".into(), ..request(&client_id) };
+    let response_token =
+        v1::AuthorizationRequest { response_type: "token".into(), ..request(&client_id) };
+    let scope_quoted =
+        v1::AuthorizationRequest { scope: "inbox \"all\"".into(), ..request(&client_id) };
+    let foreign_redirect = v1::AuthorizationRequest {
+        redirect_uri: "https://evil.example/cb".into(),
+        ..request(&client_id)
+    };
+    let unknown_client = request("hado_client_unknown");
+    use v1::AuthorizationProblem as Problem;
+    for (malformed, problem, code) in [
+        (challenge_missing, Problem::CodeChallenge, "invalid_request"),
+        (method_plain, Problem::CodeChallengeMethod, "invalid_request"),
+        (response_token, Problem::ResponseType, "unsupported_response_type"),
+        (scope_quoted, Problem::Scope, "invalid_scope"),
+        (foreign_redirect, Problem::RedirectUri, "invalid_request"),
+        (unknown_client, Problem::Client, "invalid_client"),
+    ] {
+        for check in [
+            gateway(&core).check_authorization(malformed.clone()).await.unwrap().into_inner(),
+            person(&core, "anna").approve(malformed.clone()).await.unwrap().into_inner(),
+            person(&core, "anna").deny(malformed.clone()).await.unwrap().into_inner(),
+        ] {
+            assert_eq!(
+                (check.problem(), check.error.map(|error| error.error)),
+                (problem, Some(code.to_owned()))
+            );
+            assert!(check.redirect_to.is_empty(), "{problem:?}: never sent back");
+        }
+    }
+    assert_eq!(core.authorization_codes().await, codes);
+
+    // The issuer is the gateway's to say: without it, core refuses to guess.
+    let unconfigured =
+        v1::AuthorizationRequest { served_resource: String::new(), ..request(&client_id) };
+    let refused = person(&core, "anna").approve(unconfigured).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().contains("served_resource"), "{}", refused.message());
+    core.stop().await;
+}
+
+/// Two refreshes of one refresh token at the same moment, as a client
+/// sends them when two requests find the access token ran out: both get
+/// the one new pair, which works, whichever replica each reaches. A repeat
+/// past the grace window is a reuse and revokes the grant.
+async fn a_refresh_sent_twice_at_once_gets_one_answer(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    // On Postgres the two go to two cores sharing the database; a SQLite
+    // file is one process's, so there both go to the one core.
+    let replica = match backend {
+        Backend::Postgres(_) => Some(core.replica().await),
+        Backend::Sqlite => None,
+    };
+    let other = replica.as_ref().unwrap_or(&core);
+    let client_id =
+        register(&core, &format!(r#"{{"redirect_uris":["{REDIRECT}"]}}"#)).await.unwrap();
+    let mut current = exchange(&core, &client_id, &code(&core, &client_id).await).await.unwrap();
+    for round in 0..5 {
+        let (one, two) = tokio::join!(
+            refresh(&core, &client_id, &current.refresh_token),
+            refresh(other, &client_id, &current.refresh_token)
+        );
+        let (one, two) = (one.unwrap(), two.unwrap());
+        assert_eq!(
+            (&one.access_token, &one.refresh_token),
+            (&two.access_token, &two.refresh_token),
+            "round {round}: one answer for both"
+        );
+        assert_ne!(one.refresh_token, current.refresh_token);
+        assert!(works(&core, &one.access_token).await && works(other, &one.access_token).await);
+        assert!(!works(&core, &current.access_token).await, "the pair replaced is revoked");
+        current = one;
+    }
+
+    // Within the window a repeat is answered alike, with the access
+    // token's time left; a repeat from another client is refused and
+    // changes nothing.
+    let fresh = refresh(&core, &client_id, &current.refresh_token).await.unwrap();
+    core.clock.advance(Duration::seconds(4));
+    let again = refresh(other, &client_id, &current.refresh_token).await.unwrap();
+    assert_eq!(
+        (&again.access_token, &again.refresh_token),
+        (&fresh.access_token, &fresh.refresh_token)
+    );
+    assert_eq!((fresh.expires_in, again.expires_in), (3600, 3596));
+    assert_eq!(
+        refresh(&core, "hado_client_other", &current.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
+    assert!(works(&core, &fresh.access_token).await);
+
+    // Past the window the same token is a reuse: the grant is revoked.
+    core.clock.advance(Duration::seconds(2));
+    assert_eq!(
+        refresh(other, &client_id, &current.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
+    assert!(!works(&core, &fresh.access_token).await, "reuse revoked the grant");
+    assert_eq!(
+        refresh(&core, &client_id, &fresh.refresh_token).await.unwrap_err().error,
+        "invalid_grant"
+    );
+    if let Some(replica) = replica {
+        replica.stop().await;
+    }
     core.stop().await;
 }
 
@@ -362,6 +536,8 @@ async fn a_document_on_a_private_address_is_refused_when_private_targets_are(bac
 
 hado_core::on_both_backends!(
     tokens_rotate_expire_and_stop_at_disconnect,
+    every_answer_names_the_issuer_and_only_an_answer_goes_back,
+    a_refresh_sent_twice_at_once_gets_one_answer,
     registrations_expire_unused_and_are_capped,
     a_client_is_known_by_its_metadata_document,
     a_document_on_a_private_address_is_refused_when_private_targets_are,

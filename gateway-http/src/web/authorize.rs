@@ -3,9 +3,12 @@
 //! every page, it shows who is asking and what the app will be able to do,
 //! with Allow and Deny. Core checks the request and, on Allow, issues the
 //! one-time code; this page only carries the request's parameters through
-//! a plain form (no JavaScript) and sends the browser where core says. The
-//! form is guarded against other sites like every form here; a request
-//! over its size or the person's rate is refused before core is asked.
+//! a plain form (no JavaScript), adds the MCP address this inbox is
+//! configured with (core holds the request's resource to it and names the
+//! issuer by it), and sends the browser where core says. A request core
+//! refuses is a page in the person's language, never a redirect. The form
+//! is guarded against other sites like every form here; a request over its
+//! size or the person's rate is refused before core is asked.
 
 use super::*;
 
@@ -68,7 +71,9 @@ pub(crate) struct AuthorizationQuery {
 }
 
 impl AuthorizationQuery {
-    fn request(&self) -> v1::AuthorizationRequest {
+    /// The request for core, with the MCP endpoint this inbox knows:
+    /// configuration, never a parameter the client could choose.
+    fn request(&self, served_resource: &str) -> v1::AuthorizationRequest {
         v1::AuthorizationRequest {
             response_type: self.response_type.clone(),
             client_id: self.client_id.clone(),
@@ -78,6 +83,7 @@ impl AuthorizationQuery {
             state: self.state.clone(),
             resource: self.resource.clone(),
             scope: self.scope.clone(),
+            served_resource: served_resource.to_owned(),
         }
     }
 
@@ -115,10 +121,44 @@ struct AuthorizePage {
 struct RefusedPage {
     t: &'static Words,
     nav: Option<Nav>,
-    error: String,
+    /// What is wrong, in the person's words; empty when core named nothing.
+    problem: &'static str,
+    /// The RFC's code and core's description, for the app's developer.
+    detail: String,
 }
 
-/// What core's answer means for the browser: a page, or a redirect.
+/// What is wrong with a refused request, in the person's words.
+fn problem_words(t: &'static Words, problem: v1::AuthorizationProblem) -> &'static str {
+    use v1::AuthorizationProblem as Problem;
+    match problem {
+        Problem::Client => t.authorize_problem_client,
+        Problem::RedirectUri => t.authorize_problem_redirect_uri,
+        Problem::ResponseType => t.authorize_problem_response_type,
+        Problem::CodeChallenge => t.authorize_problem_code_challenge,
+        Problem::CodeChallengeMethod => t.authorize_problem_code_challenge_method,
+        Problem::Resource => t.authorize_problem_resource,
+        Problem::Scope => t.authorize_problem_scope,
+        Problem::State => t.authorize_problem_state,
+        Problem::Unspecified => "",
+    }
+}
+
+/// The page when this inbox does not know the MCP endpoint's address
+/// (`HttpConfig::mcp_url`): without it core can neither hold a request to
+/// this server's resource nor name the issuer, so no app can sign in, and
+/// the page says who can change that.
+fn unconfigured(session: &Session) -> Response {
+    let page = RefusedPage {
+        t: session.t,
+        nav: session.nav(""),
+        problem: session.t.authorize_unconfigured,
+        detail: String::new(),
+    };
+    render(StatusCode::SERVICE_UNAVAILABLE, page)
+}
+
+/// What core's answer means for the browser: a page, or a redirect (only
+/// after the person answered: core sets `redirect_to` for nothing else).
 fn answer(
     session: &Session,
     query: &AuthorizationQuery,
@@ -127,11 +167,12 @@ fn answer(
     if !check.redirect_to.is_empty() {
         return Redirect::to(&check.redirect_to).into_response();
     }
-    if let Some(error) = check.error {
+    if let Some(error) = &check.error {
         let page = RefusedPage {
             t: session.t,
             nav: session.nav(""),
-            error: format!("{} ({})", error.description, error.error),
+            problem: problem_words(session.t, check.problem()),
+            detail: format!("{} ({})", error.description, error.error),
         };
         return render(StatusCode::BAD_REQUEST, page);
     }
@@ -151,7 +192,10 @@ pub(crate) async fn authorize_page(
     session: Session,
     Query(query): Query<AuthorizationQuery>,
 ) -> Response {
-    match state.oauth().check_authorization(query.request()).await {
+    let Some(served) = state.config.mcp_url.as_deref() else {
+        return unconfigured(&session);
+    };
+    match state.oauth().check_authorization(query.request(served)).await {
         Ok(check) => answer(&session, &query, check.into_inner()),
         Err(status) => failure_page(&state, session.t, &status),
     }
@@ -173,14 +217,18 @@ pub(crate) async fn authorize(
     session: Session,
     Form(form): Form<Decision>,
 ) -> Response {
+    let Some(served) = state.config.mcp_url.as_deref() else {
+        return unconfigured(&session);
+    };
     let mut oauth = match state.oauth_as(&session.login) {
         Ok(oauth) => oauth,
         Err(error) => return message(error.status, &error.body.error, ""),
     };
+    let request = form.query.request(served);
     let answered = if form.decision == "allow" {
-        oauth.approve(form.query.request()).await
+        oauth.approve(request).await
     } else {
-        oauth.deny(form.query.request()).await
+        oauth.deny(request).await
     };
     match answered {
         Ok(check) => answer(&session, &form.query, check.into_inner()),

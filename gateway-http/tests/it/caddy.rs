@@ -105,6 +105,9 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let mut config = common::config(&core);
     config.trusted_proxies = TrustedProxies::parse("127.0.0.1").unwrap();
+    // Where agents reach gateway-mcp: without it the consent page lets no
+    // app sign in before core is asked.
+    config.mcp_url = Some("https://localhost/mcp".into());
     let gateway = Gateway::start(config).await;
     let gateway_addr = gateway.addr;
 

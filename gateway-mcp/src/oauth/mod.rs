@@ -188,7 +188,11 @@ pub(crate) async fn protected_resource(
     counted(PROTECTED_RESOURCE_PATH, "GET", Json(document).into_response())
 }
 
-/// `GET /.well-known/oauth-authorization-server` (RFC 8414).
+/// `GET /.well-known/oauth-authorization-server` (RFC 8414). Every
+/// authorization response names `issuer` as its `iss` (RFC 9207): core
+/// writes it from the MCP address the web inbox is configured with, which
+/// is this document's base when both are set up alike (`HADO_PUBLIC_URL`,
+/// or `hado up`'s addresses).
 pub(crate) async fn authorization_server(
     State(sign_in): State<SignIn>,
     headers: HeaderMap,
@@ -209,6 +213,7 @@ pub(crate) async fn authorization_server(
         "token_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": ["inbox"],
         "client_id_metadata_document_supported": true,
+        "authorization_response_iss_parameter_supported": true,
     });
     counted(AUTHORIZATION_SERVER_PATH, "GET", Json(document).into_response())
 }

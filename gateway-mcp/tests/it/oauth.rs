@@ -36,17 +36,25 @@ struct Stack {
 
 impl Stack {
     async fn start(backend: &Backend) -> Self {
+        Self::start_with(backend, |_| {}).await
+    }
+
+    /// The stack with gateway-http's configuration changed by `configure`.
+    async fn start_with(backend: &Backend, configure: impl FnOnce(&mut HttpConfig)) -> Self {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
         let web_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let web = format!("http://{}", web_listener.local_addr().unwrap());
         let mcp_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let mcp = format!("http://{}", mcp_listener.local_addr().unwrap());
-        let http_config = HttpConfig {
+        let mut http_config = HttpConfig {
             addr: web_listener.local_addr().unwrap(),
             // The test plays the sign-in proxy: it names the person.
             trusted_proxies: TrustedProxies::parse("127.0.0.1").unwrap(),
+            // Where agents reach gateway-mcp, as `hado up` tells the inbox.
+            mcp_url: Some(format!("{mcp}/mcp")),
             ..HttpConfig::local(&core.url(), GATEWAY_TOKEN)
         };
+        configure(&mut http_config);
         // ...and stands in front of gateway-mcp too, naming each client.
         let mcp_config = McpConfig {
             web_url: web.clone(),
@@ -369,18 +377,20 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
         answer(&stack, &foreign_redirect, "allow").await.headers().get("location").is_none(),
         "Allow does not redirect there either"
     );
-    // Without PKCE, or with plain PKCE: back to the client with invalid_request.
+    // Without PKCE, or with plain PKCE: a page for the person, with no
+    // Location, on the page and on Allow alike.
     for change in [("code_challenge", ""), ("code_challenge_method", "plain")] {
-        let sent_back =
-            landed(&answer(&stack, &authorization(&client_id, &[change]), "allow").await);
-        assert_eq!(
-            (sent_back["error"].as_str(), sent_back["state"].as_str()),
-            ("invalid_request", "xyz"),
-            "{change:?}"
-        );
+        let malformed = authorization(&client_id, &[change]);
+        let allowed = answer(&stack, &malformed, "allow").await;
+        assert_eq!(allowed.status(), StatusCode::BAD_REQUEST, "{change:?}");
+        assert!(allowed.headers().get("location").is_none(), "{change:?}");
+        assert!(allowed.text().await.unwrap().contains("invalid_request"), "{change:?}");
     }
     let denied = landed(&answer(&stack, &authorization(&client_id, &[]), "deny").await);
-    assert_eq!((denied["error"].as_str(), denied["state"].as_str()), ("access_denied", "xyz"));
+    assert_eq!(
+        (denied["error"].as_str(), denied["state"].as_str(), denied["iss"].as_str()),
+        ("access_denied", "xyz", stack.mcp.as_str())
+    );
     let cross_site = client()
         .post(format!("{}/oauth/authorize", stack.web))
         .header("x-remote-user", "anna")
@@ -457,13 +467,24 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
         ("resource", "https://elsewhere.example/mcp"),
     ];
     refused(&token(&stack, &elsewhere).await, StatusCode::BAD_REQUEST, "invalid_target");
-    let for_elsewhere =
-        code(&stack, &client_id, &[("resource", "https://elsewhere.example/mcp")]).await;
-    refused(
-        &exchange(&stack, &client_id, &for_elsewhere, VERIFIER).await,
-        StatusCode::BAD_REQUEST,
-        "invalid_target",
-    );
+    // A code for another server is never issued: the page refuses it
+    // before the person is asked, and Allow sends nothing back.
+    let for_elsewhere = authorization(&client_id, &[("resource", "https://elsewhere.example/mcp")]);
+    let codes = stack.core.authorization_codes().await;
+    let shown = http
+        .get(page_url(&stack, &for_elsewhere))
+        .header("x-remote-user", "anna")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
+    assert!(shown.headers().get("location").is_none());
+    let shown = shown.text().await.unwrap();
+    assert!(shown.contains("invalid_target") && !shown.contains("value=\"allow\""), "{shown}");
+    let allowed = answer(&stack, &for_elsewhere, "allow").await;
+    assert_eq!(allowed.status(), StatusCode::BAD_REQUEST);
+    assert!(allowed.headers().get("location").is_none());
+    assert_eq!(stack.core.authorization_codes().await, codes, "no code was issued");
     assert_eq!(connected_apps(&stack).await, 0);
 
     // An expired code: five minutes later, core refuses it.
@@ -516,10 +537,19 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
     assert_eq!(shown.status(), StatusCode::BAD_REQUEST);
     assert!(shown.text().await.unwrap().contains("invalid_client"));
 
-    // Never an open redirector (RFC 9700 section 4.11.2): a malformed
-    // request goes back to the client only at a redirect URI it named and
-    // registered exactly; anything else is a page, with no Location.
+    // Never an open redirector (RFC 9700 section 4.11.2): anyone can
+    // register a redirect URI, so a malformed request goes back to none,
+    // even one the client named and registered exactly; each is a page,
+    // with no Location, on the page and on Allow and Deny.
+    let long_state = "s".repeat(1001);
     for (changes, expected) in [
+        (vec![("response_type", "token")], "unsupported_response_type"),
+        (vec![("code_challenge", "")], "invalid_request"),
+        (vec![("code_challenge", "too-short")], "invalid_request"),
+        (vec![("code_challenge_method", "plain")], "invalid_request"),
+        (vec![("resource", "https://elsewhere.example/mcp")], "invalid_target"),
+        (vec![("scope", "inbox \"all\"")], "invalid_scope"),
+        (vec![("state", long_state.as_str())], "invalid_request"),
         (vec![("redirect_uri", ""), ("response_type", "token")], "unsupported_response_type"),
         (vec![("redirect_uri", ""), ("code_challenge", "")], "invalid_request"),
         (
@@ -544,6 +574,11 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
         assert_eq!(shown.status(), StatusCode::BAD_REQUEST, "{changes:?}");
         assert!(shown.headers().get("location").is_none(), "{changes:?}");
         assert!(shown.text().await.unwrap().contains(expected), "{changes:?}");
+        for decision in ["allow", "deny"] {
+            let answered = answer(&stack, &malformed, decision).await;
+            assert_eq!(answered.status(), StatusCode::BAD_REQUEST, "{decision}: {changes:?}");
+            assert!(answered.headers().get("location").is_none(), "{decision}: {changes:?}");
+        }
     }
 
     // The page refuses a request that is too long, and more than 30 a
@@ -619,6 +654,159 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
         StatusCode::CREATED,
         "another client behind the same proxy has its own allowance"
     );
+    stack.stop().await;
+}
+
+/// A client signed in to several servers sends a code only to the server
+/// that issued it (RFC 9207): the issuer an answer names is the issuer of
+/// the metadata it discovered, which says that answers name it.
+async fn every_answer_names_the_issuer_of_the_metadata(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let server: Value = client()
+        .get(format!("{}/.well-known/oauth-authorization-server", stack.mcp))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(server["authorization_response_iss_parameter_supported"], true);
+    let issuer = server["issuer"].as_str().unwrap().to_owned();
+    let client_id = register(&stack).await;
+    for resource in ["", &format!("{}/mcp", stack.mcp), &format!("{}/sse", stack.mcp)] {
+        let allowed = landed(
+            &answer(&stack, &authorization(&client_id, &[("resource", resource)]), "allow").await,
+        );
+        assert_eq!(allowed["iss"], issuer, "the code's answer names the issuer ({resource:?})");
+        let form = [
+            ("grant_type", "authorization_code"),
+            ("client_id", &client_id),
+            ("code", &allowed["code"]),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+            ("resource", resource),
+        ];
+        let (status, tokens) = token(&stack, &form).await;
+        assert_eq!(status, StatusCode::OK, "{tokens}");
+    }
+    let denied = landed(&answer(&stack, &authorization(&client_id, &[]), "deny").await);
+    assert_eq!(denied["iss"], issuer, "so does a denial's");
+    stack.stop().await;
+}
+
+/// A refused request is told to the person in their language, naming what
+/// is wrong; and an inbox that does not know where agents reach
+/// gateway-mcp lets no app sign in rather than guess an issuer.
+async fn a_refused_request_is_a_page_in_the_persons_language(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let client_id = register(&stack).await;
+    stack
+        .core
+        .inbox_as("anna")
+        .update_profile(v1::UpdateProfileRequest {
+            locale: Some("ru".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    for (changes, words) in [
+        (vec![("code_challenge", "")], "нет верного PKCE-вызова"),
+        (vec![("resource", "https://elsewhere.example/mcp")], "на другой сервер"),
+        (vec![("redirect_uri", "https://evil.example/cb")], "не регистрировало"),
+    ] {
+        let page = client()
+            .get(page_url(&stack, &authorization(&client_id, &changes)))
+            .header("x-remote-user", "anna")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), StatusCode::BAD_REQUEST);
+        let page = page.text().await.unwrap();
+        assert!(page.contains(words) && page.contains("Для разработчика"), "{changes:?}: {page}");
+    }
+    let english = client()
+        .get(page_url(&stack, &authorization(&client_id, &[("code_challenge", "")])))
+        .header("x-remote-user", "bob")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        english.contains("no valid PKCE challenge") && english.contains("(code_challenge)"),
+        "{english}"
+    );
+    stack.stop().await;
+
+    let stack = Stack::start_with(&backend, |config| config.mcp_url = None).await;
+    let client_id = register(&stack).await;
+    let page = client()
+        .get(page_url(&stack, &authorization(&client_id, &[])))
+        .header("x-remote-user", "anna")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(page.text().await.unwrap().contains("HADO_MCP_URL"));
+    let allowed = answer(&stack, &authorization(&client_id, &[]), "allow").await;
+    assert!(allowed.headers().get("location").is_none());
+    assert_eq!(stack.core.authorization_codes().await, 0);
+    stack.stop().await;
+}
+
+/// `tools/list` with `access_token`: the status and how many tools it lists.
+async fn list_tools(stack: &Stack, access_token: &str) -> (StatusCode, usize) {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let reply = client()
+        .post(format!("{}/mcp", stack.mcp))
+        .bearer_auth(access_token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status();
+    let listed: Value = reply.json().await.unwrap_or_default();
+    (status, listed["result"]["tools"].as_array().map_or(0, Vec::len))
+}
+
+/// A client whose access token ran out while two requests were under way
+/// refreshes twice at once with one refresh token: both get the one new
+/// pair, which works, rather than the second use revoking the first's. A
+/// repeat past the grace window still revokes the grant.
+async fn two_refreshes_at_once_get_one_pair_that_works(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let client_id = register(&stack).await;
+    let (status, first) =
+        exchange(&stack, &client_id, &code(&stack, &client_id, &[]).await, VERIFIER).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let old = first["refresh_token"].as_str().unwrap().to_owned();
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("client_id", client_id.as_str()),
+        ("refresh_token", old.as_str()),
+    ];
+    let ((one_status, one), (two_status, two)) =
+        tokio::join!(token(&stack, &form), token(&stack, &form));
+    assert_eq!((one_status, two_status), (StatusCode::OK, StatusCode::OK), "{one} {two}");
+    assert_eq!(
+        (&one["access_token"], &one["refresh_token"]),
+        (&two["access_token"], &two["refresh_token"]),
+        "one answer for both"
+    );
+    let access = one["access_token"].as_str().unwrap();
+    assert_eq!(list_tools(&stack, access).await, (StatusCode::OK, 11));
+    assert_eq!(connected_apps(&stack).await, 1);
+
+    stack.core.clock.advance(chrono::Duration::seconds(6));
+    refused(&token(&stack, &form).await, StatusCode::BAD_REQUEST, "invalid_grant");
+    assert_eq!(
+        list_tools(&stack, access).await.0,
+        StatusCode::UNAUTHORIZED,
+        "the grant is revoked"
+    );
+    assert_eq!(connected_apps(&stack).await, 0);
     stack.stop().await;
 }
 
@@ -725,6 +913,9 @@ async fn a_persons_streams_are_capped_and_end_with_their_token(backend: Backend)
 }
 
 hado_core::on_both_backends!(
+    every_answer_names_the_issuer_of_the_metadata,
+    two_refreshes_at_once_get_one_pair_that_works,
+    a_refused_request_is_a_page_in_the_persons_language,
     a_persons_streams_are_capped_and_end_with_their_token,
     the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect,
     each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing

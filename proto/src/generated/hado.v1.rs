@@ -5023,7 +5023,8 @@ pub mod register_client_reply {
         Error(super::OAuthError),
     }
 }
-/// The authorization request's parameters, as the client sent them.
+/// The authorization request's parameters, as the client sent them, and
+/// the resource the calling gateway knows this server by.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AuthorizationRequest {
     #[prost(string, tag = "1")]
@@ -5042,13 +5043,20 @@ pub struct AuthorizationRequest {
     pub resource: ::prost::alloc::string::String,
     #[prost(string, tag = "8")]
     pub scope: ::prost::alloc::string::String,
+    /// The MCP endpoint's URL as the calling gateway is configured to know it
+    /// (gateway-http's HADO_MCP_URL), such as <https://hado.example.com/mcp.>
+    /// A code is only ever issued for it or for the legacy /sse beside it,
+    /// and the URL without its /mcp is the issuer every answer names (the
+    /// `issuer` of gateway-mcp's RFC 8414 metadata). Never the client's word.
+    #[prost(string, tag = "9")]
+    pub served_resource: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AuthorizationCheck {
-    /// Where the person's browser goes next: the redirect URI with the code
-    /// (Approve) or with the error (and then `error` is set too), and the state. Empty when the error must
-    /// not be sent to the redirect URI (an unknown client, a redirect URI the
-    /// client did not register): the page shows it instead.
+    /// Where the person's browser goes next, only once they answered: the
+    /// redirect URI with the code (Approve) or with access_denied (Deny, and
+    /// then `error` is set too), the state and the issuer. Empty when the
+    /// request itself is refused: the page shows why instead.
     #[prost(string, tag = "1")]
     pub redirect_to: ::prost::alloc::string::String,
     /// Set when the request is refused.
@@ -5059,6 +5067,10 @@ pub struct AuthorizationCheck {
     pub client_name: ::prost::alloc::string::String,
     #[prost(string, tag = "4")]
     pub redirect_host: ::prost::alloc::string::String,
+    /// What is wrong with a refused request, for the person's page in their
+    /// language; `error` holds the RFC's code and the developer's details.
+    #[prost(enumeration = "AuthorizationProblem", tag = "5")]
+    pub problem: i32,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct TokenRequest {
@@ -5106,6 +5118,67 @@ pub struct TokenGrant {
     pub refresh_token: ::prost::alloc::string::String,
     #[prost(string, tag = "4")]
     pub scope: ::prost::alloc::string::String,
+}
+/// What is wrong with an authorization request that is refused before the
+/// person is asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum AuthorizationProblem {
+    Unspecified = 0,
+    /// No client_id, one not registered here, or a client ID metadata
+    /// document that could not be read or is not acceptable.
+    Client = 1,
+    /// A redirect_uri the client did not register, or none where it
+    /// registered several.
+    RedirectUri = 2,
+    /// A response_type other than code.
+    ResponseType = 3,
+    /// No code_challenge, or one that is not an S256 challenge.
+    CodeChallenge = 4,
+    /// A code_challenge_method other than S256.
+    CodeChallengeMethod = 5,
+    /// A resource that is not this server's MCP endpoint.
+    Resource = 6,
+    /// A scope that is too long or not made of RFC 6749's characters.
+    Scope = 7,
+    /// A state over its length.
+    State = 8,
+}
+impl AuthorizationProblem {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "AUTHORIZATION_PROBLEM_UNSPECIFIED",
+            Self::Client => "AUTHORIZATION_PROBLEM_CLIENT",
+            Self::RedirectUri => "AUTHORIZATION_PROBLEM_REDIRECT_URI",
+            Self::ResponseType => "AUTHORIZATION_PROBLEM_RESPONSE_TYPE",
+            Self::CodeChallenge => "AUTHORIZATION_PROBLEM_CODE_CHALLENGE",
+            Self::CodeChallengeMethod => "AUTHORIZATION_PROBLEM_CODE_CHALLENGE_METHOD",
+            Self::Resource => "AUTHORIZATION_PROBLEM_RESOURCE",
+            Self::Scope => "AUTHORIZATION_PROBLEM_SCOPE",
+            Self::State => "AUTHORIZATION_PROBLEM_STATE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "AUTHORIZATION_PROBLEM_UNSPECIFIED" => Some(Self::Unspecified),
+            "AUTHORIZATION_PROBLEM_CLIENT" => Some(Self::Client),
+            "AUTHORIZATION_PROBLEM_REDIRECT_URI" => Some(Self::RedirectUri),
+            "AUTHORIZATION_PROBLEM_RESPONSE_TYPE" => Some(Self::ResponseType),
+            "AUTHORIZATION_PROBLEM_CODE_CHALLENGE" => Some(Self::CodeChallenge),
+            "AUTHORIZATION_PROBLEM_CODE_CHALLENGE_METHOD" => {
+                Some(Self::CodeChallengeMethod)
+            }
+            "AUTHORIZATION_PROBLEM_RESOURCE" => Some(Self::Resource),
+            "AUTHORIZATION_PROBLEM_SCOPE" => Some(Self::Scope),
+            "AUTHORIZATION_PROBLEM_STATE" => Some(Self::State),
+            _ => None,
+        }
+    }
 }
 /// Generated client implementations.
 pub mod o_auth_client {
@@ -5240,7 +5313,8 @@ pub mod o_auth_client {
         }
         /// Checks an authorization request and says who is asking, for the
         /// consent page. Fetches a client ID metadata document when the client ID
-        /// is an https URL.
+        /// is an https URL. A request that does not pass is shown to the person
+        /// and never sent back to the client (RFC 9700 section 4.11.2).
         pub async fn check_authorization(
             &mut self,
             request: impl tonic::IntoRequest<super::AuthorizationRequest>,
@@ -5265,7 +5339,8 @@ pub mod o_auth_client {
                 .insert(GrpcMethod::new("hado.v1.OAuth", "CheckAuthorization"));
             self.inner.unary(req, path, codec).await
         }
-        /// The person allowed the request: a one-time code, valid 5 minutes.
+        /// The person allowed the request: a one-time code, valid 5 minutes, with
+        /// the state and the issuer (RFC 9207's iss).
         pub async fn approve(
             &mut self,
             request: impl tonic::IntoRequest<super::AuthorizationRequest>,
@@ -5288,7 +5363,7 @@ pub mod o_auth_client {
             self.inner.unary(req, path, codec).await
         }
         /// The person denied the request: where their browser goes, with
-        /// error=access_denied for the client.
+        /// error=access_denied, the state and the issuer for the client.
         pub async fn deny(
             &mut self,
             request: impl tonic::IntoRequest<super::AuthorizationRequest>,
@@ -5355,7 +5430,8 @@ pub mod o_auth_server {
         >;
         /// Checks an authorization request and says who is asking, for the
         /// consent page. Fetches a client ID metadata document when the client ID
-        /// is an https URL.
+        /// is an https URL. A request that does not pass is shown to the person
+        /// and never sent back to the client (RFC 9700 section 4.11.2).
         async fn check_authorization(
             &self,
             request: tonic::Request<super::AuthorizationRequest>,
@@ -5363,7 +5439,8 @@ pub mod o_auth_server {
             tonic::Response<super::AuthorizationCheck>,
             tonic::Status,
         >;
-        /// The person allowed the request: a one-time code, valid 5 minutes.
+        /// The person allowed the request: a one-time code, valid 5 minutes, with
+        /// the state and the issuer (RFC 9207's iss).
         async fn approve(
             &self,
             request: tonic::Request<super::AuthorizationRequest>,
@@ -5372,7 +5449,7 @@ pub mod o_auth_server {
             tonic::Status,
         >;
         /// The person denied the request: where their browser goes, with
-        /// error=access_denied for the client.
+        /// error=access_denied, the state and the issuer for the client.
         async fn deny(
             &self,
             request: tonic::Request<super::AuthorizationRequest>,

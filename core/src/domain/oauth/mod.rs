@@ -11,12 +11,12 @@
 //!
 //! `clients` is what a client may register or publish and where it may
 //! send the person back; `authorization` an authorization request's
-//! checks, the resource and PKCE.
+//! checks, this server's resources and issuer, and PKCE.
 
 mod authorization;
 mod clients;
 
-pub(crate) use authorization::{AuthorizationParams, resource, verifies};
+pub(crate) use authorization::{AuthorizationParams, Problem, Server, Unfit, resource, verifies};
 pub(crate) use clients::{ClientKind, ClientMetadata, RegisteredClient, document_url, host_of};
 
 use chrono::Duration;
@@ -27,6 +27,12 @@ pub(crate) const CODE_LIFETIME: Duration = Duration::minutes(5);
 pub(crate) const ACCESS_LIFETIME: Duration = Duration::hours(1);
 /// How long a refresh token works; each refresh gives a new one.
 pub(crate) const REFRESH_LIFETIME: Duration = Duration::days(30);
+/// How long after a refresh token's exchange the same token, sent again,
+/// gets the same answer rather than revoking its grant: long enough for
+/// the requests a client sends at once (two tabs, a retry after a dropped
+/// reply, two tools racing to refresh) to arrive, short enough that a
+/// stolen token replayed later is still caught.
+pub(crate) const REFRESH_GRACE: Duration = Duration::seconds(5);
 /// How long a client no one has connected is remembered after its last
 /// use: far longer than anyone takes to sign an app in, short enough that
 /// registrations nobody finishes do not pile up.

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
-use crate::domain::oauth::{ClientKind, ClientMetadata, UNUSED_CLIENT_LIFETIME};
+use crate::domain::oauth::{ClientKind, ClientMetadata, REFRESH_GRACE, UNUSED_CLIENT_LIFETIME};
 use crate::storage::StoreError;
 use crate::storage::records::millis;
 
@@ -29,8 +29,9 @@ fn client_from_row(row: &sqlx::any::AnyRow) -> Result<ClientRecord, StoreError> 
     })
 }
 
-/// Forgets what can no longer be used: expired codes and tokens, and
-/// clients no one has connected that have not been used for an hour.
+/// Forgets what can no longer be used: expired codes and tokens, refresh
+/// tokens' answers past the grace window, and clients no one has connected
+/// that have not been used for an hour.
 pub(crate) async fn sweep(
     connection: &mut AnyConnection,
     now: DateTime<Utc>,
@@ -43,6 +44,12 @@ pub(crate) async fn sweep(
         .bind(millis(now))
         .execute(&mut *connection)
         .await?;
+    sqlx::query(
+        "UPDATE oauth_tokens SET successor = NULL WHERE successor IS NOT NULL AND used_at <= $1",
+    )
+    .bind(millis(now - REFRESH_GRACE))
+    .execute(&mut *connection)
+    .await?;
     sqlx::query("DELETE FROM oauth_clients WHERE last_used_at <= $1 AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.id)")
         .bind(millis(now - UNUSED_CLIENT_LIFETIME))
         .execute(&mut *connection)

@@ -93,7 +93,10 @@ pub(crate) struct RefreshRecord {
     pub(crate) client_id: String,
     pub(crate) resource: String,
     pub(crate) expires_at: DateTime<Utc>,
-    pub(crate) used: bool,
+    /// When it was exchanged, if it was.
+    pub(crate) used_at: Option<DateTime<Utc>>,
+    /// What its exchange gave, sealed, while a repeat may get it again.
+    pub(crate) successor: Option<String>,
 }
 
 pub(crate) async fn refresh_token(
@@ -101,7 +104,7 @@ pub(crate) async fn refresh_token(
     token_hash: &str,
 ) -> Result<Option<RefreshRecord>, StoreError> {
     let row = sqlx::query(
-        "SELECT t.grant_id, c.client_id, g.resource, t.expires_at, t.used_at FROM oauth_tokens t \
+        "SELECT t.grant_id, c.client_id, g.resource, t.expires_at, t.used_at, t.successor FROM oauth_tokens t \
          JOIN oauth_grants g ON g.id = t.grant_id JOIN oauth_clients c ON c.id = g.client_id WHERE t.token_hash = $1 AND t.kind = 'refresh'",
     )
     .bind(token_hash)
@@ -114,7 +117,8 @@ pub(crate) async fn refresh_token(
         client_id: row.try_get("client_id")?,
         resource: row.try_get("resource")?,
         expires_at: instant(row.try_get("expires_at")?)?,
-        used: used_at.is_some(),
+        used_at: used_at.map(instant).transpose()?,
+        successor: row.try_get("successor")?,
     }))
 }
 
@@ -130,20 +134,42 @@ pub(crate) async fn revoke_access_tokens(
     Ok(())
 }
 
-/// Marks a refresh token rotated. False when it already was.
+/// Marks a refresh token exchanged, keeping what the exchange gave
+/// (`successor`, sealed). False when it already was: another exchange of
+/// the same token got there first, and on Postgres this waits for that one
+/// to commit, so that its answer can be read next.
 pub(crate) async fn use_refresh_token(
     connection: &mut AnyConnection,
     token_hash: &str,
     now: DateTime<Utc>,
+    successor: &str,
 ) -> Result<bool, StoreError> {
     let done = sqlx::query(
-        "UPDATE oauth_tokens SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL",
+        "UPDATE oauth_tokens SET used_at = $2, successor = $3 WHERE token_hash = $1 AND used_at IS NULL",
     )
     .bind(token_hash)
     .bind(millis(now))
+    .bind(successor)
     .execute(&mut *connection)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Forgets the answers of a grant's refresh tokens exchanged at or before
+/// `used_by`: past the grace window no repeat may have them.
+pub(crate) async fn forget_answers(
+    connection: &mut AnyConnection,
+    grant: i64,
+    used_by: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE oauth_tokens SET successor = NULL WHERE grant_id = $1 AND successor IS NOT NULL AND used_at <= $2",
+    )
+    .bind(grant)
+    .bind(millis(used_by))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
 }
 
 pub(crate) async fn touch_grant(
