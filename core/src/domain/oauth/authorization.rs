@@ -87,8 +87,6 @@ impl Server {
         let parsed = Url::parse(issuer).ok()?;
         let plain = matches!(parsed.scheme(), "http" | "https")
             && parsed.host().is_some()
-            && parsed.query().is_none()
-            && parsed.fragment().is_none()
             && !issuer.contains(['?', '#']);
         if !plain {
             return None;
