@@ -284,6 +284,9 @@ pub struct Words {
     pub test_paused: &'static str,
     pub test_unconfirmed: &'static str,
     pub refusal_key_reused: &'static str,
+    /// A wait of `{n}` minutes, and of `{n}` hours (past two hours).
+    pub wait_minutes: &'static str,
+    pub wait_hours: &'static str,
 }
 
 pub fn for_locale(locale: &str) -> &'static Words {

@@ -115,7 +115,6 @@ fn refusal(
         Spent::Target { count, again } | Spent::Person { count, again } => (count, again),
     };
     let retry_after = (again - now).to_std().unwrap_or_default();
-    let minutes = retry_after.as_secs().div_ceil(60).max(1);
     let (message, words) = match (purpose, spent) {
         (Purpose::Confirmation, Spent::Target { .. }) => (
             format!(
@@ -149,8 +148,18 @@ fn refusal(
     let words = words
         .replace("{address}", target)
         .replace("{count}", &count.to_string())
-        .replace("{minutes}", &minutes.to_string());
+        .replace("{wait}", &wait_words(t, retry_after));
     CoreError::Exhausted { message, retry_after, said: Some(Said::new(user.locale, words)) }
+}
+
+/// A wait as a person reads it: minutes, rounded up, or hours past two.
+fn wait_words(t: &hado_runtime::words::Words, wait: std::time::Duration) -> String {
+    let minutes = wait.as_secs().div_ceil(60).max(1);
+    if minutes <= 120 {
+        t.wait_minutes.replace("{n}", &minutes.to_string())
+    } else {
+        t.wait_hours.replace("{n}", &minutes.div_ceil(60).to_string())
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +168,17 @@ mod tests {
 
     fn at(text: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_wait_reads_in_minutes_then_in_hours() {
+        let t = &hado_runtime::words::EN;
+        let minutes = |n: u64| wait_words(t, std::time::Duration::from_secs(n * 60));
+        assert_eq!(minutes(0), "1 min");
+        assert_eq!(minutes(10), "10 min");
+        assert_eq!(minutes(120), "120 min");
+        assert_eq!(minutes(121), "3 h");
+        assert_eq!(minutes(24 * 60), "24 h");
     }
 
     #[test]

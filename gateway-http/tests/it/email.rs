@@ -66,7 +66,7 @@ async fn an_address_added_in_settings_is_confirmed_reminded_and_answered(backend
         page.contains("anna@example.com") && page.contains("waiting for confirmation"),
         "{page}"
     );
-    // "Send the confirmation again" on its card, a few times an hour at most.
+    // "Send the confirmation again" on its card, three times a day at most.
     assert!(page.contains("Send the confirmation again"), "{page}");
     for _ in 0..2 {
         let (status, _) =
@@ -81,9 +81,9 @@ async fn an_address_added_in_settings_is_confirmed_reminded_and_answered(backend
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert_eq!(response.headers()["retry-after"], "3600");
+    assert_eq!(response.headers()["retry-after"], "86400");
     let page = response.text().await.unwrap();
-    assert!(page.contains("try again in 60 min"), "{page}");
+    assert!(page.contains("try again in 24 h"), "{page}");
     let event = anna
         .create_event(v1::EventFields {
             title: "Visa".into(),
@@ -165,13 +165,27 @@ async fn an_address_added_in_settings_is_confirmed_reminded_and_answered(backend
     let id = channels.channels[0].id;
     assert!(!channels.channels[0].enabled, "paused by the unsubscribe");
 
-    // Resumed, tested and removed from Settings like the other channels.
+    // The unsubscribe took the confirmation back: turned on again from
+    // Settings, the address is sent a new confirmation, and nothing else
+    // (not even a test) until its recipient follows it.
+    assert!(channels.channels[0].confirmed_at.is_none(), "only its recipient can resume it");
     let (status, _) = post(format!("/settings/channels/{id}/on"), vec![]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
+    let (status, page) = post(format!("/settings/channels/{id}/test"), vec![]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("is not confirmed yet"), "{page}");
+    delivery::drain(&deliverer).await.unwrap();
+    let again = sink.wait_for(6).await.pop().unwrap();
+    assert!(again.header("subject").unwrap().starts_with("Confirm your address"), "{again:?}");
+    let confirm = path_of(&again.links("/c/").remove(0));
+    let (status, page) = post(confirm, vec![]).await;
+    assert!(status == StatusCode::OK && page.contains("Confirmed"), "{page}");
+
+    // Tested and removed from Settings like the other channels.
     let (status, _) = post(format!("/settings/channels/{id}/test"), vec![]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     delivery::drain(&deliverer).await.unwrap();
-    let test = sink.wait_for(6).await.pop().unwrap();
+    let test = sink.wait_for(7).await.pop().unwrap();
     assert!(test.part("text/plain").contains("This is a test message from Hado"), "{test:?}");
     let (status, _) = post(format!("/settings/channels/{id}/remove"), vec![]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);

@@ -13,4 +13,5 @@ mod http;
 mod ics;
 mod schemathesis;
 mod telegram;
+mod trust;
 mod web;
