@@ -316,7 +316,10 @@ impl LinkSigner {
             Some(bound) => ChannelBinding::Target((*bound).to_owned()),
             // A `c1` confirmation was made a day before it expires; a `c1`
             // link of any other kind (a pause) carries no moment.
-            None => ChannelBinding::MadeAt(expires_at.map(|at| at - CONFIRMATION_LIFETIME)),
+            // To the second, rounded down, as for `a3`.
+            None => ChannelBinding::MadeAt(
+                expires_at.map(|at| at - CONFIRMATION_LIFETIME + Duration::milliseconds(999)),
+            ),
         };
         Ok(ChannelLink {
             channel_id: channel_id.parse().map_err(|_| LinkProblem::Forged)?,

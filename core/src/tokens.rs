@@ -56,15 +56,20 @@ pub(crate) use hado_proto::metadata::same_secret;
 /// is no other use of the token's bytes (its stored hash in particular).
 const SEALING_LABEL: &[u8] = b"hado: sealed under this token";
 
-/// The key `token` gives: HMAC-SHA256 of a fixed label under the token.
-/// Storage holds the token's SHA-256, from which this cannot be worked out.
+/// The key `token` gives: HMAC-SHA256 of the token under a fixed label.
+/// Storage holds the token's SHA-256, from which this cannot be worked
+/// out. (The token as the HMAC's key would not do: a key longer than
+/// SHA-256's block, as a token is, is replaced by its SHA-256, which is
+/// exactly what storage holds.)
 fn sealing_key(token: &str) -> LessSafeKey {
-    let mut mac =
-        Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes a key of any length");
-    mac.update(SEALING_LABEL);
-    let key = mac.finalize().into_bytes();
+    let mut mac = Hmac::<Sha256>::new_from_slice(SEALING_LABEL).expect("HMAC takes any key");
+    mac.update(token.as_bytes());
+    sealing_key_from(&mac.finalize().into_bytes())
+}
+
+fn sealing_key_from(key: &[u8]) -> LessSafeKey {
     LessSafeKey::new(
-        UnboundKey::new(&CHACHA20_POLY1305, &key).expect("ChaCha20-Poly1305 takes a 32-byte key"),
+        UnboundKey::new(&CHACHA20_POLY1305, key).expect("ChaCha20-Poly1305 takes a 32-byte key"),
     )
 }
 
@@ -114,6 +119,19 @@ mod tests {
         assert_ne!(seal_under(&token, "hado_at_1 hado_rt_2"), sealed, "a fresh nonce each time");
         assert_eq!(open_with(&generate(REFRESH_PREFIX).0, &sealed), None, "another token");
         assert_eq!(open_with(&stored, &sealed), None, "the stored hash is no key");
+        // Nor is the stored hash's bytes as the HMAC key, which is what the
+        // token itself would have become as a key longer than a block.
+        let mut mac = Hmac::<Sha256>::new_from_slice(&hex::decode(&stored).unwrap()).unwrap();
+        mac.update(SEALING_LABEL);
+        let guessed = sealing_key_from(&mac.finalize().into_bytes());
+        let bytes = hex::decode(&sealed).unwrap();
+        let (nonce, body) = bytes.split_at(NONCE_LEN);
+        let mut body = body.to_vec();
+        let nonce = Nonce::try_assume_unique_for_key(nonce).unwrap();
+        assert!(
+            guessed.open_in_place(nonce, Aad::empty(), &mut body).is_err(),
+            "a reader of the database opens nothing"
+        );
         let mut altered = sealed.clone().into_bytes();
         let last = altered.len() - 1;
         altered[last] = if altered[last] == b'0' { b'1' } else { b'0' };

@@ -25,6 +25,8 @@ CREATE TABLE email_suppressions (
     suppressed_at BIGINT NOT NULL
 );
 
--- The per-channel count of confirmations is gone: send_requests counts
--- them per address, which removing and adding a channel does not reset.
-ALTER TABLE channels DROP COLUMN confirmations_sent, DROP COLUMN confirmations_since;
+-- channels.confirmations_sent and confirmations_since are no longer used
+-- (send_requests counts confirmations per address, which removing and
+-- adding a channel does not reset). They stay for one release, so that a
+-- core of the release before, still running during a rolling upgrade,
+-- can read and write channels.

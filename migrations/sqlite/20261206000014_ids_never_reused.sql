@@ -105,12 +105,14 @@ CREATE TABLE channels_rebuilt (
     updated_at    BIGINT  NOT NULL,
     receiver      TEXT    NOT NULL DEFAULT '',
     last_error_at BIGINT,
-    confirmed_at  BIGINT
+    confirmed_at  BIGINT,
+    -- No longer used (send_requests counts confirmations per address);
+    -- kept for one release, as on Postgres.
+    confirmations_sent  BIGINT NOT NULL DEFAULT 0,
+    confirmations_since BIGINT
 );
--- The per-channel count of confirmations is gone: send_requests counts
--- them per address, which removing and adding a channel does not reset.
 INSERT INTO channels_rebuilt SELECT id, user_id, kind, target, secret, enabled, last_error, created_at, updated_at,
-    receiver, last_error_at, confirmed_at FROM channels;
+    receiver, last_error_at, confirmed_at, confirmations_sent, confirmations_since FROM channels;
 DROP TABLE channels;
 ALTER TABLE channels_rebuilt RENAME TO channels;
 CREATE INDEX channels_user ON channels (user_id);

@@ -224,6 +224,21 @@ impl Deliverer {
             error: format!("the email could not be put together: {error}"),
             strain: false,
         };
+        // Looked at again as it goes, whatever was true when it was queued:
+        // a confirmation never goes to an address that refused them, and
+        // nothing else to one that is paused or not confirmed (its
+        // recipient may have unsubscribed since).
+        if delivery.kind == DeliveryKind::Confirmation {
+            match self.engine.refused_confirmations(channel).await {
+                Ok(false) => {}
+                Ok(true) => {
+                    return Err("the address asked Hado for no more confirmation emails".into());
+                }
+                Err(error) => return Ok(later(error)),
+            }
+        } else if !channel.enabled || channel.confirmed_at.is_none() {
+            return Err("the address is paused or not confirmed, so nothing goes to it".into());
+        }
         let message = match (delivery.kind, event) {
             (DeliveryKind::Confirmation | DeliveryKind::Test, _) => {
                 let person = match self.engine.person(channel.user_id).await {

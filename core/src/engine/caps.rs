@@ -102,7 +102,8 @@ impl Engine {
 }
 
 /// The refusal of a spent cap: English for programs, the person's words
-/// beside it, and when to ask again.
+/// beside it, and when to ask again. A target's cap says no count: it may
+/// count other people's requests, which are none of the caller's business.
 fn refusal(
     user: &UserRecord,
     target: &str,
@@ -118,7 +119,7 @@ fn refusal(
     let (message, words) = match (purpose, spent) {
         (Purpose::Confirmation, Spent::Target { .. }) => (
             format!(
-                "{target} was sent {count} confirmations in the last day, the most Hado sends to one address; try again after {}",
+                "{target} was sent the most confirmations Hado sends to one address in a day; try again after {}",
                 again.format("%Y-%m-%d %H:%M UTC")
             ),
             t.email_resend_later,
@@ -132,7 +133,7 @@ fn refusal(
         ),
         (Purpose::Test, Spent::Target { .. }) => (
             format!(
-                "{target} was sent {count} tests in the last 10 minutes, the most Hado sends to one channel; try again after {}",
+                "{target} was sent the most tests Hado sends to one channel in 10 minutes; try again after {}",
                 again.format("%H:%M:%S UTC")
             ),
             t.test_later,

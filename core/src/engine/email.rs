@@ -88,18 +88,19 @@ impl Engine {
     ) -> Result<i64, CoreError> {
         let now = self.now();
         let hash = target_hash(ChannelKind::Email, address);
-        if send_requests::is_suppressed(transaction, &hash).await? {
-            if user.login.as_str() != address {
-                return Err(CoreError::invalid_because(
-                    "address",
-                    Reason::AddressRefusedMail,
-                    format!(
-                        "address {} asked Hado not to send it confirmation emails",
-                        quoted(address)
-                    ),
-                ));
-            }
-            send_requests::lift_suppression(transaction, &hash).await?;
+        // Only the person signed in with the address itself may still ask,
+        // and only for themselves: the refusal stands for everyone else.
+        if user.login.as_str() != address
+            && send_requests::is_suppressed(transaction, &hash).await?
+        {
+            return Err(CoreError::invalid_because(
+                "address",
+                Reason::AddressRefusedMail,
+                format!(
+                    "address {} asked Hado not to send it confirmation emails",
+                    quoted(address)
+                ),
+            ));
         }
         self.take_send(transaction, user, address, &hash, CONFIRMATIONS).await?;
         let id = match known {
@@ -135,6 +136,22 @@ impl Engine {
         let address = channel.target.clone();
         self.queue_confirmation(transaction, user, Some(channel), &address).await?;
         Ok(())
+    }
+
+    /// Whether the address of `channel` refused every confirmation (and
+    /// its person is not signed in with the address itself), as a
+    /// confirmation to it is about to go.
+    pub(crate) async fn refused_confirmations(
+        &self,
+        channel: &ChannelRecord,
+    ) -> Result<bool, CoreError> {
+        let mut connection = self.store.reader().acquire().await?;
+        let hash = target_hash(channel.kind, &channel.target);
+        if !send_requests::is_suppressed(&mut connection, &hash).await? {
+            return Ok(false);
+        }
+        let person = users::user_by_id(&mut connection, channel.user_id).await?;
+        Ok(person.login.as_str() != channel.target)
     }
 
     /// A channel's person, for an email that is not about an event.
@@ -210,7 +227,11 @@ impl Engine {
             (ChannelLinkAction::Confirm, Some(channel)) => {
                 channels::confirm(&mut transaction, channel.id, now).await?;
             }
-            (ChannelLinkAction::Pause, Some(channel)) if channel.enabled => {
+            // Whether or not its person had paused it: the recipient's
+            // unsubscribe takes the confirmation back either way.
+            (ChannelLinkAction::Pause, Some(channel))
+                if channel.enabled || channel.confirmed_at.is_some() =>
+            {
                 channels::pause_by_recipient(&mut transaction, channel.id, now).await?;
             }
             (ChannelLinkAction::Refuse, _) => {

@@ -291,7 +291,9 @@ pub(crate) struct Finished<'a> {
 /// Rows one statement carries.
 const FINISHED_PER_UPDATE: usize = 500;
 
-/// Writes how attempts ended, one `UPDATE … FROM (VALUES …)` per few hundred.
+/// Writes how attempts ended, one `UPDATE … FROM (VALUES …)` per few hundred,
+/// to deliveries still pending: one dropped while its attempt was out
+/// (a confirmation its address refused) stays dropped.
 pub(crate) async fn finish(
     connection: &mut AnyConnection,
     finished: &[Finished<'_>],
@@ -302,7 +304,8 @@ pub(crate) async fn finish(
         let now_placeholder = placeholders.next();
         let sql = format!(
             "UPDATE deliveries SET status = v.column2, attempts = v.column3, next_attempt_at = v.column4, last_error = v.column5, \
-             leased_until = NULL, updated_at = {now_placeholder} FROM (VALUES {}) AS v WHERE deliveries.id = v.column1",
+             leased_until = NULL, updated_at = {now_placeholder} FROM (VALUES {}) AS v \
+             WHERE deliveries.id = v.column1 AND deliveries.status = 'pending'",
             placeholders.rows(chunk.len(), 5)
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(millis(now));
@@ -320,8 +323,8 @@ pub(crate) async fn finish(
 }
 
 /// Drops the confirmations still waiting to go to these channels (their
-/// address asked for none), leaving a line in their log. One in flight
-/// (leased to a sender right now) may still go out once.
+/// address asked for none), leaving a line in their log. One in flight is
+/// looked at again as it goes, and its outcome does not undo the drop.
 pub(crate) async fn drop_pending_confirmations(
     connection: &mut AnyConnection,
     channel_ids: &[i64],

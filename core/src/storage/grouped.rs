@@ -134,7 +134,7 @@ async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>,
     let ids = events::insert_new(&mut connection, &rows).await?;
     let taken: Vec<RowKey<'_>> =
         group.iter().zip(&ids).filter(|(_, id)| id.is_none()).map(|(row, _)| row.key()).collect();
-    let mut holders = events::find_taken(&mut connection, &taken).await?;
+    let holders = events::find_taken(&mut connection, &taken).await?;
     group
         .iter()
         .zip(ids)
@@ -142,7 +142,8 @@ async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>,
             Some(id) => Ok(Inserted::New(id)),
             None => {
                 let key = row.key();
-                let holder = holders.remove(&key.owned()).ok_or_else(|| {
+                // A key given twice in the group is answered twice.
+                let holder = holders.get(&key.owned()).cloned().ok_or_else(|| {
                     StoreError::Corrupt(format!(
                         "the key of {} was taken, and no event holds it",
                         key.source_ref

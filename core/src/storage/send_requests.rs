@@ -34,10 +34,41 @@ impl Purpose {
 /// How long a request is kept: the longest window any cap counts over.
 const KEPT_FOR: chrono::Duration = chrono::Duration::days(1);
 
-/// A target's hash: sha256 of its channel kind and its normalized target,
-/// the same whoever adds it and however often.
+/// A target's hash: sha256 of its channel kind and who receives there,
+/// the same whoever adds it, however often and however spelt: an address
+/// without its `+tag` (one mailbox), a webhook's URL as its server reads
+/// it (host case, default port) without query or fragment, a chat's id.
 pub(crate) fn target_hash(kind: ChannelKind, target: &str) -> String {
-    hex::encode(Sha256::digest(format!("{}:{target}", kind.as_str())))
+    let receiver = match kind {
+        ChannelKind::Email => mailbox(target),
+        ChannelKind::Webhook => endpoint(target),
+        ChannelKind::Telegram => target.to_owned(),
+    };
+    hex::encode(Sha256::digest(format!("{}:{receiver}", kind.as_str())))
+}
+
+/// A webhook's URL without what does not change where it posts to.
+fn endpoint(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut url) => {
+            url.set_query(None);
+            url.set_fragment(None);
+            url.to_string()
+        }
+        Err(_) => url.to_owned(),
+    }
+}
+
+/// The mailbox an address reaches: without the `+tag` of its local part,
+/// which mail servers deliver to the same mailbox.
+fn mailbox(address: &str) -> String {
+    match address.rsplit_once('@') {
+        Some((local, domain)) => {
+            let local = local.split_once('+').map_or(local, |(mailbox, _)| mailbox);
+            format!("{local}@{domain}")
+        }
+        None => address.to_owned(),
+    }
 }
 
 /// How many requests of `purpose` there were since `since`, and the oldest
@@ -173,15 +204,28 @@ pub(crate) async fn suppress(
     Ok(())
 }
 
-/// Lifts the suppression of the address with this hash: its owner signed
-/// up with it themselves.
-pub(crate) async fn lift_suppression(
-    connection: &mut AnyConnection,
-    address_hash: &str,
-) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM email_suppressions WHERE address_hash = $1")
-        .bind(address_hash)
-        .execute(&mut *connection)
-        .await?;
-    Ok(())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_and_its_tagged_forms_are_one_target() {
+        let hash = |address| target_hash(ChannelKind::Email, address);
+        assert_eq!(hash("anna+1@example.com"), hash("anna@example.com"));
+        assert_eq!(hash("anna+news+x@example.com"), hash("anna@example.com"));
+        assert_ne!(hash("anna@example.com"), hash("anna@example.org"));
+        assert_ne!(hash("bob@example.com"), hash("anna@example.com"));
+    }
+
+    #[test]
+    fn a_webhook_is_one_target_whatever_its_query_or_spelling() {
+        let hash = |url| target_hash(ChannelKind::Webhook, url);
+        assert_eq!(
+            hash("https://hooks.example.com/a?x=1"),
+            hash("https://HOOKS.example.com:443/a")
+        );
+        assert_eq!(hash("https://hooks.example.com/a#y"), hash("https://hooks.example.com/a"));
+        assert_ne!(hash("https://hooks.example.com/a"), hash("https://hooks.example.com/b"));
+        assert_ne!(hash("https://hooks.example.com/a"), hash("https://other.example.com/a"));
+    }
 }

@@ -211,10 +211,47 @@ async fn a_confirmations_unsubscribe_refuses_every_later_one(backend: Backend) {
         assert_eq!(violations[0].field, "address");
         assert_eq!(violations[0].reason, "ADDRESS_REFUSED_MAIL");
     }
-    // Its owner, signed in as that address, may still add it.
+    // A tagged form of the address is the same mailbox.
+    let tagged = mailed.add("trudy", "victim+hado@example.com").await.unwrap_err();
+    assert_eq!(tagged.code(), Code::InvalidArgument);
+    // Its owner, signed in as that address, may still add it for
+    // themselves; the refusal stands for everyone else.
     mailed.add("victim@example.com", "victim@example.com").await.unwrap();
     mailed.settle().await;
     assert_eq!(mailed.sink.wait_for(2).await.len(), 2);
+    assert_eq!(
+        mailed.add("mallory", "victim@example.com").await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    mailed.core.stop().await;
+}
+
+/// A recipient who unsubscribes while the account has the channel paused
+/// still takes the confirmation back: turning it on sends a confirmation,
+/// not reminders.
+async fn an_unsubscribe_while_paused_still_takes_the_confirmation_back(backend: Backend) {
+    let Some(mailed) = Mailed::start(&backend).await else { return };
+    let channel = mailed.add("anna", "anna@example.com").await.unwrap();
+    mailed.settle().await;
+    let confirm = mailed.link(0, "/c/").await;
+    let mut links = mailed.core.links();
+    links.use_channel_link(v1::ChannelLinkRequest { token: confirm }).await.unwrap();
+    let mut anna = mailed.core.inbox_as("anna");
+    anna.test_channel(v1::ChannelId { id: channel.id }).await.unwrap();
+    mailed.settle().await;
+    let test = mailed.sink.wait_for(2).await[1].clone();
+    let stop = test.header("list-unsubscribe").unwrap().trim_matches(['<', '>']).to_owned();
+    let stop = stop.rsplit('/').next().unwrap().to_owned();
+    let off = v1::SetChannelEnabledRequest { id: channel.id, enabled: false };
+    anna.set_channel_enabled(off).await.unwrap();
+    let used = links.use_channel_link(v1::ChannelLinkRequest { token: stop }).await.unwrap();
+    assert!(used.into_inner().channel.unwrap().confirmed_at.is_none());
+    let on = v1::SetChannelEnabledRequest { id: channel.id, enabled: true };
+    let resumed = anna.set_channel_enabled(on).await.unwrap().into_inner();
+    assert!(resumed.confirmed_at.is_none());
+    mailed.settle().await;
+    let mails = mailed.sink.wait_for(3).await;
+    assert!(mails[2].header("subject").unwrap().starts_with("Confirm your address"));
     mailed.core.stop().await;
 }
 
@@ -341,6 +378,7 @@ hado_core::on_both_backends!(
     a_confirmation_confirms_only_the_address_it_was_sent_to,
     a_stranger_gets_three_confirmations_a_day_whoever_asks,
     a_confirmations_unsubscribe_refuses_every_later_one,
+    an_unsubscribe_while_paused_still_takes_the_confirmation_back,
     tests_are_capped_and_only_go_where_they_may,
     a_recipients_unsubscribe_is_undone_only_by_the_recipient,
     an_idempotency_key_names_one_creation

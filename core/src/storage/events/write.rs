@@ -237,11 +237,10 @@ pub(crate) async fn insert_many(
         .collect()
 }
 
-/// Inserts the events whose key is new and skips the others, in the same
-/// statements: the id of each row inserted, none for a key that was taken
-/// (by an earlier write, or by an earlier row of the same call). On
-/// Postgres a key being written by another transaction waits for it, so a
-/// key skipped here is committed, and a read after it finds the row.
+/// Inserts the events whose key is new and skips the others: the id of
+/// each row inserted, none for a key taken (by an earlier write or row). A
+/// key another transaction is writing is waited for, so one skipped here
+/// is committed, and a read after it finds the row.
 pub(crate) async fn insert_new(
     connection: &mut AnyConnection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
@@ -251,9 +250,7 @@ pub(crate) async fn insert_new(
 }
 
 /// The statements of [`insert_many`] and [`insert_new`], with `on_conflict`
-/// between the rows and `RETURNING`.
-///
-/// SQLite gets a multi-row `VALUES` list. Postgres gets each column as one
+/// between the rows and `RETURNING`. SQLite gets a multi-row `VALUES` list. Postgres gets each column as one
 /// array, spread into rows by `unnest`: binding 25 texts instead of 12,500
 /// values spares the driver most of its work, and the server reads arrays
 /// faster than the JSON the rows travelled as before (BENCHMARKS.md).
@@ -283,8 +280,6 @@ async fn insert_rows(
             }
             Backend::Sqlite => {
                 let mut placeholders = Placeholders::for_connection(connection);
-                // `ON CONFLICT` after a `VALUES` list needs no `WHERE true`
-                // (that is for an upsert after `SELECT`).
                 let sql = format!(
                     "INSERT INTO events ({INSERT_COLUMNS}) VALUES {} {on_conflict} {RETURNING}",
                     placeholders.rows(chunk.len(), INSERT_PARAMETERS)
