@@ -104,6 +104,23 @@ impl Mailed {
         self.core.inbox_as(login).remove_channel(v1::ChannelId { id }).await.unwrap();
     }
 
+    /// `address` added for `login` and confirmed through its mail, then sent
+    /// a test: the channel, and the token of the test's unsubscribe.
+    async fn confirmed_and_tested(&self, login: &str, address: &str) -> (v1::Channel, String) {
+        let channel = self.add(login, address).await.unwrap();
+        self.settle().await;
+        let sent = self.sink.received().len();
+        let confirm = self.link(sent - 1, "/c/").await;
+        let mut links = self.core.links();
+        links.use_channel_link(v1::ChannelLinkRequest { token: confirm }).await.unwrap();
+        let id = channel.id;
+        self.core.inbox_as(login).test_channel(v1::ChannelId { id }).await.unwrap();
+        self.settle().await;
+        let test = self.sink.wait_for(sent + 1).await[sent].clone();
+        let stop = test.header("list-unsubscribe").unwrap().trim_matches(['<', '>']).to_owned();
+        (channel, stop.rsplit('/').next().unwrap().to_owned())
+    }
+
     /// The token of the last link to `path` in the `index`th mail.
     async fn link(&self, index: usize, path: &str) -> String {
         let mail = self.sink.wait_for(index + 1).await[index].clone();
@@ -231,17 +248,9 @@ async fn a_confirmations_unsubscribe_refuses_every_later_one(backend: Backend) {
 /// not reminders.
 async fn an_unsubscribe_while_paused_still_takes_the_confirmation_back(backend: Backend) {
     let Some(mailed) = Mailed::start(&backend).await else { return };
-    let channel = mailed.add("anna", "anna@example.com").await.unwrap();
-    mailed.settle().await;
-    let confirm = mailed.link(0, "/c/").await;
+    let (channel, stop) = mailed.confirmed_and_tested("anna", "anna@example.com").await;
     let mut links = mailed.core.links();
-    links.use_channel_link(v1::ChannelLinkRequest { token: confirm }).await.unwrap();
     let mut anna = mailed.core.inbox_as("anna");
-    anna.test_channel(v1::ChannelId { id: channel.id }).await.unwrap();
-    mailed.settle().await;
-    let test = mailed.sink.wait_for(2).await[1].clone();
-    let stop = test.header("list-unsubscribe").unwrap().trim_matches(['<', '>']).to_owned();
-    let stop = stop.rsplit('/').next().unwrap().to_owned();
     let off = v1::SetChannelEnabledRequest { id: channel.id, enabled: false };
     anna.set_channel_enabled(off).await.unwrap();
     let used = links.use_channel_link(v1::ChannelLinkRequest { token: stop }).await.unwrap();
@@ -308,17 +317,9 @@ async fn tests_are_capped_and_only_go_where_they_may(backend: Backend) {
 /// confirmation, and nothing else reaches the address until it is followed.
 async fn a_recipients_unsubscribe_is_undone_only_by_the_recipient(backend: Backend) {
     let Some(mailed) = Mailed::start(&backend).await else { return };
-    let channel = mailed.add("anna", "anna@example.com").await.unwrap();
-    mailed.settle().await;
-    let confirm = mailed.link(0, "/c/").await;
+    let (channel, stop) = mailed.confirmed_and_tested("anna", "anna@example.com").await;
     let mut links = mailed.core.links();
-    links.use_channel_link(v1::ChannelLinkRequest { token: confirm }).await.unwrap();
     let mut anna = mailed.core.inbox_as("anna");
-    anna.test_channel(v1::ChannelId { id: channel.id }).await.unwrap();
-    mailed.settle().await;
-    let test = mailed.sink.wait_for(2).await[1].clone();
-    let stop = test.header("list-unsubscribe").unwrap().trim_matches(['<', '>']).to_owned();
-    let stop = stop.rsplit('/').next().unwrap().to_owned();
     let paused = links.use_channel_link(v1::ChannelLinkRequest { token: stop }).await.unwrap();
     let paused = paused.into_inner().channel.unwrap();
     assert!(!paused.enabled && paused.confirmed_at.is_none(), "{paused:?}");
