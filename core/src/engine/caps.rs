@@ -10,7 +10,7 @@ use sqlx::AnyConnection;
 use crate::engine::Engine;
 use crate::error::{CoreError, Said};
 use crate::storage::UserRecord;
-use crate::storage::send_requests::{self, Purpose, Tally};
+use crate::storage::send_requests::{self, Purpose, Tally, Whose};
 
 /// At most `count` requests in any `window`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,16 +73,21 @@ impl Engine {
         let now = self.now();
         send_requests::lock(connection, user.id, target_hash).await?;
         let purpose = caps.purpose;
-        let to_target = send_requests::for_target(
+        let window = |cap: Cap| now - cap.window;
+        let to_target = send_requests::tally_of(
             connection,
-            target_hash,
+            Whose::Target(target_hash),
             purpose,
-            now - caps.per_target.window,
+            window(caps.per_target),
         )
         .await?;
-        let from_person =
-            send_requests::for_user(connection, user.id, purpose, now - caps.per_person.window)
-                .await?;
+        let from_person = send_requests::tally_of(
+            connection,
+            Whose::Person(user.id),
+            purpose,
+            window(caps.per_person),
+        )
+        .await?;
         let spent = match (
             full_until(to_target, caps.per_target, now),
             full_until(from_person, caps.per_person, now),

@@ -78,8 +78,9 @@ impl Engine {
     /// Queues one confirmation to `address` for `user`, adding its channel
     /// when `known` is none, and answers the channel's id. Refused when the
     /// address asked for no confirmation (unless `user` signed in with it:
-    /// its owner signing up), or when a cap is spent.
-    async fn queue_confirmation(
+    /// its owner signing up), or when a cap is spent. Also what sends an
+    /// unconfirmed channel its confirmation again as its person turns it on.
+    pub(super) async fn queue_confirmation(
         &self,
         transaction: &mut sqlx::AnyConnection,
         user: &UserRecord,
@@ -122,20 +123,6 @@ impl Engine {
         };
         deliveries::insert(transaction, &[confirmation], now).await?;
         Ok(id)
-    }
-
-    /// Sends an unconfirmed email channel its confirmation again, as its
-    /// person turns it on (within the caps): it gets reminders once that
-    /// is followed.
-    pub(super) async fn reconfirm_email(
-        &self,
-        transaction: &mut sqlx::AnyConnection,
-        user: &UserRecord,
-        channel: ChannelRecord,
-    ) -> Result<(), CoreError> {
-        let address = channel.target.clone();
-        self.queue_confirmation(transaction, user, Some(channel), &address).await?;
-        Ok(())
     }
 
     /// Whether the address of `channel` refused every confirmation (and

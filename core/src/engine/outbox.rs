@@ -133,7 +133,8 @@ impl Engine {
         let channel = self.own_channel(&mut transaction, user, id).await?;
         let reconfirm = enabled && !channel.enabled && channel.confirmed_at.is_none();
         if reconfirm {
-            self.reconfirm_email(&mut transaction, user, channel).await?;
+            let address = channel.target.clone();
+            self.queue_confirmation(&mut transaction, user, Some(channel), &address).await?;
         }
         channels::set_enabled(&mut transaction, user.id, id, enabled, self.now()).await?;
         let channel = self.own_channel(&mut transaction, user, id).await?;

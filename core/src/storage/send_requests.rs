@@ -100,41 +100,36 @@ pub(crate) async fn lock(
     Ok(())
 }
 
-/// The requests for one target since `since`.
-pub(crate) async fn for_target(
-    connection: &mut AnyConnection,
-    target_hash: &str,
-    purpose: Purpose,
-    since: DateTime<Utc>,
-) -> Result<Tally, StoreError> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS count, MIN(sent_at) AS oldest FROM send_requests \
-         WHERE target_hash = $1 AND purpose = $2 AND sent_at > $3",
-    )
-    .bind(target_hash)
-    .bind(purpose.as_str())
-    .bind(millis(since))
-    .fetch_one(&mut *connection)
-    .await?;
-    tally(&row)
+/// Whose requests a [`Tally`] counts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Whose<'a> {
+    /// Every request to one target, by its hash, whoever asked.
+    Target(&'a str),
+    /// Every request one person made, to any target.
+    Person(i64),
 }
 
-/// The requests one person made since `since`.
-pub(crate) async fn for_user(
+/// The requests of `purpose` since `since`, for one target or one person.
+pub(crate) async fn tally_of(
     connection: &mut AnyConnection,
-    user_id: i64,
+    whose: Whose<'_>,
     purpose: Purpose,
     since: DateTime<Utc>,
 ) -> Result<Tally, StoreError> {
-    let row = sqlx::query(
+    let column = match whose {
+        Whose::Target(_) => "target_hash",
+        Whose::Person(_) => "user_id",
+    };
+    let sql = format!(
         "SELECT COUNT(*) AS count, MIN(sent_at) AS oldest FROM send_requests \
-         WHERE user_id = $1 AND purpose = $2 AND sent_at > $3",
-    )
-    .bind(user_id)
-    .bind(purpose.as_str())
-    .bind(millis(since))
-    .fetch_one(&mut *connection)
-    .await?;
+         WHERE {column} = $1 AND purpose = $2 AND sent_at > $3"
+    );
+    let query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    let query = match whose {
+        Whose::Target(hash) => query.bind(hash.to_owned()),
+        Whose::Person(user_id) => query.bind(user_id),
+    };
+    let row = query.bind(purpose.as_str()).bind(millis(since)).fetch_one(&mut *connection).await?;
     tally(&row)
 }
 
