@@ -38,7 +38,11 @@ async fn pass(engine: &Engine) -> Duration {
             if advanced > 0 {
                 tracing::debug!(advanced, "scheduler pass");
             }
-            match engine.earliest_check().await {
+            let alarm = engine.alarm();
+            alarm.reading();
+            let earliest = engine.earliest_check().await;
+            alarm.set(earliest.as_ref().ok().copied().flatten());
+            match earliest {
                 // Another core holds the due rows (Postgres): look again soon, not at once.
                 Ok(Some(next)) if advanced == 0 && next <= engine.now() => BUSY_ELSEWHERE,
                 Ok(next) => until(engine, next),
@@ -72,11 +76,14 @@ pub async fn drain(engine: &Engine) -> Result<usize, crate::error::CoreError> {
 
 /// Runs until `stop` turns true.
 pub(crate) async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
-    let wake = engine.wake_handle();
+    let alarm = engine.alarm();
     // The first pass runs whatever came due while core was down.
     let mut starting = true;
     loop {
-        let pause = match engine.earliest_check().await {
+        alarm.reading();
+        let earliest = engine.earliest_check().await;
+        alarm.set(earliest.as_ref().ok().copied().flatten());
+        let pause = match earliest {
             // Something is due: a pass, then sleep until the next check.
             Ok(earliest)
                 if starting || earliest.is_some_and(|earliest| earliest <= engine.now()) =>
@@ -99,7 +106,7 @@ pub(crate) async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
                 RETRY_AFTER_FAILURE
             }
         };
-        if !crate::loops::rest(pause, &wake, &mut stop).await {
+        if !crate::loops::rest(pause, alarm.bell(), &mut stop).await {
             return;
         }
     }

@@ -55,6 +55,7 @@ use crate::domain::fields::SourceName;
 use crate::domain::profile::Locale;
 use crate::error::CoreError;
 use crate::links::LinkSigner;
+use crate::loops::Alarm;
 use crate::network::Network;
 use crate::storage::Store;
 use crate::targets::TargetPolicy;
@@ -72,9 +73,9 @@ pub struct Engine {
     outbound: Outbound,
     /// The engine's only way out apart from storage.
     network: Arc<dyn Network>,
-    /// Woken after every write, so that the scheduler re-reads the earliest
-    /// check instead of sleeping past a new one.
-    wake: Arc<Notify>,
+    /// Rung by a write that may bring a check sooner, so that the scheduler
+    /// re-reads the earliest check instead of sleeping past a new one.
+    alarm: Arc<Alarm>,
     /// Woken when deliveries are queued, so that the delivery loop sends them
     /// at once.
     deliveries_queued: Arc<Notify>,
@@ -119,7 +120,7 @@ impl Engine {
             links,
             outbound,
             network,
-            wake: Arc::new(Notify::new()),
+            alarm: Arc::default(),
             deliveries_queued: Arc::new(Notify::new()),
             token_marks: Arc::default(),
         })
@@ -151,8 +152,8 @@ impl Engine {
         self.clock.now()
     }
 
-    pub(crate) fn wake_handle(&self) -> Arc<Notify> {
-        self.wake.clone()
+    pub(crate) fn alarm(&self) -> Arc<Alarm> {
+        self.alarm.clone()
     }
 
     pub(crate) fn deliveries_handle(&self) -> Arc<Notify> {
@@ -160,6 +161,14 @@ impl Engine {
     }
 
     fn written(&self) {
-        self.wake.notify_one();
+        self.alarm.ring();
+    }
+
+    /// After a write: wakes the scheduler only if `earliest`, the earliest
+    /// check among the rows written, is due or comes before the check the
+    /// scheduler is set for (a check taken away needs no wake: the
+    /// scheduler finds nothing due when it looks).
+    fn checks_written(&self, earliest: Option<DateTime<Utc>>) {
+        self.alarm.checks_written(earliest, self.now());
     }
 }

@@ -87,7 +87,7 @@ impl Engine {
                 ))));
             }
         };
-        self.written();
+        self.checks_written(decision.next_check_at);
         // What was written is what a re-read would find.
         Ok(EventRecord::inserted(id, user, SourceName::MANUAL, key, decision.write(&spec), now))
     }

@@ -7,7 +7,7 @@ use sqlx::AnyConnection;
 
 use crate::domain::event::Lifecycle;
 use crate::domain::fields::{Login, SourceRef, Topic};
-use crate::domain::reminders::Reminders;
+use crate::domain::reminders::{self, Reminders};
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
 use crate::engine::Engine;
@@ -64,6 +64,7 @@ impl Engine {
         // statement; their reports wait for their ids.
         let mut inserts: Vec<(RowKey<'_>, EventWrite<'_>, usize)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let mut earliest_check = None;
         for ((login, source_ref, topic, spec), (user_id, _, _)) in parsed.iter().zip(&keys) {
             let user = &known_users[login.as_str()];
             let key = RowKey {
@@ -81,6 +82,7 @@ impl Engine {
                 events::find_by_key(&mut transaction, key).await?
             };
             let decision = self.decide(user, existing.as_ref(), spec, now);
+            earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
             match existing {
                 None => {
                     inserts.push((key, decision.write(spec), reports.len()));
@@ -98,7 +100,7 @@ impl Engine {
         }
         Self::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
         transaction.commit().await?;
-        self.written();
+        self.checks_written(earliest_check);
         Ok(reports)
     }
 
