@@ -84,9 +84,50 @@ async fn timed_get(
     (samples, bytes)
 }
 
+/// Requests a second over `CONNECTIONS` connections at once, each sending
+/// `REQUESTS_EACH` requests that `request` makes from its number.
+async fn rate(
+    client: &reqwest::Client,
+    request: impl Fn(&reqwest::Client, usize) -> reqwest::RequestBuilder + Clone + Send + 'static,
+) -> f64 {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..CONNECTIONS)
+        .map(|connection| {
+            let (client, request) = (client.clone(), request.clone());
+            tokio::spawn(async move {
+                for call in 0..REQUESTS_EACH {
+                    let response =
+                        request(&client, connection * REQUESTS_EACH + call).send().await.unwrap();
+                    assert!(response.status().is_success(), "{}", response.status());
+                    response.bytes().await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    (CONNECTIONS * REQUESTS_EACH) as f64 / started.elapsed().as_secs_f64()
+}
+
+const CONNECTIONS: usize = 16;
+const REQUESTS_EACH: usize = 200;
+
 #[tokio::main]
 async fn main() {
-    let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
+    bench(Backend::Sqlite).await;
+    if let Some(backend) = Backend::postgres("the HTTP benchmark") {
+        bench(backend).await;
+    }
+}
+
+async fn bench(backend: Backend) {
+    let name = match backend {
+        Backend::Sqlite => "SQLite",
+        Backend::Postgres(_) => "Postgres",
+    };
+    println!("\n=== Hado on {name} ===");
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let token = core.source_token("bench").await;
     let port = free_port();
     let mut gateway = tokio::process::Command::new(GATEWAY)
@@ -109,6 +150,24 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     println!("gateway-http resident memory, idle: {} KiB", resident_kib(pid, "VmRSS:"));
+
+    // A source's upsert of one event against the gateway's own `GET /up`,
+    // at 16 connections, alternating, three rounds.
+    println!("\nOne event a request against GET /up, {CONNECTIONS} connections, 3 rounds");
+    for round in 0..3 {
+        let up = format!("{base}/up");
+        let upped = rate(&client, move |client, _| client.get(&up)).await;
+        let (events, token) = (format!("{base}/api/events"), token.clone());
+        let upserted = rate(&client, move |client, index| {
+            let event = item("one", &format!("one-{round}"), index);
+            client.post(&events).bearer_auth(&token).json(&json!({ "events": [event] }))
+        })
+        .await;
+        println!(
+            "{name}: POST /api/events (one event) {upserted:.0}/s, GET /up {upped:.0}/s: {:.2} of GET /up",
+            upserted / upped
+        );
+    }
 
     // Batch upsert: REST against gRPC, the same batches of 500 new events,
     // in alternating rounds after a warm-up, so neither path gets the cold start.

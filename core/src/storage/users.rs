@@ -20,6 +20,11 @@ pub(crate) async fn ensure_user(
     (default_zone, default_locale): (Tz, Locale),
     now: DateTime<Utc>,
 ) -> Result<UserRecord, StoreError> {
+    // A person a source writes to is nearly always known already: one read,
+    // and the insert only for a newcomer.
+    if let Some(user) = find_user(&mut *connection, login).await? {
+        return Ok(user);
+    }
     sqlx::query("INSERT INTO users (login, tz, locale, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) ON CONFLICT (login) DO NOTHING")
         .bind(login.as_str())
         .bind(default_zone.name())

@@ -71,7 +71,8 @@ struct Run {
 }
 
 impl Run {
-    fn print(mut self, label: &str, sessions: usize) {
+    /// Prints the run; returns its calls a second and its p50 in ms.
+    fn print(mut self, label: &str, sessions: usize) -> (f64, f64) {
         self.latencies.sort();
         let count = self.latencies.len();
         let p50 = self.latencies[count / 2];
@@ -82,7 +83,26 @@ impl Run {
             p50.as_secs_f64() * 1e3,
             p99.as_secs_f64() * 1e3
         );
+        (per_second, p50.as_secs_f64() * 1e3)
     }
+}
+
+/// CPU time (user and system) a process has used so far, from /proc.
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command's closing parenthesis: utime and stime are 12th and 13th.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks: f64 = fields[11..13].iter().map(|field| field.parse::<f64>().unwrap_or(0.0)).sum();
+    ticks / clock_ticks_per_second()
+}
+
+fn clock_ticks_per_second() -> f64 {
+    let output = std::process::Command::new("getconf").arg("CLK_TCK").output();
+    output
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(100.0)
 }
 
 /// Runs `calls` calls on each of the workers at once, timing each call.
@@ -144,8 +164,13 @@ async fn sessions(url: &str, token: Option<&str>, count: usize) -> Vec<Arc<Clien
     clients
 }
 
-async fn bench_hado() -> Option<f64> {
-    let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
+async fn bench_hado(backend: Backend) -> Option<f64> {
+    let name = match backend {
+        Backend::Sqlite => "SQLite",
+        Backend::Postgres(_) => "Postgres",
+    };
+    println!("\n=== Hado on {name} ===");
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let token_of = |login: &'static str| {
         let mut admin = core.admin();
         async move {
@@ -190,16 +215,20 @@ async fn bench_hado() -> Option<f64> {
     println!(
         "\nHado, ping (no tool; the gateway still checks the token) and get_profile (one read in core)"
     );
-    for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
+    let mut pinged = [0.0; 2];
+    for (index, (sessions_count, calls)) in
+        [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)].into_iter().enumerate()
+    {
         let clients = sessions(&url, Some(&creator), sessions_count).await;
-        measure(clients, calls, |client: Arc<Client>, _| async move {
+        pinged[index] = measure(clients, calls, |client: Arc<Client>, _| async move {
             client
                 .send_request(ClientRequest::PingRequest(PingRequest::default()))
                 .await
                 .expect("ping is answered");
         })
         .await
-        .print("MCP ping", sessions_count);
+        .print("MCP ping", sessions_count)
+        .0;
         let clients = sessions(&url, Some(&creator), sessions_count).await;
         measure(clients, calls, |client: Arc<Client>, _| async move {
             call(&client, "get_profile", json!({})).await
@@ -209,15 +238,21 @@ async fn bench_hado() -> Option<f64> {
     }
 
     println!("\nHado, create_event (a new manual event each call)");
-    for (sessions_count, calls) in [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)] {
+    for (index, (sessions_count, calls)) in
+        [(1, CALLS_ALONE), (16, CALLS_EACH_OF_16)].into_iter().enumerate()
+    {
         let clients = sessions(&url, Some(&creator), sessions_count).await;
-        measure(clients, calls, |client: Arc<Client>, index| {
+        let (created, p50) = measure(clients, calls, |client: Arc<Client>, index| {
             let arguments =
                 json!({"title": format!("Bench {index}"), "due_at": "2027-03-01T09:00"});
             async move { call(&client, "create_event", arguments).await }
         })
         .await
         .print("MCP tools/call create_event", sessions_count);
+        println!(
+            "{name}: create_event at {sessions_count} session(s) is {:.2} of ping, p50 {p50:.2} ms",
+            created / pinged[index]
+        );
         let inboxes: Vec<Inbox> = (0..sessions_count).map(|_| core.agent(&creator)).collect();
         measure(inboxes, calls, |mut inbox: Inbox, index| {
             let fields = EventFields {
@@ -265,7 +300,7 @@ async fn bench_hado() -> Option<f64> {
     );
 
     let created = if wrk::available().await {
-        Some(wrk_hado(&core, &url, &token_of("carol").await).await)
+        Some(wrk_hado(&core, &url, &token_of("carol").await, &pid.to_string()).await)
     } else {
         println!("\nwrk runs skipped: wrk is not installed (Debian's wrk)");
         None
@@ -285,7 +320,7 @@ async fn bench_hado() -> Option<f64> {
 /// Hado's `ping`, `get_profile` and `create_event` driven by wrk; returns
 /// `create_event`'s calls a second at 16 connections. Every call wrk
 /// counts as answered must have made its event.
-async fn wrk_hado(core: &TestCore, url: &str, token: &str) -> f64 {
+async fn wrk_hado(core: &TestCore, url: &str, token: &str, gateway: &str) -> f64 {
     println!("\nHado driven by wrk (each connection its own session where the server keeps them)");
     let server = wrk::Server { url, token: Some(token) };
     let mut answered = 0;
@@ -300,6 +335,8 @@ async fn wrk_hado(core: &TestCore, url: &str, token: &str) -> f64 {
             )
             .await;
         let arguments = json!({"title": "Bench", "due_at": "2027-03-01T09:00"});
+        // Core runs in this process, and wrk is the only client while it runs.
+        let spent = cpu_seconds("self") + cpu_seconds(gateway);
         let created = server
             .run(
                 "MCP tools/call create_event (wrk)",
@@ -307,6 +344,12 @@ async fn wrk_hado(core: &TestCore, url: &str, token: &str) -> f64 {
                 &wrk::tool_call("create_event", arguments),
             )
             .await;
+        let spent = cpu_seconds("self") + cpu_seconds(gateway) - spent;
+        println!(
+            "CPU per create_event, gateway and core together, at {connections} connection(s): {:.0} µs ({} calls)",
+            spent / created.requests.max(1) as f64 * 1e6,
+            created.requests
+        );
         answered += created.requests;
         rates[index] = created.per_second;
         println!(
@@ -407,7 +450,12 @@ async fn main() {
     let wants = |group: &str| {
         filter.is_empty() || filter.iter().any(|wanted| group.contains(wanted.as_str()))
     };
-    let created = if wants("hado") { bench_hado().await } else { None };
+    let created = if wants("hado") { bench_hado(Backend::Sqlite).await } else { None };
+    if wants("postgres")
+        && let Some(backend) = Backend::postgres("the MCP benchmark")
+    {
+        bench_hado(backend).await;
+    }
     let echoed = if wants("everything") {
         match std::env::var("HADO_BENCH_EVERYTHING") {
             Ok(script) if !script.is_empty() => bench_everything(&script).await,
@@ -423,7 +471,7 @@ async fn main() {
     };
     if let (Some(created), Some(echoed)) = (created, echoed) {
         println!(
-            "\nwrk, 16 connections: Hado's create_event {created:.0}/s is {:.1}x the reference server's echo {echoed:.0}/s",
+            "\nwrk, 16 connections: Hado's create_event {created:.0}/s (SQLite) is {:.1}x the reference server's echo {echoed:.0}/s",
             created / echoed
         );
     }
