@@ -223,7 +223,7 @@ async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>,
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
     hado_runtime::process::init_logging();
-    match hado_runtime::metrics_endpoint::start(&hado_runtime::process::environment).await {
+    match hado_runtime::metrics_endpoint::start(&hado_runtime::settings::environment).await {
         Ok(Some(metrics)) => tracing::info!(%metrics, "core serves metrics at /metrics"),
         Ok(None) => {}
         Err(error) => {

@@ -14,7 +14,7 @@ use hado_proto::v1::o_auth_client::OAuthClient;
 use hado_runtime::client::{Core, CoreChannel, MAX_REPLY_BYTES};
 use hado_runtime::known_tokens::KnownTokens;
 use hado_runtime::per_minute::PerMinute;
-use hado_runtime::process::ConfigError;
+use hado_runtime::settings::ConfigError;
 use tonic::service::interceptor::InterceptedService;
 
 use crate::config::HttpConfig;

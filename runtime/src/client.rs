@@ -13,7 +13,7 @@ use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
 pub use crate::cores::{CoreChannel, Resolve, dns};
-use crate::process::ConfigError;
+use crate::settings::ConfigError;
 
 /// How long one call to core may take before the caller hears it failed.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
