@@ -183,7 +183,10 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
                 MessagePage { t, nav: None, message, second: String::new(), second_words: None },
             );
             // A refusal for asking too often says when to ask again.
-            if let Some(wait) = status.get_details_retry_info().and_then(|info| info.retry_delay) {
+            if failure.code().retry_helps()
+                && let Some(wait) =
+                    status.get_details_retry_info().and_then(|info| info.retry_delay)
+            {
                 page.headers_mut().insert(
                     axum::http::header::RETRY_AFTER,
                     axum::http::HeaderValue::from(wait.as_secs().max(1)),
