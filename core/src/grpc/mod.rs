@@ -4,6 +4,7 @@
 
 mod admin;
 pub(crate) mod auth;
+#[path = "inbox/channels.rs"]
 mod channels;
 mod gate;
 mod inbox;
