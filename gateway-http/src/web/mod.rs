@@ -282,6 +282,14 @@ impl Session {
     fn nav(&self, current: &'static str) -> Option<Nav> {
         Some(Nav { current, attention: self.viewer.profile.attention as usize })
     }
+
+    /// The person's event `id`, or the page that says why it cannot be shown.
+    async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
+        match self.inbox.get_event(v1::EventId { id }).await {
+            Ok(event) => Ok(event.into_inner()),
+            Err(status) => Err(failure_page(state, self.t, &status)),
+        }
+    }
 }
 
 /// Refuses form posts that another site's page sends in the person's name:
