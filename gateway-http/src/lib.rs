@@ -16,6 +16,7 @@ mod lists;
 mod me;
 mod metrics;
 mod openapi;
+mod quick_add;
 mod state;
 mod web;
 

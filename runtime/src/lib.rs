@@ -17,7 +17,6 @@
 pub mod hosts;
 pub mod metrics_endpoint;
 pub mod process;
-pub mod quick_add;
 pub mod settings;
 pub mod wording;
 pub mod words;

@@ -3,7 +3,7 @@
 
 use chrono::NaiveDate;
 use hado_proto::v1::{ChannelKind, DeliveryKind, DeliveryStatus};
-use hado_runtime::quick_add;
+use crate::quick_add;
 
 use super::answers::at_card;
 use super::*;
