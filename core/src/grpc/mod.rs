@@ -4,8 +4,6 @@
 
 mod admin;
 pub(crate) mod auth;
-#[path = "inbox/channels.rs"]
-mod channels;
 mod gate;
 mod inbox;
 mod ingest;

@@ -1,18 +1,25 @@
 //! Owns the `hado.v1.Inbox` service: the person's (and their agent's) calls,
-//! each authenticated and handed to the engine.
+//! each taking the same four steps (who is calling, the engine's answer,
+//! a refusal in the caller's words, the reply) in [`InboxService::answer`],
+//! and handed to its family for what differs: `events`, `profile`,
+//! `channels` and `credentials`.
 
+mod channels;
+mod credentials;
+mod events;
+mod profile;
+
+use std::future::Future;
 use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use hado_proto::metadata::IDEMPOTENCY_KEY;
 use hado_proto::v1::{self, inbox_server::Inbox};
 
 use super::auth::{self, Credentials, UserCaller};
 use crate::engine::Engine;
-use crate::engine::{EventFilter, EventPatch, ProfilePatch};
 use crate::error::CoreError;
-use crate::wire::{self, raw_fields};
-use hado_proto::metadata::IDEMPOTENCY_KEY;
 
 pub(crate) struct InboxService {
     pub(crate) engine: Arc<Engine>,
@@ -23,15 +30,42 @@ pub(crate) struct InboxService {
     pub(crate) email: bool,
 }
 
-impl InboxService {
-    async fn caller<T>(&self, request: &Request<T>) -> Result<UserCaller, Status> {
-        Ok(auth::user(&self.engine, &self.credentials, request.metadata()).await?)
-    }
-
+/// Who may make a call.
+#[derive(Clone, Copy)]
+enum Who {
+    /// The person, or their agent.
+    Anyone,
     /// The person at the inbox, not their agent: see [`auth::person_at_inbox`].
-    pub(super) async fn inbox_caller<T>(&self, request: &Request<T>) -> Result<UserCaller, Status> {
-        Ok(auth::person_at_inbox(self.caller(request).await?)?)
+    Person,
+}
+
+impl InboxService {
+    /// A call's four steps: who is calling, `handler` with the request's
+    /// message, its refusal in the caller's words, the reply.
+    async fn answer<'a, T, R, F>(
+        &'a self,
+        who: Who,
+        request: Request<T>,
+        handler: impl FnOnce(&'a Self, UserCaller, T) -> F,
+    ) -> Result<Response<R>, Status>
+    where
+        F: Future<Output = Result<R, CoreError>>,
+    {
+        let caller = auth::user(&self.engine, &self.credentials, request.metadata()).await?;
+        let caller = match who {
+            Who::Anyone => caller,
+            Who::Person => auth::person_at_inbox(caller)?,
+        };
+        let refusal = caller.refusal();
+        handler(self, caller, request.into_inner()).await.map(Response::new).map_err(refusal)
     }
+}
+
+/// The key a caller that may send a call again names it by, so that it is
+/// done once.
+fn idempotency_key<T>(request: &Request<T>) -> Option<String> {
+    let key = request.metadata().get(IDEMPOTENCY_KEY)?;
+    Some(key.to_str().map(str::to_owned).unwrap_or_default())
 }
 
 #[tonic::async_trait]
@@ -40,338 +74,185 @@ impl Inbox for InboxService {
         &self,
         request: Request<v1::ListEventsRequest>,
     ) -> Result<Response<v1::EventList>, Status> {
-        let caller = self.caller(&request).await?;
-        let body = request.into_inner();
-        let filter = EventFilter { text: body.text, source: body.source };
-        let (records, next) = self
-            .engine
-            .list_events_after(
-                &caller.user,
-                body.state.as_deref(),
-                body.archive,
-                body.limit,
-                body.after.as_deref(),
-                &filter,
-            )
-            .await
-            .map_err(caller.refusal())?;
-        let mut list = wire::events(records);
-        list.next = next;
-        Ok(Response::new(list))
+        self.answer(Who::Anyone, request, events::list).await
     }
 
     async fn get_event(
         &self,
         request: Request<v1::EventId>,
     ) -> Result<Response<v1::Event>, Status> {
-        let caller = self.caller(&request).await?;
-        let record = self
-            .engine
-            .get_event(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        let mut event = wire::event(&record);
-        event.next_reminder_at = record
-            .reminders
-            .next_reminder(&record.lifecycle, &record.ladder())
-            .map(wire::timestamp);
-        event.deliveries = self
-            .engine
-            .event_deliveries(&caller.user, record.id)
-            .await
-            .map_err(caller.refusal())?
-            .iter()
-            .map(wire::delivery)
-            .collect();
-        Ok(Response::new(event))
+        self.answer(Who::Anyone, request, events::get).await
     }
 
     async fn create_event(
         &self,
         request: Request<v1::EventFields>,
     ) -> Result<Response<v1::Event>, Status> {
-        let caller = self.caller(&request).await?;
-        // A caller that may send the call again names it, and it is done once.
-        let once = request
-            .metadata()
-            .get(IDEMPOTENCY_KEY)
-            .map(|key| key.to_str().map(str::to_owned).unwrap_or_default());
-        let fields = raw_fields(request.into_inner());
-        let created = match once {
-            Some(key) => self.engine.create_manual_once(&caller.user, &fields, &key).await,
-            None => self.engine.create_manual(&caller.user, &fields).await,
-        };
-        let record = created.map_err(caller.refusal())?;
-        Ok(Response::new(wire::event(&record)))
+        let once = idempotency_key(&request);
+        self.answer(Who::Anyone, request, |inbox, caller, fields| {
+            events::create(inbox, caller, fields, once)
+        })
+        .await
     }
 
     async fn update_event(
         &self,
         request: Request<v1::UpdateEventRequest>,
     ) -> Result<Response<v1::Event>, Status> {
-        let caller = self.caller(&request).await?;
-        let body = request.into_inner();
-        let patch = EventPatch {
-            title: body.title,
-            due_at: body.due_at,
-            subtitle: body.subtitle,
-            fire_at: body.fire_at,
-            after_due: body.after_due,
-            done_label: body.done_label,
-            deep_link: body.deep_link,
-        };
-        let record = self
-            .engine
-            .update_manual(&caller.user, body.id, patch)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(wire::event(&record)))
+        self.answer(Who::Anyone, request, events::update).await
     }
 
     async fn delete_event(
         &self,
         request: Request<v1::EventId>,
     ) -> Result<Response<v1::DeleteEventReply>, Status> {
-        let caller = self.caller(&request).await?;
-        let id = self
-            .engine
-            .delete_manual(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(v1::DeleteEventReply { id, state: v1::EventState::Withdrawn.into() }))
+        self.answer(Who::Anyone, request, events::delete).await
     }
 
     async fn mark_done(
         &self,
         request: Request<v1::EventId>,
     ) -> Result<Response<v1::Event>, Status> {
-        let caller = self.caller(&request).await?;
-        let record = self
-            .engine
-            .mark_done(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(wire::event(&record)))
+        self.answer(Who::Anyone, request, events::mark_done).await
     }
 
     async fn mark_ack(
         &self,
         request: Request<v1::MarkAckRequest>,
     ) -> Result<Response<v1::Event>, Status> {
-        let caller = self.caller(&request).await?;
-        let remember =
-            wire::remember_for(request.get_ref().until.as_deref()).map_err(caller.refusal())?;
-        let record = self
-            .engine
-            .mark_ack(&caller.user, request.get_ref().id, remember)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(wire::event(&record)))
+        self.answer(Who::Anyone, request, events::mark_ack).await
     }
 
     async fn take_back_ack(
         &self,
         request: Request<v1::EventId>,
     ) -> Result<Response<v1::Event>, Status> {
-        let caller = self.caller(&request).await?;
-        let record = self
-            .engine
-            .take_back_ack(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(wire::event(&record)))
+        self.answer(Who::Anyone, request, events::take_back_ack).await
     }
 
     async fn reopen_event(
         &self,
         request: Request<v1::EventId>,
     ) -> Result<Response<v1::Event>, Status> {
-        let caller = self.caller(&request).await?;
-        let record = self
-            .engine
-            .reopen(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(wire::event(&record)))
+        self.answer(Who::Anyone, request, events::reopen).await
     }
 
     async fn get_profile(
         &self,
         request: Request<v1::GetProfileRequest>,
     ) -> Result<Response<v1::Profile>, Status> {
-        let caller = self.caller(&request).await?;
-        let profile = match caller.attention {
-            Some(attention) => wire::profile(&caller.user, self.engine.now(), attention),
-            None => super::profile(&self.engine, &caller.user).await?,
-        };
-        Ok(Response::new(profile))
+        self.answer(Who::Anyone, request, profile::get).await
     }
 
     async fn update_profile(
         &self,
         request: Request<v1::UpdateProfileRequest>,
     ) -> Result<Response<v1::Profile>, Status> {
-        let caller = self.caller(&request).await?;
-        let body = request.into_inner();
-        let patch = ProfilePatch {
-            tz: body.tz,
-            quiet_start: body.quiet_start,
-            quiet_end: body.quiet_end,
-            locale: body.locale,
-        };
-        let user =
-            self.engine.update_profile(&caller.user, &patch).await.map_err(caller.refusal())?;
-        Ok(Response::new(super::profile(&self.engine, &user).await?))
+        self.answer(Who::Anyone, request, profile::update).await
     }
 
     async fn get_agent_token(
         &self,
         request: Request<v1::GetAgentTokenRequest>,
     ) -> Result<Response<v1::AgentTokenStatus>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let status =
-            self.engine.agent_token_status(&caller.user).await.map_err(caller.refusal())?;
-        Ok(Response::new(v1::AgentTokenStatus {
-            issued: status.is_some(),
-            created_at: status.map(|status| wire::timestamp(status.created_at)),
-            last_used_at: status.and_then(|status| status.last_used_at).map(wire::timestamp),
-        }))
+        self.answer(Who::Person, request, credentials::agent_token).await
     }
 
     async fn issue_agent_token(
         &self,
         request: Request<v1::IssueMyAgentTokenRequest>,
     ) -> Result<Response<v1::IssuedToken>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let token = self.engine.issue_agent_token(&caller.user).await.map_err(caller.refusal())?;
-        Ok(Response::new(v1::IssuedToken { token }))
+        self.answer(Who::Person, request, credentials::issue_agent_token).await
     }
 
     async fn revoke_agent_token(
         &self,
         request: Request<v1::RevokeMyAgentTokenRequest>,
     ) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let revoked =
-            self.engine.revoke_agent_token(&caller.user).await.map_err(caller.refusal())?;
-        Ok(Response::new(v1::RevokeAgentTokenReply { revoked }))
+        self.answer(Who::Person, request, credentials::revoke_agent_token).await
     }
 
     async fn get_calendar_feed(
         &self,
         request: Request<v1::GetCalendarFeedRequest>,
     ) -> Result<Response<v1::CalendarFeedStatus>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let created =
-            self.engine.calendar_feed_created(&caller.user).await.map_err(caller.refusal())?;
-        Ok(Response::new(v1::CalendarFeedStatus {
-            issued: created.is_some(),
-            created_at: created.map(wire::timestamp),
-        }))
+        self.answer(Who::Person, request, credentials::calendar_feed).await
     }
 
     async fn issue_calendar_feed(
         &self,
         request: Request<v1::IssueCalendarFeedRequest>,
     ) -> Result<Response<v1::IssuedToken>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        Ok(Response::new(v1::IssuedToken {
-            token: self.engine.issue_calendar_feed(&caller.user).await.map_err(caller.refusal())?,
-        }))
+        self.answer(Who::Person, request, credentials::issue_calendar_feed).await
     }
 
     async fn revoke_calendar_feed(
         &self,
         request: Request<v1::RevokeCalendarFeedRequest>,
     ) -> Result<Response<v1::RevokeAgentTokenReply>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        Ok(Response::new(v1::RevokeAgentTokenReply {
-            revoked: self
-                .engine
-                .revoke_calendar_feed(&caller.user)
-                .await
-                .map_err(caller.refusal())?,
-        }))
-    }
-
-    async fn create_telegram_link(
-        &self,
-        request: Request<v1::CreateTelegramLinkRequest>,
-    ) -> Result<Response<v1::TelegramLink>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let bot = self.telegram.as_ref().ok_or_else(|| {
-            CoreError::FailedPrecondition(
-                "Telegram is not set up on this Hado: the operator sets HADO_TELEGRAM_BOT_TOKEN"
-                    .into(),
-            )
-        })?;
-        let (url, expires_at) = crate::telegram::link_url(&self.engine, bot, &caller.user).await?;
-        Ok(Response::new(v1::TelegramLink { url, expires_at: Some(wire::timestamp(expires_at)) }))
+        self.answer(Who::Person, request, credentials::revoke_calendar_feed).await
     }
 
     async fn list_connected_apps(
         &self,
         request: Request<v1::ListConnectedAppsRequest>,
     ) -> Result<Response<v1::ConnectedAppList>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let apps = self.engine.connected_apps(&caller.user).await.map_err(caller.refusal())?;
-        Ok(Response::new(v1::ConnectedAppList {
-            apps: apps.iter().map(wire::connected_app).collect(),
-        }))
+        self.answer(Who::Person, request, credentials::connected_apps).await
     }
 
     async fn disconnect_app(
         &self,
         request: Request<v1::ConnectedAppId>,
     ) -> Result<Response<v1::DisconnectAppReply>, Status> {
-        let caller = self.inbox_caller(&request).await?;
-        let disconnected = self
-            .engine
-            .disconnect_app(&caller.user, request.get_ref().id)
-            .await
-            .map_err(caller.refusal())?;
-        Ok(Response::new(v1::DisconnectAppReply { disconnected }))
+        self.answer(Who::Person, request, credentials::disconnect_app).await
+    }
+
+    async fn create_telegram_link(
+        &self,
+        request: Request<v1::CreateTelegramLinkRequest>,
+    ) -> Result<Response<v1::TelegramLink>, Status> {
+        self.answer(Who::Person, request, channels::telegram_link).await
     }
 
     async fn list_channels(
         &self,
         request: Request<v1::ListChannelsRequest>,
     ) -> Result<Response<v1::ChannelList>, Status> {
-        self.channels_list(request).await
+        self.answer(Who::Person, request, channels::list).await
     }
 
     async fn add_webhook(
         &self,
         request: Request<v1::AddWebhookRequest>,
     ) -> Result<Response<v1::AddedWebhook>, Status> {
-        self.channels_add_webhook(request).await
+        self.answer(Who::Person, request, channels::add_webhook).await
     }
 
     async fn add_email(
         &self,
         request: Request<v1::AddEmailRequest>,
     ) -> Result<Response<v1::AddedEmail>, Status> {
-        self.channels_add_email(request).await
+        self.answer(Who::Person, request, channels::add_email).await
     }
 
     async fn test_channel(
         &self,
         request: Request<v1::ChannelId>,
     ) -> Result<Response<v1::TestChannelReply>, Status> {
-        self.channels_test(request).await
+        self.answer(Who::Person, request, channels::test).await
     }
 
     async fn set_channel_enabled(
         &self,
         request: Request<v1::SetChannelEnabledRequest>,
     ) -> Result<Response<v1::Channel>, Status> {
-        self.channels_set_enabled(request).await
+        self.answer(Who::Person, request, channels::set_enabled).await
     }
 
     async fn remove_channel(
         &self,
         request: Request<v1::ChannelId>,
     ) -> Result<Response<v1::RemoveChannelReply>, Status> {
-        self.channels_remove(request).await
+        self.answer(Who::Person, request, channels::remove).await
     }
 }
