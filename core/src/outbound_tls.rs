@@ -63,16 +63,23 @@ impl OutboundClient {
         &self,
         url: U,
     ) -> Result<reqwest::RequestBuilder, String> {
-        refuse_unverifiable(url.as_ref())?;
-        Ok(self.client.get(url))
+        self.request(reqwest::Method::GET, url)
     }
 
     pub(crate) fn post<U: reqwest::IntoUrl + AsRef<str>>(
         &self,
         url: U,
     ) -> Result<reqwest::RequestBuilder, String> {
+        self.request(reqwest::Method::POST, url)
+    }
+
+    fn request<U: reqwest::IntoUrl + AsRef<str>>(
+        &self,
+        method: reqwest::Method,
+        url: U,
+    ) -> Result<reqwest::RequestBuilder, String> {
         refuse_unverifiable(url.as_ref())?;
-        Ok(self.client.post(url))
+        Ok(self.client.request(method, url))
     }
 }
 
