@@ -3,10 +3,10 @@
 
 use chrono::NaiveDate;
 use hado_proto::v1::{ChannelKind, DeliveryKind, DeliveryStatus};
-use crate::quick_add;
 
 use super::answers::at_card;
 use super::*;
+use crate::quick_add;
 
 /// One line of an event's delivery log, as the page shows it.
 pub(super) struct LogLine {
