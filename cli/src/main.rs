@@ -162,7 +162,7 @@ fn main() -> ExitCode {
 fn telegram_webhook(public_url: &str) -> anyhow::Result<ExitCode> {
     let base = public_url.trim_end_matches('/');
     if !(base.starts_with("https://") || base.starts_with("http://"))
-        || hado_runtime::process::host_of_url(base).is_none()
+        || hado_runtime::settings::host_of_url(base).is_none()
     {
         anyhow::bail!(
             "{public_url:?} is not Hado's public address, such as https://hado.example.com"

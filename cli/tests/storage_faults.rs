@@ -28,7 +28,8 @@ use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use common::{HADO, Running, alive, free_port, spawn, wait_until_serving};
+use common::{HADO, Running, STARTING, alive, core_on, free_port, spawn};
+use hado_core::testing::wait_until_serving;
 use hado_core::testing::{Backend, TestDatabase, source_event, tool_available};
 use hado_proto::v1;
 
@@ -464,7 +465,7 @@ async fn core_waits_for_a_postgres_that_is_not_up_yet() {
     }
     assert!(alive(core.id()), "core is still there:\n{}", log());
     relay.restore().await;
-    wait_until_serving(port).await;
+    wait_until_serving(core_on(port), STARTING).await;
     // Killed, not stopped: how core stops is other tests' business, and
     // this one only asks whether it waited.
     drop(core);

@@ -198,8 +198,8 @@ impl std::fmt::Debug for CoreConfig {
     }
 }
 
-pub use hado_runtime::process::{ConfigError, socket_addr};
-use hado_runtime::process::{Lookup, positive_number, read, secret};
+pub use hado_runtime::settings::{ConfigError, socket_addr};
+use hado_runtime::settings::{Lookup, positive_number, read, secret};
 
 pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://hado-data/hado.db";
 pub const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
@@ -208,7 +208,7 @@ pub(crate) const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
 
 fn public_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     let url = read(lookup, "HADO_PUBLIC_URL").unwrap_or_else(|| DEFAULT_PUBLIC_URL.to_owned());
-    if hado_runtime::process::host_of_url(&url).is_none()
+    if hado_runtime::settings::host_of_url(&url).is_none()
         || !(url.starts_with("http://") || url.starts_with("https://"))
     {
         return Err(ConfigError {
@@ -241,7 +241,7 @@ fn telegram(lookup: Lookup<'_>) -> Result<Option<TelegramConfig>, ConfigError> {
     }
     let api_url = read(lookup, "HADO_TELEGRAM_API_URL")
         .unwrap_or_else(|| DEFAULT_TELEGRAM_API_URL.to_owned());
-    if hado_runtime::process::host_of_url(&api_url).is_none() {
+    if hado_runtime::settings::host_of_url(&api_url).is_none() {
         return Err(ConfigError {
             variable: "HADO_TELEGRAM_API_URL",
             problem: format!("{api_url:?} is not a URL such as {DEFAULT_TELEGRAM_API_URL}"),
@@ -253,7 +253,7 @@ fn telegram(lookup: Lookup<'_>) -> Result<Option<TelegramConfig>, ConfigError> {
 
 impl CoreConfig {
     pub(crate) fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(&hado_runtime::process::environment)
+        Self::from_lookup(&hado_runtime::settings::environment)
     }
 
     pub(crate) fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {

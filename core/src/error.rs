@@ -1,7 +1,9 @@
 //! Owns core's error type and its one translation into gRPC statuses, made
-//! only at the gRPC edge.
+//! only at the gRPC edge: each error picks its code in `hado_proto::errors`,
+//! whose table gives the status.
 
-use tonic::{Code, Status};
+use hado_proto::errors::{ErrorCode, STORAGE_UNAVAILABLE};
+use tonic::Status;
 use tonic_types::{ErrorDetails, FieldViolation, LocalizedMessage, StatusExt};
 
 use hado_runtime::words::{self, Words};
@@ -104,6 +106,31 @@ impl CoreError {
     pub(crate) fn event_not_found(id: i64) -> Self {
         Self::EventNotFound(id)
     }
+
+    /// The code the error is refused with; its gRPC status, and what every
+    /// edge makes of it, are the table's.
+    pub(crate) fn code(&self) -> ErrorCode {
+        use crate::links::LinkProblem;
+        match self {
+            Self::Invalid(_) => ErrorCode::Invalid,
+            Self::NotFound(_) | Self::EventNotFound(_) => ErrorCode::NotFound,
+            Self::FailedPrecondition(_)
+            | Self::NotNow { .. }
+            | Self::Withdrawn { .. }
+            | Self::SourceOwned(_) => ErrorCode::NotNow,
+            Self::PermissionDenied(_) => ErrorCode::NotAllowed,
+            Self::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            Self::AlreadyExists(_) => ErrorCode::AlreadyExists,
+            Self::Exhausted { .. } => ErrorCode::TooOften,
+            Self::Link { problem: LinkProblem::Forged, .. } => ErrorCode::Unauthenticated,
+            Self::Link {
+                problem: LinkProblem::Expired { .. } | LinkProblem::Gone { .. }, ..
+            } => ErrorCode::NotNow,
+            Self::Link { problem: LinkProblem::Outdated, .. } => ErrorCode::Outdated,
+            Self::Store(error) if error.is_unavailable() => ErrorCode::StorageAway,
+            Self::Store(_) => ErrorCode::Internal,
+        }
+    }
 }
 
 /// A reason's words in a person's language (for `field`); none for a
@@ -152,6 +179,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
     // The person's language and its words, when it is known.
     let language =
         locale.map(|locale| (locale.as_str().to_owned(), words::for_locale(locale.as_str())));
+    let code = error.code().grpc();
     match error {
         CoreError::EventNotFound(id) => {
             let mut details = ErrorDetails::with_error_info(
@@ -162,7 +190,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             if let Some((lang, t)) = language {
                 details.set_localized_message(lang, t.event_not_found);
             }
-            Status::with_error_details(Code::NotFound, format!("event {id} not found"), details)
+            Status::with_error_details(code, format!("event {id} not found"), details)
         }
         CoreError::Invalid(violations) => {
             let field_violations: Vec<FieldViolation> = violations
@@ -178,7 +206,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 })
                 .collect();
             let details = ErrorDetails::with_bad_request(field_violations);
-            Status::with_error_details(Code::InvalidArgument, violations.to_string(), details)
+            Status::with_error_details(code, violations.to_string(), details)
         }
         CoreError::Withdrawn { id, by: ref source, deleted } => {
             let message = error.to_string();
@@ -193,7 +221,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 };
                 details.set_localized_message(lang, words);
             }
-            Status::with_error_details(Code::FailedPrecondition, message, details)
+            Status::with_error_details(code, message, details)
         }
         CoreError::SourceOwned(ref source) => {
             let message = error.to_string();
@@ -208,18 +236,16 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                     t.refusal_source_owned.replace("{source}", source),
                 );
             }
-            Status::with_error_details(Code::FailedPrecondition, message, details)
+            Status::with_error_details(code, message, details)
         }
         CoreError::Link { problem, locale } => {
             use crate::links::LinkProblem;
-            let (code, reason, words): (Code, &str, fn(&Words) -> &'static str) = match problem {
-                LinkProblem::Forged => {
-                    (Code::Unauthenticated, "LINK_NOT_VALID", |t| t.link_not_valid)
-                }
+            let (reason, words): (&str, fn(&Words) -> &'static str) = match problem {
+                LinkProblem::Forged => ("LINK_NOT_VALID", |t| t.link_not_valid),
                 LinkProblem::Expired { .. } | LinkProblem::Gone { .. } => {
-                    (Code::FailedPrecondition, "LINK_EXPIRED", |t| t.link_expired)
+                    ("LINK_EXPIRED", |t| t.link_expired)
                 }
-                LinkProblem::Outdated => (Code::Aborted, "LINK_OUTDATED", |t| t.link_outdated),
+                LinkProblem::Outdated => ("LINK_OUTDATED", |t| t.link_outdated),
             };
             let metadata: Vec<(String, String)> = match problem {
                 LinkProblem::Expired { at, .. } => vec![("expired_at".to_owned(), at.to_rfc3339())],
@@ -239,28 +265,28 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             }
             Status::with_error_details(code, problem.to_string(), details)
         }
-        CoreError::NotFound(message) => Status::not_found(message),
-        CoreError::FailedPrecondition(message) => Status::failed_precondition(message),
-        CoreError::PermissionDenied(message) => Status::permission_denied(message),
-        CoreError::Unauthenticated(message) => Status::unauthenticated(message),
-        CoreError::AlreadyExists(message) => Status::already_exists(message),
+        CoreError::NotFound(message)
+        | CoreError::FailedPrecondition(message)
+        | CoreError::PermissionDenied(message)
+        | CoreError::Unauthenticated(message)
+        | CoreError::AlreadyExists(message) => Status::new(code, message),
         CoreError::Exhausted { message, retry_after, said } => {
             let mut details = ErrorDetails::new();
             details.set_retry_info(Some(retry_after));
             if let Some(said) = said {
                 said.put_in(&mut details);
             }
-            Status::with_error_details(Code::ResourceExhausted, message, details)
+            Status::with_error_details(code, message, details)
         }
         CoreError::NotNow { message, said } => {
             let mut details = ErrorDetails::new();
             said.put_in(&mut details);
-            Status::with_error_details(Code::FailedPrecondition, message, details)
+            Status::with_error_details(code, message, details)
         }
         CoreError::Store(error) if error.is_unavailable() => {
             tracing::warn!(%error, "storage is unavailable");
             let mut details = ErrorDetails::with_error_info(
-                "STORAGE_UNAVAILABLE",
+                STORAGE_UNAVAILABLE,
                 "hado",
                 std::collections::HashMap::<String, String>::new(),
             );
@@ -269,11 +295,11 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 "core's storage cannot be reached or written right now; nothing was changed, retry in {} s",
                 STORAGE_RETRY.as_secs()
             );
-            Status::with_error_details(Code::Unavailable, message, details)
+            Status::with_error_details(code, message, details)
         }
         CoreError::Store(error) => {
             tracing::error!(%error, "storage failed");
-            Status::internal("core could not reach its storage; see core's log")
+            Status::new(code, "core could not reach its storage; see core's log")
         }
     }
 }
@@ -281,5 +307,75 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
 impl From<sqlx::Error> for CoreError {
     fn from(error: sqlx::Error) -> Self {
         Self::Store(StoreError::Query(error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::links::LinkProblem;
+    use tonic_types::StatusExt;
+
+    /// One of each error core can answer with; a new variant does not
+    /// compile until it is named here, and so until it has a code.
+    fn one_of_each() -> Vec<CoreError> {
+        let said = Said::new(Locale::En, "not now".to_owned());
+        let every = [
+            CoreError::invalid("title", "is required"),
+            CoreError::NotFound("no such channel".to_owned()),
+            CoreError::EventNotFound(7),
+            CoreError::FailedPrecondition("confirm it first".to_owned()),
+            CoreError::PermissionDenied("not yours".to_owned()),
+            CoreError::Unauthenticated("unknown token".to_owned()),
+            CoreError::AlreadyExists("taken".to_owned()),
+            CoreError::Exhausted {
+                message: "too often".to_owned(),
+                retry_after: std::time::Duration::from_secs(3),
+                said: None,
+            },
+            CoreError::NotNow { message: "not now".to_owned(), said },
+            CoreError::Withdrawn { id: 7, by: "ci".to_owned(), deleted: false },
+            CoreError::SourceOwned("ci".to_owned()),
+            CoreError::Link { problem: LinkProblem::Forged, locale: None },
+            CoreError::Link { problem: LinkProblem::Outdated, locale: None },
+            CoreError::Link {
+                problem: LinkProblem::Expired { at: chrono::Utc::now(), user_id: 1 },
+                locale: Some(Locale::Ru),
+            },
+            CoreError::Store(StoreError::TimedOut),
+            CoreError::Store(StoreError::Corrupt("a bad row".to_owned())),
+        ];
+        for error in &every {
+            match error {
+                CoreError::Invalid(_)
+                | CoreError::NotFound(_)
+                | CoreError::EventNotFound(_)
+                | CoreError::FailedPrecondition(_)
+                | CoreError::PermissionDenied(_)
+                | CoreError::Unauthenticated(_)
+                | CoreError::AlreadyExists(_)
+                | CoreError::Exhausted { .. }
+                | CoreError::NotNow { .. }
+                | CoreError::Withdrawn { .. }
+                | CoreError::SourceOwned(_)
+                | CoreError::Link { .. }
+                | CoreError::Store(_) => {}
+            }
+        }
+        every.into()
+    }
+
+    #[test]
+    fn every_code_core_sends_has_a_row_that_the_gateways_read_back() {
+        for error in one_of_each() {
+            let shown = format!("{error:?}");
+            let code = error.code();
+            assert!(ErrorCode::ALL.contains(&code), "{shown}: {code:?} has no row");
+            let status = Status::from(error);
+            assert_eq!(status.code(), code.grpc(), "{shown}");
+            let reason = status.get_details_error_info().map(|info| info.reason);
+            assert_eq!(ErrorCode::of(status.code(), reason.as_deref()), code, "{shown}");
+            assert_ne!(code, ErrorCode::CoreAway, "{shown}: only a channel says core is away");
+        }
     }
 }

@@ -205,7 +205,9 @@ async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>,
         };
         match opened {
             Err(RunError::Database(error))
-                if error.may_come_up() && config.database_url.starts_with("postgres") =>
+                if error.may_come_up()
+                    && storage::Backend::from_url(&config.database_url)
+                        .is_ok_and(storage::Backend::is_a_server) =>
             {
                 tracing::warn!(%error, retry_in = ?pause, "waiting for the database to answer");
                 tokio::select! {
@@ -223,7 +225,7 @@ async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>,
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
     hado_runtime::process::init_logging();
-    match hado_runtime::metrics_endpoint::start(&hado_runtime::process::environment).await {
+    match hado_runtime::metrics_endpoint::start(&hado_runtime::settings::environment).await {
         Ok(Some(metrics)) => tracing::info!(%metrics, "core serves metrics at /metrics"),
         Ok(None) => {}
         Err(error) => {

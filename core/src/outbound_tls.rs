@@ -29,31 +29,63 @@ pub fn install_tls_provider() {
     });
 }
 
-/// An outbound HTTP client as `configure` sets it up, verifying servers
-/// against the system's CA certificates. Without any, the client is built
-/// with none: plain http works, and [`refuse_unverifiable`] says why https
-/// does not.
-pub(crate) fn client(
-    configure: impl Fn(reqwest::ClientBuilder) -> reqwest::ClientBuilder,
-) -> reqwest::Client {
-    install_tls_provider();
-    match configure(reqwest::Client::builder()).build() {
-        Ok(client) => client,
-        Err(error) => {
-            if !WITHOUT_ROOTS.swap(true, Ordering::Relaxed) {
-                tracing::warn!(%error, "{NO_ROOTS}; Telegram, https webhooks and agents' metadata documents fail until then");
+/// An outbound HTTP client that verifies servers against the system's CA
+/// certificates. Without any, it is built with none: plain http works, and
+/// every request to an `https` address is refused before it is made, with
+/// the reason and the fix, so that no caller can forget to ask.
+#[derive(Clone, Debug)]
+pub(crate) struct OutboundClient {
+    client: reqwest::Client,
+}
+
+impl OutboundClient {
+    /// The client as `configure` sets it up.
+    pub(crate) fn new(
+        configure: impl Fn(reqwest::ClientBuilder) -> reqwest::ClientBuilder,
+    ) -> Self {
+        install_tls_provider();
+        let client = match configure(reqwest::Client::builder()).build() {
+            Ok(client) => client,
+            Err(error) => {
+                if !WITHOUT_ROOTS.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(%error, "{NO_ROOTS}; Telegram, https webhooks and agents' metadata documents fail until then");
+                }
+                configure(reqwest::Client::builder())
+                    .tls_certs_only(Vec::new())
+                    .build()
+                    .expect("an HTTP client without CA certificates builds")
             }
-            configure(reqwest::Client::builder())
-                .tls_certs_only(Vec::new())
-                .build()
-                .expect("an HTTP client without CA certificates builds")
-        }
+        };
+        Self { client }
+    }
+
+    pub(crate) fn get<U: reqwest::IntoUrl + AsRef<str>>(
+        &self,
+        url: U,
+    ) -> Result<reqwest::RequestBuilder, String> {
+        self.request(reqwest::Method::GET, url)
+    }
+
+    pub(crate) fn post<U: reqwest::IntoUrl + AsRef<str>>(
+        &self,
+        url: U,
+    ) -> Result<reqwest::RequestBuilder, String> {
+        self.request(reqwest::Method::POST, url)
+    }
+
+    fn request<U: reqwest::IntoUrl + AsRef<str>>(
+        &self,
+        method: reqwest::Method,
+        url: U,
+    ) -> Result<reqwest::RequestBuilder, String> {
+        refuse_unverifiable(url.as_ref())?;
+        Ok(self.client.request(method, url))
     }
 }
 
 /// Refuses an `https` address while the system has no CA certificates,
 /// with the reason and the fix; anything else passes.
-pub(crate) fn refuse_unverifiable(url: &str) -> Result<(), String> {
+fn refuse_unverifiable(url: &str) -> Result<(), String> {
     let https = url.get(..6).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https:"));
     if https && WITHOUT_ROOTS.load(Ordering::Relaxed) { Err(NO_ROOTS.to_owned()) } else { Ok(()) }
 }

@@ -19,6 +19,8 @@ use std::time::Duration;
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use url::{Host, Url};
 
+use crate::outbound_tls::OutboundClient;
+
 /// IPv4 ranges that are not globally reachable unicast, from the IANA
 /// IPv4 Special-Purpose Address Registry, plus multicast and broadcast.
 const IPV4_SPECIAL: &[&str] = &[
@@ -173,9 +175,9 @@ impl TargetPolicy {
     /// An HTTP client that reaches only what this policy lets through: no
     /// redirects and no proxy, so the address the resolver checked is the
     /// one connected to. For webhooks and clients' metadata documents.
-    pub(crate) fn client(self, timeout: Duration) -> reqwest::Client {
+    pub(crate) fn client(self, timeout: Duration) -> OutboundClient {
         let resolver = self.resolver();
-        crate::outbound_tls::client(|builder| {
+        OutboundClient::new(|builder| {
             builder
                 .timeout(timeout)
                 .redirect(reqwest::redirect::Policy::none())

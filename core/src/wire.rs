@@ -244,3 +244,20 @@ pub(crate) fn remember_for(until: Option<&str>) -> Result<RememberFor, CoreError
     let remember = RememberFor::parse("until", until.unwrap_or_default(), &mut violations);
     violations.into_result(remember).map_err(CoreError::Invalid)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_state_is_one_word_in_the_column_and_on_the_wire() {
+        for each in State::ALL {
+            assert_eq!(state(each).word(), each.as_str(), "{each:?}");
+        }
+        assert_eq!(
+            State::ALL.len(),
+            v1::EventState::ALL.len(),
+            "every state of the wire is core's"
+        );
+    }
+}

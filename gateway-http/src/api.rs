@@ -157,13 +157,8 @@ pub(crate) async fn upsert(
 ) -> Result<axum::Json<UpsertReply>, ApiError> {
     let request =
         v1::UpsertEventsRequest { events: body.events.into_iter().map(source_event).collect() };
-    let reply = state
-        .ingest(credential)
-        .upsert_events(request)
-        .await
-        .map_err(|status| ApiError::from_core(&state.core, &status))?;
+    let reply = state.call(state.ingest(credential).upsert_events(request)).await?;
     let results = reply
-        .into_inner()
         .results
         .into_iter()
         .map(|result| UpsertResult {
@@ -190,12 +185,9 @@ pub(crate) async fn withdraw(
         })
         .collect();
     let reply = state
-        .ingest(credential)
-        .withdraw_events(v1::WithdrawEventsRequest { keys })
-        .await
-        .map_err(|status| ApiError::from_core(&state.core, &status))?;
+        .call(state.ingest(credential).withdraw_events(v1::WithdrawEventsRequest { keys }))
+        .await?;
     let results = reply
-        .into_inner()
         .results
         .into_iter()
         .map(|result| WithdrawResult {
@@ -232,11 +224,9 @@ pub(crate) async fn list(
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "the user query parameter is required")
     })?;
     let reply = state
-        .ingest(credential)
-        .list_events(v1::IngestListRequest { user, refs })
-        .await
-        .map_err(|status| ApiError::from_core(&state.core, &status))?;
-    let events = crate::lists::one_page(reply.into_inner().events);
+        .call(state.ingest(credential).list_events(v1::IngestListRequest { user, refs }))
+        .await?;
+    let events = crate::lists::one_page(reply.events);
     Ok(crate::lists::events_json(events, |event, out| {
         serde_json::to_writer(out, &ClientEvent::from(event))
     }))

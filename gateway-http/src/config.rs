@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use hado_runtime::process::{self, ConfigError, Lookup, read};
+use hado_runtime::settings::{self, ConfigError, Lookup, read};
 use hado_runtime::{AllowedHosts, Limits, TrustedProxies};
 
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
@@ -52,21 +52,21 @@ impl std::fmt::Debug for Secret {
 
 impl HttpConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(&process::environment)
+        Self::from_lookup(&settings::environment)
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let trusted_proxies = TrustedProxies::from_lookup(lookup)?;
-        let public_url = process::url(lookup, "HADO_PUBLIC_URL")?;
+        let public_url = settings::url(lookup, "HADO_PUBLIC_URL")?;
         let proxied_mcp = public_url
             .as_ref()
             .filter(|_| !trusted_proxies.is_empty())
             .map(|url| format!("{url}/mcp"));
         let mcp_url = read(lookup, "HADO_MCP_URL").or(proxied_mcp);
         Ok(Self {
-            addr: process::socket_addr(lookup, "HADO_HTTP_ADDR", DEFAULT_HTTP_ADDR)?,
-            core_url: process::core_url(lookup)?,
-            gateway_token: Secret(process::secret(lookup, "HADO_GATEWAY_TOKEN")?),
+            addr: settings::socket_addr(lookup, "HADO_HTTP_ADDR", DEFAULT_HTTP_ADDR)?,
+            core_url: settings::core_url(lookup)?,
+            gateway_token: Secret(settings::secret(lookup, "HADO_GATEWAY_TOKEN")?),
             trusted_proxies,
             local_user: read(lookup, "HADO_LOCAL_USER"),
             public_url,

@@ -1,5 +1,6 @@
 //! Owns the one JSON error shape of the API (`{"error", "violations"?}`),
-//! how core's gRPC statuses map onto it (keeping core's words), and the JSON
+//! core's gRPC statuses put into it (the HTTP status from
+//! `hado_proto::errors`, core's words kept), and the JSON
 //! body extractor whose rejections take the same shape.
 
 use axum::body::Bytes;
@@ -83,14 +84,17 @@ impl ApiError {
         }
     }
 
-    /// Core's answer, with its status mapped and its words kept.
+    /// Core's answer, with its status from `hado_proto::errors` and its
+    /// words kept.
     pub(crate) fn from_core(core: &Core, status: &Status) -> Self {
-        match core.explain(status) {
-            Failure::Unreachable(message) => Self::new(StatusCode::SERVICE_UNAVAILABLE, message),
-            Failure::Unauthenticated(message) => Self::new(StatusCode::UNAUTHORIZED, message),
-            Failure::Refused { code, message } => {
-                let http = StatusCode::from_u16(http_status(code))
-                    .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let failure = core.explain(status);
+        let http = StatusCode::from_u16(failure.code().http())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        match failure {
+            Failure::Unreachable(message) | Failure::Unauthenticated(message) => {
+                Self::new(http, message)
+            }
+            Failure::Refused { message, .. } => {
                 let violations = status
                     .get_details_bad_request()
                     .map(|details| {
@@ -236,25 +240,6 @@ fn misplaced_array(value: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// The HTTP status a gateway answers for a gRPC status code from core.
-pub(crate) fn http_status(code: tonic::Code) -> u16 {
-    match code {
-        tonic::Code::Ok => 200,
-        tonic::Code::InvalidArgument | tonic::Code::OutOfRange => 422,
-        tonic::Code::NotFound => 404,
-        tonic::Code::AlreadyExists | tonic::Code::Aborted => 409,
-        tonic::Code::FailedPrecondition | tonic::Code::PermissionDenied => 403,
-        tonic::Code::Unauthenticated => 401,
-        tonic::Code::ResourceExhausted => 429,
-        tonic::Code::Unimplemented => 501,
-        tonic::Code::Unavailable | tonic::Code::DeadlineExceeded => 503,
-        tonic::Code::Cancelled
-        | tonic::Code::Unknown
-        | tonic::Code::Internal
-        | tonic::Code::DataLoss => 500,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,17 +277,5 @@ mod tests {
             }
         );
         assert_eq!(Violation::at("events[12]", "z".into()).index, Some(12));
-    }
-
-    #[test]
-    fn the_codes_core_uses_map_to_the_documented_statuses() {
-        use tonic::Code;
-        assert_eq!(http_status(Code::InvalidArgument), 422);
-        assert_eq!(http_status(Code::NotFound), 404);
-        assert_eq!(http_status(Code::PermissionDenied), 403);
-        assert_eq!(http_status(Code::FailedPrecondition), 403);
-        assert_eq!(http_status(Code::Unauthenticated), 401);
-        assert_eq!(http_status(Code::ResourceExhausted), 429);
-        assert_eq!(http_status(Code::Unavailable), 503);
     }
 }

@@ -190,7 +190,7 @@ pub(crate) async fn feed(
         .config
         .public_url
         .as_deref()
-        .and_then(hado_runtime::process::host_of_url)
+        .and_then(hado_runtime::settings::host_of_url)
         .unwrap_or_else(|| "hado".into());
     let (mut calendar, mut after): (Option<Calendar>, _) = (None, None);
     let body = loop {

@@ -16,6 +16,7 @@ mod lists;
 mod me;
 mod metrics;
 mod openapi;
+mod quick_add;
 mod state;
 mod web;
 
@@ -28,7 +29,8 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
 use config::HttpConfig;
-use hado_runtime::process::{self, ConfigError};
+use hado_runtime::process;
+use hado_runtime::settings::ConfigError;
 use state::AppState;
 
 /// The largest request body read: a full batch of 1000 events fits easily.

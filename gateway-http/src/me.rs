@@ -91,12 +91,8 @@ pub(crate) async fn profile(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
 ) -> Reply<Profile> {
-    let profile = state
-        .inbox(&login)?
-        .get_profile(v1::GetProfileRequest {})
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(Profile::from(profile.get_ref())))
+    let profile = state.call(state.inbox(&login)?.get_profile(v1::GetProfileRequest {})).await?;
+    Ok(axum::Json(Profile::from(&profile)))
 }
 
 pub(crate) async fn update_profile(
@@ -110,12 +106,8 @@ pub(crate) async fn update_profile(
         quiet_end: change.quiet_end,
         locale: change.locale,
     };
-    let profile = state
-        .inbox(&login)?
-        .update_profile(request)
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(Profile::from(profile.get_ref())))
+    let profile = state.call(state.inbox(&login)?.update_profile(request)).await?;
+    Ok(axum::Json(Profile::from(&profile)))
 }
 
 pub(crate) async fn events(
@@ -175,19 +167,15 @@ async fn list(
         |event: &v1::Event, out: &mut Vec<u8>| serde_json::to_writer(out, &UserEvent::from(event));
     let mut inbox = state.inbox(login)?;
     if request.archive || request.limit.is_some() {
-        let list = inbox.list_events(request).await.map_err(|status| state.failed(&status))?;
-        return Ok(crate::lists::events_json(
-            crate::lists::one_page(list.into_inner().events),
-            write,
-        ));
+        let list = state.call(inbox.list_events(request)).await?;
+        return Ok(crate::lists::events_json(crate::lists::one_page(list.events), write));
     }
     let page = move |after: Option<String>| v1::ListEventsRequest {
         limit: Some(PAGE),
         after,
         ..request.clone()
     };
-    let first =
-        inbox.list_events(page(None)).await.map_err(|status| state.failed(&status))?.into_inner();
+    let first = state.call(inbox.list_events(page(None))).await?;
     let rest = futures::stream::unfold((inbox, first.next), move |(mut inbox, next)| {
         let request = next.map(|after| page(Some(after)));
         async move {
@@ -221,12 +209,9 @@ pub(crate) async fn create(
         done_label: new.done_label,
         deep_link: new.deep_link,
     };
-    let event = state
-        .inbox(&login)?
-        .create_event(hado_runtime::cores::once(fields))
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok((StatusCode::CREATED, axum::Json(UserEvent::from(event.get_ref()))))
+    let event =
+        state.call(state.inbox(&login)?.create_event(hado_runtime::cores::once(fields))).await?;
+    Ok((StatusCode::CREATED, axum::Json(UserEvent::from(&event))))
 }
 
 pub(crate) async fn event(
@@ -234,12 +219,8 @@ pub(crate) async fn event(
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
 ) -> Reply<UserEvent> {
-    let event = state
-        .inbox(&login)?
-        .get_event(v1::EventId { id })
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(UserEvent::from(event.get_ref())))
+    let event = state.call(state.inbox(&login)?.get_event(v1::EventId { id })).await?;
+    Ok(axum::Json(UserEvent::from(&event)))
 }
 
 pub(crate) async fn update(
@@ -258,9 +239,8 @@ pub(crate) async fn update(
         done_label: change.done_label,
         deep_link: change.deep_link,
     };
-    let event =
-        state.inbox(&login)?.update_event(request).await.map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(UserEvent::from(event.get_ref())))
+    let event = state.call(state.inbox(&login)?.update_event(request)).await?;
+    Ok(axum::Json(UserEvent::from(&event)))
 }
 
 pub(crate) async fn delete(
@@ -268,12 +248,8 @@ pub(crate) async fn delete(
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
 ) -> Reply<Deleted> {
-    let reply = state
-        .inbox(&login)?
-        .delete_event(v1::EventId { id })
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(Deleted::from(reply.get_ref())))
+    let reply = state.call(state.inbox(&login)?.delete_event(v1::EventId { id })).await?;
+    Ok(axum::Json(Deleted::from(&reply)))
 }
 
 pub(crate) async fn done(
@@ -281,12 +257,8 @@ pub(crate) async fn done(
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
 ) -> Reply<UserEvent> {
-    let event = state
-        .inbox(&login)?
-        .mark_done(v1::EventId { id })
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(UserEvent::from(event.get_ref())))
+    let event = state.call(state.inbox(&login)?.mark_done(v1::EventId { id })).await?;
+    Ok(axum::Json(UserEvent::from(&event)))
 }
 
 /// What Remember may say: until when (empty, `{}`, is until the next checkpoint).
@@ -305,11 +277,9 @@ pub(crate) async fn ack(
     ApiJson(choice): ApiJson<RememberChoice>,
 ) -> Reply<UserEvent> {
     let event = state
-        .inbox(&login)?
-        .mark_ack(v1::MarkAckRequest { id, until: choice.until })
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(UserEvent::from(event.get_ref())))
+        .call(state.inbox(&login)?.mark_ack(v1::MarkAckRequest { id, until: choice.until }))
+        .await?;
+    Ok(axum::Json(UserEvent::from(&event)))
 }
 
 pub(crate) async fn take_back_ack(
@@ -317,12 +287,8 @@ pub(crate) async fn take_back_ack(
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
 ) -> Reply<UserEvent> {
-    let event = state
-        .inbox(&login)?
-        .take_back_ack(v1::EventId { id })
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(UserEvent::from(event.get_ref())))
+    let event = state.call(state.inbox(&login)?.take_back_ack(v1::EventId { id })).await?;
+    Ok(axum::Json(UserEvent::from(&event)))
 }
 
 pub(crate) async fn reopen(
@@ -330,24 +296,16 @@ pub(crate) async fn reopen(
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
 ) -> Reply<UserEvent> {
-    let event = state
-        .inbox(&login)?
-        .reopen_event(v1::EventId { id })
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(UserEvent::from(event.get_ref())))
+    let event = state.call(state.inbox(&login)?.reopen_event(v1::EventId { id })).await?;
+    Ok(axum::Json(UserEvent::from(&event)))
 }
 
 pub(crate) async fn agent_token(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
 ) -> Reply<AgentTokenStatus> {
-    let status = state
-        .inbox(&login)?
-        .get_agent_token(v1::GetAgentTokenRequest {})
-        .await
-        .map_err(|status| state.failed(&status))?
-        .into_inner();
+    let status =
+        state.call(state.inbox(&login)?.get_agent_token(v1::GetAgentTokenRequest {})).await?;
     Ok(axum::Json(AgentTokenStatus {
         issued: status.issued,
         created_at: status.created_at.as_ref().map(hado_proto::convert::rfc3339_at),
@@ -362,12 +320,8 @@ pub(crate) async fn issue_agent_token(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
 ) -> Reply<IssuedAgentToken> {
-    let issued = state
-        .inbox(&login)?
-        .issue_agent_token(v1::IssueMyAgentTokenRequest {})
-        .await
-        .map_err(|status| state.failed(&status))?
-        .into_inner();
+    let issued =
+        state.call(state.inbox(&login)?.issue_agent_token(v1::IssueMyAgentTokenRequest {})).await?;
     let connect = crate::clients::connect_line(&state.config, &issued.token);
     let note = (!crate::clients::knows_mcp_url(&state.config)).then(|| MCP_URL_NOTE.to_owned());
     Ok(axum::Json(IssuedAgentToken { token: issued.token, connect, note }))
@@ -378,9 +332,7 @@ pub(crate) async fn revoke_agent_token(
     InboxUser(login): InboxUser,
 ) -> Reply<Revoked> {
     let reply = state
-        .inbox(&login)?
-        .revoke_agent_token(v1::RevokeMyAgentTokenRequest {})
-        .await
-        .map_err(|status| state.failed(&status))?;
-    Ok(axum::Json(Revoked { revoked: reply.get_ref().revoked }))
+        .call(state.inbox(&login)?.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}))
+        .await?;
+    Ok(axum::Json(Revoked { revoked: reply.revoked }))
 }

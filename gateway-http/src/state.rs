@@ -14,7 +14,7 @@ use hado_proto::v1::o_auth_client::OAuthClient;
 use hado_runtime::client::{Core, CoreChannel, MAX_REPLY_BYTES};
 use hado_runtime::known_tokens::KnownTokens;
 use hado_runtime::per_minute::PerMinute;
-use hado_runtime::process::ConfigError;
+use hado_runtime::settings::ConfigError;
 use tonic::service::interceptor::InterceptedService;
 
 use crate::config::HttpConfig;
@@ -103,5 +103,14 @@ impl AppState {
 
     pub(crate) fn failed(&self, status: &tonic::Status) -> ApiError {
         ApiError::from_core(&self.core, status)
+    }
+
+    /// Core's reply to one call, or its refusal as the API's error: the
+    /// step every JSON route takes with a call.
+    pub(crate) async fn call<T>(
+        &self,
+        reply: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Result<T, ApiError> {
+        reply.await.map(tonic::Response::into_inner).map_err(|status| self.failed(&status))
     }
 }

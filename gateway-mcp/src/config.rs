@@ -4,11 +4,11 @@
 
 use std::net::SocketAddr;
 
-use hado_runtime::process::{self, ConfigError, Lookup, core_url};
+use hado_runtime::settings::{self, ConfigError, Lookup, core_url};
 use hado_runtime::{AllowedHosts, Limits, TrustedProxies};
 
-pub use hado_runtime::process::DEFAULT_CORE_URL;
-pub use hado_runtime::process::DEFAULT_MCP_ADDR;
+pub use hado_runtime::settings::DEFAULT_CORE_URL;
+pub use hado_runtime::settings::DEFAULT_MCP_ADDR;
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
 
 #[derive(Clone, Debug)]
@@ -42,23 +42,23 @@ pub const DEFAULT_WEB_URL: &str = "http://127.0.0.1:8080";
 
 impl McpConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(&process::environment)
+        Self::from_lookup(&settings::environment)
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
-        let public_url = process::url(lookup, "HADO_PUBLIC_URL")?;
+        let public_url = settings::url(lookup, "HADO_PUBLIC_URL")?;
         Ok(Self {
-            addr: process::socket_addr(lookup, "HADO_MCP_ADDR", DEFAULT_MCP_ADDR)?,
+            addr: settings::socket_addr(lookup, "HADO_MCP_ADDR", DEFAULT_MCP_ADDR)?,
             core_url: core_url(lookup)?,
             allowed_hosts: AllowedHosts::from_lookup(lookup)?,
-            calls_per_minute: process::positive_number(
+            calls_per_minute: settings::positive_number(
                 lookup,
                 "HADO_MCP_RATE_LIMIT",
                 DEFAULT_RATE_LIMIT,
             )?,
             limits: Limits::from_lookup(lookup)?,
             trusted_proxies: TrustedProxies::from_lookup(lookup)?,
-            web_url: process::url(lookup, "HADO_WEB_URL")?
+            web_url: settings::url(lookup, "HADO_WEB_URL")?
                 .or_else(|| public_url.clone())
                 .unwrap_or_else(|| DEFAULT_WEB_URL.to_owned()),
             public_url,

@@ -30,7 +30,8 @@ use tokio_util::sync::CancellationToken;
 use config::McpConfig;
 use core_link::{AgentToken, Core, Failure};
 use guard::{Guard, MAX_BODY_BYTES};
-use hado_runtime::process::{self, ConfigError};
+use hado_runtime::process;
+use hado_runtime::settings::{self, ConfigError};
 use tools::HadoMcp;
 
 /// The route the MCP server answers on.
@@ -248,8 +249,8 @@ pub async fn main_entry(arguments: Arguments) -> ExitCode {
     process::init_logging();
     if arguments.stdio {
         let started = match (
-            process::core_url(&process::environment),
-            process::read(&process::environment, "HADO_AGENT_TOKEN"),
+            settings::core_url(&settings::environment),
+            settings::read(&settings::environment, "HADO_AGENT_TOKEN"),
         ) {
             (Ok(core_url), Some(token)) => run_stdio(&core_url, &token).await,
             (Err(error), _) => Err(error.into()),

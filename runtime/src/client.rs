@@ -8,12 +8,13 @@
 
 use std::time::Duration;
 
+use hado_proto::errors::ErrorCode;
+use tonic::Status;
 use tonic::transport::Endpoint;
-use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
 pub use crate::cores::{CoreChannel, Resolve, dns};
-use crate::process::ConfigError;
+use crate::settings::ConfigError;
 
 /// How long one call to core may take before the caller hears it failed.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
@@ -109,25 +110,18 @@ impl Core {
         }
     }
 
-    /// What a failed call means.
+    /// What a failed call means, by the code's row in `hado_proto::errors`.
     pub fn explain(&self, status: &Status) -> Failure {
-        match status.code() {
-            Code::Unauthenticated => Failure::Unauthenticated(status.message().to_owned()),
+        let reason = status.get_details_error_info().map(|info| info.reason);
+        let message = status.message().to_owned();
+        match ErrorCode::of(status.code(), reason.as_deref()) {
+            ErrorCode::Unauthenticated => Failure::Unauthenticated(message),
             // Core is up but its storage is not: core's own words say so.
-            Code::Unavailable
-                if status
-                    .get_details_error_info()
-                    .is_some_and(|info| info.reason == "STORAGE_UNAVAILABLE") =>
-            {
-                Failure::Unreachable(status.message().to_owned())
+            ErrorCode::StorageAway => Failure::Unreachable(message),
+            ErrorCode::CoreAway => {
+                Failure::Unreachable(ErrorCode::CoreAway.words().replace("{core}", &self.url))
             }
-            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown => {
-                Failure::Unreachable(format!(
-                    "hado core at {} cannot be reached right now; the gateway reconnects by itself, so try again in a moment",
-                    self.url
-                ))
-            }
-            code => Failure::Refused { code, message: status.message().to_owned() },
+            code => Failure::Refused { code, message },
         }
     }
 }
@@ -154,10 +148,20 @@ pub enum Failure {
     /// retry in a moment (`RETRY_AFTER_SECONDS`).
     Unreachable(String),
     /// Core refused: a validation error, not found, not the owner.
-    Refused { code: Code, message: String },
+    Refused { code: ErrorCode, message: String },
 }
 
 impl Failure {
+    /// The failure's row in `hado_proto::errors`: its HTTP status, how MCP
+    /// answers it, whether a retry can help.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            Self::Unreachable(_) => ErrorCode::CoreAway,
+            Self::Refused { code, .. } => *code,
+        }
+    }
+
     pub fn message(&self) -> &str {
         match self {
             Self::Unauthenticated(message)

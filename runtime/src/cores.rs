@@ -111,6 +111,9 @@ impl Member {
 struct Members {
     list: RwLock<Vec<Arc<Member>>>,
     turn: AtomicUsize,
+    /// Told when the list changes, for the calls that wait for core's name
+    /// to resolve the first time.
+    changed: tokio::sync::Notify,
 }
 
 /// The cores a gateway calls, as one tonic transport: generated clients
@@ -156,6 +159,7 @@ impl CoreChannel {
                 match found {
                     Ok(found) if !found.is_empty() => {
                         if set_addresses(&members, &found, connect) {
+                            members.changed.notify_waiters();
                             tracing::info!(%host, addresses = found.len(), "core's addresses changed");
                         }
                     }
@@ -231,6 +235,21 @@ impl CoreChannel {
         Some(Arc::clone(choices[turn % choices.len()]))
     }
 
+    /// Right after start, core's name may not have been resolved yet: waits
+    /// until it is, for [`FIRST_ADDRESSES`] at most.
+    async fn first_addresses(&self) {
+        let deadline = tokio::time::Instant::now() + FIRST_ADDRESSES;
+        loop {
+            // Listening before looking, so that a change in between is not missed.
+            let changed = self.members.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if !self.is_empty() || tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return;
+            }
+        }
+    }
+
     async fn send(self, request: http::Request<Body>) -> Result<http::Response<Body>, BoxError> {
         let (parts, body) = request.into_parts();
         let repeatable =
@@ -238,11 +257,7 @@ impl CoreChannel {
         // Unary and server-streaming calls send one message: kept, so that
         // it can be sent again.
         let body: Bytes = body.collect().await?.to_bytes();
-        // Right after start, core's name may not have been resolved yet.
-        let waited = tokio::time::Instant::now();
-        while self.is_empty() && waited.elapsed() < FIRST_ADDRESSES {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        self.first_addresses().await;
         let mut tried: Vec<Arc<Member>> = Vec::new();
         loop {
             let Some(member) = self.pick(&tried) else {
@@ -362,4 +377,63 @@ pub fn once<T>(message: T) -> tonic::Request<T> {
     let key = ulid::Ulid::new().to_string();
     request.metadata_mut().insert(IDEMPOTENCY_KEY, key.parse().expect("a ULID is valid metadata"));
     request
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_repeatable_call_is_a_method_core_serves() {
+        use prost::Message as _;
+        let mut served = Vec::new();
+        for set in [hado_proto::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET] {
+            let set = prost_types::FileDescriptorSet::decode(set).expect("a descriptor set");
+            for file in set.file {
+                for service in &file.service {
+                    for method in &service.method {
+                        served.push(format!(
+                            "/{}.{}/{}",
+                            file.package(),
+                            service.name(),
+                            method.name()
+                        ));
+                    }
+                }
+            }
+        }
+        let unknown: Vec<&&str> = REPEATABLE
+            .iter()
+            .filter(|path| !served.iter().any(|method| method == **path))
+            .collect();
+        assert!(unknown.is_empty(), "repeatable, but not a method core serves: {unknown:?}");
+    }
+
+    #[tokio::test]
+    async fn a_first_call_waits_for_the_name_to_resolve_and_no_longer() {
+        let resolve: Resolve = Arc::new(|_, port| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
+            })
+        });
+        let connect = |address: SocketAddr| {
+            Some(Channel::from_shared(format!("http://{address}")).ok()?.connect_lazy())
+        };
+        let cores = CoreChannel::resolving(
+            "cores.test".into(),
+            1,
+            resolve,
+            Duration::from_secs(60),
+            connect,
+        );
+        let started = tokio::time::Instant::now();
+        cores.first_addresses().await;
+        assert_eq!(cores.len(), 1, "the address it resolved to");
+        assert!(
+            started.elapsed() < FIRST_ADDRESSES / 2,
+            "told when the name resolved, not at the deadline: {:?}",
+            started.elapsed()
+        );
+    }
 }

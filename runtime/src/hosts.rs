@@ -5,7 +5,7 @@
 //! listener use this one list: loopback names and addresses, the host of
 //! `HADO_PUBLIC_URL`, and `HADO_ALLOWED_HOSTS`.
 
-use crate::process::{ConfigError, Lookup, host_name, read};
+use crate::settings::{ConfigError, Lookup, host_name, read};
 use http::header::{HOST, ORIGIN};
 use http::{HeaderMap, Uri};
 use url::Url;

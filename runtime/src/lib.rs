@@ -1,5 +1,6 @@
 //! How a Hado process runs, apart from the contract it speaks: reading
-//! `HADO_*` settings, logging and signals (`process`), `/metrics` for
+//! `HADO_*` settings (`settings`), logging, starting and signals
+//! (`process`), `/metrics` for
 //! Prometheus behind the same `Host` check as the gateways
 //! (`metrics_endpoint`, `hosts`), every word a
 //! person reads in both languages (`words`) and how a due moment reads
@@ -16,7 +17,7 @@
 pub mod hosts;
 pub mod metrics_endpoint;
 pub mod process;
-pub mod quick_add;
+pub mod settings;
 pub mod wording;
 pub mod words;
 mod zone_links;

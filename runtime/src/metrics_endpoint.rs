@@ -17,7 +17,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
 use crate::hosts::AllowedHosts;
-use crate::process::{ConfigError, Lookup, read};
+use crate::settings::{ConfigError, Lookup, read};
 
 /// How long a scraper may take to send its request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);

@@ -198,26 +198,15 @@ pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -
     Running(command.spawn().expect("hado starts"))
 }
 
-/// Waits until the core on `port` answers its gRPC health check with
-/// SERVING (a minute at most).
-pub(crate) async fn wait_until_serving(port: u16) {
-    use tonic_health::pb::{
-        HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
+/// How long a spawned process may take to answer its health check.
+pub(crate) const STARTING: Duration = Duration::from_secs(60);
+
+/// A channel to the core listening on `port` on loopback, connected when
+/// first used: what `hado_core::testing::wait_until_serving` asks.
+pub(crate) fn core_on(port: u16) -> tonic::transport::Channel {
+    tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
         .unwrap()
-        .connect_lazy();
-    loop {
-        let answer = HealthClient::new(channel.clone())
-            .check(HealthCheckRequest { service: String::new() })
-            .await;
-        if answer.is_ok_and(|reply| reply.into_inner().status == ServingStatus::Serving as i32) {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "core on port {port} did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        .connect_lazy()
 }
 
 /// Sends and receives a message's bytes as they are.

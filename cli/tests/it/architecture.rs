@@ -4,7 +4,8 @@
 //! crate depending on sqlx, the contract crate free of process plumbing,
 //! core free of HTTP serving, core's engine free of network I/O and of the
 //! edges and loops that call it, no
-//! circle of `use crate::` imports between the files of any crate, no
+//! circle of imports between the files of any crate (every `crate::` and
+//! `super::` path counts, inline ones too), no
 //! source file over 400 lines before its tests, and the map itself true:
 //! every name ARCHITECTURE.md gives in backticks exists, and every `HADO_*`
 //! variable the code reads is in the README, and no other.
@@ -246,6 +247,89 @@ fn module_file(source: &Path, segments: &[String]) -> PathBuf {
     })
 }
 
+/// The module a file of a crate is: `grpc/inbox.rs` and `grpc/inbox/mod.rs`
+/// are `grpc::inbox`, `lib.rs` and `main.rs` the root.
+fn module_of(source: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(source).unwrap().with_extension("");
+    let mut segments: Vec<String> =
+        relative.iter().map(|segment| segment.to_string_lossy().into_owned()).collect();
+    if matches!(segments.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        segments.pop();
+    }
+    segments
+}
+
+/// Every path into the crate that `code` (a file of module `module`) names,
+/// wherever it is written: in a `use` line, or inline as
+/// `crate::metrics_endpoint::start(…)` or `super::Shared`. Each is given
+/// from the crate's root, as its segments.
+fn crate_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    let is_ident = |character: char| character.is_alphanumeric() || character == '_';
+    let mut paths = Vec::new();
+    for keyword in ["crate::", "super::"] {
+        for (start, _) in code.match_indices(keyword) {
+            if code[..start].chars().next_back().is_some_and(is_ident)
+                || code[..start].ends_with("super::")
+            {
+                continue;
+            }
+            let mut rest = &code[start + keyword.len()..];
+            let prefix = if keyword == "crate::" {
+                Vec::new()
+            } else {
+                let mut up = 1;
+                while let Some(further) = rest.strip_prefix("super::") {
+                    rest = further;
+                    up += 1;
+                }
+                module[..module.len().saturating_sub(up)].to_vec()
+            };
+            // The path runs over names and `::`, and over one brace of a
+            // `use` tree if it opens one.
+            let mut end = 0;
+            for (index, character) in rest.char_indices() {
+                if character == '{' {
+                    let mut depth = 0;
+                    end = rest.len();
+                    for (inner, character) in rest[index..].char_indices() {
+                        depth += match character {
+                            '{' => 1,
+                            '}' => -1,
+                            _ => 0,
+                        };
+                        if depth == 0 {
+                            end = index + inner + 1;
+                            break;
+                        }
+                    }
+                    break;
+                }
+                if !(is_ident(character) || character == ':' || character == '*') {
+                    break;
+                }
+                end = index + character.len_utf8();
+            }
+            use_paths(&prefix, rest[..end].trim_end_matches(':'), &mut paths);
+        }
+    }
+    paths
+}
+
+#[test]
+fn an_inline_path_is_an_import_too() {
+    let module = ["grpc".to_owned(), "inbox".to_owned()];
+    let code = "use crate::{a::B, c::{d, e as f}};\n\
+                fn g() { crate::metrics_endpoint::start(&x); super::super::h::I::new(); }\n\
+                let _ = super::j::<K>(); pub(crate) fn l() {} hado_crate::m();";
+    let found: Vec<String> =
+        crate_paths(code, &module).into_iter().map(|segments| segments.join("::")).collect();
+    assert_eq!(
+        found,
+        ["a::B", "c::d", "c::e", "metrics_endpoint::start", "h::I::new", "grpc::j"],
+        "every path into the crate, from its root"
+    );
+}
+
 #[test]
 fn no_circle_of_crate_imports_between_files() {
     let root = workspace();
@@ -264,15 +348,7 @@ fn no_circle_of_crate_imports_between_files() {
                 .filter(|line| !line.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
                 .join("\n");
-            let mut paths = Vec::new();
-            for statement in code.split("use crate::").skip(1) {
-                use_paths(
-                    &[],
-                    &statement[..statement.find(';').unwrap_or(statement.len())],
-                    &mut paths,
-                );
-            }
-            for segments in paths {
+            for segments in crate_paths(&code, &module_of(&source, &path)) {
                 let target = module_file(&source, &segments);
                 if target != path {
                     edges.entry(path.clone()).or_default().insert(target);

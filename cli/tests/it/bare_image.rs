@@ -11,7 +11,8 @@ use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::{AddWebhookRequest, ChannelId, ListChannelsRequest};
 
-use crate::common::{free_port, spawn, wait_until_serving};
+use crate::common::{STARTING, core_on, free_port, spawn};
+use hado_core::testing::wait_until_serving;
 
 // Two threads: `stop` blocks one while the client's connection closes on the other.
 /// How long one call may take: a hang fails the test instead of holding it.
@@ -38,17 +39,16 @@ async fn core_without_ca_certificates_serves_and_says_why_https_fails() {
         ],
     );
     // It serves, and its health says SERVING: storage is fine.
-    wait_until_serving(port).await;
+    wait_until_serving(core_on(port), STARTING).await;
     let log = || std::fs::read_to_string(folder.path().join("core.log")).unwrap();
     assert!(log().contains("no CA certificates"), "the log says what is missing:\n{}", log());
     assert!(!log().contains("panicked"), "{}", log());
 
     // A webhook to an https address fails with the reason and the fix.
-    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .unwrap()
-        .connect_lazy();
-    let mut inbox =
-        InboxClient::with_interceptor(channel, Credential::gateway(GATEWAY_TOKEN, "anna").unwrap());
+    let mut inbox = InboxClient::with_interceptor(
+        core_on(port),
+        Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
+    );
     let added = tokio::time::timeout(
         CALL,
         inbox.add_webhook(AddWebhookRequest { url: "https://127.0.0.1:9/hook".into() }),

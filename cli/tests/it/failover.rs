@@ -19,7 +19,8 @@ use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
 use hado_runtime::client::{Core, Resolve};
 
-use crate::common::{HADO, Running, Signal, free_port, signal, spawn, wait_until_serving};
+use crate::common::{HADO, Running, STARTING, Signal, core_on, free_port, signal, spawn};
+use hado_core::testing::wait_until_serving;
 
 /// How often the writer pushes one event.
 const EVERY: Duration = Duration::from_millis(20);
@@ -48,7 +49,7 @@ async fn failover(backend: Backend) {
     // One at a time: the first runs the migrations.
     for port in ports {
         cores.push(Some(start_core(folder.path(), &database.url, port)));
-        wait_until_serving(port).await;
+        wait_until_serving(core_on(port), STARTING).await;
     }
     let output = Command::new(HADO)
         .args(["source", "create", "writer"])
@@ -114,7 +115,7 @@ async fn failover(backend: Backend) {
     settle().await;
     // It comes back on the same address and takes calls again.
     cores[1] = Some(start_core(folder.path(), &database.url, ports[1]));
-    wait_until_serving(ports[1]).await;
+    wait_until_serving(core_on(ports[1]), STARTING).await;
     settle().await;
     // The third is stopped the polite way.
     cores[2].take().unwrap().stop();

@@ -26,8 +26,9 @@ use hado_runtime::client::{Core, Resolve};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
-use crate::common::{HADO, Running, Signal, free_port, signal, spawn, wait_until_serving};
+use crate::common::{HADO, Running, STARTING, Signal, core_on, free_port, signal, spawn};
 use crate::failover::start_core;
+use hado_core::testing::wait_until_serving;
 
 /// A core's bound from SIGTERM to its exit: calls in flight 10 s, its loops
 /// 3 s, the database's close 2 s.
@@ -158,7 +159,7 @@ async fn a_core_sent_sigterm_drops_no_write(backend: Backend) {
     let mut cores = Vec::new();
     for port in ports {
         cores.push(start_core(folder.path(), &database.url, port));
-        wait_until_serving(port).await;
+        wait_until_serving(core_on(port), STARTING).await;
     }
     let token = create_source(ports[0]);
     // What a liveness probe asks: the process, whatever its storage says.
@@ -239,7 +240,7 @@ async fn a_gateway_sent_sigterm_drops_no_write(backend: Backend) {
     let folder = tempfile::tempdir().unwrap();
     let core_port = free_port();
     let core = start_core(folder.path(), &database.url, core_port);
-    wait_until_serving(core_port).await;
+    wait_until_serving(core_on(core_port), STARTING).await;
     let token = create_source(core_port);
     let gateway_ports = [free_port(), free_port()];
     let mut gateways: Vec<Running> = gateway_ports

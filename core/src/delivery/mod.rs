@@ -16,6 +16,7 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
 
 use crate::engine::{Attempt, Engine, Strain};
+use crate::outbound_tls::OutboundClient;
 use crate::storage::EventRecord;
 use crate::storage::channels::ChannelKind;
 use crate::storage::deliveries::{ClaimedDelivery, DeliveryKind};
@@ -50,7 +51,7 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 #[derive(Clone)]
 pub struct Deliverer {
     engine: Arc<Engine>,
-    http: reqwest::Client,
+    http: OutboundClient,
     telegram: Option<telegram::Bot>,
     mailer: Option<Mailer>,
     per_receiver: i64,
@@ -142,10 +143,11 @@ impl Deliverer {
             Ok(target) => target,
             Err(error) => return Attempt::Failed { error },
         };
-        // Kept for retries: the fix is the operator's, with a restart.
-        if let Err(error) = crate::outbound_tls::refuse_unverifiable(target.as_str()) {
-            return retry_or_fail(error, None, None);
-        }
+        let request = match self.http.post(target) {
+            Ok(request) => request,
+            // Kept for retries: the fix is the operator's, with a restart.
+            Err(error) => return retry_or_fail(error, None, None),
+        };
         let body = payload(&self.engine, delivery, event);
         let timestamp = now.timestamp();
         let Some(signature) = sign(
@@ -160,9 +162,7 @@ impl Deliverer {
                         .into(),
             };
         };
-        let sent = self
-            .http
-            .post(target)
+        let sent = request
             .header("content-type", "application/json")
             .header("webhook-id", &delivery.message_id)
             .header("webhook-timestamp", timestamp.to_string())

@@ -21,6 +21,18 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, each spelled once, in [`State::as_str`]: the stored
+    /// column is read back through it, and a test holds the wire's words
+    /// (`hado_proto::convert`) to it.
+    pub(crate) const ALL: [State; 7] = [
+        State::Scheduled,
+        State::Preparing,
+        State::Today,
+        State::Overdue,
+        State::Done,
+        State::Expired,
+        State::Withdrawn,
+    ];
     pub(crate) const ACTIVE: [State; 4] =
         [State::Scheduled, State::Preparing, State::Today, State::Overdue];
     /// What the archive shows: the events that closed by themselves or by Done.
@@ -48,17 +60,7 @@ impl State {
     }
 
     pub(crate) fn from_stored(raw: &str) -> Option<Self> {
-        [
-            Self::Scheduled,
-            Self::Preparing,
-            Self::Today,
-            Self::Overdue,
-            Self::Done,
-            Self::Expired,
-            Self::Withdrawn,
-        ]
-        .into_iter()
-        .find(|state| state.as_str() == raw)
+        Self::ALL.into_iter().find(|state| state.as_str() == raw)
     }
 
     /// Parses the inbox's state filter, which names active states only.

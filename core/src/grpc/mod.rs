@@ -4,7 +4,6 @@
 
 mod admin;
 pub(crate) mod auth;
-mod channels;
 mod gate;
 mod inbox;
 mod ingest;

@@ -23,6 +23,16 @@ impl Backend {
         }
     }
 
+    /// Whether the database is a server that may not answer yet while core
+    /// starts (it starts beside core, or restarts), rather than a file of
+    /// this process: worth waiting for.
+    pub fn is_a_server(self) -> bool {
+        match self {
+            Self::Sqlite => false,
+            Self::Postgres => true,
+        }
+    }
+
     /// The backend a connection talks to.
     pub(crate) fn of(connection: &sqlx::AnyConnection) -> Self {
         if connection.backend_name() == <sqlx::Sqlite as sqlx::Database>::NAME {

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use crate::config::{CoreConfig, TelegramConfig};
+use crate::outbound_tls::OutboundClient;
 
 /// How long `getUpdates` waits for an update before it answers empty.
 pub(super) const POLL_TIMEOUT_SECONDS: u64 = 25;
@@ -86,7 +87,7 @@ struct BotUser {
 /// The Bot API client. Its `Debug` never shows the token.
 #[derive(Clone)]
 pub struct Bot {
-    http: reqwest::Client,
+    http: OutboundClient,
     base: String,
     pub(crate) webhook: bool,
     username: Arc<OnceCell<String>>,
@@ -107,7 +108,7 @@ impl Bot {
     }
 
     pub(crate) fn new(config: &TelegramConfig) -> Self {
-        let http = crate::outbound_tls::client(|builder| {
+        let http = OutboundClient::new(|builder| {
             builder.timeout(Duration::from_secs(POLL_TIMEOUT_SECONDS + 10))
         });
         Self {
@@ -124,12 +125,16 @@ impl Bot {
         body: Value,
     ) -> Result<T, BotError> {
         let failed = |message: String| BotError { message, retry_after: None, forbidden: false };
-        crate::outbound_tls::refuse_unverifiable(&self.base)
-            .map_err(|why| failed(format!("Telegram cannot be reached: {why}")))?;
-        let response =
-            self.http.post(format!("{}/{method}", self.base)).json(&body).send().await.map_err(
-                |error| failed(format!("Telegram cannot be reached: {}", error.without_url())),
-            )?;
+        let response = self
+            .http
+            .post(format!("{}/{method}", self.base))
+            .map_err(|why| failed(format!("Telegram cannot be reached: {why}")))?
+            .json(&body)
+            .send()
+            .await
+            .map_err(|error| {
+                failed(format!("Telegram cannot be reached: {}", error.without_url()))
+            })?;
         let status = response.status();
         let reply: Reply<T> = response.json().await.map_err(|_| {
             failed(format!("Telegram answered {status} without the JSON it should"))

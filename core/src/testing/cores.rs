@@ -13,6 +13,9 @@ use crate::config::CoreConfig;
 use crate::engine::Engine;
 use crate::testing::database::{Backend, TestDatabase};
 use crate::testing::{ADMIN_TOKEN, Bearer, GATEWAY_TOKEN, config, utc, wait_until_serving};
+
+/// How long a test core may take to answer its health check.
+const STARTING: std::time::Duration = std::time::Duration::from_secs(5);
 use hado_proto::v1::admin_client::AdminClient;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
@@ -112,7 +115,7 @@ impl TestCore {
         let mut core =
             Self { addr, engine, clock, config, channel, shutdown: None, task: None, database };
         core.serve_on(listener);
-        wait_until_serving(core.channel.clone()).await;
+        wait_until_serving(core.channel.clone(), STARTING).await;
         core
     }
 
@@ -145,7 +148,7 @@ impl TestCore {
             crate::open(&self.config, self.clock.clone()).await.expect("core reopens its database");
         let listener = TcpListener::bind(self.addr).await.expect("core's address is free again");
         self.serve_on(listener);
-        wait_until_serving(self.channel.clone()).await;
+        wait_until_serving(self.channel.clone(), STARTING).await;
     }
 
     /// The URL gateways use to reach this core.

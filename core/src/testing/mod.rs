@@ -92,20 +92,25 @@ pub async fn linked_event(database_url: &str, event_id: i64) -> crate::links::Li
     }
 }
 
-/// Polls gRPC health until core answers SERVING (never a fixed sleep).
-pub async fn wait_until_serving(channel: Channel) {
+/// Polls gRPC health until core answers SERVING (never a fixed sleep),
+/// failing the test if it does not `within` that long.
+pub async fn wait_until_serving(channel: Channel, within: std::time::Duration) {
     use tonic_health::pb::health_client::HealthClient;
     use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
+    let deadline = std::time::Instant::now() + within;
     let mut client = HealthClient::new(channel);
-    for _ in 0..200 {
+    loop {
         if let Ok(reply) = client.check(HealthCheckRequest { service: String::new() }).await
             && reply.get_ref().status == ServingStatus::Serving as i32
         {
             return;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "core did not become healthy within {within:?}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
-    panic!("core did not become healthy");
 }
 
 /// Polls `probe` until it finds what it looks for, for up to five seconds.

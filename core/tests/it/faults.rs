@@ -51,7 +51,7 @@ async fn start_core_with(database_url: &str, address: &str, settings: &[(&str, &
         .expect("hado-core starts");
     let channel =
         tonic::transport::Channel::from_shared(format!("http://{address}")).unwrap().connect_lazy();
-    testing::wait_until_serving(channel).await;
+    testing::wait_until_serving(channel, std::time::Duration::from_secs(5)).await;
     child
 }
 

@@ -2,7 +2,7 @@
 //! taking Remember back, each one call to core and then back to the inbox,
 //! which says what happened.
 
-use hado_runtime::quick_add;
+use crate::quick_add;
 
 use super::*;
 

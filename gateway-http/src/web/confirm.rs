@@ -39,23 +39,20 @@ pub(crate) async fn confirm_delete(
     State(state): State<AppState>,
     mut session: Session,
     Path(id): Path<i64>,
-) -> Response {
-    let event = match session.inbox.get_event(v1::EventId { id }).await {
-        Ok(event) => event.into_inner(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
+) -> Result<Response, Response> {
+    let event = session.event(&state, id).await?;
     if !event.editable {
-        return Redirect::to(&format!("/events/{id}")).into_response();
+        return Ok(Redirect::to(&format!("/events/{id}")).into_response());
     }
     let t = session.t;
-    confirm(
+    Ok(confirm(
         &session,
         t.delete_confirm,
         event.title,
         t.delete_detail,
         t.delete,
         format!("/events/{id}/edit"),
-    )
+    ))
 }
 
 /// `GET /settings/channels/{id}/{action}`: Turn off and Remove ask first;

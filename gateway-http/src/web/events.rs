@@ -3,10 +3,10 @@
 
 use chrono::NaiveDate;
 use hado_proto::v1::{ChannelKind, DeliveryKind, DeliveryStatus};
-use hado_runtime::quick_add;
 
 use super::answers::at_card;
 use super::*;
+use crate::quick_add;
 
 /// One line of an event's delivery log, as the page shows it.
 pub(super) struct LogLine {
@@ -178,11 +178,8 @@ pub(crate) async fn event_page(
     State(state): State<AppState>,
     mut session: Session,
     Path(id): Path<i64>,
-) -> Response {
-    let event = match session.inbox.get_event(v1::EventId { id }).await {
-        Ok(event) => event.into_inner(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
+) -> Result<Response, Response> {
+    let event = session.event(&state, id).await?;
     let t = session.t;
     let log = event
         .deliveries
@@ -222,31 +219,28 @@ pub(crate) async fn event_page(
         open: !card.closed,
     };
     let nav = session.nav("");
-    render(StatusCode::OK, EventPage { t, nav, card, schedule, log })
+    Ok(render(StatusCode::OK, EventPage { t, nav, card, schedule, log }))
 }
 
 pub(crate) async fn edit_page(
     State(state): State<AppState>,
     mut session: Session,
     Path(id): Path<i64>,
-) -> Response {
-    let event = match session.inbox.get_event(v1::EventId { id }).await {
-        Ok(event) => event.into_inner(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
+) -> Result<Response, Response> {
+    let event = session.event(&state, id).await?;
     let nav = session.nav("");
     // A source's event is its source's to change: say so now, not after Save.
     if !event.editable {
         let message = session.t.not_editable.replace("{source}", &event.source);
-        return render(
+        return Ok(render(
             StatusCode::CONFLICT,
             MessagePage { t: session.t, nav, message, second: String::new(), second_words: None },
-        );
+        ));
     }
-    render(
+    Ok(render(
         StatusCode::OK,
         FormPage { t: session.t, nav, form: EventForm::from_event(&event), line: None },
-    )
+    ))
 }
 
 async fn save_event(

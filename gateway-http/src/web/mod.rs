@@ -183,7 +183,10 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
                 MessagePage { t, nav: None, message, second: String::new(), second_words: None },
             );
             // A refusal for asking too often says when to ask again.
-            if let Some(wait) = status.get_details_retry_info().and_then(|info| info.retry_delay) {
+            if failure.code().retry_helps()
+                && let Some(wait) =
+                    status.get_details_retry_info().and_then(|info| info.retry_delay)
+            {
                 page.headers_mut().insert(
                     axum::http::header::RETRY_AFTER,
                     axum::http::HeaderValue::from(wait.as_secs().max(1)),
@@ -278,6 +281,14 @@ impl Session {
     /// The navigation bar, with core's count of the events that need attention.
     fn nav(&self, current: &'static str) -> Option<Nav> {
         Some(Nav { current, attention: self.viewer.profile.attention as usize })
+    }
+
+    /// The person's event `id`, or the page that says why it cannot be shown.
+    async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
+        match self.inbox.get_event(v1::EventId { id }).await {
+            Ok(event) => Ok(event.into_inner()),
+            Err(status) => Err(failure_page(state, self.t, &status)),
+        }
     }
 }
 

@@ -3,12 +3,12 @@
 //! and preparation day, which stay editable before saving. Without
 //! JavaScript the line's Fill in button opens `/new?line=…` with the fields
 //! filled; with it, the page asks `/new/read?line=…` as the person types.
-//! The reading is `hado_runtime::quick_add`'s; core validates what is saved.
+//! The reading is `quick_add`'s; core validates what is saved.
 
 use super::events::{EventForm, FormPage};
 use super::*;
 
-use hado_runtime::quick_add::{self, QuickAdd};
+use crate::quick_add::{self, QuickAdd};
 
 /// The longest line read, as long as a title may be.
 const MAX_LINE: usize = 200;

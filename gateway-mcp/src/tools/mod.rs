@@ -24,6 +24,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
+use hado_proto::errors::McpError;
 use hado_proto::v1;
 use hado_runtime::views::{Deleted, Profile, UserEvent};
 
@@ -104,9 +105,11 @@ impl HadoMcp {
                     verdict.refuse();
                 }
                 tracing::debug!(code = ?status.code(), "core refused a tool call");
-                Err(match failure {
-                    Failure::Unreachable(message) => ToolFailure::Unavailable(message),
-                    failure => ToolFailure::Refused(with_codes(failure.message(), &status)),
+                Err(match failure.code().mcp() {
+                    McpError::RetryLater => ToolFailure::Unavailable(failure.message().to_owned()),
+                    McpError::ToolResult => {
+                        ToolFailure::Refused(with_codes(failure.message(), &status))
+                    }
                 })
             }
         }

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::process::{ConfigError, Lookup, positive_number};
 use crate::proxies::TrustedProxies;
+use crate::settings::{ConfigError, Lookup, positive_number};
 
 mod bodies;
 mod caps;
@@ -114,7 +114,7 @@ impl Limits {
 
 /// `HADO_DRAIN_SECONDS`: whole seconds, 0 (the default) to 300.
 fn drain_seconds(lookup: Lookup<'_>) -> Result<Duration, ConfigError> {
-    let Some(value) = crate::process::read(lookup, "HADO_DRAIN_SECONDS") else {
+    let Some(value) = crate::settings::read(lookup, "HADO_DRAIN_SECONDS") else {
         return Ok(Duration::ZERO);
     };
     match value.parse::<u64>() {

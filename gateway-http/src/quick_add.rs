@@ -16,12 +16,12 @@ use chrono::{Datelike, Days, Months, NaiveDate, NaiveTime, Weekday};
 
 /// What a line says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QuickAdd {
+pub(crate) struct QuickAdd {
     /// The line without the dates it read (and their little words).
-    pub title: String,
-    pub due_date: Option<NaiveDate>,
-    pub due_time: Option<NaiveTime>,
-    pub fire_date: Option<NaiveDate>,
+    pub(crate) title: String,
+    pub(crate) due_date: Option<NaiveDate>,
+    pub(crate) due_time: Option<NaiveTime>,
+    pub(crate) fire_date: Option<NaiveDate>,
 }
 
 const MONTHS: [&[&str]; 12] = [
@@ -229,7 +229,7 @@ fn time_at(words: &[String], at: usize) -> Option<(NaiveTime, usize)> {
 }
 
 /// Reads `line`, with `today` the person's day.
-pub fn read(line: &str, today: NaiveDate) -> QuickAdd {
+pub(crate) fn read(line: &str, today: NaiveDate) -> QuickAdd {
     let typed: Vec<&str> = line.split_whitespace().collect();
     let words: Vec<String> = typed.iter().map(|word| bare(word)).collect();
     let mut found: Vec<Found> = Vec::new();
@@ -291,13 +291,13 @@ pub fn read(line: &str, today: NaiveDate) -> QuickAdd {
 /// A date field as a person may type it, in either language: `2027-03-14`,
 /// `14 Mar 2027`, `14.03.2027`, `March 14`, `tomorrow`, `через 3 дня`. The
 /// whole text must be the date.
-pub fn read_date(text: &str, today: NaiveDate) -> Option<NaiveDate> {
+pub(crate) fn read_date(text: &str, today: NaiveDate) -> Option<NaiveDate> {
     let words: Vec<String> = text.split_whitespace().map(bare).collect();
     date_at(&words, 0, today).filter(|(_, length)| *length == words.len()).map(|(date, _)| date)
 }
 
 /// A time field as a person may type it: `15:00`, `9:30`, `3pm`.
-pub fn read_time(text: &str) -> Option<NaiveTime> {
+pub(crate) fn read_time(text: &str) -> Option<NaiveTime> {
     clock(&text.trim().to_lowercase().replace(' ', ""))
 }
 

@@ -1,0 +1,126 @@
+//! Owns the Inbox calls on the person's events: list, get, create, change,
+//! delete, Done, Remember and its undo, Reopen.
+
+use hado_proto::v1;
+
+use super::InboxService;
+use crate::engine::{EventFilter, EventPatch};
+use crate::error::CoreError;
+use crate::grpc::auth::UserCaller;
+use crate::wire::{self, raw_fields};
+
+pub(super) async fn list(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::ListEventsRequest,
+) -> Result<v1::EventList, CoreError> {
+    let filter = EventFilter { text: body.text, source: body.source };
+    let (records, next) = inbox
+        .engine
+        .list_events_after(
+            &caller.user,
+            body.state.as_deref(),
+            body.archive,
+            body.limit,
+            body.after.as_deref(),
+            &filter,
+        )
+        .await?;
+    let mut list = wire::events(records);
+    list.next = next;
+    Ok(list)
+}
+
+pub(super) async fn get(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::EventId,
+) -> Result<v1::Event, CoreError> {
+    let record = inbox.engine.get_event(&caller.user, body.id).await?;
+    let mut event = wire::event(&record);
+    event.next_reminder_at =
+        record.reminders.next_reminder(&record.lifecycle, &record.ladder()).map(wire::timestamp);
+    event.deliveries = inbox
+        .engine
+        .event_deliveries(&caller.user, record.id)
+        .await?
+        .iter()
+        .map(wire::delivery)
+        .collect();
+    Ok(event)
+}
+
+/// Creates the person's own event; once per `once` key, when the caller
+/// named one.
+pub(super) async fn create(
+    inbox: &InboxService,
+    caller: UserCaller,
+    fields: v1::EventFields,
+    once: Option<String>,
+) -> Result<v1::Event, CoreError> {
+    let fields = raw_fields(fields);
+    let record = match once {
+        Some(key) => inbox.engine.create_manual_once(&caller.user, &fields, &key).await?,
+        None => inbox.engine.create_manual(&caller.user, &fields).await?,
+    };
+    Ok(wire::event(&record))
+}
+
+pub(super) async fn update(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::UpdateEventRequest,
+) -> Result<v1::Event, CoreError> {
+    let patch = EventPatch {
+        title: body.title,
+        due_at: body.due_at,
+        subtitle: body.subtitle,
+        fire_at: body.fire_at,
+        after_due: body.after_due,
+        done_label: body.done_label,
+        deep_link: body.deep_link,
+    };
+    Ok(wire::event(&inbox.engine.update_manual(&caller.user, body.id, patch).await?))
+}
+
+pub(super) async fn delete(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::EventId,
+) -> Result<v1::DeleteEventReply, CoreError> {
+    let id = inbox.engine.delete_manual(&caller.user, body.id).await?;
+    Ok(v1::DeleteEventReply { id, state: v1::EventState::Withdrawn.into() })
+}
+
+pub(super) async fn mark_done(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::EventId,
+) -> Result<v1::Event, CoreError> {
+    Ok(wire::event(&inbox.engine.mark_done(&caller.user, body.id).await?))
+}
+
+pub(super) async fn mark_ack(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::MarkAckRequest,
+) -> Result<v1::Event, CoreError> {
+    let remember = wire::remember_for(body.until.as_deref())?;
+    Ok(wire::event(&inbox.engine.mark_ack(&caller.user, body.id, remember).await?))
+}
+
+pub(super) async fn take_back_ack(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::EventId,
+) -> Result<v1::Event, CoreError> {
+    Ok(wire::event(&inbox.engine.take_back_ack(&caller.user, body.id).await?))
+}
+
+pub(super) async fn reopen(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::EventId,
+) -> Result<v1::Event, CoreError> {
+    Ok(wire::event(&inbox.engine.reopen(&caller.user, body.id).await?))
+}

@@ -1,0 +1,36 @@
+//! Owns the Inbox calls on the person's profile: their zone, quiet hours
+//! and language, read and changed.
+
+use hado_proto::v1;
+
+use super::InboxService;
+use crate::engine::ProfilePatch;
+use crate::error::CoreError;
+use crate::grpc::auth::UserCaller;
+use crate::wire;
+
+pub(super) async fn get(
+    inbox: &InboxService,
+    caller: UserCaller,
+    _: v1::GetProfileRequest,
+) -> Result<v1::Profile, CoreError> {
+    Ok(match caller.attention {
+        Some(attention) => wire::profile(&caller.user, inbox.engine.now(), attention),
+        None => crate::grpc::profile(&inbox.engine, &caller.user).await?,
+    })
+}
+
+pub(super) async fn update(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::UpdateProfileRequest,
+) -> Result<v1::Profile, CoreError> {
+    let patch = ProfilePatch {
+        tz: body.tz,
+        quiet_start: body.quiet_start,
+        quiet_end: body.quiet_end,
+        locale: body.locale,
+    };
+    let user = inbox.engine.update_profile(&caller.user, &patch).await?;
+    crate::grpc::profile(&inbox.engine, &user).await
+}
