@@ -1,5 +1,6 @@
 //! Owns the reminder channels' calls of the `hado.v1.Inbox` service: list,
-//! add a webhook or an email address, test, turn on or off, remove. The
+//! add a webhook, an email address or a device (push), rename, test, turn
+//! on or off, remove. The
 //! service's trait implementation hands each one here.
 
 use tonic::{Request, Response, Status};
@@ -7,6 +8,7 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1;
 
 use super::inbox::InboxService;
+use crate::engine::NewPush;
 use crate::error::CoreError;
 use crate::wire;
 
@@ -17,10 +19,14 @@ impl InboxService {
     ) -> Result<Response<v1::ChannelList>, Status> {
         let caller = self.inbox_caller(&request).await?;
         let channels = self.engine.list_channels(&caller.user).await.map_err(caller.refusal())?;
+        let gone = self.engine.gone_device(&caller.user).await.map_err(caller.refusal())?;
         Ok(Response::new(v1::ChannelList {
             channels: channels.iter().map(wire::channel).collect(),
             telegram_available: self.telegram.is_some(),
             email_available: self.email,
+            push_public_key: self.engine.push_public_key().unwrap_or_default(),
+            push_gone_at: gone.as_ref().map(|(_, at)| wire::timestamp(*at)),
+            push_gone: gone.map(|(device, _)| device).unwrap_or_default(),
         }))
     }
 
@@ -60,6 +66,36 @@ impl InboxService {
             channel: Some(wire::channel(&added.channel)),
             resent: added.resent,
         }))
+    }
+
+    pub(super) async fn channels_add_push(
+        &self,
+        request: Request<v1::AddPushRequest>,
+    ) -> Result<Response<v1::Channel>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let body = request.into_inner();
+        let new = NewPush {
+            endpoint: body.endpoint,
+            p256dh: body.p256dh,
+            auth: body.auth,
+            expiration_time: body.expiration_time,
+            user_agent: body.user_agent,
+        };
+        let channel = self.engine.add_push(&caller.user, new).await.map_err(caller.refusal())?;
+        Ok(Response::new(wire::channel(&channel)))
+    }
+
+    pub(super) async fn channels_rename(
+        &self,
+        request: Request<v1::RenameChannelRequest>,
+    ) -> Result<Response<v1::Channel>, Status> {
+        let caller = self.inbox_caller(&request).await?;
+        let channel = self
+            .engine
+            .rename_channel(&caller.user, request.get_ref().id, &request.get_ref().name)
+            .await
+            .map_err(caller.refusal())?;
+        Ok(Response::new(wire::channel(&channel)))
     }
 
     pub(super) async fn channels_test(

@@ -354,6 +354,20 @@ impl Inbox for InboxService {
         self.channels_add_email(request).await
     }
 
+    async fn add_push(
+        &self,
+        request: Request<v1::AddPushRequest>,
+    ) -> Result<Response<v1::Channel>, Status> {
+        self.channels_add_push(request).await
+    }
+
+    async fn rename_channel(
+        &self,
+        request: Request<v1::RenameChannelRequest>,
+    ) -> Result<Response<v1::Channel>, Status> {
+        self.channels_rename(request).await
+    }
+
     async fn test_channel(
         &self,
         request: Request<v1::ChannelId>,
