@@ -294,14 +294,12 @@ pub struct Words {
     pub push_unavailable: &'static str,
     pub push_unsupported: &'static str,
     pub push_blocked: &'static str,
-    pub push_turned_on: &'static str,
     pub push_failed: &'static str,
     pub push_gone: &'static str,
     pub push_device: &'static str,
     pub device_name: &'static str,
     pub rename: &'static str,
     pub offline: &'static str,
-    pub try_again: &'static str,
 }
 
 pub fn for_locale(locale: &str) -> &'static Words {

@@ -266,12 +266,10 @@ pub const EN: Words = Words {
     push_unavailable: "Notifications on a device are not set up on this Hado.",
     push_unsupported: "This browser cannot show notifications from Hado. On an iPhone, add Hado to the Home Screen and open it from there.",
     push_blocked: "Notifications are blocked for Hado in this browser's settings: allow them there, then press the button again.",
-    push_turned_on: "Notifications are on for this device.",
     push_failed: "Notifications could not be turned on:",
     push_gone: "Notifications stopped on {device} ({when}): its browser ended the subscription. Turn them on again on that device.",
     push_device: "Device",
     device_name: "Name",
     rename: "Rename",
     offline: "You are offline. Hado shows events only when it can reach its server, so that nothing shown is out of date. Try again when you are back online.",
-    try_again: "Try again",
 };
