@@ -18,7 +18,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Duration as Span;
 use serde_json::{Value, json};
 use tonic::Code;
@@ -122,7 +122,7 @@ fn decrypted(
                 "auth": keys.auth,
                 "origin": origin,
                 "headers": posted.headers,
-                "body": STANDARD.encode(&posted.body),
+                "body_hex": hex::encode(&posted.body),
             })
         })
         .collect();
@@ -179,10 +179,7 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     };
     let listed = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner();
     let vapid_public_key = listed.push_public_key;
-    assert_eq!(
-        STANDARD.decode(vapid_public_key.replace('-', "+").replace('_', "/") + "=").unwrap().len(),
-        65
-    );
+    assert_eq!(URL_SAFE_NO_PAD.decode(&vapid_public_key).unwrap().len(), 65);
 
     // Two devices subscribe with keys their browsers made.
     let (phone_keys, old_keys) = (browser_keys(), browser_keys());

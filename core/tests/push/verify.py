@@ -6,7 +6,7 @@ nothing to Hado's: PyPI's `http-ece` decrypts (RFC 8188 and 8291), and
 {"private_key", "p256dh", "auth"}, base64url.
 
 `verify.py` reads on stdin {"vapid_public_key", "subject", "messages": [{
-"private_key", "auth", "origin", "headers", "body"}]} (body in base64) and
+"private_key", "auth", "origin", "headers", "body_hex"}]} and
 prints the decrypted JSON of each message; it exits non-zero, naming the
 message, on the first that does not decrypt or verify.
 """
@@ -103,7 +103,7 @@ def main():
         )
         scalar = int.from_bytes(b64decode(message["private_key"]), "big")
         private = ec.derive_private_key(scalar, ec.SECP256R1())
-        body = base64.b64decode(message["body"])
+        body = bytes.fromhex(message["body_hex"])
         try:
             plain = http_ece.decrypt(
                 body,

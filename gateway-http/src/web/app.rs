@@ -23,9 +23,7 @@ pub(crate) const THEME_DARK: &str = "#16161a";
 
 /// `GET /static/manifest.webmanifest`.
 pub(crate) async fn manifest() -> impl IntoResponse {
-    let icon = |src: &str, size: &str, purpose: &str| {
-        serde_json::json!({ "src": src, "sizes": size, "type": "image/png", "purpose": purpose })
-    };
+    let icon = |src: &str, size: &str, purpose: &str| serde_json::json!({ "src": src, "sizes": size, "type": "image/png", "purpose": purpose });
     let manifest = serde_json::json!({
         "id": "/",
         "name": "Hado",
