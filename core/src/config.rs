@@ -396,6 +396,42 @@ mod tests {
     }
 
     #[test]
+    fn push_is_on_with_a_reachable_subject_and_a_key_that_is_a_p256_scalar() {
+        let base =
+            [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
+        let with = |pairs: &[(&'static str, &'static str)]| {
+            let mut all = base.to_vec();
+            all.extend_from_slice(pairs);
+            config(&all)
+        };
+        assert!(with(&[]).unwrap().push.is_none());
+        let on = with(&[("HADO_VAPID_SUBJECT", "mailto:ops@example.com")]).unwrap();
+        assert_eq!(on.push.unwrap().subject, "mailto:ops@example.com");
+        let key = "RS0WdYWWo1HajXg3NZR1olzCf31i-ZBGDkFyCs7j1jw";
+        let given = with(&[
+            ("HADO_VAPID_SUBJECT", "https://example.com/ops"),
+            ("HADO_VAPID_PRIVATE_KEY", key),
+        ]);
+        assert_eq!(given.unwrap().push.unwrap().private_key.as_deref(), Some(key));
+        for (pairs, variable) in [
+            (vec![("HADO_VAPID_SUBJECT", "ops@example.com")], "HADO_VAPID_SUBJECT"),
+            (vec![("HADO_VAPID_SUBJECT", "http://example.com")], "HADO_VAPID_SUBJECT"),
+            (vec![("HADO_VAPID_PRIVATE_KEY", key)], "HADO_VAPID_SUBJECT"),
+            (
+                vec![
+                    ("HADO_VAPID_SUBJECT", "mailto:ops@example.com"),
+                    ("HADO_VAPID_PRIVATE_KEY", "c2hvcnQ"),
+                ],
+                "HADO_VAPID_PRIVATE_KEY",
+            ),
+        ] {
+            let error = with(&pairs).unwrap_err();
+            assert_eq!(error.variable, variable, "{pairs:?}");
+            assert!(!error.to_string().contains("c2hvcnQ"), "a key is never shown: {error}");
+        }
+    }
+
+    #[test]
     fn each_bad_setting_is_named() {
         let error = config(&[("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)]).unwrap_err();
         assert_eq!(error.variable, "HADO_ADMIN_TOKEN");

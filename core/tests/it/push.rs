@@ -30,6 +30,9 @@ use hado_proto::v1;
 const VERIFY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/push/verify.py");
 const SUBJECT: &str = "mailto:ops@example.com";
 
+/// A scripted answer: the status, and the `Retry-After` it carries.
+type Answer = (u16, Option<u64>);
+
 /// One post the push service received.
 #[derive(Clone, Debug)]
 struct Posted {
@@ -43,7 +46,7 @@ struct Posted {
 #[derive(Clone, Default)]
 struct PushService {
     posted: Arc<Mutex<Vec<Posted>>>,
-    script: Arc<Mutex<HashMap<String, VecDeque<(u16, Option<u64>)>>>>,
+    script: Arc<Mutex<HashMap<String, VecDeque<Answer>>>>,
 }
 
 async fn receive(
@@ -81,7 +84,7 @@ impl PushService {
         base
     }
 
-    fn script(&self, device: &str, answers: &[(u16, Option<u64>)]) {
+    fn script(&self, device: &str, answers: &[Answer]) {
         self.script.lock().unwrap().insert(device.to_owned(), answers.iter().copied().collect());
     }
 
@@ -243,7 +246,7 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     let posts = service.to("phone");
     let reminder = posts.last().unwrap();
     let notification =
-        decrypted(&[reminder.clone()], &phone_keys, &vapid_public_key, &base).remove(0);
+        decrypted(std::slice::from_ref(reminder), &phone_keys, &vapid_public_key, &base).remove(0);
     assert_eq!(notification["title"], "Visa");
     assert_eq!(notification["tag"], format!("event-{}", visa.id));
     assert_eq!(notification["state"], "preparing");
