@@ -132,6 +132,27 @@ async fn a_device_subscribes_and_its_notification_closes_an_event(backend: Backe
     assert_eq!(subscribe(huge).await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
     let settings = client.get(url("/settings")).send().await.unwrap().text().await.unwrap();
     assert!(settings.contains("id=\"push-on\"") && settings.contains("Chrome on Linux"));
+    // Another site's page cannot subscribe a device for the person.
+    let foreign = client
+        .post(url("/me/push"))
+        .header("content-type", "application/json")
+        .header("sec-fetch-site", "cross-site")
+        .body(subscription.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+    // The device's name is the person's to change, from Settings.
+    let id = channel["id"].as_i64().unwrap();
+    let renamed = client
+        .post(url(&format!("/settings/channels/{id}/name")))
+        .form(&[("name", "Work laptop")])
+        .send()
+        .await
+        .unwrap();
+    assert!(renamed.status().is_success(), "{}", renamed.status());
+    let settings = client.get(url("/settings")).send().await.unwrap().text().await.unwrap();
+    assert!(settings.contains("Work laptop"), "the new name shows");
 
     // A reminder core really sends, decrypted as the browser would.
     let visa = core
