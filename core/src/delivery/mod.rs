@@ -157,13 +157,22 @@ impl Deliverer {
         };
         match sent {
             Ok(response) if response.status().is_success() => Attempt::Sent,
+            // A push service's 404 says the subscription is gone too; the
+            // device is then removed rather than turned off.
+            Ok(response)
+                if channel.kind == ChannelKind::Push
+                    && matches!(response.status().as_u16(), 404 | 410) =>
+            {
+                Attempt::Gone {
+                    error: format!(
+                        "the push service answered {}, so this device was removed",
+                        response.status()
+                    ),
+                }
+            }
             Ok(response) if response.status() == reqwest::StatusCode::GONE => Attempt::Gone {
                 error: "the receiver answered 410 Gone, so this webhook was turned off".into(),
             },
-            // A push service's 404 says the subscription is gone too.
-            Ok(response) if channel.kind == ChannelKind::Push && response.status() == 404 => {
-                Attempt::Gone { error: "the push service answered 404 Not Found".into() }
-            }
             Ok(response) => {
                 let status = response.status();
                 let retry_after = response

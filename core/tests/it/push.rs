@@ -198,6 +198,12 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
         .unwrap()
         .into_inner();
     service.script("old", &[(410, None)]);
+    let lost = anna
+        .add_push(subscription(&format!("{base}/push/lost"), &browser_keys()))
+        .await
+        .unwrap()
+        .into_inner();
+    service.script("lost", &[(404, None)]);
     // The same endpoint again takes its new keys and stays one device.
     let again = anna
         .add_push(subscription(&format!("{base}/push/phone"), &phone_keys))
@@ -239,7 +245,8 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     let before = service.to("phone").len();
     settle().await;
     testing::eventually("the checkpoint reaches the phone", || async {
-        (service.to("phone").len() > before && service.to("old").len() == 1).then_some(())
+        let ended = service.to("old").len() == 1 && service.to("lost").len() == 1;
+        (service.to("phone").len() > before && ended).then_some(())
     })
     .await;
     settle().await;
@@ -264,10 +271,13 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     assert_eq!(reminder.headers["urgency"], "normal");
     assert_eq!(reminder.headers["topic"], format!("event-{}", visa.id));
 
-    // The old device's push service said 410: the device is removed, and Settings says so.
-    assert_eq!(service.to("old").len(), 1);
+    // The old device's push service said 410, the lost one's 404: both are
+    // removed, and Settings says so.
+    assert_eq!((service.to("old").len(), service.to("lost").len()), (1, 1));
     let listed = anna.list_channels(v1::ListChannelsRequest {}).await.unwrap().into_inner();
-    assert!(listed.channels.iter().all(|channel| channel.id != old.id), "{listed:?}");
+    let ids: Vec<i64> = listed.channels.iter().map(|channel| channel.id).collect();
+    assert_eq!(ids, [phone.id], "{listed:?}");
+    assert!(lost.id != old.id);
     assert_eq!(listed.push_gone, "Chrome on Android");
 
     // Inside quiet hours (22:30 in Berlin) a new event's reminder waits for 08:00.
