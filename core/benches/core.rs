@@ -102,6 +102,7 @@ fn config(database: &Database) -> CoreConfig {
         telegram: None,
         delivery_concurrency: hado_core::config::DEFAULT_DELIVERY_CONCURRENCY,
         smtp: None,
+        push: None,
     }
 }
 

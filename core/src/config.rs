@@ -35,6 +35,61 @@ pub struct CoreConfig {
     /// The mail server reminders by email go through (`HADO_SMTP_URL`,
     /// `HADO_SMTP_FROM`); none, and no email channel, without a URL.
     pub smtp: Option<SmtpConfig>,
+    /// Web Push (`HADO_VAPID_SUBJECT`, `HADO_VAPID_PRIVATE_KEY`); none, and
+    /// no push channel, without a subject.
+    pub push: Option<PushConfig>,
+}
+
+/// How this Hado names itself to push services (RFC 8292).
+#[derive(Clone)]
+pub struct PushConfig {
+    /// A `mailto:` or `https:` URL a push service can reach its operator at.
+    pub subject: String,
+    /// The VAPID private key (base64url of the P-256 scalar) when the
+    /// operator gives one; otherwise core makes one on first start and
+    /// keeps it in the database.
+    pub private_key: Option<String>,
+}
+
+impl std::fmt::Debug for PushConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PushConfig")
+            .field("subject", &self.subject)
+            .field("private_key", &self.private_key.as_ref().map(|_| "…"))
+            .finish()
+    }
+}
+
+fn push(lookup: Lookup<'_>) -> Result<Option<PushConfig>, ConfigError> {
+    let private_key = read(lookup, "HADO_VAPID_PRIVATE_KEY");
+    let Some(subject) = read(lookup, "HADO_VAPID_SUBJECT") else {
+        return match private_key {
+            Some(_) => Err(ConfigError {
+                variable: "HADO_VAPID_SUBJECT",
+                problem: "is not set, but HADO_VAPID_PRIVATE_KEY is: set the mailto: or https: address push services may reach you at".into(),
+            }),
+            None => Ok(None),
+        };
+    };
+    let reachable = url::Url::parse(&subject).ok().filter(|url| match url.scheme() {
+        "mailto" => url.path().contains('@'),
+        "https" => url.host_str().is_some(),
+        _ => false,
+    });
+    if reachable.is_none() {
+        return Err(ConfigError {
+            variable: "HADO_VAPID_SUBJECT",
+            problem: format!(
+                "{subject:?} is not a mailto: or https: URL such as mailto:admin@example.com"
+            ),
+        });
+    }
+    if let Some(key) = &private_key {
+        crate::push::Vapid::new(&subject, key)
+            .map_err(|problem| ConfigError { variable: "HADO_VAPID_PRIVATE_KEY", problem })?;
+    }
+    Ok(Some(PushConfig { subject, private_key }))
 }
 
 /// How core reaches its mail server, read once at start from
@@ -283,6 +338,7 @@ impl CoreConfig {
             webhook_allow_private: flag(lookup, "HADO_WEBHOOK_ALLOW_PRIVATE")?,
             telegram: telegram(lookup)?,
             smtp: smtp(lookup)?,
+            push: push(lookup)?,
             delivery_concurrency: positive_number(
                 lookup,
                 "HADO_DELIVERY_CONCURRENCY",
@@ -337,6 +393,42 @@ mod tests {
             refused.to_string(),
             r#"HADO_DEFAULT_LOCALE: "de" is not a language Hado speaks: en or ru"#
         );
+    }
+
+    #[test]
+    fn push_is_on_with_a_reachable_subject_and_a_key_that_is_a_p256_scalar() {
+        let base =
+            [("HADO_ADMIN_TOKEN", SECRET), ("HADO_GATEWAY_TOKEN", SECRET), ("HADO_SECRET", SECRET)];
+        let with = |pairs: &[(&'static str, &'static str)]| {
+            let mut all = base.to_vec();
+            all.extend_from_slice(pairs);
+            config(&all)
+        };
+        assert!(with(&[]).unwrap().push.is_none());
+        let on = with(&[("HADO_VAPID_SUBJECT", "mailto:ops@example.com")]).unwrap();
+        assert_eq!(on.push.unwrap().subject, "mailto:ops@example.com");
+        let key = "RS0WdYWWo1HajXg3NZR1olzCf31i-ZBGDkFyCs7j1jw";
+        let given = with(&[
+            ("HADO_VAPID_SUBJECT", "https://example.com/ops"),
+            ("HADO_VAPID_PRIVATE_KEY", key),
+        ]);
+        assert_eq!(given.unwrap().push.unwrap().private_key.as_deref(), Some(key));
+        for (pairs, variable) in [
+            (vec![("HADO_VAPID_SUBJECT", "ops@example.com")], "HADO_VAPID_SUBJECT"),
+            (vec![("HADO_VAPID_SUBJECT", "http://example.com")], "HADO_VAPID_SUBJECT"),
+            (vec![("HADO_VAPID_PRIVATE_KEY", key)], "HADO_VAPID_SUBJECT"),
+            (
+                vec![
+                    ("HADO_VAPID_SUBJECT", "mailto:ops@example.com"),
+                    ("HADO_VAPID_PRIVATE_KEY", "c2hvcnQ"),
+                ],
+                "HADO_VAPID_PRIVATE_KEY",
+            ),
+        ] {
+            let error = with(&pairs).unwrap_err();
+            assert_eq!(error.variable, variable, "{pairs:?}");
+            assert!(!error.to_string().contains("c2hvcnQ"), "a key is never shown: {error}");
+        }
     }
 
     #[test]

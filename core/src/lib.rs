@@ -12,6 +12,7 @@ pub mod links;
 mod loops;
 pub mod network;
 mod outbound_tls;
+mod push;
 pub mod scheduler;
 pub mod storage;
 mod targets;
@@ -58,9 +59,15 @@ pub async fn open_with_network(
     network: Arc<dyn network::Network>,
 ) -> Result<Arc<Engine>, RunError> {
     let store = Store::connect(&config.database_url).await?;
+    let (subject, given_key) = match &config.push {
+        Some(push) => (Some(push.subject.as_str()), push.private_key.as_deref()),
+        None => (None, None),
+    };
+    let push = push::set_up(subject, given_key, &store, clock.now().timestamp_millis()).await?;
     let outbound = engine::Outbound {
         public_url: config.public_url.clone(),
         allow_private: config.webhook_allow_private,
+        push,
     };
     Ok(Arc::new(
         Engine::new(

@@ -88,6 +88,7 @@ fn channel_kind(kind: ChannelKind) -> v1::ChannelKind {
         ChannelKind::Webhook => v1::ChannelKind::Webhook,
         ChannelKind::Telegram => v1::ChannelKind::Telegram,
         ChannelKind::Email => v1::ChannelKind::Email,
+        ChannelKind::Push => v1::ChannelKind::Push,
     }
 }
 
@@ -185,6 +186,7 @@ pub(crate) fn channel(record: &ChannelRecord) -> v1::Channel {
         last_error_at: record.last_error_at.map(timestamp),
         created_at: Some(timestamp(record.created_at)),
         confirmed_at: record.confirmed_at.map(timestamp),
+        name: record.name.clone().unwrap_or_default(),
     }
 }
 

@@ -16,6 +16,7 @@ mod lists;
 mod me;
 mod metrics;
 mod openapi;
+mod push;
 mod quick_add;
 mod state;
 mod web;
@@ -65,6 +66,7 @@ pub(crate) fn router(state: AppState) -> Router {
             "/settings/calendar/revoke",
             get(web::confirm_revoke_calendar_feed).post(web::revoke_calendar_feed),
         )
+        .route("/settings/channels/{id}/name", post(web::rename_channel))
         .route(
             "/settings/channels/{id}/{action}",
             get(web::confirm_channel).post(web::channel_action),
@@ -95,6 +97,11 @@ pub(crate) fn router(state: AppState) -> Router {
             "/me/agent-token",
             get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token),
         )
+        .route("/me/push/key", get(push::key))
+        .route(
+            "/me/push",
+            post(push::subscribe).layer(DefaultBodyLimit::max(push::MAX_SUBSCRIPTION_BYTES)),
+        )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), edge::me_writes));
     // A source's token is checked with core before its body is read.
     let api = Router::new()
@@ -112,6 +119,10 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/hooks/telegram", post(hooks::telegram))
         .route("/static/hado.css", get(web::stylesheet))
         .route("/static/hado.js", get(web::script))
+        .route("/static/manifest.webmanifest", get(web::manifest))
+        .route("/static/offline.html", get(web::offline))
+        .route("/static/icons/{name}", get(web::icon))
+        .route("/sw.js", get(web::service_worker))
         .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
         .route(
             "/up",

@@ -166,3 +166,52 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 });
+
+// The service worker: the offline page, and reminders on this device.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => {});
+}
+
+// Notifications on this device: the browser asks for permission on the
+// button's click, never on load; then this device subscribes with the
+// server's key and its subscription goes to /me/push.
+document.addEventListener("DOMContentLoaded", () => {
+  const button = document.getElementById("push-on");
+  if (!button) return;
+  const said = document.getElementById("push-said");
+  const say = (text) => {
+    said.textContent = text;
+    said.hidden = false;
+  };
+  button.addEventListener("click", async () => {
+    if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) {
+      say(button.dataset.unsupported);
+      return;
+    }
+    if ((await Notification.requestPermission()) !== "granted") {
+      say(button.dataset.blocked);
+      return;
+    }
+    try {
+      const registration = await navigator.serviceWorker.ready;
+      const base64 = button.dataset.key.replace(/-/g, "+").replace(/_/g, "/");
+      const key = Uint8Array.from(atob(base64), (character) => character.charCodeAt(0));
+      const subscription = (await registration.pushManager.getSubscription())
+        || (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }));
+      const reply = await fetch("/me/push", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(subscription.toJSON()),
+      });
+      if (!reply.ok) {
+        const problem = await reply.json().catch(() => ({}));
+        say(button.dataset.failed + " " + (problem.error || reply.status));
+        return;
+      }
+      // The new device shows in the list.
+      location.reload();
+    } catch (error) {
+      say(button.dataset.failed + " " + error.message);
+    }
+  });
+});

@@ -57,7 +57,7 @@ words!(DeliveryStatus {
     Failed => "failed",
     Suppressed => "suppressed",
 });
-words!(ChannelKind { Webhook => "webhook", Telegram => "telegram", Email => "email" });
+words!(ChannelKind { Webhook => "webhook", Telegram => "telegram", Email => "email", Push => "push" });
 words!(Outcome {
     Created => "created",
     Updated => "updated",

@@ -287,6 +287,19 @@ pub struct Words {
     /// A wait of `{n}` minutes, and of `{n}` hours (past two hours).
     pub wait_minutes: &'static str,
     pub wait_hours: &'static str,
+    /// The Settings section that turns Web Push on for the device the page is open on.
+    pub push_heading: &'static str,
+    pub push_intro: &'static str,
+    pub push_turn_on: &'static str,
+    pub push_unavailable: &'static str,
+    pub push_unsupported: &'static str,
+    pub push_blocked: &'static str,
+    pub push_failed: &'static str,
+    pub push_gone: &'static str,
+    pub push_device: &'static str,
+    pub device_name: &'static str,
+    pub rename: &'static str,
+    pub offline: &'static str,
 }
 
 pub fn for_locale(locale: &str) -> &'static Words {

@@ -4,9 +4,10 @@
 //! (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…`), and records
 //! the outcome: sent; retried on the Standard Webhooks schedule with jitter,
 //! honouring `Retry-After`; failed, with the error shown on the channel; or,
-//! on 410 Gone, the channel disabled. `webhook` is what a webhook receives
-//! and its signature; `email` the mail server, and `mail` what an email
-//! says; `retries` when a failed delivery is tried again.
+//! on 410 Gone, the channel disabled (a device's, removed). `webhook` is
+//! what a webhook receives and its signature, `push` what a device's push
+//! service does; `email` the mail server, and `mail` what an email says;
+//! `retries` when a failed delivery is tried again.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,13 +26,13 @@ use crate::telegram::{self, BotError};
 
 mod email;
 mod mail;
+mod push;
 mod retries;
 mod webhook;
 
 pub use email::Mailer;
 
 use retries::next_attempt;
-use webhook::{payload, sign};
 
 /// How long a receiver has to answer.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(15);
@@ -143,35 +144,34 @@ impl Deliverer {
             Ok(target) => target,
             Err(error) => return Attempt::Failed { error },
         };
-        let request = match self.http.post(target) {
-            Ok(request) => request,
+        let post = match self.http.post(target.clone()) {
+            Ok(post) => post,
             // Kept for retries: the fix is the operator's, with a restart.
             Err(error) => return retry_or_fail(error, None, None),
         };
-        let body = payload(&self.engine, delivery, event);
-        let timestamp = now.timestamp();
-        let Some(signature) = sign(
-            channel.secret.as_deref().unwrap_or_default(),
-            &delivery.message_id,
-            timestamp,
-            &body,
-        ) else {
-            return Attempt::Failed {
-                error:
-                    "the channel's signing secret is damaged; remove the webhook and add it again"
-                        .into(),
-            };
+        let request = match channel.kind {
+            ChannelKind::Push => push::request(self, delivery, event, &target, post),
+            _ => webhook::request(self, delivery, event, post),
         };
-        let sent = request
-            .header("content-type", "application/json")
-            .header("webhook-id", &delivery.message_id)
-            .header("webhook-timestamp", timestamp.to_string())
-            .header("webhook-signature", signature)
-            .body(body)
-            .send()
-            .await;
+        let sent = match request {
+            Ok(request) => request.send().await,
+            Err(error) => return Attempt::Failed { error },
+        };
         match sent {
             Ok(response) if response.status().is_success() => Attempt::Sent,
+            // A push service's 404 says the subscription is gone too; the
+            // device is then removed rather than turned off.
+            Ok(response)
+                if channel.kind == ChannelKind::Push
+                    && matches!(response.status().as_u16(), 404 | 410) =>
+            {
+                Attempt::Gone {
+                    error: format!(
+                        "the push service answered {}, so this device was removed",
+                        response.status()
+                    ),
+                }
+            }
             Ok(response) if response.status() == reqwest::StatusCode::GONE => Attempt::Gone {
                 error: "the receiver answered 410 Gone, so this webhook was turned off".into(),
             },

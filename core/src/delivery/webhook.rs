@@ -49,6 +49,26 @@ struct Test {
     kind: &'static str,
 }
 
+/// The signed post of `delivery` to its webhook, made on `post`.
+pub(super) fn request(
+    deliverer: &super::Deliverer,
+    delivery: &ClaimedDelivery,
+    event: Option<&EventRecord>,
+    post: reqwest::RequestBuilder,
+) -> Result<reqwest::RequestBuilder, String> {
+    let body = payload(&deliverer.engine, delivery, event);
+    let timestamp = deliverer.engine.now().timestamp();
+    let secret = delivery.channel.secret.as_deref().unwrap_or_default();
+    let signature = sign(secret, &delivery.message_id, timestamp, &body)
+        .ok_or("the channel's signing secret is damaged; remove the webhook and add it again")?;
+    Ok(post
+        .header("content-type", "application/json")
+        .header("webhook-id", &delivery.message_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(body))
+}
+
 /// The body a webhook receives for `delivery`.
 pub(crate) fn payload(
     engine: &Engine,

@@ -3,6 +3,7 @@
 
 pub(crate) mod address;
 pub mod checkpoints;
+pub(crate) mod device;
 pub mod event;
 pub mod fields;
 pub mod oauth;

@@ -26,6 +26,7 @@ mod operator;
 mod outbox;
 mod own_events;
 mod profile;
+mod push;
 mod schedule;
 mod sources;
 #[cfg(test)]
@@ -41,6 +42,7 @@ pub(crate) use oauth::{OAuthFailure, Verdict};
 pub(crate) use oauth_tokens::TokenParams;
 pub use outbox::AddedWebhook;
 pub(crate) use outbox::{Attempt, Strain};
+pub(crate) use push::NewPush;
 pub use sources::WithdrawReport;
 pub use upsert::UpsertReport;
 
@@ -90,6 +92,8 @@ pub(crate) struct Outbound {
     pub(crate) public_url: String,
     /// Whether webhooks may target private and loopback addresses (`HADO_WEBHOOK_ALLOW_PRIVATE`).
     pub(crate) allow_private: bool,
+    /// This Hado's VAPID identity; none when push is off.
+    pub(crate) push: Option<Arc<crate::push::Vapid>>,
 }
 
 impl Outbound {

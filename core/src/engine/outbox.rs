@@ -12,16 +12,11 @@ use crate::engine::caps::TESTS;
 use crate::engine::{Engine, Outbound};
 use crate::error::{CoreError, Said};
 use crate::links::LinkAction;
-use crate::storage::channels::ChannelRecord;
-use crate::storage::deliveries::NewDelivery;
-use crate::storage::{EventRecord, UserRecord, channels, events};
+use crate::storage::channels::{ChannelKind, ChannelRecord};
+use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus, NewDelivery};
+use crate::storage::{EventRecord, UserRecord, channels, delivery_log, events, send_requests};
 use crate::tokens;
 use std::collections::HashMap;
-
-use crate::storage::channels::ChannelKind;
-use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
-use crate::storage::delivery_log;
-use crate::storage::send_requests;
 
 /// How one attempt went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,26 +68,7 @@ impl Engine {
         raw_url: &str,
     ) -> Result<AddedWebhook, CoreError> {
         let url = raw_url.trim();
-        let parsed = DeepLink::parse_optional("url", Some(url), &mut Violations::default());
-        let Some(parsed) = parsed.and_then(|link| url::Url::parse(link.as_str()).ok()) else {
-            return Err(CoreError::invalid_because(
-                "url",
-                Reason::NotAUrl,
-                format!("url {} is not an absolute http or https URL", quoted(url)),
-            ));
-        };
-        let checked = match self.outbound.targets().check_written(&parsed) {
-            Ok(()) if self.outbound.allow_private => Ok(()),
-            Ok(()) => self.network.check_webhook(&parsed).await,
-            refused => refused,
-        };
-        if let Err(problem) = checked {
-            return Err(CoreError::invalid_because(
-                "url",
-                Reason::PrivateAddress,
-                format!("url {}: {problem}", quoted(url)),
-            ));
-        }
+        self.reachable_url("url", url).await?;
         let secret = tokens::webhook_secret();
         let mut transaction = self.store.begin_write().await?;
         let channel = channels::add(
@@ -106,6 +82,37 @@ impl Engine {
         .await?;
         transaction.commit().await?;
         Ok(AddedWebhook { channel, secret })
+    }
+
+    /// `raw` as an absolute http or https URL that Hado may post to: not a
+    /// private or loopback address unless the operator allows them, the
+    /// name's addresses checked too. A refusal names `field`.
+    pub(super) async fn reachable_url(
+        &self,
+        field: &str,
+        raw: &str,
+    ) -> Result<url::Url, CoreError> {
+        let parsed = DeepLink::parse_optional(field, Some(raw), &mut Violations::default());
+        let Some(parsed) = parsed.and_then(|link| url::Url::parse(link.as_str()).ok()) else {
+            return Err(CoreError::invalid_because(
+                field,
+                Reason::NotAUrl,
+                format!("{field} {} is not an absolute http or https URL", quoted(raw)),
+            ));
+        };
+        let checked = match self.outbound.targets().check_written(&parsed) {
+            Ok(()) if self.outbound.allow_private => Ok(()),
+            Ok(()) => self.network.check_webhook(&parsed).await,
+            refused => refused,
+        };
+        match checked {
+            Ok(()) => Ok(parsed),
+            Err(problem) => Err(CoreError::invalid_because(
+                field,
+                Reason::PrivateAddress,
+                format!("{field} {}: {problem}", quoted(raw)),
+            )),
+        }
     }
 
     pub(super) async fn own_channel(
@@ -326,6 +333,8 @@ impl Engine {
         for ChannelOutcome { id, gone, last_error } in channel_states {
             if let Some(gone) = gone {
                 channels::disable_with_error(&mut *transaction, id, gone, now).await?;
+                // A device's ended subscription is removed instead.
+                crate::storage::push::remove_gone(&mut *transaction, id, now).await?;
             }
             match last_error {
                 Some(None) => cleared.push(id),

@@ -17,6 +17,9 @@ stored_words!(
         Webhook => "webhook",
         /// An email address, which gets reminders once it is confirmed.
         Email => "email",
+        /// A device's Web Push subscription; the target is its endpoint,
+        /// the secret its keys.
+        Push => "push",
     }
 );
 
@@ -37,18 +40,21 @@ pub(crate) struct ChannelRecord {
     /// When its person confirmed it: an email address is unconfirmed, and
     /// gets no reminder, until its confirmation link is followed.
     pub(crate) confirmed_at: Option<DateTime<Utc>>,
+    /// A device's name (push), from its browser and system or its person.
+    pub(crate) name: Option<String>,
 }
 
-pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver, c.confirmed_at";
+pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver, c.confirmed_at, c.name";
 
 /// The receiver a channel's deliveries are paced by: a webhook's host and
-/// port (every webhook to one server shares its limit), Telegram (one bot
+/// port (every webhook to one server shares its limit, as every device
+/// subscribed at one push service does), Telegram (one bot
 /// API for every chat), or the mail server (one for every address).
 pub(crate) fn receiver_of(kind: ChannelKind, target: &str) -> String {
     match kind {
         ChannelKind::Telegram => "telegram".to_owned(),
         ChannelKind::Email => "smtp".to_owned(),
-        ChannelKind::Webhook => match url::Url::parse(target) {
+        ChannelKind::Webhook | ChannelKind::Push => match url::Url::parse(target) {
             Ok(url) => match (url.host_str(), url.port_or_known_default()) {
                 (Some(host), Some(port)) => format!("{host}:{port}"),
                 (Some(host), None) => host.to_owned(),
@@ -89,6 +95,7 @@ pub(super) fn channel(row: &AnyRow) -> Result<ChannelRecord, StoreError> {
         created_at: instant(row.try_get("created_at")?)?,
         receiver: row.try_get("receiver")?,
         confirmed_at: row.try_get::<Option<i64>, _>("confirmed_at")?.map(instant).transpose()?,
+        name: row.try_get("name")?,
     })
 }
 

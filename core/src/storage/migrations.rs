@@ -41,6 +41,7 @@ migrations![
     "20261205000013_email",
     "20261206000014_ids_never_reused",
     "20261207000015_refresh_grace",
+    "20261208000016_push",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -59,6 +59,7 @@ mod grouped;
 mod health;
 mod migrations;
 pub(crate) mod oauth;
+pub(crate) mod push;
 mod records;
 pub(crate) mod send_requests;
 mod sources;

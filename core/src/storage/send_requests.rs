@@ -41,7 +41,7 @@ const KEPT_FOR: chrono::Duration = chrono::Duration::days(1);
 pub(crate) fn target_hash(kind: ChannelKind, target: &str) -> String {
     let receiver = match kind {
         ChannelKind::Email => mailbox(target),
-        ChannelKind::Webhook => endpoint(target),
+        ChannelKind::Webhook | ChannelKind::Push => endpoint(target),
         ChannelKind::Telegram => target.to_owned(),
     };
     hex::encode(Sha256::digest(format!("{}:{receiver}", kind.as_str())))

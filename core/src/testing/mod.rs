@@ -67,6 +67,7 @@ pub fn config(database_url: &str) -> CoreConfig {
         telegram: None,
         delivery_concurrency: crate::config::DEFAULT_DELIVERY_CONCURRENCY,
         smtp: None,
+        push: None,
     }
 }
 

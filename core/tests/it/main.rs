@@ -9,6 +9,7 @@ mod grpc;
 mod harness;
 mod oauth;
 mod parsers;
+mod push;
 mod storage_story;
 mod telegram;
 mod trust;

@@ -1,5 +1,5 @@
 //! Owns the settings page's reminder forms: a webhook added, a Telegram chat
-//! linked, a channel tested, turned on or off, or removed, and the calendar
+//! linked, a channel tested, turned on or off, renamed or removed, and the calendar
 //! feed issued or revoked. Each answers with the settings page.
 
 use super::settings::{ChannelNotice, SettingsForm, settings_page_with};
@@ -140,6 +140,20 @@ pub(crate) async fn add_email(
         );
     }
     page
+}
+
+/// `POST /settings/channels/{id}/name`: a device given the name its person chose.
+pub(crate) async fn rename_channel(
+    State(state): State<AppState>,
+    mut session: Session,
+    Path(id): Path<i64>,
+    Form(input): Form<HashMap<String, String>>,
+) -> Response {
+    let name = input.get("name").cloned().unwrap_or_default();
+    match session.inbox.rename_channel(v1::RenameChannelRequest { id, name }).await {
+        Ok(_) => Redirect::to(&format!("/settings#channel-{id}")).into_response(),
+        Err(status) => failure_page(&state, session.t, &status),
+    }
 }
 
 /// Test, turn on or off, or remove one of the person's channels.

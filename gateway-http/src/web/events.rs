@@ -193,6 +193,7 @@ pub(crate) async fn event_page(
             channel: match line.channel_kind() {
                 ChannelKind::Telegram => "Telegram".into(),
                 ChannelKind::Email => t.email_label.into(),
+                ChannelKind::Push => t.push_device.into(),
                 ChannelKind::Webhook if !line.channel_host.is_empty() => line.channel_host.clone(),
                 ChannelKind::Webhook => ChannelKind::Webhook.word().into(),
                 ChannelKind::Unspecified => t.channel_quieted.into(),

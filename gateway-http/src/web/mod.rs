@@ -13,6 +13,7 @@
 //! signed-in session, rendering, the cross-site guard and the static files.
 
 mod answers;
+mod app;
 mod authorize;
 mod channel_links;
 mod channels;
@@ -28,12 +29,13 @@ pub(crate) mod view;
 pub(crate) use hado_runtime::words;
 
 pub(crate) use answers::{ack, delete, done, reopen, take_back_ack};
+pub(crate) use app::{THEME_DARK, THEME_LIGHT, icon, manifest, offline, service_worker};
 pub(crate) use authorize::{
     MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits,
 };
 pub(crate) use channel_links::{channel_link_page, use_channel_link};
 pub(crate) use channels::{
-    add_email, add_webhook, channel_action, issue_calendar_feed, link_telegram,
+    add_email, add_webhook, channel_action, issue_calendar_feed, link_telegram, rename_channel,
     revoke_calendar_feed,
 };
 pub(crate) use confirm::{

@@ -89,6 +89,11 @@ struct SettingsPage {
     email_address: String,
     email_error: String,
     email_said: String,
+    /// The VAPID public key this device subscribes with; empty when this
+    /// Hado has no push, which is then not offered.
+    push_key: String,
+    /// What Settings says of a device whose subscription ended, if any.
+    push_gone: String,
     apps: Vec<AppRow>,
 }
 
@@ -102,6 +107,8 @@ pub(super) struct ChannelRow {
     /// An email address, which says so, and whether it waits for its confirmation.
     pub email: bool,
     pub unconfirmed: bool,
+    /// A device (push), shown by its name, which can be changed.
+    pub push: bool,
 }
 
 /// An app the person signed in with, as the page lists it.
@@ -156,21 +163,28 @@ pub(super) async fn settings_page_with(
         Ok(reply) => reply.into_inner(),
         Err(status) => return failure_page(state, session.t, &status),
     };
-    let (channels, telegram_available, email_available) =
-        match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
-            Ok(reply) => {
-                let reply = reply.into_inner();
-                let rows = reply.channels.into_iter().map(|channel| {
-                    let failed_at = session.when(channel.last_error_at.as_ref());
-                    let telegram = channel.kind() == v1::ChannelKind::Telegram;
-                    let email = channel.kind() == v1::ChannelKind::Email;
-                    let unconfirmed = channel.confirmed_at.is_none();
-                    ChannelRow { channel, failed_at, telegram, email, unconfirmed }
-                });
-                (rows.collect::<Vec<_>>(), reply.telegram_available, reply.email_available)
-            }
-            Err(status) => return failure_page(state, session.t, &status),
-        };
+    let listed = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) => return failure_page(state, session.t, &status),
+    };
+    let push_gone = if listed.push_gone.is_empty() {
+        String::new()
+    } else {
+        let when = session.when(listed.push_gone_at.as_ref());
+        session.t.push_gone.replace("{device}", &listed.push_gone).replace("{when}", &when)
+    };
+    let channels = listed
+        .channels
+        .into_iter()
+        .map(|channel| {
+            let failed_at = session.when(channel.last_error_at.as_ref());
+            let telegram = channel.kind() == v1::ChannelKind::Telegram;
+            let email = channel.kind() == v1::ChannelKind::Email;
+            let push = channel.kind() == v1::ChannelKind::Push;
+            let unconfirmed = channel.confirmed_at.is_none();
+            ChannelRow { channel, failed_at, telegram, email, unconfirmed, push }
+        })
+        .collect();
     let calendar = match session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {}).await {
         Ok(reply) => reply.into_inner(),
         Err(status) => return failure_page(state, session.t, &status),
@@ -216,8 +230,10 @@ pub(super) async fn settings_page_with(
             test_queued: notice.test_queued,
             calendar_url: notice.calendar_url,
             telegram_link: notice.telegram_link,
-            telegram_available,
-            email_available,
+            telegram_available: listed.telegram_available,
+            email_available: listed.email_available,
+            push_key: listed.push_public_key,
+            push_gone,
             email_address: notice.email_address,
             email_error: notice.email_error,
             email_said: notice.email_said,

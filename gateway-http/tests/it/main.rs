@@ -11,6 +11,7 @@ mod common;
 mod email;
 mod http;
 mod ics;
+mod push;
 mod schemathesis;
 mod telegram;
 mod trust;

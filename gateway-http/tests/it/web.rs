@@ -1194,7 +1194,10 @@ async fn pages_go_compressed_and_static_files_keep_a_year(backend: Backend) {
         .to_owned();
     assert!(
         html.contains(&format!(r#"<script src="/static/hado.js?v={version}" defer></script>"#))
-            && html.contains(r#"<link rel="icon" href="data:,">"#)
+            && html.contains(
+                r#"<link rel="icon" href="/static/icons/icon-192.png" type="image/png">"#
+            )
+            && html.contains(r#"<link rel="manifest" href="/static/manifest.webmanifest">"#)
     );
     let cache = |path: String| {
         let client = stack.client.clone();

@@ -314,6 +314,7 @@ pub enum ChannelKind {
     Webhook = 1,
     Telegram = 2,
     Email = 3,
+    Push = 4,
 }
 impl ChannelKind {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -326,6 +327,7 @@ impl ChannelKind {
             Self::Webhook => "CHANNEL_KIND_WEBHOOK",
             Self::Telegram => "CHANNEL_KIND_TELEGRAM",
             Self::Email => "CHANNEL_KIND_EMAIL",
+            Self::Push => "CHANNEL_KIND_PUSH",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -335,6 +337,7 @@ impl ChannelKind {
             "CHANNEL_KIND_WEBHOOK" => Some(Self::Webhook),
             "CHANNEL_KIND_TELEGRAM" => Some(Self::Telegram),
             "CHANNEL_KIND_EMAIL" => Some(Self::Email),
+            "CHANNEL_KIND_PUSH" => Some(Self::Push),
             _ => None,
         }
     }
@@ -435,6 +438,9 @@ pub struct Channel {
     /// until its confirmation link is followed, and gets no reminder before.
     #[prost(message, optional, tag = "11")]
     pub confirmed_at: ::core::option::Option<::prost_types::Timestamp>,
+    /// A device's name (push), from its browser and system or its person.
+    #[prost(string, tag = "12")]
+    pub name: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ChannelList {
@@ -447,6 +453,40 @@ pub struct ChannelList {
     /// be added.
     #[prost(bool, tag = "3")]
     pub email_available: bool,
+    /// The VAPID public key (base64url of the uncompressed P-256 point) a
+    /// browser subscribes with; empty when this Hado has no push.
+    #[prost(string, tag = "4")]
+    pub push_public_key: ::prost::alloc::string::String,
+    /// The last device whose push service ended its subscription, so that
+    /// its channel was removed; empty when none since a device subscribed.
+    #[prost(string, tag = "5")]
+    pub push_gone: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "6")]
+    pub push_gone_at: ::core::option::Option<::prost_types::Timestamp>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct AddPushRequest {
+    /// The browser's PushSubscription: where to post, and its keys as
+    /// base64url (p256dh: the uncompressed P-256 point; auth: 16 bytes).
+    #[prost(string, tag = "1")]
+    pub endpoint: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub p256dh: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub auth: ::prost::alloc::string::String,
+    /// When the subscription ends, if the browser says (Unix milliseconds).
+    #[prost(int64, optional, tag = "4")]
+    pub expiration_time: ::core::option::Option<i64>,
+    /// The browser's User-Agent, which the device's name is made from.
+    #[prost(string, tag = "5")]
+    pub user_agent: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RenameChannelRequest {
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+    #[prost(string, tag = "2")]
+    pub name: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AddEmailRequest {
@@ -1067,6 +1107,49 @@ pub mod inbox_client {
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "AddEmail"));
             self.inner.unary(req, path, codec).await
         }
+        /// Adds this device's Web Push subscription as a channel, named from its
+        /// browser and system; the same endpoint again takes the new keys.
+        /// FAILED_PRECONDITION when this Hado has no push (no HADO_VAPID_SUBJECT).
+        pub async fn add_push(
+            &mut self,
+            request: impl tonic::IntoRequest<super::AddPushRequest>,
+        ) -> std::result::Result<tonic::Response<super::Channel>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/AddPush");
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "AddPush"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Gives a channel (a device) the name its person chose.
+        pub async fn rename_channel(
+            &mut self,
+            request: impl tonic::IntoRequest<super::RenameChannelRequest>,
+        ) -> std::result::Result<tonic::Response<super::Channel>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hado.v1.Inbox/RenameChannel",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hado.v1.Inbox", "RenameChannel"));
+            self.inner.unary(req, path, codec).await
+        }
         /// Sends a test message to the channel now.
         pub async fn test_channel(
             &mut self,
@@ -1397,6 +1480,18 @@ pub mod inbox_server {
             &self,
             request: tonic::Request<super::AddEmailRequest>,
         ) -> std::result::Result<tonic::Response<super::AddedEmail>, tonic::Status>;
+        /// Adds this device's Web Push subscription as a channel, named from its
+        /// browser and system; the same endpoint again takes the new keys.
+        /// FAILED_PRECONDITION when this Hado has no push (no HADO_VAPID_SUBJECT).
+        async fn add_push(
+            &self,
+            request: tonic::Request<super::AddPushRequest>,
+        ) -> std::result::Result<tonic::Response<super::Channel>, tonic::Status>;
+        /// Gives a channel (a device) the name its person chose.
+        async fn rename_channel(
+            &self,
+            request: tonic::Request<super::RenameChannelRequest>,
+        ) -> std::result::Result<tonic::Response<super::Channel>, tonic::Status>;
         /// Sends a test message to the channel now.
         async fn test_channel(
             &self,
@@ -2265,6 +2360,94 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = AddEmailSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Inbox/AddPush" => {
+                    #[allow(non_camel_case_types)]
+                    struct AddPushSvc<T: Inbox>(pub Arc<T>);
+                    impl<T: Inbox> tonic::server::UnaryService<super::AddPushRequest>
+                    for AddPushSvc<T> {
+                        type Response = super::Channel;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::AddPushRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Inbox>::add_push(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = AddPushSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/hado.v1.Inbox/RenameChannel" => {
+                    #[allow(non_camel_case_types)]
+                    struct RenameChannelSvc<T: Inbox>(pub Arc<T>);
+                    impl<
+                        T: Inbox,
+                    > tonic::server::UnaryService<super::RenameChannelRequest>
+                    for RenameChannelSvc<T> {
+                        type Response = super::Channel;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::RenameChannelRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Inbox>::rename_channel(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RenameChannelSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

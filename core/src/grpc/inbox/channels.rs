@@ -1,10 +1,11 @@
 //! Owns the Inbox calls on the person's reminder channels: list, add a
-//! webhook or an email address, link a Telegram chat, test, turn on or off,
-//! remove.
+//! webhook, an email address or a device (push), link a Telegram chat,
+//! rename, test, turn on or off, remove.
 
 use hado_proto::v1;
 
 use super::InboxService;
+use crate::engine::NewPush;
 use crate::error::CoreError;
 use crate::grpc::auth::UserCaller;
 use crate::wire;
@@ -15,10 +16,14 @@ pub(super) async fn list(
     _: v1::ListChannelsRequest,
 ) -> Result<v1::ChannelList, CoreError> {
     let channels = inbox.engine.list_channels(&caller.user).await?;
+    let gone = inbox.engine.gone_device(&caller.user).await?;
     Ok(v1::ChannelList {
         channels: channels.iter().map(wire::channel).collect(),
         telegram_available: inbox.telegram.is_some(),
         email_available: inbox.email,
+        push_public_key: inbox.engine.push_public_key().unwrap_or_default(),
+        push_gone_at: gone.as_ref().map(|(_, at)| wire::timestamp(*at)),
+        push_gone: gone.map(|(device, _)| device).unwrap_or_default(),
     })
 }
 
@@ -44,6 +49,29 @@ pub(super) async fn add_email(
     }
     let added = inbox.engine.add_email(&caller.user, &body.address).await?;
     Ok(v1::AddedEmail { channel: Some(wire::channel(&added.channel)), resent: added.resent })
+}
+
+pub(super) async fn add_push(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::AddPushRequest,
+) -> Result<v1::Channel, CoreError> {
+    let new = NewPush {
+        endpoint: body.endpoint,
+        p256dh: body.p256dh,
+        auth: body.auth,
+        expiration_time: body.expiration_time,
+        user_agent: body.user_agent,
+    };
+    Ok(wire::channel(&inbox.engine.add_push(&caller.user, new).await?))
+}
+
+pub(super) async fn rename(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::RenameChannelRequest,
+) -> Result<v1::Channel, CoreError> {
+    Ok(wire::channel(&inbox.engine.rename_channel(&caller.user, body.id, &body.name).await?))
 }
 
 pub(super) async fn telegram_link(

@@ -235,6 +235,20 @@ impl Inbox for InboxService {
         self.answer(Who::Person, request, channels::add_email).await
     }
 
+    async fn add_push(
+        &self,
+        request: Request<v1::AddPushRequest>,
+    ) -> Result<Response<v1::Channel>, Status> {
+        self.answer(Who::Person, request, channels::add_push).await
+    }
+
+    async fn rename_channel(
+        &self,
+        request: Request<v1::RenameChannelRequest>,
+    ) -> Result<Response<v1::Channel>, Status> {
+        self.answer(Who::Person, request, channels::rename).await
+    }
+
     async fn test_channel(
         &self,
         request: Request<v1::ChannelId>,
