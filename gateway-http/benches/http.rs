@@ -1,9 +1,11 @@
-//! gateway-http's benchmarks: the inbox page's render time and `/me/events`
-//! latency for a person with 500 and with 10,000 events, REST batch upsert
-//! throughput next to the same batches over gRPC directly, and the gateway's
-//! resident memory.
+//! gateway-http's benchmarks: a source's one-event upsert against the
+//! gateway's `GET /up` at 16 connections, the inbox page's render time and
+//! `/me/events` latency for a person with 500 and with 10,000 events, REST
+//! batch upsert throughput next to the same batches over gRPC directly, and
+//! the gateway's resident memory.
 //!
-//! Core runs in this process on a temporary SQLite file; the gateway is the
+//! Core runs in this process on a temporary SQLite file, and then on a
+//! fresh Postgres database when `HADO_TEST_POSTGRES_URL` is set; the gateway is the
 //! release binary in its own process, so its memory is its own. Each timing
 //! is one HTTP request from send to the last byte read.
 

@@ -265,7 +265,7 @@ impl Guarded<'_> {
         ));
         assert!(
             fastest.ratio() >= floor,
-            "{} ran at {:.2} of {} ({:.0}/s against {:.0}/s), under the floor of {floor:.2} on {}: the write path got slower (BENCHMARKS.md, \"The write path's guard\")",
+            "{} ran at {:.2} of {} ({:.0}/s against {:.0}/s), under the floor of {floor:.2} on {}: the write path got slower (BENCHMARKS.md, \"The write path\")",
             self.write,
             fastest.ratio(),
             self.reference,
@@ -275,7 +275,7 @@ impl Guarded<'_> {
         );
         assert!(
             leanest.extra() <= most_extra,
-            "{} sent its database {:.2} statements more than {}, more than {most_extra:.1} on {}: its writes no longer share their statements, or it took new ones (BENCHMARKS.md, \"The write path's guard\"); statements sent during the writes: {:?}",
+            "{} sent its database {:.2} statements more than {}, more than {most_extra:.1} on {}: its writes no longer share their statements, or it took new ones (BENCHMARKS.md, \"The write path\"); statements sent during the writes: {:?}",
             self.write,
             leanest.extra(),
             self.reference,

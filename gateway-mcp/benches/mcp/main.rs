@@ -5,8 +5,12 @@
 //! `echo` tool (`@modelcontextprotocol/server-everything`, streamable HTTP)
 //! as a peer, and the gateway's resident memory idle and after the load.
 //!
-//! Core runs in this process on a temporary SQLite file; the gateway runs as
-//! its own process (the release binary), so its memory is its own. The peer
+//! Core runs in this process on a temporary SQLite file, and then on a
+//! fresh Postgres database when `HADO_TEST_POSTGRES_URL` is set (`-- hado`
+//! or `-- postgres` runs one); the gateway runs as its own process (the
+//! release binary), so its memory is its own. During the wrk runs, wrk is
+//! core's only client, so the CPU time of this process and the gateway's
+//! over a run is what its calls cost them. The peer
 //! runs when `HADO_BENCH_EVERYTHING` names its installed `dist/index.js`.
 //! When wrk is installed, the same `ping`, `get_profile`, `create_event`
 //! and the peer's `echo` are also driven by wrk (see `wrk.rs`).
