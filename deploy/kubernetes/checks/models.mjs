@@ -1,15 +1,16 @@
-// Validates Gateway API objects (one JSON document a line on stdin)
-// against the Gateway API's schemas as the npm package
-// @kubernetes-models/gateway-api packages them: types, enums, patterns and
-// required fields. Usage: node gateway-api.mjs PREFIX, where PREFIX is the
-// folder `npm install --prefix PREFIX @kubernetes-models/gateway-api`
-// installed into. Prints each failure and exits 1 on any.
+// Validates objects of a custom API (one JSON document a line on stdin)
+// against that API's schemas as a @kubernetes-models npm package packages
+// them: types, enums, patterns and required fields. Usage:
+// node models.mjs PREFIX PACKAGE, where PREFIX is the folder
+// `npm install --prefix PREFIX @kubernetes-models/PACKAGE` installed into
+// (gateway-api: the Gateway API's; cloudnative-pg: CloudNativePG's, made
+// from the operator's own API types). Prints each failure and exits 1 on any.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const prefix = process.argv[2];
-const models = join(prefix, "node_modules/@kubernetes-models/gateway-api");
+const [prefix, name] = process.argv.slice(2);
+const models = join(prefix, "node_modules/@kubernetes-models", name);
 const modelOf = async (apiVersion, kind) => {
   const [group, version] = apiVersion.split("/");
   const file = join(models, group, version, `${kind}.js`);
@@ -37,5 +38,5 @@ for (const line of readFileSync(0, "utf8").split("\n").filter(Boolean)) {
     failed += 1;
   }
 }
-console.log(`gateway-api: ${checked} valid, ${failed} invalid`);
+console.log(`${name}: ${checked} valid, ${failed} invalid`);
 process.exit(failed ? 1 : 0);
