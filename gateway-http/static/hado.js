@@ -196,7 +196,17 @@ document.addEventListener("DOMContentLoaded", () => {
       const registration = await navigator.serviceWorker.ready;
       const base64 = button.dataset.key.replace(/-/g, "+").replace(/_/g, "/");
       const key = Uint8Array.from(atob(base64), (character) => character.charCodeAt(0));
-      const subscription = (await registration.pushManager.getSubscription())
+      // A subscription made for another server key (the operator changed
+      // it) is refused by its push service: it is replaced, not reused.
+      let subscription = await registration.pushManager.getSubscription();
+      const made = subscription && subscription.options.applicationServerKey;
+      const same = made && made.byteLength === key.length
+        && new Uint8Array(made).every((byte, index) => byte === key[index]);
+      if (made && !same) {
+        await subscription.unsubscribe();
+        subscription = null;
+      }
+      subscription = subscription
         || (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }));
       const reply = await fetch("/me/push", {
         method: "POST",

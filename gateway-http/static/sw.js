@@ -46,8 +46,11 @@ self.addEventListener("push", (event) => {
   } catch {
     return;
   }
-  const actions = (message.actions || []).map((action) => ({ action: action.action, title: action.title }));
-  const links = Object.fromEntries((message.actions || []).map((action) => [action.action, action.url]));
+  // Only this inbox's own signed links are kept: a message that names
+  // another site (a forged one, say) gets no action and opens the inbox.
+  const offered = (message.actions || []).filter((action) => own(action.url, "/a/"));
+  const actions = offered.map((action) => ({ action: action.action, title: action.title }));
+  const links = Object.fromEntries(offered.map((action) => [action.action, own(action.url, "/a/")]));
   const body = [message.state_label, message.body].filter(Boolean).join(" · ");
   event.waitUntil(
     self.registration.showNotification(message.title, {
@@ -56,7 +59,7 @@ self.addEventListener("push", (event) => {
       renotify: Boolean(message.renotify),
       icon: "/static/icons/icon-192.png",
       actions,
-      data: { url: message.url, links },
+      data: { url: own(message.url, "/") || "/", links },
     }),
   );
 });
@@ -72,13 +75,29 @@ self.addEventListener("notificationclick", (event) => {
     event.waitUntil(act(link, notification));
     return;
   }
-  event.waitUntil(openPage(data.url || "/"));
+  event.waitUntil(openPage(own(data.url, "/") || "/"));
 });
+
+// `url` as an address on this inbox's own origin under `prefix`, or null.
+function own(url, prefix) {
+  try {
+    const address = new URL(url, self.location.origin);
+    return address.origin === self.location.origin && address.pathname.startsWith(prefix)
+      ? address.href
+      : null;
+  } catch {
+    return null;
+  }
+}
 
 async function act(link, notification) {
   try {
     const reply = await fetch(link, { method: "POST", credentials: "omit", redirect: "manual" });
     if (reply.ok) return;
+    // The link is out of date, expired or its event gone: its page says
+    // so in the person's words. Only a failure worth trying again brings
+    // the notification back.
+    if (reply.status !== 429 && reply.status < 500) return openPage(link);
   } catch {
     // Offline: the notification comes back, so the press is not lost.
   }

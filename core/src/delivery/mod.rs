@@ -157,21 +157,14 @@ impl Deliverer {
             Ok(request) => request.send().await,
             Err(error) => return Attempt::Failed { error },
         };
+        if let Ok(response) = &sent
+            && channel.kind == ChannelKind::Push
+            && let Some(settled) = push::final_answer(response.status())
+        {
+            return settled;
+        }
         match sent {
             Ok(response) if response.status().is_success() => Attempt::Sent,
-            // A push service's 404 says the subscription is gone too; the
-            // device is then removed rather than turned off.
-            Ok(response)
-                if channel.kind == ChannelKind::Push
-                    && matches!(response.status().as_u16(), 404 | 410) =>
-            {
-                Attempt::Gone {
-                    error: format!(
-                        "the push service answered {}, so this device was removed",
-                        response.status()
-                    ),
-                }
-            }
             Ok(response) if response.status() == reqwest::StatusCode::GONE => Attempt::Gone {
                 error: "the receiver answered 410 Gone, so this webhook was turned off".into(),
             },
@@ -183,7 +176,10 @@ impl Deliverer {
                     .and_then(|value| value.to_str().ok())
                     .and_then(|value| value.trim().parse::<u64>().ok())
                     .map(Duration::from_secs);
-                let overloaded = matches!(status.as_u16(), 429 | 502 | 503 | 504);
+                // A push service limits each subscription: one device's 429
+                // holds that device, not every device at the service.
+                let per_device = channel.kind == ChannelKind::Push && status.as_u16() == 429;
+                let overloaded = matches!(status.as_u16(), 429 | 502 | 503 | 504) && !per_device;
                 retry_or_fail(
                     format!("the receiver answered {status}"),
                     retry_after,

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::Deliverer;
 use crate::domain::state::State;
+use crate::engine::Attempt;
 use crate::engine::Engine;
 use crate::links::LinkAction;
 use crate::push::SubscriptionKeys;
@@ -61,6 +62,25 @@ struct Action {
 /// The post for `delivery` to the device `target`, made on `post`: its payload sealed for
 /// the subscription's keys, its headers, its VAPID token. An error is one
 /// no retry mends.
+/// What a push service's answer settles for good, beyond a webhook's: 404
+/// and 410 say the subscription is gone (the device is removed); 400, 401,
+/// 403 and 413 say the service will never take this message or this token
+/// as it is (the server's key changed since the device subscribed, say), so
+/// a retry cannot help and the person is told to subscribe again.
+pub(super) fn final_answer(status: reqwest::StatusCode) -> Option<Attempt> {
+    match status.as_u16() {
+        404 | 410 => Some(Attempt::Gone {
+            error: format!("the push service answered {status}, so this device was removed"),
+        }),
+        400 | 401 | 403 | 413 => Some(Attempt::Failed {
+            error: format!(
+                "the push service answered {status}: turn notifications off and on again on this device"
+            ),
+        }),
+        _ => None,
+    }
+}
+
 pub(super) fn request(
     deliverer: &Deliverer,
     delivery: &ClaimedDelivery,

@@ -13,7 +13,7 @@ use crate::error::CoreError;
 use crate::push::SubscriptionKeys;
 use crate::storage::UserRecord;
 use crate::storage::channels::{self, ChannelKind, ChannelRecord};
-use crate::storage::push;
+use crate::storage::{push, send_requests};
 
 /// The most devices one person keeps: each is a channel every reminder
 /// goes to, and a post Hado makes.
@@ -82,6 +82,15 @@ impl Engine {
         }
         let target = endpoint.as_str();
         let mut transaction = self.store.begin_write().await?;
+        // On Postgres, a person's devices are counted and added one request
+        // at a time, so a burst of subscriptions cannot pass the cap
+        // together (SQLite's one writer does this already).
+        send_requests::lock(
+            &mut transaction,
+            user.id,
+            &send_requests::target_hash(ChannelKind::Push, target),
+        )
+        .await?;
         let known =
             channels::find_own_by_target(&mut transaction, user.id, ChannelKind::Push, target)
                 .await?;

@@ -349,6 +349,18 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     core.links().use_action_link(v1::ActionLinkRequest { token }).await.unwrap();
     let closed = anna.get_event(v1::EventId { id: visa.id }).await.unwrap().into_inner();
     assert_eq!(closed.state(), v1::EventState::Done);
+
+    // A 403 (the service will not take this token, as after a key change)
+    // is final: nothing waits to be sent to that device again.
+    service.script("phone", &[(403, None)]);
+    let before = service.to("phone").len();
+    anna.test_channel(v1::ChannelId { id: phone.id }).await.unwrap();
+    delivery::drain(&deliverer).await.unwrap();
+    testing::eventually("the 403 ends the test's delivery, with no retry", || async {
+        let ended = core.pending_deliveries().await == 0;
+        (service.to("phone").len() == before + 1 && ended).then_some(())
+    })
+    .await;
     core.stop().await;
 }
 
@@ -449,7 +461,31 @@ async fn an_endpoint_or_keys_that_are_not_a_push_services_are_refused(backend: B
     core.stop().await;
 }
 
+/// Thirty subscriptions sent at once, each to another endpoint: the cap of
+/// twenty devices holds, so one person cannot fan a reminder out to more.
+async fn a_burst_of_subscriptions_stays_within_the_device_cap(backend: Backend) {
+    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
+        config.push =
+            Some(hado_core::config::PushConfig { subject: SUBJECT.into(), private_key: None });
+    })
+    .await;
+    let anna = core.inbox_as("anna");
+    let keys = browser_keys();
+    let burst = (0..30).map(|index| {
+        let (mut anna, request) =
+            (anna.clone(), subscription(&format!("http://127.0.0.1:9/push/{index}"), &keys));
+        async move { anna.add_push(request).await }
+    });
+    let answers = futures::future::join_all(burst).await;
+    let added = answers.iter().filter(|answer| answer.is_ok()).count();
+    assert_eq!(added, 20, "{:?}", answers.iter().filter_map(|a| a.as_ref().err()).next());
+    let listed = anna.clone().list_channels(v1::ListChannelsRequest {}).await.unwrap();
+    assert_eq!(listed.into_inner().channels.len(), 20);
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
     push_reminders_are_sealed_signed_paced_and_quiet_at_night,
     an_endpoint_or_keys_that_are_not_a_push_services_are_refused,
+    a_burst_of_subscriptions_stays_within_the_device_cap,
 );

@@ -4,7 +4,8 @@ and names its icons, which load; the service worker registers for the
 whole inbox; with notification permission granted through the DevTools
 protocol, a reminder delivered with `ServiceWorker.deliverPushMessage`
 shows a notification with Done and Remember, read back with
-`registration.getNotifications()`; and the Done action's handler closes the
+`registration.getNotifications()`; a message that names another site gets
+no action and opens the inbox; and the Done action's handler closes the
 event.
 
 Chromium has no DevTools command that presses a notification's button, so
@@ -129,6 +130,36 @@ try:
     expect(notification.get("renotify") is True, "a new checkpoint alerts again")
     actions = [action for action, _ in notification.get("actions", [])]
     expect(actions == ["done", "remember"], f"Done and Remember: {notification.get('actions')}")
+
+    # A message that names another site (forged with the keys, say) gets
+    # no action and opens the inbox, never that site.
+    forged = json.loads(payload)
+    forged["tag"] = "forged"
+    forged["url"] = "https://attacker.example/phish"
+    for action in forged.get("actions", []):
+        action["url"] = "https://attacker.example/a/steal"
+    found = []
+    for _ in range(3):
+        driver.execute_cdp_cmd(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": base, "registrationId": registration, "data": json.dumps(forged)},
+        )
+        for _ in range(50):
+            found = run_async(
+                driver,
+                "navigator.serviceWorker.ready.then((registration) => registration.getNotifications({tag: 'forged'}))"
+                ".then((found) => done(found.map((n) => ({actions: n.actions.length, data: n.data}))));",
+            )
+            if found:
+                break
+            time.sleep(0.1)
+        if found:
+            break
+    expect(len(found) == 1, f"the forged message is shown once: {found}")
+    if found:
+        expect(found[0]["actions"] == 0, f"a foreign link is no action: {found[0]}")
+        expect(found[0]["data"]["url"] == "/", f"a foreign page is not opened: {found[0]}")
+        expect(found[0]["data"]["links"] == {}, f"no foreign link is kept: {found[0]}")
 
     # The Done action's handler: the worker's listener, given that notification.
     result = run_async(
