@@ -134,9 +134,6 @@ pub struct Store {
 /// one writer.
 const SQLITE_READERS: u32 = 8;
 const POSTGRES_CONNECTIONS: u32 = 16;
-/// How long a Postgres connection may sit idle and still be handed out
-/// without a ping first.
-const POSTGRES_FRESH: Duration = Duration::from_secs(1);
 /// Every SQLite connection: write-ahead logging, so that readers never wait
 /// for the writer; `synchronous = NORMAL`, which in WAL mode keeps every
 /// committed transaction across a crash of the process (a power loss may
@@ -272,20 +269,7 @@ impl Store {
                 (reader, writer, Some(std::sync::Arc::new(wal)))
             }
             Backend::Postgres => {
-                // A connection in steady use goes straight to its caller; one
-                // that sat idle is pinged first, so that one a restarted
-                // database dropped is replaced rather than handed out. A
-                // ping on every acquire cost each call a round trip.
                 let pool = pool_options()
-                    .test_before_acquire(false)
-                    .before_acquire(|connection, meta| {
-                        Box::pin(async move {
-                            if meta.idle_for < POSTGRES_FRESH {
-                                return Ok(true);
-                            }
-                            connection.ping().await.map(|()| true)
-                        })
-                    })
                     .max_connections(POSTGRES_CONNECTIONS)
                     .connect_with(options.clone())
                     .await
@@ -356,11 +340,6 @@ impl Store {
 fn discard_broken_transactions(options: AnyPoolOptions) -> AnyPoolOptions {
     options.after_release(|connection, _| {
         Box::pin(async move {
-            // A connection that holds no transaction goes back as it is:
-            // a ping for each would cost every call a round trip.
-            if !connection.is_in_transaction() {
-                return Ok(true);
-            }
             // The rollback a dropped transaction queued runs first.
             connection.ping().await?;
             Ok(!connection.is_in_transaction())
