@@ -3,7 +3,9 @@
 //! domain's decisions to storage, with the clock as an input. The gRPC layer
 //! only authenticates and translates; gateways only call that.
 //!
-//! One `Engine`, its operations in one file per caller: `sources`, `inbox`
+//! One `Engine`, its operations in one file per caller: `sources` (with
+//! `upsert_group`, which applies calls arriving together in one
+//! transaction), `inbox`
 //! (what the person and their agent read), `own_events` (their own events),
 //! `answers` (Done, Remember, Reopen), `profile` (their settings), `credentials` (tokens and action links),
 //! `oauth` (agents signing in),
@@ -32,6 +34,7 @@ mod sources;
 #[cfg(test)]
 mod tests;
 mod upsert;
+mod upsert_group;
 
 pub(crate) use chats::BUTTON_ID_LENGTH;
 pub use credentials::AgentTokenStatus;
@@ -81,6 +84,8 @@ pub struct Engine {
     /// Woken when deliveries are queued, so that the delivery loop sends them
     /// at once.
     deliveries_queued: Arc<Notify>,
+    /// Sources' upserts waiting to share a transaction.
+    upserts: upsert_group::UpsertGroups,
     /// Users whose agent token's use is being recorded right now.
     token_marks: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
 }
@@ -115,6 +120,13 @@ impl Engine {
         let manual_source_id = store.source_id(SourceName::MANUAL).await?.ok_or_else(|| {
             crate::storage::StoreError::Corrupt("the manual source is missing".into())
         })?;
+        let alarm = Arc::<Alarm>::default();
+        let upserts = upsert_group::UpsertGroups::start(
+            store.clone(),
+            clock.clone(),
+            (default_zone, default_locale),
+            alarm.clone(),
+        );
         Ok(Self {
             store,
             clock,
@@ -124,7 +136,8 @@ impl Engine {
             links,
             outbound,
             network,
-            alarm: Arc::default(),
+            alarm,
+            upserts,
             deliveries_queued: Arc::new(Notify::new()),
             token_marks: Arc::default(),
         })

@@ -7,8 +7,8 @@ use crate::domain::event::{EventSpec, RawFields};
 use crate::domain::fields::{SourceName, SourceRef, Topic};
 use crate::domain::text::quoted;
 use crate::domain::violations::{Reason, Violations};
-use crate::engine::Engine;
 use crate::engine::inputs::{EventPatch, owned_elsewhere};
+use crate::engine::{Engine, upsert};
 use crate::error::CoreError;
 use crate::storage::{EventRecord, Inserted, NewEventRow, RowKey, UserRecord};
 
@@ -58,7 +58,7 @@ impl Engine {
             topic: topic.as_str(),
         };
         let now = self.now();
-        let decision = self.decide(user, None, &spec, now);
+        let decision = upsert::decide(user, None, &spec, now);
         // Keyed or not, calls arriving together share one statement; a key
         // already taken comes back with the event that holds it.
         let new_event = NewEventRow {
@@ -124,8 +124,8 @@ impl Engine {
             source_ref: &record.source_ref,
             topic: &record.topic,
         };
-        let decision = self.decide(user, Some(&record), &spec, now);
-        self.write_decision(&mut transaction, key, Some(&record), &spec, &decision, now).await?;
+        let decision = upsert::decide(user, Some(&record), &spec, now);
+        upsert::write_decision(&mut transaction, key, Some(&record), &spec, &decision, now).await?;
         let updated = self.own_event_or_deleted(&mut transaction, user, id).await?;
         transaction.commit().await?;
         self.written();

@@ -1,25 +1,27 @@
 //! Owns what sources do: batches upserted and withdrawn, validated whole and
-//! written in one transaction, and a source's events read back. Each
-//! item's decision is `upsert`'s, which the person's own events share.
+//! written in one transaction (an upsert's shared with the other sources'
+//! calls waiting, by `upsert_group`), and a source's events read back.
+//! Each item's decision is `upsert`'s, which the person's own events share.
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use crate::domain::event::Lifecycle;
 use crate::domain::fields::{Login, SourceRef, Topic};
-use crate::domain::reminders::{self, Reminders};
+use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
 use crate::engine::Engine;
 use crate::engine::inputs::{RawKey, SourceCaller, SourceItem, check_batch_size};
 use crate::engine::upsert::{UpsertReport, parse_item};
+use crate::engine::upsert_group::Item;
 use crate::error::CoreError;
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{EventRecord, EventWrite, RowKey, UserRecord, events, users};
-use std::collections::HashMap;
+use crate::storage::{EventRecord, RowKey, events, users};
 
 impl Engine {
-    /// Validates the whole batch, then applies it in one transaction.
+    /// Validates the whole batch, then applies it in one transaction, which
+    /// it shares with the other sources' calls waiting (`upsert_group`).
     pub async fn upsert_batch(
         &self,
         source: &SourceCaller,
@@ -35,73 +37,18 @@ impl Engine {
         if !violations.is_empty() {
             return Err(CoreError::Invalid(violations));
         }
-        let now = self.now();
-        let parsed: Vec<_> = parsed.into_iter().flatten().collect();
-        let mut transaction = self.store.begin_write().await?;
-        let mut known_users: HashMap<String, UserRecord> = HashMap::new();
-        for (login, ..) in &parsed {
-            if !known_users.contains_key(login.as_str()) {
-                let user = users::ensure_user(
-                    &mut transaction,
-                    login,
-                    (self.default_zone, self.default_locale),
-                    now,
-                )
-                .await?;
-                known_users.insert(login.as_str().to_owned(), user);
-            }
-        }
-        // The batch's existing events in a few queries, not one per item.
-        let keys: Vec<(i64, &str, &str)> = parsed
-            .iter()
-            .map(|(login, source_ref, topic, _)| {
-                (known_users[login.as_str()].id, source_ref.as_str(), topic.as_str())
+        let items = parsed
+            .into_iter()
+            .flatten()
+            .map(|(login, source_ref, topic, spec)| Item {
+                source_id: source.id,
+                login,
+                source_ref,
+                topic,
+                spec,
             })
             .collect();
-        let mut stored = events::find_by_keys(&mut transaction, source.id, &keys).await?;
-        let mut reports = Vec::with_capacity(parsed.len());
-        // New events wait here and go in together, a few hundred rows to a
-        // statement; their reports wait for their ids.
-        let mut inserts: Vec<(RowKey<'_>, EventWrite<'_>, usize)> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut earliest_check = None;
-        for ((login, source_ref, topic, spec), (user_id, _, _)) in parsed.iter().zip(&keys) {
-            let user = &known_users[login.as_str()];
-            let key = RowKey {
-                user_id: *user_id,
-                source_id: source.id,
-                source_ref: source_ref.as_str(),
-                topic: topic.as_str(),
-            };
-            let lookup = (*user_id, source_ref.as_str().to_owned(), topic.as_str().to_owned());
-            let existing = if seen.insert(lookup.clone()) {
-                stored.remove(&lookup)
-            } else {
-                // A key that comes twice in one batch meets its own first write.
-                Self::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
-                events::find_by_key(&mut transaction, key).await?
-            };
-            let decision = self.decide(user, existing.as_ref(), spec, now);
-            earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
-            match existing {
-                None => {
-                    inserts.push((key, decision.write(spec), reports.len()));
-                    reports.push(UpsertReport {
-                        id: 0,
-                        outcome: decision.outcome,
-                        state: decision.lifecycle.state,
-                    });
-                }
-                Some(record) => reports.push(
-                    self.write_decision(&mut transaction, key, Some(&record), spec, &decision, now)
-                        .await?,
-                ),
-            }
-        }
-        Self::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
-        transaction.commit().await?;
-        self.checks_written(earliest_check);
-        Ok(reports)
+        Ok(self.upserts.apply(items).await?)
     }
 
     /// Withdraws events by key; unknown keys are reported as not found.

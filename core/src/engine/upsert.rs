@@ -12,10 +12,8 @@ use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
 use crate::domain::violations::Violations;
 use crate::domain::{event, reminders};
-use crate::engine::Engine;
 use crate::engine::inputs::SourceItem;
-use crate::error::CoreError;
-use crate::storage::{EventRecord, EventWrite, RowKey, UserRecord, events};
+use crate::storage::{EventRecord, EventWrite, RowKey, StoreError, UserRecord, events};
 
 /// What an upsert did to one item.
 #[derive(Clone, Copy, Debug)]
@@ -76,75 +74,71 @@ pub(super) fn parse_item(
     }
 }
 
-impl Engine {
-    /// Inserts the batch's waiting new events and fills in their reports' ids.
-    pub(super) async fn insert_waiting(
-        connection: &mut AnyConnection,
-        inserts: &mut Vec<(RowKey<'_>, EventWrite<'_>, usize)>,
-        reports: &mut [UpsertReport],
-        now: DateTime<Utc>,
-    ) -> Result<(), CoreError> {
-        if inserts.is_empty() {
-            return Ok(());
-        }
-        let rows: Vec<_> = inserts.iter().map(|(key, write, _)| (*key, *write, now)).collect();
-        let ids = events::insert_many(connection, &rows).await?;
-        for ((_, _, report), id) in inserts.drain(..).zip(ids) {
-            reports[report].id = id;
-        }
-        Ok(())
+/// Inserts the waiting new events and fills in their reports' ids.
+pub(super) async fn insert_waiting(
+    connection: &mut AnyConnection,
+    inserts: &mut Vec<(RowKey<'_>, EventWrite<'_>, usize)>,
+    reports: &mut [UpsertReport],
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if inserts.is_empty() {
+        return Ok(());
     }
+    let rows: Vec<_> = inserts.iter().map(|(key, write, _)| (*key, *write, now)).collect();
+    let ids = events::insert_many(connection, &rows).await?;
+    for ((_, _, report), id) in inserts.drain(..).zip(ids) {
+        reports[report].id = id;
+    }
+    Ok(())
+}
 
-    /// The one upsert decision, shared by sources and the user's own events:
-    /// what the item does to the stored event (if any), its new lifecycle,
-    /// its place on the reminder ladder and its next check. Writes nothing.
-    pub(super) fn decide(
-        &self,
-        user: &UserRecord,
-        stored: Option<&EventRecord>,
-        spec: &EventSpec,
-        now: DateTime<Utc>,
-    ) -> Decision {
-        let existing = stored
-            .map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
-        let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
-        let timeline = spec.timeline(user.zone);
-        let ladder = Ladder {
-            due: spec.due.at,
-            fire_date: spec.fire_date(),
-            after_due: spec.after_due,
-            zone: user.zone,
-            quiet: user.quiet,
-        };
-        let reminders = match (stored, outcome) {
-            (Some(record), Outcome::Unchanged) => record.reminders,
-            (Some(record), Outcome::Updated) => record.reminders.rebased(&lifecycle, &ladder, now),
-            _ => Reminders::arrived(&lifecycle, &ladder, now),
-        };
-        let next_check_at =
-            reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
-        Decision { outcome, lifecycle, due_at: timeline.due_moment, reminders, next_check_at }
-    }
+/// The one upsert decision, shared by sources and the user's own events:
+/// what the item does to the stored event (if any), its new lifecycle, its
+/// place on the reminder ladder and its next check. Writes nothing.
+pub(super) fn decide(
+    user: &UserRecord,
+    stored: Option<&EventRecord>,
+    spec: &EventSpec,
+    now: DateTime<Utc>,
+) -> Decision {
+    let existing =
+        stored.map(|record| Existing { spec: record.spec.clone(), lifecycle: record.lifecycle });
+    let (outcome, lifecycle) = event::decide_upsert(existing.as_ref(), spec, user.zone, now);
+    let timeline = spec.timeline(user.zone);
+    let ladder = Ladder {
+        due: spec.due.at,
+        fire_date: spec.fire_date(),
+        after_due: spec.after_due,
+        zone: user.zone,
+        quiet: user.quiet,
+    };
+    let reminders = match (stored, outcome) {
+        (Some(record), Outcome::Unchanged) => record.reminders,
+        (Some(record), Outcome::Updated) => record.reminders.rebased(&lifecycle, &ladder, now),
+        _ => Reminders::arrived(&lifecycle, &ladder, now),
+    };
+    let next_check_at =
+        reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+    Decision { outcome, lifecycle, due_at: timeline.due_moment, reminders, next_check_at }
+}
 
-    /// Writes a decision: an insert for a new event, an update for a changed
-    /// one, nothing for an unchanged one.
-    pub(super) async fn write_decision(
-        &self,
-        connection: &mut AnyConnection,
-        key: RowKey<'_>,
-        stored: Option<&EventRecord>,
-        spec: &EventSpec,
-        decision: &Decision,
-        now: DateTime<Utc>,
-    ) -> Result<UpsertReport, CoreError> {
-        let id = match (stored, decision.outcome) {
-            (None, _) => events::insert(connection, key, decision.write(spec), now).await?,
-            (Some(record), Outcome::Unchanged) => record.id,
-            (Some(record), _) => {
-                events::update(connection, record.id, decision.write(spec), now).await?;
-                record.id
-            }
-        };
-        Ok(UpsertReport { id, outcome: decision.outcome, state: decision.lifecycle.state })
-    }
+/// Writes a decision: an insert for a new event, an update for a changed
+/// one, nothing for an unchanged one.
+pub(super) async fn write_decision(
+    connection: &mut AnyConnection,
+    key: RowKey<'_>,
+    stored: Option<&EventRecord>,
+    spec: &EventSpec,
+    decision: &Decision,
+    now: DateTime<Utc>,
+) -> Result<UpsertReport, StoreError> {
+    let id = match (stored, decision.outcome) {
+        (None, _) => events::insert(connection, key, decision.write(spec), now).await?,
+        (Some(record), Outcome::Unchanged) => record.id,
+        (Some(record), _) => {
+            events::update(connection, record.id, decision.write(spec), now).await?;
+            record.id
+        }
+    };
+    Ok(UpsertReport { id, outcome: decision.outcome, state: decision.lifecycle.state })
 }

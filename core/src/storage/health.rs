@@ -92,6 +92,31 @@ impl StoreError {
     }
 }
 
+impl StoreError {
+    /// The same failure for another caller of a shared statement, when
+    /// the database was unavailable (which says nothing about any one
+    /// caller's rows): the same kind, with the same words. `None` for a
+    /// failure a caller's own rows may have caused.
+    pub(crate) fn for_another_caller(&self) -> Option<Self> {
+        if !self.is_unavailable() {
+            return None;
+        }
+        Some(match self {
+            Self::TimedOut => Self::TimedOut,
+            Self::Closed => Self::Closed,
+            Self::DiskFull { free } => Self::DiskFull { free: *free },
+            Self::Query(sqlx::Error::PoolTimedOut) => Self::Query(sqlx::Error::PoolTimedOut),
+            Self::Query(sqlx::Error::PoolClosed) => Self::Query(sqlx::Error::PoolClosed),
+            Self::Query(sqlx::Error::Io(error)) => {
+                Self::Query(sqlx::Error::Io(std::io::Error::new(error.kind(), error.to_string())))
+            }
+            // A driver's error cannot be copied; an I/O error with its words
+            // is answered the same way (unavailable, retry later).
+            other => Self::Query(sqlx::Error::Io(std::io::Error::other(other.to_string()))),
+        })
+    }
+}
+
 fn unavailable(error: &sqlx::Error) -> bool {
     match error {
         sqlx::Error::Io(_)
@@ -124,6 +149,21 @@ fn unavailable(error: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_caller_gets_the_same_unavailable_failure_and_no_copy_of_a_bad_statement() {
+        let reset = StoreError::Query(sqlx::Error::Io(std::io::Error::from(
+            std::io::ErrorKind::ConnectionReset,
+        )));
+        for away in [reset, StoreError::TimedOut, StoreError::DiskFull { free: Some(3) }] {
+            let copy = away.for_another_caller().expect("an unavailable failure is shared");
+            assert!(copy.is_unavailable());
+            assert_eq!(copy.to_string(), away.to_string());
+        }
+        let refused = StoreError::Query(sqlx::Error::Protocol("a bad row".to_owned()));
+        assert!(refused.for_another_caller().is_none());
+        assert!(StoreError::Corrupt("a bad row".to_owned()).for_another_caller().is_none());
+    }
 
     #[test]
     fn lost_connections_and_full_disks_are_unavailable_and_bad_statements_are_not() {

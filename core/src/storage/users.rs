@@ -50,6 +50,45 @@ pub(crate) async fn find_user(
     row.as_ref().map(UserRecord::from_row).transpose()
 }
 
+/// The known users among `logins`, by login, in one query: a group of
+/// sources' upserts reads its people together.
+pub(crate) async fn find_users(
+    connection: &mut AnyConnection,
+    logins: &[&str],
+) -> Result<std::collections::HashMap<String, UserRecord>, StoreError> {
+    let mut found = std::collections::HashMap::with_capacity(logins.len());
+    if logins.is_empty() {
+        return Ok(found);
+    }
+    let mut rows = Vec::new();
+    if super::Backend::of(connection) == super::Backend::Postgres {
+        let mut array = super::arrays::ArrayText::new();
+        logins.iter().for_each(|login| array.text(Some(login)));
+        rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT_USER} WHERE login = ANY($1::text[])"
+        )))
+        .bind(array.finish())
+        .fetch_all(&mut *connection)
+        .await?;
+    } else {
+        // SQLite takes a bounded number of parameters to a statement.
+        for chunk in logins.chunks(500) {
+            let mut placeholders = super::Placeholders::for_connection(connection);
+            let query = format!("{SELECT_USER} WHERE login IN {}", placeholders.row(chunk.len()));
+            let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+            for login in chunk {
+                statement = statement.bind(login.to_string());
+            }
+            rows.extend(statement.fetch_all(&mut *connection).await?);
+        }
+    }
+    for row in &rows {
+        let user = UserRecord::from_row(row)?;
+        found.insert(user.login.as_str().to_owned(), user);
+    }
+    Ok(found)
+}
+
 pub(crate) async fn user_by_id(
     connection: &mut AnyConnection,
     id: i64,

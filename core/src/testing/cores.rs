@@ -54,6 +54,31 @@ impl TestEngine {
         Self { engine, clock, database }
     }
 
+    /// Makes the database itself refuse to insert an event with this
+    /// title (a trigger), as it would refuse a row that breaks one of its
+    /// rules: what validation lets through but storage does not.
+    pub async fn refuse_events_titled(&self, title: &str) {
+        let writer = self.engine.store().writer();
+        let quoted = title.replace('\'', "''");
+        let statement = if self.database.url.starts_with("postgres") {
+            format!(
+                "CREATE FUNCTION refuse_title() RETURNS trigger LANGUAGE plpgsql AS $$ \
+                 BEGIN IF NEW.title = '{quoted}' THEN RAISE EXCEPTION 'refused by the test'; END IF; \
+                 RETURN NEW; END $$; \
+                 CREATE TRIGGER refuse_title BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_title();"
+            )
+        } else {
+            format!(
+                "CREATE TRIGGER refuse_title BEFORE INSERT ON events WHEN NEW.title = '{quoted}' \
+                 BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;"
+            )
+        };
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+            .execute(writer)
+            .await
+            .expect("the refusing trigger is made");
+    }
+
     pub async fn stop(self) {
         self.engine.store().close().await;
         self.database.drop_now().await;

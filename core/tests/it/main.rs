@@ -14,5 +14,6 @@ mod storage_story;
 mod telegram;
 mod trust;
 mod upgrade;
+mod upsert_groups;
 mod wal;
 mod webhooks;

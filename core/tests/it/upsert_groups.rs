@@ -1,0 +1,144 @@
+//! Sources' calls arriving together share one transaction
+//! (`engine::upsert_group`); each caller must still get its own reports,
+//! and a key named by several calls must end as one event.
+
+use futures::future::join_all;
+
+use hado_core::domain::event::{Outcome, RawFields};
+use hado_core::engine::SourceItem;
+use hado_core::error::CoreError;
+use hado_core::testing::{Backend, TestEngine};
+
+fn item(user: &str, source_ref: &str, title: &str) -> SourceItem {
+    SourceItem {
+        user: user.into(),
+        source_ref: source_ref.into(),
+        topic: String::new(),
+        fields: RawFields {
+            title: title.into(),
+            due_at: "2026-12-14".into(),
+            ..RawFields::default()
+        },
+    }
+}
+
+async fn calls_arriving_together_each_get_their_own_reports(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    let (_, bank) = engine.create_source("bank").await.unwrap();
+    let bank = engine.source_for_token(&bank).await.unwrap().unwrap();
+
+    // Twenty calls at once from two sources: every one names anna's "visa"
+    // (the same key for each source, different keys across sources), one
+    // names it twice, and each has an event of its own, for three people
+    // not seen before; one call is invalid.
+    let calls: Vec<(bool, Vec<SourceItem>)> = (0..20)
+        .map(|call| {
+            let mut items = vec![
+                item("anna", "visa", &format!("Visa, call {call}")),
+                item(&format!("person{}", call % 3), &format!("own-{call}"), "Own"),
+            ];
+            if call == 7 {
+                items.push(item("anna", "visa", "Visa, call 7 again"));
+            }
+            if call == 11 {
+                items.push(item("anna", "bad", ""));
+            }
+            (call % 2 == 0, items)
+        })
+        .collect();
+    let answers = join_all(calls.iter().map(|(from_docs, items)| {
+        engine.upsert_batch(if *from_docs { &docs } else { &bank }, items)
+    }))
+    .await;
+
+    let mut visa = [None, None];
+    let mut created = [0, 0];
+    let mut own_ids = Vec::new();
+    for (call, ((from_docs, items), answer)) in calls.iter().zip(answers).enumerate() {
+        if call == 11 {
+            let Err(CoreError::Invalid(violations)) = answer else {
+                panic!("call 11 has an empty title: {answer:?}")
+            };
+            assert!(violations.to_string().starts_with("events[2]: title"), "{violations}");
+            continue;
+        }
+        let reports = answer.unwrap_or_else(|error| panic!("call {call}: {error}"));
+        assert_eq!(reports.len(), items.len(), "call {call} gets a report per item");
+        let source = usize::from(*from_docs);
+        let id = *visa[source].get_or_insert(reports[0].id);
+        assert_eq!(reports[0].id, id, "call {call}: one visa event per source");
+        created[source] += usize::from(reports[0].outcome == Outcome::Created);
+        if call == 7 {
+            assert_eq!(reports[2].id, id);
+            assert_eq!(reports[2].outcome, Outcome::Updated, "the repeat meets its first write");
+        }
+        assert_eq!(reports[1].outcome, Outcome::Created, "call {call}");
+        own_ids.push(reports[1].id);
+    }
+    assert_eq!(created, [1, 1], "each source's visa is created once");
+    assert_ne!(visa[0], visa[1], "two sources' refs are two events");
+    let mut unique = own_ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), own_ids.len(), "every call's own event has its own id");
+
+    // What was stored is what the reports say.
+    let anna = engine.user_for_login("anna").await.unwrap();
+    assert_eq!(engine.list_events(&anna, None, false, None).await.unwrap().len(), 2);
+    for person in 0..3 {
+        let login = format!("person{person}");
+        let user = engine.user_for_login(&login).await.unwrap();
+        let count = engine.list_events(&user, None, false, None).await.unwrap().len();
+        let expected = (0..20).filter(|call| call % 3 == person && *call != 11).count();
+        assert_eq!(count, expected, "{login}'s events");
+    }
+    test.stop().await;
+}
+
+async fn a_call_the_database_refuses_fails_alone(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    test.refuse_events_titled("Refused").await;
+
+    // Ten calls at once; the database refuses one row of call 4.
+    let calls: Vec<Vec<SourceItem>> = (0..10)
+        .map(|call| {
+            let title = if call == 4 { "Refused" } else { "Kept" };
+            vec![
+                item("anna", &format!("first-{call}"), "Kept"),
+                item("anna", &format!("second-{call}"), title),
+            ]
+        })
+        .collect();
+    let answers = join_all(calls.iter().map(|items| engine.upsert_batch(&docs, items))).await;
+    for (call, answer) in answers.into_iter().enumerate() {
+        match answer {
+            Err(CoreError::Store(_)) if call == 4 => {}
+            Ok(reports) if call != 4 => assert_eq!(reports.len(), 2),
+            other => panic!("call {call}: {other:?}"),
+        }
+    }
+    // The other calls' rows are stored; nothing of call 4 is, not even
+    // the row the database did not refuse.
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let stored = engine.list_events(&anna, None, false, None).await.unwrap();
+    let mut refs: Vec<_> = stored.iter().map(|record| record.source_ref.clone()).collect();
+    refs.sort();
+    let mut expected: Vec<_> = (0..10)
+        .filter(|call| *call != 4)
+        .flat_map(|call| [format!("first-{call}"), format!("second-{call}")])
+        .collect();
+    expected.sort();
+    assert_eq!(refs, expected);
+    test.stop().await;
+}
+
+hado_core::on_both_backends!(
+    calls_arriving_together_each_get_their_own_reports,
+    a_call_the_database_refuses_fails_alone
+);
