@@ -29,6 +29,8 @@ pub(crate) struct Vapid {
     /// The uncompressed P-256 point (65 bytes), as browsers subscribe with.
     public_key: Vec<u8>,
     signer: EcdsaKeyPair,
+    /// Names each event's `Topic` (derived from the private key).
+    topics: ring::hmac::Key,
 }
 
 impl std::fmt::Debug for Vapid {
@@ -54,7 +56,24 @@ impl Vapid {
             &SystemRandom::new(),
         )
         .map_err(|_| "is not a P-256 private key ring accepts".to_owned())?;
-        Ok(Self { subject: subject.to_owned(), public_key, signer })
+        // A key of its own for topics, not the signing key itself.
+        let derived = ring::hmac::sign(
+            &ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &scalar),
+            b"hado push topics",
+        );
+        let topics = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, derived.as_ref());
+        Ok(Self { subject: subject.to_owned(), public_key, signer, topics })
+    }
+
+    /// An event's `Topic`: the same for each of its messages, so that a
+    /// newer one replaces one not yet handed over, and 22 base64url
+    /// characters the push service (which reads it in the clear) cannot
+    /// learn the event's id or count a person's events from.
+    pub(crate) fn topic(&self, event_id: i64) -> String {
+        let tag = ring::hmac::sign(&self.topics, event_id.to_string().as_bytes());
+        let mut topic = URL_SAFE_NO_PAD.encode(tag.as_ref());
+        topic.truncate(22);
+        topic
     }
 
     /// A new private key, written as [`Vapid::new`] reads it.
@@ -194,6 +213,20 @@ fn decode_at_most(text: &str, max: usize) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_events_topic_is_stable_opaque_and_this_hados_own() {
+        let key = Vapid::generate();
+        let vapid = Vapid::new("mailto:ops@example.com", &key).unwrap();
+        let topic = vapid.topic(42);
+        assert_eq!(topic.len(), 22);
+        assert!(topic.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert!(!topic.contains("42"), "{topic}");
+        assert_eq!(Vapid::new("mailto:other@example.com", &key).unwrap().topic(42), topic);
+        assert_ne!(vapid.topic(43), topic);
+        let other = Vapid::new("mailto:ops@example.com", &Vapid::generate()).unwrap();
+        assert_ne!(other.topic(42), topic, "another Hado names it otherwise");
+    }
 
     #[test]
     fn a_vapid_token_names_the_push_services_origin_and_verifies_with_the_public_key() {

@@ -174,8 +174,7 @@ impl Deliverer {
                     .headers()
                     .get(reqwest::header::RETRY_AFTER)
                     .and_then(|value| value.to_str().ok())
-                    .and_then(|value| value.trim().parse::<u64>().ok())
-                    .map(Duration::from_secs);
+                    .and_then(|value| retries::retry_after(value, now));
                 // A push service limits each subscription: one device's 429
                 // holds that device, not every device at the service.
                 let per_device = channel.kind == ChannelKind::Push && status.as_u16() == 429;

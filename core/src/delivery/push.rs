@@ -105,7 +105,7 @@ pub(super) fn request(
         ));
     }
     let sealed = keys.seal(&body)?;
-    let headers = Headers::of(engine, delivery, event);
+    let headers = Headers::of(engine, &vapid, delivery, event);
     // The push service checks the token's expiry against its own clock.
     let wall_clock = chrono::Utc::now().timestamp();
     Ok(post
@@ -126,14 +126,15 @@ pub(crate) struct Headers {
     pub(crate) ttl: i64,
     /// `high` for an event due today or overdue, `normal` otherwise.
     pub(crate) urgency: &'static str,
-    /// One per event (at most 32 characters of the base64url alphabet), so
-    /// that a newer reminder replaces one not yet handed over.
+    /// One per event ([`crate::push::Vapid::topic`]), so that a newer
+    /// reminder replaces one not yet handed over.
     pub(crate) topic: String,
 }
 
 impl Headers {
     pub(crate) fn of(
         engine: &Engine,
+        vapid: &crate::push::Vapid,
         delivery: &ClaimedDelivery,
         event: Option<&EventRecord>,
     ) -> Self {
@@ -152,7 +153,7 @@ impl Headers {
         Self {
             ttl: ttl.clamp(60, MAX_TTL_SECONDS),
             urgency: if urgent { "high" } else { "normal" },
-            topic: format!("event-{}", event.id),
+            topic: vapid.topic(event.id),
         }
     }
 }

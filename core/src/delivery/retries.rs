@@ -1,6 +1,6 @@
 //! Owns when a failed delivery is tried again: the Standard Webhooks
-//! schedule with ±10% jitter, a receiver's `Retry-After` winning over it,
-//! and no attempt once the schedule is spent.
+//! schedule with ±10% jitter, a receiver's `Retry-After` (seconds or a
+//! date) winning over it, and no attempt once the schedule is spent.
 
 use std::time::Duration;
 
@@ -42,9 +42,34 @@ pub(crate) fn next_attempt(
     Some(now + wait)
 }
 
+/// A receiver's `Retry-After` (RFC 9110): a number of seconds, or the
+/// HTTP date to wait until (one already past asks for no wait); none for
+/// anything else.
+pub(crate) fn retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let until = DateTime::<Utc>::from(httpdate::parse_http_date(value).ok()?);
+    Some((until - now).to_std().unwrap_or(Duration::ZERO))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_seconds_or_an_http_date() {
+        let now = "2026-12-04T07:00:00Z".parse::<DateTime<Utc>>().unwrap();
+        assert_eq!(retry_after(" 120 ", now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            retry_after("Fri, 04 Dec 2026 07:02:30 GMT", now),
+            Some(Duration::from_secs(150))
+        );
+        assert_eq!(retry_after("Fri, 04 Dec 2026 06:00:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(retry_after("soon", now), None);
+        assert_eq!(retry_after("-5", now), None);
+    }
 
     #[test]
     fn retries_follow_the_schedule_then_stop_and_retry_after_wins() {

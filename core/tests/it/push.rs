@@ -269,7 +269,10 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     // Until the next checkpoint (D−1, 08:00 on the 4th), in no hurry, one topic per event.
     assert_eq!(reminder.headers["ttl"], (2 * 24 * 3600).to_string());
     assert_eq!(reminder.headers["urgency"], "normal");
-    assert_eq!(reminder.headers["topic"], format!("event-{}", visa.id));
+    // The topic travels in the clear: it names the event without its id.
+    let visa_topic = reminder.headers["topic"].clone();
+    assert_eq!(visa_topic.len(), 22, "{visa_topic}");
+    assert!(!visa_topic.contains(&visa.id.to_string()), "{visa_topic}");
 
     // The old device's push service said 410, the lost one's 404: both are
     // removed, and Settings says so.
@@ -303,11 +306,17 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     let morning = service.to("phone");
     let rent_post = morning[before..]
         .iter()
-        .find(|posted| posted.headers["topic"] == format!("event-{}", rent.id));
+        .find(|posted| posted.headers["topic"] != visa_topic);
     let rent_post = rent_post.expect("the held reminder went at the end of quiet hours");
     assert_eq!(rent_post.headers["urgency"], "high", "an event due today is urgent");
 
     // A 429 with Retry-After holds the device's posts for that long.
+    let tablet_keys = browser_keys();
+    let tablet = anna
+        .add_push(subscription(&format!("{base}/push/tablet"), &tablet_keys))
+        .await
+        .unwrap()
+        .into_inner();
     service.script("phone", &[(429, Some(120))]);
     core.clock.set(utc("2026-12-04T07:00:00Z"));
     let before = service.to("phone").len();
@@ -332,6 +341,15 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     assert_eq!(held.attempts, 1, "{held:?}");
     let refused = service.to("phone").len();
     assert!(refused > before);
+    // A push service limits each subscription: the phone's 429 does not
+    // hold another device at the same service.
+    let tablet_before = service.to("tablet").len();
+    anna.test_channel(v1::ChannelId { id: tablet.id }).await.unwrap();
+    delivery::drain(&deliverer).await.unwrap();
+    testing::eventually("the tablet is not held by the phone's 429", || async {
+        (service.to("tablet").len() > tablet_before).then_some(())
+    })
+    .await;
     core.clock.advance(Span::seconds(60));
     delivery::drain(&deliverer).await.unwrap();
     assert_eq!(service.to("phone").len(), refused, "nothing goes before Retry-After has passed");
