@@ -5,13 +5,15 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::event::RememberFor;
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::Login;
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::engine::inputs::{EventFilter, SourceCaller, parse_one};
 use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkedEvent};
+use crate::storage::users;
 use crate::storage::users::AgentTokenUser;
-use crate::storage::{EventRecord, UserRecord, users};
 use crate::tokens;
 
 impl Engine {

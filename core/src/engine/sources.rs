@@ -6,16 +6,18 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use crate::domain::event::Lifecycle;
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::{Login, SourceRef, Topic};
 use crate::domain::reminders::{self, Reminders};
 use crate::domain::state::State;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::Violations;
 use crate::engine::Engine;
 use crate::engine::inputs::{RawKey, SourceCaller, SourceItem, check_batch_size};
 use crate::engine::upsert::{UpsertReport, parse_item};
 use crate::error::CoreError;
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{EventRecord, EventWrite, RowKey, UserRecord, events, users};
+use crate::storage::{EventWrite, RowKey, events, users};
 use std::collections::HashMap;
 
 impl Engine {

@@ -5,9 +5,9 @@ use tonic::metadata::MetadataMap;
 
 use hado_proto::metadata::{AUTHORIZATION, USER};
 
+use crate::domain::user::UserRecord;
 use crate::engine::{Engine, SourceCaller};
 use crate::error::CoreError;
-use crate::storage::UserRecord;
 use crate::tokens::{self, ACCESS_PREFIX, AGENT_PREFIX, SOURCE_PREFIX};
 
 /// The configured secrets that callers present.

@@ -32,7 +32,7 @@ pub(crate) use auth::Credentials;
 /// how many events need attention.
 async fn profile(
     engine: &Engine,
-    user: &crate::storage::UserRecord,
+    user: &crate::domain::user::UserRecord,
 ) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
     let attention = engine.attention_count(user).await?;
     Ok(wire::profile(user, engine.now(), attention))

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
 use super::StoreError;
-use super::channels::ChannelKind;
 use super::records::{instant, millis};
+use crate::domain::channel::ChannelKind;
 
 /// The value kept under `name`, storing `made` first when there is none:
 /// the first core to start keeps its key, and every later one reads it.

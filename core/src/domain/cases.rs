@@ -1,0 +1,50 @@
+//! Owns how a fixed set of cases is declared: an enum whose every case is
+//! listed once in `ALL` and spelled once in `as_str`, the word the database
+//! column holds. Storage reads a column back through `from_stored`; core's
+//! `wire.rs` matches each case onto the contract's enum, and a test there
+//! holds the wire's words to these.
+
+/// A stored word that names no case: damage, since only `as_str` writes one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{word:?} is not a {of}")]
+pub(crate) struct UnknownWord {
+    pub(crate) word: String,
+    pub(crate) of: &'static str,
+}
+
+/// Declares an enum of a fixed set of cases, each with its one word.
+macro_rules! fixed_cases {
+    ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub(crate) enum $name {
+            $($(#[$variant_doc])* $variant),+
+        }
+
+        impl $name {
+            /// Every case, in the order declared.
+            pub(crate) const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The case's word, as the database column holds it.
+            pub(crate) fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $word),+
+                }
+            }
+
+            /// Reads a stored word back; another word is an [`UnknownWord`].
+            pub(crate) fn from_stored(word: &str) -> Result<Self, $crate::domain::cases::UnknownWord> {
+                Self::ALL.iter().copied().find(|case| case.as_str() == word).ok_or_else(|| {
+                    $crate::domain::cases::UnknownWord { word: word.to_owned(), of: stringify!($name) }
+                })
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use fixed_cases;
