@@ -32,6 +32,22 @@ pub(crate) async fn server_key(
     Ok(row.try_get("value")?)
 }
 
+impl super::Store {
+    /// [`server_key`] in a write transaction of its own: what core keeps
+    /// as it starts, before there is an engine.
+    pub(crate) async fn keep_server_key(
+        &self,
+        name: &str,
+        made: &str,
+        now_millis: i64,
+    ) -> Result<String, StoreError> {
+        let mut transaction = self.begin_write().await?;
+        let kept = server_key(&mut transaction, name, made, now_millis).await?;
+        transaction.commit().await?;
+        Ok(kept)
+    }
+}
+
 /// Names one of the user's channels; whether it was theirs.
 pub(crate) async fn set_name(
     connection: &mut AnyConnection,
