@@ -252,6 +252,30 @@ pub(crate) fn remember_for(until: Option<&str>) -> Result<RememberFor, CoreError
 mod tests {
     use super::*;
 
+    /// Each fixed set's cases, in the domain's one list, have the same word
+    /// in the column and on the wire, and the wire has no case core lacks.
+    #[test]
+    fn every_channel_kind_and_delivery_kind_and_status_is_one_word_in_the_column_and_on_the_wire() {
+        for each in ChannelKind::ALL {
+            assert_eq!(channel_kind(*each).word(), each.as_str(), "{each:?}");
+        }
+        for each in DeliveryKind::ALL {
+            assert_eq!(delivery_kind(*each).word(), each.as_str(), "{each:?}");
+        }
+        for each in DeliveryStatus::ALL {
+            assert_eq!(delivery_status(*each).word(), each.as_str(), "{each:?}");
+        }
+        assert_eq!(
+            [ChannelKind::ALL.len(), DeliveryKind::ALL.len(), DeliveryStatus::ALL.len()],
+            [
+                v1::ChannelKind::ALL.len(),
+                v1::DeliveryKind::ALL.len(),
+                v1::DeliveryStatus::ALL.len()
+            ],
+            "every case of the wire is core's"
+        );
+    }
+
     #[test]
     fn every_state_is_one_word_in_the_column_and_on_the_wire() {
         for each in State::ALL {

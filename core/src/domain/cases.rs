@@ -2,7 +2,8 @@
 //! listed once in `ALL` and spelled once in `as_str`, the word the database
 //! column holds. Storage reads a column back through `from_stored`; core's
 //! `wire.rs` matches each case onto the contract's enum, and a test there
-//! holds the wire's words to these.
+//! holds the wire's words to these. `State` (`domain/state.rs`) is spelled the
+//! same way by hand, beside its lists of active and archived states.
 
 /// A stored word that names no case: damage, since only `as_str` writes one.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -48,3 +49,25 @@ macro_rules! fixed_cases {
     };
 }
 pub(crate) use fixed_cases;
+
+#[cfg(test)]
+mod tests {
+    fixed_cases!(
+        /// A set for the test.
+        Weather {
+            Sunny => "sunny",
+            Rainy => "rainy",
+        }
+    );
+
+    #[test]
+    fn every_case_reads_back_from_its_word_and_another_word_is_named_in_the_refusal() {
+        assert_eq!(Weather::ALL, [Weather::Sunny, Weather::Rainy]);
+        for each in Weather::ALL {
+            assert_eq!(Weather::from_stored(each.as_str()), Ok(*each));
+            assert_eq!(each.to_string(), each.as_str());
+        }
+        let refused = Weather::from_stored("Sunny").unwrap_err();
+        assert_eq!(refused.to_string(), "\"Sunny\" is not a Weather");
+    }
+}

@@ -332,6 +332,23 @@ pub(crate) async fn pending_count(connection: &mut AnyConnection) -> Result<i64,
 mod tests {
     use super::*;
 
+    /// The words this module's SQL and the deliveries' SQL write out
+    /// rather than bind (the partial index `deliveries_pending` matches
+    /// only a literal), held to the domain's one spelling of each.
+    #[test]
+    fn the_words_written_into_the_sql_are_the_domains() {
+        assert_eq!(DeliveryStatus::Pending.as_str(), "pending");
+        assert_eq!(
+            [DeliveryKind::Checkpoint.as_str(), DeliveryKind::Repeat.as_str()],
+            ["checkpoint", "repeat"],
+            "delivery_log::first_reminder_at"
+        );
+        for status in DeliveryStatus::ALL {
+            assert_eq!(DeliveryStatus::from_stored(status.as_str()), Ok(*status));
+        }
+        assert!(DeliveryStatus::from_stored("sending").is_err(), "another word is damage");
+    }
+
     #[test]
     fn pauses_double_up_to_a_minute_and_honour_a_longer_wait_asked() {
         let seconds = |strikes, asked: Option<i64>| {
