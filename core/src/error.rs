@@ -1,6 +1,10 @@
 //! Owns core's error type and its one translation into gRPC statuses, made
 //! only at the gRPC edge: each error picks its code in `hado_proto::errors`,
 //! whose table gives the status.
+//!
+//! `CoreError` is the engine's error, so this file stands at the engine's
+//! level: it is the one file above storage that names `StoreError` (a
+//! failed read or write is `CoreError::Store`); the edges see `CoreError`.
 
 use hado_proto::errors::{ErrorCode, STORAGE_UNAVAILABLE};
 use tonic::Status;
@@ -301,6 +305,14 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             tracing::error!(%error, "storage failed");
             Status::new(code, "core could not reach its storage; see core's log")
         }
+    }
+}
+
+impl CoreError {
+    /// The refusal of a call made while the storage probe finds the
+    /// database down: unavailable, retry soon.
+    pub(crate) fn storage_down() -> Self {
+        Self::Store(StoreError::TimedOut)
     }
 }
 

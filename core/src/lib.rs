@@ -43,6 +43,13 @@ pub enum RunError {
     Serve(#[from] tonic::transport::Error),
 }
 
+/// A damaged key in the database is damage like any other stored value.
+impl From<push::DamagedKey> for storage::StoreError {
+    fn from(damaged: push::DamagedKey) -> Self {
+        Self::Corrupt(damaged.to_string())
+    }
+}
+
 /// Opens the database (running migrations) and builds the engine, which
 /// reaches the network (webhook checks, agents' metadata documents) through
 /// [`network::Internet`].
@@ -63,7 +70,11 @@ pub async fn open_with_network(
         Some(push) => (Some(push.subject.as_str()), push.private_key.as_deref()),
         None => (None, None),
     };
-    let push = push::set_up(subject, given_key, &store, clock.now().timestamp_millis()).await?;
+    let now_millis = clock.now().timestamp_millis();
+    let push = push::set_up(subject, given_key, async |name: &str, made: &str| {
+        store.keep_server_key(name, made, now_millis).await
+    })
+    .await?;
     let outbound = engine::Outbound {
         public_url: config.public_url.clone(),
         allow_private: config.webhook_allow_private,

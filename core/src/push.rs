@@ -12,15 +12,13 @@ use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use web_push_native::p256;
 use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint;
 
-use crate::storage::{Store, StoreError, push};
-
 /// How long a VAPID token is good for: RFC 8292 allows a day, and push
 /// services (and the issue that asked for push) want at most twelve hours;
 /// a minute is kept back for clocks that differ.
 const TOKEN_LIFETIME_SECONDS: i64 = 12 * 3600 - 60;
 
 /// The name the generated key pair is kept under in `server_keys`.
-const KEY_NAME: &str = "vapid_private_key";
+pub(crate) const KEY_NAME: &str = "vapid_private_key";
 
 /// This Hado's VAPID identity: the subject push services may write to, and
 /// the key pair they know it by.
@@ -119,15 +117,22 @@ impl Vapid {
     }
 }
 
+/// A kept VAPID key that does not read as one: damage, since only a key
+/// made here is kept.
+#[derive(Debug, thiserror::Error)]
+#[error("the stored VAPID key {0}")]
+pub(crate) struct DamagedKey(String);
+
 /// The identity of `subject` (`HADO_VAPID_SUBJECT`) with the key the
-/// operator gave, or a key pair made and stored on first start; none (and a
-/// line in the log saying why Settings offers no push) without a subject.
-pub(crate) async fn set_up(
+/// operator gave, or a key pair made on first start and handed to `keep`
+/// (with [`KEY_NAME`]), which gives back the key kept, the first core's; none
+/// (and a line in the log saying why Settings offers no push) without a
+/// subject. This file knows the keys; where they are kept is the caller's.
+pub(crate) async fn set_up<E: From<DamagedKey>>(
     subject: Option<&str>,
     given_key: Option<&str>,
-    store: &Store,
-    now_millis: i64,
-) -> Result<Option<Arc<Vapid>>, StoreError> {
+    keep: impl AsyncFnOnce(&str, &str) -> Result<String, E>,
+) -> Result<Option<Arc<Vapid>>, E> {
     let Some(subject) = subject else {
         tracing::info!(
             "push reminders are off: HADO_VAPID_SUBJECT is not set, so Settings offers no notifications on a device"
@@ -136,16 +141,9 @@ pub(crate) async fn set_up(
     };
     let private_key = match given_key {
         Some(given) => given.to_owned(),
-        None => {
-            let mut transaction = store.begin_write().await?;
-            let kept = push::server_key(&mut transaction, KEY_NAME, &Vapid::generate(), now_millis)
-                .await?;
-            transaction.commit().await?;
-            kept
-        }
+        None => keep(KEY_NAME, &Vapid::generate()).await?,
     };
-    let vapid = Vapid::new(subject, &private_key)
-        .map_err(|problem| StoreError::Corrupt(format!("the stored VAPID key {problem}")))?;
+    let vapid = Vapid::new(subject, &private_key).map_err(DamagedKey)?;
     Ok(Some(Arc::new(vapid)))
 }
 

@@ -7,20 +7,21 @@ use chrono::{DateTime, Utc};
 use hado_proto::v1;
 use prost_types::Timestamp;
 
+use crate::domain::channel::{ChannelKind, ChannelRecord};
+use crate::domain::delivery::DeliveryRecord;
+use crate::domain::delivery::{DeliveryKind, DeliveryStatus};
 use crate::domain::event::{Outcome, RawFields, RememberFor};
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::AfterDue;
 use crate::domain::oauth::Problem;
 use crate::domain::profile::format_clock_time;
 use crate::domain::reminders;
 use crate::domain::state::State;
 use crate::domain::time::format_date;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::Violations;
 use crate::error::CoreError;
 use crate::links::LinkAction;
-use crate::storage::channels::{ChannelKind, ChannelRecord};
-use crate::storage::deliveries::{DeliveryKind, DeliveryStatus};
-use crate::storage::delivery_log::DeliveryRecord;
-use crate::storage::{EventRecord, UserRecord};
 
 /// An instant as the wire carries it.
 pub(crate) fn timestamp(instant: DateTime<Utc>) -> Timestamp {
@@ -215,7 +216,7 @@ pub(crate) fn delivery(record: &DeliveryRecord) -> v1::Delivery {
 }
 
 /// An app the person signed in with, as Settings lists it.
-pub(crate) fn connected_app(app: &crate::storage::oauth::ConnectedApp) -> v1::ConnectedApp {
+pub(crate) fn connected_app(app: &crate::domain::oauth::ConnectedApp) -> v1::ConnectedApp {
     let first_redirect = app.redirect_uris.lines().next().unwrap_or("");
     v1::ConnectedApp {
         id: app.id,
@@ -250,6 +251,30 @@ pub(crate) fn remember_for(until: Option<&str>) -> Result<RememberFor, CoreError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each fixed set's cases, in the domain's one list, have the same word
+    /// in the column and on the wire, and the wire has no case core lacks.
+    #[test]
+    fn every_channel_kind_and_delivery_kind_and_status_is_one_word_in_the_column_and_on_the_wire() {
+        for each in ChannelKind::ALL {
+            assert_eq!(channel_kind(*each).word(), each.as_str(), "{each:?}");
+        }
+        for each in DeliveryKind::ALL {
+            assert_eq!(delivery_kind(*each).word(), each.as_str(), "{each:?}");
+        }
+        for each in DeliveryStatus::ALL {
+            assert_eq!(delivery_status(*each).word(), each.as_str(), "{each:?}");
+        }
+        assert_eq!(
+            [ChannelKind::ALL.len(), DeliveryKind::ALL.len(), DeliveryStatus::ALL.len()],
+            [
+                v1::ChannelKind::ALL.len(),
+                v1::DeliveryKind::ALL.len(),
+                v1::DeliveryStatus::ALL.len()
+            ],
+            "every case of the wire is core's"
+        );
+    }
 
     #[test]
     fn every_state_is_one_word_in_the_column_and_on_the_wire() {

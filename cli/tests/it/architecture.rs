@@ -3,7 +3,8 @@
 //! core's storage, no clock read in the domain, no gateway or contract
 //! crate depending on sqlx, the contract crate free of process plumbing,
 //! core free of HTTP serving, core's engine free of network I/O and of the
-//! edges and loops that call it, no
+//! edges and loops that call it, nothing above core's engine importing its
+//! storage, no
 //! circle of imports between the files of any crate (every `crate::` and
 //! `super::` path counts, inline ones too), no
 //! source file over 400 lines before its tests, and the map itself true:
@@ -157,6 +158,49 @@ fn the_engine_depends_on_no_edge_or_loop_of_core() {
     assert!(
         found.is_empty(),
         "the delivery loop does not depend on the gRPC edge:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The files of core that may name `crate::storage`: storage itself, the
+/// engine (the one caller of storage), the test harness, `error.rs`
+/// (`CoreError`, the engine's error, holds `StoreError`), and the
+/// composition root, which opens the store and hands it to the engine.
+const STORAGE_CALLERS: &[&str] = &[
+    "core/src/storage",
+    "core/src/engine",
+    "core/src/testing",
+    "core/src/error.rs",
+    "core/src/lib.rs",
+    "core/src/main.rs",
+    "core/src/config.rs",
+];
+
+#[test]
+fn nothing_above_the_engine_imports_storage() {
+    let root = workspace();
+    let source = root.join("core/src");
+    let mut found = Vec::new();
+    for (path, text) in sources(&source) {
+        let shown = path.strip_prefix(&root).unwrap().display().to_string();
+        if STORAGE_CALLERS.iter().any(|caller| Path::new(&shown).starts_with(caller)) {
+            continue;
+        }
+        let code: String = text
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for segments in crate_paths(&code, &module_of(&source, &path)) {
+            if segments.first().is_some_and(|first| first == "storage") {
+                found.push(format!("{shown}: {}", segments.join("::")));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the edges, loops and domain read what the engine hands them (the domain's types), \
+         never storage:\n{}",
         found.join("\n")
     );
 }

@@ -18,10 +18,11 @@ use lettre::message::{Mailbox, MultiPart};
 use hado_runtime::words::Words;
 
 use super::email::Mailer;
+use crate::domain::channel::ChannelRecord;
+use crate::domain::event_record::EventRecord;
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::links::{ChannelLinkAction, LinkAction};
-use crate::storage::channels::ChannelRecord;
-use crate::storage::{EventRecord, UserRecord};
 use crate::telegram::{done_label, due_words, words_for};
 
 /// What a reminder says, which both its parts show.

@@ -16,11 +16,11 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
 
+use crate::domain::channel::ChannelKind;
+use crate::domain::delivery::{ClaimedDelivery, DeliveryKind};
+use crate::domain::event_record::EventRecord;
 use crate::engine::{Attempt, Engine, Strain};
 use crate::outbound_tls::OutboundClient;
-use crate::storage::EventRecord;
-use crate::storage::channels::ChannelKind;
-use crate::storage::deliveries::{ClaimedDelivery, DeliveryKind};
 use crate::targets::RefusedTarget;
 use crate::telegram::{self, BotError};
 

@@ -6,13 +6,13 @@
 use serde::Serialize;
 
 use super::Deliverer;
+use crate::domain::delivery::{ClaimedDelivery, DeliveryKind};
+use crate::domain::event_record::EventRecord;
 use crate::domain::state::State;
 use crate::engine::Attempt;
 use crate::engine::Engine;
 use crate::links::LinkAction;
 use crate::push::SubscriptionKeys;
-use crate::storage::EventRecord;
-use crate::storage::deliveries::{ClaimedDelivery, DeliveryKind};
 use crate::telegram::{done_label, due_words, words_for};
 
 /// The most a notification's JSON may take: push services take 4 KB of

@@ -9,10 +9,10 @@ use sha2::Sha256;
 
 use hado_runtime::views::ClientEvent;
 
+use crate::domain::delivery::ClaimedDelivery;
+use crate::domain::event_record::EventRecord;
 use crate::engine::Engine;
 use crate::links::LinkAction;
-use crate::storage::EventRecord;
-use crate::storage::deliveries::ClaimedDelivery;
 use crate::wire;
 
 /// The `v1,…` signature of a Standard Webhooks message.

@@ -3,15 +3,17 @@
 //! committed with its place on the reminder ladder.
 
 use crate::domain::event::{Lifecycle, RememberFor};
+use crate::domain::event_record::EventRecord;
 use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::Reason;
 use crate::domain::{event, reminders};
 use crate::engine::Engine;
 use crate::engine::inputs::owned_elsewhere;
 use crate::error::CoreError;
+use crate::storage::events;
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{EventRecord, UserRecord, events};
 use chrono::{DateTime, Utc};
 
 impl Engine {

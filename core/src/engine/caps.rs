@@ -7,9 +7,9 @@
 use chrono::{DateTime, Duration, Utc};
 use sqlx::AnyConnection;
 
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::error::{CoreError, Said};
-use crate::storage::UserRecord;
 use crate::storage::send_requests::{self, Purpose, Tally, Whose};
 
 /// At most `count` requests in any `window`.

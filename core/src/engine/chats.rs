@@ -7,14 +7,16 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::event::RememberFor;
+use crate::domain::event_record::EventRecord;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::Violations;
 use crate::engine::Engine;
 use crate::error::CoreError;
 use crate::links::LinkAction;
-use crate::storage::{EventRecord, UserRecord, channels, users};
+use crate::storage::{channels, users};
 use crate::tokens;
 
-use crate::storage::channels::ChannelKind;
+use crate::domain::channel::ChannelKind;
 use crate::storage::telegram::{self, Button};
 
 /// The length of a button's stored id (the `callback_data` holds `b:<id>`).

@@ -5,13 +5,14 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::event::RememberFor;
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::Login;
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::engine::inputs::{EventFilter, SourceCaller, parse_one};
 use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkedEvent};
-use crate::storage::users::AgentTokenUser;
-use crate::storage::{EventRecord, UserRecord, users};
+use crate::storage::users;
 use crate::tokens;
 
 impl Engine {
@@ -21,17 +22,18 @@ impl Engine {
     }
 
     pub async fn user_for_agent_token(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {
-        Ok(self.agent_token_user(token).await?.map(|found| found.user))
+        Ok(self.agent_token_user(token).await?.map(|(user, _)| user))
     }
 
-    /// Who an agent token names, with their attention count, in one read.
+    /// Who an agent token names, with their attention count, in one read
+    /// (as [`Engine::access_token_user`] answers for an access token).
     /// The token's last use is kept to the minute: when the stored time is a
     /// minute old, it is written after the call, off its path, once however
     /// many calls arrive meanwhile.
     pub(crate) async fn agent_token_user(
         &self,
         token: &str,
-    ) -> Result<Option<AgentTokenUser>, CoreError> {
+    ) -> Result<Option<(UserRecord, i64)>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let found = users::user_by_agent_token(&mut connection, &tokens::hash(token)).await?;
         drop(connection);
@@ -41,7 +43,7 @@ impl Engine {
         {
             self.mark_token_used(found.user.id, now);
         }
-        Ok(found)
+        Ok(found.map(|found| (found.user, found.attention)))
     }
 
     fn mark_token_used(&self, user_id: i64, now: DateTime<Utc>) {

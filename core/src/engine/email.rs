@@ -10,17 +10,20 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::address::EmailAddress;
+use crate::domain::channel::{ChannelKind, ChannelRecord};
+use crate::domain::delivery::{DeliveryKind, DeliveryStatus};
 use crate::domain::text::quoted;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::Reason;
 use crate::engine::Engine;
 use crate::engine::caps::CONFIRMATIONS;
 use crate::error::CoreError;
 use crate::links::{ChannelLink, ChannelLinkAction, LinkProblem};
-use crate::storage::channels::{self, ChannelKind, ChannelRecord};
-use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus, NewDelivery};
+use crate::storage::channels;
+use crate::storage::deliveries::{self, NewDelivery};
 use crate::storage::delivery_log;
 use crate::storage::send_requests::{self, target_hash};
-use crate::storage::{UserRecord, users};
+use crate::storage::users;
 
 /// Email addresses one person may have, confirmed or not: each new one
 /// sends a message to whoever owns it.

@@ -3,11 +3,13 @@
 
 use sqlx::AnyConnection;
 
+use crate::domain::event_record::EventRecord;
 use crate::domain::state::State;
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::engine::inputs::{EventFilter, Matches, SEARCH_CHUNK, parse_one};
 use crate::error::CoreError;
-use crate::storage::{EventRecord, UserRecord, events};
+use crate::storage::events;
 
 impl Engine {
     pub async fn list_events(

@@ -3,10 +3,10 @@
 //! and single value meets before the engine decides anything.
 
 use crate::domain::event::RawFields;
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::SourceName;
 use crate::domain::violations::Violations;
 use crate::error::CoreError;
-use crate::storage::EventRecord;
 
 /// A batch holds at most this many items.
 pub(crate) const MAX_BATCH: usize = 1000;

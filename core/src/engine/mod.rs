@@ -160,6 +160,13 @@ impl Engine {
         self.store.backend()
     }
 
+    /// Whether a failed storage probe means the database cannot be reached
+    /// (a server: every call is refused at once), rather than a full disk
+    /// under a SQLite file, which still reads.
+    pub(crate) fn storage_down_refuses_every_call(&self) -> bool {
+        self.store.backend().is_a_server()
+    }
+
     /// Closes the database's connections; the engine is done.
     pub async fn close(&self) {
         self.store.close().await;

@@ -16,16 +16,17 @@
 //! request that fails a check is shown to the person instead, whoever its
 //! redirect URI is (RFC 9700 section 4.11.2).
 
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::storage::UserRecord;
 use crate::tokens;
 
+use crate::domain::oauth::ConnectedApp;
 use crate::domain::oauth::{
     AuthorizationParams, CODE_LIFETIME, ClientKind, ClientMetadata, MAX_UNCONNECTED_CLIENTS,
     Problem, Refusal, RegisteredClient, Server, Unfit, document_url,
 };
-use crate::storage::oauth::{self as store, ClientRecord, ConnectedApp, NewCode};
+use crate::storage::oauth::{self as store, ClientRecord, NewCode};
 
 /// Why an OAuth operation did not happen: a refusal the RFCs define, or
 /// core's own failure.

@@ -29,9 +29,9 @@
 use crate::domain::oauth::{
     self, ACCESS_LIFETIME, CODE_LIFETIME, REFRESH_GRACE, REFRESH_LIFETIME, Refusal, SCOPE,
 };
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::storage::UserRecord;
 use crate::storage::oauth::{self as store, RefreshRecord, TokenKind};
 use crate::tokens;
 use chrono::{DateTime, Utc};

@@ -2,10 +2,12 @@
 //! agent tokens issued and revoked for any login, users listed.
 
 use crate::domain::fields::{Login, SourceName};
+use crate::domain::source::SourceRecord;
+use crate::domain::user::{UserRecord, UserSummary};
 use crate::engine::Engine;
 use crate::engine::inputs::parse_one;
 use crate::error::CoreError;
-use crate::storage::{SourceRecord, UserRecord, UserSummary, users};
+use crate::storage::users;
 use crate::tokens;
 
 impl Engine {

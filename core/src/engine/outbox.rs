@@ -5,16 +5,19 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
+use crate::domain::channel::{ChannelKind, ChannelRecord};
+use crate::domain::delivery::{ClaimedDelivery, DeliveryKind, DeliveryRecord, DeliveryStatus};
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::DeepLink;
 use crate::domain::text::quoted;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::{Reason, Violations};
 use crate::engine::caps::TESTS;
 use crate::engine::{Engine, Outbound};
 use crate::error::{CoreError, Said};
 use crate::links::LinkAction;
-use crate::storage::channels::{ChannelKind, ChannelRecord};
-use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus, NewDelivery};
-use crate::storage::{EventRecord, UserRecord, channels, delivery_log, events, send_requests};
+use crate::storage::deliveries::{self, NewDelivery};
+use crate::storage::{channels, delivery_log, events, send_requests};
 use crate::tokens;
 use std::collections::HashMap;
 
@@ -208,7 +211,7 @@ impl Engine {
         &self,
         user: &UserRecord,
         id: i64,
-    ) -> Result<Vec<delivery_log::DeliveryRecord>, CoreError> {
+    ) -> Result<Vec<DeliveryRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         self.own_event_or_deleted(&mut connection, user, id).await?;
         Ok(delivery_log::for_event(&mut connection, id).await?)
@@ -221,11 +224,11 @@ impl Engine {
     /// statements however many.
     pub(crate) async fn record_and_claim(
         &self,
-        outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)],
+        outcomes: &[(&ClaimedDelivery, &Attempt)],
         limit: i64,
         per_receiver: i64,
         lease: chrono::Duration,
-    ) -> Result<Vec<(deliveries::ClaimedDelivery, Option<EventRecord>)>, CoreError> {
+    ) -> Result<Vec<(ClaimedDelivery, Option<EventRecord>)>, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         Self::record(&mut transaction, outcomes, now).await?;
@@ -273,7 +276,7 @@ impl Engine {
     /// pauses.
     async fn record(
         transaction: &mut AnyConnection,
-        outcomes: &[(&deliveries::ClaimedDelivery, &Attempt)],
+        outcomes: &[(&ClaimedDelivery, &Attempt)],
         now: DateTime<Utc>,
     ) -> Result<(), CoreError> {
         if outcomes.is_empty() {

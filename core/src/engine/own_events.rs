@@ -4,13 +4,15 @@
 //! decision a source's events take.
 
 use crate::domain::event::{EventSpec, RawFields};
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::{SourceName, SourceRef, Topic};
 use crate::domain::text::quoted;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::{Reason, Violations};
 use crate::engine::inputs::{EventPatch, owned_elsewhere};
 use crate::engine::{Engine, upsert};
 use crate::error::CoreError;
-use crate::storage::{EventRecord, Inserted, NewEventRow, RowKey, UserRecord};
+use crate::storage::{Inserted, NewEventRow, RowKey};
 
 impl Engine {
     /// Creates one of the user's own events, from the `manual` source.

@@ -3,13 +3,14 @@
 
 use crate::domain::checkpoints::Ladder;
 use crate::domain::profile::{Locale, parse_clock_time, parse_time_zone};
+use crate::domain::user::UserRecord;
 use crate::domain::violations::Violations;
 use crate::domain::{event, reminders};
 use crate::engine::Engine;
 use crate::engine::inputs::ProfilePatch;
 use crate::error::CoreError;
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{UserRecord, events, users};
+use crate::storage::{events, users};
 
 impl Engine {
     /// Changes the user's settings; a new zone recomputes their open events

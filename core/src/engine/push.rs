@@ -5,14 +5,15 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::channel::{ChannelKind, ChannelRecord};
 use crate::domain::device::{NAME_MAX, device_name};
 use crate::domain::text::{quoted, required_text};
+use crate::domain::user::UserRecord;
 use crate::domain::violations::{Reason, Violations};
 use crate::engine::Engine;
 use crate::error::CoreError;
 use crate::push::SubscriptionKeys;
-use crate::storage::UserRecord;
-use crate::storage::channels::{self, ChannelKind, ChannelRecord};
+use crate::storage::channels;
 use crate::storage::{push, send_requests};
 
 /// The most devices one person keeps: each is a channel every reminder

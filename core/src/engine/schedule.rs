@@ -4,16 +4,18 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::channel::ChannelRecord;
+use crate::domain::event_record::EventRecord;
 use crate::domain::reminders;
 use crate::domain::reminders::{Fired, ReminderKind, Reminders};
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::storage::channels::ChannelRecord;
 use crate::storage::deliveries::NewDelivery;
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{EventRecord, channels, events};
+use crate::storage::{channels, events};
 
-use crate::storage::deliveries::{self, DeliveryKind, DeliveryStatus};
+use crate::domain::delivery::{DeliveryKind, DeliveryStatus};
+use crate::storage::deliveries;
 
 impl Engine {
     /// Advances up to `limit` events whose next check has come, in one

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use crate::domain::event::Lifecycle;
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::{Login, SourceRef, Topic};
 use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
@@ -17,7 +18,7 @@ use crate::engine::upsert::{UpsertReport, parse_item};
 use crate::engine::upsert_group::Item;
 use crate::error::CoreError;
 use crate::storage::events::LifecycleWrite;
-use crate::storage::{EventRecord, RowKey, events, users};
+use crate::storage::{RowKey, events, users};
 
 impl Engine {
     /// Validates the whole batch, then applies it in one transaction, which

@@ -7,13 +7,15 @@ use sqlx::AnyConnection;
 
 use crate::domain::checkpoints::Ladder;
 use crate::domain::event::{EventSpec, Existing, Lifecycle, Outcome};
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::{Login, SourceRef, Topic};
 use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
+use crate::domain::user::UserRecord;
 use crate::domain::violations::Violations;
 use crate::domain::{event, reminders};
 use crate::engine::inputs::SourceItem;
-use crate::storage::{EventRecord, EventWrite, RowKey, StoreError, UserRecord, events};
+use crate::storage::{EventWrite, RowKey, StoreError, events};
 
 /// What an upsert did to one item.
 #[derive(Clone, Copy, Debug)]

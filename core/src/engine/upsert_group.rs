@@ -25,9 +25,10 @@ use crate::domain::event::EventSpec;
 use crate::domain::fields::{Login, SourceRef, Topic};
 use crate::domain::profile::Locale;
 use crate::domain::reminders;
+use crate::domain::user::UserRecord;
 use crate::engine::upsert::{self, UpsertReport};
 use crate::loops::Alarm;
-use crate::storage::{EventWrite, RowKey, Store, StoreError, UserRecord, events, users};
+use crate::storage::{EventWrite, RowKey, Store, StoreError, events, users};
 
 /// Calls one group applies at most.
 const CALLS: usize = 64;

@@ -5,9 +5,9 @@ use tonic::metadata::MetadataMap;
 
 use hado_proto::metadata::{AUTHORIZATION, USER};
 
+use crate::domain::user::UserRecord;
 use crate::engine::{Engine, SourceCaller};
 use crate::error::CoreError;
-use crate::storage::UserRecord;
 use crate::tokens::{self, ACCESS_PREFIX, AGENT_PREFIX, SOURCE_PREFIX};
 
 /// The configured secrets that callers present.
@@ -96,12 +96,12 @@ pub(crate) async fn user(
 ) -> Result<UserCaller, CoreError> {
     let token = bearer(metadata)?;
     if token.starts_with(AGENT_PREFIX) {
-        let found = engine
+        let (user, attention) = engine
             .agent_token_user(token)
             .await?
             .ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
-        let attention = Some(u32::try_from(found.attention).unwrap_or(u32::MAX));
-        return Ok(UserCaller { user: found.user, via: Via::Agent, attention });
+        let attention = Some(u32::try_from(attention).unwrap_or(u32::MAX));
+        return Ok(UserCaller { user, via: Via::Agent, attention });
     }
     if token.starts_with(ACCESS_PREFIX) {
         let (user, attention) = engine.access_token_user(token).await?.ok_or_else(|| {

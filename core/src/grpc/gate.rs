@@ -20,7 +20,6 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::error::CoreError;
-use crate::storage::StoreError;
 
 /// Every `/package.Service/Method` path core serves: Hado's services,
 /// health and both reflections, read from their descriptor sets.
@@ -95,7 +94,7 @@ where
         let path = request.uri().path().to_owned();
         let storage_down = self.storage.as_ref().is_some_and(|storage| !*storage.borrow());
         if storage_down && path.starts_with("/hado.v1.") {
-            let mut status: tonic::Status = CoreError::Store(StoreError::TimedOut).into();
+            let mut status: tonic::Status = CoreError::storage_down().into();
             status.metadata_mut().insert(
                 hado_proto::metadata::NOT_STARTED,
                 tonic::metadata::MetadataValue::from_static("storage"),

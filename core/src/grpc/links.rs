@@ -9,11 +9,12 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, links_server::Links};
 
 use super::auth::{self, Credentials};
+use crate::domain::event_record::EventRecord;
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::engine::UsedChannelLink;
 use crate::error::CoreError;
 use crate::links::{ActionLink, ChannelLinkAction};
-use crate::storage::{EventRecord, UserRecord};
 use crate::wire;
 
 pub(crate) struct LinksService {

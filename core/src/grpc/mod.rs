@@ -32,7 +32,7 @@ pub(crate) use auth::Credentials;
 /// how many events need attention.
 async fn profile(
     engine: &Engine,
-    user: &crate::storage::UserRecord,
+    user: &crate::domain::user::UserRecord,
 ) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
     let attention = engine.attention_count(user).await?;
     Ok(wire::profile(user, engine.now(), attention))
@@ -97,9 +97,8 @@ pub(crate) async fn serve(
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     // On Postgres, storage that is down answers every call at once; on
     // SQLite a failed probe is a full disk, and reads go on.
-    let gate = gate::GateLayer::new(
-        (engine.backend() == crate::storage::Backend::Postgres).then(|| storage.clone()),
-    );
+    let gate =
+        gate::GateLayer::new(engine.storage_down_refuses_every_call().then(|| storage.clone()));
     // "liveness" answers while the process does, whatever its storage
     // says: what an orchestrator's liveness probe asks, so that a database
     // outage does not restart every core.

@@ -7,42 +7,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::records::{instant, millis};
 use super::{Placeholders, StoreError};
-
-stored_words!(
-    /// Where a channel's reminders go.
-    ChannelKind {
-        /// A Telegram chat; the target is its chat id.
-        Telegram => "telegram",
-        /// A signed HTTP POST; the target is its URL.
-        Webhook => "webhook",
-        /// An email address, which gets reminders once it is confirmed.
-        Email => "email",
-        /// A device's Web Push subscription; the target is its endpoint,
-        /// the secret its keys.
-        Push => "push",
-    }
-);
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ChannelRecord {
-    pub(crate) id: i64,
-    pub(crate) user_id: i64,
-    pub(crate) kind: ChannelKind,
-    pub(crate) target: String,
-    pub(crate) secret: Option<String>,
-    pub(crate) enabled: bool,
-    pub(crate) last_error: Option<String>,
-    /// When the last error happened.
-    pub(crate) last_error_at: Option<DateTime<Utc>>,
-    pub(crate) created_at: DateTime<Utc>,
-    /// Who receives its posts, which paces them: see [`receiver_of`].
-    pub(crate) receiver: String,
-    /// When its person confirmed it: an email address is unconfirmed, and
-    /// gets no reminder, until its confirmation link is followed.
-    pub(crate) confirmed_at: Option<DateTime<Utc>>,
-    /// A device's name (push), from its browser and system or its person.
-    pub(crate) name: Option<String>,
-}
+use crate::domain::channel::{ChannelKind, ChannelRecord};
 
 pub(super) const CHANNEL_COLUMNS: &str = "c.id, c.user_id, c.kind, c.target, c.secret, c.enabled, c.last_error, c.last_error_at, c.created_at, c.receiver, c.confirmed_at, c.name";
 

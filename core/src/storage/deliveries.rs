@@ -6,36 +6,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
-use super::channels::{CHANNEL_COLUMNS, ChannelRecord, channel};
+use super::channels::{CHANNEL_COLUMNS, channel};
 use super::records::{instant, millis};
 use super::{Backend, Placeholders, StoreError};
-
-stored_words!(
-    /// What a delivery is.
-    DeliveryKind {
-        /// A checkpoint of the event's ladder.
-        Checkpoint => "checkpoint",
-        /// A 3-hourly repeat of an unanswered reminder.
-        Repeat => "repeat",
-        /// A test message the person asked for.
-        Test => "test",
-        /// The message that asks an email address to confirm it.
-        Confirmation => "confirmation",
-    }
-);
-
-stored_words!(
-    /// Where a delivery stands.
-    DeliveryStatus {
-        /// Waiting for its (next) attempt.
-        Pending => "pending",
-        Sent => "sent",
-        /// Given up: the schedule is spent, or the receiver refused for good.
-        Failed => "failed",
-        /// Not sent: the event was quiet after Remember. A line in its log.
-        Suppressed => "suppressed",
-    }
-);
+use crate::domain::delivery::{ClaimedDelivery, DeliveryKind, DeliveryStatus};
 
 /// A delivery to write.
 #[derive(Clone, Copy, Debug)]
@@ -88,18 +62,6 @@ pub(crate) async fn insert(
         query.execute(&mut *connection).await?;
     }
     Ok(())
-}
-
-/// A delivery claimed for sending, with its channel.
-#[derive(Clone, Debug)]
-pub(crate) struct ClaimedDelivery {
-    pub(crate) id: i64,
-    pub(crate) message_id: String,
-    pub(crate) event_id: Option<i64>,
-    pub(crate) kind: DeliveryKind,
-    pub(crate) due_at: DateTime<Utc>,
-    pub(crate) attempts: i64,
-    pub(crate) channel: ChannelRecord,
 }
 
 /// Serialises claims across cores on Postgres, so that two claims never
@@ -369,6 +331,23 @@ pub(crate) async fn pending_count(connection: &mut AnyConnection) -> Result<i64,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The words this module's SQL and the deliveries' SQL write out
+    /// rather than bind (the partial index `deliveries_pending` matches
+    /// only a literal), held to the domain's one spelling of each.
+    #[test]
+    fn the_words_written_into_the_sql_are_the_domains() {
+        assert_eq!(DeliveryStatus::Pending.as_str(), "pending");
+        assert_eq!(
+            [DeliveryKind::Checkpoint.as_str(), DeliveryKind::Repeat.as_str()],
+            ["checkpoint", "repeat"],
+            "delivery_log::first_reminder_at"
+        );
+        for status in DeliveryStatus::ALL {
+            assert_eq!(DeliveryStatus::from_stored(status.as_str()), Ok(*status));
+        }
+        assert!(DeliveryStatus::from_stored("sending").is_err(), "another word is damage");
+    }
 
     #[test]
     fn pauses_double_up_to_a_minute_and_honour_a_longer_wait_asked() {

@@ -5,25 +5,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
 use super::StoreError;
-use super::channels::ChannelKind;
-use super::deliveries::{DeliveryKind, DeliveryStatus};
 use super::records::instant;
-
-/// One line of an event's delivery log.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct DeliveryRecord {
-    pub(crate) id: i64,
-    pub(crate) channel_id: Option<i64>,
-    pub(crate) channel_kind: Option<ChannelKind>,
-    /// Where the channel sends: a webhook's URL, a Telegram chat.
-    pub(crate) channel_target: Option<String>,
-    pub(crate) kind: DeliveryKind,
-    pub(crate) due_at: DateTime<Utc>,
-    pub(crate) status: DeliveryStatus,
-    pub(crate) attempts: i64,
-    pub(crate) note: Option<String>,
-    pub(crate) updated_at: DateTime<Utc>,
-}
+use crate::domain::channel::ChannelKind;
+use crate::domain::delivery::{DeliveryKind, DeliveryRecord, DeliveryStatus};
 
 /// An event's delivery log, newest first (at most 50 lines).
 pub(crate) async fn for_event(

@@ -7,9 +7,10 @@ use futures::stream::BoxStream;
 use sqlx::{AnyConnection, Row};
 
 use super::arrays::ArrayText;
-use super::records::{EventRecord, millis, select_events, with_states};
+use super::records::{millis, select_events, with_states};
 use super::{Backend, Placeholders, Store, StoreError};
 use crate::domain::event::{EventSpec, Lifecycle};
+use crate::domain::event_record::EventRecord;
 use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
 

@@ -17,9 +17,10 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
+use super::StoreError;
 use super::events::{self, EventWrite, RowKey};
-use super::{EventRecord, StoreError};
 use crate::domain::event::{EventSpec, Lifecycle};
+use crate::domain::event_record::EventRecord;
 use crate::domain::reminders::Reminders;
 
 /// Rows one statement carries at most.

@@ -15,40 +15,6 @@
 //! `query_only`, so a write sent down the wrong path fails in every test.
 //! On Postgres, which takes concurrent writers, both are one pool.
 
-/// Declares an enum stored as one of a fixed set of words: the words live
-/// here and in the database column, and nowhere else in the code.
-macro_rules! stored_words {
-    ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub(crate) enum $name {
-            $($(#[$variant_doc])* $variant),+
-        }
-
-        impl $name {
-            pub(crate) fn as_str(self) -> &'static str {
-                match self {
-                    $(Self::$variant => $word),+
-                }
-            }
-
-            /// Reads the column back; another word is corruption.
-            pub(crate) fn from_stored(word: &str) -> Result<Self, StoreError> {
-                match word {
-                    $($word => Ok(Self::$variant),)+
-                    other => Err(StoreError::Corrupt(format!("{other:?} is not a {}", stringify!($name)))),
-                }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                formatter.write_str(self.as_str())
-            }
-        }
-    };
-}
-
 mod arrays;
 mod backend;
 pub mod channels;
@@ -79,10 +45,11 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
 use sqlx::{AnyPool, Connection, Executor, Transaction};
 
+use crate::domain::cases::UnknownWord;
+
 pub(crate) use events::EventWrite;
 pub(crate) use events::RowKey;
 pub(crate) use grouped::{Inserted, NewEventRow};
-pub(crate) use records::{EventRecord, SourceRecord, UserRecord, UserSummary};
 use sqlite_files::prepare_sqlite_url;
 pub use sqlite_files::sqlite_file;
 
@@ -109,6 +76,12 @@ pub enum StoreError {
     /// A stored value that validation would never have let in.
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
+}
+
+impl From<UnknownWord> for StoreError {
+    fn from(unknown: UnknownWord) -> Self {
+        StoreError::Corrupt(unknown.to_string())
+    }
 }
 
 /// Connections to Hado's database: a pool for reads, and the writer.

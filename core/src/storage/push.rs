@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
 use super::StoreError;
-use super::channels::ChannelKind;
 use super::records::{instant, millis};
+use crate::domain::channel::ChannelKind;
 
 /// The value kept under `name`, storing `made` first when there is none:
 /// the first core to start keeps its key, and every later one reads it.
@@ -30,6 +30,22 @@ pub(crate) async fn server_key(
         .fetch_one(&mut *connection)
         .await?;
     Ok(row.try_get("value")?)
+}
+
+impl super::Store {
+    /// [`server_key`] in a write transaction of its own: what core keeps
+    /// as it starts, before there is an engine.
+    pub(crate) async fn keep_server_key(
+        &self,
+        name: &str,
+        made: &str,
+        now_millis: i64,
+    ) -> Result<String, StoreError> {
+        let mut transaction = self.begin_write().await?;
+        let kept = server_key(&mut transaction, name, made, now_millis).await?;
+        transaction.commit().await?;
+        Ok(kept)
+    }
 }
 
 /// Names one of the user's channels; whether it was theirs.

@@ -8,13 +8,15 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::StoreError;
-use crate::domain::checkpoints::{Ladder, QuietHours};
+use crate::domain::checkpoints::QuietHours;
 use crate::domain::event::{EventSpec, Lifecycle};
+use crate::domain::event_record::EventRecord;
 use crate::domain::fields::{AfterDue, DeepLink, DoneLabel, Login, Title};
 use crate::domain::profile::Locale;
 use crate::domain::reminders::Reminders;
 use crate::domain::state::State;
 use crate::domain::time::{Due, DueAt, StoredDue};
+use crate::domain::user::UserRecord;
 
 pub(crate) fn millis(instant: DateTime<Utc>) -> i64 {
     instant.timestamp_millis()
@@ -43,16 +45,6 @@ fn parse_clock(text: &str) -> Result<NaiveTime, StoreError> {
         .map_err(|_| StoreError::Corrupt(format!("clock time {text:?}")))
 }
 
-/// A user with their settings.
-#[derive(Clone, Debug)]
-pub struct UserRecord {
-    pub id: i64,
-    pub login: Login,
-    pub zone: Tz,
-    pub(crate) quiet: QuietHours,
-    pub(crate) locale: Locale,
-}
-
 impl UserRecord {
     pub(super) fn from_row(row: &AnyRow) -> Result<Self, StoreError> {
         Ok(Self {
@@ -66,51 +58,6 @@ impl UserRecord {
             locale: Locale::from_stored(row.try_get("locale")?),
         })
     }
-}
-
-/// A user as the operator lists them.
-#[derive(Clone, Debug)]
-pub struct UserSummary {
-    pub user: UserRecord,
-    pub has_agent_token: bool,
-    pub(crate) active_events: i64,
-    pub(crate) created_at: DateTime<Utc>,
-}
-
-/// A source as the operator lists it.
-#[derive(Clone, Debug)]
-pub struct SourceRecord {
-    pub name: String,
-    pub has_token: bool,
-    pub events: i64,
-    pub(crate) created_at: DateTime<Utc>,
-}
-
-/// One event with what its replies need from its user and source.
-#[derive(Clone, Debug)]
-pub struct EventRecord {
-    pub id: i64,
-    pub(crate) user_id: i64,
-    pub(crate) login: String,
-    pub(crate) zone: Tz,
-    pub(crate) locale: Locale,
-    pub(crate) source_id: i64,
-    pub source: String,
-    pub source_ref: String,
-    pub(crate) topic: String,
-    pub spec: EventSpec,
-    pub lifecycle: Lifecycle,
-    /// The user's quiet hours, which place the event's checkpoints.
-    pub(crate) quiet: QuietHours,
-    pub reminders: Reminders,
-    pub(crate) created_at: DateTime<Utc>,
-    pub(crate) updated_at: DateTime<Utc>,
-    /// The due moment as stored (milliseconds, in the user's zone when it
-    /// was written): what orders the inbox, and what a page of it continues after.
-    pub(crate) due_ms: i64,
-    /// How many times a person or a source changed the event: action links
-    /// name it ([`crate::links`]).
-    pub(crate) revision: i64,
 }
 
 /// The columns [`EventRecord::from_row`] reads, joined with the event's
@@ -253,17 +200,6 @@ impl EventRecord {
             updated_at: stored_now,
             due_ms: millis(write.due_at),
             revision: 0,
-        }
-    }
-
-    /// The event's checkpoint ladder in its user's zone and quiet hours.
-    pub(crate) fn ladder(&self) -> Ladder {
-        Ladder {
-            due: self.spec.due.at,
-            fire_date: self.spec.fire_date(),
-            after_due: self.spec.after_due,
-            zone: self.zone,
-            quiet: self.quiet,
         }
     }
 }

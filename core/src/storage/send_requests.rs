@@ -11,7 +11,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::records::{instant, millis};
 use super::{Backend, StoreError};
-use crate::storage::channels::ChannelKind;
+use crate::domain::channel::ChannelKind;
 
 /// Why something was sent at a person's request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,9 +3,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::records::{SourceRecord, instant, millis};
+use super::records::{instant, millis};
 use super::{Store, StoreError};
 use crate::domain::fields::SourceName;
+use crate::domain::source::SourceRecord;
 
 impl Store {
     /// Creates a source; `None` when the name is taken.

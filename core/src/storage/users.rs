@@ -4,11 +4,12 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use sqlx::{AnyConnection, Row};
 
-use super::records::{UserRecord, UserSummary, instant, millis, with_states};
+use super::records::{instant, millis, with_states};
 use super::{Store, StoreError};
 use crate::domain::checkpoints::QuietHours;
 use crate::domain::fields::Login;
 use crate::domain::profile::{Locale, format_clock_time};
+use crate::domain::user::{UserRecord, UserSummary};
 
 const SELECT_USER: &str = "SELECT id, login, tz, quiet_start, quiet_end, locale FROM users";
 

@@ -6,10 +6,11 @@ use chrono::{DateTime, Utc};
 
 use hado_runtime::words;
 
+use crate::domain::event_record::EventRecord;
 use crate::domain::state::State;
+use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::storage::{EventRecord, UserRecord};
 
 use crate::telegram::bot::{Bot, CallbackQuery, Update};
 use crate::telegram::messages::{due_words, local, words_for};

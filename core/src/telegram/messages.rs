@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use hado_runtime::wording::{self, Lang};
 use hado_runtime::words::{self, Words};
 
+use crate::domain::event_record::EventRecord;
 use crate::domain::profile::Locale;
 use crate::domain::state::State;
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::storage::EventRecord;
 
 /// The language of a person's replies, from their profile.
 pub(super) fn lang(locale: Locale) -> Lang {

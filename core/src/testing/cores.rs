@@ -307,7 +307,7 @@ impl TestCore {
         let channel = crate::storage::channels::add(
             &mut transaction,
             user.id,
-            crate::storage::channels::ChannelKind::Webhook,
+            crate::domain::channel::ChannelKind::Webhook,
             url,
             Some(&crate::tokens::webhook_secret()),
             now,

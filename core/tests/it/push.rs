@@ -304,9 +304,7 @@ async fn push_reminders_are_sealed_signed_paced_and_quiet_at_night(backend: Back
     })
     .await;
     let morning = service.to("phone");
-    let rent_post = morning[before..]
-        .iter()
-        .find(|posted| posted.headers["topic"] != visa_topic);
+    let rent_post = morning[before..].iter().find(|posted| posted.headers["topic"] != visa_topic);
     let rent_post = rent_post.expect("the held reminder went at the end of quiet hours");
     assert_eq!(rent_post.headers["urgency"], "high", "an event due today is urgent");
 

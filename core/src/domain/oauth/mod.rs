@@ -15,9 +15,11 @@
 
 mod authorization;
 mod clients;
+mod connected_app;
 
 pub(crate) use authorization::{AuthorizationParams, Problem, Server, Unfit, resource, verifies};
 pub(crate) use clients::{ClientKind, ClientMetadata, RegisteredClient, document_url, host_of};
+pub(crate) use connected_app::ConnectedApp;
 
 use chrono::Duration;
 

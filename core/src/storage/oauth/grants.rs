@@ -5,8 +5,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, Row};
 
+use crate::domain::oauth::ConnectedApp;
+use crate::domain::user::UserRecord;
 use crate::storage::StoreError;
-use crate::storage::records::{UserRecord, instant, millis, with_states};
+use crate::storage::records::{instant, millis, with_states};
 
 pub(crate) async fn insert_grant(
     connection: &mut AnyConnection,
@@ -204,16 +206,6 @@ pub(crate) async fn user_by_access_token(
         .fetch_optional(&mut *connection)
         .await?;
     row.map(|row| Ok((UserRecord::from_row(&row)?, row.try_get("attention")?))).transpose()
-}
-
-/// An app the person connected, as Settings lists it.
-#[derive(Clone, Debug)]
-pub(crate) struct ConnectedApp {
-    pub(crate) id: i64,
-    pub(crate) name: String,
-    pub(crate) redirect_uris: String,
-    pub(crate) connected_at: DateTime<Utc>,
-    pub(crate) last_used_at: DateTime<Utc>,
 }
 
 pub(crate) async fn connected_apps(

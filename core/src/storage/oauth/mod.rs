@@ -12,7 +12,7 @@ pub(crate) use clients::{
 };
 pub(crate) use codes::{NewCode, code, insert_code, use_code};
 pub(crate) use grants::{
-    ConnectedApp, RefreshRecord, TokenKind, connected_apps, delete_grant, delete_user_grant,
-    forget_answers, insert_grant, insert_token, refresh_token, revoke_access_tokens, touch_grant,
+    RefreshRecord, TokenKind, connected_apps, delete_grant, delete_user_grant, forget_answers,
+    insert_grant, insert_token, refresh_token, revoke_access_tokens, touch_grant,
     use_refresh_token, user_by_access_token,
 };

@@ -1,0 +1,51 @@
+//! Owns an event as core reads it back: its checked fields and lifecycle
+//! with what its replies and its ladder need from its person and source.
+//! Storage makes it from a row; the engine hands it to the edges.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use super::checkpoints::{Ladder, QuietHours};
+use super::event::{EventSpec, Lifecycle};
+use super::profile::Locale;
+use super::reminders::Reminders;
+
+/// One event with what its replies need from its user and source.
+#[derive(Clone, Debug)]
+pub struct EventRecord {
+    pub id: i64,
+    pub(crate) user_id: i64,
+    pub(crate) login: String,
+    pub(crate) zone: Tz,
+    pub(crate) locale: Locale,
+    pub(crate) source_id: i64,
+    pub source: String,
+    pub source_ref: String,
+    pub(crate) topic: String,
+    pub spec: EventSpec,
+    pub lifecycle: Lifecycle,
+    /// The user's quiet hours, which place the event's checkpoints.
+    pub(crate) quiet: QuietHours,
+    pub reminders: Reminders,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
+    /// The due moment as stored (milliseconds, in the user's zone when it
+    /// was written): what orders the inbox, and what a page of it continues after.
+    pub(crate) due_ms: i64,
+    /// How many times a person or a source changed the event: action links
+    /// name it, so that an old link does not act on a changed event.
+    pub(crate) revision: i64,
+}
+
+impl EventRecord {
+    /// The event's checkpoint ladder in its user's zone and quiet hours.
+    pub(crate) fn ladder(&self) -> Ladder {
+        Ladder {
+            due: self.spec.due.at,
+            fire_date: self.spec.fire_date(),
+            after_due: self.spec.after_due,
+            zone: self.zone,
+            quiet: self.quiet,
+        }
+    }
+}
