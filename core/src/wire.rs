@@ -136,7 +136,7 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         title: spec.title.as_str().to_owned(),
         subtitle: spec.subtitle.clone().unwrap_or_default(),
         due_at: spec.due.text.clone(),
-        fire_at: format_date(spec.fire_date()),
+        fire_at: format_date(spec.preparing_date()),
         after_due: after_due(spec.after_due).into(),
         done_label,
         deep_link: spec.deep_link.as_ref().map(|link| link.as_str().to_owned()).unwrap_or_default(),

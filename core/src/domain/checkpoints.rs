@@ -55,7 +55,7 @@ impl QuietHours {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ladder {
     pub(crate) due: DueAt,
-    pub(crate) fire_date: NaiveDate,
+    pub(crate) preparing_date: NaiveDate,
     pub(crate) after_due: AfterDue,
     pub(crate) zone: Tz,
     pub(crate) quiet: QuietHours,
@@ -76,13 +76,13 @@ impl Ladder {
         let due_day = self.due.day_in(self.zone);
         let mut days: Vec<NaiveDate> = Vec::with_capacity(5);
         for day in [
-            self.fire_date,
+            self.preparing_date,
             add_days(due_day, -7),
             add_days(due_day, -3),
             add_days(due_day, -1),
             due_day,
         ] {
-            if day >= self.fire_date && days.last().is_none_or(|previous| day > *previous) {
+            if day >= self.preparing_date && days.last().is_none_or(|previous| day > *previous) {
                 days.push(day);
             }
         }
@@ -168,7 +168,7 @@ mod tests {
         let mut violations = Violations::default();
         Ladder {
             due: Due::parse("due_at", due_at, &mut violations).unwrap().at,
-            fire_date: NaiveDate::parse_from_str(fire_at, "%Y-%m-%d").unwrap(),
+            preparing_date: NaiveDate::parse_from_str(fire_at, "%Y-%m-%d").unwrap(),
             after_due,
             zone,
             quiet: QuietHours { start: clock(quiet.0), end: clock(quiet.1) },

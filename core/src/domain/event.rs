@@ -33,7 +33,8 @@ pub struct EventSpec {
     pub subtitle: Option<String>,
     pub due: Due,
     /// The fire day as given; `None` means 30 days before the due day.
-    pub(crate) fire_at: Option<NaiveDate>,
+    /// The day preparation starts (the wire's and the column's `fire_at`).
+    pub(crate) preparing_from: Option<NaiveDate>,
     pub(crate) after_due: AfterDue,
     pub(crate) done_label: Option<DoneLabel>,
     pub(crate) deep_link: Option<DeepLink>,
@@ -46,7 +47,7 @@ impl EventSpec {
         let title = Title::parse("title", &raw.title, &mut violations);
         let subtitle = parse_subtitle("subtitle", raw.subtitle.as_deref(), &mut violations);
         let due = Due::parse("due_at", &raw.due_at, &mut violations);
-        let fire_at = raw
+        let preparing_from = raw
             .fire_at
             .as_deref()
             .filter(|text| !text.trim().is_empty())
@@ -58,7 +59,7 @@ impl EventSpec {
             DoneLabel::parse_optional("done_label", raw.done_label.as_deref(), &mut violations);
         let deep_link =
             DeepLink::parse_optional("deep_link", raw.deep_link.as_deref(), &mut violations);
-        if let (Some(due), Some(fire)) = (&due, fire_at) {
+        if let (Some(due), Some(fire)) = (&due, preparing_from) {
             let due_day = due.at.written_day();
             if fire > due_day {
                 violations.refuse(
@@ -73,17 +74,23 @@ impl EventSpec {
             }
         }
         let spec = match (title, due, after_due) {
-            (Some(title), Some(due), Some(after_due)) => {
-                Some(Self { title, subtitle, due, fire_at, after_due, done_label, deep_link })
-            }
+            (Some(title), Some(due), Some(after_due)) => Some(Self {
+                title,
+                subtitle,
+                due,
+                preparing_from,
+                after_due,
+                done_label,
+                deep_link,
+            }),
             _ => None,
         };
         violations.into_result(spec)
     }
 
     /// The day preparation starts: as given, or 30 days before the due day.
-    pub fn fire_date(&self) -> NaiveDate {
-        self.fire_at.unwrap_or_else(|| {
+    pub fn preparing_date(&self) -> NaiveDate {
+        self.preparing_from.unwrap_or_else(|| {
             self.due
                 .at
                 .written_day()
@@ -93,7 +100,7 @@ impl EventSpec {
     }
 
     pub(crate) fn timeline(&self, zone: Tz) -> Timeline {
-        Timeline::new(&self.due.at, self.fire_date(), zone)
+        Timeline::new(&self.due.at, self.preparing_date(), zone)
     }
 
     /// The raw form of these fields, for merging a partial update into them.
@@ -102,7 +109,7 @@ impl EventSpec {
             title: self.title.as_str().to_owned(),
             due_at: self.due.text.clone(),
             subtitle: self.subtitle.clone(),
-            fire_at: self.fire_at.map(format_date),
+            fire_at: self.preparing_from.map(format_date),
             after_due: Some(self.after_due.as_str().to_owned()),
             done_label: self.done_label.as_ref().map(|label| label.as_str().to_owned()),
             deep_link: self.deep_link.as_ref().map(|link| link.as_str().to_owned()),
@@ -211,7 +218,7 @@ pub(crate) fn mark_done(lifecycle: Lifecycle, now: DateTime<Utc>) -> Lifecycle {
 /// Takes Remember back: the event is no longer quiet, so the next checkpoint
 /// reminds as if Remember had not been pressed. A closed event, or one not
 /// remembered, is returned as it is.
-pub(crate) fn take_back_ack(lifecycle: Lifecycle) -> Lifecycle {
+pub(crate) fn take_back_remember(lifecycle: Lifecycle) -> Lifecycle {
     if lifecycle.state.is_active() {
         Lifecycle { quiet_until: None, ..lifecycle }
     } else {
@@ -314,7 +321,7 @@ pub(crate) fn rezoned(lifecycle: Lifecycle, from: Tz, ladder: &Ladder) -> Lifecy
 /// Remember: quiet until the next checkpoint (or, with none left, until the
 /// due moment), or until `wake`, the morning the person chose, when they
 /// are reminded again; a closed or withdrawn event is returned as it is.
-pub(crate) fn mark_ack(
+pub(crate) fn remember(
     lifecycle: Lifecycle,
     ladder: &Ladder,
     now: DateTime<Utc>,
@@ -366,7 +373,7 @@ mod tests {
     #[test]
     fn defaults_are_thirty_days_of_preparation_keep_and_no_label() {
         let event = spec(raw("Visa", "2026-12-14"));
-        assert_eq!(event.fire_date(), NaiveDate::from_ymd_opt(2026, 11, 14).unwrap());
+        assert_eq!(event.preparing_date(), NaiveDate::from_ymd_opt(2026, 11, 14).unwrap());
         assert_eq!(event.after_due, AfterDue::Keep);
         assert_eq!(event.done_label, None);
         assert_eq!(event.subtitle, None);
@@ -527,7 +534,7 @@ mod tests {
         };
         Ladder {
             due: event.due.at,
-            fire_date: event.fire_date(),
+            preparing_date: event.preparing_date(),
             after_due: event.after_due,
             zone: Berlin,
             quiet,
@@ -539,11 +546,11 @@ mod tests {
         let event = spec(raw("Visa", "2026-12-14"));
         let open = Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None };
         // On Dec 3rd the next rung is D−7 = Dec 7th at 08:00 Berlin time.
-        let acked = mark_ack(open, &ladder(&event), utc(NOW), None);
-        assert_eq!(acked.quiet_until, Some(utc("2026-12-07T07:00:00Z")));
-        assert_eq!(acked.state, State::Preparing);
+        let remembered = remember(open, &ladder(&event), utc(NOW), None);
+        assert_eq!(remembered.quiet_until, Some(utc("2026-12-07T07:00:00Z")));
+        assert_eq!(remembered.state, State::Preparing);
         let done = Lifecycle { state: State::Done, closed_at: Some(utc(NOW)), quiet_until: None };
-        assert_eq!(mark_ack(done, &ladder(&event), utc(NOW), None), done);
+        assert_eq!(remember(done, &ladder(&event), utc(NOW), None), done);
     }
 
     #[test]
@@ -584,9 +591,9 @@ mod tests {
             );
         }
         let open = Lifecycle { state: State::Preparing, closed_at: None, quiet_until: None };
-        let acked = mark_ack(open, &ladder, now, wake("2026-12-20").unwrap());
+        let remembered = remember(open, &ladder, now, wake("2026-12-20").unwrap());
         assert_eq!(
-            acked.quiet_until,
+            remembered.quiet_until,
             Some(utc("2026-12-20T07:00:00Z")),
             "past the due day too: an overdue event waits with it"
         );
@@ -602,17 +609,17 @@ mod tests {
         let tokyo: Tz = "Asia/Tokyo".parse().unwrap();
         let ladder = |zone| Ladder {
             due,
-            fire_date: NaiveDate::from_ymd_opt(2026, 12, 10).unwrap(),
+            preparing_date: NaiveDate::from_ymd_opt(2026, 12, 10).unwrap(),
             after_due: AfterDue::Keep,
             zone,
             quiet,
         };
         // Remembered in UTC at 09:00 on the due day: quiet until 13:00 UTC, the hour before.
         let open = Lifecycle { state: State::Today, closed_at: None, quiet_until: None };
-        let acked = mark_ack(open, &ladder(utc_zone), utc("2026-12-14T09:00:00Z"), None);
-        assert_eq!(acked.quiet_until, Some(utc("2026-12-14T13:00:00Z")));
+        let remembered = remember(open, &ladder(utc_zone), utc("2026-12-14T09:00:00Z"), None);
+        assert_eq!(remembered.quiet_until, Some(utc("2026-12-14T13:00:00Z")));
         // In Tokyo the event is due at 14:00 there, 05:00 UTC: the quiet ends at 13:00 Tokyo.
-        let moved = rezoned(acked, utc_zone, &ladder(tokyo));
+        let moved = rezoned(remembered, utc_zone, &ladder(tokyo));
         assert_eq!(moved.quiet_until, Some(utc("2026-12-14T04:00:00Z")));
         assert!(moved.quiet_until.unwrap() <= due.moment_in(tokyo), "never past the deadline");
         // Picked past the due day, the morning stays a morning, past it.

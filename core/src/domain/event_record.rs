@@ -42,7 +42,7 @@ impl EventRecord {
     pub(crate) fn ladder(&self) -> Ladder {
         Ladder {
             due: self.spec.due.at,
-            fire_date: self.spec.fire_date(),
+            preparing_date: self.spec.preparing_date(),
             after_due: self.spec.after_due,
             zone: self.zone,
             quiet: self.quiet,

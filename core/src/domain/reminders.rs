@@ -272,7 +272,7 @@ mod tests {
             let quiet = QuietHours { start: clock(quiet.0), end: clock(quiet.1) };
             let ladder = Ladder {
                 due: spec.due.at,
-                fire_date: spec.fire_date(),
+                preparing_date: spec.preparing_date(),
                 after_due: spec.after_due,
                 zone,
                 quiet,
@@ -492,7 +492,7 @@ mod tests {
         // "Until next week": Monday the 14th is the due day; its morning reminds.
         let now = at(Berlin, "2026-12-10T09:00");
         let wake = at(Berlin, "2026-12-14T08:00");
-        run.lifecycle = crate::domain::event::mark_ack(run.lifecycle, &run.ladder, now, Some(wake));
+        run.lifecycle = crate::domain::event::remember(run.lifecycle, &run.ladder, now, Some(wake));
         run.reminders = run.reminders.remembered(Some(wake));
         assert_eq!(run.reminders.next_reminder(&run.lifecycle, &run.ladder), Some(wake));
         assert_eq!(

@@ -91,7 +91,7 @@ impl State {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Timeline {
     /// The start of the fire day: scheduled → preparing.
-    pub(crate) fire_start: DateTime<Utc>,
+    pub(crate) preparing_start: DateTime<Utc>,
     /// The start of the due day: preparing → today.
     pub(crate) due_day_start: DateTime<Utc>,
     /// The due moment: today → overdue or expired.
@@ -99,9 +99,9 @@ pub(crate) struct Timeline {
 }
 
 impl Timeline {
-    pub(crate) fn new(due: &DueAt, fire_date: NaiveDate, zone: Tz) -> Self {
+    pub(crate) fn new(due: &DueAt, preparing_date: NaiveDate, zone: Tz) -> Self {
         Self {
-            fire_start: start_of_day(zone, fire_date),
+            preparing_start: start_of_day(zone, preparing_date),
             due_day_start: start_of_day(zone, due.day_in(zone)),
             due_moment: due.moment_in(zone),
         }
@@ -118,7 +118,7 @@ impl Timeline {
             }
         } else if now >= self.due_day_start {
             State::Today
-        } else if now >= self.fire_start {
+        } else if now >= self.preparing_start {
             State::Preparing
         } else {
             State::Scheduled
@@ -127,7 +127,7 @@ impl Timeline {
 
     /// The next instant after `now` at which the open state changes.
     pub(crate) fn next_change_after(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        [self.fire_start, self.due_day_start, self.due_moment]
+        [self.preparing_start, self.due_day_start, self.due_moment]
             .into_iter()
             .filter(|instant| *instant > now)
             .min()

@@ -492,7 +492,7 @@ mod tests {
     }
 
     #[test]
-    fn fire_dates_are_plain_dates() {
+    fn preparation_days_are_plain_dates() {
         let mut violations = Violations::default();
         assert!(parse_date("fire_at", "2026-12-01", &mut violations).is_some());
         assert!(parse_date("fire_at", "2026-12-01T10:00", &mut violations).is_none());

@@ -23,7 +23,7 @@ impl Engine {
     }
 
     /// Remember, on an event of any source.
-    pub async fn mark_ack(
+    pub async fn remember(
         &self,
         user: &UserRecord,
         id: i64,
@@ -39,7 +39,7 @@ impl Engine {
         let wake = remember.wake(&ladder, now).map_err(|problem| {
             CoreError::invalid_because("until", Reason::RememberDayOutOfRange, problem)
         })?;
-        let lifecycle = event::mark_ack(record.lifecycle, &ladder, now, wake);
+        let lifecycle = event::remember(record.lifecycle, &ladder, now, wake);
         let reminders = record.reminders.remembered(wake);
         if lifecycle == record.lifecycle && reminders == record.reminders {
             return Ok(record);
@@ -48,12 +48,12 @@ impl Engine {
     }
 
     /// Takes Remember back, on an event of any source.
-    pub async fn take_back_ack(
+    pub async fn take_back_remember(
         &self,
         user: &UserRecord,
         id: i64,
     ) -> Result<EventRecord, CoreError> {
-        self.act(user, id, |record, _| event::take_back_ack(record.lifecycle)).await
+        self.act(user, id, |record, _| event::take_back_remember(record.lifecycle)).await
     }
 
     /// Reopens a done event of any source, or the user's own deleted one:

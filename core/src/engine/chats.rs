@@ -194,7 +194,7 @@ impl Engine {
         let acted = match action {
             ButtonAction::Done => self.mark_done(&user, button.event_id).await,
             ButtonAction::Remember(remember) => {
-                self.mark_ack(&user, button.event_id, remember).await
+                self.remember(&user, button.event_id, remember).await
             }
         };
         Ok(acted.ok().map(|event| Pressed { action, event }))

@@ -166,7 +166,7 @@ impl Engine {
         let event = match link.action {
             LinkAction::Done => self.mark_done(&user, link.event_id).await?,
             LinkAction::Remember => {
-                self.mark_ack(&user, link.event_id, RememberFor::NextCheckpoint).await?
+                self.remember(&user, link.event_id, RememberFor::NextCheckpoint).await?
             }
         };
         Ok((link, user, event))

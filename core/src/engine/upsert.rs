@@ -109,7 +109,7 @@ pub(super) fn decide(
     let timeline = spec.timeline(user.zone);
     let ladder = Ladder {
         due: spec.due.at,
-        fire_date: spec.fire_date(),
+        preparing_date: spec.preparing_date(),
         after_due: spec.after_due,
         zone: user.zone,
         quiet: user.quiet,

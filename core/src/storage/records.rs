@@ -131,7 +131,7 @@ impl EventRecord {
             title: Title::from_stored(row.try_get("title")?),
             subtitle: row.try_get("subtitle")?,
             due: Due { at: due_at, text: row.try_get("due_at")? },
-            fire_at: fire_at.as_deref().map(parse_date).transpose()?,
+            preparing_from: fire_at.as_deref().map(parse_date).transpose()?,
             after_due: AfterDue::from_stored(row.try_get("after_due")?),
             done_label: row.try_get::<Option<String>, _>("done_label")?.map(DoneLabel::from_stored),
             deep_link: row.try_get::<Option<String>, _>("deep_link")?.map(DeepLink::from_stored),

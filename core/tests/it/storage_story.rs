@@ -225,7 +225,7 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
         .unwrap();
     assert_eq!(created.source, "manual");
     assert!(created.source_ref.starts_with("manual:"));
-    assert_eq!(created.spec.fire_date().to_string(), "2026-11-10");
+    assert_eq!(created.spec.preparing_date().to_string(), "2026-11-10");
     assert_eq!(created.lifecycle.state, State::Preparing);
 
     // An update merges the given fields; a blank subtitle clears it.
@@ -264,13 +264,14 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     );
 
     // Remember quiets until the next checkpoint: D−7, Dec 3rd at 08:00 Berlin time.
-    let acked = engine.mark_ack(&anna, created.id, RememberFor::NextCheckpoint).await.unwrap();
-    assert_eq!(acked.lifecycle.quiet_until, Some(utc("2026-12-03T07:00:00Z")));
+    let remembered_once =
+        engine.remember(&anna, created.id, RememberFor::NextCheckpoint).await.unwrap();
+    assert_eq!(remembered_once.lifecycle.quiet_until, Some(utc("2026-12-03T07:00:00Z")));
 
     // The scheduler wakes for the next checkpoint or state change, whichever
     // comes first: here the D−7 checkpoint that Remember quieted until.
     assert_eq!(engine.earliest_check().await.unwrap(), Some(utc("2026-12-03T07:00:00Z")));
-    assert!(!acked.reminders.needs_attention());
+    assert!(!remembered_once.reminders.needs_attention());
     // Back after a week away: one pass advances the state and fires only the
     // latest missed checkpoint, which asks for attention.
     test.clock.set(utc("2026-12-10T07:00:00Z"));
@@ -299,7 +300,7 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
         "the unanswered reminder repeats 3 hours on"
     );
     // Remember ends the attention and its repeats until the next checkpoint.
-    let remembered = engine.mark_ack(&anna, created.id, RememberFor::NextCheckpoint).await.unwrap();
+    let remembered = engine.remember(&anna, created.id, RememberFor::NextCheckpoint).await.unwrap();
     assert_eq!(
         (remembered.reminders.attention_since, remembered.reminders.repeat_at),
         (None, None)

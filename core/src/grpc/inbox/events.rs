@@ -106,7 +106,7 @@ pub(super) async fn mark_ack(
     body: v1::MarkAckRequest,
 ) -> Result<v1::Event, CoreError> {
     let remember = wire::remember_for(body.until.as_deref())?;
-    Ok(wire::event(&inbox.engine.mark_ack(&caller.user, body.id, remember).await?))
+    Ok(wire::event(&inbox.engine.remember(&caller.user, body.id, remember).await?))
 }
 
 pub(super) async fn take_back_ack(
@@ -114,7 +114,7 @@ pub(super) async fn take_back_ack(
     caller: UserCaller,
     body: v1::EventId,
 ) -> Result<v1::Event, CoreError> {
-    Ok(wire::event(&inbox.engine.take_back_ack(&caller.user, body.id).await?))
+    Ok(wire::event(&inbox.engine.take_back_remember(&caller.user, body.id).await?))
 }
 
 pub(super) async fn reopen(
