@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
+use hado_gateway::client::{Core, CoreChannel, MAX_REPLY_BYTES};
+use hado_gateway::known_tokens::KnownTokens;
+use hado_gateway::per_minute::PerMinute;
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::links_client::LinksClient;
 use hado_proto::v1::o_auth_client::OAuthClient;
-use hado_runtime::client::{Core, CoreChannel, MAX_REPLY_BYTES};
-use hado_runtime::known_tokens::KnownTokens;
-use hado_runtime::per_minute::PerMinute;
 use hado_runtime::settings::ConfigError;
 use tonic::service::interceptor::InterceptedService;
 

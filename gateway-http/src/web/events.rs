@@ -252,7 +252,7 @@ async fn save_event(
 ) -> Response {
     let mut form = EventForm::from_input(id, &input, session.viewer.today);
     let saved = match id {
-        None => session.inbox.create_event(hado_runtime::cores::once(form.fields())).await,
+        None => session.inbox.create_event(hado_gateway::cores::once(form.fields())).await,
         Some(id) => session.inbox.update_event(form.change(id)).await,
     };
     match saved {

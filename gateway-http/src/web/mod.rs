@@ -26,7 +26,7 @@ mod said;
 mod settings;
 pub(crate) mod view;
 
-pub(crate) use hado_runtime::words;
+pub(crate) use hado_words as words;
 
 pub(crate) use answers::{ack, delete, done, reopen, take_back_ack};
 pub(crate) use app::{THEME_DARK, THEME_LIGHT, icon, manifest, offline, service_worker};
@@ -65,9 +65,9 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use tonic::Code;
 use tonic_types::StatusExt;
 
+use hado_gateway::client::Failure;
 use hado_proto::v1;
 use hado_proto::v1::EventState;
-use hado_runtime::client::Failure;
 
 use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::error::ApiError;
@@ -170,7 +170,7 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
             );
             page.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS),
+                axum::http::HeaderValue::from(hado_gateway::client::RETRY_AFTER_SECONDS),
             );
             page
         }

@@ -9,7 +9,7 @@ use super::*;
 static ZONES: LazyLock<Vec<chrono_tz::Tz>> = LazyLock::new(|| {
     chrono_tz::TZ_VARIANTS
         .iter()
-        .filter(|zone| hado_runtime::wording::is_current_zone(zone.name()))
+        .filter(|zone| hado_words::wording::is_current_zone(zone.name()))
         .copied()
         .collect()
 });
