@@ -199,6 +199,32 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
     }
 }
 
+/// Core's reply to one of a page's calls, or the page that says why it
+/// failed, in `t`'s words: the step every page takes with a call, as
+/// `AppState::call` is for the JSON routes.
+pub(crate) async fn call<T>(
+    state: &AppState,
+    t: &'static Words,
+    reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<T, Response> {
+    reply.await.map(tonic::Response::into_inner).map_err(|status| failure_page(state, t, &status))
+}
+
+/// As [`call`], but a refusal with one of the `kept` codes comes back for
+/// the page to show beside its form; any other failure is its own page.
+pub(crate) async fn call_keeping<T>(
+    state: &AppState,
+    t: &'static Words,
+    kept: &[Code],
+    reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<Result<T, tonic::Status>, Response> {
+    match reply.await {
+        Ok(reply) => Ok(Ok(reply.into_inner())),
+        Err(status) if kept.contains(&status.code()) => Ok(Err(status)),
+        Err(status) => Err(failure_page(state, t, &status)),
+    }
+}
+
 /// Puts core's refusal next to the fields it names, or above the form.
 fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>, String) {
     let error = ApiError::from_core(&state.core, status);
@@ -265,11 +291,7 @@ impl Session {
             })?;
         let mut inbox =
             state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
-        let profile = inbox
-            .get_profile(v1::GetProfileRequest {})
-            .await
-            .map_err(|status| failure_page(state, &words::EN, &status))?
-            .into_inner();
+        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
         let t = words::for_locale(&profile.locale);
         Ok(Self { login, viewer: Viewer::new(profile), t, inbox })
     }
@@ -287,10 +309,7 @@ impl Session {
 
     /// The person's event `id`, or the page that says why it cannot be shown.
     async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
-        match self.inbox.get_event(v1::EventId { id }).await {
-            Ok(event) => Ok(event.into_inner()),
-            Err(status) => Err(failure_page(state, self.t, &status)),
-        }
+        call(state, self.t, self.inbox.get_event(v1::EventId { id })).await
     }
 }
 
