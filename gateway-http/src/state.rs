@@ -101,16 +101,15 @@ impl AppState {
         })
     }
 
-    pub(crate) fn failed(&self, status: &tonic::Status) -> ApiError {
-        ApiError::from_core(&self.core, status)
-    }
-
     /// Core's reply to one call, or its refusal as the API's error: the
     /// step every JSON route takes with a call.
     pub(crate) async fn call<T>(
         &self,
         reply: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     ) -> Result<T, ApiError> {
-        reply.await.map(tonic::Response::into_inner).map_err(|status| self.failed(&status))
+        reply
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(|status| ApiError::from_core(&self.core, &status))
     }
 }
