@@ -10,12 +10,15 @@ WORKDIR /src
 # Hado's own code does not rebuild them.
 COPY Cargo.toml Cargo.lock ./
 COPY proto/ proto/
+COPY words/Cargo.toml words/
+COPY views/Cargo.toml views/
 COPY runtime/Cargo.toml runtime/
+COPY gateway/Cargo.toml gateway/
 COPY core/Cargo.toml core/
 COPY gateway-http/Cargo.toml gateway-http/
 COPY gateway-mcp/Cargo.toml gateway-mcp/
 COPY cli/Cargo.toml cli/
-RUN for crate in runtime core gateway-http gateway-mcp cli; do \
+RUN for crate in words views runtime gateway core gateway-http gateway-mcp cli; do \
         mkdir -p $crate/src $crate/benches && echo "fn main() {}" > $crate/src/main.rs && touch $crate/src/lib.rs; \
     done \
  && echo "fn main() {}" > core/benches/core.rs \
@@ -24,11 +27,11 @@ RUN for crate in runtime core gateway-http gateway-mcp cli; do \
  && echo "fn main() {}" > cli/benches/memory.rs \
  && echo "fn main() {}" > cli/benches/floods.rs \
  && cargo build --release --locked -p hado \
- && rm -rf runtime/src core/src gateway-http/src gateway-mcp/src cli/src
+ && rm -rf words/src views/src runtime/src gateway/src core/src gateway-http/src gateway-mcp/src cli/src
 
 # Then Hado itself.
 COPY . .
-RUN touch runtime/src/lib.rs core/src/lib.rs gateway-http/src/lib.rs gateway-mcp/src/lib.rs cli/src/main.rs \
+RUN touch words/src/lib.rs views/src/lib.rs runtime/src/lib.rs gateway/src/lib.rs core/src/lib.rs gateway-http/src/lib.rs gateway-mcp/src/lib.rs cli/src/main.rs \
  && cargo build --release --locked -p hado
 
 FROM debian:bookworm-slim

@@ -10,7 +10,7 @@ use hado_proto::errors::{ErrorCode, STORAGE_UNAVAILABLE};
 use tonic::Status;
 use tonic_types::{ErrorDetails, FieldViolation, LocalizedMessage, StatusExt};
 
-use hado_runtime::words::{self, Words};
+use hado_words::{self as words, Words};
 
 use crate::domain::profile::Locale;
 use crate::domain::violations::{Reason, Violations};

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
-use hado_runtime::views::ClientEvent;
+use hado_views::ClientEvent;
 
 use crate::auth::SourceCredential;
 use crate::error::{ApiError, ApiJson};

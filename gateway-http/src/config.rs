@@ -4,8 +4,9 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use hado_gateway::{Limits, TrustedProxies};
+use hado_runtime::AllowedHosts;
 use hado_runtime::settings::{self, ConfigError, Lookup, read};
-use hado_runtime::{AllowedHosts, Limits, TrustedProxies};
 
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 
@@ -65,7 +66,7 @@ impl HttpConfig {
         let mcp_url = read(lookup, "HADO_MCP_URL").or(proxied_mcp);
         Ok(Self {
             addr: settings::socket_addr(lookup, "HADO_HTTP_ADDR", DEFAULT_HTTP_ADDR)?,
-            core_url: settings::core_url(lookup)?,
+            core_url: hado_gateway::client::core_url(lookup)?,
             gateway_token: Secret(settings::secret(lookup, "HADO_GATEWAY_TOKEN")?),
             trusted_proxies,
             local_user: read(lookup, "HADO_LOCAL_USER"),

@@ -13,11 +13,11 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, ORIGIN};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use hado_runtime::headers::SecurityHeaders;
+use hado_gateway::headers::SecurityHeaders;
 
+use hado_gateway::known_tokens::TokenDigest;
 use hado_proto::v1;
 use hado_runtime::hosts::same_origin;
-use hado_runtime::known_tokens::TokenDigest;
 
 use crate::auth::SourceCredential;
 use crate::error::{ApiError, is_json};

@@ -8,14 +8,14 @@ use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use hado_runtime::json::BodyProblem;
+use hado_gateway::json::BodyProblem;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tonic::Status;
 use tonic_types::StatusExt;
 
-use hado_runtime::client::{Core, Failure};
+use hado_gateway::client::{Core, Failure};
 
 /// Every error the API answers, as JSON.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -131,7 +131,7 @@ impl IntoResponse for ApiError {
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             response
                 .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+                .insert(RETRY_AFTER, HeaderValue::from(hado_gateway::client::RETRY_AFTER_SECONDS));
         }
         response
     }
@@ -172,7 +172,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
             )
         })?;
         let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
-        let value = match hado_runtime::json::parse(text) {
+        let value = match hado_gateway::json::parse(text) {
             Ok(value) => value,
             Err(problem @ BodyProblem::Syntax(_)) => {
                 return Err(ApiError::new(StatusCode::BAD_REQUEST, problem.to_string()));

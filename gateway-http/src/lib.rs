@@ -127,7 +127,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(
             "/up",
             get(|axum::extract::State(state): axum::extract::State<AppState>| async move {
-                hado_runtime::up::answer(&state.core).await
+                hado_gateway::up::answer(&state.core).await
             }),
         )
         .fallback(web::not_found)
@@ -150,7 +150,7 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let (limits, proxies) = (config.limits, config.trusted_proxies.clone());
     let app = router(AppState::new(config)?);
-    hado_runtime::serve(listener, app, limits, proxies, shutdown).await.map_err(RunError::Serve)
+    hado_gateway::serve(listener, app, limits, proxies, shutdown).await.map_err(RunError::Serve)
 }
 
 #[derive(Debug, thiserror::Error)]

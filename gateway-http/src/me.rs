@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
-use hado_runtime::views::{Deleted, Profile, UserEvent};
+use hado_views::{Deleted, Profile, UserEvent};
 
 use crate::auth::InboxUser;
 use crate::error::{ApiError, ApiJson};
@@ -210,7 +210,7 @@ pub(crate) async fn create(
         deep_link: new.deep_link,
     };
     let event =
-        state.call(state.inbox(&login)?.create_event(hado_runtime::cores::once(fields))).await?;
+        state.call(state.inbox(&login)?.create_event(hado_gateway::cores::once(fields))).await?;
     Ok((StatusCode::CREATED, axum::Json(UserEvent::from(&event))))
 }
 

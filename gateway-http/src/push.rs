@@ -61,12 +61,7 @@ pub(crate) async fn key(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
 ) -> Result<axum::Json<PushKey>, ApiError> {
-    let listed = state
-        .inbox(&login)?
-        .list_channels(v1::ListChannelsRequest {})
-        .await
-        .map_err(|status| state.failed(&status))?
-        .into_inner();
+    let listed = state.call(state.inbox(&login)?.list_channels(v1::ListChannelsRequest {})).await?;
     if listed.push_public_key.is_empty() {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -94,15 +89,11 @@ pub(crate) async fn subscribe(
         expiration_time: subscription.expiration_time,
         user_agent,
     };
-    let channel = state
-        .inbox(&login)?
-        .add_push(request)
-        .await
-        .map_err(|status| state.failed(&status))?
-        .into_inner();
+    let channel = state.call(state.inbox(&login)?.add_push(request)).await?;
     let view = PushChannel {
         id: channel.id,
-        kind: "push",
+        // Core's word for the kind, as every other channel list says it.
+        kind: channel.kind().word(),
         name: channel.name,
         endpoint: channel.target,
         enabled: channel.enabled,

@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
+use hado_gateway::client::{Core, CoreChannel, MAX_REPLY_BYTES};
+use hado_gateway::known_tokens::KnownTokens;
+use hado_gateway::per_minute::PerMinute;
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::links_client::LinksClient;
 use hado_proto::v1::o_auth_client::OAuthClient;
-use hado_runtime::client::{Core, CoreChannel, MAX_REPLY_BYTES};
-use hado_runtime::known_tokens::KnownTokens;
-use hado_runtime::per_minute::PerMinute;
 use hado_runtime::settings::ConfigError;
 use tonic::service::interceptor::InterceptedService;
 
@@ -101,16 +101,15 @@ impl AppState {
         })
     }
 
-    pub(crate) fn failed(&self, status: &tonic::Status) -> ApiError {
-        ApiError::from_core(&self.core, status)
-    }
-
     /// Core's reply to one call, or its refusal as the API's error: the
     /// step every JSON route takes with a call.
     pub(crate) async fn call<T>(
         &self,
         reply: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     ) -> Result<T, ApiError> {
-        reply.await.map(tonic::Response::into_inner).map_err(|status| self.failed(&status))
+        reply
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(|status| ApiError::from_core(&self.core, &status))
     }
 }

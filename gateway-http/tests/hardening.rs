@@ -17,9 +17,9 @@ use tokio::net::TcpStream;
 
 use common::Gateway;
 use hado_core::testing::{Backend, TestCore};
+use hado_gateway::Limits;
+use hado_gateway::TrustedProxies;
 use hado_gateway_http::config::{HttpConfig, Secret};
-use hado_runtime::Limits;
-use hado_runtime::TrustedProxies;
 
 const NOW: &str = "2026-12-01T10:00:00Z";
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
 use hado_proto::v1::EventState;
-use hado_runtime::views::UserEvent;
+use hado_views::UserEvent;
 
 /// The field descriptions `create_event` and `update_event` share.
 const DUE_AT: &str = "When it is due. YYYY-MM-DD for a whole day; YYYY-MM-DDTHH:MM for a local time that follows the user's time zone; YYYY-MM-DDTHH:MM+HH:MM (with an offset) for a fixed instant. Give an offset only when the event is tied to a place (a flight, an appointment in another city).";

@@ -4,11 +4,14 @@
 
 use std::net::SocketAddr;
 
-use hado_runtime::settings::{self, ConfigError, Lookup, core_url};
-use hado_runtime::{AllowedHosts, Limits, TrustedProxies};
+pub use hado_gateway::client::DEFAULT_CORE_URL;
+use hado_gateway::client::core_url;
+use hado_gateway::{Limits, TrustedProxies};
+use hado_runtime::AllowedHosts;
+use hado_runtime::settings::{self, ConfigError, Lookup};
 
-pub use hado_runtime::settings::DEFAULT_CORE_URL;
-pub use hado_runtime::settings::DEFAULT_MCP_ADDR;
+/// Where gateway-mcp listens by default.
+pub const DEFAULT_MCP_ADDR: &str = "127.0.0.1:8081";
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
 
 #[derive(Clone, Debug)]

@@ -1,13 +1,13 @@
 //! Owns what is particular about the agent's calls to core: the agent's
 //! token, attached to each call. The channel itself and what a failure means
-//! are shared with the other gateway (`hado_runtime::client`).
+//! are shared with the other gateway (`hado_gateway::client`).
 
-use hado_runtime::client::CoreChannel;
+use hado_gateway::client::CoreChannel;
 use tonic::service::interceptor::InterceptedService;
 
+pub(crate) use hado_gateway::client::{Core, Failure, MAX_REPLY_BYTES};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
-pub(crate) use hado_runtime::client::{Core, Failure, MAX_REPLY_BYTES};
 
 use hado_proto::metadata::{AGENT_TOKEN_PREFIX, OAUTH_ACCESS_PREFIX};
 

@@ -34,7 +34,7 @@ use crate::core_link::Core;
 use crate::guard::{self, Guard, INVALID_REQUEST};
 use crate::metrics::count;
 use crate::tools::{HadoMcp, SessionToken};
-use hado_runtime::known_tokens::TokenDigest;
+use hado_gateway::known_tokens::TokenDigest;
 
 /// Open streams at most, over all tokens; each holds a tool server.
 const MAX_STREAMS: usize = 256;

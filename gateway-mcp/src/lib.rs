@@ -95,7 +95,7 @@ async fn up(
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
     match hosts.admit(&headers, &uri) {
-        Ok(_) => hado_runtime::up::answer(&core).await,
+        Ok(_) => hado_gateway::up::answer(&core).await,
         Err(refusal) => {
             guard::refusal(axum::http::StatusCode::MISDIRECTED_REQUEST, &refusal.to_string(), None)
                 .into_response()
@@ -106,8 +106,8 @@ async fn up(
 /// The headers every reply carries, as gateway-http's do: this server
 /// serves JSON and event streams, never a page, so nothing may load it
 /// into a frame or run from it.
-const SECURITY_HEADERS: hado_runtime::headers::SecurityHeaders =
-    hado_runtime::headers::SecurityHeaders {
+const SECURITY_HEADERS: hado_gateway::headers::SecurityHeaders =
+    hado_gateway::headers::SecurityHeaders {
         content_security_policy: "default-src 'none'; frame-ancestors 'none'",
         referrer_policy: "no-referrer",
     };
@@ -149,7 +149,7 @@ pub async fn run(
         shutdown.await;
         stopping.cancel();
     };
-    hado_runtime::serve(listener, app, config.limits, config.trusted_proxies.clone(), shutdown)
+    hado_gateway::serve(listener, app, config.limits, config.trusted_proxies.clone(), shutdown)
         .await
         .map_err(RunError::Serve)
 }
@@ -249,7 +249,7 @@ pub async fn main_entry(arguments: Arguments) -> ExitCode {
     process::init_logging();
     if arguments.stdio {
         let started = match (
-            settings::core_url(&settings::environment),
+            hado_gateway::client::core_url(&settings::environment),
             settings::read(&settings::environment, "HADO_AGENT_TOKEN"),
         ) {
             (Ok(core_url), Some(token)) => run_stdio(&core_url, &token).await,

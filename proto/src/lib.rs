@@ -3,7 +3,8 @@
 //! keys every call carries, what each code of a failed call means at every
 //! edge (`errors`) and the conversions between the wire's types and
 //! Rust's. Nothing else: no HTTP, no MCP, no view of an event; how a process
-//! runs, and what its edges show, is `hado-runtime`'s and the gateways'.
+//! runs, and what its edges show, is `hado-runtime`'s, `hado-views`' and
+//! the gateways'.
 
 /// Generated from `hado/v1/*.proto`, and kept in the repository so that a
 /// build needs no protobuf compiler; `tests/generated.rs` keeps it current.

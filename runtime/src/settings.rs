@@ -72,24 +72,6 @@ pub fn secret(lookup: Lookup<'_>, variable: &'static str) -> Result<String, Conf
     Ok(value)
 }
 
-pub const DEFAULT_CORE_URL: &str = "http://127.0.0.1:50051";
-/// Where gateway-mcp listens by default; gateway-http names it in the connect line.
-pub const DEFAULT_MCP_ADDR: &str = "127.0.0.1:8081";
-
-/// Reads `HADO_CORE_URL`, where a gateway finds core, accepting a bare
-/// `host:port` as plain HTTP.
-pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
-    let value = read(lookup, "HADO_CORE_URL").unwrap_or_else(|| DEFAULT_CORE_URL.to_owned());
-    let url = if value.contains("://") { value.clone() } else { format!("http://{value}") };
-    if host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(ConfigError {
-            variable: "HADO_CORE_URL",
-            problem: format!("{value:?} is not a URL such as {DEFAULT_CORE_URL}"),
-        });
-    }
-    Ok(url)
-}
-
 /// An address setting (`HADO_PUBLIC_URL`, `HADO_WEB_URL`): an absolute URL
 /// with a host, kept without its trailing slash.
 pub fn url(lookup: Lookup<'_>, variable: &'static str) -> Result<Option<String>, ConfigError> {

@@ -1,6 +1,6 @@
 //! Three `hado core` processes on one database behind one name, as
 //! `compose up --scale core=3` runs them, and a writer going through the
-//! gateways' own channel (`hado_runtime::client::Core`) at a steady rate.
+//! gateways' own channel (`hado_gateway::client::Core`) at a steady rate.
 //! One core is killed with SIGKILL mid-load and started again, then another
 //! is stopped: no write fails, and every acknowledged event is stored.
 
@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use hado_core::testing::{
     ADMIN_TOKEN, Backend, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, source_event,
 };
+use hado_gateway::client::{Core, Resolve};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
-use hado_runtime::client::{Core, Resolve};
 
 use crate::common::{HADO, Running, STARTING, Signal, core_on, free_port, signal, spawn};
 use hado_core::testing::wait_until_serving;

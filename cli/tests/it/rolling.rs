@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 use hado_core::testing::{
     ADMIN_TOKEN, Backend, GATEWAY_TOKEN, TestDatabase, runs, source_event, tool_available,
 };
+use hado_gateway::client::{Core, Resolve};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
-use hado_runtime::client::{Core, Resolve};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 

@@ -15,7 +15,7 @@ use lettre::Message;
 use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart};
 
-use hado_runtime::words::Words;
+use hado_words::Words;
 
 use super::email::Mailer;
 use crate::domain::channel::ChannelRecord;

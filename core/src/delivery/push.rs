@@ -169,7 +169,7 @@ fn notification(
         }
         return Ok(Notification {
             actions: Vec::new(),
-            body: hado_runtime::words::both(|t| t.test_message),
+            body: hado_words::both(|t| t.test_message),
             event: None,
             renotify: false,
             state: None,

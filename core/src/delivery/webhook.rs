@@ -7,7 +7,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
-use hado_runtime::views::ClientEvent;
+use hado_views::ClientEvent;
 
 use crate::domain::delivery::ClaimedDelivery;
 use crate::domain::event_record::EventRecord;

@@ -5,7 +5,7 @@
 use chrono::NaiveTime;
 use chrono_tz::Tz;
 
-use hado_runtime::wording::{ZONE_AREAS, canonical_zone};
+use hado_words::wording::{ZONE_AREAS, canonical_zone};
 
 use super::violations::{Reason, Violations};
 use crate::domain::text::quoted;

@@ -116,7 +116,7 @@ fn refusal(
     spent: Spent,
     now: DateTime<Utc>,
 ) -> CoreError {
-    let t = hado_runtime::words::for_locale(user.locale.as_str());
+    let t = hado_words::for_locale(user.locale.as_str());
     let (count, again) = match spent {
         Spent::Target { count, again } | Spent::Person { count, again } => (count, again),
     };
@@ -159,7 +159,7 @@ fn refusal(
 }
 
 /// A wait as a person reads it: minutes, rounded up, or hours past two.
-fn wait_words(t: &hado_runtime::words::Words, wait: std::time::Duration) -> String {
+fn wait_words(t: &hado_words::Words, wait: std::time::Duration) -> String {
     let minutes = wait.as_secs().div_ceil(60).max(1);
     if minutes <= 120 {
         t.wait_minutes.replace("{n}", &minutes.to_string())
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_wait_reads_in_minutes_then_in_hours() {
-        let t = &hado_runtime::words::EN;
+        let t = &hado_words::EN;
         let minutes = |n: u64| wait_words(t, std::time::Duration::from_secs(n * 60));
         assert_eq!(minutes(0), "1 min");
         assert_eq!(minutes(10), "10 min");

@@ -170,7 +170,7 @@ impl Engine {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let channel = self.own_channel(&mut transaction, user, id).await?;
-        let t = hado_runtime::words::for_locale(user.locale.as_str());
+        let t = hado_words::for_locale(user.locale.as_str());
         if channel.confirmed_at.is_none() {
             return Err(CoreError::NotNow {
                 message: format!(

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use hado_runtime::words;
+use hado_words as words;
 
 use crate::domain::event_record::EventRecord;
 use crate::domain::state::State;

@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use hado_runtime::wording::{self, Lang};
-use hado_runtime::words::{self, Words};
+use hado_words::wording::{self, Lang};
+use hado_words::{self as words, Words};
 
 use crate::domain::event_record::EventRecord;
 use crate::domain::profile::Locale;

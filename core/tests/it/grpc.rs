@@ -901,7 +901,7 @@ async fn action_links_act_once_as_the_events_user(backend: Backend) {
     let words = expired.get_details_localized_message().unwrap();
     assert_eq!(
         (words.locale.as_str(), words.message.as_str()),
-        ("ru", hado_runtime::words::RU.link_expired)
+        ("ru", hado_words::RU.link_expired)
     );
     core.stop().await;
 }
@@ -1007,7 +1007,7 @@ async fn a_bidi_control_in_a_title_is_refused_and_nothing_is_written(backend: Ba
     let words = violation.localized_message.expect("the person's words");
     assert_eq!(
         (words.locale.as_str(), words.message.as_str()),
-        ("en", hado_runtime::words::EN.refusal_bidi)
+        ("en", hado_words::EN.refusal_bidi)
     );
     let mut subtitle = fields("Invoice", "2026-12-14");
     subtitle.subtitle = Some("from \u{2067}the bank".into());

@@ -29,41 +29,43 @@ pub(super) fn at_card(event: &v1::Event) -> String {
 /// Done, Remember, Delete, Reopen and taking Remember back: one call, then
 /// back to the inbox, which says what happened (`said`): at the card when it
 /// is still there, at the top when it left.
-async fn act(state: AppState, mut session: Session, id: i64, action: CardAction) -> Response {
-    let event = |reply: Result<tonic::Response<v1::Event>, tonic::Status>| {
-        reply.map(tonic::Response::into_inner)
-    };
-    let back = match &action {
+async fn act(
+    state: AppState,
+    mut session: Session,
+    id: i64,
+    action: CardAction,
+) -> Result<Response, Response> {
+    let (t, inbox) = (session.t, &mut session.inbox);
+    let (to, said) = match action {
         CardAction::Done => {
-            session.inbox.mark_done(v1::EventId { id }).await.map(|_| ("/".to_owned(), Said::Done))
+            call(&state, t, inbox.mark_done(v1::EventId { id })).await?;
+            ("/".to_owned(), Said::Done)
         }
-        CardAction::Delete => session
-            .inbox
-            .delete_event(v1::EventId { id })
-            .await
-            .map(|_| ("/".to_owned(), Said::Deleted)),
+        CardAction::Delete => {
+            call(&state, t, inbox.delete_event(v1::EventId { id })).await?;
+            ("/".to_owned(), Said::Deleted)
+        }
         CardAction::Remember(until) => {
-            event(session.inbox.mark_ack(v1::MarkAckRequest { id, until: until.clone() }).await)
-                .map(|event| (at_card(&event), Said::Remembered))
+            let event = call(&state, t, inbox.mark_ack(v1::MarkAckRequest { id, until })).await?;
+            (at_card(&event), Said::Remembered)
         }
-        CardAction::Reopen => event(session.inbox.reopen_event(v1::EventId { id }).await)
-            .map(|event| (at_card(&event), Said::Reopened)),
+        CardAction::Reopen => {
+            let event = call(&state, t, inbox.reopen_event(v1::EventId { id })).await?;
+            (at_card(&event), Said::Reopened)
+        }
         CardAction::TakeBackRemember => {
-            event(session.inbox.take_back_ack(v1::EventId { id }).await)
-                .map(|event| (at_card(&event), Said::Unremembered))
+            let event = call(&state, t, inbox.take_back_ack(v1::EventId { id })).await?;
+            (at_card(&event), Said::Unremembered)
         }
     };
-    match back {
-        Ok((to, said)) => redirect_saying(&to, said, id),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+    Ok(redirect_saying(&to, said, id))
 }
 
 pub(crate) async fn done(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,
-) -> Response {
+) -> Result<Response, Response> {
     act(state, session, id, CardAction::Done).await
 }
 
@@ -73,7 +75,7 @@ pub(crate) async fn ack(
     session: Session,
     Path(id): Path<i64>,
     body: axum::body::Bytes,
-) -> Response {
+) -> Result<Response, Response> {
     // A picked day may be typed as the person writes dates; core reads
     // `YYYY-MM-DD` and the words `tomorrow` and `next_week`.
     let until = form_urlencoded::parse(&body)
@@ -92,7 +94,7 @@ pub(crate) async fn delete(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,
-) -> Response {
+) -> Result<Response, Response> {
     act(state, session, id, CardAction::Delete).await
 }
 
@@ -100,7 +102,7 @@ pub(crate) async fn reopen(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,
-) -> Response {
+) -> Result<Response, Response> {
     act(state, session, id, CardAction::Reopen).await
 }
 
@@ -108,6 +110,6 @@ pub(crate) async fn take_back_ack(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,
-) -> Response {
+) -> Result<Response, Response> {
     act(state, session, id, CardAction::TakeBackRemember).await
 }

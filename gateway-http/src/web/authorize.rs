@@ -191,14 +191,13 @@ pub(crate) async fn authorize_page(
     State(state): State<AppState>,
     session: Session,
     Query(query): Query<AuthorizationQuery>,
-) -> Response {
+) -> Result<Response, Response> {
     let Some(served) = state.config.mcp_url.as_deref() else {
-        return unconfigured(&session);
+        return Ok(unconfigured(&session));
     };
-    match state.oauth().check_authorization(query.request(served)).await {
-        Ok(check) => answer(&session, &query, check.into_inner()),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+    let check =
+        call(&state, session.t, state.oauth().check_authorization(query.request(served))).await?;
+    Ok(answer(&session, &query, check))
 }
 
 #[derive(serde::Deserialize)]
@@ -216,22 +215,18 @@ pub(crate) async fn authorize(
     State(state): State<AppState>,
     session: Session,
     Form(form): Form<Decision>,
-) -> Response {
+) -> Result<Response, Response> {
     let Some(served) = state.config.mcp_url.as_deref() else {
-        return unconfigured(&session);
+        return Ok(unconfigured(&session));
     };
-    let mut oauth = match state.oauth_as(&session.login) {
-        Ok(oauth) => oauth,
-        Err(error) => return message(error.status, &error.body.error, ""),
-    };
+    let mut oauth = state
+        .oauth_as(&session.login)
+        .map_err(|error| message(error.status, &error.body.error, ""))?;
     let request = form.query.request(served);
-    let answered = if form.decision == "allow" {
-        oauth.approve(request).await
+    let check = if form.decision == "allow" {
+        call(&state, session.t, oauth.approve(request)).await?
     } else {
-        oauth.deny(request).await
+        call(&state, session.t, oauth.deny(request)).await?
     };
-    match answered {
-        Ok(check) => answer(&session, &form.query, check.into_inner()),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+    Ok(answer(&session, &form.query, check))
 }

@@ -8,11 +8,9 @@ use super::*;
 pub(crate) async fn issue_calendar_feed(
     State(state): State<AppState>,
     mut session: Session,
-) -> Response {
-    let token = match session.inbox.issue_calendar_feed(v1::IssueCalendarFeedRequest {}).await {
-        Ok(issued) => issued.into_inner().token,
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
+) -> Result<Response, Response> {
+    let request = v1::IssueCalendarFeedRequest {};
+    let token = call(&state, session.t, session.inbox.issue_calendar_feed(request)).await?.token;
     let base =
         state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
     let notice = ChannelNotice {
@@ -23,16 +21,21 @@ pub(crate) async fn issue_calendar_feed(
     settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
 }
 
-pub(crate) async fn link_telegram(State(state): State<AppState>, mut session: Session) -> Response {
-    let notice = match session.inbox.create_telegram_link(v1::CreateTelegramLinkRequest {}).await {
-        Ok(link) => {
-            ChannelNotice { telegram_link: Some(link.into_inner().url), ..ChannelNotice::default() }
-        }
-        // No bot: the section says so in the person's words, as it does
-        // without a Connect button.
-        Err(status) if status.code() == Code::FailedPrecondition => ChannelNotice::default(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
+pub(crate) async fn link_telegram(
+    State(state): State<AppState>,
+    mut session: Session,
+) -> Result<Response, Response> {
+    let request = v1::CreateTelegramLinkRequest {};
+    let kept = [Code::FailedPrecondition];
+    let notice =
+        match call_keeping(&state, session.t, &kept, session.inbox.create_telegram_link(request))
+            .await?
+        {
+            Ok(link) => ChannelNotice { telegram_link: Some(link.url), ..ChannelNotice::default() },
+            // No bot: the section says so in the person's words, as it does
+            // without a Connect button.
+            Err(_) => ChannelNotice::default(),
+        };
     let form = SettingsForm::from_profile(&session.viewer.profile);
     settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
 }
@@ -40,30 +43,29 @@ pub(crate) async fn link_telegram(State(state): State<AppState>, mut session: Se
 pub(crate) async fn revoke_calendar_feed(
     State(state): State<AppState>,
     mut session: Session,
-) -> Response {
-    match session.inbox.revoke_calendar_feed(v1::RevokeCalendarFeedRequest {}).await {
-        Ok(_) => Redirect::to("/settings#calendar").into_response(),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+) -> Result<Response, Response> {
+    let request = v1::RevokeCalendarFeedRequest {};
+    call(&state, session.t, session.inbox.revoke_calendar_feed(request)).await?;
+    Ok(Redirect::to("/settings#calendar").into_response())
 }
 
 pub(crate) async fn add_webhook(
     State(state): State<AppState>,
     mut session: Session,
     Form(input): Form<HashMap<String, String>>,
-) -> Response {
+) -> Result<Response, Response> {
     let url = input.get("url").map(|url| url.trim().to_owned()).unwrap_or_default();
     let form = SettingsForm::from_profile(&session.viewer.profile);
-    match session.inbox.add_webhook(v1::AddWebhookRequest { url: url.clone() }).await {
+    let request = v1::AddWebhookRequest { url: url.clone() };
+    let kept = [Code::InvalidArgument];
+    match call_keeping(&state, session.t, &kept, session.inbox.add_webhook(request)).await? {
         Ok(added) => {
-            let notice = ChannelNotice {
-                webhook_secret: Some(added.into_inner().secret),
-                ..ChannelNotice::default()
-            };
+            let notice =
+                ChannelNotice { webhook_secret: Some(added.secret), ..ChannelNotice::default() };
             settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK)
                 .await
         }
-        Err(status) if status.code() == Code::InvalidArgument => {
+        Err(status) => {
             // The address's refusal in the person's words.
             let (mut errors, general) = refusal(&state, &status);
             let webhook_error = errors.remove("url").unwrap_or(general);
@@ -80,7 +82,6 @@ pub(crate) async fn add_webhook(
             )
             .await
         }
-        Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
@@ -90,19 +91,18 @@ pub(crate) async fn add_email(
     State(state): State<AppState>,
     mut session: Session,
     Form(input): Form<HashMap<String, String>>,
-) -> Response {
+) -> Result<Response, Response> {
     let address = input.get("address").map(|address| address.trim().to_owned()).unwrap_or_default();
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let t = session.t;
     // How long to wait, when the address had its confirmations for the hour.
     let mut wait = None;
-    let (notice, status) = match session
-        .inbox
-        .add_email(v1::AddEmailRequest { address: address.clone() })
-        .await
+    let request = v1::AddEmailRequest { address: address.clone() };
+    let kept = [Code::InvalidArgument, Code::ResourceExhausted];
+    let (notice, status) = match call_keeping(&state, t, &kept, session.inbox.add_email(request))
+        .await?
     {
         Ok(added) => {
-            let added = added.into_inner();
             let channel = added.channel.unwrap_or_default();
             let said = if channel.confirmed_at.is_some() {
                 t.email_already_confirmed
@@ -119,7 +119,7 @@ pub(crate) async fn add_email(
                 ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
             (notice, StatusCode::UNPROCESSABLE_ENTITY)
         }
-        Err(status) if status.code() == Code::ResourceExhausted => {
+        Err(status) => {
             wait = status.get_details_retry_info().and_then(|info| info.retry_delay);
             // Core says which cap it was, in the person's words.
             let email_error = status
@@ -129,17 +129,16 @@ pub(crate) async fn add_email(
                 ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
             (notice, StatusCode::TOO_MANY_REQUESTS)
         }
-        Err(status) => return failure_page(&state, session.t, &status),
     };
     let mut page =
-        settings_page_with(&state, &mut session, form, false, None, notice, status).await;
+        settings_page_with(&state, &mut session, form, false, None, notice, status).await?;
     if let Some(wait) = wait {
         page.headers_mut().insert(
             axum::http::header::RETRY_AFTER,
             axum::http::HeaderValue::from(wait.as_secs().max(1)),
         );
     }
-    page
+    Ok(page)
 }
 
 /// `POST /settings/channels/{id}/name`: a device given the name its person chose.
@@ -148,12 +147,11 @@ pub(crate) async fn rename_channel(
     mut session: Session,
     Path(id): Path<i64>,
     Form(input): Form<HashMap<String, String>>,
-) -> Response {
+) -> Result<Response, Response> {
     let name = input.get("name").cloned().unwrap_or_default();
-    match session.inbox.rename_channel(v1::RenameChannelRequest { id, name }).await {
-        Ok(_) => Redirect::to(&format!("/settings#channel-{id}")).into_response(),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+    call(&state, session.t, session.inbox.rename_channel(v1::RenameChannelRequest { id, name }))
+        .await?;
+    Ok(Redirect::to(&format!("/settings#channel-{id}")).into_response())
 }
 
 /// Test, turn on or off, or remove one of the person's channels.
@@ -161,19 +159,23 @@ pub(crate) async fn channel_action(
     State(state): State<AppState>,
     mut session: Session,
     Path((id, action)): Path<(i64, String)>,
-) -> Response {
-    let done = match action.as_str() {
-        "test" => session.inbox.test_channel(v1::ChannelId { id }).await.map(|_| "?tested=1"),
-        "on" | "off" => session
-            .inbox
-            .set_channel_enabled(v1::SetChannelEnabledRequest { id, enabled: action == "on" })
-            .await
-            .map(|_| ""),
-        "remove" => session.inbox.remove_channel(v1::ChannelId { id }).await.map(|_| ""),
-        _ => return message(StatusCode::NOT_FOUND, "no such page", "нет такой страницы"),
+) -> Result<Response, Response> {
+    let (t, inbox) = (session.t, &mut session.inbox);
+    let query = match action.as_str() {
+        "test" => {
+            call(&state, t, inbox.test_channel(v1::ChannelId { id })).await?;
+            "?tested=1"
+        }
+        "on" | "off" => {
+            let request = v1::SetChannelEnabledRequest { id, enabled: action == "on" };
+            call(&state, t, inbox.set_channel_enabled(request)).await?;
+            ""
+        }
+        "remove" => {
+            call(&state, t, inbox.remove_channel(v1::ChannelId { id })).await?;
+            ""
+        }
+        _ => return Err(message(StatusCode::NOT_FOUND, "no such page", "нет такой страницы")),
     };
-    match done {
-        Ok(query) => Redirect::to(&format!("/settings{query}#reminders")).into_response(),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+    Ok(Redirect::to(&format!("/settings{query}#reminders")).into_response())
 }

@@ -61,21 +61,19 @@ pub(crate) async fn confirm_channel(
     State(state): State<AppState>,
     mut session: Session,
     Path((id, action)): Path<(i64, String)>,
-) -> Response {
+) -> Result<Response, Response> {
     let t = session.t;
     let (question, detail, button) = match action.as_str() {
         "off" => (t.channel_off_question, t.channel_off_detail, t.turn_off),
         "remove" => (t.channel_remove_question, t.channel_remove_detail, t.remove),
-        _ => return Redirect::to("/settings#reminders").into_response(),
+        _ => return Ok(Redirect::to("/settings#reminders").into_response()),
     };
-    let channels = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
-        Ok(reply) => reply.into_inner().channels,
-        Err(status) => return failure_page(&state, t, &status),
-    };
+    let channels =
+        call(&state, t, session.inbox.list_channels(v1::ListChannelsRequest {})).await?.channels;
     let Some(channel) = channels.into_iter().find(|channel| channel.id == id) else {
-        return Redirect::to("/settings#reminders").into_response();
+        return Ok(Redirect::to("/settings#reminders").into_response());
     };
-    confirm(&session, question, channel.target, detail, button, "/settings#reminders".into())
+    Ok(confirm(&session, question, channel.target, detail, button, "/settings#reminders".into()))
 }
 
 /// `GET /settings/agent-token/revoke`.
@@ -109,21 +107,19 @@ pub(crate) async fn confirm_app_disconnect(
     State(state): State<AppState>,
     mut session: Session,
     Path(id): Path<i64>,
-) -> Response {
+) -> Result<Response, Response> {
     let t = session.t;
-    let apps = match session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}).await {
-        Ok(reply) => reply.into_inner().apps,
-        Err(status) => return failure_page(&state, t, &status),
-    };
+    let request = v1::ListConnectedAppsRequest {};
+    let apps = call(&state, t, session.inbox.list_connected_apps(request)).await?.apps;
     let Some(app) = apps.into_iter().find(|app| app.id == id) else {
-        return Redirect::to("/settings#apps").into_response();
+        return Ok(Redirect::to("/settings#apps").into_response());
     };
-    confirm(
+    Ok(confirm(
         &session,
         t.app_disconnect_question,
         format!("{} · {}", app.name, app.redirect_host),
         t.app_disconnect_detail,
         t.app_disconnect,
         "/settings#apps".into(),
-    )
+    ))
 }

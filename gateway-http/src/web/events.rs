@@ -249,29 +249,28 @@ async fn save_event(
     mut session: Session,
     id: Option<i64>,
     input: HashMap<String, String>,
-) -> Response {
+) -> Result<Response, Response> {
     let mut form = EventForm::from_input(id, &input, session.viewer.today);
+    let (t, inbox) = (session.t, &mut session.inbox);
+    let kept = [Code::InvalidArgument, Code::FailedPrecondition];
     let saved = match id {
-        None => session.inbox.create_event(hado_runtime::cores::once(form.fields())).await,
-        Some(id) => session.inbox.update_event(form.change(id)).await,
+        None => {
+            let create = inbox.create_event(hado_gateway::cores::once(form.fields()));
+            call_keeping(&state, t, &kept, create).await?
+        }
+        Some(id) => call_keeping(&state, t, &kept, inbox.update_event(form.change(id))).await?,
     };
     match saved {
         // The inbox says what happened, and after adding offers Undo.
         Ok(event) => {
             let said = if id.is_some() { Said::Saved } else { Said::Added };
-            redirect_saying(&at_card(event.get_ref()), said, event.get_ref().id)
+            Ok(redirect_saying(&at_card(&event), said, event.id))
         }
-        Err(status)
-            if matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition) =>
-        {
+        Err(status) => {
             (form.errors, form.general) = refusal(&state, &status);
             let nav = session.nav(if id.is_some() { "" } else { "new" });
-            render(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                FormPage { t: session.t, nav, form, line: None },
-            )
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { t, nav, form, line: None }))
         }
-        Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
@@ -279,7 +278,7 @@ pub(crate) async fn create(
     State(state): State<AppState>,
     session: Session,
     Form(input): Form<HashMap<String, String>>,
-) -> Response {
+) -> Result<Response, Response> {
     save_event(state, session, None, input).await
 }
 
@@ -288,6 +287,6 @@ pub(crate) async fn update(
     session: Session,
     Path(id): Path<i64>,
     Form(input): Form<HashMap<String, String>>,
-) -> Response {
+) -> Result<Response, Response> {
     save_event(state, session, Some(id), input).await
 }

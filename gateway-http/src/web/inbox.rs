@@ -296,7 +296,7 @@ pub(crate) async fn inbox_page(
     mut session: Session,
     headers: HeaderMap,
     Query(query): Query<InboxQuery>,
-) -> Response {
+) -> Result<Response, Response> {
     // A search, and a group shown whole, come a page of 500 at a time;
     // otherwise the farther events of a large group wait behind a link to
     // all of them.
@@ -329,26 +329,22 @@ pub(crate) async fn inbox_page(
             source: query.list.source(),
             ..Default::default()
         };
-        match session.inbox.list_events(request).await {
-            Ok(list) => {
-                let v1::EventList { events: mut list, next } = list.into_inner();
-                if let Some(next) = next.filter(|_| shown.is_none()) {
-                    pages.push((group, next));
-                }
-                if fold {
-                    folded = !list.is_empty();
-                    continue;
-                }
-                if let Some(shown) = shown.map(|shown| shown as usize)
-                    && list.len() > shown
-                {
-                    list.truncate(shown);
-                    cut.push(group);
-                }
-                events.extend(list);
-            }
-            Err(status) => return failure_page(&state, session.t, &status),
+        let v1::EventList { events: mut list, next } =
+            call(&state, session.t, session.inbox.list_events(request)).await?;
+        if let Some(next) = next.filter(|_| shown.is_none()) {
+            pages.push((group, next));
         }
+        if fold {
+            folded = !list.is_empty();
+            continue;
+        }
+        if let Some(shown) = shown.map(|shown| shown as usize)
+            && list.len() > shown
+        {
+            list.truncate(shown);
+            cut.push(group);
+        }
+        events.extend(list);
     }
     let groups = Groups::new(&events, &session.viewer, session.t);
     let said = said::heard(&headers);
@@ -360,27 +356,24 @@ pub(crate) async fn inbox_page(
     if said.is_some() {
         said::forget(&mut response);
     }
-    response
+    Ok(response)
 }
 
 pub(crate) async fn archive_page(
     State(state): State<AppState>,
     mut session: Session,
     Query(query): Query<ListQuery>,
-) -> Response {
+) -> Result<Response, Response> {
     let request = v1::ListEventsRequest {
         archive: true,
         text: query.text(),
         source: query.source(),
         ..Default::default()
     };
-    let list = match session.inbox.list_events(request).await {
-        Ok(list) => list.into_inner(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
+    let list = call(&state, session.t, session.inbox.list_events(request)).await?;
     let cards =
         list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
     let nav = session.nav("archive");
     let finder = Finder::new(session.t, "/archive", &query, false, &list.events);
-    render(StatusCode::OK, ArchivePage { t: session.t, nav, cards, finder })
+    Ok(render(StatusCode::OK, ArchivePage { t: session.t, nav, cards, finder }))
 }

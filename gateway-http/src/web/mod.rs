@@ -26,7 +26,7 @@ mod said;
 mod settings;
 pub(crate) mod view;
 
-pub(crate) use hado_runtime::words;
+pub(crate) use hado_words as words;
 
 pub(crate) use answers::{ack, delete, done, reopen, take_back_ack};
 pub(crate) use app::{THEME_DARK, THEME_LIGHT, icon, manifest, offline, service_worker};
@@ -65,9 +65,9 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use tonic::Code;
 use tonic_types::StatusExt;
 
+use hado_gateway::client::Failure;
 use hado_proto::v1;
 use hado_proto::v1::EventState;
-use hado_runtime::client::Failure;
 
 use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::error::ApiError;
@@ -170,7 +170,7 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
             );
             page.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS),
+                axum::http::HeaderValue::from(hado_gateway::client::RETRY_AFTER_SECONDS),
             );
             page
         }
@@ -196,6 +196,32 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
             }
             page
         }
+    }
+}
+
+/// Core's reply to one of a page's calls, or the page that says why it
+/// failed, in `t`'s words: the step every page takes with a call, as
+/// `AppState::call` is for the JSON routes.
+pub(crate) async fn call<T>(
+    state: &AppState,
+    t: &'static Words,
+    reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<T, Response> {
+    reply.await.map(tonic::Response::into_inner).map_err(|status| failure_page(state, t, &status))
+}
+
+/// As [`call`], but a refusal with one of the `kept` codes comes back for
+/// the page to show beside its form; any other failure is its own page.
+pub(crate) async fn call_keeping<T>(
+    state: &AppState,
+    t: &'static Words,
+    kept: &[Code],
+    reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<Result<T, tonic::Status>, Response> {
+    match reply.await {
+        Ok(reply) => Ok(Ok(reply.into_inner())),
+        Err(status) if kept.contains(&status.code()) => Ok(Err(status)),
+        Err(status) => Err(failure_page(state, t, &status)),
     }
 }
 
@@ -265,11 +291,7 @@ impl Session {
             })?;
         let mut inbox =
             state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
-        let profile = inbox
-            .get_profile(v1::GetProfileRequest {})
-            .await
-            .map_err(|status| failure_page(state, &words::EN, &status))?
-            .into_inner();
+        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
         let t = words::for_locale(&profile.locale);
         Ok(Self { login, viewer: Viewer::new(profile), t, inbox })
     }
@@ -287,10 +309,7 @@ impl Session {
 
     /// The person's event `id`, or the page that says why it cannot be shown.
     async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
-        match self.inbox.get_event(v1::EventId { id }).await {
-            Ok(event) => Ok(event.into_inner()),
-            Err(status) => Err(failure_page(state, self.t, &status)),
-        }
+        call(state, self.t, self.inbox.get_event(v1::EventId { id })).await
     }
 }
 

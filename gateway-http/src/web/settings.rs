@@ -9,7 +9,7 @@ use super::*;
 static ZONES: LazyLock<Vec<chrono_tz::Tz>> = LazyLock::new(|| {
     chrono_tz::TZ_VARIANTS
         .iter()
-        .filter(|zone| hado_runtime::wording::is_current_zone(zone.name()))
+        .filter(|zone| hado_words::wording::is_current_zone(zone.name()))
         .copied()
         .collect()
 });
@@ -144,7 +144,7 @@ async fn settings_page_for(
     saved: bool,
     issued: Option<String>,
     status: StatusCode,
-) -> Response {
+) -> Result<Response, Response> {
     settings_page_with(state, session, form, saved, issued, ChannelNotice::default(), status).await
 }
 
@@ -158,15 +158,10 @@ pub(super) async fn settings_page_with(
     issued: Option<String>,
     notice: ChannelNotice,
     status: StatusCode,
-) -> Response {
-    let agent = match session.inbox.get_agent_token(v1::GetAgentTokenRequest {}).await {
-        Ok(reply) => reply.into_inner(),
-        Err(status) => return failure_page(state, session.t, &status),
-    };
-    let listed = match session.inbox.list_channels(v1::ListChannelsRequest {}).await {
-        Ok(reply) => reply.into_inner(),
-        Err(status) => return failure_page(state, session.t, &status),
-    };
+) -> Result<Response, Response> {
+    let t = session.t;
+    let agent = call(state, t, session.inbox.get_agent_token(v1::GetAgentTokenRequest {})).await?;
+    let listed = call(state, t, session.inbox.list_channels(v1::ListChannelsRequest {})).await?;
     let push_gone = if listed.push_gone.is_empty() {
         String::new()
     } else {
@@ -185,14 +180,11 @@ pub(super) async fn settings_page_with(
             ChannelRow { channel, failed_at, telegram, email, unconfirmed, push }
         })
         .collect();
-    let calendar = match session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {}).await {
-        Ok(reply) => reply.into_inner(),
-        Err(status) => return failure_page(state, session.t, &status),
-    };
-    let apps = match session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}).await {
-        Ok(reply) => reply.into_inner().apps,
-        Err(status) => return failure_page(state, session.t, &status),
-    };
+    let calendar =
+        call(state, t, session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {})).await?;
+    let apps = call(state, t, session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}))
+        .await?
+        .apps;
     let apps = apps
         .into_iter()
         .map(|app| AppRow {
@@ -204,7 +196,7 @@ pub(super) async fn settings_page_with(
         })
         .collect();
     let nav = session.nav("settings");
-    render(
+    Ok(render(
         status,
         SettingsPage {
             t: session.t,
@@ -240,7 +232,7 @@ pub(super) async fn settings_page_with(
             apps,
             calendar_created: session.when(calendar.created_at.as_ref()),
         },
-    )
+    ))
 }
 
 #[derive(serde::Deserialize)]
@@ -253,7 +245,7 @@ pub(crate) async fn settings_page(
     State(state): State<AppState>,
     mut session: Session,
     Query(query): Query<SettingsQuery>,
-) -> Response {
+) -> Result<Response, Response> {
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let notice = ChannelNotice { test_queued: query.tested.is_some(), ..ChannelNotice::default() };
     settings_page_with(
@@ -272,7 +264,7 @@ pub(crate) async fn save_settings(
     State(state): State<AppState>,
     mut session: Session,
     Form(input): Form<HashMap<String, String>>,
-) -> Response {
+) -> Result<Response, Response> {
     let field = |name: &str| {
         input.get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
     };
@@ -282,9 +274,12 @@ pub(crate) async fn save_settings(
         quiet_end: field("quiet_end"),
         locale: field("locale"),
     };
-    match session.inbox.update_profile(request.clone()).await {
-        Ok(_) => Redirect::to("/settings?saved=1").into_response(),
-        Err(status) if status.code() == Code::InvalidArgument => {
+    let kept = [Code::InvalidArgument];
+    match call_keeping(&state, session.t, &kept, session.inbox.update_profile(request.clone()))
+        .await?
+    {
+        Ok(_) => Ok(Redirect::to("/settings?saved=1").into_response()),
+        Err(status) => {
             let mut form = SettingsForm {
                 tz: request.tz.unwrap_or_default(),
                 quiet_start: request.quiet_start.unwrap_or_default(),
@@ -303,18 +298,15 @@ pub(crate) async fn save_settings(
             )
             .await
         }
-        Err(status) => failure_page(&state, session.t, &status),
     }
 }
 
 pub(crate) async fn issue_agent_token(
     State(state): State<AppState>,
     mut session: Session,
-) -> Response {
-    let issued = match session.inbox.issue_agent_token(v1::IssueMyAgentTokenRequest {}).await {
-        Ok(issued) => issued.into_inner(),
-        Err(status) => return failure_page(&state, session.t, &status),
-    };
+) -> Result<Response, Response> {
+    let request = v1::IssueMyAgentTokenRequest {};
+    let issued = call(&state, session.t, session.inbox.issue_agent_token(request)).await?;
     let form = SettingsForm::from_profile(&session.viewer.profile);
     settings_page_for(&state, &mut session, form, false, Some(issued.token), StatusCode::OK).await
 }
@@ -324,19 +316,16 @@ pub(crate) async fn disconnect_app(
     State(state): State<AppState>,
     mut session: Session,
     Path(id): Path<i64>,
-) -> Response {
-    match session.inbox.disconnect_app(v1::ConnectedAppId { id }).await {
-        Ok(_) => Redirect::to("/settings#apps").into_response(),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+) -> Result<Response, Response> {
+    call(&state, session.t, session.inbox.disconnect_app(v1::ConnectedAppId { id })).await?;
+    Ok(Redirect::to("/settings#apps").into_response())
 }
 
 pub(crate) async fn revoke_agent_token(
     State(state): State<AppState>,
     mut session: Session,
-) -> Response {
-    match session.inbox.revoke_agent_token(v1::RevokeMyAgentTokenRequest {}).await {
-        Ok(_) => Redirect::to("/settings#agent").into_response(),
-        Err(status) => failure_page(&state, session.t, &status),
-    }
+) -> Result<Response, Response> {
+    let request = v1::RevokeMyAgentTokenRequest {};
+    call(&state, session.t, session.inbox.revoke_agent_token(request)).await?;
+    Ok(Redirect::to("/settings#agent").into_response())
 }

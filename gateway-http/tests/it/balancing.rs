@@ -1,4 +1,4 @@
-//! Both gateways reach core through `hado_runtime::client::Core`: when
+//! Both gateways reach core through `hado_gateway::client::Core`: when
 //! `HADO_CORE_URL` names a host, calls spread over every address it resolves
 //! to, and the name is resolved again so that cores join and leave. Here
 //! three cores each keep their own database, so where a call landed shows
@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
+use hado_gateway::client::{Core, Resolve};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::{GetProfileRequest, ListUsersRequest};
-use hado_runtime::client::{Core, Resolve};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
 /// How often the test's resolver is asked again.

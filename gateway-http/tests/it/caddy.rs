@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use common::Gateway;
 use hado_core::testing::{self, Backend, TestCore};
-use hado_runtime::TrustedProxies;
+use hado_gateway::TrustedProxies;
 
 const CADDYFILE: &str = include_str!("../../../Caddyfile");
 const PASSWORD: &str = "correct horse battery staple";

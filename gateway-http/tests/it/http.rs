@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use common::Gateway;
 use hado_core::testing::{Backend, TestCore};
-use hado_runtime::TrustedProxies;
+use hado_gateway::TrustedProxies;
 
 /// How the gateway under test decides who the inbox's person is.
 #[derive(Clone, Copy)]

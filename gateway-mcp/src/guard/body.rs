@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use hado_runtime::json::BodyProblem;
+use hado_gateway::json::BodyProblem;
 
 /// What the guard reads of a body before rmcp does.
 #[derive(Debug, PartialEq)]
@@ -18,7 +18,7 @@ pub(crate) enum Peeked {
 }
 
 pub(crate) fn peek(body: &[u8]) -> Peeked {
-    match hado_runtime::json::parse(body) {
+    match hado_gateway::json::parse(body) {
         Ok(Value::Object(message)) => Peeked::Json {
             id: message.get("id").cloned(),
             tool_call: message.get("method").and_then(Value::as_str) == Some("tools/call"),

@@ -10,8 +10,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use hado_runtime::known_tokens::TokenDigest;
-use hado_runtime::per_minute::PerMinute;
+use hado_gateway::known_tokens::TokenDigest;
+use hado_gateway::per_minute::PerMinute;
 
 use crate::guard::refusals::{REFUSED, refusal_with};
 

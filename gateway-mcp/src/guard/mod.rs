@@ -50,8 +50,8 @@ use crate::guard::limits::{REQUESTS_PER_CALL, TokenLimit};
 use crate::guard::refusals::{PARSE_ERROR, REFUSED, reword_refusal, unauthorized};
 use crate::metrics::count;
 use crate::oauth::SignIn;
+use hado_gateway::known_tokens::{KnownTokens, TokenDigest};
 use hado_runtime::AllowedHosts;
-use hado_runtime::known_tokens::{KnownTokens, TokenDigest};
 
 /// How long core's acceptance of a token lets the guard read a request's
 /// body before asking core again.
@@ -251,7 +251,7 @@ impl Guard {
                 Err(unauthorized(caller.token.unknown(), None, &caller.challenge))
             }
             Err(failure) => {
-                let retry_after = hado_runtime::client::RETRY_AFTER_SECONDS;
+                let retry_after = hado_gateway::client::RETRY_AFTER_SECONDS;
                 let data = Some(json!({ "retry_after": retry_after }));
                 let mut response = refusal_with(
                     StatusCode::SERVICE_UNAVAILABLE,

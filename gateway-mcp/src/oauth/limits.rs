@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use axum::http::StatusCode;
 
-use hado_runtime::per_minute::PerMinute;
+use hado_gateway::per_minute::PerMinute;
 
 use crate::oauth::refused::Refused;
 

@@ -31,7 +31,7 @@ use axum::extract::State;
 use axum::http::header::HOST;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use hado_runtime::client::CoreChannel;
+use hado_gateway::client::CoreChannel;
 use serde_json::json;
 
 use hado_proto::v1::o_auth_client::OAuthClient;

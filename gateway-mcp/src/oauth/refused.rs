@@ -53,7 +53,7 @@ pub(super) fn from_core(core: &Core, status: &tonic::Status) -> Response {
                 error(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", &message);
             response
                 .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from(hado_runtime::client::RETRY_AFTER_SECONDS));
+                .insert(RETRY_AFTER, HeaderValue::from(hado_gateway::client::RETRY_AFTER_SECONDS));
             response
         }
         failure => {

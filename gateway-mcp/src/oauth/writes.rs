@@ -22,11 +22,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
+use hado_gateway::ClientAddress;
 use hado_proto::v1::{self};
-use hado_runtime::ClientAddress;
 
 /// The caller's address, for the rate limits: the client behind a trusted
-/// proxy, else the peer (`hado_runtime::serve` names it on every request).
+/// proxy, else the peer (`hado_gateway::serve` names it on every request).
 fn client(request: &Request) -> IpAddr {
     let named = request.extensions().get::<ClientAddress>().map(|client| client.0);
     named

@@ -34,7 +34,7 @@ impl IntoCallToolResult for ToolFailure {
             }
             Self::Unavailable(message) => {
                 let data =
-                    serde_json::json!({ "retry_after": hado_runtime::client::RETRY_AFTER_SECONDS });
+                    serde_json::json!({ "retry_after": hado_gateway::client::RETRY_AFTER_SECONDS });
                 Err(ErrorData::new(RETRY_LATER, message, Some(data)))
             }
         }

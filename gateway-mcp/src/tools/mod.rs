@@ -26,7 +26,7 @@ use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_
 
 use hado_proto::errors::McpError;
 use hado_proto::v1;
-use hado_runtime::views::{Deleted, Profile, UserEvent};
+use hado_views::{Deleted, Profile, UserEvent};
 
 use crate::args::{
     CreateEventArgs, EventIdArgs, ListEventsArgs, MarkAckArgs, NoArgs, UpdateEventArgs,
@@ -164,7 +164,7 @@ impl HadoMcp {
     ) -> Result<Json<UserEvent>, ToolFailure> {
         let fields = v1::EventFields::from(args);
         let event = self
-            .call(&context, self.inbox(&context)?.create_event(hado_runtime::cores::once(fields)))
+            .call(&context, self.inbox(&context)?.create_event(hado_gateway::cores::once(fields)))
             .await?;
         Ok(Json(UserEvent::from(&event)))
     }

@@ -846,12 +846,12 @@ async fn slow_and_surplus_connections_are_cut_off() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let core = TestCore::start(&Backend::Sqlite, "2026-12-01T10:00:00Z").await;
     let mut config = McpConfig::local(&core.url());
-    config.limits = hado_runtime::Limits {
+    config.limits = hado_gateway::Limits {
         header_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(2),
         idle_timeout: Duration::from_secs(4),
         max_connections: 2,
-        ..hado_runtime::Limits::default()
+        ..hado_gateway::Limits::default()
     };
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -14,10 +14,10 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use hado_core::testing::{self, Backend, GATEWAY_TOKEN, TestCore};
+use hado_gateway::TrustedProxies;
 use hado_gateway_http::config::HttpConfig;
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
-use hado_runtime::TrustedProxies;
 
 const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/sdk_oauth.py");
 

@@ -14,7 +14,7 @@ use tonic::transport::Endpoint;
 use tonic_types::StatusExt;
 
 pub use crate::cores::{CoreChannel, Resolve, dns};
-use crate::settings::ConfigError;
+use hado_runtime::settings::{ConfigError, Lookup, host_of_url, read};
 
 /// How long one call to core may take before the caller hears it failed.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
@@ -27,6 +27,23 @@ const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
 pub const MAX_REPLY_BYTES: usize = 64 * 1024 * 1024;
 /// How often a host name is resolved again.
 pub const RESOLVE_EVERY: Duration = Duration::from_secs(2);
+
+/// Where core listens when `HADO_CORE_URL` is not set.
+pub const DEFAULT_CORE_URL: &str = "http://127.0.0.1:50051";
+
+/// Reads `HADO_CORE_URL`, where a gateway finds core, accepting a bare
+/// `host:port` as plain HTTP.
+pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
+    let value = read(lookup, "HADO_CORE_URL").unwrap_or_else(|| DEFAULT_CORE_URL.to_owned());
+    let url = if value.contains("://") { value.clone() } else { format!("http://{value}") };
+    if host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(ConfigError {
+            variable: "HADO_CORE_URL",
+            problem: format!("{value:?} is not a URL such as {DEFAULT_CORE_URL}"),
+        });
+    }
+    Ok(url)
+}
 
 /// Core, as a gateway reaches it.
 #[derive(Clone, Debug)]

@@ -1,14 +1,17 @@
 //! Owns every word a person reads from Hado, in its two languages: the web
 //! inbox's, and core's Telegram replies and test messages. One struct per
 //! language, so a missing translation is a compile error. How a due moment
-//! reads is `wording`'s.
+//! reads is `wording`'s; old zone names are `zone_links`'. Nothing here
+//! speaks a protocol, so core and the web inbox share it cheaply.
 
 use chrono::{NaiveDate, NaiveTime};
 
-use crate::wording::{self, Lang};
+use crate::wording::Lang;
 
 mod en;
 mod ru;
+pub mod wording;
+mod zone_links;
 
 pub use en::EN;
 pub use ru::RU;

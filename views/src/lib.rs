@@ -1,9 +1,9 @@
 //! Owns the JSON shapes that Hado's edges serve: the client view of an
 //! event (what a source reads back and what webhooks carry), the user view
 //! (the inbox and the agent) and the profile, built from core's messages
-//! with every computed field already filled in by core. With the `schema`
-//! feature each view also describes itself as a JSON schema, for MCP output
-//! schemas and the OpenAPI document.
+//! with every computed field already filled in by core. Each view also
+//! describes itself as a JSON schema, for MCP output schemas and the
+//! OpenAPI document.
 
 use serde::Serialize;
 
@@ -11,8 +11,7 @@ use hado_proto::convert::{rfc3339, rfc3339_at};
 use hado_proto::v1;
 
 /// An event as a source sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ClientEvent {
     /// The event's id.
     pub id: i64,
@@ -50,8 +49,7 @@ pub struct ClientEvent {
 
 /// An event as its user (or their agent) sees it: the client view plus who
 /// owns it, whether they may edit it, and how it closed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct UserEvent {
     #[serde(flatten)]
     pub event: ClientEvent,
@@ -74,8 +72,7 @@ pub struct UserEvent {
 }
 
 /// One reminder to one channel.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Delivery {
     /// Such as "webhook 3"; empty when the reminder was quieted.
     pub channel: String,
@@ -104,8 +101,7 @@ impl From<&v1::Delivery> for Delivery {
 }
 
 /// A person's settings and current local time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Profile {
     pub login: String,
     /// IANA time zone name, such as Europe/Berlin.
@@ -137,8 +133,7 @@ impl From<&v1::Profile> for Profile {
 }
 
 /// What deleting an event did: it is withdrawn, and still readable.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Deleted {
     pub id: i64,
     /// Always `withdrawn`.

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::proxies::TrustedProxies;
-use crate::settings::{ConfigError, Lookup, positive_number};
+use hado_runtime::settings::{ConfigError, Lookup, positive_number};
 
 mod bodies;
 mod caps;
@@ -114,7 +114,7 @@ impl Limits {
 
 /// `HADO_DRAIN_SECONDS`: whole seconds, 0 (the default) to 300.
 fn drain_seconds(lookup: Lookup<'_>) -> Result<Duration, ConfigError> {
-    let Some(value) = crate::settings::read(lookup, "HADO_DRAIN_SECONDS") else {
+    let Some(value) = hado_runtime::settings::read(lookup, "HADO_DRAIN_SECONDS") else {
         return Ok(Duration::ZERO);
     };
     match value.parse::<u64>() {

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 use axum::http::HeaderMap;
 
-use crate::settings::{ConfigError, Lookup, read};
+use hado_runtime::settings::{ConfigError, Lookup, read};
 
 /// The addresses and ranges of the proxies in front, parsed by `ipnet`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
