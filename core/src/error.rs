@@ -139,31 +139,31 @@ impl CoreError {
 
 /// A reason's words in a person's language (for `field`); none for a
 /// reason without a code.
-fn reason_words(reason: Reason, field: &str, t: &Words) -> Option<String> {
+fn reason_words(reason: Reason, field: &str, words: &Words) -> Option<String> {
     Some(match reason {
         Reason::Unspecified => return None,
-        Reason::Required if field.ends_with("due_at") => t.refusal_due.to_owned(),
-        Reason::Required => t.refusal_required.to_owned(),
-        Reason::TooLong { max } => t.refusal_too_long.replace("{max}", &max.to_string()),
-        Reason::ControlCharacter => t.refusal_control.to_owned(),
-        Reason::BidiControl => t.refusal_bidi.to_owned(),
-        Reason::NotAUrl => t.refusal_url.to_owned(),
-        Reason::NotAnEmailAddress => t.refusal_email.to_owned(),
-        Reason::NotADueMoment => t.refusal_due.to_owned(),
-        Reason::NotADate => t.refusal_date.to_owned(),
-        Reason::YearOutOfRange => t.refusal_year.to_owned(),
-        Reason::FireAfterDue => t.refusal_fire_after_due.to_owned(),
-        Reason::NotATimeZone => t.refusal_zone.to_owned(),
-        Reason::NotATimeOfDay => t.refusal_time.to_owned(),
-        Reason::NotALanguage => t.refusal_language.to_owned(),
-        Reason::NotAnAfterDue => t.refusal_after_due.to_owned(),
-        Reason::NotARememberChoice => t.refusal_remember.to_owned(),
-        Reason::RememberDayOutOfRange => t.refusal_remember_day.to_owned(),
-        Reason::PrivateAddress => t.refusal_private_address.to_owned(),
-        Reason::AddressRefusedMail => t.refusal_address_refused.to_owned(),
-        Reason::IdempotencyKeyReused => t.refusal_key_reused.to_owned(),
-        Reason::NotALogin => t.refusal_login.to_owned(),
-        Reason::SurroundingSpaces => t.refusal_spaces.to_owned(),
+        Reason::Required if field.ends_with("due_at") => words.refusal_due.to_owned(),
+        Reason::Required => words.refusal_required.to_owned(),
+        Reason::TooLong { max } => words.refusal_too_long.replace("{max}", &max.to_string()),
+        Reason::ControlCharacter => words.refusal_control.to_owned(),
+        Reason::BidiControl => words.refusal_bidi.to_owned(),
+        Reason::NotAUrl => words.refusal_url.to_owned(),
+        Reason::NotAnEmailAddress => words.refusal_email.to_owned(),
+        Reason::NotADueMoment => words.refusal_due.to_owned(),
+        Reason::NotADate => words.refusal_date.to_owned(),
+        Reason::YearOutOfRange => words.refusal_year.to_owned(),
+        Reason::FireAfterDue => words.refusal_fire_after_due.to_owned(),
+        Reason::NotATimeZone => words.refusal_zone.to_owned(),
+        Reason::NotATimeOfDay => words.refusal_time.to_owned(),
+        Reason::NotALanguage => words.refusal_language.to_owned(),
+        Reason::NotAnAfterDue => words.refusal_after_due.to_owned(),
+        Reason::NotARememberChoice => words.refusal_remember.to_owned(),
+        Reason::RememberDayOutOfRange => words.refusal_remember_day.to_owned(),
+        Reason::PrivateAddress => words.refusal_private_address.to_owned(),
+        Reason::AddressRefusedMail => words.refusal_address_refused.to_owned(),
+        Reason::IdempotencyKeyReused => words.refusal_key_reused.to_owned(),
+        Reason::NotALogin => words.refusal_login.to_owned(),
+        Reason::SurroundingSpaces => words.refusal_spaces.to_owned(),
     })
 }
 
@@ -191,8 +191,8 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 "hado",
                 [("id".to_owned(), id.to_string())],
             );
-            if let Some((lang, t)) = language {
-                details.set_localized_message(lang, t.event_not_found);
+            if let Some((lang, words)) = language {
+                details.set_localized_message(lang, words.event_not_found);
             }
             Status::with_error_details(code, format!("event {id} not found"), details)
         }
@@ -203,8 +203,8 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                     field: violation.field.clone(),
                     description: violation.message.clone(),
                     reason: violation.reason.code().to_owned(),
-                    localized_message: language.as_ref().and_then(|(lang, t)| {
-                        reason_words(violation.reason, &violation.field, t)
+                    localized_message: language.as_ref().and_then(|(lang, words)| {
+                        reason_words(violation.reason, &violation.field, words)
                             .map(|message| LocalizedMessage { locale: lang.clone(), message })
                     }),
                 })
@@ -217,11 +217,11 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             let metadata =
                 [("id".to_owned(), id.to_string()), ("source".to_owned(), source.clone())];
             let mut details = ErrorDetails::with_error_info("EVENT_WITHDRAWN", "hado", metadata);
-            if let Some((lang, t)) = language {
+            if let Some((lang, words)) = language {
                 let words = if deleted {
-                    t.event_deleted.to_owned()
+                    words.event_deleted.to_owned()
                 } else {
-                    t.event_withdrawn.replace("{source}", source)
+                    words.event_withdrawn.replace("{source}", source)
                 };
                 details.set_localized_message(lang, words);
             }
@@ -234,22 +234,22 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 "hado",
                 [("source".to_owned(), source.clone())],
             );
-            if let Some((lang, t)) = language {
+            if let Some((lang, words)) = language {
                 details.set_localized_message(
                     lang,
-                    t.refusal_source_owned.replace("{source}", source),
+                    words.refusal_source_owned.replace("{source}", source),
                 );
             }
             Status::with_error_details(code, message, details)
         }
         CoreError::Link { problem, locale } => {
             use crate::links::LinkProblem;
-            let (reason, words): (&str, fn(&Words) -> &'static str) = match problem {
-                LinkProblem::Forged => ("LINK_NOT_VALID", |t| t.link_not_valid),
+            let (reason, pick): (&str, fn(&Words) -> &'static str) = match problem {
+                LinkProblem::Forged => ("LINK_NOT_VALID", |words| words.link_not_valid),
                 LinkProblem::Expired { .. } | LinkProblem::Gone { .. } => {
-                    ("LINK_EXPIRED", |t| t.link_expired)
+                    ("LINK_EXPIRED", |words| words.link_expired)
                 }
-                LinkProblem::Outdated => ("LINK_OUTDATED", |t| t.link_outdated),
+                LinkProblem::Outdated => ("LINK_OUTDATED", |words| words.link_outdated),
             };
             let metadata: Vec<(String, String)> = match problem {
                 LinkProblem::Expired { at, .. } => vec![("expired_at".to_owned(), at.to_rfc3339())],
@@ -264,7 +264,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             if let Some(locale) = locale {
                 details.set_localized_message(
                     locale.as_str(),
-                    words(words::for_locale(locale.as_str())),
+                    pick(words::for_locale(locale.as_str())),
                 );
             }
             Status::with_error_details(code, problem.to_string(), details)

@@ -48,9 +48,9 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/events/{id}", get(web::event_page).post(web::update))
         .route("/events/{id}/edit", get(web::edit_page))
         .route("/events/{id}/done", post(web::done))
-        .route("/events/{id}/ack", post(web::ack))
+        .route("/events/{id}/ack", post(web::remember))
         .route("/events/{id}/reopen", post(web::reopen))
-        .route("/events/{id}/unack", post(web::take_back_ack))
+        .route("/events/{id}/unack", post(web::take_back_remember))
         .route("/events/{id}/delete", get(web::confirm_delete).post(web::delete))
         .route("/settings", get(web::settings_page).post(web::save_settings))
         .route("/settings/agent-token", post(web::issue_agent_token))
@@ -90,9 +90,9 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/me/archive", get(me::archive))
         .route("/me/events/{id}", get(me::event).patch(me::update).delete(me::delete))
         .route("/me/events/{id}/done", post(me::done))
-        .route("/me/events/{id}/ack", post(me::ack))
+        .route("/me/events/{id}/ack", post(me::remember))
         .route("/me/events/{id}/reopen", post(me::reopen))
-        .route("/me/events/{id}/unack", post(me::take_back_ack))
+        .route("/me/events/{id}/unack", post(me::take_back_remember))
         .route(
             "/me/agent-token",
             get(me::agent_token).post(me::issue_agent_token).delete(me::revoke_agent_token),

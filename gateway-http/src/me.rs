@@ -270,7 +270,7 @@ pub(crate) struct RememberChoice {
     until: Option<String>,
 }
 
-pub(crate) async fn ack(
+pub(crate) async fn remember(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,
@@ -282,7 +282,7 @@ pub(crate) async fn ack(
     Ok(axum::Json(UserEvent::from(&event)))
 }
 
-pub(crate) async fn take_back_ack(
+pub(crate) async fn take_back_remember(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
     Path(id): Path<i64>,

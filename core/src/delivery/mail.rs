@@ -27,7 +27,7 @@ use crate::telegram::{done_label, due_words, words_for};
 
 /// What a reminder says, which both its parts show.
 struct Reminder<'a> {
-    t: &'static Words,
+    words: &'static Words,
     title: &'a str,
     subtitle: Option<&'a str>,
     due: &'a str,
@@ -176,7 +176,7 @@ pub(crate) fn reminder(
     due_at: DateTime<Utc>,
     first: Option<DateTime<Utc>>,
 ) -> Result<Message, String> {
-    let t = words_for(event.locale);
+    let words = words_for(event.locale);
     let now = engine.now();
     let title = event.spec.title.as_str();
     let due = due_words(event, now);
@@ -185,7 +185,7 @@ pub(crate) fn reminder(
     let done_url = engine.action_url(event, LinkAction::Done);
     let remember_url = engine.action_url(event, LinkAction::Remember);
     let stop_url = engine.channel_link_url(channel, ChannelLinkAction::Pause);
-    let footer = t.email_footer.replace("{address}", &channel.target);
+    let footer = words.email_footer.replace("{address}", &channel.target);
     let subtitle = event.spec.subtitle.as_deref();
     let source = (event.source != crate::domain::fields::SourceName::MANUAL)
         .then_some(event.source.as_str());
@@ -198,7 +198,7 @@ pub(crate) fn reminder(
     }
     let builder = unsubscribe(builder, &stop_url);
     let reminder = Reminder {
-        t,
+        words,
         title,
         subtitle,
         due: &due,
@@ -223,22 +223,22 @@ pub(crate) fn confirmation(
     channel: &ChannelRecord,
     person: &UserRecord,
 ) -> Result<Message, String> {
-    let t = words_for(person.locale);
+    let words = words_for(person.locale);
     let url = engine.channel_link_url(channel, ChannelLinkAction::Confirm);
     // Its unsubscribe refuses every later confirmation to the address,
     // whoever asks for it.
     let refuse_url = engine.channel_link_url(channel, ChannelLinkAction::Refuse);
-    let lead = t
+    let lead = words
         .email_confirm_body
         .replace("{login}", person.login.as_str())
         .replace("{address}", &channel.target);
     let confirm = Notice {
-        subject: t.email_confirm_subject,
+        subject: words.email_confirm_subject,
         lead: &lead,
         url: Some(&url),
-        button: t.email_confirm_button,
-        after: t.email_confirm_ignore,
-        stop: Some((t.email_refuse_link, &refuse_url)),
+        button: words.email_confirm_button,
+        after: words.email_confirm_ignore,
+        stop: Some((words.email_refuse_link, &refuse_url)),
     };
     notice(engine, mailer, channel, person, "confirm", &confirm)
 }
@@ -250,15 +250,15 @@ pub(crate) fn test(
     channel: &ChannelRecord,
     person: &UserRecord,
 ) -> Result<Message, String> {
-    let t = words_for(person.locale);
+    let words = words_for(person.locale);
     let stop_url = engine.channel_link_url(channel, ChannelLinkAction::Pause);
     let test = Notice {
-        subject: t.email_test_subject,
-        lead: t.email_test,
+        subject: words.email_test_subject,
+        lead: words.email_test,
         url: None,
         button: "",
         after: "",
-        stop: Some((t.email_stop, &stop_url)),
+        stop: Some((words.email_stop, &stop_url)),
     };
     notice(engine, mailer, channel, person, "test", &test)
 }

@@ -278,7 +278,7 @@ impl Deliverer {
                     .map_err(|error| failed(error.to_string()))?;
                 (text, Some(keyboard))
             }
-            None => (hado_words::both(|t| t.test_message), None),
+            None => (hado_words::both(|words| words.test_message), None),
         };
         bot.send_message(chat_id, &text, keyboard).await.map(|_| ())
     }

@@ -169,7 +169,7 @@ fn notification(
         }
         return Ok(Notification {
             actions: Vec::new(),
-            body: hado_words::both(|t| t.test_message),
+            body: hado_words::both(|words| words.test_message),
             event: None,
             renotify: false,
             state: None,
@@ -180,13 +180,13 @@ fn notification(
             url: engine.public_address("/settings#reminders"),
         });
     };
-    let t = words_for(event.locale);
+    let words = words_for(event.locale);
     let state = event.lifecycle.state;
     let state_label = match state {
-        State::Scheduled => t.scheduled,
-        State::Preparing => t.preparing,
-        State::Today => t.today,
-        State::Overdue => t.overdue,
+        State::Scheduled => words.scheduled,
+        State::Preparing => words.preparing,
+        State::Today => words.today,
+        State::Overdue => words.overdue,
         State::Done | State::Expired | State::Withdrawn => "",
     };
     Ok(Notification {
@@ -198,7 +198,7 @@ fn notification(
             },
             Action {
                 action: "remember",
-                title: t.remember.to_owned(),
+                title: words.remember.to_owned(),
                 url: engine.action_url(event, LinkAction::Remember),
             },
         ],

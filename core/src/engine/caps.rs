@@ -116,55 +116,55 @@ fn refusal(
     spent: Spent,
     now: DateTime<Utc>,
 ) -> CoreError {
-    let t = hado_words::for_locale(user.locale.as_str());
+    let words = hado_words::for_locale(user.locale.as_str());
     let (count, again) = match spent {
         Spent::Target { count, again } | Spent::Person { count, again } => (count, again),
     };
     let retry_after = (again - now).to_std().unwrap_or_default();
-    let (message, words) = match (purpose, spent) {
+    let (message, said) = match (purpose, spent) {
         (Purpose::Confirmation, Spent::Target { .. }) => (
             format!(
                 "{target} was sent the most confirmations Hado sends to one address in a day; try again after {}",
                 again.format("%Y-%m-%d %H:%M UTC")
             ),
-            t.email_resend_later,
+            words.email_resend_later,
         ),
         (Purpose::Confirmation, Spent::Person { .. }) => (
             format!(
                 "you asked for {count} confirmation emails in the last day, the most Hado sends for one person; try again after {}",
                 again.format("%Y-%m-%d %H:%M UTC")
             ),
-            t.email_confirmations_later,
+            words.email_confirmations_later,
         ),
         (Purpose::Test, Spent::Target { .. }) => (
             format!(
                 "{target} was sent the most tests Hado sends to one channel in 10 minutes; try again after {}",
                 again.format("%H:%M:%S UTC")
             ),
-            t.test_later,
+            words.test_later,
         ),
         (Purpose::Test, Spent::Person { .. }) => (
             format!(
                 "you sent {count} tests in the last 10 minutes, the most Hado sends for one person; try again after {}",
                 again.format("%H:%M:%S UTC")
             ),
-            t.test_later,
+            words.test_later,
         ),
     };
-    let words = words
+    let said = said
         .replace("{address}", target)
         .replace("{count}", &count.to_string())
-        .replace("{wait}", &wait_words(t, retry_after));
-    CoreError::Exhausted { message, retry_after, said: Some(Said::new(user.locale, words)) }
+        .replace("{wait}", &wait_words(words, retry_after));
+    CoreError::Exhausted { message, retry_after, said: Some(Said::new(user.locale, said)) }
 }
 
 /// A wait as a person reads it: minutes, rounded up, or hours past two.
-fn wait_words(t: &hado_words::Words, wait: std::time::Duration) -> String {
+fn wait_words(words: &hado_words::Words, wait: std::time::Duration) -> String {
     let minutes = wait.as_secs().div_ceil(60).max(1);
     if minutes <= 120 {
-        t.wait_minutes.replace("{n}", &minutes.to_string())
+        words.wait_minutes.replace("{n}", &minutes.to_string())
     } else {
-        t.wait_hours.replace("{n}", &minutes.div_ceil(60).to_string())
+        words.wait_hours.replace("{n}", &minutes.div_ceil(60).to_string())
     }
 }
 
@@ -178,8 +178,8 @@ mod tests {
 
     #[test]
     fn a_wait_reads_in_minutes_then_in_hours() {
-        let t = &hado_words::EN;
-        let minutes = |n: u64| wait_words(t, std::time::Duration::from_secs(n * 60));
+        let words = &hado_words::EN;
+        let minutes = |n: u64| wait_words(words, std::time::Duration::from_secs(n * 60));
         assert_eq!(minutes(0), "1 min");
         assert_eq!(minutes(10), "10 min");
         assert_eq!(minutes(120), "120 min");

@@ -170,7 +170,7 @@ impl Engine {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let channel = self.own_channel(&mut transaction, user, id).await?;
-        let t = hado_words::for_locale(user.locale.as_str());
+        let words = hado_words::for_locale(user.locale.as_str());
         if channel.confirmed_at.is_none() {
             return Err(CoreError::NotNow {
                 message: format!(
@@ -179,14 +179,14 @@ impl Engine {
                 ),
                 said: Said::new(
                     user.locale,
-                    t.test_unconfirmed.replace("{address}", &channel.target),
+                    words.test_unconfirmed.replace("{address}", &channel.target),
                 ),
             });
         }
         if !channel.enabled {
             return Err(CoreError::NotNow {
                 message: format!("channel {id} is paused: turn it on before sending a test"),
-                said: Said::new(user.locale, t.test_paused.to_owned()),
+                said: Said::new(user.locale, words.test_paused.to_owned()),
             });
         }
         let hash = send_requests::target_hash(channel.kind, &channel.target);

@@ -59,7 +59,7 @@ pub(crate) async fn handle_update(
     } else if text.trim() == "/list" {
         list(engine, chat_id).await?
     } else {
-        words::both(|t| t.bot_send_list)
+        words::both(|words| words.bot_send_list)
     };
     if let Err(error) = bot.send_message(chat_id, &reply, None).await {
         tracing::warn!(error = %error.message, "could not answer a Telegram message");
@@ -70,14 +70,14 @@ pub(crate) async fn handle_update(
 async fn link_chat(engine: &Engine, code: &str, chat_id: i64) -> Result<String, CoreError> {
     Ok(match engine.link_chat(code, chat_id).await? {
         Some(user) => words_for(user.locale).bot_linked.replace("{login}", user.login.as_str()),
-        None => words::both(|t| t.bot_link_invalid),
+        None => words::both(|words| words.bot_link_invalid),
     })
 }
 
 /// `/list`: what needs the person's attention, then what is due today or overdue.
 async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
     let Some(user) = engine.user_of_chat(chat_id).await? else {
-        return Ok(words::both(|t| t.bot_chat_not_linked));
+        return Ok(words::both(|words| words.bot_chat_not_linked));
     };
     let events = engine.list_events(&user, None, false, None).await?;
     let now = engine.now();
@@ -88,11 +88,11 @@ async fn list(engine: &Engine, chat_id: i64) -> Result<String, CoreError> {
                 || matches!(event.lifecycle.state, State::Today | State::Overdue)
         })
         .collect();
-    let t = words_for(user.locale);
+    let words = words_for(user.locale);
     if wanted.is_empty() {
-        return Ok(t.bot_nothing_needs_you.to_owned());
+        return Ok(words.bot_nothing_needs_you.to_owned());
     }
-    let mut text = t.bot_needs_attention.to_owned();
+    let mut text = words.bot_needs_attention.to_owned();
     for event in wanted.iter().take(30) {
         text.push_str(&format!("\n• {} — {}", event.spec.title.as_str(), due_words(event, now)));
     }
@@ -111,10 +111,10 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
         .await?
         .map(|pressed| (pressed.action, pressed.event));
     let Some((action, event)) = outcome else {
-        let _ = bot.answer_callback(id, &words::both(|t| t.bot_button_gone)).await;
+        let _ = bot.answer_callback(id, &words::both(|words| words.bot_button_gone)).await;
         return Ok(());
     };
-    let t = words_for(event.locale);
+    let words = words_for(event.locale);
     let (short, text) = match (action, event.lifecycle.state) {
         (_, State::Done | State::Expired) => {
             let closed = if event.lifecycle.state == State::Done {
@@ -135,7 +135,7 @@ async fn press(engine: &Engine, bot: &Bot, callback: &CallbackQuery) -> Result<(
                 .quiet_until
                 .map(|until| local(&event, until, engine.now()))
                 .unwrap_or_default();
-            let quiet = format!("{} {until}", t.quiet_until);
+            let quiet = format!("{} {until}", words.quiet_until);
             (format!("🔕 {quiet}"), format!("🔕 {} — {quiet}", event.spec.title.as_str()))
         }
     };

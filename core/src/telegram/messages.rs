@@ -67,7 +67,7 @@ pub(crate) async fn reminder(
     event: &EventRecord,
     chat_id: i64,
 ) -> Result<(String, Value), CoreError> {
-    let t = words_for(event.locale);
+    let words = words_for(event.locale);
     let now = engine.now();
     let mut text = format!("⏰ {}", event.spec.title.as_str());
     if let Some(subtitle) = &event.spec.subtitle {
@@ -78,11 +78,11 @@ pub(crate) async fn reminder(
     let [done, remember, tomorrow, next_week] =
         engine.store_reminder_buttons(event, chat_id).await?;
     let mut keyboard = vec![
-        json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": t.remember, "callback_data": format!("b:{remember}") }]),
-        json!([{ "text": t.remember_tomorrow, "callback_data": format!("b:{tomorrow}") }, { "text": t.remember_next_week, "callback_data": format!("b:{next_week}") }]),
+        json!([{ "text": done_label, "callback_data": format!("b:{done}") }, { "text": words.remember, "callback_data": format!("b:{remember}") }]),
+        json!([{ "text": words.remember_tomorrow, "callback_data": format!("b:{tomorrow}") }, { "text": words.remember_next_week, "callback_data": format!("b:{next_week}") }]),
     ];
     if let Some(link) = &event.spec.deep_link {
-        keyboard.push(json!([{ "text": t.open_link, "url": link.as_str() }]));
+        keyboard.push(json!([{ "text": words.open_link, "url": link.as_str() }]));
     }
     Ok((text, Value::Array(keyboard)))
 }

@@ -35,26 +35,27 @@ async fn act(
     id: i64,
     action: CardAction,
 ) -> Result<Response, Response> {
-    let (t, inbox) = (session.t, &mut session.inbox);
+    let (words, inbox) = (session.words, &mut session.inbox);
     let (to, said) = match action {
         CardAction::Done => {
-            call(&state, t, inbox.mark_done(v1::EventId { id })).await?;
+            call(&state, words, inbox.mark_done(v1::EventId { id })).await?;
             ("/".to_owned(), Said::Done)
         }
         CardAction::Delete => {
-            call(&state, t, inbox.delete_event(v1::EventId { id })).await?;
+            call(&state, words, inbox.delete_event(v1::EventId { id })).await?;
             ("/".to_owned(), Said::Deleted)
         }
         CardAction::Remember(until) => {
-            let event = call(&state, t, inbox.mark_ack(v1::MarkAckRequest { id, until })).await?;
+            let event =
+                call(&state, words, inbox.mark_ack(v1::MarkAckRequest { id, until })).await?;
             (at_card(&event), Said::Remembered)
         }
         CardAction::Reopen => {
-            let event = call(&state, t, inbox.reopen_event(v1::EventId { id })).await?;
+            let event = call(&state, words, inbox.reopen_event(v1::EventId { id })).await?;
             (at_card(&event), Said::Reopened)
         }
         CardAction::TakeBackRemember => {
-            let event = call(&state, t, inbox.take_back_ack(v1::EventId { id })).await?;
+            let event = call(&state, words, inbox.take_back_ack(v1::EventId { id })).await?;
             (at_card(&event), Said::Unremembered)
         }
     };
@@ -70,7 +71,7 @@ pub(crate) async fn done(
 }
 
 /// Remember; the form may say until when (`until`).
-pub(crate) async fn ack(
+pub(crate) async fn remember(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,
@@ -106,7 +107,7 @@ pub(crate) async fn reopen(
     act(state, session, id, CardAction::Reopen).await
 }
 
-pub(crate) async fn take_back_ack(
+pub(crate) async fn take_back_remember(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,

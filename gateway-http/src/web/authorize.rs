@@ -109,7 +109,7 @@ impl AuthorizationQuery {
 #[derive(Template)]
 #[template(path = "authorize.html")]
 struct AuthorizePage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     client_name: String,
     redirect_host: String,
@@ -119,7 +119,7 @@ struct AuthorizePage {
 #[derive(Template)]
 #[template(path = "authorize_refused.html")]
 struct RefusedPage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     /// What is wrong, in the person's words; empty when core named nothing.
     problem: &'static str,
@@ -128,17 +128,17 @@ struct RefusedPage {
 }
 
 /// What is wrong with a refused request, in the person's words.
-fn problem_words(t: &'static Words, problem: v1::AuthorizationProblem) -> &'static str {
+fn problem_words(words: &'static Words, problem: v1::AuthorizationProblem) -> &'static str {
     use v1::AuthorizationProblem as Problem;
     match problem {
-        Problem::Client => t.authorize_problem_client,
-        Problem::RedirectUri => t.authorize_problem_redirect_uri,
-        Problem::ResponseType => t.authorize_problem_response_type,
-        Problem::CodeChallenge => t.authorize_problem_code_challenge,
-        Problem::CodeChallengeMethod => t.authorize_problem_code_challenge_method,
-        Problem::Resource => t.authorize_problem_resource,
-        Problem::Scope => t.authorize_problem_scope,
-        Problem::State => t.authorize_problem_state,
+        Problem::Client => words.authorize_problem_client,
+        Problem::RedirectUri => words.authorize_problem_redirect_uri,
+        Problem::ResponseType => words.authorize_problem_response_type,
+        Problem::CodeChallenge => words.authorize_problem_code_challenge,
+        Problem::CodeChallengeMethod => words.authorize_problem_code_challenge_method,
+        Problem::Resource => words.authorize_problem_resource,
+        Problem::Scope => words.authorize_problem_scope,
+        Problem::State => words.authorize_problem_state,
         Problem::Unspecified => "",
     }
 }
@@ -149,9 +149,9 @@ fn problem_words(t: &'static Words, problem: v1::AuthorizationProblem) -> &'stat
 /// the page says who can change that.
 fn unconfigured(session: &Session) -> Response {
     let page = RefusedPage {
-        t: session.t,
+        words: session.words,
         nav: session.nav(""),
-        problem: session.t.authorize_unconfigured,
+        problem: session.words.authorize_unconfigured,
         detail: String::new(),
     };
     render(StatusCode::SERVICE_UNAVAILABLE, page)
@@ -169,15 +169,15 @@ fn answer(
     }
     if let Some(error) = &check.error {
         let page = RefusedPage {
-            t: session.t,
+            words: session.words,
             nav: session.nav(""),
-            problem: problem_words(session.t, check.problem()),
+            problem: problem_words(session.words, check.problem()),
             detail: format!("{} ({})", error.description, error.error),
         };
         return render(StatusCode::BAD_REQUEST, page);
     }
     let page = AuthorizePage {
-        t: session.t,
+        words: session.words,
         nav: session.nav(""),
         client_name: check.client_name,
         redirect_host: check.redirect_host,
@@ -196,7 +196,8 @@ pub(crate) async fn authorize_page(
         return Ok(unconfigured(&session));
     };
     let check =
-        call(&state, session.t, state.oauth().check_authorization(query.request(served))).await?;
+        call(&state, session.words, state.oauth().check_authorization(query.request(served)))
+            .await?;
     Ok(answer(&session, &query, check))
 }
 
@@ -224,9 +225,9 @@ pub(crate) async fn authorize(
         .map_err(|error| message(error.status, &error.body.error, ""))?;
     let request = form.query.request(served);
     let check = if form.decision == "allow" {
-        call(&state, session.t, oauth.approve(request)).await?
+        call(&state, session.words, oauth.approve(request)).await?
     } else {
-        call(&state, session.t, oauth.deny(request)).await?
+        call(&state, session.words, oauth.deny(request)).await?
     };
     Ok(answer(&session, &form.query, check))
 }

@@ -16,18 +16,18 @@ fn page(
     button: Option<fn(&Words) -> &'static str>,
 ) -> Response {
     let profile = reply.profile.clone().unwrap_or_default();
-    let t = words::for_locale(&profile.locale);
+    let words = words::for_locale(&profile.locale);
     let viewer = Viewer::new(profile);
     let address = reply.channel.as_ref().map(|channel| channel.target.as_str()).unwrap_or_default();
-    let expires = viewer.when(t, reply.expires_at.as_ref()).unwrap_or_default();
+    let expires = viewer.when(words, reply.expires_at.as_ref()).unwrap_or_default();
     render(
         StatusCode::OK,
         LinkPage {
-            t,
+            words,
             nav: None,
             card: None,
-            message: text(t).replace("{address}", address),
-            button: button.map(|button| button(t).to_owned()),
+            message: text(words).replace("{address}", address),
+            button: button.map(|button| button(words).to_owned()),
             expires,
         },
     )
@@ -45,15 +45,23 @@ pub(crate) async fn channel_link_page(
     let confirmed = reply.channel.as_ref().is_some_and(|channel| channel.confirmed_at.is_some());
     let enabled = reply.channel.as_ref().is_some_and(|channel| channel.enabled);
     match reply.action() {
-        ChannelLinkAction::Confirm if confirmed => page(&reply, |t| t.email_confirmed, None),
-        ChannelLinkAction::Confirm => {
-            page(&reply, |t| t.email_confirm_question, Some(|t| t.email_confirm_button))
+        ChannelLinkAction::Confirm if confirmed => {
+            page(&reply, |words| words.email_confirmed, None)
         }
-        ChannelLinkAction::Refuse => {
-            page(&reply, |t| t.email_refuse_question, Some(|t| t.email_refuse_button))
+        ChannelLinkAction::Confirm => page(
+            &reply,
+            |words| words.email_confirm_question,
+            Some(|words| words.email_confirm_button),
+        ),
+        ChannelLinkAction::Refuse => page(
+            &reply,
+            |words| words.email_refuse_question,
+            Some(|words| words.email_refuse_button),
+        ),
+        _ if !enabled => page(&reply, |words| words.email_paused, None),
+        _ => {
+            page(&reply, |words| words.email_pause_question, Some(|words| words.email_pause_button))
         }
-        _ if !enabled => page(&reply, |t| t.email_paused, None),
-        _ => page(&reply, |t| t.email_pause_question, Some(|t| t.email_pause_button)),
     }
 }
 
@@ -67,8 +75,8 @@ pub(crate) async fn use_channel_link(
         Err(status) => return super::links::link_problem(&state, &status),
     };
     match reply.action() {
-        ChannelLinkAction::Confirm => page(&reply, |t| t.email_confirmed, None),
-        ChannelLinkAction::Refuse => page(&reply, |t| t.email_refused, None),
-        _ => page(&reply, |t| t.email_paused, None),
+        ChannelLinkAction::Confirm => page(&reply, |words| words.email_confirmed, None),
+        ChannelLinkAction::Refuse => page(&reply, |words| words.email_refused, None),
+        _ => page(&reply, |words| words.email_paused, None),
     }
 }

@@ -10,7 +10,8 @@ pub(crate) async fn issue_calendar_feed(
     mut session: Session,
 ) -> Result<Response, Response> {
     let request = v1::IssueCalendarFeedRequest {};
-    let token = call(&state, session.t, session.inbox.issue_calendar_feed(request)).await?.token;
+    let token =
+        call(&state, session.words, session.inbox.issue_calendar_feed(request)).await?.token;
     let base =
         state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", state.config.addr));
     let notice = ChannelNotice {
@@ -27,15 +28,19 @@ pub(crate) async fn link_telegram(
 ) -> Result<Response, Response> {
     let request = v1::CreateTelegramLinkRequest {};
     let kept = [Code::FailedPrecondition];
-    let notice =
-        match call_keeping(&state, session.t, &kept, session.inbox.create_telegram_link(request))
-            .await?
-        {
-            Ok(link) => ChannelNotice { telegram_link: Some(link.url), ..ChannelNotice::default() },
-            // No bot: the section says so in the person's words, as it does
-            // without a Connect button.
-            Err(_) => ChannelNotice::default(),
-        };
+    let notice = match call_keeping(
+        &state,
+        session.words,
+        &kept,
+        session.inbox.create_telegram_link(request),
+    )
+    .await?
+    {
+        Ok(link) => ChannelNotice { telegram_link: Some(link.url), ..ChannelNotice::default() },
+        // No bot: the section says so in the person's words, as it does
+        // without a Connect button.
+        Err(_) => ChannelNotice::default(),
+    };
     let form = SettingsForm::from_profile(&session.viewer.profile);
     settings_page_with(&state, &mut session, form, false, None, notice, StatusCode::OK).await
 }
@@ -45,7 +50,7 @@ pub(crate) async fn revoke_calendar_feed(
     mut session: Session,
 ) -> Result<Response, Response> {
     let request = v1::RevokeCalendarFeedRequest {};
-    call(&state, session.t, session.inbox.revoke_calendar_feed(request)).await?;
+    call(&state, session.words, session.inbox.revoke_calendar_feed(request)).await?;
     Ok(Redirect::to("/settings#calendar").into_response())
 }
 
@@ -58,7 +63,7 @@ pub(crate) async fn add_webhook(
     let form = SettingsForm::from_profile(&session.viewer.profile);
     let request = v1::AddWebhookRequest { url: url.clone() };
     let kept = [Code::InvalidArgument];
-    match call_keeping(&state, session.t, &kept, session.inbox.add_webhook(request)).await? {
+    match call_keeping(&state, session.words, &kept, session.inbox.add_webhook(request)).await? {
         Ok(added) => {
             let notice =
                 ChannelNotice { webhook_secret: Some(added.secret), ..ChannelNotice::default() };
@@ -94,42 +99,47 @@ pub(crate) async fn add_email(
 ) -> Result<Response, Response> {
     let address = input.get("address").map(|address| address.trim().to_owned()).unwrap_or_default();
     let form = SettingsForm::from_profile(&session.viewer.profile);
-    let t = session.t;
+    let words = session.words;
     // How long to wait, when the address had its confirmations for the hour.
     let mut wait = None;
     let request = v1::AddEmailRequest { address: address.clone() };
     let kept = [Code::InvalidArgument, Code::ResourceExhausted];
-    let (notice, status) = match call_keeping(&state, t, &kept, session.inbox.add_email(request))
-        .await?
-    {
-        Ok(added) => {
-            let channel = added.channel.unwrap_or_default();
-            let said = if channel.confirmed_at.is_some() {
-                t.email_already_confirmed
-            } else {
-                t.email_confirmation_sent
-            };
-            let email_said = said.replace("{address}", &channel.target);
-            (ChannelNotice { email_said, ..ChannelNotice::default() }, StatusCode::OK)
-        }
-        Err(status) if status.code() == Code::InvalidArgument => {
-            let (mut errors, general) = refusal(&state, &status);
-            let email_error = errors.remove("address").unwrap_or(general);
-            let notice =
-                ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
-            (notice, StatusCode::UNPROCESSABLE_ENTITY)
-        }
-        Err(status) => {
-            wait = status.get_details_retry_info().and_then(|info| info.retry_delay);
-            // Core says which cap it was, in the person's words.
-            let email_error = status
-                .get_details_localized_message()
-                .map_or_else(|| status.message().to_owned(), |localized| localized.message);
-            let notice =
-                ChannelNotice { email_address: address, email_error, ..ChannelNotice::default() };
-            (notice, StatusCode::TOO_MANY_REQUESTS)
-        }
-    };
+    let (notice, status) =
+        match call_keeping(&state, words, &kept, session.inbox.add_email(request)).await? {
+            Ok(added) => {
+                let channel = added.channel.unwrap_or_default();
+                let said = if channel.confirmed_at.is_some() {
+                    words.email_already_confirmed
+                } else {
+                    words.email_confirmation_sent
+                };
+                let email_said = said.replace("{address}", &channel.target);
+                (ChannelNotice { email_said, ..ChannelNotice::default() }, StatusCode::OK)
+            }
+            Err(status) if status.code() == Code::InvalidArgument => {
+                let (mut errors, general) = refusal(&state, &status);
+                let email_error = errors.remove("address").unwrap_or(general);
+                let notice = ChannelNotice {
+                    email_address: address,
+                    email_error,
+                    ..ChannelNotice::default()
+                };
+                (notice, StatusCode::UNPROCESSABLE_ENTITY)
+            }
+            Err(status) => {
+                wait = status.get_details_retry_info().and_then(|info| info.retry_delay);
+                // Core says which cap it was, in the person's words.
+                let email_error = status
+                    .get_details_localized_message()
+                    .map_or_else(|| status.message().to_owned(), |localized| localized.message);
+                let notice = ChannelNotice {
+                    email_address: address,
+                    email_error,
+                    ..ChannelNotice::default()
+                };
+                (notice, StatusCode::TOO_MANY_REQUESTS)
+            }
+        };
     let mut page =
         settings_page_with(&state, &mut session, form, false, None, notice, status).await?;
     if let Some(wait) = wait {
@@ -149,8 +159,12 @@ pub(crate) async fn rename_channel(
     Form(input): Form<HashMap<String, String>>,
 ) -> Result<Response, Response> {
     let name = input.get("name").cloned().unwrap_or_default();
-    call(&state, session.t, session.inbox.rename_channel(v1::RenameChannelRequest { id, name }))
-        .await?;
+    call(
+        &state,
+        session.words,
+        session.inbox.rename_channel(v1::RenameChannelRequest { id, name }),
+    )
+    .await?;
     Ok(Redirect::to(&format!("/settings#channel-{id}")).into_response())
 }
 
@@ -160,19 +174,19 @@ pub(crate) async fn channel_action(
     mut session: Session,
     Path((id, action)): Path<(i64, String)>,
 ) -> Result<Response, Response> {
-    let (t, inbox) = (session.t, &mut session.inbox);
+    let (words, inbox) = (session.words, &mut session.inbox);
     let query = match action.as_str() {
         "test" => {
-            call(&state, t, inbox.test_channel(v1::ChannelId { id })).await?;
+            call(&state, words, inbox.test_channel(v1::ChannelId { id })).await?;
             "?tested=1"
         }
         "on" | "off" => {
             let request = v1::SetChannelEnabledRequest { id, enabled: action == "on" };
-            call(&state, t, inbox.set_channel_enabled(request)).await?;
+            call(&state, words, inbox.set_channel_enabled(request)).await?;
             ""
         }
         "remove" => {
-            call(&state, t, inbox.remove_channel(v1::ChannelId { id })).await?;
+            call(&state, words, inbox.remove_channel(v1::ChannelId { id })).await?;
             ""
         }
         _ => return Err(message(StatusCode::NOT_FOUND, "no such page", "нет такой страницы")),

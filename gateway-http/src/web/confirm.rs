@@ -8,7 +8,7 @@ use super::*;
 #[derive(Template)]
 #[template(path = "confirm.html")]
 struct ConfirmPage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     question: &'static str,
     /// What it is about (the event's title, the channel's target), if anything.
@@ -30,7 +30,7 @@ fn confirm(
     let nav = session.nav("");
     render(
         StatusCode::OK,
-        ConfirmPage { t: session.t, nav, question, subject, detail, button, back },
+        ConfirmPage { words: session.words, nav, question, subject, detail, button, back },
     )
 }
 
@@ -44,13 +44,13 @@ pub(crate) async fn confirm_delete(
     if !event.editable {
         return Ok(Redirect::to(&format!("/events/{id}")).into_response());
     }
-    let t = session.t;
+    let words = session.words;
     Ok(confirm(
         &session,
-        t.delete_confirm,
+        words.delete_confirm,
         event.title,
-        t.delete_detail,
-        t.delete,
+        words.delete_detail,
+        words.delete,
         format!("/events/{id}/edit"),
     ))
 }
@@ -62,14 +62,15 @@ pub(crate) async fn confirm_channel(
     mut session: Session,
     Path((id, action)): Path<(i64, String)>,
 ) -> Result<Response, Response> {
-    let t = session.t;
+    let words = session.words;
     let (question, detail, button) = match action.as_str() {
-        "off" => (t.channel_off_question, t.channel_off_detail, t.turn_off),
-        "remove" => (t.channel_remove_question, t.channel_remove_detail, t.remove),
+        "off" => (words.channel_off_question, words.channel_off_detail, words.turn_off),
+        "remove" => (words.channel_remove_question, words.channel_remove_detail, words.remove),
         _ => return Ok(Redirect::to("/settings#reminders").into_response()),
     };
-    let channels =
-        call(&state, t, session.inbox.list_channels(v1::ListChannelsRequest {})).await?.channels;
+    let channels = call(&state, words, session.inbox.list_channels(v1::ListChannelsRequest {}))
+        .await?
+        .channels;
     let Some(channel) = channels.into_iter().find(|channel| channel.id == id) else {
         return Ok(Redirect::to("/settings#reminders").into_response());
     };
@@ -78,26 +79,26 @@ pub(crate) async fn confirm_channel(
 
 /// `GET /settings/agent-token/revoke`.
 pub(crate) async fn confirm_revoke_agent_token(session: Session) -> Response {
-    let t = session.t;
+    let words = session.words;
     confirm(
         &session,
-        t.agent_revoke_question,
+        words.agent_revoke_question,
         String::new(),
-        t.agent_revoke_detail,
-        t.agent_revoke,
+        words.agent_revoke_detail,
+        words.agent_revoke,
         "/settings#agent".into(),
     )
 }
 
 /// `GET /settings/calendar/revoke`.
 pub(crate) async fn confirm_revoke_calendar_feed(session: Session) -> Response {
-    let t = session.t;
+    let words = session.words;
     confirm(
         &session,
-        t.calendar_revoke_question,
+        words.calendar_revoke_question,
         String::new(),
-        t.calendar_revoke_detail,
-        t.calendar_revoke,
+        words.calendar_revoke_detail,
+        words.calendar_revoke,
         "/settings#calendar".into(),
     )
 }
@@ -108,18 +109,18 @@ pub(crate) async fn confirm_app_disconnect(
     mut session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response, Response> {
-    let t = session.t;
+    let words = session.words;
     let request = v1::ListConnectedAppsRequest {};
-    let apps = call(&state, t, session.inbox.list_connected_apps(request)).await?.apps;
+    let apps = call(&state, words, session.inbox.list_connected_apps(request)).await?.apps;
     let Some(app) = apps.into_iter().find(|app| app.id == id) else {
         return Ok(Redirect::to("/settings#apps").into_response());
     };
     Ok(confirm(
         &session,
-        t.app_disconnect_question,
+        words.app_disconnect_question,
         format!("{} · {}", app.name, app.redirect_host),
-        t.app_disconnect_detail,
-        t.app_disconnect,
+        words.app_disconnect_detail,
+        words.app_disconnect,
         "/settings#apps".into(),
     ))
 }

@@ -26,7 +26,7 @@ pub(super) struct LogLine {
 #[derive(Template)]
 #[template(path = "event.html")]
 struct EventPage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     card: Card,
     schedule: Schedule,
@@ -72,9 +72,9 @@ impl EventForm {
 
     /// A date field's value in the page's language ("14 Mar 2027",
     /// "14.03.2027"), or as typed when it is not a date.
-    pub(super) fn shown(&self, t: &Words, value: &str) -> String {
+    pub(super) fn shown(&self, words: &Words, value: &str) -> String {
         NaiveDate::parse_from_str(value, "%Y-%m-%d")
-            .map_or_else(|_| value.to_owned(), |date| t.field_date(date))
+            .map_or_else(|_| value.to_owned(), |date| words.field_date(date))
     }
 
     /// The form as posted. Dates and times may be typed as the person
@@ -167,7 +167,7 @@ impl EventForm {
 #[derive(Template)]
 #[template(path = "form.html")]
 pub(super) struct FormPage {
-    pub t: &'static Words,
+    pub words: &'static Words,
     pub nav: Option<Nav>,
     pub form: EventForm,
     /// On Add: the one line the form was filled in from, if any.
@@ -180,47 +180,47 @@ pub(crate) async fn event_page(
     Path(id): Path<i64>,
 ) -> Result<Response, Response> {
     let event = session.event(&state, id).await?;
-    let t = session.t;
+    let words = session.words;
     let log = event
         .deliveries
         .iter()
         .map(|line| LogLine {
-            when: session.viewer.when(t, line.due_at.as_ref()).unwrap_or_default(),
+            when: session.viewer.when(words, line.due_at.as_ref()).unwrap_or_default(),
             kind: match line.kind() {
-                DeliveryKind::Repeat => t.reminder_repeat,
-                _ => t.reminder_checkpoint,
+                DeliveryKind::Repeat => words.reminder_repeat,
+                _ => words.reminder_checkpoint,
             },
             channel: match line.channel_kind() {
                 ChannelKind::Telegram => "Telegram".into(),
-                ChannelKind::Email => t.email_label.into(),
-                ChannelKind::Push => t.push_device.into(),
+                ChannelKind::Email => words.email_label.into(),
+                ChannelKind::Push => words.push_device.into(),
                 ChannelKind::Webhook if !line.channel_host.is_empty() => line.channel_host.clone(),
                 ChannelKind::Webhook => ChannelKind::Webhook.word().into(),
-                ChannelKind::Unspecified => t.channel_quieted.into(),
+                ChannelKind::Unspecified => words.channel_quieted.into(),
             },
             status_word: match line.status() {
-                DeliveryStatus::Pending => t.delivery_pending,
-                DeliveryStatus::Sent => t.delivery_sent,
-                DeliveryStatus::Failed => t.delivery_failed,
-                _ => t.delivery_suppressed,
+                DeliveryStatus::Pending => words.delivery_pending,
+                DeliveryStatus::Sent => words.delivery_sent,
+                DeliveryStatus::Failed => words.delivery_failed,
+                _ => words.delivery_suppressed,
             },
             status: line.status().word().to_owned(),
             attempts: line.attempts,
             note: line.note.clone().unwrap_or_default(),
         })
         .collect();
-    let card = Card::new(&event, &session.viewer, t);
+    let card = Card::new(&event, &session.viewer, words);
     let schedule = Schedule {
         prepare_from: event
             .fire_at
             .parse()
-            .map(|day| t.day_and_time(session.viewer.today, day, None))
+            .map(|day| words.day_and_time(session.viewer.today, day, None))
             .unwrap_or_default(),
-        next_reminder: session.viewer.when(t, event.next_reminder_at.as_ref()),
+        next_reminder: session.viewer.when(words, event.next_reminder_at.as_ref()),
         open: !card.closed,
     };
     let nav = session.nav("");
-    Ok(render(StatusCode::OK, EventPage { t, nav, card, schedule, log }))
+    Ok(render(StatusCode::OK, EventPage { words, nav, card, schedule, log }))
 }
 
 pub(crate) async fn edit_page(
@@ -232,15 +232,21 @@ pub(crate) async fn edit_page(
     let nav = session.nav("");
     // A source's event is its source's to change: say so now, not after Save.
     if !event.editable {
-        let message = session.t.not_editable.replace("{source}", &event.source);
+        let message = session.words.not_editable.replace("{source}", &event.source);
         return Ok(render(
             StatusCode::CONFLICT,
-            MessagePage { t: session.t, nav, message, second: String::new(), second_words: None },
+            MessagePage {
+                words: session.words,
+                nav,
+                message,
+                second: String::new(),
+                second_words: None,
+            },
         ));
     }
     Ok(render(
         StatusCode::OK,
-        FormPage { t: session.t, nav, form: EventForm::from_event(&event), line: None },
+        FormPage { words: session.words, nav, form: EventForm::from_event(&event), line: None },
     ))
 }
 
@@ -251,14 +257,14 @@ async fn save_event(
     input: HashMap<String, String>,
 ) -> Result<Response, Response> {
     let mut form = EventForm::from_input(id, &input, session.viewer.today);
-    let (t, inbox) = (session.t, &mut session.inbox);
+    let (words, inbox) = (session.words, &mut session.inbox);
     let kept = [Code::InvalidArgument, Code::FailedPrecondition];
     let saved = match id {
         None => {
             let create = inbox.create_event(hado_gateway::cores::once(form.fields()));
-            call_keeping(&state, t, &kept, create).await?
+            call_keeping(&state, words, &kept, create).await?
         }
-        Some(id) => call_keeping(&state, t, &kept, inbox.update_event(form.change(id))).await?,
+        Some(id) => call_keeping(&state, words, &kept, inbox.update_event(form.change(id))).await?,
     };
     match saved {
         // The inbox says what happened, and after adding offers Undo.
@@ -269,7 +275,7 @@ async fn save_event(
         Err(status) => {
             (form.errors, form.general) = refusal(&state, &status);
             let nav = session.nav(if id.is_some() { "" } else { "new" });
-            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { t, nav, form, line: None }))
+            Ok(render(StatusCode::UNPROCESSABLE_ENTITY, FormPage { words, nav, form, line: None }))
         }
     }
 }

@@ -20,7 +20,7 @@ pub(super) struct Section<'a> {
 #[derive(Template)]
 #[template(path = "inbox.html")]
 struct InboxPage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     groups: Groups,
     /// The groups the page shows only the nearest of.
@@ -51,7 +51,7 @@ pub(super) struct Finder {
 
 impl Finder {
     fn new(
-        t: &Words,
+        words: &Words,
         action: &'static str,
         query: &ListQuery,
         with_states: bool,
@@ -68,10 +68,10 @@ impl Finder {
             state: query.state.clone().unwrap_or_default(),
             states: if with_states {
                 vec![
-                    ("today", t.today),
-                    ("overdue", t.overdue),
-                    ("preparing", t.preparing),
-                    ("scheduled", t.scheduled),
+                    ("today", words.today),
+                    ("overdue", words.overdue),
+                    ("preparing", words.preparing),
+                    ("scheduled", words.scheduled),
                 ]
             } else {
                 Vec::new()
@@ -163,52 +163,52 @@ impl InboxPage {
     fn overdue_line(&self) -> Option<String> {
         let oldest = self.groups.oldest_overdue?;
         let days = (self.groups.today_is - oldest).num_days();
-        Some(self.t.overdue_line(self.groups.overdue.len(), days))
+        Some(self.words.overdue_line(self.groups.overdue.len(), days))
     }
 
     fn sections(&self) -> Vec<Section<'_>> {
-        let (t, groups) = (self.t, &self.groups);
+        let (words, groups) = (self.words, &self.groups);
         // The links keep the density the person reads in.
         let keep = if self.finder.compact { "density=compact&" } else { "" };
         // A group shown whole links to its next page; one cut short, to all of it.
         let next = |state: EventState| {
             let (_, cursor) = self.pages.iter().find(|(group, _)| *group == state)?;
-            Some((self.finder.next_page(state, cursor), t.show_next_page))
+            Some((self.finder.next_page(state, cursor), words.show_next_page))
         };
-        let more = |state: EventState, words: &'static str| {
+        let more = |state: EventState, label: &'static str| {
             next(state).or_else(|| {
                 self.cut
                     .contains(&state)
-                    .then(|| (format!("/?{keep}all={}#{}", state.word(), state.word()), words))
+                    .then(|| (format!("/?{keep}all={}#{}", state.word(), state.word()), label))
             })
         };
         let scheduled = if self.folded {
-            Some((format!("/?{keep}open=scheduled#scheduled"), t.show_scheduled))
+            Some((format!("/?{keep}open=scheduled#scheduled"), words.show_scheduled))
         } else {
-            more(EventState::Scheduled, t.show_all_scheduled)
+            more(EventState::Scheduled, words.show_all_scheduled)
         };
         vec![
             Section {
                 state: EventState::Today.word(),
-                heading: t.today,
+                heading: words.today,
                 cards: &groups.today,
                 more: next(EventState::Today),
             },
             Section {
                 state: EventState::Overdue.word(),
-                heading: t.overdue,
+                heading: words.overdue,
                 cards: &groups.overdue,
                 more: next(EventState::Overdue),
             },
             Section {
                 state: EventState::Preparing.word(),
-                heading: t.preparing,
+                heading: words.preparing,
                 cards: &groups.preparing,
-                more: more(EventState::Preparing, t.show_all_preparing),
+                more: more(EventState::Preparing, words.show_all_preparing),
             },
             Section {
                 state: EventState::Scheduled.word(),
-                heading: t.scheduled,
+                heading: words.scheduled,
                 cards: &groups.scheduled,
                 more: scheduled,
             },
@@ -219,7 +219,7 @@ impl InboxPage {
 #[derive(Template)]
 #[template(path = "archive.html")]
 struct ArchivePage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     cards: Vec<Card>,
     finder: Finder,
@@ -271,21 +271,21 @@ pub(super) struct Feedback {
 /// says nothing.
 async fn feedback(session: &mut Session, said: Option<(Said, i64)>) -> Option<Feedback> {
     let (said, id) = said?;
-    let t = session.t;
+    let words = session.words;
     let (word, undo) = match said {
-        Said::Done => (t.feedback_done, Some(format!("/events/{id}/reopen"))),
-        Said::Deleted => (t.feedback_deleted, Some(format!("/events/{id}/reopen"))),
-        Said::Added => (t.feedback_added, Some(format!("/events/{id}/delete"))),
-        Said::Remembered => (t.feedback_remembered, Some(format!("/events/{id}/unack"))),
-        Said::Saved => (t.feedback_saved, None),
-        Said::Reopened => (t.feedback_reopened, None),
-        Said::Unremembered => (t.feedback_unremembered, None),
+        Said::Done => (words.feedback_done, Some(format!("/events/{id}/reopen"))),
+        Said::Deleted => (words.feedback_deleted, Some(format!("/events/{id}/reopen"))),
+        Said::Added => (words.feedback_added, Some(format!("/events/{id}/delete"))),
+        Said::Remembered => (words.feedback_remembered, Some(format!("/events/{id}/unack"))),
+        Said::Saved => (words.feedback_saved, None),
+        Said::Reopened => (words.feedback_reopened, None),
+        Said::Unremembered => (words.feedback_unremembered, None),
     };
     let event = session.inbox.get_event(v1::EventId { id }).await.ok()?.into_inner();
     let quiet_until =
-        session.viewer.when(t, event.quiet_until.as_ref()).filter(|_| said == Said::Remembered);
+        session.viewer.when(words, event.quiet_until.as_ref()).filter(|_| said == Said::Remembered);
     let text = match quiet_until {
-        Some(until) => format!("{word} {} · {} {until}.", event.title, t.quiet_until),
+        Some(until) => format!("{word} {} · {} {until}.", event.title, words.quiet_until),
         None => format!("{word} {}.", event.title),
     };
     Some(Feedback { text, undo })
@@ -330,7 +330,7 @@ pub(crate) async fn inbox_page(
             ..Default::default()
         };
         let v1::EventList { events: mut list, next } =
-            call(&state, session.t, session.inbox.list_events(request)).await?;
+            call(&state, session.words, session.inbox.list_events(request)).await?;
         if let Some(next) = next.filter(|_| shown.is_none()) {
             pages.push((group, next));
         }
@@ -346,12 +346,13 @@ pub(crate) async fn inbox_page(
         }
         events.extend(list);
     }
-    let groups = Groups::new(&events, &session.viewer, session.t);
+    let groups = Groups::new(&events, &session.viewer, session.words);
     let said = said::heard(&headers);
     let feedback = feedback(&mut session, said).await;
     let nav = session.nav("inbox");
-    let finder = Finder::new(session.t, "/", &query.list, true, &events);
-    let page = InboxPage { t: session.t, nav, groups, cut, pages, folded, feedback, finder };
+    let finder = Finder::new(session.words, "/", &query.list, true, &events);
+    let page =
+        InboxPage { words: session.words, nav, groups, cut, pages, folded, feedback, finder };
     let mut response = render(StatusCode::OK, page);
     if said.is_some() {
         said::forget(&mut response);
@@ -370,10 +371,10 @@ pub(crate) async fn archive_page(
         source: query.source(),
         ..Default::default()
     };
-    let list = call(&state, session.t, session.inbox.list_events(request)).await?;
+    let list = call(&state, session.words, session.inbox.list_events(request)).await?;
     let cards =
-        list.events.iter().map(|event| Card::new(event, &session.viewer, session.t)).collect();
+        list.events.iter().map(|event| Card::new(event, &session.viewer, session.words)).collect();
     let nav = session.nav("archive");
-    let finder = Finder::new(session.t, "/archive", &query, false, &list.events);
-    Ok(render(StatusCode::OK, ArchivePage { t: session.t, nav, cards, finder }))
+    let finder = Finder::new(session.words, "/archive", &query, false, &list.events);
+    Ok(render(StatusCode::OK, ArchivePage { words: session.words, nav, cards, finder }))
 }

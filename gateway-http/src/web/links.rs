@@ -11,7 +11,7 @@ use super::*;
 #[derive(Template)]
 #[template(path = "link.html")]
 pub(super) struct LinkPage {
-    pub(super) t: &'static Words,
+    pub(super) words: &'static Words,
     pub(super) nav: Option<Nav>,
     pub(super) card: Option<Card>,
     pub(super) message: String,
@@ -23,13 +23,13 @@ pub(super) struct LinkPage {
 /// with a stable reason, in the language of the person the link was for
 /// when it knows them (a genuine link); otherwise the page says it in both.
 pub(super) fn link_problem(state: &AppState, status: &tonic::Status) -> Response {
-    let words: fn(&Words) -> &'static str =
+    let pick: fn(&Words) -> &'static str =
         match status.get_details_error_info().map(|info| info.reason).as_deref() {
-            Some("LINK_NOT_VALID") => |t| t.link_not_valid,
-            Some("LINK_EXPIRED") => |t| t.link_expired,
-            Some("LINK_OUTDATED") => |t| t.link_outdated,
-            Some("EVENT_NOT_FOUND") => |t| t.event_not_found,
-            Some("EVENT_WITHDRAWN") => |t| t.event_deleted,
+            Some("LINK_NOT_VALID") => |words| words.link_not_valid,
+            Some("LINK_EXPIRED") => |words| words.link_expired,
+            Some("LINK_OUTDATED") => |words| words.link_outdated,
+            Some("EVENT_NOT_FOUND") => |words| words.event_not_found,
+            Some("EVENT_WITHDRAWN") => |words| words.event_deleted,
             _ => return failure_page(state, &words::EN, status),
         };
     let code = match status.code() {
@@ -40,11 +40,11 @@ pub(super) fn link_problem(state: &AppState, status: &tonic::Status) -> Response
     };
     match status.get_details_localized_message() {
         Some(localized) => {
-            let t = words::for_locale(&localized.locale);
+            let words = words::for_locale(&localized.locale);
             render(
                 code,
                 MessagePage {
-                    t,
+                    words,
                     nav: None,
                     message: localized.message,
                     second: String::new(),
@@ -52,14 +52,14 @@ pub(super) fn link_problem(state: &AppState, status: &tonic::Status) -> Response
                 },
             )
         }
-        None => message(code, words(&words::EN), words(&words::RU)),
+        None => message(code, pick(&words::EN), pick(&words::RU)),
     }
 }
 
 fn link_viewer(reply: &v1::ActionLinkReply) -> (Viewer, &'static Words) {
     let profile = reply.profile.clone().unwrap_or_default();
-    let t = words::for_locale(&profile.locale);
-    (Viewer::new(profile), t)
+    let words = words::for_locale(&profile.locale);
+    (Viewer::new(profile), words)
 }
 
 pub(crate) async fn link_page(
@@ -70,21 +70,23 @@ pub(crate) async fn link_page(
         Ok(reply) => reply.into_inner(),
         Err(status) => return link_problem(&state, &status),
     };
-    let (viewer, t) = link_viewer(&reply);
+    let (viewer, words) = link_viewer(&reply);
     let event = reply.event.clone().unwrap_or_default();
     let closed = event.state().is_closed();
     let (text, button) = match (closed, reply.action()) {
-        (true, _) => (t.link_already_closed.to_owned(), None),
-        (false, LinkAction::Done) => (t.confirm_done.to_owned(), Some(event.done_label.clone())),
-        (false, _) => (t.confirm_remember.to_owned(), Some(t.remember.to_owned())),
+        (true, _) => (words.link_already_closed.to_owned(), None),
+        (false, LinkAction::Done) => {
+            (words.confirm_done.to_owned(), Some(event.done_label.clone()))
+        }
+        (false, _) => (words.confirm_remember.to_owned(), Some(words.remember.to_owned())),
     };
-    let expires = viewer.when(t, reply.expires_at.as_ref()).unwrap_or_default();
+    let expires = viewer.when(words, reply.expires_at.as_ref()).unwrap_or_default();
     render(
         StatusCode::OK,
         LinkPage {
-            t,
+            words,
             nav: None,
-            card: Some(Card::new(&event, &viewer, t)),
+            card: Some(Card::new(&event, &viewer, words)),
             message: text,
             button,
             expires,
@@ -97,20 +99,20 @@ pub(crate) async fn use_link(State(state): State<AppState>, Path(token): Path<St
         Ok(reply) => reply.into_inner(),
         Err(status) => return link_problem(&state, &status),
     };
-    let (viewer, t) = link_viewer(&reply);
+    let (viewer, words) = link_viewer(&reply);
     let event = reply.event.clone().unwrap_or_default();
     let closed = event.state().is_closed();
     let text = match (reply.action(), closed) {
-        (LinkAction::Done, _) => t.link_done,
-        (_, true) => t.link_already_closed,
-        _ => t.link_remembered,
+        (LinkAction::Done, _) => words.link_done,
+        (_, true) => words.link_already_closed,
+        _ => words.link_remembered,
     };
     render(
         StatusCode::OK,
         LinkPage {
-            t,
+            words,
             nav: None,
-            card: Some(Card::new(&event, &viewer, t)),
+            card: Some(Card::new(&event, &viewer, words)),
             message: text.to_owned(),
             button: None,
             expires: String::new(),

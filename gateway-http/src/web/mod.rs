@@ -28,7 +28,7 @@ pub(crate) mod view;
 
 pub(crate) use hado_words as words;
 
-pub(crate) use answers::{ack, delete, done, reopen, take_back_ack};
+pub(crate) use answers::{delete, done, remember, reopen, take_back_remember};
 pub(crate) use app::{THEME_DARK, THEME_LIGHT, icon, manifest, offline, service_worker};
 pub(crate) use authorize::{
     MAX_REQUEST_BYTES as MAX_AUTHORIZE_BYTES, authorize, authorize_page, limits as authorize_limits,
@@ -85,7 +85,7 @@ pub(crate) struct Nav {
 #[derive(Template)]
 #[template(path = "message.html")]
 struct MessagePage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     message: String,
     /// The message again in Russian, for someone whose language is unknown,
@@ -131,9 +131,10 @@ pub(crate) async fn not_found(State(state): State<AppState>, request: Request) -
     };
     match session {
         Some(session) => {
-            let (t, nav) = (session.t, session.nav(""));
-            let message = t.no_page.to_owned();
-            let page = MessagePage { t, nav, message, second: String::new(), second_words: None };
+            let (words, nav) = (session.words, session.nav(""));
+            let message = words.no_page.to_owned();
+            let page =
+                MessagePage { words, nav, message, second: String::new(), second_words: None };
             render(StatusCode::NOT_FOUND, page)
         }
         None => message(StatusCode::NOT_FOUND, words::EN.no_page, words::RU.no_page),
@@ -145,7 +146,7 @@ fn message(status: StatusCode, english: &str, russian: &str) -> Response {
     render(
         status,
         MessagePage {
-            t: &words::EN,
+            words: &words::EN,
             nav: None,
             message: english.to_owned(),
             second: russian.to_owned(),
@@ -155,15 +156,15 @@ fn message(status: StatusCode, english: &str, russian: &str) -> Response {
 }
 
 /// What a failed call to core shows on a page.
-fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> Response {
+fn failure_page(state: &AppState, words: &'static Words, status: &tonic::Status) -> Response {
     match state.core.explain(status) {
         Failure::Unreachable(_) => {
             let mut page = render(
                 StatusCode::SERVICE_UNAVAILABLE,
                 MessagePage {
-                    t,
+                    words,
                     nav: None,
-                    message: t.core_down.into(),
+                    message: words.core_down.into(),
                     second: String::new(),
                     second_words: None,
                 },
@@ -182,7 +183,13 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
                 .map_or_else(|| failure.message().to_owned(), |localized| localized.message);
             let mut page = render(
                 error.status,
-                MessagePage { t, nav: None, message, second: String::new(), second_words: None },
+                MessagePage {
+                    words,
+                    nav: None,
+                    message,
+                    second: String::new(),
+                    second_words: None,
+                },
             );
             // A refusal for asking too often says when to ask again.
             if failure.code().retry_helps()
@@ -200,28 +207,31 @@ fn failure_page(state: &AppState, t: &'static Words, status: &tonic::Status) -> 
 }
 
 /// Core's reply to one of a page's calls, or the page that says why it
-/// failed, in `t`'s words: the step every page takes with a call, as
+/// failed, in `words`'s words: the step every page takes with a call, as
 /// `AppState::call` is for the JSON routes.
 pub(crate) async fn call<T>(
     state: &AppState,
-    t: &'static Words,
+    words: &'static Words,
     reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
 ) -> Result<T, Response> {
-    reply.await.map(tonic::Response::into_inner).map_err(|status| failure_page(state, t, &status))
+    reply
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|status| failure_page(state, words, &status))
 }
 
 /// As [`call`], but a refusal with one of the `kept` codes comes back for
 /// the page to show beside its form; any other failure is its own page.
 pub(crate) async fn call_keeping<T>(
     state: &AppState,
-    t: &'static Words,
+    words: &'static Words,
     kept: &[Code],
     reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
 ) -> Result<Result<T, tonic::Status>, Response> {
     match reply.await {
         Ok(reply) => Ok(Ok(reply.into_inner())),
         Err(status) if kept.contains(&status.code()) => Ok(Err(status)),
-        Err(status) => Err(failure_page(state, t, &status)),
+        Err(status) => Err(failure_page(state, words, &status)),
     }
 }
 
@@ -248,7 +258,7 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
 pub(crate) struct Session {
     pub login: String,
     pub viewer: Viewer,
-    pub t: &'static Words,
+    pub words: &'static Words,
     pub inbox: Inbox,
 }
 
@@ -292,14 +302,14 @@ impl Session {
         let mut inbox =
             state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
         let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
-        let t = words::for_locale(&profile.locale);
-        Ok(Self { login, viewer: Viewer::new(profile), t, inbox })
+        let words = words::for_locale(&profile.locale);
+        Ok(Self { login, viewer: Viewer::new(profile), words, inbox })
     }
 
     /// An instant from core in the person's words and zone ("yesterday,
     /// 14:05"), or nothing when there is none.
     fn when(&self, instant: Option<&prost_types::Timestamp>) -> String {
-        self.viewer.when(self.t, instant).unwrap_or_default()
+        self.viewer.when(self.words, instant).unwrap_or_default()
     }
 
     /// The navigation bar, with core's count of the events that need attention.
@@ -309,7 +319,7 @@ impl Session {
 
     /// The person's event `id`, or the page that says why it cannot be shown.
     async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
-        call(state, self.t, self.inbox.get_event(v1::EventId { id })).await
+        call(state, self.words, self.inbox.get_event(v1::EventId { id })).await
     }
 }
 

@@ -52,11 +52,12 @@ pub(crate) async fn new_page(session: Session, Query(query): Query<LineQuery>) -
                 form.fire_date = date(read.fire_date);
             }
             None => {
-                form.general = session.t.refusal_too_long.replace("{max}", &MAX_LINE.to_string())
+                form.general =
+                    session.words.refusal_too_long.replace("{max}", &MAX_LINE.to_string())
             }
         }
     }
-    render(StatusCode::OK, FormPage { t: session.t, nav, form, line })
+    render(StatusCode::OK, FormPage { words: session.words, nav, form, line })
 }
 
 /// What the page's script fills the form with as the person types.
@@ -76,7 +77,7 @@ pub(crate) async fn read_line(session: Session, Query(query): Query<LineQuery>) 
         return ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, &error).into_response();
     };
     // The dates as the page's fields show them: "14 Mar 2027", "14.03.2027".
-    let shown = |day: Option<chrono::NaiveDate>| day.map(|day| session.t.field_date(day));
+    let shown = |day: Option<chrono::NaiveDate>| day.map(|day| session.words.field_date(day));
     let mut response = axum::Json(Read {
         title: read.title,
         due_date: shown(read.due_date).unwrap_or_default(),

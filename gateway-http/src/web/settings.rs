@@ -62,7 +62,7 @@ impl SettingsForm {
 #[derive(Template)]
 #[template(path = "settings.html")]
 struct SettingsPage {
-    t: &'static Words,
+    words: &'static Words,
     nav: Option<Nav>,
     form: SettingsForm,
     zones: Vec<ZoneChoice>,
@@ -159,14 +159,16 @@ pub(super) async fn settings_page_with(
     notice: ChannelNotice,
     status: StatusCode,
 ) -> Result<Response, Response> {
-    let t = session.t;
-    let agent = call(state, t, session.inbox.get_agent_token(v1::GetAgentTokenRequest {})).await?;
-    let listed = call(state, t, session.inbox.list_channels(v1::ListChannelsRequest {})).await?;
+    let words = session.words;
+    let agent =
+        call(state, words, session.inbox.get_agent_token(v1::GetAgentTokenRequest {})).await?;
+    let listed =
+        call(state, words, session.inbox.list_channels(v1::ListChannelsRequest {})).await?;
     let push_gone = if listed.push_gone.is_empty() {
         String::new()
     } else {
         let when = session.when(listed.push_gone_at.as_ref());
-        session.t.push_gone.replace("{device}", &listed.push_gone).replace("{when}", &when)
+        session.words.push_gone.replace("{device}", &listed.push_gone).replace("{when}", &when)
     };
     let channels = listed
         .channels
@@ -181,10 +183,11 @@ pub(super) async fn settings_page_with(
         })
         .collect();
     let calendar =
-        call(state, t, session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {})).await?;
-    let apps = call(state, t, session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}))
-        .await?
-        .apps;
+        call(state, words, session.inbox.get_calendar_feed(v1::GetCalendarFeedRequest {})).await?;
+    let apps =
+        call(state, words, session.inbox.list_connected_apps(v1::ListConnectedAppsRequest {}))
+            .await?
+            .apps;
     let apps = apps
         .into_iter()
         .map(|app| AppRow {
@@ -199,7 +202,7 @@ pub(super) async fn settings_page_with(
     Ok(render(
         status,
         SettingsPage {
-            t: session.t,
+            words: session.words,
             nav,
             form,
             zones: zone_choices(),
@@ -275,7 +278,7 @@ pub(crate) async fn save_settings(
         locale: field("locale"),
     };
     let kept = [Code::InvalidArgument];
-    match call_keeping(&state, session.t, &kept, session.inbox.update_profile(request.clone()))
+    match call_keeping(&state, session.words, &kept, session.inbox.update_profile(request.clone()))
         .await?
     {
         Ok(_) => Ok(Redirect::to("/settings?saved=1").into_response()),
@@ -306,7 +309,7 @@ pub(crate) async fn issue_agent_token(
     mut session: Session,
 ) -> Result<Response, Response> {
     let request = v1::IssueMyAgentTokenRequest {};
-    let issued = call(&state, session.t, session.inbox.issue_agent_token(request)).await?;
+    let issued = call(&state, session.words, session.inbox.issue_agent_token(request)).await?;
     let form = SettingsForm::from_profile(&session.viewer.profile);
     settings_page_for(&state, &mut session, form, false, Some(issued.token), StatusCode::OK).await
 }
@@ -317,7 +320,7 @@ pub(crate) async fn disconnect_app(
     mut session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response, Response> {
-    call(&state, session.t, session.inbox.disconnect_app(v1::ConnectedAppId { id })).await?;
+    call(&state, session.words, session.inbox.disconnect_app(v1::ConnectedAppId { id })).await?;
     Ok(Redirect::to("/settings#apps").into_response())
 }
 
@@ -326,6 +329,6 @@ pub(crate) async fn revoke_agent_token(
     mut session: Session,
 ) -> Result<Response, Response> {
     let request = v1::RevokeMyAgentTokenRequest {};
-    call(&state, session.t, session.inbox.revoke_agent_token(request)).await?;
+    call(&state, session.words, session.inbox.revoke_agent_token(request)).await?;
     Ok(Redirect::to("/settings#agent").into_response())
 }
