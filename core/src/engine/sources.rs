@@ -38,6 +38,9 @@ impl Engine {
         if !violations.is_empty() {
             return Err(CoreError::Invalid(violations));
         }
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
         let items = parsed
             .into_iter()
             .flatten()

@@ -6,12 +6,13 @@
 //! call is answered with its own reports once that commit is done.
 //!
 //! A call that arrives alone costs what it did before grouping; calls that
-//! arrive together share the writer's statements and its commit, so the
-//! writer's cost grows with the groups, not with the callers. A group that
-//! the database refuses is applied again a call at a time, so that one
-//! call's bad row never fails its neighbours; a database that cannot be
-//! reached fails the whole group at once. Nothing is acknowledged before it
-//! is committed.
+//! arrive together (up to 64 calls and 1000 items) share the writer's
+//! statements and its commit, so the writer's cost grows with the groups,
+//! not with the callers. A group that the database refuses is applied
+//! again a call at a time, so that one call's bad row never fails its
+//! neighbours; a database that cannot be reached fails the whole group at
+//! once. A call whose caller has gone is not applied. Nothing is
+//! acknowledged before it is committed.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -32,6 +33,10 @@ use crate::storage::{EventWrite, RowKey, Store, StoreError, events, users};
 
 /// Calls one group applies at most.
 const CALLS: usize = 64;
+/// Items one group applies at most: a call that would pass it waits for
+/// the next group (a call is never split), so that one transaction holds
+/// the writer about as long as one full batch does.
+const ITEMS: usize = 1000;
 /// Calls that may wait before a new one waits for room.
 const QUEUE: usize = 1024;
 
@@ -45,6 +50,7 @@ pub(super) struct Item {
 }
 
 type Reply = oneshot::Sender<Result<Vec<UpsertReport>, StoreError>>;
+type Call = (Vec<Item>, Reply);
 
 /// What the grouping task needs of the engine.
 struct Applier {
@@ -56,7 +62,7 @@ struct Applier {
 
 /// The queue in front of the grouping task.
 pub(super) struct UpsertGroups {
-    queue: mpsc::Sender<(Vec<Item>, Reply)>,
+    queue: mpsc::Sender<Call>,
 }
 
 impl UpsertGroups {
@@ -80,42 +86,93 @@ impl UpsertGroups {
     }
 }
 
-async fn run(applier: Applier, mut waiting: mpsc::Receiver<(Vec<Item>, Reply)>) {
-    let mut group = Vec::with_capacity(CALLS);
-    while waiting.recv_many(&mut group, CALLS).await > 0 {
-        let (calls, replies): (Vec<Vec<Item>>, Vec<Reply>) = group.drain(..).unzip();
-        match applier.apply(&calls).await {
-            Ok(mut reports) => {
-                for (call, reply) in calls.iter().zip(replies) {
-                    let rest = reports.split_off(call.len());
-                    let _ = reply.send(Ok(std::mem::replace(&mut reports, rest)));
-                }
-            }
-            Err(error) if calls.len() > 1 => match error.for_another_caller() {
-                Some(_) => {
-                    for reply in replies {
-                        let shared = error.for_another_caller().unwrap_or(StoreError::Closed);
-                        let _ = reply.send(Err(shared));
-                    }
-                }
-                // The database refused a statement: one call's rows may be
-                // the cause, so each call is applied alone.
-                None => {
-                    for (call, reply) in calls.iter().zip(replies) {
-                        let _ = reply.send(applier.apply(std::slice::from_ref(call)).await);
-                    }
-                }
+async fn run(applier: Applier, mut waiting: mpsc::Receiver<Call>) {
+    let mut next: Option<Call> = None;
+    loop {
+        let first = match next.take() {
+            Some(call) => call,
+            None => match waiting.recv().await {
+                Some(call) => call,
+                None => return,
             },
-            Err(error) => {
-                if let Some(reply) = replies.into_iter().next() {
-                    let _ = reply.send(Err(error));
-                }
+        };
+        let mut items = first.0.len();
+        let mut group = vec![first];
+        while group.len() < CALLS && items < ITEMS {
+            let Ok(call) = waiting.try_recv() else { break };
+            if items + call.0.len() > ITEMS {
+                next = Some(call);
+                break;
             }
+            items += call.0.len();
+            group.push(call);
+        }
+        // A caller that has gone (its deadline passed) was told its call
+        // failed: applying it now could undo what it did since (withdrawn
+        // the same key, say), so it is not applied.
+        group.retain(|(_, reply)| !reply.is_closed());
+        if !group.is_empty() {
+            apply_group(&applier, group).await;
         }
     }
 }
 
+/// Applies one group and answers its callers.
+async fn apply_group(applier: &Applier, group: Vec<Call>) {
+    let (calls, replies): (Vec<Vec<Item>>, Vec<Reply>) = group.into_iter().unzip();
+    let error = match applier.apply_guarded(&calls).await {
+        Ok(mut reports) => {
+            for (call, reply) in calls.iter().zip(replies) {
+                let rest = reports.split_off(call.len());
+                let _ = reply.send(Ok(std::mem::replace(&mut reports, rest)));
+            }
+            return;
+        }
+        Err(error) => error,
+    };
+    if calls.len() > 1 && error.for_another_caller().is_none() {
+        // The database refused a statement: one call's rows may be the
+        // cause, so each call is applied alone, until the database is
+        // found unavailable, which then answers every call left.
+        let mut away: Option<StoreError> = None;
+        for (call, reply) in calls.iter().zip(replies) {
+            if reply.is_closed() {
+                continue;
+            }
+            let answer = match &away {
+                Some(error) => Err(error.for_another_caller().unwrap_or(StoreError::Closed)),
+                None => applier.apply_guarded(std::slice::from_ref(call)).await,
+            };
+            if let Err(error) = &answer {
+                away = away.or_else(|| error.for_another_caller());
+            }
+            let _ = reply.send(answer);
+        }
+        return;
+    }
+    // One call, or a database that cannot be reached: every caller is
+    // answered with the failure.
+    let mut errors: Vec<StoreError> = (1..replies.len())
+        .map(|_| error.for_another_caller().unwrap_or(StoreError::Closed))
+        .collect();
+    errors.push(error);
+    for (reply, error) in replies.into_iter().zip(errors) {
+        let _ = reply.send(Err(error));
+    }
+}
+
 impl Applier {
+    /// [`Applier::apply`], with a panic inside it answered as a failure of
+    /// this group (its transaction is rolled back as it is dropped), so
+    /// that the task lives on for the calls after it.
+    async fn apply_guarded(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
+        use futures::FutureExt;
+        std::panic::AssertUnwindSafe(self.apply(calls)).catch_unwind().await.unwrap_or_else(|_| {
+            tracing::error!("applying sources' upserts panicked; their callers are told");
+            Err(StoreError::Failed("applying the upserts failed inside core".to_owned()))
+        })
+    }
+
     /// Applies the calls' items, in order, in one transaction; the reports
     /// come back in the same order.
     async fn apply(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {

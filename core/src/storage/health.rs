@@ -74,7 +74,7 @@ impl StoreError {
         match self {
             Self::TimedOut | Self::Closed | Self::Connect(_) | Self::DiskFull { .. } => true,
             Self::Query(error) => unavailable(error),
-            Self::BadUrl(_) | Self::Migrate(_) | Self::Corrupt(_) => false,
+            Self::BadUrl(_) | Self::Migrate(_) | Self::Corrupt(_) | Self::Failed(_) => false,
         }
     }
 }

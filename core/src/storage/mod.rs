@@ -73,6 +73,10 @@ pub enum StoreError {
     /// refused until space is freed.
     #[error("the database's disk is full{}; writes resume once space is freed", free.map(|free| format!(" ({free} bytes free)")).unwrap_or_default())]
     DiskFull { free: Option<u64> },
+    /// A write that failed inside core, not in the database (a bug): the
+    /// log says more.
+    #[error("{0}; see core's log")]
+    Failed(String),
     /// A stored value that validation would never have let in.
     #[error("stored data is damaged: {0}")]
     Corrupt(String),

@@ -79,6 +79,20 @@ impl TestEngine {
             .expect("the refusing trigger is made");
     }
 
+    /// Holds every write to events until the returned transaction ends:
+    /// SQLite's one writer connection is taken, and on Postgres the
+    /// events table is locked.
+    pub async fn hold_writes(&self) -> sqlx::Transaction<'static, sqlx::Any> {
+        let mut held = self.engine.store().writer().begin().await.expect("the writer is taken");
+        if self.database.url.starts_with("postgres") {
+            sqlx::query("LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
+                .execute(&mut *held)
+                .await
+                .expect("the events table is locked");
+        }
+        held
+    }
+
     pub async fn stop(self) {
         self.engine.store().close().await;
         self.database.drop_now().await;

@@ -138,7 +138,42 @@ async fn a_call_the_database_refuses_fails_alone(backend: Backend) {
     test.stop().await;
 }
 
+async fn a_call_whose_caller_has_gone_is_not_applied(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let (_, docs) = test.engine.create_source("docs").await.unwrap();
+    let docs = test.engine.source_for_token(&docs).await.unwrap().unwrap();
+    test.engine.upsert_batch(&docs, &[item("anna", "known", "Known")]).await.unwrap();
+
+    // While writes are held, the first call waits in the database, and the
+    // next two wait in the queue; the second's caller gives up.
+    let held = test.hold_writes().await;
+    let call = |source_ref: &'static str| {
+        let (engine, docs) = (test.engine.clone(), docs.clone());
+        tokio::spawn(async move {
+            engine.upsert_batch(&docs, &[item("anna", source_ref, "Waits")]).await
+        })
+    };
+    let first = call("first");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let gone = call("gone");
+    let third = call("third");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    gone.abort();
+    assert!(gone.await.unwrap_err().is_cancelled());
+    held.commit().await.unwrap();
+    first.await.unwrap().unwrap();
+    third.await.unwrap().unwrap();
+
+    let anna = test.engine.user_for_login("anna").await.unwrap();
+    let stored = test.engine.list_events(&anna, None, false, None).await.unwrap();
+    let mut refs: Vec<_> = stored.iter().map(|record| record.source_ref.as_str()).collect();
+    refs.sort_unstable();
+    assert_eq!(refs, ["first", "known", "third"], "the call given up on was not applied");
+    test.stop().await;
+}
+
 hado_core::on_both_backends!(
     calls_arriving_together_each_get_their_own_reports,
-    a_call_the_database_refuses_fails_alone
+    a_call_the_database_refuses_fails_alone,
+    a_call_whose_caller_has_gone_is_not_applied
 );
