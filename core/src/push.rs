@@ -63,12 +63,13 @@ impl Vapid {
         Ok(Self { subject: subject.to_owned(), public_key, signer, topics })
     }
 
-    /// An event's `Topic`: the same for each of its messages, so that a
-    /// newer one replaces one not yet handed over, and 22 base64url
-    /// characters the push service (which reads it in the clear) cannot
-    /// learn the event's id or count a person's events from.
-    pub(crate) fn topic(&self, event_id: i64) -> String {
-        let tag = ring::hmac::sign(&self.topics, event_id.to_string().as_bytes());
+    /// An event's `Topic` on one device: the same for each of its messages
+    /// there, so that a newer one replaces one not yet handed over, and 22
+    /// base64url characters from which the push service (which reads it in
+    /// the clear) can neither learn the event's id, count a person's
+    /// events, nor tie a person's devices together.
+    pub(crate) fn topic(&self, event_id: i64, device_id: i64) -> String {
+        let tag = ring::hmac::sign(&self.topics, format!("{event_id}.{device_id}").as_bytes());
         let mut topic = URL_SAFE_NO_PAD.encode(tag.as_ref());
         topic.truncate(22);
         topic
@@ -216,14 +217,15 @@ mod tests {
     fn an_events_topic_is_stable_opaque_and_this_hados_own() {
         let key = Vapid::generate();
         let vapid = Vapid::new("mailto:ops@example.com", &key).unwrap();
-        let topic = vapid.topic(42);
+        let topic = vapid.topic(42, 7);
         assert_eq!(topic.len(), 22);
         assert!(topic.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
         assert_ne!(topic, "event-42");
-        assert_eq!(Vapid::new("mailto:other@example.com", &key).unwrap().topic(42), topic);
-        assert_ne!(vapid.topic(43), topic);
+        assert_eq!(Vapid::new("mailto:other@example.com", &key).unwrap().topic(42, 7), topic);
+        assert_ne!(vapid.topic(43, 7), topic);
+        assert_ne!(vapid.topic(42, 8), topic, "another device of the person's names it otherwise");
         let other = Vapid::new("mailto:ops@example.com", &Vapid::generate()).unwrap();
-        assert_ne!(other.topic(42), topic, "another Hado names it otherwise");
+        assert_ne!(other.topic(42, 7), topic, "another Hado names it otherwise");
     }
 
     #[test]

@@ -153,7 +153,7 @@ impl Headers {
         Self {
             ttl: ttl.clamp(60, MAX_TTL_SECONDS),
             urgency: if urgent { "high" } else { "normal" },
-            topic: vapid.topic(event.id),
+            topic: vapid.topic(event.id, delivery.channel.id),
         }
     }
 }

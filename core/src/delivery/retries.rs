@@ -20,6 +20,11 @@ pub(crate) const RETRY_SCHEDULE: [chrono::Duration; 9] = [
     chrono::Duration::hours(24),
 ];
 
+/// The soonest an HTTP receiver's `Retry-After` brings the next attempt:
+/// one whose clock is wrong (a date already past) or that says 0 must not
+/// spend every attempt at once.
+const SOONEST: Duration = Duration::from_secs(5);
+
 /// The wait before the next attempt after `attempts` failed ones, with ±10%
 /// jitter, or none when the schedule is spent. A receiver's `Retry-After`
 /// (up to a day) wins over the schedule.
@@ -42,16 +47,19 @@ pub(crate) fn next_attempt(
     Some(now + wait)
 }
 
-/// A receiver's `Retry-After` (RFC 9110): a number of seconds, or the
-/// HTTP date to wait until (one already past asks for no wait); none for
-/// anything else.
+/// An HTTP receiver's `Retry-After` (RFC 9110): a number of seconds, or
+/// the HTTP date to wait until, at least [`SOONEST`]; none for anything
+/// else.
 pub(crate) fn retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
     let value = value.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let until = DateTime::<Utc>::from(httpdate::parse_http_date(value).ok()?);
-    Some((until - now).to_std().unwrap_or(Duration::ZERO))
+    let wait = match value.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => {
+            let until = DateTime::<Utc>::from(httpdate::parse_http_date(value).ok()?);
+            (until - now).to_std().unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.max(SOONEST))
 }
 
 #[cfg(test)]
@@ -66,7 +74,9 @@ mod tests {
             retry_after("Fri, 04 Dec 2026 07:02:30 GMT", now),
             Some(Duration::from_secs(150))
         );
-        assert_eq!(retry_after("Fri, 04 Dec 2026 06:00:00 GMT", now), Some(Duration::ZERO));
+        // A date already past, or 0, waits the soonest Hado allows.
+        assert_eq!(retry_after("Fri, 04 Dec 2026 06:00:00 GMT", now), Some(SOONEST));
+        assert_eq!(retry_after("0", now), Some(SOONEST));
         assert_eq!(retry_after("soon", now), None);
         assert_eq!(retry_after("-5", now), None);
     }
