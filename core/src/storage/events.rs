@@ -128,6 +128,13 @@ pub(crate) async fn find_by_keys(
         // statistics caught up with a growing table, join the keys to the
         // users first and walk every event of a user for each key, a
         // thousand times slower; an `IN` list was five times slower.
+        // On Postgres the statement is also planned afresh each time (not
+        // kept prepared): a connection's cached plan, made while the table
+        // was nearly empty, chose the person's `closed_at` index (the two
+        // cost the same on an empty table) and kept walking all of their
+        // events per key as the table grew, until the next `ANALYZE`. A
+        // fresh install taking its first large import ran a one-event
+        // upsert at 4,000/s and then 600/s thirty seconds later.
         Backend::Sqlite => {
             for chunk in keys.chunks(KEYS_PER_QUERY) {
                 let mut placeholders = Placeholders::for_connection(connection);
@@ -161,6 +168,7 @@ pub(crate) async fn find_by_keys(
                  CROSS JOIN LATERAL (SELECT id FROM events \
                    WHERE source_id = $4 AND user_id = k.user_id AND source_ref = k.source_ref AND topic = k.topic LIMIT 1) AS e",
             )
+            .persistent(false)
             .bind(user_ids.finish())
             .bind(source_refs.finish())
             .bind(topics.finish())
