@@ -21,6 +21,7 @@ pub mod channels;
 pub(crate) mod deliveries;
 pub(crate) mod delivery_log;
 pub mod events;
+pub(crate) mod group_commit;
 mod grouped;
 mod health;
 mod migrations;
@@ -314,10 +315,19 @@ impl Store {
 /// full disk) can leave SQLite's connection with no transaction open while
 /// sqlx still counts one, and then every later `BEGIN` on it fails: the
 /// writer was wedged until a restart. A fresh connection starts clean.
+///
+/// Only a connection that still counts a transaction is pinged here: the
+/// rollback a dropped transaction queued runs first, and then it is asked
+/// again. One that counts none (every statement outside a transaction, and
+/// every transaction that ended) goes back without this round trip; the
+/// pool's own ping on release, which sqlx always makes, follows either way
+/// and flushes any rollback Postgres queued.
 fn discard_broken_transactions(options: AnyPoolOptions) -> AnyPoolOptions {
     options.after_release(|connection, _| {
         Box::pin(async move {
-            // The rollback a dropped transaction queued runs first.
+            if !connection.is_in_transaction() {
+                return Ok(true);
+            }
             connection.ping().await?;
             Ok(!connection.is_in_transaction())
         })
