@@ -10,23 +10,23 @@
 //! together they share it, so the writer's cost grows with the statements,
 //! not with the callers.
 //!
-//! Nothing is acknowledged before it is committed: a crash loses only calls
-//! that were never answered.
+//! Forming the groups, and their guards, are `storage::group_commit`'s: a
+//! person is a lane, and a row weighs one. Nothing is acknowledged before
+//! it is committed: a crash loses only calls that were never answered.
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyPool;
-use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
 use super::events::{self, EventWrite, RowKey};
+use super::group_commit::{Apply, GroupCommit, Limits};
 use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::event_record::EventRecord;
 use crate::domain::reminders::Reminders;
 
-/// Rows one statement carries at most.
-const GROUP: usize = 256;
-/// Calls that may wait before a new one waits for room.
-const QUEUE: usize = 4096;
+/// Rows one statement carries at most, and calls that may wait before a
+/// new one waits for room.
+const LIMITS: Limits = Limits { calls: 256, weight: 256, queue: 4096, what: "new events" };
 
 /// One new event, owned, as it waits for its statement.
 #[derive(Debug)]
@@ -73,57 +73,43 @@ pub(crate) enum Inserted {
     Taken(Box<EventRecord>),
 }
 
-type Reply = oneshot::Sender<Result<Inserted, StoreError>>;
-
 /// The queue in front of the grouping task.
 #[derive(Clone, Debug)]
 pub(crate) struct GroupedInserts {
-    queue: mpsc::Sender<(NewEventRow, Reply)>,
+    groups: GroupCommit<Writer>,
 }
 
 impl GroupedInserts {
     /// Starts the grouping task on `writer`; it ends when the last handle is
     /// dropped.
     pub(crate) fn start(writer: AnyPool) -> Self {
-        let (queue, waiting) = mpsc::channel(QUEUE);
-        tokio::spawn(run(writer, waiting));
-        Self { queue }
+        Self { groups: GroupCommit::start(Writer(writer), LIMITS) }
     }
 
     /// Inserts one event and returns its id once it is committed, or the
     /// event that already holds its key.
     pub(crate) async fn insert(&self, event: NewEventRow) -> Result<Inserted, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.queue.send((event, reply)).await.map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+        self.groups.submit(event).await
     }
 }
 
-async fn run(writer: AnyPool, mut waiting: mpsc::Receiver<(NewEventRow, Reply)>) {
-    let mut group = Vec::with_capacity(GROUP);
-    while waiting.recv_many(&mut group, GROUP).await > 0 {
-        let (events, replies): (Vec<NewEventRow>, Vec<Reply>) = group.drain(..).unzip();
-        match write(&writer, &events).await {
-            Ok(answers) => {
-                for (reply, answer) in replies.into_iter().zip(answers) {
-                    let _ = reply.send(Ok(answer));
-                }
-            }
-            // One bad row must not fail its neighbours: each is tried alone.
-            Err(_) if events.len() > 1 => {
-                for (event, reply) in events.iter().zip(replies) {
-                    let alone = write(&writer, std::slice::from_ref(event)).await;
-                    let _ = reply.send(alone.map(|answers| {
-                        answers.into_iter().next().expect("one answer for one row")
-                    }));
-                }
-            }
-            Err(error) => {
-                if let Some(reply) = replies.into_iter().next() {
-                    let _ = reply.send(Err(error));
-                }
-            }
-        }
+/// The writer the rows go in through.
+struct Writer(AnyPool);
+
+impl Apply for Writer {
+    type Call = NewEventRow;
+    type Answer = Inserted;
+
+    async fn apply(&self, group: &[NewEventRow]) -> Result<Vec<Inserted>, StoreError> {
+        write(&self.0, group).await
+    }
+
+    fn weight(_: &NewEventRow) -> usize {
+        1
+    }
+
+    fn lane(event: &NewEventRow) -> i64 {
+        event.user_id
     }
 }
 

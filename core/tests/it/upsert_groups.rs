@@ -1,6 +1,7 @@
 //! Sources' calls arriving together share one transaction
 //! (`engine::upsert_group`); each caller must still get its own reports,
-//! and a key named by several calls must end as one event.
+//! a key named by several calls must end as one event, and one source's
+//! flood must not keep another source's call waiting behind all of it.
 
 use futures::future::join_all;
 
@@ -172,7 +173,52 @@ async fn a_call_whose_caller_has_gone_is_not_applied(backend: Backend) {
     test.stop().await;
 }
 
+async fn a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let source = |name: &'static str| {
+        let engine = test.engine.clone();
+        async move {
+            let (_, token) = engine.create_source(name).await.unwrap();
+            engine.source_for_token(&token).await.unwrap().unwrap()
+        }
+    };
+    let (docs, bank) = (source("docs").await, source("bank").await);
+
+    // While writes are held, docs's first full batch waits in the
+    // database; three more, and then bank's one event, wait in the queue.
+    let held = test.hold_writes().await;
+    let call = |source: &hado_core::engine::SourceCaller, items: Vec<SourceItem>| {
+        let (engine, source) = (test.engine.clone(), source.clone());
+        tokio::spawn(async move { engine.upsert_batch(&source, &items).await.unwrap() })
+    };
+    let full = |batch: usize| -> Vec<SourceItem> {
+        (0..1000).map(|index| item("anna", &format!("flood-{batch}-{index}"), "Flood")).collect()
+    };
+    let mut flood = vec![call(&docs, full(0))];
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for batch in 1..4 {
+        flood.push(call(&docs, full(batch)));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let alone = call(&bank, vec![item("anna", "statement", "Statement")]);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    held.commit().await.unwrap();
+
+    let alone = alone.await.unwrap()[0].id;
+    let mut first_ids = Vec::new();
+    for batch in flood {
+        first_ids.push(batch.await.unwrap().iter().map(|report| report.id).min().unwrap());
+    }
+    // Ids follow the order of the commits: bank's event went in after the
+    // batch that was waiting in the database and the one group docs's
+    // turn allowed, and before the two after them.
+    assert!(first_ids[1] < alone, "{first_ids:?}, bank's {alone}");
+    assert!(alone < first_ids[2] && alone < first_ids[3], "{first_ids:?}, bank's {alone}");
+    test.stop().await;
+}
+
 hado_core::on_both_backends!(
+    a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call,
     calls_arriving_together_each_get_their_own_reports,
     a_call_the_database_refuses_fails_alone,
     a_call_whose_caller_has_gone_is_not_applied
