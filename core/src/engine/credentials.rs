@@ -16,9 +16,20 @@ use crate::storage::users;
 use crate::tokens;
 
 impl Engine {
+    /// The source a token names: from what this core read within the last
+    /// two seconds, or else from the database (`engine::source_tokens`).
     pub async fn source_for_token(&self, token: &str) -> Result<Option<SourceCaller>, CoreError> {
-        let found = self.store.source_by_token(&tokens::hash(token)).await?;
-        Ok(found.map(|(id, name)| SourceCaller { id, name }))
+        let hash = tokens::hash(token);
+        if let Some(source) = self.source_tokens.get(&hash) {
+            return Ok(Some(source));
+        }
+        let began = self.source_tokens.reading();
+        let found = self.store.source_by_token(&hash).await?;
+        let source = found.map(|(id, name)| SourceCaller { id, name });
+        if let Some(source) = &source {
+            self.source_tokens.keep(began, hash, source.clone());
+        }
+        Ok(source)
     }
 
     pub async fn user_for_agent_token(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {

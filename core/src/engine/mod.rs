@@ -30,6 +30,7 @@ mod own_events;
 mod profile;
 mod push;
 mod schedule;
+mod source_tokens;
 mod sources;
 #[cfg(test)]
 mod tests;
@@ -88,6 +89,8 @@ pub struct Engine {
     upserts: upsert_group::UpsertGroups,
     /// Users whose agent token's use is being recorded right now.
     token_marks: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
+    /// Which source a token names, as read within the last two seconds.
+    source_tokens: source_tokens::SourceTokens,
 }
 
 /// Where reminders may go and what their links point at.
@@ -140,6 +143,7 @@ impl Engine {
             upserts,
             deliveries_queued: Arc::new(Notify::new()),
             token_marks: Arc::default(),
+            source_tokens: source_tokens::SourceTokens::default(),
         })
     }
 

@@ -1251,7 +1251,69 @@ async fn a_create_sent_twice_with_one_key_makes_one_event(backend: Backend) {
     core.stop().await;
 }
 
+/// Each core keeps which source a token names for two seconds
+/// (`engine::source_tokens`): rotating or deleting ends the old token at
+/// once on the core that did it, and on another core within those two.
+async fn a_rotated_or_deleted_source_token_stops_on_every_core(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
+    let replica = match backend {
+        Backend::Postgres(_) => Some(core.replica().await),
+        Backend::Sqlite => None,
+    };
+    let cores: Vec<&TestCore> = std::iter::once(&core).chain(replica.as_ref()).collect();
+    let answer = |core: &TestCore, token: &str| {
+        let mut ingest = core.ingest(token);
+        async move {
+            ingest
+                .list_events(IngestListRequest { user: "anna".into(), refs: vec![] })
+                .await
+                .map(|_| ())
+                .map_err(|status| status.code())
+        }
+    };
+    let stops_everywhere = async |token: &str, what: &str| {
+        assert_eq!(answer(&core, token).await, Err(Code::Unauthenticated), "{what}: at once");
+        for other in &cores[1..] {
+            let started = std::time::Instant::now();
+            while answer(other, token).await.is_ok() {
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(5),
+                    "{what}: another core still takes the old token after {:?}",
+                    started.elapsed()
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            assert_eq!(answer(other, token).await, Err(Code::Unauthenticated), "{what}");
+        }
+    };
+
+    let old = core.source_token("docs").await;
+    for each in &cores {
+        assert_eq!(answer(each, &old).await, Ok(()), "every core has read the token");
+    }
+    let rotated = core
+        .admin()
+        .rotate_source_token(v1::SourceName { name: "docs".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .token;
+    for each in &cores {
+        assert_eq!(answer(each, &rotated).await, Ok(()), "the new token works at once");
+    }
+    stops_everywhere(&old, "a rotated token").await;
+
+    core.admin().delete_source(v1::SourceName { name: "docs".into() }).await.unwrap();
+    stops_everywhere(&rotated, "a deleted source's token").await;
+
+    if let Some(replica) = replica {
+        replica.stop().await;
+    }
+    core.stop().await;
+}
+
 hado_core::on_both_backends!(
+    a_rotated_or_deleted_source_token_stops_on_every_core,
     a_create_sent_twice_with_one_key_makes_one_event,
     done_and_delete_can_be_undone,
     new_people_start_in_the_default_language,

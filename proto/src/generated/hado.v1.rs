@@ -3741,7 +3741,8 @@ pub mod admin_client {
                 .insert(GrpcMethod::new("hado.v1.Admin", "CreateSource"));
             self.inner.unary(req, path, codec).await
         }
-        /// Replaces a source's token; the old one stops working at once.
+        /// Replaces a source's token; the old one stops working at once on this
+        /// core, and within two seconds on every other core of the same database.
         pub async fn rotate_source_token(
             &mut self,
             request: impl tonic::IntoRequest<super::SourceName>,
@@ -3890,7 +3891,8 @@ pub mod admin_server {
             &self,
             request: tonic::Request<super::SourceName>,
         ) -> std::result::Result<tonic::Response<super::SourceToken>, tonic::Status>;
-        /// Replaces a source's token; the old one stops working at once.
+        /// Replaces a source's token; the old one stops working at once on this
+        /// core, and within two seconds on every other core of the same database.
         async fn rotate_source_token(
             &self,
             request: tonic::Request<super::SourceName>,
