@@ -8,6 +8,10 @@
 //! fresh Postgres database when `HADO_TEST_POSTGRES_URL` is set; the gateway is the
 //! release binary in its own process, so its memory is its own. Each timing
 //! is one HTTP request from send to the last byte read.
+//!
+//! `cargo bench -p hado-gateway-http --bench http -- one-event` runs only the
+//! one-event comparison; `HADO_BENCH_ROUNDS` sets its rounds (3 unless
+//! set), so that a profiler can watch it under load for longer.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -155,8 +159,14 @@ async fn bench(backend: Backend) {
 
     // A source's upsert of one event against the gateway's own `GET /up`,
     // at 16 connections, alternating, three rounds.
-    println!("\nOne event a request against GET /up, {CONNECTIONS} connections, 3 rounds");
-    for round in 0..3 {
+    let rounds: usize =
+        std::env::var("HADO_BENCH_ROUNDS").ok().and_then(|rounds| rounds.parse().ok()).unwrap_or(3);
+    println!(
+        "\nOne event a request against GET /up, {CONNECTIONS} connections, {rounds} rounds \
+         (gateway pid {pid}, core in pid {})",
+        std::process::id()
+    );
+    for round in 0..rounds {
         let up = format!("{base}/up");
         let upped = rate(&client, move |client, _| client.get(&up)).await;
         let (events, token) = (format!("{base}/api/events"), token.clone());
@@ -169,6 +179,12 @@ async fn bench(backend: Backend) {
             "{name}: POST /api/events (one event) {upserted:.0}/s, GET /up {upped:.0}/s: {:.2} of GET /up",
             upserted / upped
         );
+    }
+    if std::env::args().any(|argument| argument == "one-event") {
+        let _ = gateway.start_kill();
+        let _ = gateway.wait().await;
+        core.stop().await;
+        return;
     }
 
     // Batch upsert: REST against gRPC, the same batches of 500 new events,
