@@ -34,9 +34,21 @@ pub(crate) type Ingest = IngestClient<InterceptedService<CoreChannel, Credential
 pub(crate) type Links = LinksClient<InterceptedService<CoreChannel, Credential>>;
 pub(crate) type OAuth = OAuthClient<InterceptedService<CoreChannel, Credential>>;
 
-/// What every handler shares.
+/// What every handler shares: behind one `Arc`, as axum hands every
+/// handler a copy of it (copying its fields, a URL's `String` among them,
+/// was an allocation and a free on every request).
 #[derive(Clone)]
-pub(crate) struct AppState {
+pub(crate) struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub(crate) struct Shared {
     pub core: Core,
     pub config: Arc<HttpConfig>,
     /// Core's recent answers for source tokens, checked before a body is read.
@@ -53,13 +65,13 @@ impl AppState {
             variable: "HADO_GATEWAY_TOKEN",
             problem: "holds characters a request header cannot carry".into(),
         })?;
-        Ok(Self {
+        Ok(Self(Arc::new(Shared {
             core: Core::connect_lazy(&config.core_url)?,
             config: Arc::new(config),
             known_sources: Arc::new(KnownTokens::new(SOURCE_TOKEN_MEMORY)),
             gateway,
             authorize_limit: Arc::new(PerMinute::new(AUTHORIZE_REQUESTS_PER_MINUTE)),
-        })
+        })))
     }
 
     /// Ingest, called with a source's own credential.

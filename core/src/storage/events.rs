@@ -105,7 +105,7 @@ const KEYS_PER_QUERY: usize = 300;
 
 /// The existing events of one source under the given (user, ref, topic)
 /// keys, in one query per few hundred keys.
-pub(crate) async fn find_by_keys(
+async fn find_by_keys(
     connection: &mut AnyConnection,
     source_id: i64,
     keys: &[(i64, &str, &str)],

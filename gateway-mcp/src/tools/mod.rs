@@ -38,18 +38,20 @@ use crate::schema::{self, Side};
 use crate::tools::failure::{misfit, with_codes};
 
 /// The MCP server: one per request over HTTP (cloned from a prototype, so
-/// the tool list is built once), one per process over stdio.
+/// the tool list is built once, and shared rather than copied: copying its
+/// map of tools and their schemas was a few dozen allocations a call), one
+/// per process over stdio.
 #[derive(Clone)]
 pub(crate) struct HadoMcp {
     core: Core,
     /// The token of a stdio session, which has no HTTP request to carry one.
     fixed_token: Option<SessionToken>,
-    tool_router: ToolRouter<Self>,
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 impl HadoMcp {
     pub(crate) fn new(core: Core, fixed_token: Option<SessionToken>) -> Self {
-        Self { core, fixed_token, tool_router: Self::portable_tool_router() }
+        Self { core, fixed_token, tool_router: Arc::new(Self::portable_tool_router()) }
     }
 
     /// The tools, their schemas written for the widest range of clients.
