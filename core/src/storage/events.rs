@@ -132,9 +132,9 @@ async fn find_by_keys(
         // kept prepared): a connection's cached plan, made while the table
         // was nearly empty, chose the person's `closed_at` index (the two
         // cost the same on an empty table) and kept walking all of their
-        // events per key as the table grew, until the next `ANALYZE`. A
-        // fresh install taking its first large import ran a one-event
-        // upsert at 4,000/s and then 600/s thirty seconds later.
+        // events per key as the table grew. On a fresh database the
+        // benchmark's one-event upserts fell from 3,950/s to 550/s over
+        // thirty rounds of 3,200 events (BENCHMARKS.md, "The write path").
         Backend::Sqlite => {
             for chunk in keys.chunks(KEYS_PER_QUERY) {
                 let mut placeholders = Placeholders::for_connection(connection);
