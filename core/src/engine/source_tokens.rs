@@ -24,6 +24,13 @@ pub(crate) const KEPT: Duration = Duration::from_secs(2);
 /// Tokens kept at most; past it, the expired ones go, and if none had, all.
 const MOST: usize = 1024;
 
+/// When a read from the database began, as [`SourceTokens::keep`] needs it.
+#[derive(Clone, Copy)]
+pub(super) struct Reading {
+    forgotten: u64,
+    at: Instant,
+}
+
 #[derive(Default)]
 pub(super) struct SourceTokens {
     known: Mutex<Known>,
@@ -47,15 +54,17 @@ impl SourceTokens {
     }
 
     /// Marks the start of a read from the database, for [`Self::keep`].
-    pub(super) fn reading(&self) -> u64 {
-        self.known.lock().expect("the tokens' lock is never poisoned").forgotten
+    pub(super) fn reading(&self) -> Reading {
+        let forgotten = self.known.lock().expect("the tokens' lock is never poisoned").forgotten;
+        Reading { forgotten, at: Instant::now() }
     }
 
-    /// Keeps what a read that began at `began` found, unless everything was
-    /// forgotten since (a rotation may have ended the token meanwhile).
-    pub(super) fn keep(&self, began: u64, hash: String, source: SourceCaller) {
+    /// Keeps what a read found, unless everything was forgotten since it
+    /// began (a rotation may have ended the token meanwhile). It counts as
+    /// read when the read began, so a slow read does not lengthen [`KEPT`].
+    pub(super) fn keep(&self, began: Reading, hash: String, source: SourceCaller) {
         let mut known = self.known.lock().expect("the tokens' lock is never poisoned");
-        if known.forgotten != began {
+        if known.forgotten != began.forgotten {
             return;
         }
         if known.sources.len() >= MOST {
@@ -64,7 +73,7 @@ impl SourceTokens {
                 known.sources.clear();
             }
         }
-        known.sources.insert(hash, (source, Instant::now()));
+        known.sources.insert(hash, (source, began.at));
     }
 
     /// Forgets every token: a source's token was rotated, or a source deleted.

@@ -29,8 +29,9 @@ use crate::storage::{EventWrite, RowKey, Store, StoreError, events, users};
 
 /// How big a group may grow: a call that would pass the items waits for
 /// the next group (a call is never split), so that one transaction holds
-/// the writer about as long as one full batch does.
-const LIMITS: Limits = Limits { calls: 64, weight: 1000, queue: 1024, what: "sources' upserts" };
+/// the writer about as long as one full batch does. A source's calls wait
+/// 64 at a time, a group's worth; its next waits for room.
+const LIMITS: Limits = Limits { calls: 64, weight: 1000, per_lane: 64, what: "sources' upserts" };
 
 /// One validated item of a source's call.
 pub(super) struct Item {

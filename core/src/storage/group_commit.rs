@@ -11,9 +11,13 @@
 //!   alone.
 //! - **Lanes take turns.** Calls of one lane (a source, a person) are
 //!   applied in the order they came; lanes take turns when a group is
-//!   formed, and the next group starts with the next lane, so one lane's
-//!   flood of full batches puts at most one group ahead of another lane's
-//!   call, not all of them.
+//!   formed, and the next group starts with the lane after the last one
+//!   served, so one lane's flood of full batches puts at most one group
+//!   ahead of another lane's call, not all of them.
+//! - **Each lane has its own room.** At most [`Limits::per_lane`] calls of
+//!   one lane wait at once; the next waits for its own lane's room, not in
+//!   a queue shared with other lanes, so every call that waits is one the
+//!   task can give its turn to, and a flood fills only its own lane.
 //! - **A caller that has gone is not applied.** Its deadline passed and it
 //!   was told its call failed: applying it now could undo what it did
 //!   since (withdrawn the same key, say).
@@ -29,8 +33,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::StoreError;
 
@@ -58,8 +63,8 @@ pub(crate) struct Limits {
     pub(crate) calls: usize,
     /// Weight one group applies at most, unless one call alone is heavier.
     pub(crate) weight: usize,
-    /// Calls that may wait before a new one waits for room.
-    pub(crate) queue: usize,
+    /// Calls of one lane that may wait at once; the next waits for room.
+    pub(crate) per_lane: usize,
     /// What the calls are, for the log.
     pub(crate) what: &'static str,
 }
@@ -69,12 +74,51 @@ type Waiting<P> = (<P as Apply>::Call, Reply<<P as Apply>::Answer>);
 
 /// The queue in front of one grouping task.
 pub(crate) struct GroupCommit<P: Apply> {
-    queue: mpsc::Sender<Waiting<P>>,
+    /// Unbounded: what waits is bounded by the lanes' rooms.
+    queue: mpsc::UnboundedSender<Waiting<P>>,
+    rooms: Arc<Rooms>,
 }
 
 impl<P: Apply> Clone for GroupCommit<P> {
     fn clone(&self) -> Self {
-        Self { queue: self.queue.clone() }
+        Self { queue: self.queue.clone(), rooms: self.rooms.clone() }
+    }
+}
+
+/// Each lane's room: a lane's calls hold one of its permits from before
+/// they queue until they are answered or their caller goes.
+struct Rooms {
+    per_lane: usize,
+    lanes: Mutex<HashMap<i64, Arc<Semaphore>>>,
+}
+
+impl Rooms {
+    /// Enters a lane's room, made when its first call comes.
+    fn enter(self: &Arc<Self>, lane: i64) -> InRoom {
+        let mut lanes = self.lanes.lock().expect("the rooms' lock is never poisoned");
+        let room =
+            lanes.entry(lane).or_insert_with(|| Arc::new(Semaphore::new(self.per_lane))).clone();
+        InRoom { rooms: self.clone(), lane, room }
+    }
+}
+
+/// A call's hold on its lane's room; leaving forgets the room once nobody
+/// holds or waits for it, so that the map holds only lanes in use.
+struct InRoom {
+    rooms: Arc<Rooms>,
+    lane: i64,
+    room: Arc<Semaphore>,
+}
+
+impl Drop for InRoom {
+    fn drop(&mut self) {
+        let mut lanes = self.rooms.lanes.lock().expect("the rooms' lock is never poisoned");
+        // The map's handle and this one, and every permit back.
+        if Arc::strong_count(&self.room) == 2
+            && self.room.available_permits() == self.rooms.per_lane
+        {
+            lanes.remove(&self.lane);
+        }
     }
 }
 
@@ -87,21 +131,30 @@ impl<P: Apply> std::fmt::Debug for GroupCommit<P> {
 impl<P: Apply> GroupCommit<P> {
     /// Starts the grouping task; it ends when the last handle is dropped.
     pub(crate) fn start(applier: P, limits: Limits) -> Self {
-        let (queue, incoming) = mpsc::channel(limits.queue);
+        let (queue, incoming) = mpsc::unbounded_channel();
         tokio::spawn(run(applier, limits, incoming));
-        Self { queue }
+        let rooms = Rooms { per_lane: limits.per_lane, lanes: Mutex::default() };
+        Self { queue, rooms: Arc::new(rooms) }
     }
 
     /// Applies one call with whatever else is waiting, and returns its
     /// answer once committed.
     pub(crate) async fn submit(&self, call: P::Call) -> Result<P::Answer, StoreError> {
+        // Held until the answer comes or the caller goes; the permit is
+        // given back before the room is left.
+        let in_room = self.rooms.enter(P::lane(&call));
+        let _permit = in_room.room.acquire().await.map_err(|_| StoreError::Closed)?;
         let (reply, answer) = oneshot::channel();
-        self.queue.send((call, reply)).await.map_err(|_| StoreError::Closed)?;
+        self.queue.send((call, reply)).map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
     }
 }
 
-async fn run<P: Apply>(applier: P, limits: Limits, mut incoming: mpsc::Receiver<Waiting<P>>) {
+async fn run<P: Apply>(
+    applier: P,
+    limits: Limits,
+    mut incoming: mpsc::UnboundedReceiver<Waiting<P>>,
+) {
     let mut lanes = Lanes::<P>::default();
     loop {
         if lanes.count == 0 {
@@ -110,8 +163,8 @@ async fn run<P: Apply>(applier: P, limits: Limits, mut incoming: mpsc::Receiver<
                 None => return,
             }
         }
-        while lanes.count < limits.queue {
-            let Ok(call) = incoming.try_recv() else { break };
+        // Every call waiting joins its lane, so that its turn comes.
+        while let Ok(call) = incoming.try_recv() {
             lanes.push(call);
         }
         let group = lanes.take(&limits);
@@ -148,9 +201,10 @@ impl<P: Apply> Lanes<P> {
 
     /// The next group: one call from each lane in turn, round after round,
     /// while the limits allow. A lane whose next call does not fit gives no
-    /// more calls to this group, so its calls keep their order.
+    /// more calls to this group, so its calls keep their order. The next
+    /// group starts with the lane after the last one that gave a call.
     fn take(&mut self, limits: &Limits) -> Vec<Waiting<P>> {
-        let first = self.turns.front().copied();
+        let mut last = None;
         let (mut group, mut weight) = (Vec::new(), 0);
         let mut full = HashSet::new();
         'rounds: loop {
@@ -171,6 +225,7 @@ impl<P: Apply> Lanes<P> {
                     continue;
                 }
                 weight += heavy;
+                last = Some(*lane);
                 group.push(waiting.pop_front().expect("the front was just seen"));
                 self.count -= 1;
                 took = true;
@@ -182,13 +237,13 @@ impl<P: Apply> Lanes<P> {
                 break;
             }
         }
+        if let Some(place) = last.and_then(|last| self.turns.iter().position(|&lane| lane == last))
+        {
+            self.turns.rotate_left(place + 1);
+        }
         let waiting = &mut self.waiting;
         self.turns.retain(|lane| waiting.get(lane).is_some_and(|calls| !calls.is_empty()));
         waiting.retain(|_, calls| !calls.is_empty());
-        // The lane this group started with waits behind the others.
-        if first.is_some() && self.turns.front().copied() == first {
-            self.turns.rotate_left(1);
-        }
         group
     }
 }
@@ -314,7 +369,7 @@ mod tests {
         }
     }
 
-    const SMALL: Limits = Limits { calls: 4, weight: 1000, queue: 64, what: "test calls" };
+    const SMALL: Limits = Limits { calls: 4, weight: 1000, per_lane: 64, what: "test calls" };
 
     type Answers = Vec<oneshot::Receiver<Result<&'static str, StoreError>>>;
 
@@ -329,7 +384,7 @@ mod tests {
         (lanes, answers)
     }
 
-    fn names(group: &[Waiting<Recorder>]) -> Vec<&'static str> {
+    fn names_of(group: &[Waiting<Recorder>]) -> Vec<&'static str> {
         group.iter().map(|(call, _)| call.2).collect()
     }
 
@@ -343,7 +398,7 @@ mod tests {
         ]);
         let mut taken = Vec::new();
         while waiting.count > 0 {
-            taken.push(names(&waiting.take(&SMALL)));
+            taken.push(names_of(&waiting.take(&SMALL)));
         }
         assert_eq!(taken, [vec!["a1"], vec!["b1"], vec!["a2"], vec!["a3"]]);
         assert!(waiting.turns.is_empty() && waiting.waiting.is_empty());
@@ -360,18 +415,28 @@ mod tests {
             Named(2, 1, "b3"),
             Named(3, 1, "c1"),
         ]);
-        assert_eq!(names(&waiting.take(&SMALL)), ["a1", "b1", "c1", "a2"]);
-        assert_eq!(names(&waiting.take(&SMALL)), ["b2", "a3", "b3"]);
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["a1", "b1", "c1", "a2"]);
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["b2", "a3", "b3"]);
         assert_eq!(waiting.count, 0);
+    }
+
+    #[test]
+    fn every_lane_gets_its_turn_before_any_lane_gets_a_second() {
+        let names = ["a1", "a2", "b1", "b2", "c1", "c2", "d1", "d2", "e1", "e2", "f1", "f2"];
+        let calls = names.iter().enumerate().map(|(at, name)| Named(at as i64 / 2, 1, name));
+        let (mut waiting, _answers) = lanes(calls.collect());
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["a1", "b1", "c1", "d1"]);
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["e1", "f1", "a2", "b2"]);
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["c2", "d2", "e2", "f2"]);
     }
 
     #[test]
     fn a_call_heavier_than_the_limit_goes_alone_and_a_lane_keeps_its_order() {
         let (mut waiting, _answers) =
             lanes(vec![Named(1, 5, "a1"), Named(1, 2000, "a2"), Named(1, 1, "a3")]);
-        assert_eq!(names(&waiting.take(&SMALL)), ["a1"], "a3 does not pass a2");
-        assert_eq!(names(&waiting.take(&SMALL)), ["a2"]);
-        assert_eq!(names(&waiting.take(&SMALL)), ["a3"]);
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["a1"], "a3 does not pass a2");
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["a2"]);
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["a3"]);
     }
 
     #[test]
@@ -379,7 +444,7 @@ mod tests {
         let (mut waiting, mut answers) =
             lanes(vec![Named(1, 1, "a1"), Named(1, 1, "gone"), Named(1, 1, "a3")]);
         drop(answers.remove(1));
-        assert_eq!(names(&waiting.take(&SMALL)), ["a1", "a3"]);
+        assert_eq!(names_of(&waiting.take(&SMALL)), ["a1", "a3"]);
         assert_eq!(waiting.count, 0);
     }
 
@@ -439,6 +504,17 @@ mod tests {
             recorder.groups(),
             [vec!["refused", "away", "c1"], vec!["refused"], vec!["away"]]
         );
+    }
+
+    #[tokio::test]
+    async fn a_lane_past_its_room_waits_alone_and_its_room_is_forgotten_when_empty() {
+        let recorder = Recorder::default();
+        let groups = GroupCommit::start(recorder.clone(), Limits { per_lane: 2, ..SMALL });
+        let calls = [Named(1, 1, "a1"), Named(1, 1, "a2"), Named(1, 1, "a3"), Named(2, 1, "b1")];
+        let answers = futures::future::join_all(calls.map(|call| groups.submit(call))).await;
+        assert!(answers.iter().all(Result::is_ok));
+        assert_eq!(recorder.groups(), [vec!["a1", "b1", "a2"], vec!["a3"]]);
+        assert!(groups.rooms.lanes.lock().unwrap().is_empty(), "rooms in use only");
     }
 
     #[tokio::test]

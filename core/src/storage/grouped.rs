@@ -24,9 +24,9 @@ use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::event_record::EventRecord;
 use crate::domain::reminders::Reminders;
 
-/// Rows one statement carries at most, and calls that may wait before a
-/// new one waits for room.
-const LIMITS: Limits = Limits { calls: 256, weight: 256, queue: 4096, what: "new events" };
+/// Rows one statement carries at most, and one person's calls that may
+/// wait at once.
+const LIMITS: Limits = Limits { calls: 256, weight: 256, per_lane: 256, what: "new events" };
 
 /// One new event, owned, as it waits for its statement.
 #[derive(Debug)]

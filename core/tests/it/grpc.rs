@@ -1276,8 +1276,9 @@ async fn a_rotated_or_deleted_source_token_stops_on_every_core(backend: Backend)
         for other in &cores[1..] {
             let started = std::time::Instant::now();
             while answer(other, token).await.is_ok() {
+                // Two seconds, and one for a loaded machine.
                 assert!(
-                    started.elapsed() < std::time::Duration::from_secs(5),
+                    started.elapsed() < std::time::Duration::from_secs(3),
                     "{what}: another core still takes the old token after {:?}",
                     started.elapsed()
                 );
@@ -1303,6 +1304,11 @@ async fn a_rotated_or_deleted_source_token_stops_on_every_core(backend: Backend)
     }
     stops_everywhere(&old, "a rotated token").await;
 
+    // Every core has just read the new token, so each keeps it for two
+    // seconds more: only forgetting it at the deletion stops it at once.
+    for each in &cores {
+        assert_eq!(answer(each, &rotated).await, Ok(()));
+    }
     core.admin().delete_source(v1::SourceName { name: "docs".into() }).await.unwrap();
     stops_everywhere(&rotated, "a deleted source's token").await;
 

@@ -194,14 +194,17 @@ async fn a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call(ba
     let full = |batch: usize| -> Vec<SourceItem> {
         (0..1000).map(|index| item("anna", &format!("flood-{batch}-{index}"), "Flood")).collect()
     };
-    let mut flood = vec![call(&docs, full(0))];
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    for batch in 1..4 {
+    // Each call is validated before it queues: the pauses let a full
+    // batch's validation end before the next call starts, so that they
+    // queue in this order on a loaded machine too.
+    let pause = || tokio::time::sleep(std::time::Duration::from_millis(300));
+    let mut flood = Vec::new();
+    for batch in 0..4 {
         flood.push(call(&docs, full(batch)));
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        pause().await;
     }
     let alone = call(&bank, vec![item("anna", "statement", "Statement")]);
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    pause().await;
     held.commit().await.unwrap();
 
     let alone = alone.await.unwrap()[0].id;
