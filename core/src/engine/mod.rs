@@ -124,7 +124,7 @@ impl Engine {
             crate::storage::StoreError::Corrupt("the manual source is missing".into())
         })?;
         let alarm = Arc::<Alarm>::default();
-        let upserts = upsert_group::UpsertGroups::start(
+        let upserts = upsert_group::start(
             store.clone(),
             clock.clone(),
             (default_zone, default_locale),

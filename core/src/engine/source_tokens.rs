@@ -19,7 +19,7 @@ use crate::engine::inputs::SourceCaller;
 
 /// How long a token read from the database is taken without reading it
 /// again: how long another core may take a rotated or deleted token.
-pub(crate) const KEPT: Duration = Duration::from_secs(2);
+const KEPT: Duration = Duration::from_secs(2);
 
 /// Tokens kept at most; past it, the expired ones go, and if none had, all.
 const MOST: usize = 1024;

@@ -52,7 +52,7 @@ impl Engine {
                 spec,
             })
             .collect();
-        Ok(self.upserts.apply(items).await?)
+        Ok(self.upserts.submit(items).await?)
     }
 
     /// Withdraws events by key; unknown keys are reported as not found.

@@ -43,33 +43,25 @@ pub(super) struct Item {
 }
 
 /// What applying a group needs of the engine.
-struct Applier {
+pub(super) struct Applier {
     store: Store,
     clock: Arc<dyn Clock>,
     defaults: (Tz, Locale),
     alarm: Arc<Alarm>,
 }
 
-/// The queue in front of the grouping task.
-pub(super) struct UpsertGroups {
-    groups: GroupCommit<Applier>,
-}
+/// The queue in front of the grouping task; each `submit` applies one
+/// call's items and returns their reports once committed.
+pub(super) type UpsertGroups = GroupCommit<Applier>;
 
-impl UpsertGroups {
-    /// Starts the grouping task; it ends when the engine is dropped.
-    pub(super) fn start(
-        store: Store,
-        clock: Arc<dyn Clock>,
-        defaults: (Tz, Locale),
-        alarm: Arc<Alarm>,
-    ) -> Self {
-        Self { groups: GroupCommit::start(Applier { store, clock, defaults, alarm }, LIMITS) }
-    }
-
-    /// Applies one call's items and returns their reports once committed.
-    pub(super) async fn apply(&self, items: Vec<Item>) -> Result<Vec<UpsertReport>, StoreError> {
-        self.groups.submit(items).await
-    }
+/// Starts the grouping task; it ends when the engine is dropped.
+pub(super) fn start(
+    store: Store,
+    clock: Arc<dyn Clock>,
+    defaults: (Tz, Locale),
+    alarm: Arc<Alarm>,
+) -> UpsertGroups {
+    GroupCommit::start(Applier { store, clock, defaults, alarm }, LIMITS)
 }
 
 impl Apply for Applier {

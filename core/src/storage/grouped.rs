@@ -74,27 +74,17 @@ pub(crate) enum Inserted {
 }
 
 /// The queue in front of the grouping task.
-#[derive(Clone, Debug)]
-pub(crate) struct GroupedInserts {
-    groups: GroupCommit<Writer>,
-}
+pub(crate) type GroupedInserts = GroupCommit<Writer>;
 
-impl GroupedInserts {
-    /// Starts the grouping task on `writer`; it ends when the last handle is
-    /// dropped.
-    pub(crate) fn start(writer: AnyPool) -> Self {
-        Self { groups: GroupCommit::start(Writer(writer), LIMITS) }
-    }
-
-    /// Inserts one event and returns its id once it is committed, or the
-    /// event that already holds its key.
-    pub(crate) async fn insert(&self, event: NewEventRow) -> Result<Inserted, StoreError> {
-        self.groups.submit(event).await
-    }
+/// Starts the grouping task on `writer`; it ends when the last handle is
+/// dropped. Each `submit` inserts one event and returns its id once it is
+/// committed, or the event that already holds its key.
+pub(crate) fn start(writer: AnyPool) -> GroupedInserts {
+    GroupCommit::start(Writer(writer), LIMITS)
 }
 
 /// The writer the rows go in through.
-struct Writer(AnyPool);
+pub(crate) struct Writer(AnyPool);
 
 impl Apply for Writer {
     type Call = NewEventRow;

@@ -258,7 +258,7 @@ impl Store {
         let sqlite_file = (backend == Backend::Sqlite).then(|| sqlite_file(&url));
         let disk_has_room = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
         Ok(Self {
-            grouped: grouped::GroupedInserts::start(writer.clone()),
+            grouped: grouped::start(writer.clone()),
             reader,
             writer,
             backend,
@@ -292,7 +292,7 @@ impl Store {
     /// the event that holds its key already.
     pub(crate) async fn insert_event(&self, event: NewEventRow) -> Result<Inserted, StoreError> {
         self.refuse_on_a_full_disk()?;
-        self.grouped.insert(event).await
+        self.grouped.submit(event).await
     }
 
     /// The writer, for a single write statement that needs no transaction
