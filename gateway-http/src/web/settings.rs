@@ -50,7 +50,7 @@ impl SettingsForm {
     pub(super) fn from_profile(profile: &v1::Profile) -> Self {
         Self {
             tz: profile.tz.clone(),
-            tz_is_default: profile.tz == "UTC",
+            tz_is_default: profile.tz_is_default,
             quiet_start: profile.quiet_start.clone(),
             quiet_end: profile.quiet_end.clone(),
             locale: profile.locale.clone(),
