@@ -3,7 +3,9 @@
 //! (the inbox and the agent) and the profile, built from core's messages
 //! with every computed field already filled in by core. Each view also
 //! describes itself as a JSON schema, for MCP output schemas and the
-//! OpenAPI document.
+//! OpenAPI document. `due` says how a due moment reads to its person.
+
+pub mod due;
 
 use serde::Serialize;
 
