@@ -7,3 +7,4 @@ mod mcp;
 mod oauth;
 mod python_sdk;
 mod stdio;
+mod view;
