@@ -67,9 +67,11 @@
     } else if (method === "ui/notifications/tool-cancelled") {
       say(words().view_failed, true);
     } else if (method === "ui/notifications/host-context-changed") {
+      const before = [lang(), state.context.timeZone];
       Object.assign(state.context, params);
       applyContext();
-      render();
+      // A new theme needs no new page: the open menu and the focus stay.
+      if (lang() !== before[0] || state.context.timeZone !== before[1]) render();
     }
     // tool-input carries show_inbox's arguments, of which there are none.
   }
@@ -85,6 +87,8 @@
 
   // ---- The host's context: theme, style variables, language, frame size.
   const STYLE_NAME = /^--[a-zA-Z0-9-]{1,80}$/;
+  // A value that would fetch something is not the host's colour or font.
+  const FETCHES = /(url|src|image-set|expression)\s*\(/i;
   function applyContext() {
     const context = state.context;
     if (context.theme === "dark" || context.theme === "light") root.dataset.theme = context.theme;
@@ -94,7 +98,7 @@
     const variables = context.styles && context.styles.variables;
     if (variables && typeof variables === "object") {
       for (const [name, value] of Object.entries(variables)) {
-        if (STYLE_NAME.test(name) && typeof value === "string" && value.length <= 400) {
+        if (STYLE_NAME.test(name) && typeof value === "string" && value.length <= 400 && !FETCHES.test(value)) {
           root.style.setProperty(name, value);
           state.appliedStyles.push(name);
         }
@@ -178,12 +182,12 @@
     }
   }
 
-  async function refresh() {
+  async function refresh(focus) {
     const result = await callTool("show_inbox", {});
     if (result.structuredContent && Array.isArray(result.structuredContent.groups)) {
       state.inbox = result.structuredContent;
     }
-    render();
+    render(focus);
   }
 
   function say(text, failed) {
@@ -210,7 +214,7 @@
       await callTool("mark_done", { id: event.id }, event);
       state.answered.set(event.id, { kind: "done", event, group });
       say(`${words().feedback_done} ${event.title}.`);
-      render();
+      render(`li[data-id="${event.id}"] button.undo`);
     });
   }
 
@@ -219,7 +223,7 @@
       const args = until ? { id: event.id, until } : { id: event.id };
       await callTool("mark_ack", args, event);
       state.answered.set(event.id, { kind: "remembered", event });
-      await refresh();
+      await refresh(`li[data-id="${event.id}"] button.undo`);
       const now = findEvent(event.id) || event;
       const quiet = now.quiet_until_words ? ` · ${words().quiet_until} ${now.quiet_until_words[lang()]}` : "";
       say(`${words().feedback_remembered} ${event.title}${quiet}.`);
@@ -230,7 +234,7 @@
     return act(button, async () => {
       await callTool(kind === "done" ? "reopen_event" : "restore_reminders", { id: event.id }, event);
       state.answered.delete(event.id);
-      await refresh();
+      await refresh(`li[data-id="${event.id}"] button.done`);
       const said = kind === "done" ? words().feedback_reopened : words().feedback_unremembered;
       say(`${said} ${event.title}.`);
     });
@@ -267,7 +271,9 @@
     return node;
   }
 
-  function render() {
+  // Builds the page again; `focus` names the button that takes the focus
+  // the pressed one had (a new page has none of the old buttons).
+  function render(focus) {
     const w = words();
     const groups = document.getElementById("groups");
     const main = document.getElementById("inbox");
@@ -303,6 +309,8 @@
       groups.append(section);
     }
     if (!shownAny) groups.append(element("p", "empty", w.nothing_due));
+    const next = focus && document.querySelector(focus);
+    if (next) next.focus();
   }
 
   function row(event, group) {
