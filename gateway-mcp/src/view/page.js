@@ -186,6 +186,12 @@
     const result = await callTool("show_inbox", {});
     if (result.structuredContent && Array.isArray(result.structuredContent.groups)) {
       state.inbox = result.structuredContent;
+      // What the server now says wins: an event open again is no longer
+      // Done here, one no longer quiet no longer Remembered.
+      for (const [id, answered] of state.answered) {
+        const now = findEvent(id);
+        if (now && (answered.kind === "done" || !now.quiet_until)) state.answered.delete(id);
+      }
     }
     render(focus);
   }
