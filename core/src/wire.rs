@@ -3,6 +3,7 @@
 //! edge and for the webhook payloads the outbox sends alike.
 
 use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 
 use hado_proto::v1;
 use prost_types::Timestamp;
@@ -165,7 +166,12 @@ pub(crate) fn events(records: Vec<EventRecord>) -> v1::EventList {
     v1::EventList { events: records.into_iter().map(|record| event(&record)).collect(), next: None }
 }
 
-pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Profile {
+pub(crate) fn profile(
+    user: &UserRecord,
+    now: DateTime<Utc>,
+    attention: u32,
+    default_zone: Tz,
+) -> v1::Profile {
     v1::Profile {
         login: user.login.as_str().to_owned(),
         tz: user.zone.name().to_owned(),
@@ -174,6 +180,7 @@ pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> 
         locale: user.locale.as_str().to_owned(),
         local_time: now.with_timezone(&user.zone).format("%Y-%m-%dT%H:%M (%A)").to_string(),
         attention,
+        tz_is_default: user.zone_is_default(default_zone),
     }
 }
 

@@ -53,6 +53,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/events/{id}/unack", post(web::take_back_remember))
         .route("/events/{id}/delete", get(web::confirm_delete).post(web::delete))
         .route("/settings", get(web::settings_page).post(web::save_settings))
+        .route("/settings/zone", post(web::save_zone))
         .route("/settings/agent-token", post(web::issue_agent_token))
         .route(
             "/settings/agent-token/revoke",

@@ -272,4 +272,12 @@ pub const EN: Words = Words {
     device_name: "Name",
     rename: "Rename",
     offline: "You are offline. Hado shows events only when it can reach its server, so that nothing shown is out of date. Try again when you are back online.",
+    zone_offer: "Times here are in {zone}, this Hado's default time zone.",
+    zone_offer_device: "This device is in {device}.",
+    zone_use: "Use {zone}",
+    zone_keep: "Keep {zone}",
+    zone_choose: "Choose in Settings",
+    view_loading: "Loading your inbox…",
+    view_failed: "That did not work. Try again, or ask in the chat.",
+    view_more: "There are more in this group: ask in the chat to see them.",
 };

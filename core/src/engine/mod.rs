@@ -154,6 +154,11 @@ impl Engine {
         &self.store
     }
 
+    /// The zone of a person seen for the first time (`HADO_DEFAULT_TZ`).
+    pub(crate) fn default_zone(&self) -> Tz {
+        self.default_zone
+    }
+
     /// Whether storage can be written now: the liveness row, written.
     pub(crate) async fn probe_storage(&self) -> Result<(), crate::storage::StoreError> {
         self.store.probe(self.now().timestamp_millis()).await

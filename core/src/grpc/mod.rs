@@ -35,7 +35,7 @@ async fn profile(
     user: &crate::domain::user::UserRecord,
 ) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
     let attention = engine.attention_count(user).await?;
-    Ok(wire::profile(user, engine.now(), attention))
+    Ok(wire::profile(user, engine.now(), attention, engine.default_zone()))
 }
 
 /// The health check's name for "the process answers", apart from its storage.

@@ -9,8 +9,9 @@
 //! Add page and its one-line quick add), `said` (what the inbox says after
 //! an answer), `settings`,
 //! `confirm` (the confirmation pages), `authorize` (letting an app sign
-//! in) and `links` (action links); this file holds what they share: the
-//! signed-in session, rendering, the cross-site guard and the static files.
+//! in), `links` (action links) and `nav` (what tops every page); this file
+//! holds what they share: the signed-in session, rendering, the cross-site
+//! guard and the static files.
 
 mod answers;
 mod app;
@@ -21,6 +22,7 @@ mod confirm;
 mod events;
 mod inbox;
 mod links;
+mod nav;
 mod quick;
 mod said;
 mod settings;
@@ -47,7 +49,7 @@ pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
 pub(crate) use quick::{new_page, read_line};
 pub(crate) use settings::{
-    disconnect_app, issue_agent_token, revoke_agent_token, save_settings, settings_page,
+    disconnect_app, issue_agent_token, revoke_agent_token, save_settings, save_zone, settings_page,
 };
 
 use std::collections::HashMap;
@@ -72,15 +74,10 @@ use hado_proto::v1::EventState;
 use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::error::ApiError;
 use crate::state::{AppState, Inbox};
+use nav::Nav;
 use said::{Said, redirect_saying};
 use view::{Card, Groups, Viewer};
 use words::Words;
-
-/// The navigation bar: where the person is, and how many events need them.
-pub(crate) struct Nav {
-    pub current: &'static str,
-    pub attention: usize,
-}
 
 #[derive(Template)]
 #[template(path = "message.html")]
@@ -126,7 +123,7 @@ pub(crate) async fn not_found(State(state): State<AppState>, request: Request) -
         return crate::error::ApiError::new(StatusCode::NOT_FOUND, "no such page").into_response();
     }
     let session = match peer {
-        Some(peer) => Session::start(&state, peer, headers).await.ok(),
+        Some(peer) => Session::start(&state, peer, headers, None).await.ok(),
         None => None,
     };
     match session {
@@ -257,6 +254,8 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
 /// The signed-in person of a page, with their profile and an Inbox client.
 pub(crate) struct Session {
     pub login: String,
+    /// The page asked for, when it was asked for with GET.
+    pub here: Option<String>,
     pub viewer: Viewer,
     pub words: &'static Words,
     pub inbox: Inbox,
@@ -274,7 +273,12 @@ impl FromRequestParts<AppState> for Session {
         let peer = peer.ok_or_else(|| {
             message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", "")
         })?;
-        Session::start(state, peer, &parts.headers).await
+        // A page comes back to where it was asked for; a page a form's post
+        // shows comes back to the inbox.
+        let here = (parts.method == Method::GET)
+            .then(|| parts.uri.path_and_query().map(|path| path.as_str().to_owned()))
+            .flatten();
+        Session::start(state, peer, &parts.headers, here).await
     }
 }
 
@@ -283,6 +287,7 @@ impl Session {
         state: &AppState,
         peer: SocketAddr,
         headers: &HeaderMap,
+        here: Option<String>,
     ) -> Result<Self, Response> {
         let InboxUser(login) =
             inbox_user(state, peer, headers).map_err(|refusal| match refusal {
@@ -303,18 +308,13 @@ impl Session {
             state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
         let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
         let words = words::for_locale(&profile.locale);
-        Ok(Self { login, viewer: Viewer::new(profile), words, inbox })
+        Ok(Self { login, here, viewer: Viewer::new(profile), words, inbox })
     }
 
     /// An instant from core in the person's words and zone ("yesterday,
     /// 14:05"), or nothing when there is none.
     fn when(&self, instant: Option<&prost_types::Timestamp>) -> String {
         self.viewer.when(self.words, instant).unwrap_or_default()
-    }
-
-    /// The navigation bar, with core's count of the events that need attention.
-    fn nav(&self, current: &'static str) -> Option<Nav> {
-        Some(Nav { current, attention: self.viewer.profile.attention as usize })
     }
 
     /// The person's event `id`, or the page that says why it cannot be shown.
