@@ -88,17 +88,20 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         std::env::current_exe().context("cannot find the hado executable to start core")?;
     let database_url = settings.database_url();
     let launches = launches(settings, &secrets);
+    // The admin commands run from this folder find this core by it: written
+    // before any child listens, so that a script which waits for a port and
+    // then runs one finds it.
+    settings.record_listening(&settings.core_url(), &http_addr, &settings.mcp_addr())?;
     let mut processes = Vec::new();
     eprintln!("hado: starting core on {grpc_addr} with {database_url} …");
     for launch in launches {
         if let Err(error) = launch.start(&executable, settings, &mut processes).await {
             stop_all(&mut processes).await;
+            settings.forget_listening();
             return Err(error);
         }
     }
 
-    // The admin commands run from this folder find this core by it.
-    settings.record_listening(&settings.core_url(), &http_addr, &settings.mcp_addr())?;
     print_banner(settings, &executable);
 
     let exit = tokio::select! {
