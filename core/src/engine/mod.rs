@@ -159,6 +159,12 @@ impl Engine {
         self.store.probe(self.now().timestamp_millis()).await
     }
 
+    /// Whether the database server answers a connection of its own at all,
+    /// past the pool: a quick, certain "no" while it is down or restarting.
+    pub(crate) async fn storage_answers(&self) -> Result<(), crate::storage::StoreError> {
+        self.store.answers().await
+    }
+
     /// Which backend the database is (for core's start-up line).
     pub(crate) fn backend(&self) -> crate::storage::Backend {
         self.store.backend()

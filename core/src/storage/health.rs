@@ -43,6 +43,30 @@ impl Store {
     }
 }
 
+/// How long a connection of its own may take to open, for
+/// [`Store::answers`].
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
+
+impl Store {
+    /// Opens and closes a connection of its own, past the pool: a server
+    /// that is down or restarting refuses it at once (or its name no longer
+    /// resolves), where the pool would keep trying until its acquire
+    /// timeout and then say only that it timed out. A SQLite file always
+    /// answers.
+    pub async fn answers(&self) -> Result<(), StoreError> {
+        if !self.backend.is_a_server() {
+            return Ok(());
+        }
+        let open = async {
+            let connection = <sqlx::AnyConnection as sqlx::Connection>::connect_with(&self.options)
+                .await
+                .map_err(StoreError::Connect)?;
+            sqlx::Connection::close(connection).await.map_err(StoreError::Connect)
+        };
+        tokio::time::timeout(ANSWER_TIMEOUT, open).await.unwrap_or(Err(StoreError::TimedOut))
+    }
+}
+
 /// The space left to an unprivileged writer on the file system of `file`
 /// (or of its folder, before the file exists).
 fn free_bytes(file: &std::path::Path) -> Option<u64> {
