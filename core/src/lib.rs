@@ -239,7 +239,10 @@ fn database_host(url: &str) -> String {
 /// The whole `hado-core` process: configuration from the environment, one
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
-    hado_runtime::process::init_logging();
+    if let Err(error) = hado_runtime::process::init_logging() {
+        eprintln!("hado-core: {error}");
+        return std::process::ExitCode::from(2);
+    }
     match hado_runtime::metrics_endpoint::start(&hado_runtime::settings::environment).await {
         Ok(Some(metrics)) => tracing::info!(%metrics, "core serves metrics at /metrics"),
         Ok(None) => {}

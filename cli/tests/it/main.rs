@@ -14,4 +14,5 @@ mod failover;
 mod kubernetes;
 mod readme_tour;
 mod rolling;
+mod settings;
 mod up;
