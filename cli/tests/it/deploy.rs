@@ -93,6 +93,19 @@ fn compose_runs_the_documented_services_with_documented_settings() {
         "only Caddy names users"
     );
 
+    // Caddy's fixed address lies in the subnet and outside the range every
+    // other container's address comes from, so none can take it first.
+    let ipam = &compose["networks"]["default"]["ipam"]["config"][0];
+    let default_of = |value: &Value| {
+        let text = value.as_str().unwrap_or_default();
+        text.split(":-").nth(1).map_or(text, |rest| rest.trim_end_matches('}')).to_owned()
+    };
+    let caddy = default_of(&services["caddy"]["networks"]["default"]["ipv4_address"]);
+    let (subnet, range) = (default_of(&ipam["subnet"]), default_of(&ipam["ip_range"]));
+    assert!(in_block(&caddy, &subnet), "Caddy's {caddy} is in the subnet {subnet}");
+    assert!(!range.is_empty() && in_block(&range_start(&range), &subnet), "{range} in {subnet}");
+    assert!(!in_block(&caddy, &range), "Caddy's {caddy} is outside the dynamic range {range}");
+
     // Every setting compose.yaml needs without a default is in .env.example.
     let documented: BTreeSet<&str> = ENV_EXAMPLE
         .lines()
@@ -114,6 +127,23 @@ fn compose_runs_the_documented_services_with_documented_settings() {
             "the Caddyfile reads {name}, which compose.yaml does not give Caddy"
         );
     }
+}
+
+/// Whether the IPv4 `address` lies in the block `cidr` (`172.28.0.0/24`).
+fn in_block(address: &str, cidr: &str) -> bool {
+    let Some((base, bits)) = cidr.split_once('/') else { return false };
+    let (Ok(address), Ok(base), Ok(bits)) =
+        (address.parse::<std::net::Ipv4Addr>(), base.parse::<std::net::Ipv4Addr>(), bits.parse::<u32>())
+    else {
+        return false;
+    };
+    let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+    u32::from(address) & mask == u32::from(base) & mask
+}
+
+/// The first address of a block.
+fn range_start(cidr: &str) -> String {
+    cidr.split('/').next().unwrap_or_default().to_owned()
 }
 
 #[test]
