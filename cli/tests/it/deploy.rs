@@ -132,9 +132,11 @@ fn compose_runs_the_documented_services_with_documented_settings() {
 /// Whether the IPv4 `address` lies in the block `cidr` (`172.28.0.0/24`).
 fn in_block(address: &str, cidr: &str) -> bool {
     let Some((base, bits)) = cidr.split_once('/') else { return false };
-    let (Ok(address), Ok(base), Ok(bits)) =
-        (address.parse::<std::net::Ipv4Addr>(), base.parse::<std::net::Ipv4Addr>(), bits.parse::<u32>())
-    else {
+    let (Ok(address), Ok(base), Ok(bits)) = (
+        address.parse::<std::net::Ipv4Addr>(),
+        base.parse::<std::net::Ipv4Addr>(),
+        bits.parse::<u32>(),
+    ) else {
         return false;
     };
     let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
