@@ -13,8 +13,10 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 
-use crate::engine::Engine;
-use crate::storage::{PROBE_EVERY, StoreError};
+use crate::engine::{Engine, StorageLook};
+
+/// How often storage is probed while it can be written.
+pub(crate) const PROBE_EVERY: Duration = Duration::from_secs(1);
 
 /// How often storage that is down is probed.
 pub(crate) const PROBE_WHILE_DOWN: Duration = Duration::from_millis(250);
@@ -62,24 +64,29 @@ async fn probe(
     let mut slow_in_a_row = 0;
     let mut told = false;
     loop {
-        let verdict = probe_once(&engine, told).await;
-        let healthy = match &verdict {
-            Ok(()) => {
+        let look = probe_once(&engine, told).await;
+        let healthy = match &look {
+            StorageLook::Fine => {
                 slow_in_a_row = 0;
                 true
             }
-            Err(StoreError::TimedOut) => {
+            StorageLook::Slow => {
                 slow_in_a_row += 1;
                 slow_in_a_row < 2 && *available.borrow()
             }
-            Err(_) => false,
+            StorageLook::Failed(_) => false,
         };
         if healthy != *available.borrow() {
-            match &verdict {
-                Err(error) => {
+            match &look {
+                StorageLook::Failed(error) => {
                     tracing::error!(%error, "storage cannot be written; core reports NOT_SERVING until it can")
                 }
-                Ok(()) => tracing::info!("storage can be written again; core reports SERVING"),
+                StorageLook::Slow => tracing::error!(
+                    "storage did not answer twice in a row; core reports NOT_SERVING until it does"
+                ),
+                StorageLook::Fine => {
+                    tracing::info!("storage can be written again; core reports SERVING")
+                }
             }
             available.send_replace(healthy);
         }
@@ -95,7 +102,7 @@ async fn probe(
 /// One probe: the liveness row written through the pool; and, when that
 /// is slow or a call has just failed (`told`), a connection of the probe's
 /// own, whose refusal decides at once.
-async fn probe_once(engine: &Engine, told: bool) -> Result<(), StoreError> {
+async fn probe_once(engine: &Engine, told: bool) -> StorageLook {
     let write = engine.probe_storage();
     tokio::pin!(write);
     if !told {
@@ -107,10 +114,7 @@ async fn probe_once(engine: &Engine, told: bool) -> Result<(), StoreError> {
     let direct = engine.storage_answers();
     tokio::pin!(direct);
     tokio::select! {
-        verdict = &mut write => verdict,
-        Err(refused) = &mut direct => match refused {
-            StoreError::TimedOut => write.await,
-            refused => Err(refused),
-        },
+        look = &mut write => look,
+        refused @ StorageLook::Failed(_) = &mut direct => refused,
     }
 }

@@ -1,7 +1,9 @@
-//! Owns whether core's storage can be reached and written right now. A
-//! probe writes one row every second; core's gRPC health follows the
-//! answer, so `/up` says 503 while Postgres is down or the disk is full and
-//! 200 again once it recovers, with no restart. What a failed statement
+//! Owns whether core's storage can be reached and written right now: the
+//! liveness row written (`Store::probe`), and a connection of its own
+//! opened past the pool (`Store::answers`). Core's probe (`storage_watch`)
+//! asks both, and its gRPC health follows the answer, so `/up` says 503
+//! while Postgres is down or the disk is full and 200 again once it
+//! recovers, with no restart. What a failed statement
 //! means (storage gone, or a bug) is decided here too, so that the gRPC
 //! edge answers UNAVAILABLE, not INTERNAL, when a retry will help.
 
@@ -10,8 +12,6 @@ use std::time::Duration;
 
 use super::{Store, StoreError};
 
-/// How often the probe writes.
-pub const PROBE_EVERY: Duration = Duration::from_secs(1);
 /// How long one probe may take; a probe that takes longer counts as failed.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Free space below which a SQLite database's disk counts as full: a small
