@@ -330,3 +330,39 @@ fn a_script_waiting_for_a_port_finds_where_hado_up_listens() {
     assert!(wait_with_timeout(&mut up.0).success());
     assert!(!listening.exists(), "where it listened is forgotten once it stops");
 }
+
+/// An admin command run while core starts (its port takes connections only
+/// once its database is open) waits for it, saying so, rather than failing.
+#[test]
+fn an_admin_command_waits_for_a_core_that_is_starting() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let admin_token = "admin-secret-for-the-starting-core-0123456789";
+    let command = std::process::Command::new(common::HADO)
+        .current_dir(folder.path())
+        .args(["source", "create", "docs"])
+        .env("HADO_CORE_URL", format!("http://127.0.0.1:{port}"))
+        .env("HADO_ADMIN_TOKEN", admin_token)
+        .env_remove("HADO_DATA_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let _core = common::spawn(
+        "core",
+        folder.path(),
+        &[
+            ("HADO_DATABASE_URL", format!("sqlite://{}/hado.db", folder.path().display())),
+            ("HADO_GRPC_ADDR", format!("127.0.0.1:{port}")),
+            ("HADO_ADMIN_TOKEN", admin_token.into()),
+            ("HADO_GATEWAY_TOKEN", "gateway-secret-for-the-starting-core-0123456789".into()),
+            ("HADO_SECRET", "link-secret-for-the-starting-core-0123456789abcdef".into()),
+        ],
+    );
+    let output = command.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{said}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("hado_src_"));
+    assert!(said.contains("takes no connection yet; waiting up to 10 s"), "{said}");
+}
