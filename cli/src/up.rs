@@ -88,6 +88,15 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         std::env::current_exe().context("cannot find the hado executable to start core")?;
     let database_url = settings.database_url();
     let launches = launches(settings, &secrets);
+    // Ctrl-C and SIGTERM are taken from now on: one that came while the
+    // children start, or just after the banner, would otherwise end this
+    // process at once and leave them running.
+    let (stopping, stop) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        hado_runtime::process::shutdown_signal().await;
+        let _ = stopping.send(());
+    });
+    tokio::task::yield_now().await;
     // The admin commands run from this folder find this core by it: written
     // before any child listens, so that a script which waits for a port and
     // then runs one finds it.
@@ -105,7 +114,7 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
     print_banner(settings, &executable);
 
     let exit = tokio::select! {
-        _ = hado_runtime::process::shutdown_signal() => {
+        _ = stop => {
             eprintln!("hado: stopping …");
             ExitCode::SUCCESS
         }
