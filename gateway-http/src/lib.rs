@@ -164,7 +164,10 @@ pub enum RunError {
 
 /// The whole gateway process. One clear line on any failure to start.
 pub async fn main_entry() -> ExitCode {
-    process::init_logging();
+    if let Err(error) = process::init_logging() {
+        eprintln!("hado gateway-http: {error}");
+        return ExitCode::from(2);
+    }
     process::serve_process(
         "gateway-http",
         HttpConfig::from_env(),

@@ -248,7 +248,13 @@ pub struct Arguments {
 /// The whole gateway process: `--stdio` for one agent over stdin/stdout,
 /// otherwise `/mcp` on `HADO_MCP_ADDR`. One clear line on any failure to start.
 pub async fn main_entry(arguments: Arguments) -> ExitCode {
-    process::init_logging();
+    if let Err(error) = process::init_logging() {
+        eprintln!("hado gateway-mcp: {error}");
+        if arguments.stdio {
+            refuse_over_stdio(&error.to_string()).await;
+        }
+        return ExitCode::from(2);
+    }
     if arguments.stdio {
         let started = match (
             hado_gateway::client::core_url(&settings::environment),

@@ -25,6 +25,7 @@ pub const EN: Words = Words {
     refusal_too_long: "Too long: at most {max} characters.",
     refusal_control: "Remove the invisible control character.",
     refusal_bidi: "Remove the invisible character that changes the direction of the text.",
+    refusal_invisible: "Remove the invisible characters, and write something that shows.",
     refusal_url: "Give a web address that starts with https:// or http://.",
     refusal_login: "Use 1 to 64 characters: a–z, 0–9 and . _ @ -, starting with a letter or digit.",
     refusal_spaces: "Remove the spaces at the start and the end.",

@@ -44,6 +44,9 @@ pub struct Words {
     pub refusal_control: &'static str,
     /// A bidirectional formatting character, which reorders what is shown.
     pub refusal_bidi: &'static str,
+    /// A character that shows nothing (a zero width space, a soft hyphen),
+    /// or a value made only of such.
+    pub refusal_invisible: &'static str,
     pub refusal_url: &'static str,
     pub refusal_login: &'static str,
     pub refusal_spaces: &'static str,
