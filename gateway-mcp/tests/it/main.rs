@@ -2,6 +2,7 @@
 //! links tonic, sqlx and axum once instead of once per file. Each file is a
 //! module and reads as it did on its own.
 
+mod bounds;
 mod inspector;
 mod mcp;
 mod oauth;

@@ -19,12 +19,12 @@ use hado_core::testing::{Backend, TestCore, source_event};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
 
 /// Core plus gateway-mcp, each on an ephemeral port.
-struct Stack {
-    core: TestCore,
-    url: String,
+pub(crate) struct Stack {
+    pub(crate) core: TestCore,
+    pub(crate) url: String,
     shutdown: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -35,7 +35,7 @@ impl Stack {
     }
 
     /// Core and the gateway, its configuration first changed by `change`.
-    async fn start_with(backend: &Backend, change: impl FnOnce(&mut McpConfig)) -> Self {
+    pub(crate) async fn start_with(backend: &Backend, change: impl FnOnce(&mut McpConfig)) -> Self {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
         let mut config = McpConfig::local(&core.url());
         config.allowed_hosts = hado_runtime::AllowedHosts::from_lookup(&|variable| {
@@ -64,7 +64,7 @@ impl Stack {
         )
     }
 
-    async fn agent_token(&self, login: &str) -> String {
+    pub(crate) async fn agent_token(&self, login: &str) -> String {
         let issued = self
             .core
             .admin()
@@ -102,7 +102,7 @@ impl Stack {
         request.send().await
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
@@ -142,7 +142,7 @@ fn tool_error(result: CallToolResult) -> String {
     result.content[0].as_text().expect("a text block").text.clone()
 }
 
-async fn error_body(response: reqwest::Response) -> (StatusCode, Option<String>, Value) {
+pub(crate) async fn error_body(response: reqwest::Response) -> (StatusCode, Option<String>, Value) {
     let status = response.status();
     let challenge =
         response.headers().get("www-authenticate").map(|value| value.to_str().unwrap().to_owned());
