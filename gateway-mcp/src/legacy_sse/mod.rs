@@ -1,0 +1,490 @@
+//! Owns the legacy HTTP+SSE transport (MCP 2024-11-05), for clients
+//! configured with `"type": "sse"`: `GET /sse` opens an event stream whose
+//! first event names the endpoint (`/messages?sessionId=…`), the client
+//! POSTs each JSON-RPC message there (answered 202), and the replies come
+//! back as `message` events on the stream.
+//!
+//! rmcp no longer ships this transport, so each stream runs the same tool
+//! server as stdio does, with the stream's token fixed, over a pair of
+//! channels. Both routes go through the same guard as `/mcp`: `Host`,
+//! `Origin`, the bearer token (every POST must carry the token that opened
+//! the stream), the rate limits and the body limit. Each stream asks core
+//! every few seconds whether its token still works, and ends when the
+//! person disconnects the app or revokes the token.
+//!
+//! What streams may hold: a person at most eight streams, whatever tokens
+//! they come with, and everyone together 256. When all 256 are open, a
+//! newcomer takes the place of the least recently used stream of whoever
+//! holds the most, as long as they hold at least two more than the
+//! newcomer would (`make_room`): streams opened and left unread cannot
+//! keep anyone else out, and a person's one stream is never taken for
+//! another's ninth. What each stream queues is counted in bytes, with a
+//! stream nobody reads closed once its replies wait too long (`queues`).
+
+mod queues;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt};
+use rmcp::ServiceExt;
+use rmcp::model::ClientJsonRpcMessage;
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::core_link::Core;
+use crate::guard::{self, Guard, INVALID_REQUEST};
+use crate::legacy_sse::queues::{PERSON_POSTED_BYTES, POSTED_WAITING_BYTES, Posted, Queues};
+use crate::metrics::count;
+use crate::tools::{HadoMcp, SessionToken};
+use hado_gateway::bodies::Share;
+use hado_gateway::known_tokens::TokenDigest;
+
+/// Open streams at most, over all tokens; each holds a tool server.
+const MAX_STREAMS: usize = 256;
+/// Open streams at most per person, over all their tokens.
+const MAX_STREAMS_PER_PERSON: usize = 8;
+/// How often an open stream asks core whether its token still works, and
+/// whether its replies wait unread too long.
+const RECHECK_EVERY: Duration = Duration::from_secs(3);
+
+/// The open streams, by session id.
+pub(crate) struct Streams {
+    core: Core,
+    guard: Arc<Guard>,
+    open: Mutex<HashMap<String, OpenStream>>,
+    stop: CancellationToken,
+}
+
+/// One open stream: whose token and person it is, and where its messages go.
+struct OpenStream {
+    owner: TokenDigest,
+    person: String,
+    /// The token the stream's tool server acts with.
+    token: SessionToken,
+    post: mpsc::UnboundedSender<Posted>,
+    queues: Arc<Queues>,
+    /// When it was opened or last posted to.
+    used: Instant,
+    /// Ends the stream and what serves it.
+    stop: CancellationToken,
+}
+
+impl Streams {
+    pub(crate) fn new(core: Core, guard: Arc<Guard>, stop: CancellationToken) -> Self {
+        Self { core, guard, open: Mutex::default(), stop }
+    }
+
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, OpenStream>> {
+        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Whether a person may open one more stream, as [`make_room`] decides.
+#[derive(Debug, PartialEq, Eq)]
+enum Room<'a> {
+    Free,
+    /// In place of this stream, closed for it.
+    InPlaceOf(&'a str),
+    Refused(String),
+}
+
+/// Where `person`'s next stream goes among the `open` ones (id, person,
+/// last use): within their own cap; then in a free place; then in place of
+/// the least recently used stream of whoever holds the most, as long as
+/// they hold at least two more than `person` would.
+fn make_room<'a>(
+    open: impl Iterator<Item = (&'a str, &'a str, Instant)> + Clone,
+    person: &str,
+) -> Room<'a> {
+    let held = |who: &str| open.clone().filter(|(_, owner, _)| *owner == who).count();
+    if held(person) >= MAX_STREAMS_PER_PERSON {
+        return Room::Refused(format!(
+            "too many open event streams: at most {MAX_STREAMS_PER_PERSON} per person; close one or use /mcp"
+        ));
+    }
+    if open.clone().count() < MAX_STREAMS {
+        return Room::Free;
+    }
+    let most = open.clone().map(|(_, owner, _)| held(owner)).max().unwrap_or(0);
+    if most < held(person) + 2 {
+        return Room::Refused(format!(
+            "every event stream is taken ({MAX_STREAMS}, and no one holds more than you would); try again later or use /mcp"
+        ));
+    }
+    open.clone()
+        .filter(|(_, owner, _)| held(owner) == most)
+        .min_by_key(|(_, _, used)| *used)
+        .map_or(Room::Free, |(id, _, _)| Room::InPlaceOf(id))
+}
+
+/// Removes its stream when the client goes away (the response body is
+/// dropped), and stops what serves it.
+struct Closing {
+    streams: Arc<Streams>,
+    id: String,
+    stop: CancellationToken,
+}
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        self.streams.open().remove(&self.id);
+        self.stop.cancel();
+    }
+}
+
+/// `GET /sse`: opens a stream for the caller's token.
+pub(crate) async fn open(State(streams): State<Arc<Streams>>, request: Request) -> Response {
+    let response = open_stream(streams, request).await;
+    count("/sse", "GET".into(), &response);
+    response
+}
+
+async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
+    let caller = match streams.guard.caller(request.headers(), request.uri()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let person = match streams.guard.person(&caller).await {
+        Ok(person) => person,
+        Err(refused) => return refused,
+    };
+    let id = session_id();
+    let token = SessionToken::new(caller.token.clone());
+    let (queues, post, transport, replies) = queues::queues();
+    // This stream's end: the client leaving, the server stopping, its
+    // place taken, its replies unread too long, or its token no longer
+    // working.
+    let stop = streams.stop.child_token();
+    {
+        let mut open = streams.open();
+        let listed =
+            open.iter().map(|(id, stream)| (id.as_str(), stream.person.as_str(), stream.used));
+        let room = match make_room(listed, &person) {
+            Room::Free => None,
+            Room::InPlaceOf(taken) => Some(taken.to_owned()),
+            Room::Refused(message) => {
+                return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
+            }
+        };
+        if let Some(taken) = room.and_then(|taken| open.remove(&taken)) {
+            tracing::info!("an event stream gave its place to another person's");
+            taken.stop.cancel();
+        }
+        open.insert(
+            id.clone(),
+            OpenStream {
+                owner: caller.digest,
+                person,
+                token: token.clone(),
+                post,
+                queues: queues.clone(),
+                used: Instant::now(),
+                stop: stop.clone(),
+            },
+        );
+    }
+
+    // The tool server of this stream, as over stdio: it ends when the
+    // stream stops.
+    let server = HadoMcp::new(streams.core.clone(), Some(token.clone()));
+    let serving = stop.clone();
+    tokio::spawn(async move {
+        let Ok(running) = server.serve(transport).await else { return };
+        tokio::select! {
+            _ = running.waiting() => {}
+            _ = serving.cancelled() => {}
+        }
+    });
+    // A disconnected app or a revoked token ends the stream within
+    // seconds, and so do replies left unread.
+    let (guard, watching) = (streams.guard.clone(), stop.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = watching.cancelled() => return,
+                () = tokio::time::sleep(RECHECK_EVERY) => {}
+            }
+            if queues.stalled(Instant::now()) {
+                tracing::info!("an event stream closed: its replies were not read");
+                watching.cancel();
+                return;
+            }
+            if !guard.still_known(&token.current()).await {
+                watching.cancel();
+                return;
+            }
+        }
+    });
+
+    let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
+    let closing = Closing { streams: streams.clone(), id, stop: stop.clone() };
+    let messages = futures::stream::unfold(replies, |mut replies| async move {
+        let reply = replies.next().await?;
+        Some((reply, replies))
+    });
+    let messages = messages
+        .map(|reply| Ok::<_, Infallible>(Event::default().event("message").data(reply.data)))
+        .take_until(async move { stop.cancelled().await });
+    let events =
+        futures::stream::once(async move { Ok(endpoint) }).chain(messages).map(move |event| {
+            let _keep = &closing;
+            event
+        });
+    Sse::new(
+        Box::pin(events) as std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>>
+    )
+    .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    .into_response()
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Session {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+}
+
+/// `POST /messages?sessionId=…`: one JSON-RPC message for a stream's tool
+/// server; the reply goes out on the stream.
+pub(crate) async fn message(State(streams): State<Arc<Streams>>, request: Request) -> Response {
+    let response = take_message(streams, request).await;
+    count("/messages", "POST".into(), &response);
+    response
+}
+
+async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
+    let session = Query::<Session>::try_from_uri(request.uri()).ok();
+    let caller = match streams.guard.caller(request.headers(), request.uri()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let (parts, body): (_, Body) = request.into_parts();
+    let message = match streams.guard.message(&caller, &parts.headers, body).await {
+        Ok(message) => message,
+        Err(refused) => return refused,
+    };
+    let id = message.id.as_ref();
+    let Some(Query(session)) = session else {
+        return guard::refusal(
+            StatusCode::BAD_REQUEST,
+            "sessionId is required: open a stream with GET /sse first",
+            id,
+        );
+    };
+    // Another person's stream is as unknown as a closed one. A new token of
+    // the stream's own person (its client refreshed) takes the stream over.
+    let found = streams
+        .open()
+        .get(&session.session_id)
+        .map(|stream| (stream.owner == caller.digest, stream.person.clone()));
+    let owned = match found {
+        Some((true, _)) => true,
+        Some((false, person)) => match streams.guard.person(&caller).await {
+            Ok(caller_person) if caller_person == person => {
+                if let Some(stream) = streams.open().get_mut(&session.session_id) {
+                    stream.owner = caller.digest;
+                    stream.token.replace(caller.token.clone());
+                }
+                true
+            }
+            Ok(_) => false,
+            Err(refused) => return refused,
+        },
+        None => false,
+    };
+    let gone = || {
+        guard::refusal(
+            StatusCode::NOT_FOUND,
+            "no open stream has this sessionId: open one with GET /sse",
+            id,
+        )
+    };
+    if !owned {
+        return gone();
+    }
+    let parsed = match serde_json::from_slice::<ClientJsonRpcMessage>(&message.body) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            return guard::refusal_with(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                &format!("the body is not a JSON-RPC message: {error}"),
+                id,
+                None,
+            );
+        }
+    };
+    let bytes = message.body.len();
+    let post = {
+        let mut open = streams.open();
+        let person_waiting = |person: &str| -> usize {
+            open.values().filter(|stream| stream.person == person).map(|s| s.queues.posted()).sum()
+        };
+        let Some(stream) = open.get(&session.session_id) else { return gone() };
+        if let Some(refused) =
+            no_room(stream.queues.posted(), person_waiting(&stream.person), bytes)
+        {
+            drop(open);
+            return too_many(&refused, id);
+        }
+        let Some(stream) = open.get_mut(&session.session_id) else { return gone() };
+        stream.queues.post(bytes);
+        stream.used = Instant::now();
+        stream.post.clone()
+    };
+    let budget = parts.extensions.get::<Share>().and_then(Share::take);
+    match post.send(Posted { message: parsed, bytes, budget }) {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(_) => gone(),
+    }
+}
+
+/// Why a message of `bytes` does not fit, with `stream` bytes waiting on
+/// its stream and `person` over all its person's: none when it does. A
+/// message always fits where nothing waits.
+fn no_room(stream: usize, person: usize, bytes: usize) -> Option<String> {
+    let kib = |bytes: usize| bytes / 1024;
+    if stream > 0 && stream + bytes > POSTED_WAITING_BYTES {
+        return Some(format!(
+            "this stream's tool server has not taken {} KiB of messages (at most {} KiB wait): read the replies on its event stream",
+            kib(stream),
+            kib(POSTED_WAITING_BYTES)
+        ));
+    }
+    if person > 0 && person + bytes > PERSON_POSTED_BYTES {
+        return Some(format!(
+            "your event streams have {} KiB of messages waiting (at most {} KiB): read their replies",
+            kib(person),
+            kib(PERSON_POSTED_BYTES)
+        ));
+    }
+    None
+}
+
+/// A 429 that says to retry once the stream's replies are read.
+fn too_many(message: &str, id: Option<&serde_json::Value>) -> Response {
+    let retry_after = hado_gateway::client::RETRY_AFTER_SECONDS;
+    let mut response = guard::refusal_with(
+        StatusCode::TOO_MANY_REQUESTS,
+        guard::REFUSED,
+        message,
+        id,
+        Some(serde_json::json!({ "retry_after": retry_after })),
+    );
+    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry_after));
+    response
+}
+
+/// 128 random bits, in hex: a session id no one can guess.
+fn session_id() -> String {
+    hex::encode(rand::random::<[u8; 16]>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Streams as `make_room` reads them, opened one after another.
+    #[derive(Default)]
+    struct Open(Vec<(String, String, Instant)>);
+
+    impl Open {
+        /// Opens a stream for `person` if there is room; whether it opened.
+        fn open(&mut self, person: &str, at: Instant) -> bool {
+            let listed =
+                self.0.iter().map(|(id, owner, used)| (id.as_str(), owner.as_str(), *used));
+            let taken = match make_room(listed, person) {
+                Room::Free => None,
+                Room::InPlaceOf(id) => Some(id.to_owned()),
+                Room::Refused(_) => return false,
+            };
+            if let Some(taken) = taken {
+                self.0.retain(|(id, _, _)| *id != taken);
+            }
+            self.0.push((session_id(), person.to_owned(), at));
+            true
+        }
+
+        fn held(&self, person: &str) -> usize {
+            self.0.iter().filter(|(_, owner, _)| owner == person).count()
+        }
+    }
+
+    #[test]
+    fn unread_streams_do_not_keep_a_newcomer_out() {
+        let start = Instant::now();
+        let mut open = Open::default();
+        let mut tick = 0;
+        let mut next = || {
+            tick += 1;
+            start + Duration::from_millis(tick)
+        };
+        let mut refused = Vec::new();
+        for person in 0..33 {
+            for stream in 0..MAX_STREAMS_PER_PERSON {
+                if !open.open(&format!("person{person}"), next()) {
+                    refused.push((person, stream));
+                }
+            }
+        }
+        // 32 people fill the 256 places; the 33rd takes seven of them, one
+        // from each of seven people, and an eighth would only swap places.
+        assert_eq!(refused, [(32, 7)]);
+        assert!(open.open("newcomer", next()), "the 34th person gets a stream");
+        assert_eq!(open.0.len(), MAX_STREAMS);
+        for person in 0..33 {
+            let held = open.held(&format!("person{person}"));
+            assert!((7..=8).contains(&held), "person{person} holds {held}");
+        }
+    }
+
+    #[test]
+    fn a_full_house_gives_up_the_least_recently_used_stream_of_whoever_holds_most() {
+        let start = Instant::now();
+        let mut open = Open::default();
+        for index in 0..MAX_STREAMS - 3 {
+            assert!(open.open(&format!("single{index}"), start));
+        }
+        let at = |millis| start + Duration::from_millis(millis);
+        assert!(open.open("many", at(30)));
+        assert!(open.open("many", at(10)));
+        assert!(open.open("many", at(20)));
+        let oldest = open.0.iter().find(|(_, _, used)| *used == at(10)).unwrap().0.clone();
+        assert!(open.open("newcomer", at(40)));
+        assert!(!open.0.iter().any(|(id, _, _)| *id == oldest), "the least recently used went");
+        assert_eq!((open.held("many"), open.held("newcomer")), (2, 1));
+        // Now the most anyone holds is two: a second newcomer would leave
+        // "many" with one, as many as it; nobody's one stream is taken.
+        assert!(open.open("second", at(50)));
+        assert_eq!(open.held("many"), 1);
+        assert!(!open.open("third", at(60)), "with one stream each, a newcomer waits");
+        assert!(!open.open("newcomer", at(70)), "and so does one who holds one already");
+    }
+
+    #[test]
+    fn a_person_holds_at_most_eight_streams() {
+        let mut open = Open::default();
+        for _ in 0..MAX_STREAMS_PER_PERSON {
+            assert!(open.open("anna", Instant::now()));
+        }
+        assert!(!open.open("anna", Instant::now()));
+    }
+
+    #[test]
+    fn a_message_fits_where_nothing_waits_and_no_more_past_the_caps() {
+        assert_eq!(no_room(0, 0, POSTED_WAITING_BYTES), None);
+        assert!(no_room(1, 1, POSTED_WAITING_BYTES).is_some(), "the stream's cap");
+        assert_eq!(no_room(1000, 1000, 1000), None);
+        let person = no_room(0, PERSON_POSTED_BYTES - 10, 100).unwrap();
+        assert!(person.starts_with("your event streams have 2047 KiB"), "{person}");
+    }
+}
