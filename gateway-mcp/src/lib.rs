@@ -44,6 +44,7 @@ pub const MESSAGES_PATH: &str = "/messages";
 /// service. `stop` ends any response still streaming at shutdown.
 pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) -> Router {
     let prototype = HadoMcp::new(core.clone(), None);
+    let sessions = prototype.clone();
     let transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -53,7 +54,7 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(stop.clone());
     let service = StreamableHttpService::new(
-        move || Ok(prototype.clone()),
+        move || Ok(sessions.clone()),
         Arc::new(LocalSessionManager::default()),
         transport,
     );
@@ -69,7 +70,7 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         config.allowed_hosts.clone(),
         config.calls_per_minute,
     ));
-    let streams = Arc::new(legacy_sse::Streams::new(core.clone(), guard.clone(), stop));
+    let streams = Arc::new(legacy_sse::Streams::new(prototype.clone(), guard.clone(), stop));
     let legacy = Router::new()
         .route(SSE_PATH, axum::routing::get(legacy_sse::open))
         .route(MESSAGES_PATH, axum::routing::post(legacy_sse::message))

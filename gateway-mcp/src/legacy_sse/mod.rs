@@ -41,7 +41,6 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::core_link::Core;
 use crate::guard::{self, Guard, INVALID_REQUEST};
 use crate::legacy_sse::queues::{PERSON_POSTED_BYTES, POSTED_WAITING_BYTES, Posted, Queues};
 use crate::metrics::count;
@@ -59,7 +58,8 @@ const RECHECK_EVERY: Duration = Duration::from_secs(3);
 
 /// The open streams, by session id.
 pub(crate) struct Streams {
-    core: Core,
+    /// The tool server each stream's is made from, sharing its tool list.
+    tools: HadoMcp,
     guard: Arc<Guard>,
     open: Mutex<HashMap<String, OpenStream>>,
     stop: CancellationToken,
@@ -80,8 +80,8 @@ struct OpenStream {
 }
 
 impl Streams {
-    pub(crate) fn new(core: Core, guard: Arc<Guard>, stop: CancellationToken) -> Self {
-        Self { core, guard, open: Mutex::default(), stop }
+    pub(crate) fn new(tools: HadoMcp, guard: Arc<Guard>, stop: CancellationToken) -> Self {
+        Self { tools, guard, open: Mutex::default(), stop }
     }
 
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, OpenStream>> {
@@ -196,7 +196,7 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
 
     // The tool server of this stream, as over stdio: it ends when the
     // stream stops.
-    let server = HadoMcp::new(streams.core.clone(), Some(token.clone()));
+    let server = streams.tools.for_session(token.clone());
     let serving = stop.clone();
     tokio::spawn(async move {
         let Ok(running) = server.serve(transport).await else { return };
