@@ -5,23 +5,19 @@
 //! back as `message` events on the stream.
 //!
 //! rmcp no longer ships this transport, so each stream runs the same tool
-//! server as stdio does, with the stream's token fixed, over a pair of
-//! channels. Both routes go through the same guard as `/mcp`: `Host`,
+//! server as stdio does, with the stream's token fixed, over its own
+//! transport (`queues`). Both routes go through the same guard as `/mcp`: `Host`,
 //! `Origin`, the bearer token (every POST must carry the token that opened
 //! the stream), the rate limits and the body limit. Each stream asks core
 //! every few seconds whether its token still works, and ends when the
 //! person disconnects the app or revokes the token.
 //!
-//! What streams may hold: a person at most eight streams, whatever tokens
-//! they come with, and everyone together 256. When all 256 are open, a
-//! newcomer takes the place of the least recently used stream of whoever
-//! holds the most, as long as they hold at least two more than the
-//! newcomer would (`make_room`): streams opened and left unread cannot
-//! keep anyone else out, and a person's one stream is never taken for
-//! another's ninth. What each stream queues is counted in bytes, with a
-//! stream nobody reads closed once its replies wait too long (`queues`).
+//! Who gets a stream when many are open is `room`'s to decide; what each
+//! stream queues is counted in bytes, and a stream nobody reads is closed
+//! once its replies wait too long (`queues`).
 
 mod queues;
+mod room;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -43,15 +39,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::guard::{self, Guard, INVALID_REQUEST};
 use crate::legacy_sse::queues::{PERSON_POSTED_BYTES, POSTED_WAITING_BYTES, Posted, Queues};
+use crate::legacy_sse::room::{Room, make_room};
 use crate::metrics::count;
 use crate::tools::{HadoMcp, SessionToken};
 use hado_gateway::bodies::Share;
 use hado_gateway::known_tokens::TokenDigest;
 
-/// Open streams at most, over all tokens; each holds a tool server.
-const MAX_STREAMS: usize = 256;
-/// Open streams at most per person, over all their tokens.
-const MAX_STREAMS_PER_PERSON: usize = 8;
 /// How often an open stream asks core whether its token still works, and
 /// whether its replies wait unread too long.
 const RECHECK_EVERY: Duration = Duration::from_secs(3);
@@ -87,44 +80,6 @@ impl Streams {
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, OpenStream>> {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-}
-
-/// Whether a person may open one more stream, as [`make_room`] decides.
-#[derive(Debug, PartialEq, Eq)]
-enum Room<'a> {
-    Free,
-    /// In place of this stream, closed for it.
-    InPlaceOf(&'a str),
-    Refused(String),
-}
-
-/// Where `person`'s next stream goes among the `open` ones (id, person,
-/// last use): within their own cap; then in a free place; then in place of
-/// the least recently used stream of whoever holds the most, as long as
-/// they hold at least two more than `person` would.
-fn make_room<'a>(
-    open: impl Iterator<Item = (&'a str, &'a str, Instant)> + Clone,
-    person: &str,
-) -> Room<'a> {
-    let held = |who: &str| open.clone().filter(|(_, owner, _)| *owner == who).count();
-    if held(person) >= MAX_STREAMS_PER_PERSON {
-        return Room::Refused(format!(
-            "too many open event streams: at most {MAX_STREAMS_PER_PERSON} per person; close one or use /mcp"
-        ));
-    }
-    if open.clone().count() < MAX_STREAMS {
-        return Room::Free;
-    }
-    let most = open.clone().map(|(_, owner, _)| held(owner)).max().unwrap_or(0);
-    if most < held(person) + 2 {
-        return Room::Refused(format!(
-            "every event stream is taken ({MAX_STREAMS}, and no one holds more than you would); try again later or use /mcp"
-        ));
-    }
-    open.clone()
-        .filter(|(_, owner, _)| held(owner) == most)
-        .min_by_key(|(_, _, used)| *used)
-        .map_or(Room::Free, |(id, _, _)| Room::InPlaceOf(id))
 }
 
 /// Removes its stream when the client goes away (the response body is
@@ -195,15 +150,18 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
     }
 
     // The tool server of this stream, as over stdio: it ends when the
-    // stream stops.
+    // stream stops, and the stream ends with it (a client whose first
+    // message was not `initialize`).
     let server = streams.tools.for_session(token.clone());
     let serving = stop.clone();
     tokio::spawn(async move {
-        let Ok(running) = server.serve(transport).await else { return };
-        tokio::select! {
-            _ = running.waiting() => {}
-            _ = serving.cancelled() => {}
+        if let Ok(running) = server.serve(transport).await {
+            tokio::select! {
+                _ = running.waiting() => {}
+                _ = serving.cancelled() => {}
+            }
         }
+        serving.cancel();
     });
     // A disconnected app or a revoked token ends the stream within
     // seconds, and so do replies left unread.
@@ -324,7 +282,7 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
         }
     };
     let bytes = message.body.len();
-    let post = {
+    let (post, queues) = {
         let mut open = streams.open();
         let person_waiting = |person: &str| -> usize {
             open.values().filter(|stream| stream.person == person).map(|s| s.queues.posted()).sum()
@@ -339,12 +297,15 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
         let Some(stream) = open.get_mut(&session.session_id) else { return gone() };
         stream.queues.post(bytes);
         stream.used = Instant::now();
-        stream.post.clone()
+        (stream.post.clone(), stream.queues.clone())
     };
     let budget = parts.extensions.get::<Share>().and_then(Share::take);
     match post.send(Posted { message: parsed, bytes, budget }) {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
-        Err(_) => gone(),
+        Err(_) => {
+            queues.unpost(bytes);
+            gone()
+        }
     }
 }
 
@@ -392,92 +353,6 @@ fn session_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Streams as `make_room` reads them, opened one after another.
-    #[derive(Default)]
-    struct Open(Vec<(String, String, Instant)>);
-
-    impl Open {
-        /// Opens a stream for `person` if there is room; whether it opened.
-        fn open(&mut self, person: &str, at: Instant) -> bool {
-            let listed =
-                self.0.iter().map(|(id, owner, used)| (id.as_str(), owner.as_str(), *used));
-            let taken = match make_room(listed, person) {
-                Room::Free => None,
-                Room::InPlaceOf(id) => Some(id.to_owned()),
-                Room::Refused(_) => return false,
-            };
-            if let Some(taken) = taken {
-                self.0.retain(|(id, _, _)| *id != taken);
-            }
-            self.0.push((session_id(), person.to_owned(), at));
-            true
-        }
-
-        fn held(&self, person: &str) -> usize {
-            self.0.iter().filter(|(_, owner, _)| owner == person).count()
-        }
-    }
-
-    #[test]
-    fn unread_streams_do_not_keep_a_newcomer_out() {
-        let start = Instant::now();
-        let mut open = Open::default();
-        let mut tick = 0;
-        let mut next = || {
-            tick += 1;
-            start + Duration::from_millis(tick)
-        };
-        let mut refused = Vec::new();
-        for person in 0..33 {
-            for stream in 0..MAX_STREAMS_PER_PERSON {
-                if !open.open(&format!("person{person}"), next()) {
-                    refused.push((person, stream));
-                }
-            }
-        }
-        // 32 people fill the 256 places; the 33rd takes seven of them, one
-        // from each of seven people, and an eighth would only swap places.
-        assert_eq!(refused, [(32, 7)]);
-        assert!(open.open("newcomer", next()), "the 34th person gets a stream");
-        assert_eq!(open.0.len(), MAX_STREAMS);
-        for person in 0..33 {
-            let held = open.held(&format!("person{person}"));
-            assert!((7..=8).contains(&held), "person{person} holds {held}");
-        }
-    }
-
-    #[test]
-    fn a_full_house_gives_up_the_least_recently_used_stream_of_whoever_holds_most() {
-        let start = Instant::now();
-        let mut open = Open::default();
-        for index in 0..MAX_STREAMS - 3 {
-            assert!(open.open(&format!("single{index}"), start));
-        }
-        let at = |millis| start + Duration::from_millis(millis);
-        assert!(open.open("many", at(30)));
-        assert!(open.open("many", at(10)));
-        assert!(open.open("many", at(20)));
-        let oldest = open.0.iter().find(|(_, _, used)| *used == at(10)).unwrap().0.clone();
-        assert!(open.open("newcomer", at(40)));
-        assert!(!open.0.iter().any(|(id, _, _)| *id == oldest), "the least recently used went");
-        assert_eq!((open.held("many"), open.held("newcomer")), (2, 1));
-        // Now the most anyone holds is two: a second newcomer would leave
-        // "many" with one, as many as it; nobody's one stream is taken.
-        assert!(open.open("second", at(50)));
-        assert_eq!(open.held("many"), 1);
-        assert!(!open.open("third", at(60)), "with one stream each, a newcomer waits");
-        assert!(!open.open("newcomer", at(70)), "and so does one who holds one already");
-    }
-
-    #[test]
-    fn a_person_holds_at_most_eight_streams() {
-        let mut open = Open::default();
-        for _ in 0..MAX_STREAMS_PER_PERSON {
-            assert!(open.open("anna", Instant::now()));
-        }
-        assert!(!open.open("anna", Instant::now()));
-    }
 
     #[test]
     fn a_message_fits_where_nothing_waits_and_no_more_past_the_caps() {

@@ -82,6 +82,11 @@ impl Queues {
         self.posted_bytes.fetch_add(bytes, Ordering::AcqRel);
     }
 
+    /// Forgets `bytes` posted to a tool server that had already ended.
+    pub(crate) fn unpost(&self, bytes: usize) {
+        self.posted_bytes.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
     /// Bytes of replies not yet read.
     #[cfg(test)]
     fn replies(&self) -> usize {
