@@ -63,6 +63,11 @@ enum Attempt {
     /// until they are refused or a post waits for 5 s: their pad one
     /// string, or an array of zeros.
     SseFlood { zeros: bool },
+    /// One token's streams, initialized and never read, each sent 300
+    /// `tools/list` (a few KiB of reply each) and then 480 KB pings until
+    /// they are refused or a post waits for 5 s: what unread replies and
+    /// waiting messages hold.
+    SseUnreadReplies,
     /// 33 people open 8 streams each and read none; then a 34th opens one.
     SseCrowd,
 }
@@ -94,6 +99,9 @@ impl Attempt {
                 "sse: {FLOOD_STREAMS} unread streams of one token, {FLOOD_PING_BYTES}-byte pings of {}",
                 if zeros { "zeros" } else { "one string" }
             ),
+            Self::SseUnreadReplies => format!(
+                "sse: {FLOOD_STREAMS} unread streams of one token, 300 tool lists each, then {FLOOD_PING_BYTES}-byte pings"
+            ),
             Self::SseCrowd => {
                 format!(
                     "sse: {CROWD} people with {STREAMS_EACH} unread streams each, then one more"
@@ -123,14 +131,18 @@ fn attempts() -> Vec<Attempt> {
         all.push(Attempt::McpLongString { at_once });
         all.push(Attempt::McpManyStrings { at_once });
     }
+    // More than the budget of bodies holds at once.
+    all.push(Attempt::McpLongString { at_once: 32 });
     for at_once in [1, 4] {
         all.push(Attempt::RestZeros { bytes: ISSUE_REST_BYTES, at_once });
         all.push(Attempt::RestZeros { bytes: rest_cap, at_once });
         all.push(Attempt::RestFullBatch { at_once });
         all.push(Attempt::RestEmptyEvents { bytes: rest_cap, at_once });
     }
+    all.push(Attempt::RestFullBatch { at_once: 8 });
     all.push(Attempt::SseFlood { zeros: false });
     all.push(Attempt::SseFlood { zeros: true });
+    all.push(Attempt::SseUnreadReplies);
     all.push(Attempt::SseCrowd);
     all
 }
@@ -190,7 +202,7 @@ fn body(attempt: Attempt) -> Bytes {
             text.push_str("]}");
             text
         }
-        Attempt::SseFlood { .. } | Attempt::SseCrowd => String::new(),
+        Attempt::SseFlood { .. } | Attempt::SseUnreadReplies | Attempt::SseCrowd => String::new(),
     };
     Bytes::from(text)
 }
@@ -219,6 +231,8 @@ struct Outcome {
     before_kib: u64,
     peak_kib: u64,
     after_kib: u64,
+    /// Core's peak, which takes every batch the gateway lets through.
+    core_peak_kib: u64,
 }
 
 /// Counts of each answer, as `3× 200, 1× 413`.
@@ -304,18 +318,44 @@ async fn open_stream(
 }
 
 /// One token's streams, unread, and big pings posted to them in turn.
-async fn flood(base: &str, token: &str, zeros_pad: bool) -> (Vec<String>, Vec<reqwest::Response>) {
+async fn flood(
+    base: &str,
+    token: &str,
+    zeros_pad: bool,
+    tool_lists: usize,
+) -> (Vec<String>, Vec<reqwest::Response>) {
     let client = reqwest::Client::new();
     let mut streams = Vec::new();
     for _ in 0..FLOOD_STREAMS {
         streams.push(open_stream(&client, base, token).await.expect("a stream opens"));
+    }
+    let post = |messages: &str, body: String| {
+        client
+            .post(messages)
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body)
+            .timeout(Duration::from_secs(5))
+            .send()
+    };
+    let mut statuses = Vec::new();
+    if tool_lists > 0 {
+        let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+        for (_, messages) in &streams {
+            let answered = post(messages, initialize.to_owned()).await.unwrap();
+            statuses.push(answered.status().as_u16().to_string());
+            for id in 0..tool_lists {
+                let list = format!(r#"{{"jsonrpc":"2.0","id":{},"method":"tools/list"}}"#, id + 1);
+                let answered = post(messages, list).await.unwrap();
+                statuses.push(answered.status().as_u16().to_string());
+            }
+        }
     }
     let pad = if zeros_pad {
         zeros(FLOOD_PING_BYTES / 2)
     } else {
         format!("\"{}\"", "p".repeat(FLOOD_PING_BYTES))
     };
-    let mut statuses = Vec::new();
     let mut taking = [true; FLOOD_STREAMS];
     for ping in 0..FLOOD_PINGS_EACH {
         for (index, (_, messages)) in streams.iter().enumerate() {
@@ -325,14 +365,7 @@ async fn flood(base: &str, token: &str, zeros_pad: bool) -> (Vec<String>, Vec<re
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":{ping},"method":"ping","params":{{"_meta":{{"pad":{pad}}}}}}}"#
             );
-            let posted = client
-                .post(messages)
-                .bearer_auth(token)
-                .header("content-type", "application/json")
-                .body(body)
-                .timeout(Duration::from_secs(5))
-                .send()
-                .await;
+            let posted = post(messages, body).await;
             let status = match posted {
                 Ok(response) => response.status().as_u16().to_string(),
                 Err(error) if error.is_timeout() => "waited 5 s".to_owned(),
@@ -383,10 +416,14 @@ fn memory_kib(process: &Process) -> (u64, u64) {
 async fn run(build: &Build, attempt: Attempt) -> Outcome {
     let folder = tempfile::tempdir().unwrap();
     let ports = free_ports();
-    let (up, _) = start_at(&build.program, folder.path(), ports, |_| {});
+    // Within the rate limits: the floods post thousands of requests.
+    let (up, _) = start_at(&build.program, folder.path(), ports, |command| {
+        command.env("HADO_MCP_RATE_LIMIT", "1000");
+    });
     let up = Up(up);
-    let gateway =
-        processes(up.0.id()).into_iter().find(|process| process.name == attempt.gateway()).unwrap();
+    let children = processes(up.0.id());
+    let named = |name: &str| children.iter().find(|process| process.name == name).unwrap();
+    let (core, gateway) = (named("core"), named(attempt.gateway()));
     let source =
         issued(&build.program, folder.path(), ports, &["source", "create", "bench"], "hado_src_");
     let people = if matches!(attempt, Attempt::SseCrowd) { CROWD + 1 } else { 1 };
@@ -399,7 +436,7 @@ async fn run(build: &Build, attempt: Attempt) -> Outcome {
     let mcp = format!("http://127.0.0.1:{}", ports.mcp);
     let http = format!("http://127.0.0.1:{}", ports.http);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let (before_kib, _) = memory_kib(&gateway);
+    let (before_kib, _) = memory_kib(gateway);
     let (statuses, held) = match attempt {
         Attempt::McpZeros { at_once, .. }
         | Attempt::McpLongString { at_once }
@@ -413,15 +450,17 @@ async fn run(build: &Build, attempt: Attempt) -> Outcome {
             send_together(&format!("{http}/api/events"), &source, body(attempt), at_once).await,
             Vec::new(),
         ),
-        Attempt::SseFlood { zeros } => flood(&mcp, &tokens[0], zeros).await,
+        Attempt::SseFlood { zeros } => flood(&mcp, &tokens[0], zeros, 0).await,
+        Attempt::SseUnreadReplies => flood(&mcp, &tokens[0], false, 300).await,
         Attempt::SseCrowd => crowd(&mcp, &tokens).await,
     };
-    let (_, peak_kib) = memory_kib(&gateway);
+    let (_, peak_kib) = memory_kib(gateway);
+    let (_, core_peak_kib) = memory_kib(core);
     drop(held);
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let (after_kib, _) = memory_kib(&gateway);
+    let (after_kib, _) = memory_kib(gateway);
     drop(up);
-    Outcome { answers: tally(&statuses), before_kib, peak_kib, after_kib }
+    Outcome { answers: tally(&statuses), before_kib, peak_kib, after_kib, core_peak_kib }
 }
 
 #[tokio::main]
@@ -437,8 +476,8 @@ async fn main() {
     let wanted: Vec<String> =
         std::env::args().skip(1).filter(|argument| !argument.starts_with('-')).collect();
     let mib = |kib: u64| kib as f64 / 1024.0;
-    println!("| attempt | build | answers | gateway before | peak | 3 s after |");
-    println!("|---|---|---|---|---|---|");
+    println!("| attempt | build | answers | gateway before | peak | 3 s after | core's peak |");
+    println!("|---|---|---|---|---|---|---|");
     for round in 0..rounds {
         for attempt in attempts() {
             let name = attempt.name();
@@ -454,12 +493,13 @@ async fn main() {
             for build in order {
                 let outcome = run(build, attempt).await;
                 println!(
-                    "| {name} | {} | {} | {:.1} MiB | {:.1} MiB | {:.1} MiB |",
+                    "| {name} | {} | {} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} MiB |",
                     build.name,
                     outcome.answers,
                     mib(outcome.before_kib),
                     mib(outcome.peak_kib),
-                    mib(outcome.after_kib)
+                    mib(outcome.after_kib),
+                    mib(outcome.core_peak_kib)
                 );
             }
         }
