@@ -61,14 +61,17 @@ fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<Value>, 
 }
 
 pub(crate) fn peek(body: &[u8]) -> Peeked {
+    // serde reads a struct from an array too, by position: only an object
+    // is a message whose members the guard reads.
+    let object = body.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'{');
     match hado_gateway::json::check(body, MAX_BODY_VALUES) {
         Ok(_) => match serde_json::from_slice::<Head>(body) {
-            Ok(head) => Peeked::Json {
+            Ok(head) if object => Peeked::Json {
                 id: head.id,
                 tool_call: head.method.as_ref().and_then(Value::as_str) == Some("tools/call"),
             },
             // JSON of another shape (an array, a number): rmcp says what is wrong with it.
-            Err(_) => Peeked::Json { id: None, tool_call: false },
+            _ => Peeked::Json { id: None, tool_call: false },
         },
         Err(BodyProblem::Syntax(reason)) => Peeked::NotJson(reason),
         Err(problem @ BodyProblem::DuplicateKey { .. }) => {

@@ -415,4 +415,21 @@ mod tests {
         .unwrap_err();
         assert_eq!(error.variable, "HADO_MAX_CONNECTIONS_PER_ADDRESS");
     }
+
+    #[test]
+    fn the_body_budget_is_read_in_mib() {
+        assert_eq!(Limits::default().body_budget, 24 * 1024 * 1024);
+        let limits = Limits::from_lookup(&|variable| {
+            (variable == "HADO_BODY_BUDGET_MIB").then(|| "64".to_owned())
+        })
+        .unwrap();
+        assert_eq!(limits.body_budget, 64 * 1024 * 1024);
+        for wrong in ["0", "a lot", "-1"] {
+            let error = Limits::from_lookup(&|variable| {
+                (variable == "HADO_BODY_BUDGET_MIB").then(|| wrong.to_owned())
+            })
+            .unwrap_err();
+            assert_eq!(error.variable, "HADO_BODY_BUDGET_MIB", "{wrong}");
+        }
+    }
 }
