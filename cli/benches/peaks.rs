@@ -70,6 +70,9 @@ enum Attempt {
     SseUnreadReplies,
     /// 33 people open 8 streams each and read none; then a 34th opens one.
     SseCrowd,
+    /// The same four times, every stream closed before the next: whether
+    /// what closed streams held is given back.
+    SseCrowdRounds,
 }
 
 impl Attempt {
@@ -102,6 +105,11 @@ impl Attempt {
             Self::SseUnreadReplies => format!(
                 "sse: {FLOOD_STREAMS} unread streams of one token, 300 tool lists each, then {FLOOD_PING_BYTES}-byte pings"
             ),
+            Self::SseCrowdRounds => {
+                format!(
+                    "sse: the same {CROWD} people and one more, four times, each time closing every stream"
+                )
+            }
             Self::SseCrowd => {
                 format!(
                     "sse: {CROWD} people with {STREAMS_EACH} unread streams each, then one more"
@@ -144,6 +152,7 @@ fn attempts() -> Vec<Attempt> {
     all.push(Attempt::SseFlood { zeros: true });
     all.push(Attempt::SseUnreadReplies);
     all.push(Attempt::SseCrowd);
+    all.push(Attempt::SseCrowdRounds);
     all
 }
 
@@ -202,7 +211,10 @@ fn body(attempt: Attempt) -> Bytes {
             text.push_str("]}");
             text
         }
-        Attempt::SseFlood { .. } | Attempt::SseUnreadReplies | Attempt::SseCrowd => String::new(),
+        Attempt::SseFlood { .. }
+        | Attempt::SseUnreadReplies
+        | Attempt::SseCrowd
+        | Attempt::SseCrowdRounds => String::new(),
     };
     Bytes::from(text)
 }
@@ -426,7 +438,8 @@ async fn run(build: &Build, attempt: Attempt) -> Outcome {
     let (core, gateway) = (named("core"), named(attempt.gateway()));
     let source =
         issued(&build.program, folder.path(), ports, &["source", "create", "bench"], "hado_src_");
-    let people = if matches!(attempt, Attempt::SseCrowd) { CROWD + 1 } else { 1 };
+    let people =
+        if matches!(attempt, Attempt::SseCrowd | Attempt::SseCrowdRounds) { CROWD + 1 } else { 1 };
     let tokens: Vec<String> = (0..people)
         .map(|person| {
             let login = format!("person{person}");
@@ -453,6 +466,19 @@ async fn run(build: &Build, attempt: Attempt) -> Outcome {
         Attempt::SseFlood { zeros } => flood(&mcp, &tokens[0], zeros, 0).await,
         Attempt::SseUnreadReplies => flood(&mcp, &tokens[0], false, 300).await,
         Attempt::SseCrowd => crowd(&mcp, &tokens).await,
+        Attempt::SseCrowdRounds => {
+            let mut statuses = Vec::new();
+            let mut after_each = Vec::new();
+            for _ in 0..4 {
+                let (answered, open) = crowd(&mcp, &tokens).await;
+                statuses.extend(answered);
+                drop(open);
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                after_each.push(format!("{:.1}", memory_kib(gateway).0 as f64 / 1024.0));
+            }
+            statuses.push(format!("MiB 3 s after each close: {}", after_each.join(", ")));
+            (statuses, Vec::new())
+        }
     };
     let (_, peak_kib) = memory_kib(gateway);
     let (_, core_peak_kib) = memory_kib(core);
