@@ -1,5 +1,6 @@
 //! Owns what every request passes before and after its route: the `Host`
-//! check (a web page cannot rebind its name to this gateway), refusal of
+//! check (a web page cannot rebind its name to this gateway), the budget
+//! of request bodies held at once (`hado_gateway::bodies`), refusal of
 //! cross-site writes, the browser security headers on every reply, error
 //! replies that are JSON or HTML and never echo input as plain text, and a
 //! source's token checked with core before its body is read.
@@ -34,12 +35,21 @@ const SECURITY_HEADERS: SecurityHeaders = SecurityHeaders {
     referrer_policy: "same-origin",
 };
 
-/// Serves only the hosts the gateway is configured for, then stamps every
-/// reply with the security headers and gives bare or plain-text error
-/// replies the JSON error shape.
+/// Serves only the hosts the gateway is configured for, counts each body
+/// against the budget of bodies held at once (503 past it), then stamps
+/// every reply with the security headers and gives bare or plain-text
+/// error replies the JSON error shape.
 pub(crate) async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let mut response = match state.config.allowed_hosts.admit(request.headers(), request.uri()) {
-        Ok(_) => json_errors(next.run(request).await),
+        Ok(_) => {
+            let (request, share) = state.bodies.meter(request);
+            let response = next.run(request).await;
+            if share.refused() {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, state.bodies.busy()).into_response()
+            } else {
+                json_errors(response)
+            }
+        }
         Err(refusal) => {
             ApiError::new(StatusCode::MISDIRECTED_REQUEST, refusal.to_string()).into_response()
         }

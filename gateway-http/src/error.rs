@@ -3,7 +3,6 @@
 //! `hado_proto::errors`, core's words kept), and the JSON
 //! body extractor whose rejections take the same shape.
 
-use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
@@ -15,6 +14,8 @@ use serde::de::DeserializeOwned;
 use tonic::Status;
 use tonic_types::StatusExt;
 
+use crate::bodies::{BodyCap, MAX_BODY_BYTES, MAX_BODY_VALUES};
+use hado_gateway::bodies::{self, Unread};
 use hado_gateway::client::{Core, Failure};
 
 /// Every error the API answers, as JSON.
@@ -148,69 +149,63 @@ pub(crate) fn is_json(headers: &axum::http::HeaderMap) -> bool {
 }
 
 /// A JSON body whose every rejection is an [`ApiError`]: 415 without a JSON
-/// content type, 400 for malformed JSON, 422 naming the field whose value
-/// has the wrong shape or the key an object names twice. An empty body is `{}`, as for a call whose fields
-/// are all optional. Every request body is an object, and no body holds
-/// arrays of arrays; serde would otherwise read an array as a struct, so
-/// both are refused before it does.
+/// content type, 400 for malformed JSON, 413 for more values than a full
+/// batch holds, 422 naming the field whose value has the wrong shape or the
+/// key an object names twice. An empty body is `{}`, as for a call whose
+/// fields are all optional. Every request body is an object, and no body
+/// holds arrays of arrays; serde would otherwise read an array as a struct,
+/// so both are refused before it does. The body is checked in one pass
+/// that builds nothing (`hado_gateway::json`), then read straight into `T`,
+/// so it costs its bytes and what `T` keeps of them.
 pub(crate) struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(request: Request, _: &S) -> Result<Self, Self::Rejection> {
         if !is_json(request.headers()) {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "send the body as JSON with Content-Type: application/json",
             ));
         }
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
-            ApiError::new(
-                rejection.status(),
-                format!("the body could not be read: {}", rejection.body_text()),
-            )
+        let cap = request.extensions().get::<BodyCap>().map_or(MAX_BODY_BYTES, |cap| cap.0);
+        let declared = bodies::declared_length(request.headers());
+        let bytes = bodies::read(request.into_body(), declared, cap).await.map_err(|unread| {
+            let status = match unread {
+                Unread::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                Unread::Failed => StatusCode::BAD_REQUEST,
+            };
+            ApiError::new(status, unread.to_string())
         })?;
         let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
-        let value = match hado_gateway::json::parse(text) {
-            Ok(value) => value,
-            Err(problem @ BodyProblem::Syntax(_)) => {
-                return Err(ApiError::new(StatusCode::BAD_REQUEST, problem.to_string()));
-            }
-            Err(problem @ BodyProblem::DuplicateKey { .. }) => {
-                let mut failure =
-                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string());
-                if let BodyProblem::DuplicateKey { field, key } = problem {
-                    failure.body.violations.push(Violation::at(
-                        &field,
-                        format!("the key {key:?} appears twice in one object; send it once"),
-                    ));
-                }
-                return Err(failure);
-            }
-        };
-        if let Some(path) = misplaced_array(&value) {
+        let outline = hado_gateway::json::check(text, MAX_BODY_VALUES).map_err(refusal)?;
+        if let Some(path) = outline.array_in_array {
             let message = "expected an object, found an array".to_owned();
             let mut failure =
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {message}"));
             failure.body.violations.push(Violation::at(&path, message));
             return Err(failure);
         }
-        let parsed: Result<T, _> = serde_path_to_error::deserialize(value);
+        let parsed: Result<T, _> =
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(text));
         match parsed {
             Ok(value) => Ok(Self(value)),
             Err(error) => {
                 let path = error.path().to_string();
                 let inner = error.into_inner();
+                let reason = hado_gateway::json::without_position(&inner);
                 if inner.is_data() {
-                    let mut failure =
-                        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{path}: {inner}"));
-                    failure.body.violations.push(Violation::at(&path, inner.to_string()));
+                    let mut failure = ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!("{path}: {reason}"),
+                    );
+                    failure.body.violations.push(Violation::at(&path, reason));
                     Err(failure)
                 } else {
                     Err(ApiError::new(
                         StatusCode::BAD_REQUEST,
-                        format!("the body is not valid JSON: {inner}"),
+                        format!("the body is not valid JSON: {reason}"),
                     ))
                 }
             }
@@ -218,41 +213,27 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// Where an array stands in place of an object: at the root, or as an
-/// element of an array.
-fn misplaced_array(value: &serde_json::Value) -> Option<String> {
-    use serde_json::Value;
-    fn walk(value: &Value, path: &str) -> Option<String> {
-        match value {
-            Value::Object(map) => map.iter().find_map(|(key, inner)| {
-                walk(inner, &if path == "." { key.clone() } else { format!("{path}.{key}") })
-            }),
-            Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| match item {
-                Value::Array(_) => Some(format!("{path}[{index}]")),
-                other => walk(other, &format!("{path}[{index}]")),
-            }),
-            _ => None,
+/// A body [`hado_gateway::json::check`] refused, as the API answers it.
+fn refusal(problem: BodyProblem) -> ApiError {
+    match problem {
+        BodyProblem::Syntax(_) => ApiError::new(StatusCode::BAD_REQUEST, problem.to_string()),
+        BodyProblem::TooManyValues { .. } => {
+            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, problem.to_string())
         }
-    }
-    match value {
-        Value::Array(_) => Some(".".to_owned()),
-        other => walk(other, "."),
+        BodyProblem::DuplicateKey { ref field, ref key } => {
+            let mut failure = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, problem.to_string());
+            failure.body.violations.push(Violation::at(
+                field,
+                format!("the key {key:?} appears twice in one object; send it once"),
+            ));
+            failure
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arrays_standing_for_objects_are_found() {
-        assert_eq!(misplaced_array(&serde_json::json!([[]])).as_deref(), Some("."));
-        assert_eq!(
-            misplaced_array(&serde_json::json!({"events": [{}, ["anna", "visa"]]})).as_deref(),
-            Some("events[1]")
-        );
-        assert_eq!(misplaced_array(&serde_json::json!({"events": [{"user": "anna"}]})), None);
-    }
 
     #[test]
     fn batch_paths_split_into_index_and_field() {

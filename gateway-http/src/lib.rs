@@ -6,6 +6,7 @@
 
 mod api;
 mod auth;
+mod bodies;
 mod clients;
 pub mod config;
 mod edge;
@@ -34,8 +35,7 @@ use hado_runtime::process;
 use hado_runtime::settings::ConfigError;
 use state::AppState;
 
-/// The largest request body read: a full batch of 1000 events fits easily.
-pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+pub use bodies::MAX_BODY_BYTES;
 
 /// Every route of the gateway.
 pub(crate) fn router(state: AppState) -> Router {
@@ -77,14 +77,15 @@ pub(crate) fn router(state: AppState) -> Router {
             get(web::confirm_app_disconnect).post(web::disconnect_app),
         )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms));
+    let pages = bodies::capped(pages, bodies::MAX_PERSON_BODY_BYTES);
     // Letting an app sign in: a form like the others, with tighter limits.
     let authorize = Router::new()
         .route("/oauth/authorize", get(web::authorize_page).post(web::authorize))
         // The allowance counts only answers the person's own pages send:
         // cross-site posts are refused before it is taken.
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::authorize_limits))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms))
-        .route_layer(DefaultBodyLimit::max(web::MAX_AUTHORIZE_BYTES));
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), web::same_origin_forms));
+    let authorize = bodies::capped(authorize, web::MAX_AUTHORIZE_BYTES);
     let me = Router::new()
         .route("/me", get(me::profile).patch(me::update_profile))
         .route("/me/events", get(me::events).post(me::create))
@@ -101,9 +102,10 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/me/push/key", get(push::key))
         .route(
             "/me/push",
-            post(push::subscribe).layer(DefaultBodyLimit::max(push::MAX_SUBSCRIPTION_BYTES)),
+            bodies::capped_route(post(push::subscribe), push::MAX_SUBSCRIPTION_BYTES),
         )
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), edge::me_writes));
+    let me = bodies::capped(me, bodies::MAX_PERSON_BODY_BYTES);
     // A source's token is checked with core before its body is read.
     let api = Router::new()
         .route("/api/events", post(api::upsert).get(api::list))
@@ -137,6 +139,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(axum::middleware::from_fn(metrics::record))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::Extension(bodies::BodyCap(MAX_BODY_BYTES)))
         // Outermost: a foreign Host is refused before anything else runs.
         .layer(axum::middleware::from_fn_with_state(state.clone(), edge::edge))
         .with_state(state)

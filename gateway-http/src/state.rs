@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
+use hado_gateway::BodyBudget;
 use hado_gateway::client::{Core, CoreChannel, MAX_REPLY_BYTES};
 use hado_gateway::known_tokens::KnownTokens;
 use hado_gateway::per_minute::PerMinute;
@@ -57,6 +58,8 @@ pub(crate) struct Shared {
     gateway: Credential,
     /// Each person's allowance of requests to let an app sign in.
     pub authorize_limit: Arc<PerMinute<String>>,
+    /// The request-body bytes held at once, over every request.
+    pub bodies: BodyBudget,
 }
 
 impl AppState {
@@ -67,6 +70,7 @@ impl AppState {
         })?;
         Ok(Self(Arc::new(Shared {
             core: Core::connect_lazy(&config.core_url)?,
+            bodies: BodyBudget::new(config.limits.body_budget),
             config: Arc::new(config),
             known_sources: Arc::new(KnownTokens::new(SOURCE_TOKEN_MEMORY)),
             gateway,

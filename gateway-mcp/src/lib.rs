@@ -46,6 +46,7 @@ pub const MESSAGES_PATH: &str = "/messages";
 /// service. `stop` ends any response still streaming at shutdown.
 pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) -> Router {
     let prototype = HadoMcp::new(core.clone(), None);
+    let sessions = prototype.clone();
     let transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -55,7 +56,7 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(stop.clone());
     let service = StreamableHttpService::new(
-        move || Ok(prototype.clone()),
+        move || Ok(sessions.clone()),
         Arc::new(LocalSessionManager::default()),
         transport,
     );
@@ -71,7 +72,7 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
         config.allowed_hosts.clone(),
         config.calls_per_minute,
     ));
-    let streams = Arc::new(legacy_sse::Streams::new(core.clone(), guard.clone(), stop));
+    let streams = Arc::new(legacy_sse::Streams::new(prototype.clone(), guard.clone(), stop));
     let legacy = Router::new()
         .route(SSE_PATH, axum::routing::get(legacy_sse::open))
         .route(MESSAGES_PATH, axum::routing::post(legacy_sse::message))
@@ -79,13 +80,44 @@ pub(crate) fn router(config: &McpConfig, core: Core, stop: CancellationToken) ->
     let up = Router::new()
         .route("/up", axum::routing::get(up))
         .with_state((core.clone(), config.allowed_hosts.clone()));
+    let budget = hado_gateway::BodyBudget::new(config.limits.body_budget);
     Router::new()
         .route_service(MCP_PATH, service)
         .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
         .merge(legacy)
         .merge(oauth_routes(sign_in))
         .merge(up)
+        .layer(axum::middleware::from_fn_with_state(budget, bodies_in_flight))
         .layer(axum::middleware::map_response(stamp_security_headers))
+}
+
+/// Counts each request's body against the budget of bodies held at once
+/// (`hado_gateway::bodies`); a body past it is answered 503 with
+/// `Retry-After`, as a JSON-RPC error. A legacy stream's message takes its
+/// bytes along into the stream's queue ([`hado_gateway::bodies::Share`]).
+async fn bodies_in_flight(
+    axum::extract::State(budget): axum::extract::State<hado_gateway::BodyBudget>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let (mut request, share) = budget.meter(request);
+    request.extensions_mut().insert(share.clone());
+    let response = next.run(request).await;
+    if !share.refused() {
+        return response;
+    }
+    let retry_after = hado_gateway::client::RETRY_AFTER_SECONDS;
+    let mut response = guard::refusal_with(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        guard::REFUSED,
+        &budget.busy(),
+        None,
+        Some(serde_json::json!({ "retry_after": retry_after })),
+    );
+    response
+        .headers_mut()
+        .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(retry_after));
+    response
 }
 
 /// `GET /up`, as gateway-http answers it: whether core serves, for a

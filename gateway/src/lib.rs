@@ -1,5 +1,6 @@
 //! What both gateways are made of, beside the process plumbing of
-//! `hado-runtime`: their channel to core (`client`, with `cores` choosing
+//! `hado-runtime`: the budget of request bodies held at once and how a
+//! body is read (`bodies`), their channel to core (`client`, with `cores` choosing
 //! the core and sending again what is safe to), the security headers on
 //! every reply (`headers`), request bodies read as JSON with each key once
 //! (`json`), who a request's client is behind a trusted proxy (`proxies`),
@@ -8,6 +9,7 @@
 //! take and how many may be connected (`serve`), and `/up` (`up`). Core
 //! serves gRPC only and never depends on it. See ARCHITECTURE.md.
 
+pub mod bodies;
 pub mod client;
 pub mod cores;
 pub mod headers;
@@ -18,5 +20,6 @@ pub mod proxies;
 pub mod serve;
 pub mod up;
 
+pub use bodies::BodyBudget;
 pub use proxies::TrustedProxies;
 pub use serve::{ClientAddress, Limits, serve};

@@ -38,7 +38,13 @@ pub(crate) fn free_ports() -> Ports {
 }
 
 pub(crate) fn hado(folder: &Path, ports: Ports) -> Command {
-    let mut command = Command::new(HADO);
+    hado_at(Path::new(HADO), folder, ports)
+}
+
+/// `hado` as [`hado`] runs it, from `program`: another build of it, for a
+/// benchmark that runs two builds in turn.
+pub(crate) fn hado_at(program: &Path, folder: &Path, ports: Ports) -> Command {
+    let mut command = Command::new(program);
     command
         .current_dir(folder)
         .env("HADO_GRPC_ADDR", format!("127.0.0.1:{}", ports.grpc))
@@ -80,7 +86,18 @@ pub(crate) fn start_with(
     ports: Ports,
     configure: impl FnOnce(&mut Command),
 ) -> (Child, Vec<String>) {
-    let mut command = hado(folder, ports);
+    start_at(Path::new(HADO), folder, ports, configure)
+}
+
+/// Starts `hado up` from `program` (see [`hado_at`]), its command first set
+/// up by `configure`.
+pub(crate) fn start_at(
+    program: &Path,
+    folder: &Path,
+    ports: Ports,
+    configure: impl FnOnce(&mut Command),
+) -> (Child, Vec<String>) {
+    let mut command = hado_at(program, folder, ports);
     configure(&mut command);
     let log = folder.join("hado-up.stderr");
     let mut up = command

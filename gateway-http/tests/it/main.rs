@@ -4,6 +4,7 @@
 //! own: its timing bounds must not share the machine with the browser test.
 
 mod balancing;
+mod bodies;
 mod browser;
 mod caddy;
 #[path = "../common/mod.rs"]

@@ -3,8 +3,8 @@
 //! page cannot rebind a name to it); an agent bearer token from the
 //! `Authorization` header only (never the query string, never
 //! `X-Remote-User`) — an agent token, or an access token of an app the
-//! person signed in with; per-token rate limits; and at most 1 MiB of body, read
-//! only once the token is known.
+//! person signed in with; per-token rate limits; and at most 1 MiB of body
+//! holding at most 4,096 JSON values, read only once the token is known.
 //!
 //! Every refusal is a JSON-RPC error response at its HTTP status (401, 403,
 //! 405, 413, 429, …), with the request's `id` when the body was read, so
@@ -28,9 +28,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::body::{Body, Bytes, to_bytes};
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, CONTENT_LENGTH, RETRY_AFTER};
+use axum::http::header::{ACCEPT, ALLOW, AUTHORIZATION, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -42,12 +42,12 @@ mod body;
 mod limits;
 mod refusals;
 
-pub(crate) use refusals::{INVALID_REQUEST, refusal, refusal_with};
+pub(crate) use refusals::{INVALID_REQUEST, REFUSED, refusal, refusal_with};
 
 use crate::core_link::{self, AgentToken, Core, Failure};
-use crate::guard::body::{Peeked, peek};
+pub(crate) use crate::guard::body::MAX_BODY_BYTES;
 use crate::guard::limits::{REQUESTS_PER_CALL, TokenLimit};
-use crate::guard::refusals::{PARSE_ERROR, REFUSED, reword_refusal, unauthorized};
+use crate::guard::refusals::{reword_refusal, unauthorized};
 use crate::metrics::count;
 use crate::oauth::SignIn;
 use hado_gateway::known_tokens::{KnownTokens, TokenDigest};
@@ -56,9 +56,6 @@ use hado_runtime::AllowedHosts;
 /// How long core's acceptance of a token lets the guard read a request's
 /// body before asking core again.
 const TOKEN_MEMORY: Duration = Duration::from_secs(60);
-
-/// The largest request body `/mcp` reads.
-pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 pub(crate) struct Guard {
     core: Core,
@@ -288,50 +285,18 @@ impl Guard {
         }
     }
 
-    /// The caller's request body: at most 1 MiB, JSON, and a `tools/call`
-    /// within the tool-call limit. Anything else is confirmed with core,
-    /// since only a tool call is checked by the call it makes.
+    /// The caller's request body: at most 1 MiB and 4,096 values, JSON,
+    /// and a `tools/call` within the tool-call limit. Anything else is
+    /// confirmed with core, since only a tool call is checked by the call
+    /// it makes.
     pub(crate) async fn message(
         &self,
         caller: &Caller,
         headers: &HeaderMap,
         body: Body,
     ) -> Result<Message, Response> {
-        let too_large = || {
-            refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024),
-                None,
-            )
-        };
-        let declared = headers
-            .get(CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
-        if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
-            return Err(too_large());
-        }
-        let body = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| too_large())?;
-        let (id, tool_call) = match peek(&body) {
-            Peeked::NotJson(reason) => {
-                return Err(refusal_with(
-                    StatusCode::BAD_REQUEST,
-                    PARSE_ERROR,
-                    &format!("the body is not JSON: {reason}"),
-                    None,
-                    None,
-                ));
-            }
-            Peeked::DuplicateKey(message) => {
-                return Err(refusal_with(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    INVALID_REQUEST,
-                    &message,
-                    None,
-                    None,
-                ));
-            }
-            Peeked::Json { id, tool_call } => (id, tool_call),
-        };
+        let declared = hado_gateway::bodies::declared_length(headers);
+        let body::Read { body, id, tool_call } = body::read(body, declared).await?;
         if tool_call {
             if let Err(wait) = self.tool_calls.take(caller.digest) {
                 return Err(self.tool_calls.refusal("tool calls", wait, id.as_ref()));
@@ -368,29 +333,5 @@ mod tests {
         assert_eq!(bearer(&headers), None);
         headers.insert(AUTHORIZATION, HeaderValue::from_static("bearer  hado_agent_x "));
         assert_eq!(bearer(&headers), Some("hado_agent_x"));
-    }
-
-    #[test]
-    fn the_guard_reads_the_id_and_whether_it_is_a_tool_call() {
-        let json = |id: Option<Value>, tool_call| Peeked::Json { id, tool_call };
-        assert_eq!(peek(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_profile"}}"#), json(Some(json!(1)), true));
-        assert_eq!(
-            peek(br#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#),
-            json(Some(json!("a")), false)
-        );
-        assert_eq!(peek(br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]"#), json(None, false));
-        assert_eq!(
-            peek(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            json(None, false)
-        );
-        assert!(matches!(peek(b"not json"), Peeked::NotJson(_)));
-        assert!(matches!(peek(br#"{"jsonrpc":"2.0","id":1"#), Peeked::NotJson(_)));
-        let twice = peek(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mark_done","name":"delete_event"}}"#);
-        assert_eq!(
-            twice,
-            Peeked::DuplicateKey(
-                r#"params.name: the key "name" appears twice in one object; send it once"#.into()
-            )
-        );
     }
 }

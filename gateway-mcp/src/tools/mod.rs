@@ -54,6 +54,13 @@ impl HadoMcp {
         Self { core, fixed_token, tool_router: Arc::new(Self::portable_tool_router()) }
     }
 
+    /// This server for a session without HTTP requests (a legacy event
+    /// stream), sharing the tool list: each stream building its own cost
+    /// 400 KiB, so 256 open streams took 100 MiB.
+    pub(crate) fn for_session(&self, token: SessionToken) -> Self {
+        Self { fixed_token: Some(token), ..self.clone() }
+    }
+
     /// The tools, their schemas written for the widest range of clients.
     fn portable_tool_router() -> ToolRouter<Self> {
         let mut router = ToolRouter::new();

@@ -3,6 +3,7 @@
 //! module and reads as it did on its own.
 
 mod app_host;
+mod bounds;
 mod inspector;
 mod mcp;
 mod oauth;

@@ -35,7 +35,7 @@ impl Stack {
     }
 
     /// Core and the gateway, its configuration first changed by `change`.
-    async fn start_with(backend: &Backend, change: impl FnOnce(&mut McpConfig)) -> Self {
+    pub(crate) async fn start_with(backend: &Backend, change: impl FnOnce(&mut McpConfig)) -> Self {
         let core = TestCore::start(backend, "2026-12-01T10:00:00Z").await;
         let mut config = McpConfig::local(&core.url());
         config.allowed_hosts = hado_runtime::AllowedHosts::from_lookup(&|variable| {
@@ -142,7 +142,7 @@ fn tool_error(result: CallToolResult) -> String {
     result.content[0].as_text().expect("a text block").text.clone()
 }
 
-async fn error_body(response: reqwest::Response) -> (StatusCode, Option<String>, Value) {
+pub(crate) async fn error_body(response: reqwest::Response) -> (StatusCode, Option<String>, Value) {
     let status = response.status();
     let challenge =
         response.headers().get("www-authenticate").map(|value| value.to_str().unwrap().to_owned());

@@ -67,7 +67,14 @@ pub struct Limits {
     /// orchestrator taking the process out of its endpoints) stops sending
     /// here before the port closes (`HADO_DRAIN_SECONDS`, 0 by default).
     pub drain: Duration,
+    /// Request-body bytes held at once over every request; a body that
+    /// does not fit is answered 503 (`HADO_BODY_BUDGET_MIB`, in MiB).
+    pub body_budget: usize,
 }
+
+/// `HADO_BODY_BUDGET_MIB`'s default: four full REST batches, or 24
+/// agent calls of 1 MiB, at once (BENCHMARKS.md, "Memory bounded by bytes").
+const BODY_BUDGET_MIB: u32 = 24;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -78,6 +85,7 @@ impl Default for Limits {
             max_connections: 512,
             max_per_address: 64,
             drain: Duration::ZERO,
+            body_budget: BODY_BUDGET_MIB as usize * 1024 * 1024,
         }
     }
 }
@@ -108,6 +116,9 @@ impl Limits {
                 "HADO_MAX_CONNECTIONS_PER_ADDRESS",
                 defaults.max_per_address as u32,
             )? as usize,
+            body_budget: positive_number(lookup, "HADO_BODY_BUDGET_MIB", BODY_BUDGET_MIB)? as usize
+                * 1024
+                * 1024,
         })
     }
 }
@@ -403,5 +414,22 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(error.variable, "HADO_MAX_CONNECTIONS_PER_ADDRESS");
+    }
+
+    #[test]
+    fn the_body_budget_is_read_in_mib() {
+        assert_eq!(Limits::default().body_budget, 24 * 1024 * 1024);
+        let limits = Limits::from_lookup(&|variable| {
+            (variable == "HADO_BODY_BUDGET_MIB").then(|| "64".to_owned())
+        })
+        .unwrap();
+        assert_eq!(limits.body_budget, 64 * 1024 * 1024);
+        for wrong in ["0", "a lot", "-1"] {
+            let error = Limits::from_lookup(&|variable| {
+                (variable == "HADO_BODY_BUDGET_MIB").then(|| wrong.to_owned())
+            })
+            .unwrap_err();
+            assert_eq!(error.variable, "HADO_BODY_BUDGET_MIB", "{wrong}");
+        }
     }
 }

@@ -5,49 +5,54 @@
 //! back as `message` events on the stream.
 //!
 //! rmcp no longer ships this transport, so each stream runs the same tool
-//! server as stdio does, with the stream's token fixed, over a pair of
-//! channels. Both routes go through the same guard as `/mcp`: `Host`,
+//! server as stdio does, with the stream's token fixed, over its own
+//! transport (`queues`). Both routes go through the same guard as `/mcp`: `Host`,
 //! `Origin`, the bearer token (every POST must carry the token that opened
-//! the stream), the rate limits and the body limit. A person holds at most
-//! eight streams, whatever tokens they come with; each stream asks core
+//! the stream), the rate limits and the body limit. Each stream asks core
 //! every few seconds whether its token still works, and ends when the
 //! person disconnects the app or revokes the token.
+//!
+//! Who gets a stream when many are open is `room`'s to decide; what each
+//! stream queues is counted in bytes, and a stream nobody reads is closed
+//! once its replies wait too long (`queues`).
+
+mod queues;
+mod room;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
-use axum::http::StatusCode;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::channel::mpsc;
-use futures::{SinkExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use rmcp::ServiceExt;
 use rmcp::model::ClientJsonRpcMessage;
 use serde::Deserialize;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::core_link::Core;
 use crate::guard::{self, Guard, INVALID_REQUEST};
+use crate::legacy_sse::queues::{PERSON_POSTED_BYTES, POSTED_WAITING_BYTES, Posted, Queues};
+use crate::legacy_sse::room::{Room, make_room};
 use crate::metrics::count;
 use crate::tools::{HadoMcp, SessionToken};
+use hado_gateway::bodies::Share;
 use hado_gateway::known_tokens::TokenDigest;
 
-/// Open streams at most, over all tokens; each holds a tool server.
-const MAX_STREAMS: usize = 256;
-/// Open streams at most per person, over all their tokens.
-const MAX_STREAMS_PER_PERSON: usize = 8;
-/// How often an open stream asks core whether its token still works.
+/// How often an open stream asks core whether its token still works, and
+/// whether its replies wait unread too long.
 const RECHECK_EVERY: Duration = Duration::from_secs(3);
-/// Messages waiting for the tool server of one stream.
-const QUEUE: usize = 16;
 
 /// The open streams, by session id.
 pub(crate) struct Streams {
-    core: Core,
+    /// The tool server each stream's is made from, sharing its tool list.
+    tools: HadoMcp,
     guard: Arc<Guard>,
     open: Mutex<HashMap<String, OpenStream>>,
     stop: CancellationToken,
@@ -59,12 +64,17 @@ struct OpenStream {
     person: String,
     /// The token the stream's tool server acts with.
     token: SessionToken,
-    inbound: mpsc::Sender<ClientJsonRpcMessage>,
+    post: mpsc::UnboundedSender<Posted>,
+    queues: Arc<Queues>,
+    /// When it was opened or last posted to.
+    used: Instant,
+    /// Ends the stream and what serves it.
+    stop: CancellationToken,
 }
 
 impl Streams {
-    pub(crate) fn new(core: Core, guard: Arc<Guard>, stop: CancellationToken) -> Self {
-        Self { core, guard, open: Mutex::default(), stop }
+    pub(crate) fn new(tools: HadoMcp, guard: Arc<Guard>, stop: CancellationToken) -> Self {
+        Self { tools, guard, open: Mutex::default(), stop }
     }
 
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, OpenStream>> {
@@ -105,44 +115,67 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
     };
     let id = session_id();
     let token = SessionToken::new(caller.token.clone());
-    let (inbound, received) = mpsc::channel::<ClientJsonRpcMessage>(QUEUE);
-    let (replies, outbound) = mpsc::channel(QUEUE);
+    let (queues, post, transport, replies) = queues::queues();
+    // This stream's end: the client leaving, the server stopping, its
+    // place taken, its replies unread too long, or its token no longer
+    // working.
+    let stop = streams.stop.child_token();
     {
         let mut open = streams.open();
-        let owned = open.values().filter(|stream| stream.person == person).count();
-        if open.len() >= MAX_STREAMS || owned >= MAX_STREAMS_PER_PERSON {
-            let message = format!(
-                "too many open event streams: at most {MAX_STREAMS_PER_PERSON} per person; close one or use /mcp"
-            );
-            return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
+        let listed =
+            open.iter().map(|(id, stream)| (id.as_str(), stream.person.as_str(), stream.used));
+        let room = match make_room(listed, &person) {
+            Room::Free => None,
+            Room::InPlaceOf(taken) => Some(taken.to_owned()),
+            Room::Refused(message) => {
+                return guard::refusal(StatusCode::TOO_MANY_REQUESTS, &message, None);
+            }
+        };
+        if let Some(taken) = room.and_then(|taken| open.remove(&taken)) {
+            tracing::info!("an event stream gave its place to another person's");
+            taken.stop.cancel();
         }
         open.insert(
             id.clone(),
-            OpenStream { owner: caller.digest, person, token: token.clone(), inbound },
+            OpenStream {
+                owner: caller.digest,
+                person,
+                token: token.clone(),
+                post,
+                queues: queues.clone(),
+                used: Instant::now(),
+                stop: stop.clone(),
+            },
         );
     }
-    // This stream's end: the client leaving, the server stopping, or the
-    // token no longer working.
-    let stop = streams.stop.child_token();
 
     // The tool server of this stream, as over stdio: it ends when the
-    // client's messages end (the stream closed) or the stream stops.
-    let server = HadoMcp::new(streams.core.clone(), Some(token.clone()));
+    // stream stops, and the stream ends with it (a client whose first
+    // message was not `initialize`).
+    let server = streams.tools.for_session(token.clone());
     let serving = stop.clone();
     tokio::spawn(async move {
-        let Ok(running) = server.serve((replies, received)).await else { return };
-        tokio::select! {
-            _ = running.waiting() => {}
-            _ = serving.cancelled() => {}
+        if let Ok(running) = server.serve(transport).await {
+            tokio::select! {
+                _ = running.waiting() => {}
+                _ = serving.cancelled() => {}
+            }
         }
+        serving.cancel();
     });
-    // A disconnected app or a revoked token ends the stream within seconds.
+    // A disconnected app or a revoked token ends the stream within
+    // seconds, and so do replies left unread.
     let (guard, watching) = (streams.guard.clone(), stop.clone());
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 () = watching.cancelled() => return,
                 () = tokio::time::sleep(RECHECK_EVERY) => {}
+            }
+            if queues.stalled(Instant::now()) {
+                tracing::info!("an event stream closed: its replies were not read");
+                watching.cancel();
+                return;
             }
             if !guard.still_known(&token.current()).await {
                 watching.cancel();
@@ -153,15 +186,12 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
 
     let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
     let closing = Closing { streams: streams.clone(), id, stop: stop.clone() };
-    let messages = outbound
-        .map(|message| {
-            Ok::<_, Infallible>(
-                Event::default()
-                    .event("message")
-                    .json_data(message)
-                    .unwrap_or_else(|_| Event::default().comment("unserialisable")),
-            )
-        })
+    let messages = futures::stream::unfold(replies, |mut replies| async move {
+        let reply = replies.next().await?;
+        Some((reply, replies))
+    });
+    let messages = messages
+        .map(|reply| Ok::<_, Infallible>(Event::default().event("message").data(reply.data)))
         .take_until(async move { stop.cancelled().await });
     let events =
         futures::stream::once(async move { Ok(endpoint) }).chain(messages).map(move |event| {
@@ -229,18 +259,16 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
         },
         None => false,
     };
-    let inbound = streams
-        .open()
-        .get(&session.session_id)
-        .filter(|_| owned)
-        .map(|stream| stream.inbound.clone());
-    let Some(mut inbound) = inbound else {
-        return guard::refusal(
+    let gone = || {
+        guard::refusal(
             StatusCode::NOT_FOUND,
             "no open stream has this sessionId: open one with GET /sse",
             id,
-        );
+        )
     };
+    if !owned {
+        return gone();
+    }
     let parsed = match serde_json::from_slice::<ClientJsonRpcMessage>(&message.body) {
         Ok(parsed) => parsed,
         Err(error) => {
@@ -253,17 +281,85 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
             );
         }
     };
-    match inbound.send(parsed).await {
+    let bytes = message.body.len();
+    let (post, queues) = {
+        let mut open = streams.open();
+        let person_waiting = |person: &str| -> usize {
+            open.values().filter(|stream| stream.person == person).map(|s| s.queues.posted()).sum()
+        };
+        let Some(stream) = open.get(&session.session_id) else { return gone() };
+        if let Some(refused) =
+            no_room(stream.queues.posted(), person_waiting(&stream.person), bytes)
+        {
+            drop(open);
+            return too_many(&refused, id);
+        }
+        let Some(stream) = open.get_mut(&session.session_id) else { return gone() };
+        stream.queues.post(bytes);
+        stream.used = Instant::now();
+        (stream.post.clone(), stream.queues.clone())
+    };
+    let budget = parts.extensions.get::<Share>().and_then(Share::take);
+    match post.send(Posted { message: parsed, bytes, budget }) {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
-        Err(_) => guard::refusal(
-            StatusCode::NOT_FOUND,
-            "no open stream has this sessionId: open one with GET /sse",
-            id,
-        ),
+        Err(_) => {
+            queues.unpost(bytes);
+            gone()
+        }
     }
+}
+
+/// Why a message of `bytes` does not fit, with `stream` bytes waiting on
+/// its stream and `person` over all its person's: none when it does. A
+/// message always fits where nothing waits.
+fn no_room(stream: usize, person: usize, bytes: usize) -> Option<String> {
+    let kib = |bytes: usize| bytes / 1024;
+    if stream > 0 && stream + bytes > POSTED_WAITING_BYTES {
+        return Some(format!(
+            "this stream's tool server has not taken {} KiB of messages (at most {} KiB wait): read the replies on its event stream",
+            kib(stream),
+            kib(POSTED_WAITING_BYTES)
+        ));
+    }
+    if person > 0 && person + bytes > PERSON_POSTED_BYTES {
+        return Some(format!(
+            "your event streams have {} KiB of messages waiting (at most {} KiB): read their replies",
+            kib(person),
+            kib(PERSON_POSTED_BYTES)
+        ));
+    }
+    None
+}
+
+/// A 429 that says to retry once the stream's replies are read.
+fn too_many(message: &str, id: Option<&serde_json::Value>) -> Response {
+    let retry_after = hado_gateway::client::RETRY_AFTER_SECONDS;
+    let mut response = guard::refusal_with(
+        StatusCode::TOO_MANY_REQUESTS,
+        guard::REFUSED,
+        message,
+        id,
+        Some(serde_json::json!({ "retry_after": retry_after })),
+    );
+    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry_after));
+    response
 }
 
 /// 128 random bits, in hex: a session id no one can guess.
 fn session_id() -> String {
     hex::encode(rand::random::<[u8; 16]>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_fits_where_nothing_waits_and_no_more_past_the_caps() {
+        assert_eq!(no_room(0, 0, POSTED_WAITING_BYTES), None);
+        assert!(no_room(1, 1, POSTED_WAITING_BYTES).is_some(), "the stream's cap");
+        assert_eq!(no_room(1000, 1000, 1000), None);
+        let person = no_room(0, PERSON_POSTED_BYTES - 10, 100).unwrap();
+        assert!(person.starts_with("your event streams have 2047 KiB"), "{person}");
+    }
 }
