@@ -19,6 +19,7 @@ use tonic::service::interceptor::InterceptedService;
 
 use crate::config::HttpConfig;
 use crate::error::ApiError;
+use crate::web::SaidKey;
 
 /// How long core's word on a source token is trusted before the body of a
 /// request is read (core checks the token again on the call itself).
@@ -57,6 +58,8 @@ pub(crate) struct Shared {
     gateway: Credential,
     /// Each person's allowance of requests to let an app sign in.
     pub authorize_limit: Arc<PerMinute<String>>,
+    /// Signs what a form's redirect tells the next page (`web::said`).
+    pub said_key: SaidKey,
 }
 
 impl AppState {
@@ -67,10 +70,11 @@ impl AppState {
         })?;
         Ok(Self(Arc::new(Shared {
             core: Core::connect_lazy(&config.core_url)?,
-            config: Arc::new(config),
             known_sources: Arc::new(KnownTokens::new(SOURCE_TOKEN_MEMORY)),
             gateway,
             authorize_limit: Arc::new(PerMinute::new(AUTHORIZE_REQUESTS_PER_MINUTE)),
+            said_key: SaidKey::new(&config.gateway_token.0),
+            config: Arc::new(config),
         })))
     }
 

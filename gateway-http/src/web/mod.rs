@@ -3,8 +3,9 @@
 //! POST-redirect-GET, in English and Russian; and the action-link pages at
 //! `/a/<token>`. Every page is gRPC calls to core as the signed-in person.
 //!
-//! One file per page family: `inbox` (the groups and the archive),
-//! `events` (an event's page, Add and Edit), `answers` (the card buttons),
+//! One file per page family: `inbox` (the groups and the archive, with
+//! `finder`, their search form), `events` (an event's page, Add and Edit),
+//! `answers` (the card buttons),
 //! `quick` (the
 //! Add page and its one-line quick add), `said` (what the inbox says after
 //! an answer), `settings`,
@@ -19,6 +20,7 @@ mod channel_links;
 mod channels;
 mod confirm;
 mod events;
+mod finder;
 mod inbox;
 mod links;
 mod quick;
@@ -72,6 +74,7 @@ use hado_proto::v1::EventState;
 use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::error::ApiError;
 use crate::state::{AppState, Inbox};
+pub(crate) use said::SaidKey;
 use said::{Said, redirect_saying};
 use view::{Card, Groups, Viewer};
 use words::Words;
@@ -254,6 +257,77 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
     )
 }
 
+/// The signed-in person of a request and an Inbox client as them, before
+/// any call to core: what the pages that make one call (the inbox, the
+/// archive) and the answers' forms start from.
+pub(crate) struct Person {
+    pub login: String,
+    pub inbox: Inbox,
+}
+
+/// A request without a person gets the signed-out page.
+impl FromRequestParts<AppState> for Person {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
+        let peer = peer.ok_or_else(|| {
+            message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", "")
+        })?;
+        Person::start(state, peer, &parts.headers)
+    }
+}
+
+impl Person {
+    fn start(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> Result<Self, Response> {
+        let InboxUser(login) =
+            inbox_user(state, peer, headers).map_err(|refusal| match refusal {
+                NoUser::SignedOut(_) => {
+                    message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out)
+                }
+                NoUser::Ambiguous => message(
+                    StatusCode::BAD_REQUEST,
+                    "The sign-in in front of Hado named more than one person for this request, so \
+                 Hado cannot tell who you are. Ask whoever runs this site to make the proxy \
+                 replace X-Remote-User rather than add to it.",
+                    "Вход перед Hado назвал для этого запроса больше одного человека, поэтому Hado \
+                 не может понять, кто вы. Попросите администратора сайта настроить прокси так, \
+                 чтобы он заменял X-Remote-User, а не добавлял его.",
+                ),
+            })?;
+        let inbox =
+            state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
+        Ok(Self { login, inbox })
+    }
+
+    /// Core's reply to one of the person's calls, or the page that says
+    /// why it failed in their words: these are asked of core then, as
+    /// nothing has told the page them yet (a failure costs a call more, a
+    /// success none). When core cannot be reached, asking would fail the
+    /// same way, so the page speaks English.
+    pub(crate) async fn reply<T>(
+        &mut self,
+        state: &AppState,
+        reply: Result<tonic::Response<T>, tonic::Status>,
+    ) -> Result<T, Response> {
+        let status = match reply {
+            Ok(reply) => return Ok(reply.into_inner()),
+            Err(status) => status,
+        };
+        let words = match state.core.explain(&status) {
+            Failure::Unreachable(_) => &words::EN,
+            _ => match self.inbox.get_profile(v1::GetProfileRequest {}).await {
+                Ok(profile) => words::for_locale(&profile.get_ref().locale),
+                Err(_) => &words::EN,
+            },
+        };
+        Err(failure_page(state, words, &status))
+    }
+}
+
 /// The signed-in person of a page, with their profile and an Inbox client.
 pub(crate) struct Session {
     pub login: String,
@@ -270,40 +344,27 @@ impl FromRequestParts<AppState> for Session {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
-        let peer = peer.ok_or_else(|| {
-            message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", "")
-        })?;
-        Session::start(state, peer, &parts.headers).await
+        let Person { login, mut inbox } = Person::from_request_parts(parts, state).await?;
+        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
+        Ok(Self::with_profile(login, inbox, profile))
     }
 }
 
 impl Session {
+    /// The person's session once their profile is known.
+    fn with_profile(login: String, inbox: Inbox, profile: v1::Profile) -> Self {
+        let words = words::for_locale(&profile.locale);
+        Self { login, viewer: Viewer::new(profile), words, inbox }
+    }
+
     async fn start(
         state: &AppState,
         peer: SocketAddr,
         headers: &HeaderMap,
     ) -> Result<Self, Response> {
-        let InboxUser(login) =
-            inbox_user(state, peer, headers).map_err(|refusal| match refusal {
-                NoUser::SignedOut(_) => {
-                    message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out)
-                }
-                NoUser::Ambiguous => message(
-                    StatusCode::BAD_REQUEST,
-                    "The sign-in in front of Hado named more than one person for this request, so \
-                 Hado cannot tell who you are. Ask whoever runs this site to make the proxy \
-                 replace X-Remote-User rather than add to it.",
-                    "Вход перед Hado назвал для этого запроса больше одного человека, поэтому Hado \
-                 не может понять, кто вы. Попросите администратора сайта настроить прокси так, \
-                 чтобы он заменял X-Remote-User, а не добавлял его.",
-                ),
-            })?;
-        let mut inbox =
-            state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
+        let Person { login, mut inbox } = Person::start(state, peer, headers)?;
         let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
-        let words = words::for_locale(&profile.locale);
-        Ok(Self { login, viewer: Viewer::new(profile), words, inbox })
+        Ok(Self::with_profile(login, inbox, profile))
     }
 
     /// An instant from core in the person's words and zone ("yesterday,
