@@ -79,12 +79,18 @@ impl Engine {
         if limit == Some(0) {
             return Ok((Vec::new(), None));
         }
+        // One more than asked, to know whether the list goes on: a page
+        // that ends the list has no `next`.
         let mut connection = self.store.reader().acquire().await?;
-        let records =
-            matching_page(&mut connection, user.id, state, after, limit, &matches).await?;
-        let cut_short = limit.is_some_and(|limit| records.len() == limit as usize);
+        let asked = limit.map(|limit| limit.saturating_add(1));
+        let mut records =
+            matching_page(&mut connection, user.id, state, after, asked, &matches).await?;
+        let goes_on = limit.is_some_and(|limit| records.len() > limit as usize);
+        if let Some(limit) = limit {
+            records.truncate(limit as usize);
+        }
         let next =
-            records.last().filter(|_| cut_short).map(|last| events::After::of(last).to_string());
+            records.last().filter(|_| goes_on).map(|last| events::After::of(last).to_string());
         Ok((records, next))
     }
 
