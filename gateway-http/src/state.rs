@@ -19,7 +19,7 @@ use tonic::service::interceptor::InterceptedService;
 
 use crate::config::HttpConfig;
 use crate::error::ApiError;
-use crate::web::SaidKey;
+use crate::web::said::SaidKey;
 
 /// How long core's word on a source token is trusted before the body of a
 /// request is read (core checks the token again on the call itself).

@@ -10,8 +10,9 @@
 //! Add page and its one-line quick add), `said` (what the inbox says after
 //! an answer), `settings`,
 //! `confirm` (the confirmation pages), `authorize` (letting an app sign
-//! in) and `links` (action links); this file holds what they share: the
-//! signed-in session, rendering, the cross-site guard and the static files.
+//! in) and `links` (action links); `session` is who a page is for; this
+//! file holds what they share: rendering, the failure pages, the cross-site
+//! guard and the static files.
 
 mod answers;
 mod app;
@@ -24,7 +25,8 @@ mod finder;
 mod inbox;
 mod links;
 mod quick;
-mod said;
+pub(crate) mod said;
+mod session;
 mod settings;
 pub(crate) mod view;
 
@@ -58,9 +60,8 @@ use std::sync::LazyLock;
 
 use askama::Template;
 use axum::Form;
-use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -71,11 +72,10 @@ use hado_gateway::client::Failure;
 use hado_proto::v1;
 use hado_proto::v1::EventState;
 
-use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::error::ApiError;
-use crate::state::{AppState, Inbox};
-pub(crate) use said::SaidKey;
+use crate::state::AppState;
 use said::{Said, redirect_saying};
+pub(crate) use session::{Person, Session};
 use view::{Card, Groups, Viewer};
 use words::Words;
 
@@ -255,133 +255,6 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
             .collect(),
         String::new(),
     )
-}
-
-/// The signed-in person of a request and an Inbox client as them, before
-/// any call to core: what the pages that make one call (the inbox, the
-/// archive) and the answers' forms start from.
-pub(crate) struct Person {
-    pub login: String,
-    pub inbox: Inbox,
-}
-
-/// A request without a person gets the signed-out page.
-impl FromRequestParts<AppState> for Person {
-    type Rejection = Response;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
-        let peer = peer.ok_or_else(|| {
-            message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", "")
-        })?;
-        Person::start(state, peer, &parts.headers)
-    }
-}
-
-impl Person {
-    fn start(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> Result<Self, Response> {
-        let InboxUser(login) =
-            inbox_user(state, peer, headers).map_err(|refusal| match refusal {
-                NoUser::SignedOut(_) => {
-                    message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out)
-                }
-                NoUser::Ambiguous => message(
-                    StatusCode::BAD_REQUEST,
-                    "The sign-in in front of Hado named more than one person for this request, so \
-                 Hado cannot tell who you are. Ask whoever runs this site to make the proxy \
-                 replace X-Remote-User rather than add to it.",
-                    "Вход перед Hado назвал для этого запроса больше одного человека, поэтому Hado \
-                 не может понять, кто вы. Попросите администратора сайта настроить прокси так, \
-                 чтобы он заменял X-Remote-User, а не добавлял его.",
-                ),
-            })?;
-        let inbox =
-            state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
-        Ok(Self { login, inbox })
-    }
-
-    /// Core's reply to one of the person's calls, or the page that says
-    /// why it failed in their words: these are asked of core then, as
-    /// nothing has told the page them yet (a failure costs a call more, a
-    /// success none). When core cannot be reached, asking would fail the
-    /// same way, so the page speaks English.
-    pub(crate) async fn reply<T>(
-        &mut self,
-        state: &AppState,
-        reply: Result<tonic::Response<T>, tonic::Status>,
-    ) -> Result<T, Response> {
-        let status = match reply {
-            Ok(reply) => return Ok(reply.into_inner()),
-            Err(status) => status,
-        };
-        let words = match state.core.explain(&status) {
-            Failure::Unreachable(_) => &words::EN,
-            _ => match self.inbox.get_profile(v1::GetProfileRequest {}).await {
-                Ok(profile) => words::for_locale(&profile.get_ref().locale),
-                Err(_) => &words::EN,
-            },
-        };
-        Err(failure_page(state, words, &status))
-    }
-}
-
-/// The signed-in person of a page, with their profile and an Inbox client.
-pub(crate) struct Session {
-    pub login: String,
-    pub viewer: Viewer,
-    pub words: &'static Words,
-    pub inbox: Inbox,
-}
-
-/// Every page's person: a request without one gets the signed-out page.
-impl FromRequestParts<AppState> for Session {
-    type Rejection = Response;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let Person { login, mut inbox } = Person::from_request_parts(parts, state).await?;
-        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
-        Ok(Self::with_profile(login, inbox, profile))
-    }
-}
-
-impl Session {
-    /// The person's session once their profile is known.
-    fn with_profile(login: String, inbox: Inbox, profile: v1::Profile) -> Self {
-        let words = words::for_locale(&profile.locale);
-        Self { login, viewer: Viewer::new(profile), words, inbox }
-    }
-
-    async fn start(
-        state: &AppState,
-        peer: SocketAddr,
-        headers: &HeaderMap,
-    ) -> Result<Self, Response> {
-        let Person { login, mut inbox } = Person::start(state, peer, headers)?;
-        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
-        Ok(Self::with_profile(login, inbox, profile))
-    }
-
-    /// An instant from core in the person's words and zone ("yesterday,
-    /// 14:05"), or nothing when there is none.
-    fn when(&self, instant: Option<&prost_types::Timestamp>) -> String {
-        self.viewer.when(self.words, instant).unwrap_or_default()
-    }
-
-    /// The navigation bar, with core's count of the events that need attention.
-    fn nav(&self, current: &'static str) -> Option<Nav> {
-        Some(Nav { current, attention: self.viewer.profile.attention as usize })
-    }
-
-    /// The person's event `id`, or the page that says why it cannot be shown.
-    async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
-        call(state, self.words, self.inbox.get_event(v1::EventId { id })).await
-    }
 }
 
 /// Refuses form posts that another site's page sends in the person's name:

@@ -401,7 +401,7 @@ async fn the_rest_contract_holds(backend: Backend) {
     assert_eq!((status, document["openapi"].as_str()), (StatusCode::OK, Some("3.1.0")));
     let mut paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
     paths.sort();
-    assert_eq!(paths, ["/api/events", "/api/events/withdraw"]);
+    assert_eq!(paths, ["/api/events", "/api/events/withdraw", "/me/events"]);
 
     stack.stop().await;
 }
