@@ -300,14 +300,15 @@ pub(crate) async fn inbox_page(
             .any(|group| group.state() == EventState::Scheduled && group.count > 0);
     let groups = Groups::new(&view.groups, &viewer, words);
     let heard = said::heard(&state.said_key, &person.login, &headers);
-    let spoke = heard.is_some();
     let feedback = heard.map(|heard| feedback(heard, &viewer, words));
     let nav = Some(Nav { current: "inbox", attention: viewer.profile.attention as usize });
     let listed = view.groups.iter().flat_map(|group| &group.events);
     let finder = Finder::new(words, "/", &query.list, true, listed);
     let page = InboxPage { words, nav, groups, summaries, cut, shown, folded, feedback, finder };
     let mut response = render(StatusCode::OK, page);
-    if spoke || said::heard_any(&headers) {
+    // What was said is forgotten once shown, and a cookie that did not
+    // verify with it.
+    if said::heard_any(&headers) {
         said::forget(&mut response);
     }
     Ok(response)

@@ -110,17 +110,18 @@ impl FromRequestParts<AppState> for Session {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let Person { login, mut inbox } = Person::from_request_parts(parts, state).await?;
-        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
-        Ok(Self::with_profile(login, inbox, profile))
+        let person = Person::from_request_parts(parts, state).await?;
+        Self::of(state, person).await
     }
 }
 
 impl Session {
-    /// The person's session once their profile is known.
-    fn with_profile(login: String, inbox: Inbox, profile: v1::Profile) -> Self {
+    /// The person's session: their profile asked of core.
+    async fn of(state: &AppState, person: Person) -> Result<Self, Response> {
+        let Person { login, mut inbox } = person;
+        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
         let words = words::for_locale(&profile.locale);
-        Self { login, viewer: Viewer::new(profile), words, inbox }
+        Ok(Self { login, viewer: Viewer::new(profile), words, inbox })
     }
 
     pub(super) async fn start(
@@ -128,9 +129,7 @@ impl Session {
         peer: SocketAddr,
         headers: &HeaderMap,
     ) -> Result<Self, Response> {
-        let Person { login, mut inbox } = Person::start(state, peer, headers).await?;
-        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
-        Ok(Self::with_profile(login, inbox, profile))
+        Self::of(state, Person::start(state, peer, headers).await?).await
     }
 
     /// An instant from core in the person's words and zone ("yesterday,
