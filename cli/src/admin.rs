@@ -28,20 +28,56 @@ impl tonic::service::Interceptor for AdminAuth {
     }
 }
 
+/// How long an admin command waits for a core whose port refuses
+/// connections: a core that is starting takes them only once its database
+/// is open, so a command run right after `up` waits for it.
+const WAIT_FOR_CORE: std::time::Duration = std::time::Duration::from_secs(10);
+
 async fn client(settings: &Settings) -> anyhow::Result<Client> {
     let token = settings.secret("HADO_ADMIN_TOKEN")?;
     let url = settings.core_url();
-    let channel = Channel::from_shared(url.clone())
-        .with_context(|| {
-            format!("HADO_CORE_URL {url:?} is not a URL such as http://127.0.0.1:50051")
-        })?
-        .connect()
-        .await
-        .with_context(|| format!("cannot reach core at {url}; is `hado up` running?"))?;
+    let endpoint = Channel::from_shared(url.clone()).with_context(|| {
+        format!("HADO_CORE_URL {url:?} is not a URL such as http://127.0.0.1:50051")
+    })?;
+    let started = std::time::Instant::now();
+    let mut said = false;
+    let channel = loop {
+        match endpoint.connect().await {
+            Ok(channel) => break channel,
+            Err(error) if refused(&error) && started.elapsed() < WAIT_FOR_CORE => {
+                if !std::mem::replace(&mut said, true) {
+                    eprintln!(
+                        "hado: core at {url} takes no connection yet; waiting up to {} s (a core that is starting takes them once its database is open)",
+                        WAIT_FOR_CORE.as_secs()
+                    );
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(error) => {
+                return Err(anyhow::Error::new(error)
+                    .context(format!("cannot reach core at {url}; is `hado up` running?")));
+            }
+        }
+    };
     let value = bearer(&token)
         .parse()
         .context("HADO_ADMIN_TOKEN holds characters a header cannot carry")?;
     Ok(AdminClient::with_interceptor(channel, AdminAuth(value)))
+}
+
+/// Whether a connection failed because nothing listens on the port (yet).
+fn refused(error: &tonic::transport::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// Core's message, as the person should read it.

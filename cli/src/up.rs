@@ -88,21 +88,33 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<ExitCode> {
         std::env::current_exe().context("cannot find the hado executable to start core")?;
     let database_url = settings.database_url();
     let launches = launches(settings, &secrets);
+    // Ctrl-C and SIGTERM are taken from now on: one that came while the
+    // children start, or just after the banner, would otherwise end this
+    // process at once and leave them running.
+    let (stopping, stop) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        hado_runtime::process::shutdown_signal().await;
+        let _ = stopping.send(());
+    });
+    tokio::task::yield_now().await;
+    // The admin commands run from this folder find this core by it: written
+    // before any child listens, so that a script which waits for a port and
+    // then runs one finds it.
+    settings.record_listening(&settings.core_url(), &http_addr, &settings.mcp_addr())?;
     let mut processes = Vec::new();
     eprintln!("hado: starting core on {grpc_addr} with {database_url} …");
     for launch in launches {
         if let Err(error) = launch.start(&executable, settings, &mut processes).await {
             stop_all(&mut processes).await;
+            settings.forget_listening();
             return Err(error);
         }
     }
 
-    // The admin commands run from this folder find this core by it.
-    settings.record_listening(&settings.core_url(), &http_addr, &settings.mcp_addr())?;
     print_banner(settings, &executable);
 
     let exit = tokio::select! {
-        _ = hado_runtime::process::shutdown_signal() => {
+        _ = stop => {
             eprintln!("hado: stopping …");
             ExitCode::SUCCESS
         }

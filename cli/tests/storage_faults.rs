@@ -459,10 +459,13 @@ async fn core_waits_for_a_postgres_that_is_not_up_yet() {
     );
     let log = || std::fs::read_to_string(folder.path().join("core.log")).unwrap_or_default();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while log().matches("waiting for the database to answer").count() < 3 {
+    while !log().contains("waiting for the database to answer") {
         assert!(Instant::now() < deadline, "core does not say it waits:\n{}", log());
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // It goes on trying, and says so once a minute, not at every try.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(log().matches("waiting for the database to answer").count(), 1, "{}", log());
     assert!(alive(core.id()), "core is still there:\n{}", log());
     relay.restore().await;
     wait_until_serving(core_on(port), STARTING).await;
@@ -471,6 +474,50 @@ async fn core_waits_for_a_postgres_that_is_not_up_yet() {
     drop(core);
     relay.cut();
     database.drop_now().await;
+}
+
+/// A database host that does not resolve (a typo, a service not created
+/// yet): core waits for it as for one that is down, and says so at once and
+/// then once a minute, naming the host and the error, never the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn core_names_a_database_host_that_does_not_resolve_while_it_waits() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let core = spawn(
+        "core",
+        folder.path(),
+        &[
+            (
+                "HADO_DATABASE_URL",
+                "postgres://hado:do-not-print@no-such-host.invalid:5432/hado".to_owned(),
+            ),
+            ("HADO_GRPC_ADDR", format!("127.0.0.1:{port}")),
+            ("HADO_ADMIN_TOKEN", ADMIN_TOKEN.into()),
+            ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into()),
+            ("HADO_SECRET", LINK_SECRET.into()),
+        ],
+    );
+    let log = || std::fs::read_to_string(folder.path().join("core.log")).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let said = loop {
+        if let Some(line) =
+            log().lines().find(|line| line.contains("waiting for the database")).map(str::to_owned)
+        {
+            break line;
+        }
+        assert!(Instant::now() < deadline, "core does not say it waits:\n{}", log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(said.contains("no-such-host.invalid:5432"), "the host is named: {said}");
+    assert!(said.contains("lookup") || said.contains("resolve"), "the error is named: {said}");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(alive(core.id()), "core waits:\n{}", log());
+    assert_eq!(log().matches("waiting for the database").count(), 1, "once a minute:\n{}", log());
+    assert!(!log().contains("do-not-print"), "no password in the log");
+    // Nothing listens while core cannot serve: a gateway's call is refused
+    // at once and goes to another core, instead of waiting on this one.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "core's port refuses");
+    drop(core);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,4 +564,225 @@ async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
     stack.stop();
     relay.cut();
     database.drop_now().await;
+}
+
+/// A Postgres cluster of the test's own (`initdb` and `pg_ctl` in a
+/// temporary folder, on a free loopback port), which it may stop and start
+/// as an operator restarts theirs; the shared cluster is never touched.
+/// Runs as the `postgres` user when the test runs as root, since Postgres
+/// refuses to run as root.
+struct PrivatePostgres {
+    bin: std::path::PathBuf,
+    folder: tempfile::TempDir,
+    port: u16,
+}
+
+impl PrivatePostgres {
+    /// A running cluster, or `None` (said on stderr, and a failure under
+    /// CI) when Postgres's server programs are not installed here.
+    fn start(test: &str) -> Option<Self> {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()
+            .and_then(|versions| versions.filter_map(Result::ok).map(|entry| entry.path()).max())
+            .map(|version| version.join("bin"))
+            .filter(|bin| bin.join("initdb").exists() && bin.join("pg_ctl").exists());
+        let found = bin.is_some() && (!running_as_root() || postgres_user().is_some());
+        if !tool_available(test, found, "PostgreSQL's server (apt-get install postgresql)") {
+            return None;
+        }
+        let folder = tempfile::tempdir().unwrap();
+        if let Some((uid, gid)) = running_as_root().then(postgres_user).flatten() {
+            std::os::unix::fs::chown(folder.path(), Some(uid), Some(gid)).unwrap();
+        }
+        let cluster = Self { bin: bin.unwrap(), folder, port: free_port() };
+        let data = cluster.data();
+        cluster.run("initdb", &["-D", &data, "-U", "postgres", "--auth=trust", "-N"]);
+        cluster.start_again();
+        Some(cluster)
+    }
+
+    fn data(&self) -> String {
+        self.folder.path().join("data").display().to_string()
+    }
+
+    /// `program` of Postgres's with `arguments`, as the user that owns the
+    /// cluster; panics with its output when it fails.
+    fn run(&self, program: &str, arguments: &[&str]) {
+        let path = self.bin.join(program);
+        let mut command = if running_as_root() {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(&path);
+            command
+        } else {
+            Command::new(&path)
+        };
+        let output = command.args(arguments).current_dir(self.folder.path()).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{program} {arguments:?}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Starts the cluster and returns once it accepts connections.
+    fn start_again(&self) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.folder.path().display()
+        );
+        let log = self.folder.path().join("postgres.log").display().to_string();
+        self.run("pg_ctl", &["-D", &self.data(), "-o", &options, "-l", &log, "-w", "start"]);
+    }
+
+    /// Stops the cluster: `fast` (what a container's stop sends: every
+    /// session is ended and the server shuts down cleanly) or `immediate`
+    /// (as a crash: the next start recovers from the log).
+    fn stop(&self, mode: &str) {
+        self.run("pg_ctl", &["-D", &self.data(), "-m", mode, "-w", "stop"]);
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for PrivatePostgres {
+    fn drop(&mut self) {
+        let path = self.bin.join("pg_ctl");
+        let data = self.data();
+        let arguments = ["-D", data.as_str(), "-m", "immediate", "stop"];
+        let _ = if running_as_root() {
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(path)
+                .args(arguments)
+                .output()
+        } else {
+            Command::new(path).args(arguments).output()
+        };
+    }
+}
+
+fn running_as_root() -> bool {
+    nix::unistd::Uid::effective().is_root()
+}
+
+/// The `postgres` user's ids, from the password file.
+fn postgres_user() -> Option<(u32, u32)> {
+    let users = std::fs::read_to_string("/etc/passwd").ok()?;
+    let line = users.lines().find(|line| line.starts_with("postgres:"))?;
+    let fields: Vec<&str> = line.split(':').collect();
+    Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?))
+}
+
+/// How soon after Postgres accepts connections again every core must write.
+const WRITES_AGAIN_WITHIN: Duration = Duration::from_secs(2);
+/// How soon after a write was refused for want of storage `/up` says 503.
+const UP_FOLLOWS: Duration = Duration::from_millis(500);
+
+impl Stack {
+    /// A second core on the same database, as a replica is, with its gRPC port.
+    fn second_core(&self, folder: &Path, database: &str) -> (Running, u16) {
+        let port = free_port();
+        let folder = folder.join("second-core");
+        std::fs::create_dir_all(&folder).unwrap();
+        let core = spawn(
+            "core",
+            &folder,
+            &[
+                ("HADO_DATABASE_URL", database.to_owned()),
+                ("HADO_GRPC_ADDR", format!("127.0.0.1:{port}")),
+                ("HADO_ADMIN_TOKEN", ADMIN_TOKEN.into()),
+                ("HADO_GATEWAY_TOKEN", GATEWAY_TOKEN.into()),
+                ("HADO_SECRET", LINK_SECRET.into()),
+            ],
+        );
+        (core, port)
+    }
+
+    /// Pushes one event over gRPC to the core on `port` until one is taken;
+    /// how long that took.
+    async fn grpc_writes_again(&mut self, port: u16) -> Duration {
+        let started = Instant::now();
+        let saved = self.grpc_port;
+        self.grpc_port = port;
+        while self.grpc_push().await.0 != tonic::Code::Ok {
+            assert!(started.elapsed() < HEALTH_FOLLOWS, "the core on {port} never wrote again");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.grpc_port = saved;
+        started.elapsed()
+    }
+
+    async fn up_status(&self) -> StatusCode {
+        match self.client.get(format!("{}/up", self.base)).send().await {
+            Ok(response) => response.status(),
+            Err(_) => StatusCode::BAD_GATEWAY,
+        }
+    }
+}
+
+/// A real restart of Postgres, clean and as after a crash, with two cores
+/// on it: while it is down every call is answered fast and `/up` follows
+/// the first refused write at once; within two seconds of Postgres
+/// accepting connections again, both cores write again; and `/up` never
+/// says 200 while a write is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_postgres_takes_writes_again_on_every_core_within_two_seconds() {
+    let test =
+        "storage_faults::a_restarted_postgres_takes_writes_again_on_every_core_within_two_seconds";
+    let Some(postgres) = PrivatePostgres::start(test) else { return };
+    let folder = tempfile::tempdir().unwrap();
+    let mut stack = Stack::start(folder.path(), &postgres.url()).await;
+    let (second, second_port) = stack.second_core(folder.path(), &postgres.url());
+    wait_until_serving(core_on(second_port), STARTING).await;
+    let first_port = stack.grpc_port;
+    for round in 0..3 {
+        assert_eq!(stack.push(&format!("before{round}"), 20).await.0, StatusCode::OK);
+    }
+
+    for (round, mode) in ["fast", "immediate", "fast"].into_iter().enumerate() {
+        postgres.stop(mode);
+        // The first write refused makes /up say so at once, not a probe later.
+        let (status, retry_after, took) = stack.push(&format!("down{round}"), 5).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "a write while Postgres is down");
+        assert!(retry_after.is_some() && took < FAST, "answered 503 with Retry-After in {took:?}");
+        let refused_at = Instant::now();
+        while stack.up_status().await != StatusCode::SERVICE_UNAVAILABLE {
+            assert!(
+                refused_at.elapsed() < UP_FOLLOWS,
+                "/up still said 200 {UP_FOLLOWS:?} after a write was refused (a {mode} stop)"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let followed = refused_at.elapsed();
+        assert_fails_fast(&mut stack, &format!("still-down{round}")).await;
+
+        postgres.start_again();
+        let accepting = Instant::now();
+        let (first, second_took) =
+            (stack.grpc_writes_again(first_port).await, stack.grpc_writes_again(second_port).await);
+        let both = accepting.elapsed();
+        assert!(
+            both <= WRITES_AGAIN_WITHIN,
+            "after a {mode} stop, the cores wrote again {first:?} and {second_took:?} after Postgres accepted connections (both within {both:?})"
+        );
+        // From here on, whenever /up says 200 a write is taken.
+        let watched = Instant::now();
+        while watched.elapsed() < Duration::from_secs(2) {
+            if stack.up_status().await == StatusCode::OK {
+                let (status, _, _) = stack.push(&format!("up{round}"), 1).await;
+                assert_eq!(status, StatusCode::OK, "/up said 200 and a write was refused");
+            }
+        }
+        eprintln!(
+            "restart drill ({mode} stop): /up said 503 {followed:?} after the first refused write; the cores wrote again {first:?} and {second_took:?} after Postgres accepted connections"
+        );
+    }
+    assert!(stack.mcp_create().await.0["result"]["structuredContent"]["id"].is_number());
+    stack.assert_nothing_lost().await;
+    second.stop();
+    stack.stop();
 }

@@ -147,6 +147,7 @@ fn reason_words(reason: Reason, field: &str, words: &Words) -> Option<String> {
         Reason::TooLong { max } => words.refusal_too_long.replace("{max}", &max.to_string()),
         Reason::ControlCharacter => words.refusal_control.to_owned(),
         Reason::BidiControl => words.refusal_bidi.to_owned(),
+        Reason::InvisibleCharacter => words.refusal_invisible.to_owned(),
         Reason::NotAUrl => words.refusal_url.to_owned(),
         Reason::NotAnEmailAddress => words.refusal_email.to_owned(),
         Reason::NotADueMoment => words.refusal_due.to_owned(),

@@ -15,6 +15,7 @@ mod outbound_tls;
 mod push;
 pub mod scheduler;
 pub mod storage;
+mod storage_watch;
 mod targets;
 pub mod telegram;
 #[cfg(feature = "testing")]
@@ -117,8 +118,7 @@ pub async fn serve(
         }
         _ => None,
     };
-    let (available, storage) = watch::channel(true);
-    let probing = tokio::spawn(probe_storage(engine.clone(), available, stopped));
+    let (storage, probing) = storage_watch::start(engine.clone(), stopped);
     let credentials = grpc::Credentials {
         admin_token: config.admin_token.clone(),
         gateway_token: config.gateway_token.clone(),
@@ -153,45 +153,6 @@ pub async fn serve(
 const LOOPS_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Writes the storage's liveness row every second and says whether it can
-/// be written: false at once on an error, or after two probes in a row that
-/// took too long (one slow probe is a busy writer, not a lost one); true
-/// again at the first probe that succeeds. Each change is logged once.
-async fn probe_storage(
-    engine: Arc<Engine>,
-    available: watch::Sender<bool>,
-    mut stopped: watch::Receiver<bool>,
-) {
-    let mut slow_in_a_row = 0;
-    loop {
-        let verdict = engine.probe_storage().await;
-        let healthy = match &verdict {
-            Ok(()) => {
-                slow_in_a_row = 0;
-                true
-            }
-            Err(storage::StoreError::TimedOut) => {
-                slow_in_a_row += 1;
-                slow_in_a_row < 2 && *available.borrow()
-            }
-            Err(_) => false,
-        };
-        if healthy != *available.borrow() {
-            match &verdict {
-                Err(error) => {
-                    tracing::error!(%error, "storage cannot be written; core reports NOT_SERVING until it can")
-                }
-                Ok(()) => tracing::info!("storage can be written again; core reports SERVING"),
-            }
-            available.send_replace(healthy);
-        }
-        tokio::select! {
-            _ = stopped.changed() => return,
-            () = tokio::time::sleep(storage::PROBE_EVERY) => {}
-        }
-    }
-}
-
 /// Opens the database and serves until `shutdown`: what `hado-core` runs.
 pub async fn run(
     config: CoreConfig,
@@ -209,11 +170,15 @@ pub use outbound_tls::install_tls_provider;
 
 /// Opens the database, waiting while a Postgres server cannot be reached
 /// yet: it may be starting beside core (compose starts both at once), or
-/// restarting. Each attempt is logged; a wrong password or URL ends the
-/// wait at once; a stop signal ends it with `None`.
+/// restarting, or its name may not resolve yet. It tries again every few
+/// seconds at most, and says so at once and then once a minute, naming the
+/// host and the error; a wrong password or URL ends the wait at once; a
+/// stop signal ends it with `None`.
 async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>, RunError> {
-    const LONGEST_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
+    const LONGEST_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
     let mut pause = std::time::Duration::from_millis(250);
+    let host = database_host(&config.database_url);
+    let mut waiting = loops::Reminder::new(WAITING_SAID_EVERY);
     let stop = shutdown_signal();
     tokio::pin!(stop);
     loop {
@@ -227,7 +192,9 @@ async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>,
                     && storage::Backend::from_url(&config.database_url)
                         .is_ok_and(storage::Backend::is_a_server) =>
             {
-                tracing::warn!(%error, retry_in = ?pause, "waiting for the database to answer");
+                if let Some(waited) = waiting.due(std::time::Instant::now()) {
+                    tracing::warn!(%host, %error, waited = ?waited, retry_every = ?LONGEST_PAUSE, "waiting for the database to answer");
+                }
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}
                     _ = &mut stop => return Ok(None),
@@ -239,10 +206,43 @@ async fn open_when_reachable(config: &CoreConfig) -> Result<Option<Arc<Engine>>,
     }
 }
 
+/// Connections the kernel holds for core before it accepts them.
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// A socket bound to `address` that does not listen yet.
+fn bound(address: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpSocket> {
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    Ok(socket)
+}
+
+/// How often core says it still waits for its database.
+const WAITING_SAID_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The host (and port) a database URL names, for messages: never its
+/// user or password.
+fn database_host(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|url| {
+            let host = url.host_str()?.to_owned();
+            Some(url.port().map_or(host.clone(), |port| format!("{host}:{port}")))
+        })
+        .unwrap_or_else(|| "the database".to_owned())
+}
+
 /// The whole `hado-core` process: configuration from the environment, one
 /// clear line on any failure to start.
 pub async fn main_entry() -> std::process::ExitCode {
-    hado_runtime::process::init_logging();
+    if let Err(error) = hado_runtime::process::init_logging() {
+        eprintln!("hado-core: {error}");
+        return std::process::ExitCode::from(2);
+    }
     match hado_runtime::metrics_endpoint::start(&hado_runtime::settings::environment).await {
         Ok(Some(metrics)) => tracing::info!(%metrics, "core serves metrics at /metrics"),
         Ok(None) => {}
@@ -258,8 +258,14 @@ pub async fn main_entry() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let listener = match TcpListener::bind(config.grpc_addr).await {
-        Ok(listener) => listener,
+    // The address is taken now, so that a port in use stops core at once;
+    // connections are taken only once core can answer them. A port that
+    // listened while the database opened would take a gateway's call and
+    // hold it unanswered (a core waiting for Postgres, or behind another
+    // core's migrations), where a refused connection sends it to another
+    // core at once.
+    let socket = match bound(config.grpc_addr) {
+        Ok(socket) => socket,
         Err(error) => {
             eprintln!("hado-core: HADO_GRPC_ADDR: cannot listen on {}: {error}", config.grpc_addr);
             return std::process::ExitCode::from(2);
@@ -271,6 +277,13 @@ pub async fn main_entry() -> std::process::ExitCode {
         Ok(None) => return std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("hado-core: {error}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let listener = match socket.listen(LISTEN_BACKLOG) {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("hado-core: HADO_GRPC_ADDR: cannot listen on {}: {error}", config.grpc_addr);
             return std::process::ExitCode::from(2);
         }
     };

@@ -1,5 +1,6 @@
 //! Owns what every background loop of core does between its passes: wait
-//! until its next due moment, or until a write wakes it, or until core stops.
+//! until its next due moment, or until a write wakes it, or until core
+//! stops; and how often a loop that keeps failing says so.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -72,6 +73,32 @@ impl Alarm {
     }
 }
 
+/// When a loop that keeps meeting the same trouble says so again: at
+/// once, then once every `every`, so that a log read an hour later shows
+/// it is still going on without a line every few seconds.
+#[derive(Debug)]
+pub(crate) struct Reminder {
+    every: Duration,
+    first: Option<std::time::Instant>,
+    last: Option<std::time::Instant>,
+}
+
+impl Reminder {
+    pub(crate) fn new(every: Duration) -> Self {
+        Self { every, first: None, last: None }
+    }
+
+    /// How long the trouble has lasted, when it is time to say so again.
+    pub(crate) fn due(&mut self, now: std::time::Instant) -> Option<Duration> {
+        let first = *self.first.get_or_insert(now);
+        if self.last.is_some_and(|last| now.duration_since(last) < self.every) {
+            return None;
+        }
+        self.last = Some(now);
+        Some(now.duration_since(first))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +143,29 @@ mod tests {
         assert!(rang(&alarm).await, "a write during the read wakes it for one more");
         alarm.ring();
         assert!(rang(&alarm).await);
+    }
+
+    #[test]
+    fn trouble_is_said_at_once_then_once_a_minute() {
+        let start = std::time::Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let mut reminder = Reminder::new(Duration::from_secs(60));
+        let said: Vec<(u64, Option<Duration>)> = [0, 2, 30, 59, 60, 61, 119, 121]
+            .into_iter()
+            .map(|second| (second, reminder.due(at(second))))
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                (0, Some(Duration::ZERO)),
+                (2, None),
+                (30, None),
+                (59, None),
+                (60, Some(Duration::from_secs(60))),
+                (61, None),
+                (119, None),
+                (121, Some(Duration::from_secs(121))),
+            ]
+        );
     }
 }

@@ -97,6 +97,15 @@ fn may_reach(address: IpAddr) -> bool {
     is_public(address) && !own_addresses().contains(&address)
 }
 
+/// Whether a host name names this machine: `localhost` and the names under
+/// it (RFC 6761), however written: in any case, and with the trailing dots
+/// of a fully qualified name (`localhost.`), which DNS reads as the same
+/// name.
+pub(crate) fn is_this_machine(name: &str) -> bool {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost")
+}
+
 /// Which targets webhooks may have.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TargetPolicy {
@@ -126,10 +135,8 @@ impl TargetPolicy {
     /// addresses. A name that cannot be resolved now is accepted: the check
     /// at send time decides then. An address written in the URL passes here.
     pub(crate) async fn check_name(self, url: &Url) -> Result<(), String> {
+        self.check_written(url)?;
         let Some(Host::Domain(name)) = url.host() else { return Ok(()) };
-        if name == "localhost" || name.ends_with(".localhost") {
-            return Err(format!("{name} is this machine, which is refused"));
-        }
         let port = url.port_or_known_default().unwrap_or(443);
         match tokio::time::timeout(ADD_TIME_LOOKUP, tokio::net::lookup_host((name, port))).await {
             Ok(Ok(addresses)) => {
@@ -146,13 +153,18 @@ impl TargetPolicy {
     }
 
     /// Checks what a URL's host says by itself, at add time and at every
-    /// send: an address written in it must pass; a name is left to the
-    /// resolver, which checks it as it is connected to.
+    /// send, the one check both use: an address written in it must pass,
+    /// and a name must not be this machine's ([`is_this_machine`]); any
+    /// other name is left to the resolver, which checks it as it is
+    /// connected to.
     pub(crate) fn check_written(self, url: &Url) -> Result<(), String> {
         match url.host() {
             None => Err("names no host".into()),
             Some(Host::Ipv4(address)) => self.check_literal(IpAddr::V4(address)),
             Some(Host::Ipv6(address)) => self.check_literal(IpAddr::V6(address)),
+            Some(Host::Domain(name)) if !self.allow_private && is_this_machine(name) => {
+                Err(format!("{name} is this machine, which is refused"))
+            }
             Some(Host::Domain(_)) => Ok(()),
         }
     }
@@ -220,6 +232,11 @@ impl reqwest::dns::Resolve for PublicResolver {
         let policy = self.policy;
         let name = name.as_str().to_owned();
         Box::pin(async move {
+            if !policy.allow_private && is_this_machine(&name) {
+                return Err(Box::new(RefusedTarget(format!(
+                    "{name} is this machine, which is refused"
+                ))) as _);
+            }
             let found: Vec<SocketAddr> =
                 tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
             let allowed: Vec<SocketAddr> = found
@@ -303,6 +320,31 @@ mod tests {
         assert!(policy.check_new(&Url::parse("https://8.8.8.8/hook").unwrap()).await.is_ok());
         let open = TargetPolicy { allow_private: true };
         assert!(open.check_new(&Url::parse("http://127.0.0.1:9/").unwrap()).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn this_machine_s_name_is_refused_however_it_is_written_when_added_and_sent() {
+        let policy = TargetPolicy { allow_private: false };
+        for url in [
+            "https://localhost/x",
+            "https://localhost./x",
+            "https://LOCALHOST./x",
+            "https://api.localhost./x",
+            "https://localhost:8443./x",
+        ] {
+            let Ok(parsed) = Url::parse(url) else { continue };
+            // Added (the engine's check, then the name's) and sent (the
+            // delivery loop's check): the same refusal.
+            let added = policy.check_new(&parsed).await.unwrap_err();
+            let sent = policy.check_written(&parsed).unwrap_err();
+            assert!(added.ends_with("is this machine, which is refused"), "{url}: {added}");
+            assert_eq!(added, sent, "{url}");
+        }
+        assert!(is_this_machine("Localhost.."));
+        assert!(!is_this_machine("localhost.example.com"));
+        assert!(!is_this_machine("notlocalhost"));
+        let open = TargetPolicy { allow_private: true };
+        assert!(open.check_written(&Url::parse("https://localhost./x").unwrap()).is_ok());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! edge and for the webhook payloads the outbox sends alike.
 
 use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 
 use hado_proto::v1;
 use prost_types::Timestamp;
@@ -168,10 +169,15 @@ pub(crate) fn events(records: Vec<EventRecord>) -> v1::EventList {
 
 /// The inbox view: the person's profile with the view's own attention
 /// count, and its groups and archive.
-pub(crate) fn inbox_view(user: &UserRecord, now: DateTime<Utc>, view: InboxView) -> v1::InboxView {
+pub(crate) fn inbox_view(
+    user: &UserRecord,
+    now: DateTime<Utc>,
+    default_zone: Tz,
+    view: InboxView,
+) -> v1::InboxView {
     let events = |records: Vec<EventRecord>| records.iter().map(event).collect();
     v1::InboxView {
-        profile: Some(profile(user, now, view.attention)),
+        profile: Some(profile(user, now, view.attention, default_zone)),
         groups: view
             .groups
             .into_iter()
@@ -187,7 +193,12 @@ pub(crate) fn inbox_view(user: &UserRecord, now: DateTime<Utc>, view: InboxView)
     }
 }
 
-pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> v1::Profile {
+pub(crate) fn profile(
+    user: &UserRecord,
+    now: DateTime<Utc>,
+    attention: u32,
+    default_zone: Tz,
+) -> v1::Profile {
     v1::Profile {
         login: user.login.as_str().to_owned(),
         tz: user.zone.name().to_owned(),
@@ -196,6 +207,7 @@ pub(crate) fn profile(user: &UserRecord, now: DateTime<Utc>, attention: u32) -> 
         locale: user.locale.as_str().to_owned(),
         local_time: now.with_timezone(&user.zone).format("%Y-%m-%dT%H:%M (%A)").to_string(),
         attention,
+        tz_is_default: user.zone_is_default(default_zone),
     }
 }
 

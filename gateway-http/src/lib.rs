@@ -53,6 +53,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/events/{id}/unack", post(web::take_back_remember))
         .route("/events/{id}/delete", get(web::confirm_delete).post(web::delete))
         .route("/settings", get(web::settings_page).post(web::save_settings))
+        .route("/settings/zone", post(web::save_zone))
         .route("/settings/agent-token", post(web::issue_agent_token))
         .route(
             "/settings/agent-token/revoke",
@@ -163,7 +164,10 @@ pub enum RunError {
 
 /// The whole gateway process. One clear line on any failure to start.
 pub async fn main_entry() -> ExitCode {
-    process::init_logging();
+    if let Err(error) = process::init_logging() {
+        eprintln!("hado gateway-http: {error}");
+        return ExitCode::from(2);
+    }
     process::serve_process(
         "gateway-http",
         HttpConfig::from_env(),

@@ -153,13 +153,19 @@ fn ahead(today: NaiveDate, count: u32, (size, kind): (u32, char)) -> Option<Naiv
 fn date_at(words: &[String], at: usize, today: NaiveDate) -> Option<(NaiveDate, usize)> {
     let word = |offset: usize| words.get(at + offset).map(String::as_str);
     let first = word(0)?;
-    // 2027-03-14
+    // 2027-03-14, in the years Hado takes: chrono reads years 0 and -1
+    // too, which no event is due in.
     if let Ok(date) = NaiveDate::parse_from_str(first, "%Y-%m-%d") {
-        return Some((date, 1));
+        return year_number(&date.year().to_string()).map(|_| (date, 1));
     }
-    // 14.03 and 14.03.2027
+    // 14.03 and 14.03.2027; but a number with a unit after it is a count
+    // ("in 3.5 days"), which is not a date however it is written.
     let parts: Vec<&str> = first.split('.').filter(|part| !part.is_empty()).collect();
-    if (2..=3).contains(&parts.len()) && parts.iter().all(|part| part.parse::<u32>().is_ok()) {
+    let counted = word(1).is_some_and(|next| unit(next).is_some());
+    if (2..=3).contains(&parts.len())
+        && !counted
+        && parts.iter().all(|part| part.parse::<u32>().is_ok())
+    {
         let (day, month) = (parts[0].parse().ok()?, parts[1].parse().ok()?);
         let year = parts.get(2).and_then(|year| year_number(year));
         if parts.len() == 3 && year.is_none() {
@@ -426,6 +432,34 @@ mod tests {
         assert_eq!(read_time("3 PM"), at("15:00"));
         assert_eq!(read_time("24:00"), None);
         assert_eq!(read_time("noon"), None);
+    }
+
+    #[test]
+    fn a_fraction_of_days_is_not_read_as_a_date() {
+        for line in [
+            "Report in 3.5 days",
+            "Report in 1.5 weeks",
+            "Отчёт через 3.5 дня",
+            "Отчёт через 1,5 недели",
+            "Отчёт через 2.5 месяца",
+        ] {
+            assert_eq!(read_line(line), (line.to_owned(), None, None, None), "left as typed");
+        }
+        assert_eq!(read_date("3.5 days", today()), None);
+        assert_eq!(read_date("in 3.5 days", today()), None);
+        // A whole count still reads, and so does a date with dots.
+        assert_eq!(read("Report in 3 days", today()).due_date, day("2026-12-05"));
+        assert_eq!(read("Report 3.5", today()).due_date, day("2027-05-03"));
+    }
+
+    #[test]
+    fn years_outside_hados_are_not_dates() {
+        for typed in ["0000-01-01", "-0001-01-01", "1999-12-31", "2200-01-01", "1.1.0000"] {
+            assert_eq!(read_date(typed, today()), None, "{typed}");
+            let line = format!("Visa {typed}");
+            assert_eq!(read_line(&line), (line.clone(), None, None, None), "{typed}");
+        }
+        assert_eq!(read_date("2199-12-31", today()), day("2199-12-31"));
     }
 
     #[test]

@@ -10,6 +10,23 @@ document.addEventListener("DOMContentLoaded", () => {
     if (unsaved) unsaved.hidden = false;
   }
 
+  // The offer every page makes while the saved zone is still the default:
+  // this browser's zone, in one press; nothing when the two are the same.
+  const offer = document.querySelector(".zone-offer form");
+  if (offer && browserZone) {
+    if (browserZone === offer.dataset.zone) {
+      offer.parentElement.hidden = true;
+    } else {
+      const use = offer.querySelector("button.use-zone");
+      use.value = browserZone;
+      use.textContent = offer.dataset.use.replace("{zone}", browserZone);
+      use.hidden = false;
+      const device = offer.querySelector(".device");
+      device.textContent = offer.dataset.device.replace("{device}", browserZone);
+      device.hidden = false;
+    }
+  }
+
   // Quick add: as the person types one line, the form's fields fill from
   // it (the same reading as the Fill in button's, from /new/read); they stay
   // the person's to change before saving.

@@ -1,9 +1,10 @@
 //! Hado's MCP gateway: the agent's door to its owner's inbox. It serves the
-//! eleven tools over streamable HTTP at `POST /mcp` (stateless: no sessions,
+//! twelve tools over streamable HTTP at `POST /mcp` (stateless: no sessions,
 //! so any number of gateways can stand behind a proxy), over the legacy
 //! HTTP+SSE transport at `GET /sse` for older clients, or over stdio, and
-//! turns each tool call into one gRPC call to core. An agent presents an
-//! agent token, or signs in as its person with OAuth (`oauth`). It stores nothing and
+//! turns each tool call into one gRPC call to core. `show_inbox` comes with
+//! an in-chat view (`view`, an MCP App). An agent presents an agent token,
+//! or signs in as its person with OAuth (`oauth`). It stores nothing and
 //! decides nothing about events. See ARCHITECTURE.md for the map.
 
 mod args;
@@ -15,6 +16,7 @@ mod metrics;
 mod oauth;
 mod schema;
 mod tools;
+mod view;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -246,7 +248,13 @@ pub struct Arguments {
 /// The whole gateway process: `--stdio` for one agent over stdin/stdout,
 /// otherwise `/mcp` on `HADO_MCP_ADDR`. One clear line on any failure to start.
 pub async fn main_entry(arguments: Arguments) -> ExitCode {
-    process::init_logging();
+    if let Err(error) = process::init_logging() {
+        eprintln!("hado gateway-mcp: {error}");
+        if arguments.stdio {
+            refuse_over_stdio(&error.to_string()).await;
+        }
+        return ExitCode::from(2);
+    }
     if arguments.stdio {
         let started = match (
             hado_gateway::client::core_url(&settings::environment),

@@ -21,6 +21,15 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// On a network of containers a connection takes well under a millisecond;
 /// a core that does not answer within a second is set aside (`cores`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// A connection to core that has heard nothing for this long while a call
+/// waits on it is asked (an HTTP/2 ping) whether core is still there.
+const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(2);
+/// A ping core does not answer within this closes the connection: the call
+/// on it fails at the transport, its core is set aside, and a call that is
+/// safe to repeat goes to another core, in seconds rather than at
+/// [`CALL_TIMEOUT`]. A core that is frozen, cut off, or took the connection
+/// before it could serve answers no ping.
+const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(2);
 const MAX_HEADER_LIST_BYTES: u32 = 8 * 1024 * 1024;
 /// The largest reply a gateway takes from core: a list of tens of thousands
 /// of events is well past tonic's default of 4 MiB.
@@ -32,10 +41,21 @@ pub const RESOLVE_EVERY: Duration = Duration::from_secs(2);
 pub const DEFAULT_CORE_URL: &str = "http://127.0.0.1:50051";
 
 /// Reads `HADO_CORE_URL`, where a gateway finds core, accepting a bare
-/// `host:port` as plain HTTP.
+/// `host:port` as plain HTTP. Anything else without `://` is refused, not
+/// guessed at: `https//core:50051` would otherwise name the host `https`,
+/// which the gateway would try to resolve for ever.
 pub fn core_url(lookup: Lookup<'_>) -> Result<String, ConfigError> {
     let value = read(lookup, "HADO_CORE_URL").unwrap_or_else(|| DEFAULT_CORE_URL.to_owned());
-    let url = if value.contains("://") { value.clone() } else { format!("http://{value}") };
+    let bare_host_and_port = value.rsplit_once(':').is_some_and(|(host, port)| {
+        !host.is_empty() && !host.contains(['/', '@']) && port.parse::<u16>().is_ok()
+    });
+    let url = if value.contains("://") {
+        value.clone()
+    } else if bare_host_and_port {
+        format!("http://{value}")
+    } else {
+        String::new()
+    };
     if host_of_url(&url).is_none() || !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(ConfigError {
             variable: "HADO_CORE_URL",
@@ -57,6 +77,8 @@ fn configured(endpoint: Endpoint) -> Endpoint {
     endpoint
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(CALL_TIMEOUT)
+        .http2_keep_alive_interval(KEEP_ALIVE_INTERVAL)
+        .keep_alive_timeout(KEEP_ALIVE_TIMEOUT)
         .tcp_nodelay(true)
         // A refused batch of 1000 events carries every violation in the
         // status details, a header far beyond HTTP/2's usual 16 KiB.
@@ -184,6 +206,41 @@ impl Failure {
             Self::Unauthenticated(message)
             | Self::Unreachable(message)
             | Self::Refused { message, .. } => message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_core_url(value: &str) -> Result<String, ConfigError> {
+        let given = value.to_owned();
+        core_url(&move |variable: &str| (variable == "HADO_CORE_URL").then(|| given.clone()))
+    }
+
+    #[test]
+    fn a_core_url_is_a_url_or_a_bare_host_and_port() {
+        for (given, read) in [
+            ("http://core:50051", "http://core:50051"),
+            ("https://core.example.com", "https://core.example.com"),
+            ("core:50051", "http://core:50051"),
+            ("127.0.0.1:50051", "http://127.0.0.1:50051"),
+        ] {
+            assert_eq!(read_core_url(given).unwrap(), read, "{given}");
+        }
+        for bad in [
+            "https//127.0.0.1:50051",
+            "http:/core:50051",
+            "core",
+            "core:port",
+            "ftp://core",
+            "user@core:50051",
+            ":50051",
+        ] {
+            let error = read_core_url(bad).unwrap_err();
+            assert_eq!(error.variable, "HADO_CORE_URL", "{bad}");
+            assert!(error.problem.contains("is not a URL such as"), "{bad}: {}", error.problem);
         }
     }
 }

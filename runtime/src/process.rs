@@ -16,14 +16,41 @@ use crate::settings::{ConfigError, environment};
 /// error" warning, which a client's bad call triggers, only at ERROR.
 pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
 
+/// How a process writes its log (`HADO_LOG_FORMAT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Lines for a person to read: the default.
+    Text,
+    /// One JSON object a line, for a log collector.
+    Json,
+}
+
+/// Reads `HADO_LOG_FORMAT`: `text` (the default) or `json`, in any case. A
+/// collector that expects JSON would drop every line of another format, so
+/// anything else stops the process at start.
+pub fn log_format(lookup: crate::settings::Lookup<'_>) -> Result<LogFormat, ConfigError> {
+    let Some(value) = crate::settings::read(lookup, "HADO_LOG_FORMAT") else {
+        return Ok(LogFormat::Text);
+    };
+    match value.to_ascii_lowercase().as_str() {
+        "text" => Ok(LogFormat::Text),
+        "json" => Ok(LogFormat::Json),
+        _ => Err(ConfigError {
+            variable: "HADO_LOG_FORMAT",
+            problem: format!("{value:?} is not a log format: use text or json"),
+        }),
+    }
+}
+
 /// Logs to stderr, filtered by `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]),
-/// as JSON when `HADO_LOG_FORMAT=json`. Colour only on a terminal, and
-/// never when `NO_COLOR` is set.
+/// as text or JSON ([`log_format`]). Colour only on a terminal, and never
+/// when `NO_COLOR` is set. A `HADO_LOG_FORMAT` that is neither is returned
+/// as the error the process stops with (logging is then text).
 ///
 /// `RUST_LOG` is a comma-separated list of `level` and `target=level`
 /// (`warn,hado_core=debug`); the longest matching target wins. A filter
 /// that does not parse is named on stderr and the default is used.
-pub fn init_logging() {
+pub fn init_logging() -> Result<(), ConfigError> {
     use std::io::IsTerminal;
     let default = || DEFAULT_LOG_FILTER.parse::<Targets>().expect("the default log filter parses");
     let filter = match std::env::var("RUST_LOG") {
@@ -33,8 +60,8 @@ pub fn init_logging() {
         }),
         _ => default(),
     };
-    let json =
-        std::env::var("HADO_LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json"));
+    let format = log_format(&environment);
+    let json = matches!(format, Ok(LogFormat::Json));
     let colour = std::io::stderr().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour);
@@ -42,6 +69,7 @@ pub fn init_logging() {
     // A second init (a test that starts two processes' worth of code) keeps the first.
     let _ =
         if json { registry.with(layer.json()).try_init() } else { registry.with(layer).try_init() };
+    format.map(|_| ())
 }
 
 /// Runs a server process the same way for every binary: read its settings,
@@ -113,5 +141,27 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = interrupt => {}
         _ = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_format_is_text_or_json_and_nothing_else() {
+        let read = |value: &'static str| {
+            log_format(&move |variable: &str| {
+                (variable == "HADO_LOG_FORMAT").then(|| value.to_owned())
+            })
+        };
+        assert_eq!(read("").unwrap(), LogFormat::Text);
+        assert_eq!(read("text").unwrap(), LogFormat::Text);
+        assert_eq!(read("JSON").unwrap(), LogFormat::Json);
+        for bad in ["xml", "jsonl", "logfmt"] {
+            let error = read(bad).unwrap_err();
+            assert_eq!(error.variable, "HADO_LOG_FORMAT");
+            assert!(error.problem.contains("use text or json"), "{}", error.problem);
+        }
     }
 }

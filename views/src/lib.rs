@@ -3,7 +3,9 @@
 //! (the inbox and the agent) and the profile, built from core's messages
 //! with every computed field already filled in by core. Each view also
 //! describes itself as a JSON schema, for MCP output schemas and the
-//! OpenAPI document.
+//! OpenAPI document. `due` says how a due moment reads to its person.
+
+pub mod due;
 
 use serde::Serialize;
 
@@ -116,6 +118,8 @@ pub struct Profile {
     pub local_time: String,
     /// How many open events need attention: reminded and not yet answered.
     pub attention: u32,
+    /// True while tz is still this Hado's default, which the user never chose: ask them for their zone (or offer the one their device is in) before relying on local times.
+    pub tz_is_default: bool,
 }
 
 impl From<&v1::Profile> for Profile {
@@ -128,6 +132,7 @@ impl From<&v1::Profile> for Profile {
             locale: profile.locale.clone(),
             local_time: profile.local_time.clone(),
             attention: profile.attention,
+            tz_is_default: profile.tz_is_default,
         }
     }
 }

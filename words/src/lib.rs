@@ -44,6 +44,9 @@ pub struct Words {
     pub refusal_control: &'static str,
     /// A bidirectional formatting character, which reorders what is shown.
     pub refusal_bidi: &'static str,
+    /// A character that shows nothing (a zero width space, a soft hyphen),
+    /// or a value made only of such.
+    pub refusal_invisible: &'static str,
     pub refusal_url: &'static str,
     pub refusal_login: &'static str,
     pub refusal_spaces: &'static str,
@@ -303,6 +306,20 @@ pub struct Words {
     pub device_name: &'static str,
     pub rename: &'static str,
     pub offline: &'static str,
+    /// The offer to set the time zone while it is still the deployment's
+    /// default: `{zone}` is the zone in use, `{device}` the device's.
+    pub zone_offer: &'static str,
+    pub zone_offer_device: &'static str,
+    pub zone_use: &'static str,
+    pub zone_keep: &'static str,
+    /// Without JavaScript the page cannot know the device's zone: a link to Settings.
+    pub zone_choose: &'static str,
+    /// The agent's in-chat view: before the inbox arrives, a call that
+    /// failed for a reason with no words of its own, and a group with more
+    /// events than the view holds.
+    pub view_loading: &'static str,
+    pub view_failed: &'static str,
+    pub view_more: &'static str,
 }
 
 pub fn for_locale(locale: &str) -> &'static Words {

@@ -44,3 +44,27 @@ fn every_overlay_renders_validates_and_keeps_the_policy() {
     assert!(printed.contains("kubernetes check: postgres-external: ok"), "{printed}");
     assert!(printed.contains("kubernetes check: cloudnative-pg: ok"), "{printed}");
 }
+
+/// The example sign-in names a person by what identifies one: the email
+/// address the provider verified, never `preferred_username`, which
+/// OpenID Connect says is neither unique nor stable.
+#[test]
+fn the_example_sign_in_names_a_person_by_a_verified_email() {
+    let config =
+        include_str!("../../../deploy/kubernetes/components/oauth2-proxy/alpha-config.yaml");
+    let deployment =
+        include_str!("../../../deploy/kubernetes/components/oauth2-proxy/sign-in.yaml");
+    let claims: Vec<&str> = config
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- claim:"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(claims, ["email", "email"], "X-Remote-User on the request and on the answer");
+    assert!(config.contains("insecureAllowUnverifiedEmail: false"), "unverified emails refused");
+    assert!(
+        !config
+            .lines()
+            .any(|line| !line.trim_start().starts_with('#') && line.contains("preferred_username"))
+    );
+    assert!(!deployment.contains("allow-unverified-email"));
+}

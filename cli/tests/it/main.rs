@@ -13,6 +13,8 @@ mod deploy;
 mod exposure;
 mod failover;
 mod kubernetes;
+mod outside_tools;
 mod readme_tour;
 mod rolling;
+mod settings;
 mod up;

@@ -271,3 +271,98 @@ fn hado_up_listens_where_its_flags_say_and_the_admin_commands_find_it() {
     assert!(!after.status.success(), "no core is found once it stopped");
     drop(lines);
 }
+
+/// A script that starts `hado up`, waits for a port and then runs an admin
+/// command finds where it listens: `listening.env` is written before any
+/// child listens, and forgotten once it stops.
+#[test]
+fn a_script_waiting_for_a_port_finds_where_hado_up_listens() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_ports();
+    let mut up = hado(folder.path(), port)
+        .arg("up")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = up.stdout.take().unwrap();
+    // Stopped as a person stops it, also when an assertion fails, so that
+    // its children stop with it.
+    struct Stopped(std::process::Child);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            signal(self.0.id(), Signal::SIGTERM);
+            let _ = wait_with_timeout(&mut self.0);
+        }
+    }
+    let mut up = Stopped(up);
+    let (running, banner_done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            if line == "Ctrl-C stops Hado." {
+                let _ = running.send(());
+            }
+        }
+    });
+    let listening = folder.path().join("hado-data/listening.env");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for waited_for in [port.grpc, port.mcp, port.http] {
+        while std::net::TcpStream::connect(("127.0.0.1", waited_for)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "nothing listens on {waited_for}");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let recorded = std::fs::read_to_string(&listening).unwrap_or_default();
+        assert!(
+            recorded.contains(&format!("HADO_CORE_URL=http://127.0.0.1:{}", port.grpc)),
+            "port {waited_for} answered before listening.env said where core is: {recorded:?}"
+        );
+    }
+    // What the script runs next, from the same folder with no variable.
+    let mut created = std::process::Command::new(common::HADO);
+    created.current_dir(folder.path()).args(["source", "create", "docs"]);
+    for variable in ["HADO_GRPC_ADDR", "HADO_CORE_URL", "HADO_ADMIN_TOKEN", "HADO_DATA_DIR"] {
+        created.env_remove(variable);
+    }
+    let created = created.output().unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    banner_done.recv_timeout(std::time::Duration::from_secs(60)).expect("hado up runs");
+    signal(up.0.id(), Signal::SIGTERM);
+    assert!(wait_with_timeout(&mut up.0).success());
+    assert!(!listening.exists(), "where it listened is forgotten once it stops");
+}
+
+/// An admin command run while core starts (its port takes connections only
+/// once its database is open) waits for it, saying so, rather than failing.
+#[test]
+fn an_admin_command_waits_for_a_core_that_is_starting() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let admin_token = "admin-secret-for-the-starting-core-0123456789";
+    let command = std::process::Command::new(common::HADO)
+        .current_dir(folder.path())
+        .args(["source", "create", "docs"])
+        .env("HADO_CORE_URL", format!("http://127.0.0.1:{port}"))
+        .env("HADO_ADMIN_TOKEN", admin_token)
+        .env_remove("HADO_DATA_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let _core = common::spawn(
+        "core",
+        folder.path(),
+        &[
+            ("HADO_DATABASE_URL", format!("sqlite://{}/hado.db", folder.path().display())),
+            ("HADO_GRPC_ADDR", format!("127.0.0.1:{port}")),
+            ("HADO_ADMIN_TOKEN", admin_token.into()),
+            ("HADO_GATEWAY_TOKEN", "gateway-secret-for-the-starting-core-0123456789".into()),
+            ("HADO_SECRET", "link-secret-for-the-starting-core-0123456789abcdef".into()),
+        ],
+    );
+    let output = command.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{said}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("hado_src_"));
+    assert!(said.contains("takes no connection yet; waiting up to 10 s"), "{said}");
+}

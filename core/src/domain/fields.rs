@@ -519,6 +519,79 @@ mod tests {
     }
 
     #[test]
+    fn a_title_of_only_characters_that_show_nothing_is_blank() {
+        for blank in
+            ["\u{3164}", "\u{2800}\u{2800}", "\u{115F}\u{1160}", "\u{FFA0} \u{3164}", "\u{FE0F}"]
+        {
+            let mut violations = Violations::default();
+            assert!(Title::parse("title", blank, &mut violations).is_none(), "{blank:?}");
+            let violation = violations.iter().next().unwrap();
+            assert_eq!((violation.field.as_str(), violation.reason), ("title", Reason::Required));
+            assert!(violation.message.contains("show nothing"), "{}", violation.message);
+            let subtitle = check(|v| parse_subtitle("subtitle", Some(blank), v)).unwrap_err();
+            assert!(subtitle.starts_with("subtitle has only characters"), "{subtitle}");
+        }
+        // Tag characters alone are refused as invisible, before blankness.
+        let tags = check(|v| Title::parse("title", "\u{E0041}\u{E0042}", v)).unwrap_err();
+        assert!(tags.starts_with("title contains the invisible character U+E0041"), "{tags}");
+        // A filler beside a letter is a title.
+        assert!(check(|v| Title::parse("title", "\u{3164}Visa", v)).is_ok());
+    }
+
+    #[test]
+    fn invisible_characters_inside_a_title_are_named_with_their_place() {
+        for (bad, code, position) in [
+            ("Pay\u{2028}rent", "U+2028", 4),
+            ("Pay\u{2029}rent", "U+2029", 4),
+            ("Pay rent\u{FFFE}", "U+FFFE", 9),
+            ("Pay \u{10FFFF}rent", "U+10FFFF", 5),
+            ("Pay \u{FDD0}", "U+FDD0", 5),
+            ("\u{FFF9}Pay\u{FFFA}rent\u{FFFB}", "U+FFF9", 1),
+            ("Pa\u{200B}y rent", "U+200B", 3),
+            ("\u{FEFF}Pay rent", "U+FEFF", 1),
+            ("Pass\u{00AD}port", "U+00AD", 5),
+            ("Pay\u{2060}rent", "U+2060", 4),
+            ("Visa\u{200D}", "U+200D", 5),
+            ("a\u{200D}\u{1F4BB}", "U+200D", 2),
+            ("1\u{200D}2", "U+200D", 2),
+            ("Visa \u{200C}x", "U+200C", 6),
+            ("\u{1F3F4}\u{E0067}\u{E0062}", "U+E0067", 2),
+        ] {
+            let mut violations = Violations::default();
+            assert!(Title::parse("title", bad, &mut violations).is_none(), "{bad:?}");
+            let violation = violations.iter().next().unwrap();
+            assert_eq!(
+                (violation.field.as_str(), violation.reason, violation.reason.code()),
+                ("title", Reason::InvisibleCharacter, "INVISIBLE_CHARACTER"),
+                "{bad:?}"
+            );
+            assert_eq!(
+                violation.message,
+                format!(
+                    "title contains the invisible character {code} at position {position}; remove it"
+                ),
+                "{bad:?}"
+            );
+            assert!(check(|v| parse_subtitle("subtitle", Some(bad), v)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn emoji_sequences_and_visible_format_signs_stay_text() {
+        for good in [
+            "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467} family dinner",
+            "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308} parade",
+            "\u{1F469}\u{1F3FD}\u{200D}\u{1F4BB} review",
+            "\u{2764}\u{FE0F}\u{200D}\u{1F525}",
+            "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F} match",
+            "\u{0600}\u{0661}\u{0662}",
+            "Passport",
+        ] {
+            assert_eq!(check(|v| Title::parse("title", good, v)).unwrap().as_str(), good);
+        }
+    }
+
+    #[test]
     fn source_names_follow_the_documented_pattern() {
         assert!(check(|v| SourceName::parse("name", "docs-2_x", v)).is_ok());
         assert!(check(|v| SourceName::parse("name", &"a".repeat(50), v)).is_ok());

@@ -182,6 +182,14 @@ fn parse_due_text(text: &str) -> Result<DueAt, String> {
     let rest = rest.strip_prefix('T').ok_or_else(shape_error)?;
     let (clock, offset) = split_offset(rest);
     let time = parse_time_of_day(clock).ok_or_else(shape_error)?;
+    if time.nanosecond() >= 1_000_000_000 {
+        // chrono keeps second 60 as a leap second; RFC 5545, JSON Schema's
+        // date-time and most programs that read what Hado repeats refuse it.
+        return Err(format!(
+            "names second 60, a leap second, which calendars and other programs refuse: write {}:59 or the next minute",
+            &clock[..5]
+        ));
+    }
     let local = date.and_time(time);
     match offset {
         None => Ok(DueAt::Local(local)),
@@ -417,6 +425,28 @@ mod tests {
         );
         assert!(due("").unwrap_err().starts_with("due_at is required"));
         assert!(due("2026-12-14T25:00").is_err());
+    }
+
+    #[test]
+    fn a_leap_second_is_refused_with_what_to_write_instead() {
+        for (bad, instead) in [
+            ("2027-03-14T10:15:60Z", "10:15:59"),
+            ("2027-03-14T23:59:60", "23:59:59"),
+            ("2016-12-31T23:59:60+00:00", "23:59:59"),
+            ("2027-03-14T10:15:60+09:00", "10:15:59"),
+        ] {
+            let error = due(bad).unwrap_err();
+            assert_eq!(
+                error,
+                format!(
+                    "due_at '{bad}' names second 60, a leap second, which calendars and other programs refuse: write {instead} or the next minute"
+                )
+            );
+        }
+        let mut violations = Violations::default();
+        assert!(Due::parse("due_at", "2027-03-14T23:59:60Z", &mut violations).is_none());
+        assert_eq!(violations.iter().next().unwrap().reason, Reason::NotADueMoment);
+        assert!(due("2027-03-14T23:59:59Z").is_ok());
     }
 
     #[test]

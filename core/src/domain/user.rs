@@ -14,8 +14,23 @@ pub struct UserRecord {
     pub id: i64,
     pub login: Login,
     pub zone: Tz,
+    /// Whether the person chose their zone; until they do, it is the one
+    /// the deployment gave them when it first saw them.
+    pub(crate) zone_chosen: bool,
     pub(crate) quiet: QuietHours,
     pub(crate) locale: Locale,
+}
+
+impl UserRecord {
+    /// Whether the person's zone is still the deployment's default
+    /// (`HADO_DEFAULT_TZ`), which the person never chose: then the web inbox
+    /// and the agent's in-chat view offer the zone of the device they use.
+    /// Choosing any zone, the default included, ends the offer; a person
+    /// seen before they could choose, whose zone is no longer the default,
+    /// is not asked.
+    pub fn zone_is_default(&self, deployment_default: Tz) -> bool {
+        !self.zone_chosen && self.zone == deployment_default
+    }
 }
 
 /// A user as the operator lists them.
@@ -25,4 +40,40 @@ pub struct UserSummary {
     pub has_agent_token: bool,
     pub(crate) active_events: i64,
     pub(crate) created_at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn person(zone: Tz, zone_chosen: bool) -> UserRecord {
+        UserRecord {
+            id: 1,
+            login: Login::from_stored("anna".into()),
+            zone,
+            zone_chosen,
+            quiet: QuietHours { start: chrono::NaiveTime::MIN, end: chrono::NaiveTime::MIN },
+            locale: Locale::En,
+        }
+    }
+
+    #[test]
+    fn a_zone_is_the_default_until_the_person_chooses_one() {
+        let (utc, tokyo) = (chrono_tz::UTC, chrono_tz::Asia::Tokyo);
+        let cases = [
+            // (the person's zone, chosen, the deployment's default, still the default)
+            (utc, false, utc, true),
+            (utc, true, utc, false),
+            (tokyo, true, utc, false),
+            (tokyo, false, utc, false),
+            (tokyo, false, tokyo, true),
+        ];
+        for (zone, chosen, default, expected) in cases {
+            assert_eq!(
+                person(zone, chosen).zone_is_default(default),
+                expected,
+                "{zone}, chosen {chosen}, default {default}"
+            );
+        }
+    }
 }

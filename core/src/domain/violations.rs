@@ -26,6 +26,9 @@ pub enum Reason {
     /// A bidirectional formatting character (U+202A to U+202E, U+2066 to
     /// U+2069, U+200E, U+200F, U+061C), which reorders the text around it.
     BidiControl,
+    /// A character that shows nothing (a zero width space, a soft hyphen,
+    /// a line separator, a noncharacter), or a value made only of such.
+    InvisibleCharacter,
     NotAUrl,
     NotAnEmailAddress,
     NotADueMoment,
@@ -60,6 +63,7 @@ impl Reason {
             Self::TooLong { .. } => "TOO_LONG",
             Self::ControlCharacter => "CONTROL_CHARACTER",
             Self::BidiControl => "BIDI_CONTROL",
+            Self::InvisibleCharacter => "INVISIBLE_CHARACTER",
             Self::NotAUrl => "NOT_A_URL",
             Self::NotAnEmailAddress => "NOT_AN_EMAIL_ADDRESS",
             Self::NotADueMoment => "NOT_A_DUE_MOMENT",

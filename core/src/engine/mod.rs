@@ -34,6 +34,27 @@ mod push;
 mod schedule;
 mod source_tokens;
 mod sources;
+/// What one look at storage found, for core's probe (`storage_watch`).
+#[derive(Debug)]
+pub(crate) enum StorageLook {
+    /// It answered: the row was written, or the server took a connection.
+    Fine,
+    /// It did not answer in time: a busy writer, or a lost one.
+    Slow,
+    /// It failed, and why.
+    Failed(crate::storage::StoreError),
+}
+
+impl StorageLook {
+    fn of(verdict: Result<(), crate::storage::StoreError>) -> Self {
+        match verdict {
+            Ok(()) => Self::Fine,
+            Err(crate::storage::StoreError::TimedOut) => Self::Slow,
+            Err(error) => Self::Failed(error),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
 mod upsert;
@@ -157,9 +178,20 @@ impl Engine {
         &self.store
     }
 
+    /// The zone of a person seen for the first time (`HADO_DEFAULT_TZ`).
+    pub(crate) fn default_zone(&self) -> Tz {
+        self.default_zone
+    }
+
     /// Whether storage can be written now: the liveness row, written.
-    pub(crate) async fn probe_storage(&self) -> Result<(), crate::storage::StoreError> {
-        self.store.probe(self.now().timestamp_millis()).await
+    pub(crate) async fn probe_storage(&self) -> StorageLook {
+        StorageLook::of(self.store.probe(self.now().timestamp_millis()).await)
+    }
+
+    /// Whether the database server answers a connection of its own at all,
+    /// past the pool: a quick, certain "no" while it is down or restarting.
+    pub(crate) async fn storage_answers(&self) -> StorageLook {
+        StorageLook::of(self.store.answers().await)
     }
 
     /// Which backend the database is (for core's start-up line).

@@ -38,12 +38,15 @@ impl Engine {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let current = users::user_by_id(&mut transaction, user.id).await?;
+        // A zone given, even the one already set, is the person's choice.
+        let zone_chosen = current.zone_chosen || patch.tz.is_some();
         let zone = zone.flatten().unwrap_or(current.zone);
         let mut quiet = current.quiet;
         quiet.start = quiet_start.flatten().unwrap_or(quiet.start);
         quiet.end = quiet_end.flatten().unwrap_or(quiet.end);
         let locale = locale.flatten().unwrap_or(current.locale);
-        users::save_profile(&mut transaction, user.id, zone, quiet, locale, now).await?;
+        users::save_profile(&mut transaction, user.id, (zone, zone_chosen), quiet, locale, now)
+            .await?;
         // A new zone moves local due moments and every checkpoint; new quiet
         // hours move the checkpoints.
         if zone != current.zone || quiet != current.quiet {

@@ -1,7 +1,9 @@
 //! Owns what every gRPC call meets around its service, as a tower layer:
 //! while a Postgres that cannot be reached is known to be down (the health
 //! probe says so), a call is answered UNAVAILABLE at once instead of
-//! waiting for a connection that will not come; and a request body that is
+//! waiting for a connection that will not come; a call that storage failed
+//! (UNAVAILABLE) asks the probe to look now, so that health says so from
+//! the first refusal rather than a probe later; and a request body that is
 //! not the protobuf message its method takes is answered INVALID_ARGUMENT
 //! (tonic's codec calls it INTERNAL, which would blame core for the
 //! caller's bytes). It also names the methods that exist, so that the
@@ -20,6 +22,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::error::CoreError;
+use crate::storage_watch::StorageWatch;
 
 /// Every `/package.Service/Method` path core serves: Hado's services,
 /// health and both reflections, read from their descriptor sets.
@@ -54,11 +57,13 @@ pub(crate) struct GateLayer {
     /// stop calls (SQLite: reads go on while the disk is full, and writes
     /// fail fast by themselves).
     storage: Option<watch::Receiver<bool>>,
+    /// The probe, asked to look now when storage fails a call.
+    probe: StorageWatch,
 }
 
 impl GateLayer {
-    pub(crate) fn new(storage: Option<watch::Receiver<bool>>) -> Self {
-        Self { storage }
+    pub(crate) fn new(storage: Option<watch::Receiver<bool>>, probe: StorageWatch) -> Self {
+        Self { storage, probe }
     }
 }
 
@@ -66,7 +71,7 @@ impl<S> Layer<S> for GateLayer {
     type Service = Gate<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Gate { inner, storage: self.storage.clone() }
+        Gate { inner, storage: self.storage.clone(), probe: self.probe.clone() }
     }
 }
 
@@ -74,6 +79,7 @@ impl<S> Layer<S> for GateLayer {
 pub(crate) struct Gate<S> {
     inner: S,
     storage: Option<watch::Receiver<bool>>,
+    probe: StorageWatch,
 }
 
 impl<S, B, R> Service<http::Request<B>> for Gate<S>
@@ -102,8 +108,14 @@ where
             return Box::pin(async move { Ok(status.into_http()) });
         }
         let reply = self.inner.call(request);
+        let probe = self.probe.clone();
         Box::pin(async move {
             let response = reply.await?;
+            if tonic::Status::from_header_map(response.headers())
+                .is_some_and(|status| status.code() == tonic::Code::Unavailable)
+            {
+                probe.look_now();
+            }
             Ok(undecodable_as_invalid(&path, response))
         })
     }

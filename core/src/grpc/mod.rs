@@ -35,7 +35,7 @@ async fn profile(
     user: &crate::domain::user::UserRecord,
 ) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
     let attention = engine.attention_count(user).await?;
-    Ok(wire::profile(user, engine.now(), attention))
+    Ok(wire::profile(user, engine.now(), attention, engine.default_zone()))
 }
 
 /// The health check's name for "the process answers", apart from its storage.
@@ -90,20 +90,22 @@ pub(crate) async fn serve(
     credentials: Credentials,
     telegram: Option<crate::telegram::Bot>,
     email: bool,
-    storage: watch::Receiver<bool>,
+    storage: crate::storage_watch::StorageWatch,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     // On Postgres, storage that is down answers every call at once; on
     // SQLite a failed probe is a full disk, and reads go on.
-    let gate =
-        gate::GateLayer::new(engine.storage_down_refuses_every_call().then(|| storage.clone()));
+    let gate = gate::GateLayer::new(
+        engine.storage_down_refuses_every_call().then(|| storage.available.clone()),
+        storage.clone(),
+    );
     // "liveness" answers while the process does, whatever its storage
     // says: what an orchestrator's liveness probe asks, so that a database
     // outage does not restart every core.
     health_reporter.set_service_status(LIVENESS, tonic_health::ServingStatus::Serving).await;
-    let following = tokio::spawn(follow_storage(health_reporter.clone(), storage));
+    let following = tokio::spawn(follow_storage(health_reporter.clone(), storage.available));
     // Told to stop, core says NOT_SERVING at once and tonic closes the
     // port, so that callers go elsewhere; the calls in flight then have
     // CALLS_GRACE to finish (their connections are sent GOAWAY), and

@@ -1,7 +1,9 @@
-//! Owns whether core's storage can be reached and written right now. A
-//! probe writes one row every second; core's gRPC health follows the
-//! answer, so `/up` says 503 while Postgres is down or the disk is full and
-//! 200 again once it recovers, with no restart. What a failed statement
+//! Owns whether core's storage can be reached and written right now: the
+//! liveness row written (`Store::probe`), and a connection of its own
+//! opened past the pool (`Store::answers`). Core's probe (`storage_watch`)
+//! asks both, and its gRPC health follows the answer, so `/up` says 503
+//! while Postgres is down or the disk is full and 200 again once it
+//! recovers, with no restart. What a failed statement
 //! means (storage gone, or a bug) is decided here too, so that the gRPC
 //! edge answers UNAVAILABLE, not INTERNAL, when a retry will help.
 
@@ -10,8 +12,6 @@ use std::time::Duration;
 
 use super::{Store, StoreError};
 
-/// How often the probe writes.
-pub const PROBE_EVERY: Duration = Duration::from_secs(1);
 /// How long one probe may take; a probe that takes longer counts as failed.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Free space below which a SQLite database's disk counts as full: a small
@@ -40,6 +40,30 @@ impl Store {
             Ok(())
         };
         tokio::time::timeout(PROBE_TIMEOUT, write).await.unwrap_or(Err(StoreError::TimedOut))
+    }
+}
+
+/// How long a connection of its own may take to open, for
+/// [`Store::answers`].
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
+
+impl Store {
+    /// Opens and closes a connection of its own, past the pool: a server
+    /// that is down or restarting refuses it at once (or its name no longer
+    /// resolves), where the pool would keep trying until its acquire
+    /// timeout and then say only that it timed out. A SQLite file always
+    /// answers.
+    pub async fn answers(&self) -> Result<(), StoreError> {
+        if !self.backend.is_a_server() {
+            return Ok(());
+        }
+        let open = async {
+            let connection = <sqlx::AnyConnection as sqlx::Connection>::connect_with(&self.options)
+                .await
+                .map_err(StoreError::Connect)?;
+            sqlx::Connection::close(connection).await.map_err(StoreError::Connect)
+        };
+        tokio::time::timeout(ANSWER_TIMEOUT, open).await.unwrap_or(Err(StoreError::TimedOut))
     }
 }
 

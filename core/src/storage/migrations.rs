@@ -42,6 +42,7 @@ migrations![
     "20261206000014_ids_never_reused",
     "20261207000015_refresh_grace",
     "20261208000016_push",
+    "20261209000017_zone_chosen",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -37,7 +37,6 @@ mod wal;
 
 pub use backend::Backend;
 pub(crate) use backend::Placeholders;
-pub use health::PROBE_EVERY;
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -51,6 +51,7 @@ impl UserRecord {
             id: row.try_get("id")?,
             login: Login::from_stored(row.try_get("login")?),
             zone: parse_zone(row.try_get("tz")?)?,
+            zone_chosen: row.try_get::<i64, _>("tz_chosen")? != 0,
             quiet: QuietHours {
                 start: parse_clock(row.try_get("quiet_start")?)?,
                 end: parse_clock(row.try_get("quiet_end")?)?,

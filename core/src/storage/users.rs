@@ -11,7 +11,8 @@ use crate::domain::fields::Login;
 use crate::domain::profile::{Locale, format_clock_time};
 use crate::domain::user::{UserRecord, UserSummary};
 
-const SELECT_USER: &str = "SELECT id, login, tz, quiet_start, quiet_end, locale FROM users";
+const SELECT_USER: &str =
+    "SELECT id, login, tz, tz_chosen, quiet_start, quiet_end, locale FROM users";
 
 /// Finds a user by login, creating them with the default settings on first
 /// sight: a source may push for someone who has never opened the inbox.
@@ -105,18 +106,19 @@ pub(crate) async fn user_by_id(
 pub(crate) async fn save_profile(
     connection: &mut AnyConnection,
     user_id: i64,
-    zone: Tz,
+    (zone, zone_chosen): (Tz, bool),
     quiet: QuietHours,
     locale: Locale,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE users SET tz = $2, quiet_start = $3, quiet_end = $4, locale = $5, updated_at = $6 WHERE id = $1")
+    sqlx::query("UPDATE users SET tz = $2, tz_chosen = $7, quiet_start = $3, quiet_end = $4, locale = $5, updated_at = $6 WHERE id = $1")
         .bind(user_id)
         .bind(zone.name())
         .bind(format_clock_time(quiet.start))
         .bind(format_clock_time(quiet.end))
         .bind(locale.as_str())
         .bind(millis(now))
+        .bind(i64::from(zone_chosen))
         .execute(&mut *connection)
         .await?;
     Ok(())
@@ -143,7 +145,7 @@ pub(crate) async fn user_by_agent_token(
 /// index, so it costs what needs attention, not what is stored.
 pub(super) fn agent_token_query() -> &'static str {
     with_states!(
-        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, t.last_used_at, \
+        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, t.last_used_at, \
          {attention_count} AS attention \
          FROM agent_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1"
     )
@@ -222,7 +224,7 @@ pub(crate) async fn agent_token_status(
 impl Store {
     pub(crate) async fn list_users(&self) -> Result<Vec<UserSummary>, StoreError> {
         let rows = sqlx::query(with_states!(
-            "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, u.created_at, \
+            "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, u.created_at, \
              (SELECT COUNT(*) FROM agent_tokens t WHERE t.user_id = u.id) AS tokens, \
              (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.state IN ({active})) AS active_events \
              FROM users u ORDER BY u.login"
@@ -290,7 +292,7 @@ pub(crate) async fn user_by_calendar_feed(
     token_hash: &str,
 ) -> Result<Option<UserRecord>, StoreError> {
     let row = sqlx::query(
-        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale FROM calendar_feeds f JOIN users u ON u.id = f.user_id WHERE f.token_hash = $1",
+        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale FROM calendar_feeds f JOIN users u ON u.id = f.user_id WHERE f.token_hash = $1",
     )
     .bind(token_hash)
     .fetch_optional(&mut *connection)

@@ -1129,6 +1129,51 @@ async fn new_people_start_in_the_default_language(backend: Backend) {
     core.stop().await;
 }
 
+/// A person's zone is the deployment's default until they choose one, the
+/// default included: the web inbox and the agent's view offer theirs only
+/// while it is. Seen through the gateway's credential and an agent token.
+async fn the_zone_is_the_default_until_the_person_chooses_one(backend: Backend) {
+    let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
+        config.default_zone = chrono_tz::Europe::Berlin;
+    })
+    .await;
+    let mut inbox = core.inbox_as("anna");
+    let profile = inbox.get_profile(GetProfileRequest {}).await.unwrap().into_inner();
+    assert_eq!((profile.tz.as_str(), profile.tz_is_default), ("Europe/Berlin", true));
+    let token = agent_token(&core, "anna").await;
+    let seen = core.agent(&token).get_profile(GetProfileRequest {}).await.unwrap().into_inner();
+    assert!(seen.tz_is_default, "an agent's call says it too");
+    // Another setting leaves the zone as it was: still the default.
+    let quiet = UpdateProfileRequest { quiet_start: Some("23:00".into()), ..Default::default() };
+    assert!(inbox.update_profile(quiet).await.unwrap().into_inner().tz_is_default);
+    // Keeping the default is a choice.
+    let keep = UpdateProfileRequest { tz: Some("Europe/Berlin".into()), ..Default::default() };
+    let kept = inbox.update_profile(keep).await.unwrap().into_inner();
+    assert_eq!((kept.tz.as_str(), kept.tz_is_default), ("Europe/Berlin", false));
+    assert!(
+        !core
+            .agent(&token)
+            .get_profile(GetProfileRequest {})
+            .await
+            .unwrap()
+            .get_ref()
+            .tz_is_default
+    );
+    // So is another zone, through the agent.
+    let mut boris = core.inbox_as("boris");
+    assert!(boris.get_profile(GetProfileRequest {}).await.unwrap().get_ref().tz_is_default);
+    let tokyo = UpdateProfileRequest { tz: Some("Asia/Tokyo".into()), ..Default::default() };
+    let moved = core.agent(&agent_token(&core, "boris").await).update_profile(tokyo).await.unwrap();
+    assert!(!moved.get_ref().tz_is_default);
+    assert!(!boris.get_profile(GetProfileRequest {}).await.unwrap().get_ref().tz_is_default);
+    core.stop().await;
+}
+
+async fn agent_token(core: &TestCore, login: &str) -> String {
+    let issued = core.admin().issue_agent_token(UserLogin { login: login.into() }).await;
+    issued.unwrap().into_inner().token
+}
+
 async fn done_and_delete_can_be_undone(backend: Backend) {
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
     let mut inbox = core.inbox_as("anna");
@@ -1320,6 +1365,7 @@ async fn a_rotated_or_deleted_source_token_stops_on_every_core(backend: Backend)
 }
 
 hado_core::on_both_backends!(
+    the_zone_is_the_default_until_the_person_chooses_one,
     a_rotated_or_deleted_source_token_stops_on_every_core,
     a_create_sent_twice_with_one_key_makes_one_event,
     done_and_delete_can_be_undone,

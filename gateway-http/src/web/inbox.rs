@@ -10,6 +10,7 @@
 //! does the filtering and the counting.
 
 use super::finder::{Finder, ListQuery};
+use super::nav;
 use super::said::{self, Heard};
 use super::*;
 
@@ -301,7 +302,7 @@ pub(crate) async fn inbox_page(
     let groups = Groups::new(&view.groups, &viewer, words);
     let heard = said::heard(&state.said_key, &person.login, &headers);
     let feedback = heard.map(|heard| feedback(heard, &viewer, words));
-    let nav = Some(Nav { current: "inbox", attention: viewer.profile.attention as usize });
+    let nav = nav::bar("inbox", &viewer.profile, person.here.as_deref());
     let listed = view.groups.iter().flat_map(|group| &group.events);
     let finder = Finder::new(words, "/", &query.list, true, listed);
     let page = InboxPage { words, nav, groups, summaries, cut, shown, folded, feedback, finder };
@@ -329,7 +330,7 @@ pub(crate) async fn archive_page(
     let mut view = person.reply(&state, reply).await?;
     let (viewer, words) = viewer_of(&mut view);
     let cards = view.archive.iter().map(|event| Card::new(event, &viewer, words)).collect();
-    let nav = Some(Nav { current: "archive", attention: viewer.profile.attention as usize });
+    let nav = nav::bar("archive", &viewer.profile, person.here.as_deref());
     let finder = Finder::new(words, "/archive", &query, false, &view.archive);
     Ok(render(StatusCode::OK, ArchivePage { words, nav, cards, finder }))
 }

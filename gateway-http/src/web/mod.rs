@@ -10,8 +10,9 @@
 //! Add page and its one-line quick add), `said` (what the inbox says after
 //! an answer), `settings`,
 //! `confirm` (the confirmation pages), `authorize` (letting an app sign
-//! in) and `links` (action links); `session` is who a page is for; this
-//! file holds what they share: rendering, the failure pages, the cross-site
+//! in), `links` (action links) and `nav` (what tops every page); `session`
+//! is who a page is for; this file holds what they share: rendering, the
+//! failure pages, the cross-site
 //! guard and the static files.
 
 mod answers;
@@ -24,6 +25,7 @@ mod events;
 mod finder;
 mod inbox;
 mod links;
+mod nav;
 mod quick;
 pub(crate) mod said;
 mod session;
@@ -51,7 +53,7 @@ pub(crate) use inbox::{archive_page, inbox_page};
 pub(crate) use links::{link_page, use_link};
 pub(crate) use quick::{new_page, read_line};
 pub(crate) use settings::{
-    disconnect_app, issue_agent_token, revoke_agent_token, save_settings, settings_page,
+    disconnect_app, issue_agent_token, revoke_agent_token, save_settings, save_zone, settings_page,
 };
 
 use std::collections::HashMap;
@@ -74,16 +76,11 @@ use hado_proto::v1::EventState;
 
 use crate::error::ApiError;
 use crate::state::AppState;
+use nav::Nav;
 use said::{Said, redirect_saying};
 pub(crate) use session::{Person, Session};
 use view::{Card, Groups, Viewer};
 use words::Words;
-
-/// The navigation bar: where the person is, and how many events need them.
-pub(crate) struct Nav {
-    pub current: &'static str,
-    pub attention: usize,
-}
 
 #[derive(Template)]
 #[template(path = "message.html")]
@@ -129,7 +126,7 @@ pub(crate) async fn not_found(State(state): State<AppState>, request: Request) -
         return crate::error::ApiError::new(StatusCode::NOT_FOUND, "no such page").into_response();
     }
     let session = match peer {
-        Some(peer) => Session::start(&state, peer, headers).await.ok(),
+        Some(peer) => Session::start(&state, peer, headers, None).await.ok(),
         None => None,
     };
     match session {

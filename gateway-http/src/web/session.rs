@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 
 use hado_gateway::client::Failure;
@@ -15,7 +15,7 @@ use hado_proto::v1;
 
 use super::view::Viewer;
 use super::words::{self, Words};
-use super::{Nav, call, failure_page, message};
+use super::{call, failure_page, message};
 use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::state::{AppState, Inbox};
 
@@ -24,6 +24,8 @@ use crate::state::{AppState, Inbox};
 /// archive) and the answers' forms start from.
 pub(crate) struct Person {
     pub login: String,
+    /// The page asked for, when it was asked for with GET.
+    pub here: Option<String>,
     pub inbox: Inbox,
 }
 
@@ -39,7 +41,12 @@ impl FromRequestParts<AppState> for Person {
         let peer = peer.ok_or_else(|| {
             message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", "")
         })?;
-        Person::start(state, peer, &parts.headers).await
+        // A page comes back to where it was asked for; a page a form's post
+        // shows comes back to the inbox.
+        let here = (parts.method == Method::GET)
+            .then(|| parts.uri.path_and_query().map(|path| path.as_str().to_owned()))
+            .flatten();
+        Person::start(state, peer, &parts.headers, here).await
     }
 }
 
@@ -48,6 +55,7 @@ impl Person {
         state: &AppState,
         peer: SocketAddr,
         headers: &HeaderMap,
+        here: Option<String>,
     ) -> Result<Self, Response> {
         let InboxUser(login) =
             inbox_user(state, peer, headers).map_err(|refusal| match refusal {
@@ -66,7 +74,7 @@ impl Person {
             })?;
         let inbox =
             state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
-        Ok(Self { login, inbox })
+        Ok(Self { login, here, inbox })
     }
 
     /// Core's reply to one of the person's calls, or the page that says
@@ -97,6 +105,8 @@ impl Person {
 /// The signed-in person of a page, with their profile and an Inbox client.
 pub(crate) struct Session {
     pub login: String,
+    /// The page asked for, when it was asked for with GET.
+    pub here: Option<String>,
     pub viewer: Viewer,
     pub words: &'static Words,
     pub inbox: Inbox,
@@ -118,29 +128,25 @@ impl FromRequestParts<AppState> for Session {
 impl Session {
     /// The person's session: their profile asked of core.
     async fn of(state: &AppState, person: Person) -> Result<Self, Response> {
-        let Person { login, mut inbox } = person;
+        let Person { login, here, mut inbox } = person;
         let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
         let words = words::for_locale(&profile.locale);
-        Ok(Self { login, viewer: Viewer::new(profile), words, inbox })
+        Ok(Self { login, here, viewer: Viewer::new(profile), words, inbox })
     }
 
     pub(super) async fn start(
         state: &AppState,
         peer: SocketAddr,
         headers: &HeaderMap,
+        here: Option<String>,
     ) -> Result<Self, Response> {
-        Self::of(state, Person::start(state, peer, headers).await?).await
+        Self::of(state, Person::start(state, peer, headers, here).await?).await
     }
 
     /// An instant from core in the person's words and zone ("yesterday,
     /// 14:05"), or nothing when there is none.
     pub(super) fn when(&self, instant: Option<&prost_types::Timestamp>) -> String {
         self.viewer.when(self.words, instant).unwrap_or_default()
-    }
-
-    /// The navigation bar, with core's count of the events that need attention.
-    pub(super) fn nav(&self, current: &'static str) -> Option<Nav> {
-        Some(Nav { current, attention: self.viewer.profile.attention as usize })
     }
 
     /// The person's event `id`, or the page that says why it cannot be shown.

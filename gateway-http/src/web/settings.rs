@@ -50,7 +50,7 @@ impl SettingsForm {
     pub(super) fn from_profile(profile: &v1::Profile) -> Self {
         Self {
             tz: profile.tz.clone(),
-            tz_is_default: profile.tz == "UTC",
+            tz_is_default: profile.tz_is_default,
             quiet_start: profile.quiet_start.clone(),
             quiet_end: profile.quiet_end.clone(),
             locale: profile.locale.clone(),
@@ -304,6 +304,45 @@ pub(crate) async fn save_settings(
     }
 }
 
+/// `POST /settings/zone`: the answer to the offer every page makes while
+/// the person's zone is the deployment's default: the browser's zone, or
+/// the default kept, either of them the person's choice from then on. Back
+/// to the page the offer was on (only a path of this site).
+pub(crate) async fn save_zone(
+    State(state): State<AppState>,
+    mut session: Session,
+    Form(input): Form<HashMap<String, String>>,
+) -> Result<Response, Response> {
+    let tz = input.get("tz").map(|zone| zone.trim().to_owned()).filter(|zone| !zone.is_empty());
+    let Some(tz) = tz else {
+        return Ok(Redirect::to("/settings").into_response());
+    };
+    let request = v1::UpdateProfileRequest { tz: Some(tz), ..Default::default() };
+    let kept = [Code::InvalidArgument];
+    match call_keeping(&state, session.words, &kept, session.inbox.update_profile(request)).await? {
+        Ok(_) => Ok(Redirect::to(local_path(input.get("back"))).into_response()),
+        // A zone core does not know: Settings, to pick one.
+        Err(_) => Ok(Redirect::to("/settings").into_response()),
+    }
+}
+
+/// `back` when it is a path on this site, otherwise the inbox: never
+/// another site (`//host`, `/\host`, a scheme), never a control character.
+fn local_path(back: Option<&String>) -> &str {
+    match back.map(String::as_str) {
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && !path.starts_with("/\\")
+                && path.len() <= 2048
+                && !path.chars().any(|c| c.is_control() || c == '\\') =>
+        {
+            path
+        }
+        _ => "/",
+    }
+}
+
 pub(crate) async fn issue_agent_token(
     State(state): State<AppState>,
     mut session: Session,
@@ -331,4 +370,29 @@ pub(crate) async fn revoke_agent_token(
     let request = v1::RevokeMyAgentTokenRequest {};
     call(&state, session.words, session.inbox.revoke_agent_token(request)).await?;
     Ok(Redirect::to("/settings#agent").into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_path;
+
+    #[test]
+    fn the_zone_offer_comes_back_only_to_a_page_of_this_site() {
+        let cases = [
+            (Some("/archive?q=visa"), "/archive?q=visa"),
+            (Some("/"), "/"),
+            (None, "/"),
+            (Some(""), "/"),
+            (Some("//evil.example/"), "/"),
+            (Some("/\\evil.example/"), "/"),
+            (Some("https://evil.example/"), "/"),
+            (Some("javascript:alert(1)"), "/"),
+            (Some("/a\r\nSet-Cookie: x=1"), "/"),
+            (Some("/a\\b"), "/"),
+        ];
+        for (back, expected) in cases {
+            let back = back.map(str::to_owned);
+            assert_eq!(local_path(back.as_ref()), expected, "{back:?}");
+        }
+    }
 }

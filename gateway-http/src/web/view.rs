@@ -2,12 +2,13 @@
 //! event (its due moment in words, its buttons) and the person's "today".
 //! Presentation only: states, labels and defaults all come from core.
 
-use chrono::{NaiveDate, NaiveTime, Utc};
+use chrono::{NaiveDate, Utc};
 use chrono_tz::Tz;
 use prost_types::Timestamp;
 
 use hado_proto::convert;
 use hado_proto::v1::{self, EventState};
+use hado_views::due::due_parts;
 
 use super::words::Words;
 
@@ -63,39 +64,6 @@ pub(crate) struct Card {
     pub needs_attention: bool,
 }
 
-/// The due day and time of an event in its person's zone, from the parts
-/// core sends: as written for a date or a local time, `due_instant` in the
-/// zone for a fixed instant.
-pub(crate) fn due_parts(event: &v1::Event, zone: Tz) -> Option<(NaiveDate, Option<NaiveTime>)> {
-    if !event.due_offset.is_empty() {
-        let instant = convert::instant(event.due_instant.as_ref()?)?.with_timezone(&zone);
-        return Some((instant.date_naive(), Some(instant.time())));
-    }
-    let day = event.due_date.parse().ok()?;
-    if event.due_time.is_empty() {
-        return Some((day, None));
-    }
-    let time = NaiveTime::parse_from_str(&event.due_time, "%H:%M")
-        .or_else(|_| NaiveTime::parse_from_str(&event.due_time, "%H:%M:%S"))
-        .ok()?;
-    Some((day, Some(time)))
-}
-
-/// A fixed instant's own wall time, "10:00 (+09:00)", when the person's
-/// clock reads it differently; `None` when it reads the same, or for a date
-/// or a local time.
-fn own_wall_time(event: &v1::Event, zone: Tz) -> Option<String> {
-    if event.due_offset.is_empty() || event.due_time.is_empty() {
-        return None;
-    }
-    let (date, time) = due_parts(event, zone)?;
-    let written = time.map(|time| time.format("%H:%M").to_string());
-    let same = date.format("%Y-%m-%d").to_string() == event.due_date
-        && written.as_deref() == event.due_time.get(..5);
-    let offset = if event.due_offset == "Z" { "UTC" } else { event.due_offset.as_str() };
-    (!same).then(|| format!("{} ({offset})", event.due_time.get(..5).unwrap_or(&event.due_time)))
-}
-
 impl Card {
     /// Whether the card has buttons to post (Done and Remember while open,
     /// Reopen once closed): its actions are then one form, not a `div`.
@@ -106,24 +74,7 @@ impl Card {
     pub(crate) fn new(event: &v1::Event, viewer: &Viewer, words: &Words) -> Self {
         let state = event.state();
         let closed = state.is_closed() || state == EventState::Withdrawn;
-        let when = match due_parts(event, viewer.zone) {
-            Some((date, time)) if closed => words.due_on(viewer.today, date, time),
-            Some((date, time)) => {
-                words.due_in_words(viewer.today, date, time, state == EventState::Overdue)
-            }
-            None => event.due_at.clone(),
-        };
-        // A moment fixed elsewhere reads in its own clock and in the person's:
-        // "in 3 days, Sat 5 Dec 10:00 (+09:00) · 02:00 your time".
-        let when = match (own_wall_time(event, viewer.zone), due_parts(event, viewer.zone)) {
-            (Some(own), Some((date, Some(local)))) if !closed => format!(
-                "{} {own} · {} {}",
-                words.due_in_words(viewer.today, date, None, state == EventState::Overdue),
-                local.format("%H:%M"),
-                words.your_time
-            ),
-            _ => when,
-        };
+        let when = hado_views::due::due_in_words(event, viewer.zone, viewer.today, words);
         Self {
             id: event.id,
             title: event.title.clone(),

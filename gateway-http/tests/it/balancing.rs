@@ -101,3 +101,27 @@ async fn calls_spread_over_every_core_a_name_resolves_to_as_cores_join_and_leave
         test_core.stop().await;
     }
 }
+
+/// A core that took the connection but never answers (frozen, cut off, or
+/// one that listened before it could serve): a call that went to it is
+/// repeated on another core within seconds, once its connection answers no
+/// ping, not after the whole call timeout of 15 s.
+#[tokio::test]
+async fn a_core_that_takes_connections_but_never_answers_costs_seconds_not_the_call_timeout() {
+    let core = TestCore::start(&Backend::Sqlite, NOW).await;
+    // The kernel completes connections to a listener nobody accepts from.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addresses = vec![silent.local_addr().unwrap(), core.addr];
+    let resolve: Resolve = Arc::new(move |_, _| {
+        let found = addresses.clone();
+        Box::pin(async move { Ok(found) })
+    });
+    let balanced =
+        Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+    let started = std::time::Instant::now();
+    calls_as(&balanced, "anna", 4).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(8), "four calls took {took:?}");
+    assert!(has_seen(&core, "anna").await);
+    drop(silent);
+}

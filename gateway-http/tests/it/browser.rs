@@ -3,9 +3,11 @@
 //! `tests/browser/inbox.py`, then the everyday flows in every width,
 //! language and with JavaScript on and off through `tests/browser/flows.py`,
 //! with axe-core auditing every step, and a real week's inbox at a glance
-//! through `tests/browser/glance.py`. Screenshots of each step are kept in
-//! `target/test-artifacts/browser/<backend>/` (the flows in `flows/`), and
-//! the glance's in `target/test-artifacts/browser/glance/`.
+//! through `tests/browser/glance.py`, and the offer to set the time zone
+//! through `tests/browser/zone.py`. Screenshots of each step are kept in
+//! `target/test-artifacts/browser/<backend>/` (the flows in `flows/`), the
+//! glance's in `target/test-artifacts/browser/glance/` and the offer's in
+//! `target/test-artifacts/browser/zone/`.
 
 use crate::common;
 
@@ -18,6 +20,7 @@ use hado_proto::v1;
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/inbox.py");
 const FLOWS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/flows.py");
 const GLANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/glance.py");
+const ZONE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/zone.py");
 
 fn browser_available(test: &str) -> bool {
     let found = Path::new("/usr/bin/chromium").exists()
@@ -187,6 +190,59 @@ async fn a_full_inbox_reads_at_a_glance() {
         shots.display()
     );
     gateway.stop().await;
+    core.stop().await;
+}
+
+/// Every page offers to set the time zone while a person's zone is still
+/// the deployment's default (`tests/browser/zone.py`): one press with
+/// JavaScript (the browser's zone) and without it (keeping the default),
+/// and nothing once answered. Core's part runs on both backends in its own
+/// tests; the pages do not depend on the backend, so this runs on SQLite.
+#[tokio::test]
+async fn every_page_offers_the_browsers_time_zone_until_it_is_answered() {
+    if !browser_available("the time-zone offer browser test") {
+        return;
+    }
+    let core = TestCore::start_configured(&Backend::Sqlite, "2026-12-11T09:00:00Z", |config| {
+        config.default_zone = chrono_tz::UTC;
+    })
+    .await;
+    let mut gateways = Vec::new();
+    for login in ["anna", "boris", "carla"] {
+        let mut config = common::config(&core);
+        config.local_user = Some(login.into());
+        gateways.push(Gateway::start(config).await);
+    }
+    let shots = artifacts(&Backend::Sqlite).with_file_name("zone");
+    let _ = std::fs::remove_dir_all(&shots);
+    let output = tokio::process::Command::new("python3")
+        .arg(ZONE)
+        .args(gateways.iter().map(|gateway| gateway.base.as_str()))
+        .arg(&shots)
+        .output()
+        .await
+        .expect("python3 runs");
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success() && report.contains("all as expected"),
+        "the time-zone offer scenario failed (screenshots in {}):\n{report}",
+        shots.display()
+    );
+    // Core holds each answer: a zone chosen, the default kept, no answer.
+    for (login, zone, still_default) in
+        [("anna", "America/New_York", false), ("boris", "UTC", false), ("carla", "UTC", true)]
+    {
+        let profile = core.inbox_as(login).get_profile(v1::GetProfileRequest {}).await.unwrap();
+        let profile = profile.into_inner();
+        assert_eq!((profile.tz.as_str(), profile.tz_is_default), (zone, still_default), "{login}");
+    }
+    for gateway in gateways {
+        gateway.stop().await;
+    }
     core.stop().await;
 }
 

@@ -1565,8 +1565,63 @@ async fn the_inbox_leads_with_what_is_late_and_counts_each_group(backend: Backen
     stack.stop().await;
 }
 
+/// The offer to set the time zone, as a page without JavaScript makes it
+/// and as an attacker would use its form: it sits on every page while the
+/// zone is the deployment's default; its answer comes back only to a page
+/// of this site; a zone core does not know changes nothing; another site's
+/// form is refused.
+async fn the_time_zone_offer_answers_once_and_only_for_this_site(backend: Backend) {
+    let stack = Stack::start_configured(&backend, "2026-12-11T09:00:00Z", |config| {
+        config.default_zone = chrono_tz::UTC;
+    })
+    .await;
+    for page in ["/", "/archive", "/new", "/settings"] {
+        let (_, html) = stack.get(page).await;
+        assert!(
+            html.contains(r#"<form method="post" action="/settings/zone" data-zone="UTC""#),
+            "{page}: {html}"
+        );
+        assert!(
+            html.contains(&format!(r#"name="back" value="{page}""#)),
+            "{page} comes back to itself"
+        );
+    }
+    // Another site's form, a zone core does not know, and a way to another
+    // site: none changes the zone or leaves this site.
+    let response = stack
+        .client
+        .post(format!("{}/settings/zone", stack.base))
+        .header("sec-fetch-site", "cross-site")
+        .form(&[("tz", "Asia/Tokyo"), ("back", "/")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let (status, location, _) =
+        stack.post("/settings/zone", &[("tz", "Mars/Olympus"), ("back", "/archive")]).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/settings"));
+    let profile = || async {
+        stack
+            .core
+            .inbox_as("anna")
+            .get_profile(v1::GetProfileRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+    };
+    assert_eq!((profile().await.tz, profile().await.tz_is_default), ("UTC".into(), true));
+    let (status, location, _) =
+        stack.post("/settings/zone", &[("tz", "Asia/Tokyo"), ("back", "//evil.example/")]).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/"));
+    assert_eq!((profile().await.tz, profile().await.tz_is_default), ("Asia/Tokyo".into(), false));
+    // Answered: no page offers it again.
+    assert!(!stack.get("/").await.1.contains("/settings/zone"));
+    stack.stop().await;
+}
+
 hado_core::on_both_backends!(
     the_inbox_leads_with_what_is_late_and_counts_each_group,
+    the_time_zone_offer_answers_once_and_only_for_this_site,
     the_inbox_round_two_without_javascript,
     a_whole_group_is_shown_a_page_at_a_time,
     the_web_inbox_works_without_javascript,

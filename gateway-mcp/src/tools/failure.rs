@@ -82,7 +82,7 @@ pub(crate) fn misfit(tool: &str, arguments: Option<&JsonObject>) -> Option<Strin
         "get_event" | "delete_event" | "mark_done" | "reopen_event" | "restore_reminders" => {
             check::<EventIdArgs>(arguments)
         }
-        "get_profile" => check::<NoArgs>(arguments),
+        "get_profile" | "show_inbox" => check::<NoArgs>(arguments),
         "mark_ack" => check::<MarkAckArgs>(arguments),
         "create_event" => check::<CreateEventArgs>(arguments),
         "update_event" => check::<UpdateEventArgs>(arguments),

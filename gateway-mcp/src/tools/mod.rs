@@ -1,11 +1,13 @@
-//! Owns the eleven MCP tools: each is one call to core's `Inbox` service as
-//! the agent's user, and the gateway decides nothing about events itself.
-//! `instructions` is what the model reads when it connects, `failure` how a
-//! call fails (and arguments that do not fit), `session` the token of a
-//! session without HTTP requests.
+//! Owns the twelve MCP tools: each is one call to core's `Inbox` service as
+//! the agent's user (`show_inbox` reads the inbox's groups together), and
+//! the gateway decides nothing about events itself. `instructions` is what
+//! the model reads when it connects, `failure` how a call fails (and
+//! arguments that do not fit), `session` the token of a session without
+//! HTTP requests, `server` the server's other answers.
 
 mod failure;
 mod instructions;
+mod server;
 mod session;
 
 pub(crate) use failure::ToolFailure;
@@ -16,13 +18,10 @@ use std::future::Future;
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{Json, RoleServer, tool, tool_router};
 
 use hado_proto::errors::McpError;
 use hado_proto::v1;
@@ -35,7 +34,8 @@ use crate::args::{
 use crate::core_link::{self, AgentToken, Core, Failure, Inbox};
 use crate::guard::TokenVerdict;
 use crate::schema::{self, Side};
-use crate::tools::failure::{misfit, with_codes};
+use crate::tools::failure::with_codes;
+use crate::view;
 
 /// The MCP server: one per request over HTTP (cloned from a prototype, so
 /// the tool list is built once, and shared rather than copied: copying its
@@ -120,6 +120,21 @@ impl HadoMcp {
 
 #[tool_router]
 impl HadoMcp {
+    /// Shows the user their inbox in the chat: the open events grouped overdue, today, preparing and scheduled (most urgent first), each with its Done and Remember, and Undo after an answer; where the chat cannot show it, the text lists every event with its id, title, due moment and state. Use it when the user wants to see what is due.
+    #[tool(
+        annotations(title = "Show inbox", read_only_hint = true, open_world_hint = false),
+        meta = view::shows_the_inbox(),
+        output_schema = rmcp::handler::server::tool::schema_for_output::<view::InboxView>()
+    )]
+    async fn show_inbox(
+        &self,
+        Parameters(NoArgs {}): Parameters<NoArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ToolFailure> {
+        let inbox = self.call(&context, view::read_inbox(self.inbox(&context)?)).await?;
+        Ok(view::answer(&inbox))
+    }
+
     /// The user's inbox: active events by due moment, earliest first (so overdue ones lead, then today's), a page of limit (default 100) at a time with next for the rest; or with archive=true the 100 most recently closed ones, latest first. text and source narrow either to what matches.
     /// Each event says its state, its source and whether it is editable.
     #[tool(annotations(title = "List events", read_only_hint = true, open_world_hint = false))]
@@ -211,13 +226,16 @@ impl HadoMcp {
     }
 
     /// Done: the thing is finished and the event closes into the archive. Works on events from any source. A closed event is returned as it is.
-    #[tool(annotations(
-        title = "Mark done",
-        read_only_hint = false,
-        destructive_hint = true,
-        idempotent_hint = true,
-        open_world_hint = false
-    ))]
+    #[tool(
+        annotations(
+            title = "Mark done",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        meta = view::for_the_model_and_the_view()
+    )]
     async fn mark_done(
         &self,
         Parameters(args): Parameters<EventIdArgs>,
@@ -230,13 +248,16 @@ impl HadoMcp {
     }
 
     /// Remember: "I know". The event stays open and its reminders go quiet until the next checkpoint, or until the morning given in until (quiet_until says when; next_reminder_at in get_event when the user hears again). Not the same as done. Works on events from any source; a closed event is returned as it is.
-    #[tool(annotations(
-        title = "Remember",
-        read_only_hint = false,
-        destructive_hint = true,
-        idempotent_hint = true,
-        open_world_hint = false
-    ))]
+    #[tool(
+        annotations(
+            title = "Remember",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        meta = view::for_the_model_and_the_view()
+    )]
     async fn mark_ack(
         &self,
         Parameters(args): Parameters<MarkAckArgs>,
@@ -253,13 +274,16 @@ impl HadoMcp {
     }
 
     /// Undoes Done, and undoes delete_event on the user's own event: the event is open again where its due moment puts it, with its reminders from now. An open event is returned as it is; an expired one stays expired; an event its source withdrew cannot be reopened.
-    #[tool(annotations(
-        title = "Reopen event",
-        read_only_hint = false,
-        destructive_hint = true,
-        idempotent_hint = true,
-        open_world_hint = false
-    ))]
+    #[tool(
+        annotations(
+            title = "Reopen event",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        meta = view::for_the_model_and_the_view()
+    )]
     async fn reopen_event(
         &self,
         Parameters(args): Parameters<EventIdArgs>,
@@ -272,13 +296,16 @@ impl HadoMcp {
     }
 
     /// Undoes Remember (mark_ack): the event's reminders are no longer quieted and it needs attention again at its checkpoints. An event without Remember is returned as it is.
-    #[tool(annotations(
-        title = "Restore reminders",
-        read_only_hint = false,
-        destructive_hint = true,
-        idempotent_hint = true,
-        open_world_hint = false
-    ))]
+    #[tool(
+        annotations(
+            title = "Restore reminders",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        meta = view::for_the_model_and_the_view()
+    )]
     async fn restore_reminders(
         &self,
         Parameters(args): Parameters<EventIdArgs>,
@@ -304,13 +331,16 @@ impl HadoMcp {
     }
 
     /// Changes the user's time zone, quiet hours and language; give any of them. A new zone moves local due times with it.
-    #[tool(annotations(
-        title = "Update profile",
-        read_only_hint = false,
-        destructive_hint = true,
-        idempotent_hint = true,
-        open_world_hint = false
-    ))]
+    #[tool(
+        annotations(
+            title = "Update profile",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        meta = view::for_the_model_and_the_view()
+    )]
     async fn update_profile(
         &self,
         Parameters(args): Parameters<UpdateProfileArgs>,
@@ -322,62 +352,10 @@ impl HadoMcp {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for HadoMcp {
-    /// Dispatches to the tool, counted and timed. Arguments of the wrong
-    /// shape are a tool result with `isError` that names the argument and
-    /// what it takes (MCP 2025-11-25), so the model can correct itself; an
-    /// unknown tool stays a JSON-RPC error.
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        // Only known tool names become metric labels.
-        let tool = if self.tool_router.has_route(request.name.as_ref()) {
-            request.name.to_string()
-        } else {
-            "unknown".to_owned()
-        };
-        let started = std::time::Instant::now();
-        let answer = self.dispatch(request, context).await;
-        let outcome = match &answer {
-            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => "tool_error",
-            Ok(_) => "ok",
-            Err(_) => "protocol_error",
-        };
-        metrics::counter!("hado_mcp_tool_calls_total", "tool" => tool.clone(), "outcome" => outcome).increment(1);
-        metrics::histogram!("hado_mcp_tool_call_duration_seconds", "tool" => tool)
-            .record(started.elapsed().as_secs_f64());
-        answer
-    }
-
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("hado", env!("CARGO_PKG_VERSION")).with_title("Hado"),
-            )
-            .with_instructions(INSTRUCTIONS)
-    }
-}
-
-impl HadoMcp {
-    /// Runs the tool, once its arguments fit it.
-    async fn dispatch(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(problem) = misfit(&request.name, request.arguments.as_ref()) {
-            return ToolFailure::Refused(problem).into_call_tool_result();
-        }
-        self.tool_router.call(ToolCallContext::new(self, request, context)).await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::failure::misfit;
 
     fn tools() -> Vec<rmcp::model::Tool> {
         HadoMcp::portable_tool_router().list_all()
@@ -453,7 +431,9 @@ mod tests {
         for tool in tools() {
             let hints = tool.annotations.clone().unwrap_or_default();
             let expected = match tool.name.as_ref() {
-                "list_events" | "get_event" | "get_profile" => (Some(true), None, None),
+                "list_events" | "get_event" | "get_profile" | "show_inbox" => {
+                    (Some(true), None, None)
+                }
                 "create_event" => (Some(false), Some(false), Some(false)),
                 "update_event" | "delete_event" | "mark_done" | "mark_ack" | "update_profile"
                 | "reopen_event" | "restore_reminders" => (Some(false), Some(true), Some(true)),
@@ -502,7 +482,7 @@ mod tests {
     #[test]
     fn every_argument_of_every_tool_is_described() {
         let tools = tools();
-        assert_eq!(tools.len(), 11);
+        assert_eq!(tools.len(), 12);
         for tool in &tools {
             let schema = serde_json::Value::Object((*tool.input_schema).clone());
             let properties = schema["properties"].as_object().cloned().unwrap_or_default();

@@ -65,7 +65,7 @@ async fn the_inspector_finds_every_schema_portable(backend: Backend) {
     );
     let listed: serde_json::Value =
         serde_json::from_str(&stdout).expect("the Inspector prints the tool list as JSON");
-    assert_eq!(listed["tools"].as_array().map(Vec::len), Some(11), "{stdout}");
+    assert_eq!(listed["tools"].as_array().map(Vec::len), Some(12), "{stdout}");
 
     let _ = shutdown.send(());
     gateway.await.unwrap().unwrap();

@@ -2,8 +2,10 @@
 //! links tonic, sqlx and axum once instead of once per file. Each file is a
 //! module and reads as it did on its own.
 
+mod app_host;
 mod inspector;
 mod mcp;
 mod oauth;
 mod python_sdk;
 mod stdio;
+mod view;

@@ -19,18 +19,18 @@ use hado_core::testing::{Backend, TestCore, source_event};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
 
 /// Core plus gateway-mcp, each on an ephemeral port.
-struct Stack {
-    core: TestCore,
-    url: String,
+pub(crate) struct Stack {
+    pub(crate) core: TestCore,
+    pub(crate) url: String,
     shutdown: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Stack {
-    async fn start(backend: &Backend, calls_per_minute: u32) -> Self {
+    pub(crate) async fn start(backend: &Backend, calls_per_minute: u32) -> Self {
         Self::start_with(backend, |config| config.calls_per_minute = calls_per_minute).await
     }
 
@@ -64,7 +64,7 @@ impl Stack {
         )
     }
 
-    async fn agent_token(&self, login: &str) -> String {
+    pub(crate) async fn agent_token(&self, login: &str) -> String {
         let issued = self
             .core
             .admin()
@@ -74,7 +74,7 @@ impl Stack {
         issued.into_inner().token
     }
 
-    async fn client(&self, token: &str) -> RunningService<RoleClient, ()> {
+    pub(crate) async fn client(&self, token: &str) -> RunningService<RoleClient, ()> {
         let transport = StreamableHttpClientTransport::from_config(
             StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).auth_header(token),
         );
@@ -82,7 +82,7 @@ impl Stack {
     }
 
     /// A raw POST to `/mcp`, for what the guard answers.
-    async fn post(&self, headers: &[(&str, &str)], body: &str) -> reqwest::Response {
+    pub(crate) async fn post(&self, headers: &[(&str, &str)], body: &str) -> reqwest::Response {
         self.try_post(headers, body).await.expect("the gateway answers")
     }
 
@@ -102,7 +102,7 @@ impl Stack {
         request.send().await
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
@@ -111,7 +111,7 @@ impl Stack {
     }
 }
 
-async fn call(
+pub(crate) async fn call(
     client: &RunningService<RoleClient, ()>,
     tool: &'static str,
     arguments: Value,
@@ -195,6 +195,7 @@ async fn every_tool_works_as_the_tokens_user(backend: Backend) {
             "mark_done",
             "reopen_event",
             "restore_reminders",
+            "show_inbox",
             "update_event",
             "update_profile"
         ]

@@ -119,7 +119,7 @@ async fn the_python_sdk_signs_in_refreshes_and_is_stopped_by_disconnect(backend:
             output.status.success(),
             "the SDK's OAuth scenario over {transport} failed:\n{stdout}\n{stderr}"
         );
-        for step in ["signed in:", "tools: 11 listed", "refreshed:", "disconnected:"] {
+        for step in ["signed in:", "tools: 12 listed", "refreshed:", "disconnected:"] {
             assert!(stdout.contains(step), "{transport}: {step} missing from:\n{stdout}");
         }
     }
@@ -796,7 +796,7 @@ async fn two_refreshes_at_once_get_one_pair_that_works(backend: Backend) {
         "one answer for both"
     );
     let access = one["access_token"].as_str().unwrap();
-    assert_eq!(list_tools(&stack, access).await, (StatusCode::OK, 11));
+    assert_eq!(list_tools(&stack, access).await, (StatusCode::OK, 12));
     assert_eq!(connected_apps(&stack).await, 1);
 
     stack.core.clock.advance(chrono::Duration::seconds(6));

@@ -103,7 +103,7 @@ async fn the_python_sdk_runs_the_whole_scenario(backend: Backend) {
             output.status.success(),
             "the SDK scenario over {transport} failed:\n{stdout}\n{stderr}"
         );
-        assert!(stdout.contains(&format!("over {transport}: 11 tools listed; create, list, ack, done and archive all as expected")), "{stdout}");
+        assert!(stdout.contains(&format!("over {transport}: 12 tools listed; create, list, ack, done and archive all as expected")), "{stdout}");
 
         let _ = shutdown.send(());
         gateway.await.unwrap().unwrap();

@@ -12,7 +12,7 @@ use hado_proto::v1;
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_hado-gateway-mcp");
 
-fn gateway(core_url: &str, token: Option<&str>) -> tokio::process::Command {
+pub(crate) fn gateway(core_url: &str, token: Option<&str>) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(GATEWAY);
     command
         .arg("--stdio")
@@ -39,7 +39,7 @@ async fn stdio_serves_the_tokens_user(backend: Backend) {
         ().serve(TokioChildProcess::new(gateway(&core.url(), Some(&token))).unwrap())
             .await
             .expect("the stdio server starts");
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 11);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 12);
     let arguments =
         json!({"title": "Tax return", "due_at": "2027-05-31"}).as_object().cloned().unwrap();
     let created = client

@@ -138,12 +138,12 @@ async def main(mcp_base, web_base, login, transport):
         async with ClientSession(read, write) as session:
             await session.initialize()
             tools = await session.list_tools()
-            check(len(tools.tools) == 11, f"{len(tools.tools)} tools listed")
+            check(len(tools.tools) == 12, f"{len(tools.tools)} tools listed")
             created = await session.call_tool("create_event", {"title": "Renew the visa", "due_at": "2026-12-20"})
             check(not created.is_error, f"create_event failed: {created.content}")
             profile = await session.call_tool("get_profile", {})
             check(profile.structured_content["login"] == login, f"the agent acts as {profile.structured_content}")
-            print(f"tools: 11 listed; create_event and get_profile worked as {login}")
+            print(f"tools: 12 listed; create_event and get_profile worked as {login}")
 
             first = storage.tokens
             check(first.refresh_token and first.expires_in and first.expires_in <= 3600, "the tokens are not short-lived with a refresh token")

@@ -24,6 +24,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 EXPECTED_TOOLS = {
     "list_events", "get_event", "create_event", "update_event", "delete_event",
     "mark_done", "mark_ack", "reopen_event", "restore_reminders", "get_profile", "update_profile",
+    "show_inbox",
 }
 
 
@@ -72,6 +73,11 @@ async def scenario(base, token, transport):
                     check(schema.get("description"), f"{name}.{argument} has no description")
             check(tools["get_event"].annotations.read_only_hint is True, "get_event is not read-only")
             check(tools["delete_event"].annotations.destructive_hint is True, "delete_event is not destructive")
+            # The in-chat view: show_inbox names its ui:// resource, which reads as one HTML document.
+            ui = (tools["show_inbox"].meta or {}).get("ui", {})
+            check(ui.get("resourceUri") == "ui://hado/inbox", f"show_inbox's _meta.ui is {ui}")
+            view = await session.read_resource("ui://hado/inbox")
+            check(len(view.contents) == 1 and view.contents[0].mime_type == "text/html;profile=mcp-app", f"the view reads as {view.contents}")
 
             created = structured(await session.call_tool("create_event", {"title": "Renew passport", "due_at": "2027-03-01"}), "create_event")
             check(created["editable"] is True and created["source"] == "manual", f"created {created}")

@@ -686,6 +686,10 @@ pub struct Profile {
     /// today or overdue and not remembered.
     #[prost(uint32, tag = "7")]
     pub attention: u32,
+    /// The zone is still the deployment's default (HADO_DEFAULT_TZ), which the
+    /// person never chose: a view that knows the device's zone may offer it.
+    #[prost(bool, tag = "8")]
+    pub tz_is_default: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct UpdateProfileRequest {

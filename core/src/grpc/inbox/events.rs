@@ -26,7 +26,7 @@ pub(super) async fn view(
         filter: EventFilter { text: body.text, source: body.source },
     };
     let view = inbox.engine.inbox_view(&caller.user, &ask).await?;
-    Ok(wire::inbox_view(&caller.user, inbox.engine.now(), view))
+    Ok(wire::inbox_view(&caller.user, inbox.engine.now(), inbox.engine.default_zone(), view))
 }
 
 pub(super) async fn list(

@@ -15,7 +15,9 @@ pub(super) async fn get(
     _: v1::GetProfileRequest,
 ) -> Result<v1::Profile, CoreError> {
     Ok(match caller.attention {
-        Some(attention) => wire::profile(&caller.user, inbox.engine.now(), attention),
+        Some(attention) => {
+            wire::profile(&caller.user, inbox.engine.now(), attention, inbox.engine.default_zone())
+        }
         None => crate::grpc::profile(&inbox.engine, &caller.user).await?,
     })
 }

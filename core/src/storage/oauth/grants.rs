@@ -195,7 +195,7 @@ pub(crate) async fn user_by_access_token(
     now: DateTime<Utc>,
 ) -> Result<Option<(UserRecord, i64)>, StoreError> {
     let query = with_states!(
-        "SELECT u.id, u.login, u.tz, u.quiet_start, u.quiet_end, u.locale, \
+        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, \
          {attention_count} AS attention \
          FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id \
          WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2"
