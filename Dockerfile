@@ -27,6 +27,7 @@ RUN for crate in words views runtime gateway core gateway-http gateway-mcp cli; 
  && echo "fn main() {}" > cli/benches/memory.rs \
  && echo "fn main() {}" > cli/benches/floods.rs \
  && echo "fn main() {}" > cli/benches/peaks.rs \
+ && echo "fn main() {}" > cli/benches/pages.rs \
  && cargo build --release --locked -p hado \
  && rm -rf words/src views/src runtime/src gateway/src core/src gateway-http/src gateway-mcp/src cli/src
 

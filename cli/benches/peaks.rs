@@ -2,7 +2,7 @@
 //! SQLite default) for the worst request bodies at each cap and for floods
 //! of legacy event streams: DESIGN's "memory is bounded by bytes". Every
 //! attempt starts a fresh `hado up`, so that each peak (`VmHWM`) is its own.
-//! With `HADO_BENCH_REFERENCE=/path/to/hado` (a release build of another
+//! With `HADO_BENCH_BASE=/path/to/hado` (a release build of another
 //! commit), every attempt runs on that build too, the two in turn, so both
 //! are measured in the same run; `HADO_BENCH_ROUNDS` (default 1) repeats
 //! the whole set; arguments keep only the attempts whose name contains one
@@ -494,7 +494,7 @@ async fn main() {
     hado_core::install_tls_provider();
     let mut builds =
         vec![Build { name: "this build".into(), program: PathBuf::from(common::HADO) }];
-    if let Ok(reference) = std::env::var("HADO_BENCH_REFERENCE") {
+    if let Ok(reference) = std::env::var("HADO_BENCH_BASE") {
         builds.push(Build { name: format!("reference ({reference})"), program: reference.into() });
     }
     let rounds: usize =

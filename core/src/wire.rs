@@ -21,6 +21,7 @@ use crate::domain::state::State;
 use crate::domain::time::format_date;
 use crate::domain::user::UserRecord;
 use crate::domain::violations::Violations;
+use crate::engine::InboxView;
 use crate::error::CoreError;
 use crate::links::LinkAction;
 
@@ -164,6 +165,32 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
 /// long list is not held twice.
 pub(crate) fn events(records: Vec<EventRecord>) -> v1::EventList {
     v1::EventList { events: records.into_iter().map(|record| event(&record)).collect(), next: None }
+}
+
+/// The inbox view: the person's profile with the view's own attention
+/// count, and its groups and archive.
+pub(crate) fn inbox_view(
+    user: &UserRecord,
+    now: DateTime<Utc>,
+    default_zone: Tz,
+    view: InboxView,
+) -> v1::InboxView {
+    let events = |records: Vec<EventRecord>| records.iter().map(event).collect();
+    v1::InboxView {
+        profile: Some(profile(user, now, view.attention, default_zone)),
+        groups: view
+            .groups
+            .into_iter()
+            .map(|group| v1::InboxGroup {
+                state: state(group.state).into(),
+                count: group.count,
+                more: group.more,
+                events: events(group.events),
+                next: group.next,
+            })
+            .collect(),
+        archive: events(view.archive),
+    }
 }
 
 pub(crate) fn profile(

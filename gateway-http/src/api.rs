@@ -227,7 +227,9 @@ pub(crate) async fn list(
         .call(state.ingest(credential).list_events(v1::IngestListRequest { user, refs }))
         .await?;
     let events = crate::lists::one_page(reply.events);
-    Ok(crate::lists::events_json(events, |event, out| {
-        serde_json::to_writer(out, &ClientEvent::from(event))
-    }))
+    Ok(crate::lists::events_json(
+        events,
+        |event, out| serde_json::to_writer(out, &ClientEvent::from(event)),
+        None,
+    ))
 }

@@ -1,8 +1,9 @@
-//! Owns how a list of events goes out as JSON: `{"events":[…]}` written a
-//! couple of hundred events at a time while the body is sent, each turned
-//! into its view only when its turn comes, and read from core a page at a
-//! time. A 10,000-event list is then never held whole: not as core's reply,
-//! not as views, not as one JSON buffer of several megabytes.
+//! Owns how a list of events goes out as JSON: `{"events":[…]}` (and the
+//! cursor of the page that follows, `"next"`) written a couple of hundred
+//! events at a time while the body is sent, each turned into its view only
+//! when its turn comes, and read from core a page at a time. A list of a
+//! thousand events is then never held as views, nor as one JSON buffer of
+//! several hundred kilobytes.
 
 use std::pin::Pin;
 
@@ -27,6 +28,8 @@ pub(crate) fn one_page<E: Send + 'static>(events: Vec<E>) -> Pages<E> {
 struct Writer<E> {
     pages: Pages<E>,
     current: std::vec::IntoIter<E>,
+    /// The cursor written after the list, when more follow it.
+    next: Option<String>,
     opened: bool,
     wrote_one: bool,
     done: bool,
@@ -34,12 +37,13 @@ struct Writer<E> {
 
 /// `{"events": [view of each event, …]}` as a streamed JSON body, reading
 /// the next page of `pages` only when the last one is written out; `write`
-/// serialises one event's view. A page that fails after the reply began
-/// cuts the body short (the client sees an incomplete reply, never a
-/// complete-looking shorter list).
+/// serialises one event's view; with `next`, `"next": next` follows the
+/// list. A page that fails after the reply began cuts the body short (the
+/// client sees an incomplete reply, never a complete-looking shorter list).
 pub(crate) fn events_json<E>(
     pages: Pages<E>,
     write: fn(&E, &mut Vec<u8>) -> serde_json::Result<()>,
+    next: Option<String>,
 ) -> Response
 where
     E: Send + 'static,
@@ -47,6 +51,7 @@ where
     let writer = Writer {
         pages,
         current: Vec::new().into_iter(),
+        next,
         opened: false,
         wrote_one: false,
         done: false,
@@ -80,7 +85,13 @@ where
                         return Some((Err(status), writer));
                     }
                     None => {
-                        piece.extend_from_slice(b"]}");
+                        piece.push(b']');
+                        if let Some(next) = writer.next.take() {
+                            piece.extend_from_slice(br#","next":"#);
+                            // A string always serialises.
+                            serde_json::to_writer(&mut piece, &next).expect("a string serialises");
+                        }
+                        piece.push(b'}');
                         writer.done = true;
                         break;
                     }
@@ -125,16 +136,25 @@ mod tests {
             let numbers: Vec<usize> = (0..count).collect();
             let expected =
                 serde_json::json!({ "events": numbers.iter().map(view).collect::<Vec<_>>() });
-            let streamed: serde_json::Value =
-                serde_json::from_str(&text(events_json(one_page(numbers.clone()), write)).await)
-                    .unwrap();
+            let streamed: serde_json::Value = serde_json::from_str(
+                &text(events_json(one_page(numbers.clone()), write, None)).await,
+            )
+            .unwrap();
             assert_eq!(streamed, expected, "{count} events");
+            // With the next page's cursor after the list.
+            let with_next: serde_json::Value = serde_json::from_str(
+                &text(events_json(one_page(numbers.clone()), write, Some("9.\"7".into()))).await,
+            )
+            .unwrap();
+            let mut expected_next = expected.clone();
+            expected_next["next"] = serde_json::json!("9.\"7");
+            assert_eq!(with_next, expected_next, "{count} events and a cursor");
             // The same list in pages of 150, an empty page among them.
             let mut pages: Vec<Vec<usize>> = numbers.chunks(150).map(<[usize]>::to_vec).collect();
             pages.insert(pages.len() / 2, Vec::new());
             let paged = Box::pin(futures::stream::iter(pages.into_iter().map(Ok)));
             let streamed: serde_json::Value =
-                serde_json::from_str(&text(events_json(paged, write)).await).unwrap();
+                serde_json::from_str(&text(events_json(paged, write, None)).await).unwrap();
             assert_eq!(streamed, expected, "{count} events in pages");
         }
     }

@@ -1,6 +1,7 @@
 //! Owns the inbox's JSON API under `/me`: the signed-in person's profile,
-//! events, archive, actions and agent token. Each request is one
-//! `hado.v1.Inbox` call made with the gateway credential for that person.
+//! events (a page at a time), archive, actions and agent token. Each request
+//! is one `hado.v1.Inbox` call made with the gateway credential for that
+//! person.
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -26,12 +27,35 @@ pub(crate) struct ProfileChange {
     pub locale: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// What `GET /me/events` takes: a group, and a page of it, as gateway-mcp's
+/// `list_events` does. Its schema is the OpenAPI document's parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct StateFilter {
+pub(crate) struct EventsQuery {
+    /// Only active events in this state: overdue, today, preparing or scheduled.
     pub state: Option<String>,
-    /// At most this many, the most urgent first.
+    /// At most this many events, the most urgent first: 1 to 1000, 100 when unset.
+    #[schemars(range(min = 1, max = LARGEST_PAGE))]
     pub limit: Option<u32>,
+    /// Go on just after this place in the list, as a previous reply's `next` gave it.
+    #[schemars(length(max = 200))]
+    pub after: Option<String>,
+}
+
+/// Events a page of `GET /me/events` holds when the request does not say.
+pub(crate) const DEFAULT_PAGE: u32 = 100;
+/// The most a page may hold: a page is one reply from core, held whole by
+/// core and by the gateway.
+pub(crate) const LARGEST_PAGE: u32 = 1000;
+
+/// A page of the person's active events, as `GET /me/events` writes it
+/// (streamed, by `lists::events_json`; this type gives its schema).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct EventPage {
+    pub events: Vec<UserEvent>,
+    /// Set when more events follow this page: pass it as `after` for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 /// A new event of the person's own (`manual`).
@@ -110,89 +134,47 @@ pub(crate) async fn update_profile(
     Ok(axum::Json(Profile::from(&profile)))
 }
 
+/// `GET /me/events`: a page of the person's active events, the most
+/// urgent first, with the cursor of the next when more follow; never every
+/// event at once, however many the person has.
 pub(crate) async fn events(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
-    filter: Result<Query<StateFilter>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::response::Response, ApiError> {
-    let Query(filter) = filter.map_err(|rejection| {
+    let Query(query) = query.map_err(|rejection| {
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text())
     })?;
-    list(
-        &state,
-        &login,
-        v1::ListEventsRequest {
-            state: filter.state,
-            archive: false,
-            limit: filter.limit,
-            after: None,
-            ..Default::default()
-        },
-    )
-    .await
+    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=LARGEST_PAGE).contains(&limit) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("limit {limit} is not from 1 to {LARGEST_PAGE}; ask for the rest with after"),
+        ));
+    }
+    let request = v1::ListEventsRequest {
+        state: query.state,
+        limit: Some(limit),
+        after: query.after,
+        ..Default::default()
+    };
+    let page = state.call(state.inbox(&login)?.list_events(request)).await?;
+    Ok(crate::lists::events_json(crate::lists::one_page(page.events), write_event, page.next))
 }
 
+/// `GET /me/archive`: the archive's latest 100, most recently closed first.
 pub(crate) async fn archive(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
 ) -> Result<axum::response::Response, ApiError> {
-    list(
-        &state,
-        &login,
-        v1::ListEventsRequest {
-            state: None,
-            archive: true,
-            limit: None,
-            after: None,
-            ..Default::default()
-        },
-    )
-    .await
+    let request = v1::ListEventsRequest { archive: true, ..Default::default() };
+    let list = state.call(state.inbox(&login)?.list_events(request)).await?;
+    Ok(crate::lists::events_json(crate::lists::one_page(list.events), write_event, None))
 }
 
-/// The list as `{"events": [UserEvent, …]}` JSON, streamed.
-/// Events read from core at a time for a list asked for whole.
-const PAGE: u32 = 1000;
-
-/// The list as JSON. A list asked for whole is read from core a page at a
-/// time, each page only once the one before is written out, so a long list
-/// never sits whole in the gateway; the first page is read before the reply
-/// starts, so that core's refusal is the reply's status.
-async fn list(
-    state: &AppState,
-    login: &str,
-    request: v1::ListEventsRequest,
-) -> Result<axum::response::Response, ApiError> {
-    let write =
-        |event: &v1::Event, out: &mut Vec<u8>| serde_json::to_writer(out, &UserEvent::from(event));
-    let mut inbox = state.inbox(login)?;
-    if request.archive || request.limit.is_some() {
-        let list = state.call(inbox.list_events(request)).await?;
-        return Ok(crate::lists::events_json(crate::lists::one_page(list.events), write));
-    }
-    let page = move |after: Option<String>| v1::ListEventsRequest {
-        limit: Some(PAGE),
-        after,
-        ..request.clone()
-    };
-    let first = state.call(inbox.list_events(page(None))).await?;
-    let rest = futures::stream::unfold((inbox, first.next), move |(mut inbox, next)| {
-        let request = next.map(|after| page(Some(after)));
-        async move {
-            match inbox.list_events(request?).await {
-                Ok(reply) => {
-                    let reply = reply.into_inner();
-                    Some((Ok(reply.events), (inbox, reply.next)))
-                }
-                Err(status) => Some((Err(status), (inbox, None))),
-            }
-        }
-    });
-    let pages = futures::StreamExt::chain(
-        futures::stream::once(async move { Ok::<_, tonic::Status>(first.events) }),
-        rest,
-    );
-    Ok(crate::lists::events_json(Box::pin(pages), write))
+/// One event as the person's JSON view.
+fn write_event(event: &v1::Event, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    serde_json::to_writer(out, &UserEvent::from(event))
 }
 
 pub(crate) async fn create(

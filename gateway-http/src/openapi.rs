@@ -1,6 +1,7 @@
-//! Owns `/openapi.json`: the OpenAPI 3.1 document of the sources' REST API,
-//! built from the same Rust types the handlers read and write (their JSON
-//! schemas come from `schemars`), so the document cannot drift from the code.
+//! Owns `/openapi.json`: the OpenAPI 3.1 document of the sources' REST API
+//! and the person's own events (`/me/events`: the list, a new one), built from the same
+//! Rust types the handlers read and write (their JSON schemas come from
+//! `schemars`), so the document cannot drift from the code.
 
 use schemars::JsonSchema;
 use schemars::generate::{Contract, SchemaSettings};
@@ -8,6 +9,8 @@ use serde_json::{Map, Value, json};
 
 use crate::api::{ClientEventList, UpsertBody, UpsertReply, WithdrawBody, WithdrawReply};
 use crate::error::ErrorBody;
+use crate::me::{EventPage, EventsQuery, NewEventBody};
+use hado_views::UserEvent;
 
 /// The error statuses every route can answer, with when.
 const COMMON_ERRORS: [(&str, &str); 2] = [
@@ -51,6 +54,35 @@ impl Schemas {
 
     fn reply<T: JsonSchema>(&mut self, description: &str) -> Value {
         json!({ "description": description, "content": { "application/json": { "schema": self.responses.subschema_for::<T>() } } })
+    }
+
+    /// A query's parameters, one a field of `T`, each optional, with the
+    /// field's own schema and words.
+    fn query_parameters<T: JsonSchema>(&mut self) -> Value {
+        let schema = self.requests.root_schema_for::<T>();
+        let properties = schema.get("properties").and_then(Value::as_object).cloned();
+        let parameters: Vec<Value> = properties
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, mut field)| {
+                let description = field
+                    .as_object_mut()
+                    .and_then(|field| field.remove("description"))
+                    .unwrap_or(Value::Null);
+                // A parameter left out is how a query says "none": its
+                // schema is the value's, without JSON's null.
+                if let Some(types) = field.get("type").and_then(Value::as_array) {
+                    let types: Vec<Value> =
+                        types.iter().filter(|kind| *kind != "null").cloned().collect();
+                    field["type"] = match types.as_slice() {
+                        [one] => one.clone(),
+                        _ => Value::Array(types),
+                    };
+                }
+                json!({ "name": name, "in": "query", "required": false, "description": description, "schema": field })
+            })
+            .collect();
+        Value::Array(parameters)
     }
 
     fn errors(&mut self, with_body: bool, responses: &mut Map<String, Value>) {
@@ -102,6 +134,37 @@ pub(crate) fn document() -> Value {
     );
     schemas.errors(false, &mut list_responses);
 
+    let mut person_responses = Map::new();
+    person_responses.insert(
+        "200".into(),
+        schemas.reply::<EventPage>(
+            "A page of the person's active events, the most urgent first, and where the next begins.",
+        ),
+    );
+    for (status, when) in [
+        ("401", "No signed-in person: the sign-in proxy named nobody."),
+        (
+            "422",
+            "A query parameter is unknown or out of range, or `after` is not a previous reply's `next`.",
+        ),
+        ("503", "Core cannot be reached; try again shortly."),
+    ] {
+        person_responses.insert(status.to_owned(), schemas.reply::<ErrorBody>(when));
+    }
+    let person_parameters = schemas.query_parameters::<EventsQuery>();
+
+    let mut create_responses = Map::new();
+    create_responses
+        .insert("201".into(), schemas.reply::<UserEvent>("The new event, as the person reads it."));
+    for (status, when) in BODY_ERRORS.iter().chain(&[
+        ("401", "No signed-in person: the sign-in proxy named nobody."),
+        ("403", "The request came from another site (its Origin or Sec-Fetch-Site says so)."),
+        ("503", "Core cannot be reached; try again shortly."),
+    ]) {
+        create_responses.insert((*status).to_owned(), schemas.reply::<ErrorBody>(when));
+    }
+    let create_body = schemas.request::<NewEventBody>();
+
     let mut components = schemas.requests.take_definitions(true);
     components.extend(schemas.responses.take_definitions(true));
 
@@ -110,7 +173,7 @@ pub(crate) fn document() -> Value {
         "info": {
             "title": "Hado source API",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "How a service pushes dated events into people's Hado inboxes, withdraws them, and reads them back. Every call carries the source's token: `Authorization: Bearer hado_src_…` (`hado source create NAME` prints one).",
+            "description": "How a service pushes dated events into people's Hado inboxes, withdraws them, and reads them back. Every call under /api carries the source's token: `Authorization: Bearer hado_src_…` (`hado source create NAME` prints one). `/me/events` is the signed-in person's own: their list, a page at a time, and a new event of theirs.",
         },
         "security": [{ "sourceToken": [] }],
         "paths": {
@@ -136,6 +199,24 @@ pub(crate) fn document() -> Value {
                     "responses": list_responses,
                 },
             },
+            "/me/events": {
+                "get": {
+                    "operationId": "listMyEvents",
+                    "summary": "Read the signed-in person's active events, a page at a time",
+                    "description": "Active events (overdue, today, preparing, scheduled) in the order of their due moments, at most `limit` of them (100 unless said); `next` says where the following page begins, as `after`. Each page costs what it returns, however many events the person has.",
+                    "security": [{ "signedInPerson": [] }],
+                    "parameters": person_parameters,
+                    "responses": person_responses,
+                },
+                "post": {
+                    "operationId": "createMyEvent",
+                    "summary": "Add an event of the signed-in person's own",
+                    "description": "An event of the person's own (source `manual`), which they may later edit and delete.",
+                    "security": [{ "signedInPerson": [] }],
+                    "requestBody": create_body,
+                    "responses": create_responses,
+                },
+            },
             "/api/events/withdraw": {
                 "post": {
                     "operationId": "withdrawEvents",
@@ -148,7 +229,10 @@ pub(crate) fn document() -> Value {
         },
         "components": {
             "schemas": components,
-            "securitySchemes": { "sourceToken": { "type": "http", "scheme": "bearer", "description": "A source token, hado_src_…" } },
+            "securitySchemes": {
+                "sourceToken": { "type": "http", "scheme": "bearer", "description": "A source token, hado_src_…" },
+                "signedInPerson": { "type": "apiKey", "in": "header", "name": "X-Remote-User", "description": "The person, named by the sign-in proxy in front of Hado (forward_auth) and believed only from an address in HADO_TRUSTED_PROXIES; `hado up`'s local user needs none." },
+            },
         },
     })
 }
@@ -168,5 +252,16 @@ mod tests {
         }
         let event = &schemas["PushedEvent"];
         assert_eq!(event["required"], json!(["user", "ref", "title", "due_at"]));
+        // The person's list: its parameters from the handler's own query
+        // type, its limit from the same constant the handler checks.
+        let parameters = document["paths"]["/me/events"]["get"]["parameters"].as_array().unwrap();
+        let names: Vec<&str> = parameters.iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["after", "limit", "state"]);
+        let limit = &parameters[1];
+        assert_eq!(
+            (&limit["schema"]["minimum"], &limit["schema"]["maximum"]),
+            (&json!(1), &json!(crate::me::LARGEST_PAGE))
+        );
+        assert!(limit["description"].as_str().unwrap().starts_with("At most this many"));
     }
 }

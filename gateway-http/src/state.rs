@@ -20,6 +20,7 @@ use tonic::service::interceptor::InterceptedService;
 
 use crate::config::HttpConfig;
 use crate::error::ApiError;
+use crate::web::said::SaidKey;
 
 /// How long core's word on a source token is trusted before the body of a
 /// request is read (core checks the token again on the call itself).
@@ -60,6 +61,8 @@ pub(crate) struct Shared {
     pub authorize_limit: Arc<PerMinute<String>>,
     /// The request-body bytes held at once, over every request.
     pub bodies: BodyBudget,
+    /// Signs what a form's redirect tells the next page (`web::said`).
+    pub said_key: SaidKey,
 }
 
 impl AppState {
@@ -71,10 +74,11 @@ impl AppState {
         Ok(Self(Arc::new(Shared {
             core: Core::connect_lazy(&config.core_url)?,
             bodies: BodyBudget::new(config.limits.body_budget),
-            config: Arc::new(config),
             known_sources: Arc::new(KnownTokens::new(SOURCE_TOKEN_MEMORY)),
             gateway,
             authorize_limit: Arc::new(PerMinute::new(AUTHORIZE_REQUESTS_PER_MINUTE)),
+            said_key: SaidKey::new(&config.gateway_token.0),
+            config: Arc::new(config),
         })))
     }
 

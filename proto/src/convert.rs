@@ -68,8 +68,9 @@ words!(Outcome {
 words!(LinkAction { Done => "done", Remember => "remember" });
 
 impl EventState {
-    /// The inbox's states, in the order the inbox shows its groups.
-    pub const ACTIVE: [Self; 4] = [Self::Today, Self::Overdue, Self::Preparing, Self::Scheduled];
+    /// The inbox's states, in the order the inbox shows its groups: the
+    /// order of their due moments, so that what is late leads.
+    pub const ACTIVE: [Self; 4] = [Self::Overdue, Self::Today, Self::Preparing, Self::Scheduled];
 
     /// Done or expired: in the archive.
     pub fn is_closed(self) -> bool {

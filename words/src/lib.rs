@@ -369,9 +369,10 @@ impl Words {
 
     /// The inbox's one line about what is overdue: "8 overdue — oldest 12
     /// days", "Просрочено: 8, самое давнее — 12 дней".
-    pub fn overdue_line(&self, count: usize, oldest_days: i64) -> String {
+    /// The count comes as the inbox shows it ("8", "1000+").
+    pub fn overdue_line(&self, count: &str, oldest_days: i64) -> String {
         self.overdue_summary
-            .replace("{count}", &count.to_string())
+            .replace("{count}", count)
             .replace("{age}", &wording::day_count(self.language(), oldest_days.max(1)))
     }
 

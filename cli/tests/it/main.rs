@@ -6,6 +6,7 @@
 mod architecture;
 mod backup;
 mod bare_image;
+mod calls;
 #[path = "../common/mod.rs"]
 mod common;
 mod deploy;

@@ -35,6 +35,10 @@ impl State {
     ];
     pub(crate) const ACTIVE: [State; 4] =
         [State::Scheduled, State::Preparing, State::Today, State::Overdue];
+    /// The active states in the inbox's order, which is the due moment's:
+    /// what is late leads, then what is due today, then the rest.
+    pub(crate) const INBOX: [State; 4] =
+        [State::Overdue, State::Today, State::Preparing, State::Scheduled];
     /// What the archive shows: the events that closed by themselves or by Done.
     /// Whether Reopen brings back an event in this state: a done one, or a
     /// deleted one of the person's own (`own`); a source's withdrawal is the

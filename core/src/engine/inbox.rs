@@ -66,7 +66,8 @@ impl Engine {
                     "after pages active events; the archive is always its latest 100",
                 ));
             }
-            let mut records = self.store.list_archive(user.id).await?;
+            let mut connection = self.store.reader().acquire().await?;
+            let mut records = events::archive(&mut connection, user.id).await?;
             records.retain(|record| matches.admits(record));
             // The archive is its latest 100 at most, and a limit takes fewer.
             if let Some(limit) = limit {
@@ -78,49 +79,19 @@ impl Engine {
         if limit == Some(0) {
             return Ok((Vec::new(), None));
         }
-        if matches.admits_all() {
-            let records = self.store.list_active(user.id, state, after, limit).await?;
-            let cut_short = limit.is_some_and(|limit| records.len() == limit as usize);
-            let next = records
-                .last()
-                .filter(|_| cut_short)
-                .map(|last| events::After::of(last).to_string());
-            return Ok((records, next));
+        // One more than asked, to know whether the list goes on: a page
+        // that ends the list has no `next`.
+        let mut connection = self.store.reader().acquire().await?;
+        let asked = limit.map(|limit| limit.saturating_add(1));
+        let mut records =
+            matching_page(&mut connection, user.id, state, after, asked, &matches).await?;
+        let goes_on = limit.is_some_and(|limit| records.len() > limit as usize);
+        if let Some(limit) = limit {
+            records.truncate(limit as usize);
         }
-        self.search_active(user, state, after, limit, &matches).await
-    }
-
-    /// Up to `limit` active events that `matches` admits, from just after
-    /// `after`: read [`SEARCH_CHUNK`] events at a time, so a search holds
-    /// its matches and one chunk, never the whole inbox.
-    async fn search_active(
-        &self,
-        user: &UserRecord,
-        state: Option<State>,
-        mut after: events::After,
-        limit: Option<u32>,
-        matches: &Matches,
-    ) -> Result<(Vec<EventRecord>, Option<String>), CoreError> {
-        let mut found = Vec::new();
-        loop {
-            let chunk = self.store.list_active(user.id, state, after, Some(SEARCH_CHUNK)).await?;
-            let more = chunk.len() == SEARCH_CHUNK as usize;
-            let Some(last) = chunk.last() else { return Ok((found, None)) };
-            after = events::After::of(last);
-            for record in chunk {
-                if !matches.admits(&record) {
-                    continue;
-                }
-                let cursor = events::After::of(&record);
-                found.push(record);
-                if limit.is_some_and(|limit| found.len() == limit as usize) {
-                    return Ok((found, Some(cursor.to_string())));
-                }
-            }
-            if !more {
-                return Ok((found, None));
-            }
-        }
+        let next =
+            records.last().filter(|_| goes_on).map(|last| events::After::of(last).to_string());
+        Ok((records, next))
     }
 
     /// One of the user's events that is not withdrawn (deleted): what Done,
@@ -166,5 +137,41 @@ impl Engine {
     pub async fn get_event(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         self.own_event_or_deleted(&mut connection, user, id).await
+    }
+}
+
+/// Up to `limit` active events (all without one) that `matches` admits,
+/// from just after `after`, in the inbox's order. Unnarrowed, one query;
+/// narrowed, read [`SEARCH_CHUNK`] events at a time, so a search holds its
+/// matches and one chunk, never the whole inbox.
+pub(super) async fn matching_page(
+    connection: &mut AnyConnection,
+    user_id: i64,
+    state: Option<State>,
+    mut after: events::After,
+    limit: Option<u32>,
+    matches: &Matches,
+) -> Result<Vec<EventRecord>, CoreError> {
+    if matches.admits_all() {
+        return Ok(events::active_page(connection, user_id, state, after, limit).await?);
+    }
+    let mut found = Vec::new();
+    loop {
+        let chunk =
+            events::active_page(connection, user_id, state, after, Some(SEARCH_CHUNK)).await?;
+        let more = chunk.len() == SEARCH_CHUNK as usize;
+        let Some(last) = chunk.last() else { return Ok(found) };
+        after = events::After::of(last);
+        for record in chunk {
+            if matches.admits(&record) {
+                found.push(record);
+                if limit.is_some_and(|limit| found.len() == limit as usize) {
+                    return Ok(found);
+                }
+            }
+        }
+        if !more {
+            return Ok(found);
+        }
     }
 }

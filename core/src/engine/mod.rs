@@ -6,7 +6,8 @@
 //! One `Engine`, its operations in one file per caller: `sources` (with
 //! `upsert_group`, which applies calls arriving together in one
 //! transaction), `inbox`
-//! (what the person and their agent read), `own_events` (their own events),
+//! (what the person and their agent read), `inbox_view` (what an inbox
+//! shows, in one call), `own_events` (their own events),
 //! `answers` (Done, Remember, Reopen), `profile` (their settings), `credentials` (tokens and action links),
 //! `oauth` (agents signing in),
 //! `operator`, `outbox` (channels and deliveries), `email` (addresses and
@@ -21,6 +22,7 @@ mod chats;
 mod credentials;
 mod email;
 mod inbox;
+mod inbox_view;
 mod inputs;
 mod oauth;
 mod oauth_tokens;
@@ -62,6 +64,7 @@ pub(crate) use chats::BUTTON_ID_LENGTH;
 pub use credentials::AgentTokenStatus;
 pub use email::AddedEmail;
 pub(crate) use email::UsedChannelLink;
+pub use inbox_view::{GroupView, InboxAsk, InboxView, PageAsk};
 pub use inputs::{EventFilter, EventPatch, ProfilePatch, RawKey, SourceCaller, SourceItem};
 pub(crate) use oauth::{OAuthFailure, Verdict};
 pub(crate) use oauth_tokens::TokenParams;

@@ -134,8 +134,12 @@ impl Engine {
         Ok(updated)
     }
 
-    /// Deletes (withdraws) the user's own event.
-    pub async fn delete_manual(&self, user: &UserRecord, id: i64) -> Result<i64, CoreError> {
+    /// Deletes (withdraws) the user's own event, and returns it deleted.
+    pub async fn delete_manual(
+        &self,
+        user: &UserRecord,
+        id: i64,
+    ) -> Result<EventRecord, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
         let record = self.own_event(&mut transaction, user, id).await?;
@@ -143,9 +147,10 @@ impl Engine {
             return Err(owned_elsewhere(&record));
         }
         self.withdraw(&mut transaction, &record, now).await?;
+        let deleted = self.own_event_or_deleted(&mut transaction, user, id).await?;
         transaction.commit().await?;
         self.written();
-        Ok(id)
+        Ok(deleted)
     }
 }
 

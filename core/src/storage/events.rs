@@ -1,5 +1,5 @@
-//! Owns the SQL for events: lookups by key and by id, the inbox and archive
-//! lists, writes, and the scheduler's claim of due rows.
+//! Owns the SQL for events: lookups by key and by id, writes (`write`),
+//! what an inbox reads (`lists`), and the scheduler's claim of due rows.
 
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
@@ -12,10 +12,6 @@ use super::{Backend, Placeholders, Store, StoreError};
 use crate::domain::event::{EventSpec, Lifecycle};
 use crate::domain::event_record::EventRecord;
 use crate::domain::reminders::Reminders;
-use crate::domain::state::State;
-
-/// The archive shows at most this many events.
-pub(crate) const ARCHIVE_LIMIT: i64 = 100;
 
 /// An event's unique key: a source's ref and topic for one user.
 #[derive(Clone, Copy, Debug)]
@@ -223,8 +219,10 @@ pub(crate) async fn find_for_user(
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
+mod lists;
 mod write;
 
+pub(crate) use lists::{After, active_page, archive, inbox_counts};
 pub(crate) use write::{
     LifecycleWrite, insert, insert_many, insert_new, save_lifecycle, save_lifecycles, update,
 };
@@ -277,79 +275,7 @@ pub(crate) async fn attention_count(
     Ok(row.try_get("count")?)
 }
 
-/// A place in the inbox's order (due moment, then id), after which a page of
-/// it continues: keyset paging, so each page costs what it returns however
-/// far into the list it starts. Written `<due_ms>.<id>` for clients, who
-/// treat it as opaque.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct After {
-    due_ms: i64,
-    id: i64,
-}
-
-impl After {
-    /// Before every event.
-    pub(crate) const START: Self = Self { due_ms: i64::MIN, id: i64::MIN };
-
-    /// Just after `record`.
-    pub(crate) fn of(record: &EventRecord) -> Self {
-        Self { due_ms: record.due_ms, id: record.id }
-    }
-
-    pub(crate) fn parse(text: &str) -> Option<Self> {
-        let (due_ms, id) = text.split_once('.')?;
-        Some(Self { due_ms: due_ms.parse().ok()?, id: id.parse().ok()? })
-    }
-}
-
-impl std::fmt::Display for After {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(formatter, "{}.{}", self.due_ms, self.id)
-    }
-}
-
 impl Store {
-    /// The user's active events ordered by due moment (then id), optionally
-    /// in one state, from just after `after`, at most `limit` of them.
-    pub(crate) async fn list_active(
-        &self,
-        user_id: i64,
-        state: Option<State>,
-        after: After,
-        limit: Option<u32>,
-    ) -> Result<Vec<EventRecord>, StoreError> {
-        let limit = limit.map_or(i64::MAX, i64::from);
-        let rows = match state {
-            Some(state) => sqlx::query(select_events!(
-                "WHERE e.user_id = $1 AND e.state = $2 AND (e.due_ms > $3 OR (e.due_ms = $3 AND e.id > $4)) ORDER BY e.due_ms, e.id LIMIT $5"
-            ))
-            .bind(user_id)
-            .bind(state.as_str())
-            .bind(after.due_ms)
-            .bind(after.id)
-            .bind(limit)
-            .fetch(self.reader()),
-            None => sqlx::query(with_states!(select_events!(
-                "WHERE e.user_id = $1 AND e.state IN ({active}) AND (e.due_ms > $2 OR (e.due_ms = $2 AND e.id > $3)) ORDER BY e.due_ms, e.id LIMIT $4"
-            )))
-            .bind(user_id)
-            .bind(after.due_ms)
-            .bind(after.id)
-            .bind(limit)
-            .fetch(self.reader()),
-        };
-        decode_all(rows).await
-    }
-
-    /// The archive: done and expired, most recently closed first.
-    pub(crate) async fn list_archive(&self, user_id: i64) -> Result<Vec<EventRecord>, StoreError> {
-        let rows = sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({archived}) ORDER BY e.closed_at DESC, e.id DESC LIMIT $2")))
-            .bind(user_id)
-            .bind(ARCHIVE_LIMIT)
-            .fetch(self.reader());
-        decode_all(rows).await
-    }
-
     /// A source's events for one user, all of them or only the given refs.
     pub(crate) async fn list_for_source(
         &self,

@@ -7,6 +7,7 @@ mod email;
 mod faults;
 mod grpc;
 mod harness;
+mod inbox_view;
 mod oauth;
 mod parsers;
 mod push;

@@ -342,7 +342,7 @@ async fn manual_events_profiles_and_agent_tokens(backend: Backend) {
     assert_eq!(violations.len(), 2);
 
     // Delete is a withdrawal of the user's own event.
-    assert_eq!(engine.delete_manual(&moved, evening.id).await.unwrap(), evening.id);
+    assert_eq!(engine.delete_manual(&moved, evening.id).await.unwrap().id, evening.id);
     assert_eq!(
         engine.get_event(&moved, evening.id).await.unwrap().lifecycle.state,
         State::Withdrawn

@@ -11,6 +11,7 @@
 //! size or the person's rate is refused before core is asked.
 
 use super::*;
+use crate::auth::{InboxUser, inbox_user};
 
 /// The longest query or form an authorization request may have.
 pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024;

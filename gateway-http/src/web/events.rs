@@ -270,7 +270,7 @@ async fn save_event(
         // The inbox says what happened, and after adding offers Undo.
         Ok(event) => {
             let said = if id.is_some() { Said::Saved } else { Said::Added };
-            Ok(redirect_saying(&at_card(&event), said, event.id))
+            Ok(redirect_saying(&state.said_key, &session.login, &at_card(&event), said, &event))
         }
         Err(status) => {
             (form.errors, form.general) = refusal(&state, &status);

@@ -3,14 +3,16 @@
 //! POST-redirect-GET, in English and Russian; and the action-link pages at
 //! `/a/<token>`. Every page is gRPC calls to core as the signed-in person.
 //!
-//! One file per page family: `inbox` (the groups and the archive),
-//! `events` (an event's page, Add and Edit), `answers` (the card buttons),
+//! One file per page family: `inbox` (the groups and the archive, with
+//! `finder`, their search form), `events` (an event's page, Add and Edit),
+//! `answers` (the card buttons),
 //! `quick` (the
 //! Add page and its one-line quick add), `said` (what the inbox says after
 //! an answer), `settings`,
 //! `confirm` (the confirmation pages), `authorize` (letting an app sign
-//! in), `links` (action links) and `nav` (what tops every page); this file
-//! holds what they share: the signed-in session, rendering, the cross-site
+//! in), `links` (action links) and `nav` (what tops every page); `session`
+//! is who a page is for; this file holds what they share: rendering, the
+//! failure pages, the cross-site
 //! guard and the static files.
 
 mod answers;
@@ -20,11 +22,13 @@ mod channel_links;
 mod channels;
 mod confirm;
 mod events;
+mod finder;
 mod inbox;
 mod links;
 mod nav;
 mod quick;
-mod said;
+pub(crate) mod said;
+mod session;
 mod settings;
 pub(crate) mod view;
 
@@ -58,9 +62,8 @@ use std::sync::LazyLock;
 
 use askama::Template;
 use axum::Form;
-use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -71,11 +74,11 @@ use hado_gateway::client::Failure;
 use hado_proto::v1;
 use hado_proto::v1::EventState;
 
-use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::error::ApiError;
-use crate::state::{AppState, Inbox};
+use crate::state::AppState;
 use nav::Nav;
 use said::{Said, redirect_saying};
+pub(crate) use session::{Person, Session};
 use view::{Card, Groups, Viewer};
 use words::Words;
 
@@ -249,78 +252,6 @@ fn refusal(state: &AppState, status: &tonic::Status) -> (HashMap<String, String>
             .collect(),
         String::new(),
     )
-}
-
-/// The signed-in person of a page, with their profile and an Inbox client.
-pub(crate) struct Session {
-    pub login: String,
-    /// The page asked for, when it was asked for with GET.
-    pub here: Option<String>,
-    pub viewer: Viewer,
-    pub words: &'static Words,
-    pub inbox: Inbox,
-}
-
-/// Every page's person: a request without one gets the signed-out page.
-impl FromRequestParts<AppState> for Session {
-    type Rejection = Response;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0);
-        let peer = peer.ok_or_else(|| {
-            message(StatusCode::INTERNAL_SERVER_ERROR, "the peer address is unknown", "")
-        })?;
-        // A page comes back to where it was asked for; a page a form's post
-        // shows comes back to the inbox.
-        let here = (parts.method == Method::GET)
-            .then(|| parts.uri.path_and_query().map(|path| path.as_str().to_owned()))
-            .flatten();
-        Session::start(state, peer, &parts.headers, here).await
-    }
-}
-
-impl Session {
-    async fn start(
-        state: &AppState,
-        peer: SocketAddr,
-        headers: &HeaderMap,
-        here: Option<String>,
-    ) -> Result<Self, Response> {
-        let InboxUser(login) =
-            inbox_user(state, peer, headers).map_err(|refusal| match refusal {
-                NoUser::SignedOut(_) => {
-                    message(StatusCode::UNAUTHORIZED, words::EN.signed_out, words::RU.signed_out)
-                }
-                NoUser::Ambiguous => message(
-                    StatusCode::BAD_REQUEST,
-                    "The sign-in in front of Hado named more than one person for this request, so \
-                 Hado cannot tell who you are. Ask whoever runs this site to make the proxy \
-                 replace X-Remote-User rather than add to it.",
-                    "Вход перед Hado назвал для этого запроса больше одного человека, поэтому Hado \
-                 не может понять, кто вы. Попросите администратора сайта настроить прокси так, \
-                 чтобы он заменял X-Remote-User, а не добавлял его.",
-                ),
-            })?;
-        let mut inbox =
-            state.inbox(&login).map_err(|error| message(error.status, &error.body.error, ""))?;
-        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
-        let words = words::for_locale(&profile.locale);
-        Ok(Self { login, here, viewer: Viewer::new(profile), words, inbox })
-    }
-
-    /// An instant from core in the person's words and zone ("yesterday,
-    /// 14:05"), or nothing when there is none.
-    fn when(&self, instant: Option<&prost_types::Timestamp>) -> String {
-        self.viewer.when(self.words, instant).unwrap_or_default()
-    }
-
-    /// The person's event `id`, or the page that says why it cannot be shown.
-    async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
-        call(state, self.words, self.inbox.get_event(v1::EventId { id })).await
-    }
 }
 
 /// Refuses form posts that another site's page sends in the person's name:

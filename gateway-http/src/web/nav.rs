@@ -3,6 +3,8 @@
 //! is still the deployment's default, the offer to set it, which
 //! `settings::save_zone` answers.
 
+use hado_proto::v1;
+
 use super::Session;
 
 /// The navigation bar: where the person is, and how many events need them.
@@ -21,15 +23,20 @@ pub(crate) struct ZoneOffer {
     pub back: String,
 }
 
+/// The navigation bar of `profile`'s page `here`, with core's count of
+/// the events that need attention, and the offer while the zone is core's
+/// default: for the pages whose profile came with their one call (the
+/// inbox, the archive).
+pub(super) fn bar(current: &'static str, profile: &v1::Profile, here: Option<&str>) -> Option<Nav> {
+    let zone_offer = profile
+        .tz_is_default
+        .then(|| ZoneOffer { zone: profile.tz.clone(), back: here.unwrap_or("/").to_owned() });
+    Some(Nav { current, attention: profile.attention as usize, zone_offer })
+}
+
 impl Session {
-    /// The navigation bar, with core's count of the events that need
-    /// attention, and the offer while the zone is core's default.
+    /// The navigation bar of the session's page.
     pub(super) fn nav(&self, current: &'static str) -> Option<Nav> {
-        let profile = &self.viewer.profile;
-        let zone_offer = profile.tz_is_default.then(|| ZoneOffer {
-            zone: profile.tz.clone(),
-            back: self.here.clone().unwrap_or_else(|| "/".to_owned()),
-        });
-        Some(Nav { current, attention: profile.attention as usize, zone_offer })
+        bar(current, &self.viewer.profile, self.here.as_deref())
     }
 }

@@ -96,35 +96,36 @@ impl Card {
     }
 }
 
-/// The active events in the inbox's four groups, most urgent first.
+/// The active events in the inbox's four groups, as cards.
 pub(crate) struct Groups {
-    pub today: Vec<Card>,
     pub overdue: Vec<Card>,
+    pub today: Vec<Card>,
     pub preparing: Vec<Card>,
     pub scheduled: Vec<Card>,
-    /// The due day of the oldest overdue event, and the person's today.
+    /// The due day of the oldest overdue event on the page, and the
+    /// person's today.
     pub oldest_overdue: Option<NaiveDate>,
     pub today_is: NaiveDate,
 }
 
 impl Groups {
-    pub(crate) fn new(events: &[v1::Event], viewer: &Viewer, words: &Words) -> Self {
-        let pick = |state: EventState| {
-            events
+    pub(crate) fn new(groups: &[v1::InboxGroup], viewer: &Viewer, words: &Words) -> Self {
+        let events = |state: EventState| {
+            groups
                 .iter()
-                .filter(|event| event.state() == state)
-                .map(|event| Card::new(event, viewer, words))
-                .collect()
+                .filter(move |group| group.state() == state)
+                .flat_map(|group| &group.events)
         };
-        let oldest_overdue = events
-            .iter()
-            .filter(|event| event.state() == EventState::Overdue)
+        let pick = |state: EventState| {
+            events(state).map(|event| Card::new(event, viewer, words)).collect()
+        };
+        let oldest_overdue = events(EventState::Overdue)
             .filter_map(|event| due_parts(event, viewer.zone))
             .map(|(day, _)| day)
             .min();
         Self {
-            today: pick(EventState::Today),
             overdue: pick(EventState::Overdue),
+            today: pick(EventState::Today),
             preparing: pick(EventState::Preparing),
             scheduled: pick(EventState::Scheduled),
             oldest_overdue,
@@ -133,8 +134,8 @@ impl Groups {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.today.is_empty()
-            && self.overdue.is_empty()
+        self.overdue.is_empty()
+            && self.today.is_empty()
             && self.preparing.is_empty()
             && self.scheduled.is_empty()
     }

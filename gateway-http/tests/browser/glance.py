@@ -3,7 +3,7 @@ overdue events, 5 due today and a dozen later, at 1280x800 and 390x844, in
 English and Russian. Each run checks:
 
 - the attention count in the title and the badge, and overdue in the first
-  screen (its group, or the line that counts it);
+  screen (its group, or the line that counts it), above today's;
 - at least 6 whole cards in the first screen at 1280x800; at 390 px every
   card keeps its due date and at least 24 characters of its title, the
   navigation keeps one line, nothing scrolls sideways and the filters are
@@ -120,6 +120,11 @@ def run(language, width, height):
         """
     )
     check(seen["overdue"], f"{name}: overdue shows in the first screen")
+    # The groups in the order of their due moments: what is late leads.
+    tops = driver.execute_script(
+        "return ['overdue', 'today', 'preparing'].map((id) => document.getElementById(id).getBoundingClientRect().top)"
+    )
+    check(tops == sorted(tops), f"{name}: overdue above today above preparing, not at {tops}")
     if width >= 1280:
         check(seen["cards"] >= 6, f"{name}: {seen['cards']} whole cards in the first screen, not 6 or more")
     check(seen["navLines"] == 1, f"{name}: the navigation keeps one line, not {seen['navLines']}")

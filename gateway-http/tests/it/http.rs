@@ -401,7 +401,7 @@ async fn the_rest_contract_holds(backend: Backend) {
     assert_eq!((status, document["openapi"].as_str()), (StatusCode::OK, Some("3.1.0")));
     let mut paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
     paths.sort();
-    assert_eq!(paths, ["/api/events", "/api/events/withdraw"]);
+    assert_eq!(paths, ["/api/events", "/api/events/withdraw", "/me/events"]);
 
     stack.stop().await;
 }
@@ -776,8 +776,10 @@ async fn up_follows_core(backend: Backend) {
 }
 
 /// A list far past gRPC's default 4 MiB reply: 30,000 events of one
-/// person, read back whole by their source and by the person (the latter
-/// in 30 pages from core, all due the same day).
+/// person, read back whole by their source, and by the person a page at a
+/// time (`GET /me/events` answers a page, 100 unless asked for up to 1,000,
+/// with the cursor of the next), every event once and in order; and what
+/// the person's list refuses.
 async fn a_list_of_tens_of_thousands_of_events_is_served(backend: Backend) {
     let stack = Stack::start(&backend, Trust::LoopbackProxy).await;
     let token = stack.core.source_token("bulk").await;
@@ -803,25 +805,62 @@ async fn a_list_of_tens_of_thousands_of_events_is_served(backend: Backend) {
         .await;
     assert_eq!(status, StatusCode::OK, "{listed}");
     assert_eq!(listed["events"].as_array().unwrap().len(), EVENTS);
-    let (status, mine) =
-        stack.send(Method::GET, "/me/events", &[("x-remote-user", "anna")], None).await;
+    let anna = [("x-remote-user", "anna")];
+    let (status, first) = stack.send(Method::GET, "/me/events", &anna, None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(mine["events"].as_array().unwrap().len(), EVENTS);
-    assert_eq!(
-        mine["events"][EVENTS - 1]["title"],
-        "A reminder with a title of ordinary length, number 29999"
-    );
-    // Read from core a page at a time: every event once, in order.
-    let ids: Vec<i64> = mine["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|event| event["id"].as_i64().unwrap())
-        .collect();
+    assert_eq!(first["events"].as_array().unwrap().len(), 100, "a page unless asked");
+    assert!(first["next"].is_string(), "{}", first["next"]);
+    // Page after page of a thousand: every event once, in order.
+    let (mut ids, mut after, mut pages) = (Vec::new(), None::<String>, 0);
+    loop {
+        let path = match &after {
+            Some(after) => format!("/me/events?limit=1000&after={after}"),
+            None => "/me/events?limit=1000".to_owned(),
+        };
+        let (status, page) = stack.send(Method::GET, &path, &anna, None).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        pages += 1;
+        ids.extend(
+            page["events"].as_array().unwrap().iter().map(|event| event["id"].as_i64().unwrap()),
+        );
+        match page["next"].as_str() {
+            Some(next) => after = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!((ids.len(), pages), (EVENTS, EVENTS / 1000));
     assert!(
         ids.windows(2).all(|pair| pair[0] < pair[1]),
         "no event repeats or goes missing between pages"
     );
+    assert_eq!(ids[0], first["events"][0]["id"].as_i64().unwrap());
+    // What the list refuses, naming what is wrong.
+    for (query, naming) in [
+        ("limit=0", "limit 0 is not from 1 to 1000"),
+        ("limit=1001", "limit 1001 is not from 1 to 1000"),
+        ("limit=-3", "limit"),
+        ("limit=many", "limit"),
+        ("after=yesterday", "after"),
+        ("state=done", "state"),
+        ("page=2", "page"),
+    ] {
+        let (status, error) =
+            stack.send(Method::GET, &format!("/me/events?{query}"), &anna, None).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {error}");
+        assert!(
+            error["error"].to_string().contains(naming) || error.to_string().contains(naming),
+            "{query}: {error}"
+        );
+    }
+    // A method the list does not take is 405, not a write's refusal.
+    let trace = stack
+        .client
+        .request(Method::TRACE, format!("{}/me/events", stack.base))
+        .header("x-remote-user", "anna")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(trace.status(), StatusCode::METHOD_NOT_ALLOWED);
     stack.stop().await;
 }
 

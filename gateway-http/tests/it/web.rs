@@ -66,10 +66,12 @@ impl Stack {
         (response.status(), response.text().await.unwrap())
     }
 
-    /// What the last form's redirect said was done, as its cookie holds it
-    /// (`done-7`), until a page showed it.
+    /// What the last form's redirect said was done to which event (`done-7`,
+    /// from its cookie's first two fields), until a page showed it.
     fn said(&self) -> Option<String> {
-        self.said.lock().unwrap().clone()
+        let said = self.said.lock().unwrap().clone()?;
+        let mut fields = said.split('.');
+        Some(format!("{}-{}", fields.next()?, fields.next()?))
     }
 
     /// Posts a form the way a browser on the same site does.
@@ -1094,10 +1096,11 @@ async fn the_inbox_and_archive_find_by_text_source_and_state(backend: Backend) {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
     assert!(page.contains("source"), "{page}");
 
-    // Scheduled is folded until opened; the compact density is a link away and keeps the filters.
+    // Scheduled is folded until opened, its count shown; the compact
+    // density is a link away and keeps the filters.
     let (_, page) = stack.get("/").await;
     assert!(
-        page.contains(r#"<h2>Scheduled</h2>"#)
+        page.contains(r#"<h2>Scheduled <small>1</small></h2>"#)
             && page.contains(
                 r#"<a href="/?open=scheduled#scheduled">Show the nearest scheduled events</a>"#
             )
@@ -1461,6 +1464,107 @@ async fn the_inbox_round_two_without_javascript(backend: Backend) {
     stack.stop().await;
 }
 
+/// Where a section of the page begins.
+fn section_at(page: &str, state: &str) -> usize {
+    page.find(&format!(r#"<section class="group-{state}" id="{state}">"#))
+        .unwrap_or_else(|| panic!("no {state} section: {page}"))
+}
+
+/// The inbox leads with what is late, then today's, each group's heading
+/// counting all of it (a folded or cut group too); the person's long
+/// history of closed events is nowhere on the page; and what a form's
+/// redirect says comes from its signed cookie, which a forged one cannot
+/// imitate.
+async fn the_inbox_leads_with_what_is_late_and_counts_each_group(backend: Backend) {
+    let stack = Stack::start(&backend).await;
+    let docs = stack.core.source_token("docs").await;
+    let mut events: Vec<v1::SourceEvent> = [
+        ("bins", "Bins out", "2026-12-11"),
+        ("tax", "Tax return", "2026-12-09"),
+        ("call", "Call the bank", "2026-12-11T18:00"),
+        ("lease", "Lease renewal", "2027-06-01"),
+    ]
+    .into_iter()
+    .map(|(reference, title, due_at)| source_event("anna", reference, title, due_at))
+    .collect();
+    events.extend((0..30).map(|index| {
+        source_event(
+            "anna",
+            &format!("soon-{index}"),
+            "Soon",
+            &format!("2026-12-{:02}", 13 + index % 15),
+        )
+    }));
+    events.extend((0..200).map(|index| {
+        let mut old = source_event("anna", &format!("old-{index}"), "Long gone", "2026-09-01");
+        old.fields.as_mut().unwrap().after_due = Some("expire".into());
+        old
+    }));
+    stack.core.ingest(&docs).upsert_events(v1::UpsertEventsRequest { events }).await.unwrap();
+
+    let (status, page) = stack.get("/").await;
+    assert_eq!(status, StatusCode::OK);
+    let order: Vec<usize> =
+        ["overdue", "today", "preparing", "scheduled"].map(|state| section_at(&page, state)).into();
+    assert!(order.is_sorted(), "overdue, then today, preparing and scheduled: {order:?}");
+    assert!(
+        page.contains("<h2>Overdue <small>1</small></h2>")
+            && page.contains("<h2>Today <small>2</small></h2>")
+            && page.contains("<h2>Preparing <small>30</small></h2>")
+            && page.contains("<h2>Scheduled <small>1</small></h2>"),
+        "every group counted whole, though Preparing shows 25 and Scheduled is folded: {page}"
+    );
+    assert_eq!(page.matches(r#"<h3 class="title""#).count(), 1 + 2 + 25);
+    assert!(!page.contains("Long gone"), "closed events stay in the archive");
+    let (_, archive) = stack.get("/archive").await;
+    assert_eq!(archive.matches("Long gone").count(), 100, "the archive's latest 100");
+    // The state filter offers the groups in the same order.
+    let offered: Vec<usize> = ["overdue", "today", "preparing", "scheduled"]
+        .map(|state| page.find(&format!(r#"<option value="{state}""#)).expect(state))
+        .into();
+    assert!(offered.is_sorted(), "{offered:?}");
+
+    // Done says the event's title from the redirect's cookie.
+    let (_, page) = stack.get("/").await;
+    let tax = page.split(r#"id="event-"#).nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+    let (_, location, _) = stack.post(&format!("/events/{tax}/done"), &[]).await;
+    assert_eq!(stack.said(), Some(format!("done-{tax}")));
+    let (_, page) = stack.get(&location).await;
+    assert!(page.contains("Done: Tax return."), "{page}");
+
+    // A cookie this gateway did not sign says nothing, and is forgotten.
+    let title = "Your account is locked: call +1 555 0100";
+    let encoded = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(title)
+    };
+    for forged in [
+        format!("done.{tax}..{encoded}.AAAA"),
+        format!("done-{tax}"),
+        "done.1..VGl0bGU.signature".to_owned(),
+    ] {
+        let response = stack
+            .client
+            .get(format!("{}/", stack.base))
+            .header("cookie", format!("hado_said={forged}"))
+            .send()
+            .await
+            .unwrap();
+        let forgets = response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .any(|value| value.to_str().unwrap().starts_with("hado_said=;"));
+        let page = response.text().await.unwrap();
+        assert!(
+            !page.contains(r#"class="feedback""#) && !page.contains("locked"),
+            "{forged}: {page}"
+        );
+        assert!(forgets, "{forged}: the page forgets it");
+    }
+    stack.stop().await;
+}
+
 /// The offer to set the time zone, as a page without JavaScript makes it
 /// and as an attacker would use its form: it sits on every page while the
 /// zone is the deployment's default; its answer comes back only to a page
@@ -1516,6 +1620,7 @@ async fn the_time_zone_offer_answers_once_and_only_for_this_site(backend: Backen
 }
 
 hado_core::on_both_backends!(
+    the_inbox_leads_with_what_is_late_and_counts_each_group,
     the_time_zone_offer_answers_once_and_only_for_this_site,
     the_inbox_round_two_without_javascript,
     a_whole_group_is_shown_a_page_at_a_time,

@@ -578,12 +578,87 @@ pub struct UpdateEventRequest {
     #[prost(string, optional, tag = "8")]
     pub deep_link: ::core::option::Option<::prost::alloc::string::String>,
 }
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct DeleteEventReply {
     #[prost(int64, tag = "1")]
     pub id: i64,
     #[prost(enumeration = "EventState", tag = "3")]
     pub state: i32,
+    /// The event as it is now, deleted (withdrawn): what a page says was
+    /// deleted, without asking for it again.
+    #[prost(message, optional, tag = "4")]
+    pub event: ::core::option::Option<Event>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct GetInboxRequest {
+    /// Which groups' events the reply holds, and how many of each; a group
+    /// not named comes with its count only. Empty: every group, the nearest
+    /// 100 of each. Each group at most once.
+    #[prost(message, repeated, tag = "1")]
+    pub pages: ::prost::alloc::vec::Vec<InboxPage>,
+    /// The archive's events instead (done, expired and deleted, the most
+    /// recently closed first, at most 100); the groups then come with their
+    /// counts only, and `pages` must be empty.
+    #[prost(bool, tag = "2")]
+    pub archive: bool,
+    /// Only events whose title or subtitle holds this text, in any letter
+    /// case (at most 200 characters): the pages, the archive and the counts.
+    #[prost(string, optional, tag = "3")]
+    pub text: ::core::option::Option<::prost::alloc::string::String>,
+    /// Only events of this source (`manual` for the person's own): the
+    /// pages, the archive and the counts.
+    #[prost(string, optional, tag = "4")]
+    pub source: ::core::option::Option<::prost::alloc::string::String>,
+}
+/// A page of one group's events.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct InboxPage {
+    /// The group: overdue, today, preparing or scheduled.
+    #[prost(string, tag = "1")]
+    pub state: ::prost::alloc::string::String,
+    /// At most this many events, nearest due moment first: 0 to 1000, 100
+    /// when unset.
+    #[prost(uint32, optional, tag = "2")]
+    pub limit: ::core::option::Option<u32>,
+    /// Continue just after this place in the group, as a previous reply's
+    /// `next` for it gave it.
+    #[prost(string, optional, tag = "3")]
+    pub after: ::core::option::Option<::prost::alloc::string::String>,
+}
+/// What an inbox shows.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct InboxView {
+    /// The person; its `attention` counts their events that need them.
+    #[prost(message, optional, tag = "1")]
+    pub profile: ::core::option::Option<Profile>,
+    /// The four active groups, always all four, in the inbox's order:
+    /// overdue, today, preparing, scheduled.
+    #[prost(message, repeated, tag = "2")]
+    pub groups: ::prost::alloc::vec::Vec<InboxGroup>,
+    /// With `archive`: its events, the most recently closed first.
+    #[prost(message, repeated, tag = "3")]
+    pub archive: ::prost::alloc::vec::Vec<Event>,
+}
+/// One active group of the inbox.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct InboxGroup {
+    #[prost(enumeration = "EventState", tag = "1")]
+    pub state: i32,
+    /// How many events the group holds (that match `text` and `source`),
+    /// counted up to 1000: a count costs at most that, however many are open.
+    #[prost(uint32, tag = "2")]
+    pub count: u32,
+    /// The group holds more than `count` (1000).
+    #[prost(bool, tag = "3")]
+    pub more: bool,
+    /// The page asked for, nearest due moment first; empty when the group was
+    /// not asked for.
+    #[prost(message, repeated, tag = "4")]
+    pub events: ::prost::alloc::vec::Vec<Event>,
+    /// Set when the group goes on past this page: pass it as the page's
+    /// `after` for the events that follow.
+    #[prost(string, optional, tag = "5")]
+    pub next: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetProfileRequest {}
@@ -747,6 +822,29 @@ pub mod inbox_client {
         pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
             self.inner = self.inner.max_encoding_message_size(limit);
             self
+        }
+        /// What an inbox shows, in one call: the person (with how many events need
+        /// them), the four active groups with their counts in the inbox's order
+        /// (overdue, today, preparing, scheduled), and a page of each group's
+        /// events, nearest due moment first; or the archive's events instead. It
+        /// reads what it returns and what is open, never the whole archive.
+        pub async fn get_inbox(
+            &mut self,
+            request: impl tonic::IntoRequest<super::GetInboxRequest>,
+        ) -> std::result::Result<tonic::Response<super::InboxView>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/GetInbox");
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "GetInbox"));
+            self.inner.unary(req, path, codec).await
         }
         /// Active events ordered by due moment, or the archive (done, expired and
         /// withdrawn, newest first, at most 100).
@@ -1384,6 +1482,15 @@ pub mod inbox_server {
     /// Generated trait containing gRPC methods that should be implemented for use with InboxServer.
     #[async_trait]
     pub trait Inbox: std::marker::Send + std::marker::Sync + 'static {
+        /// What an inbox shows, in one call: the person (with how many events need
+        /// them), the four active groups with their counts in the inbox's order
+        /// (overdue, today, preparing, scheduled), and a page of each group's
+        /// events, nearest due moment first; or the archive's events instead. It
+        /// reads what it returns and what is open, never the whole archive.
+        async fn get_inbox(
+            &self,
+            request: tonic::Request<super::GetInboxRequest>,
+        ) -> std::result::Result<tonic::Response<super::InboxView>, tonic::Status>;
         /// Active events ordered by due moment, or the archive (done, expired and
         /// withdrawn, newest first, at most 100).
         async fn list_events(
@@ -1638,6 +1745,49 @@ pub mod inbox_server {
         }
         fn call(&mut self, req: http::Request<B>) -> Self::Future {
             match req.uri().path() {
+                "/hado.v1.Inbox/GetInbox" => {
+                    #[allow(non_camel_case_types)]
+                    struct GetInboxSvc<T: Inbox>(pub Arc<T>);
+                    impl<T: Inbox> tonic::server::UnaryService<super::GetInboxRequest>
+                    for GetInboxSvc<T> {
+                        type Response = super::InboxView;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::GetInboxRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Inbox>::get_inbox(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = GetInboxSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
                 "/hado.v1.Inbox/ListEvents" => {
                     #[allow(non_camel_case_types)]
                     struct ListEventsSvc<T: Inbox>(pub Arc<T>);

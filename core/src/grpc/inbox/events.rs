@@ -1,13 +1,33 @@
-//! Owns the Inbox calls on the person's events: list, get, create, change,
-//! delete, Done, Remember and its undo, Reopen.
+//! Owns the Inbox calls on the person's events: the inbox view, list, get,
+//! create, change, delete, Done, Remember and its undo, Reopen.
 
 use hado_proto::v1;
 
 use super::InboxService;
-use crate::engine::{EventFilter, EventPatch};
+use crate::engine::{EventFilter, EventPatch, InboxAsk, PageAsk};
 use crate::error::CoreError;
 use crate::grpc::auth::UserCaller;
 use crate::wire::{self, raw_fields};
+
+/// What an inbox shows; its attention count is the view's own, read with
+/// its groups' counts, whoever the caller is.
+pub(super) async fn view(
+    inbox: &InboxService,
+    caller: UserCaller,
+    body: v1::GetInboxRequest,
+) -> Result<v1::InboxView, CoreError> {
+    let ask = InboxAsk {
+        pages: body
+            .pages
+            .into_iter()
+            .map(|page| PageAsk { state: page.state, limit: page.limit, after: page.after })
+            .collect(),
+        archive: body.archive,
+        filter: EventFilter { text: body.text, source: body.source },
+    };
+    let view = inbox.engine.inbox_view(&caller.user, &ask).await?;
+    Ok(wire::inbox_view(&caller.user, inbox.engine.now(), inbox.engine.default_zone(), view))
+}
 
 pub(super) async fn list(
     inbox: &InboxService,
@@ -88,8 +108,9 @@ pub(super) async fn delete(
     caller: UserCaller,
     body: v1::EventId,
 ) -> Result<v1::DeleteEventReply, CoreError> {
-    let id = inbox.engine.delete_manual(&caller.user, body.id).await?;
-    Ok(v1::DeleteEventReply { id, state: v1::EventState::Withdrawn.into() })
+    let deleted = inbox.engine.delete_manual(&caller.user, body.id).await?;
+    let event = wire::event(&deleted);
+    Ok(v1::DeleteEventReply { id: event.id, state: event.state, event: Some(event) })
 }
 
 pub(super) async fn mark_done(

@@ -70,6 +70,13 @@ fn idempotency_key<T>(request: &Request<T>) -> Option<String> {
 
 #[tonic::async_trait]
 impl Inbox for InboxService {
+    async fn get_inbox(
+        &self,
+        request: Request<v1::GetInboxRequest>,
+    ) -> Result<Response<v1::InboxView>, Status> {
+        self.answer(Who::Anyone, request, events::view).await
+    }
+
     async fn list_events(
         &self,
         request: Request<v1::ListEventsRequest>,
