@@ -7,7 +7,8 @@
 //!   and so are Remember and Undo;
 //! - a source's push is one (`UpsertEvents`), and so is an agent's create
 //!   (`CreateEvent`), once the gateway has checked the caller's token (it
-//!   asks core once in a few seconds, before it reads a body).
+//!   asks core once in a few seconds, before it reads a body);
+//! - the agent's inbox view (`show_inbox`) is one (`GetInbox`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -212,6 +213,14 @@ async fn each_road_costs_core_what_it_must(backend: Backend) {
     assert!(created.text().await.unwrap().contains("Dentist"));
     let created = made(&before, &calls(&client, &stack.metrics).await);
     assert_eq!(created, BTreeMap::from([("Inbox/CreateEvent".to_owned(), 1)]), "an agent's create");
+
+    // The inbox inside the agent's chat is the web inbox's one call too.
+    let before = calls(&client, &stack.metrics).await;
+    let shown = tool(3, "show_inbox", json!({})).await.unwrap();
+    assert_eq!(shown.status(), StatusCode::OK);
+    assert!(shown.text().await.unwrap().contains("Dentist"));
+    let shown = made(&before, &calls(&client, &stack.metrics).await);
+    assert_eq!(shown, BTreeMap::from([("Inbox/GetInbox".to_owned(), 1)]), "the agent's inbox view");
 }
 
 hado_core::on_both_backends!(each_road_costs_core_what_it_must);

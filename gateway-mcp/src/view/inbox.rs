@@ -3,10 +3,8 @@
 //! DESIGN §11 orders them), as the view's structured content and as text
 //! that names every event for the model and for hosts without apps.
 //!
-//! `read_inbox` is the one place that asks core for it. Core's single call
-//! for the inbox view (the person, the groups with their counts, a page of
-//! events) replaces its body when it lands; until then it is the profile
-//! and a page of each group, asked for together.
+//! `read_inbox` is the one place that asks core for it: one `GetInbox`
+//! call, the same view of the inbox the web inbox is built from.
 
 use chrono::{NaiveDate, Utc};
 use chrono_tz::Tz;
@@ -52,35 +50,35 @@ struct CoreGroup {
     more: bool,
 }
 
-/// Asks core for the inbox: the person's profile and the nearest page of
-/// each group, together.
-pub(crate) async fn read_inbox(inbox: Inbox) -> Result<tonic::Response<CoreInbox>, tonic::Status> {
-    let page = |group: EventState| {
-        let mut inbox = inbox.clone();
-        async move {
-            // One more than the page: core's `next` is set whenever a page
-            // is full, even when nothing follows it.
-            let request = v1::ListEventsRequest {
-                state: Some(group.word().to_owned()),
-                limit: Some(page_of(group) + 1),
-                ..Default::default()
-            };
-            let mut events = inbox.list_events(request).await?.into_inner().events;
-            let more = events.len() > page_of(group) as usize;
-            events.truncate(page_of(group) as usize);
-            let count = (!more).then(|| u32::try_from(events.len()).unwrap_or(u32::MAX));
-            Ok::<_, tonic::Status>(CoreGroup { state: group, events, count, more })
-        }
-    };
-    let mut profile_client = inbox.clone();
-    let (profile, overdue, today, preparing, scheduled) = futures::try_join!(
-        async move { Ok(profile_client.get_profile(v1::GetProfileRequest {}).await?.into_inner()) },
-        page(GROUPS[0]),
-        page(GROUPS[1]),
-        page(GROUPS[2]),
-        page(GROUPS[3]),
-    )?;
-    let groups = vec![overdue, today, preparing, scheduled];
+/// Asks core for the inbox in one call: the person, every group's count
+/// and the nearest page of each group.
+pub(crate) async fn read_inbox(
+    mut inbox: Inbox,
+) -> Result<tonic::Response<CoreInbox>, tonic::Status> {
+    let pages = GROUPS
+        .iter()
+        .map(|group| v1::InboxPage {
+            state: group.word().to_owned(),
+            limit: Some(page_of(*group)),
+            after: None,
+        })
+        .collect();
+    let request = v1::GetInboxRequest { pages, ..Default::default() };
+    let view = inbox.get_inbox(request).await?.into_inner();
+    let profile = view
+        .profile
+        .ok_or_else(|| tonic::Status::internal("core's inbox view came without its person"))?;
+    let groups = view
+        .groups
+        .into_iter()
+        .map(|group| CoreGroup {
+            state: group.state(),
+            // Core counts a group up to a thousand; past that it says more.
+            count: (!group.more).then_some(group.count),
+            more: group.next.is_some(),
+            events: group.events,
+        })
+        .collect();
     Ok(tonic::Response::new(CoreInbox { profile, groups }))
 }
 
@@ -111,7 +109,7 @@ pub(crate) struct Person {
 pub(crate) struct Group {
     /// overdue, today, preparing or scheduled.
     pub state: String,
-    /// How many events the group holds, when known; absent when more follow than are listed and they were not counted.
+    /// How many events the group holds, counted up to 1000; absent past that.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
     /// The group's nearest events, by due moment.
