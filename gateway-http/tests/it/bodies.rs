@@ -249,3 +249,37 @@ async fn bodies_past_the_budget_wait_for_a_retry() {
     assert!(taken, "the budget is given back once the held body is gone");
     stack.stop().await;
 }
+
+/// A body refused by its declared length is answered before it is read;
+/// the client, still sending it, must still read that answer. The gateway
+/// reads on and throws away what follows instead of resetting the
+/// connection, so the writes succeed and the 413 arrives whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_refused_before_it_is_read_can_still_be_sent_and_its_answer_read() {
+    use tokio::io::AsyncReadExt;
+
+    let stack = Stack::start(None).await;
+    let declared = MAX_BODY_BYTES + 1;
+    let mut stream = hold_a_push(&stack, declared, 64 * 1024).await;
+    // The answer comes before the body is done.
+    let mut answer = Vec::new();
+    let mut piece = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("\r\n\r\n") {
+        let read = stream.read(&mut piece).await.unwrap();
+        assert!(read > 0, "closed before answering");
+        answer.extend_from_slice(&piece[..read]);
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 413"), "{}", String::from_utf8_lossy(&answer));
+    // The rest of the body, after the gateway has answered and closed its side.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let rest = vec![b' '; declared - 64 * 1024];
+    for chunk in rest.chunks(64 * 1024) {
+        stream.write_all(chunk).await.expect("the gateway reads on after answering");
+    }
+    stream.shutdown().await.unwrap();
+    stream.read_to_end(&mut answer).await.expect("the connection ends cleanly");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.contains("connection: close"), "{answer}");
+    assert!(answer.contains("the request body is over 5284 KiB"), "{answer}");
+    stack.stop().await;
+}

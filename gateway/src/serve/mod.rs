@@ -24,6 +24,7 @@ use hado_runtime::settings::{ConfigError, Lookup, positive_number};
 
 mod bodies;
 mod caps;
+mod linger;
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
@@ -325,7 +326,8 @@ async fn connection(
         .max_header_list_size(64 * 1024)
         .keep_alive_interval(Some(limits.idle_timeout / 2))
         .keep_alive_timeout(Duration::from_secs(20));
-    let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+    let connection = builder
+        .serve_connection_with_upgrades(TokioIo::new(linger::Lingering::new(stream)), service);
     tokio::pin!(connection);
     // After a graceful close starts, requests in flight get their deadline
     // and a little more; an idle connection gets a moment to say goodbye
