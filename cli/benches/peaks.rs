@@ -59,6 +59,9 @@ enum Attempt {
     RestFullBatch { at_once: usize },
     /// `POST /api/events` with as many empty events as fit `bytes`.
     RestEmptyEvents { bytes: usize, at_once: usize },
+    /// `UpsertEvents` straight to core, `items` empty events (two bytes
+    /// each on the wire), with no credential.
+    GrpcEmptyEvents { items: usize, at_once: usize },
     /// One token's streams, never read, and 480 KB pings posted to them
     /// until they are refused or a post waits for 5 s: their pad one
     /// string, or an array of zeros.
@@ -98,6 +101,9 @@ impl Attempt {
                     "rest: POST /api/events, empty events filling {bytes} bytes, {at_once} at once"
                 )
             }
+            Self::GrpcEmptyEvents { items, at_once } => format!(
+                "grpc: UpsertEvents straight to core, {items} empty events, {at_once} at once"
+            ),
             Self::SseFlood { zeros } => format!(
                 "sse: {FLOOD_STREAMS} unread streams of one token, {FLOOD_PING_BYTES}-byte pings of {}",
                 if zeros { "zeros" } else { "one string" }
@@ -123,6 +129,7 @@ impl Attempt {
             Self::RestZeros { .. } | Self::RestFullBatch { .. } | Self::RestEmptyEvents { .. } => {
                 "gateway-http"
             }
+            Self::GrpcEmptyEvents { .. } => "core",
             _ => "gateway-mcp",
         }
     }
@@ -148,6 +155,13 @@ fn attempts() -> Vec<Attempt> {
         all.push(Attempt::RestEmptyEvents { bytes: rest_cap, at_once });
     }
     all.push(Attempt::RestFullBatch { at_once: 8 });
+    // What a1fceec's gateway-http let through to core (BENCHMARKS.md), and
+    // the most a message may be (16 MiB), sent to core directly.
+    for items in [1_800_000, 8_000_000] {
+        for at_once in [1, 4] {
+            all.push(Attempt::GrpcEmptyEvents { items, at_once });
+        }
+    }
     all.push(Attempt::SseFlood { zeros: false });
     all.push(Attempt::SseFlood { zeros: true });
     all.push(Attempt::SseUnreadReplies);
@@ -211,7 +225,8 @@ fn body(attempt: Attempt) -> Bytes {
             text.push_str("]}");
             text
         }
-        Attempt::SseFlood { .. }
+        Attempt::GrpcEmptyEvents { .. }
+        | Attempt::SseFlood { .. }
         | Attempt::SseUnreadReplies
         | Attempt::SseCrowd
         | Attempt::SseCrowdRounds => String::new(),
@@ -311,6 +326,35 @@ async fn send_together(url: &str, token: &str, body: Bytes, at_once: usize) -> V
         statuses.push(send.await.unwrap());
     }
     statuses
+}
+
+/// Sends `items` empty events to core's `UpsertEvents` `at_once` times
+/// together, each on its own connection: the codes answered.
+async fn send_to_core(port: u16, items: usize, at_once: usize) -> Vec<String> {
+    let message = [0x0a, 0x00].repeat(items);
+    let sends: Vec<_> = (0..at_once)
+        .map(|_| {
+            let message = message.clone();
+            tokio::spawn(async move {
+                let channel = common::core_on(port);
+                let mut grpc =
+                    tonic::client::Grpc::new(channel).max_encoding_message_size(usize::MAX);
+                if let Err(error) = grpc.ready().await {
+                    return format!("failed: {error}");
+                }
+                let path = "/hado.v1.Ingest/UpsertEvents".parse().unwrap();
+                match grpc.unary(tonic::Request::new(message), path, common::RawCodec).await {
+                    Ok(_) => "OK".to_owned(),
+                    Err(status) => format!("{:?}", status.code()),
+                }
+            })
+        })
+        .collect();
+    let mut codes = Vec::new();
+    for send in sends {
+        codes.push(send.await.unwrap());
+    }
+    codes
 }
 
 /// Opens a legacy event stream and reads its first event; the stream (not
@@ -463,6 +507,9 @@ async fn run(build: &Build, attempt: Attempt) -> Outcome {
             send_together(&format!("{http}/api/events"), &source, body(attempt), at_once).await,
             Vec::new(),
         ),
+        Attempt::GrpcEmptyEvents { items, at_once } => {
+            (send_to_core(ports.grpc, items, at_once).await, Vec::new())
+        }
         Attempt::SseFlood { zeros } => flood(&mcp, &tokens[0], zeros, 0).await,
         Attempt::SseUnreadReplies => flood(&mcp, &tokens[0], false, 300).await,
         Attempt::SseCrowd => crowd(&mcp, &tokens).await,

@@ -16,6 +16,7 @@ pub mod v1 {
 /// The encoded `FileDescriptorSet` of every `hado.v1` file, for reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/hado_descriptor.bin");
 
+pub mod codec;
 pub mod convert;
 pub mod errors;
 pub mod metadata;

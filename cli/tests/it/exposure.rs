@@ -1,6 +1,7 @@
 //! Core as a hostile client or an operator meets it, as its own process:
 //! gRPC paths it does not serve cannot grow its metrics, a body that is not
-//! protobuf is the caller's mistake (INVALID_ARGUMENT), the metrics
+//! protobuf is the caller's mistake (INVALID_ARGUMENT), a list too long is
+//! refused before it is decoded, the metrics
 //! listener answers only the hosts it serves, and the files core keeps are
 //! its owner's alone.
 
@@ -84,15 +85,17 @@ impl Core {
 
     /// One unary call of `path` carrying `body` as its message.
     async fn call(&self, path: &str, body: Vec<u8>) -> tonic::Code {
+        self.answer(path, body).await.map_or_else(|status| status.code(), |()| tonic::Code::Ok)
+    }
+
+    /// One unary call of `path` carrying `body` as its message: its refusal, if refused.
+    async fn answer(&self, path: &str, body: Vec<u8>) -> Result<(), tonic::Status> {
         let channel =
             tonic::transport::Endpoint::from_shared(self.url()).unwrap().connect().await.unwrap();
-        let mut grpc = tonic::client::Grpc::new(channel);
+        let mut grpc = tonic::client::Grpc::new(channel).max_encoding_message_size(usize::MAX);
         grpc.ready().await.unwrap();
         let path: tonic::codegen::http::uri::PathAndQuery = path.parse().unwrap();
-        match grpc.unary(tonic::Request::new(body), path, RawCodec).await {
-            Ok(_) => tonic::Code::Ok,
-            Err(status) => status.code(),
-        }
+        grpc.unary(tonic::Request::new(body), path, RawCodec).await.map(drop)
     }
 }
 
@@ -141,6 +144,33 @@ async fn a_body_that_is_not_protobuf_is_invalid_argument() {
         core.call("/hado.v1.Admin/ListUsers", Vec::new()).await,
         tonic::Code::Unauthenticated
     );
+    core.process.stop();
+}
+
+/// A list item can be two bytes on the wire and hundreds once decoded, so
+/// core counts a request's lists before it decodes the request: millions of
+/// empty events cost their bytes, whoever sends them (BENCHMARKS.md, "Memory
+/// bounded by bytes", the gRPC rows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_too_long_is_refused_before_it_is_decoded() {
+    let folder = tempfile::tempdir().unwrap();
+    let core = Core::start(folder.path()).await;
+    let upsert = "/hado.v1.Ingest/UpsertEvents";
+    // 1,001 empty events, then a field whose length runs past the end:
+    // decoded first, this would be refused as not protobuf.
+    let mut counted_first = [0x0a, 0x00].repeat(1001);
+    counted_first.extend([0x12, 0x05, 0x01]);
+    let refused = core.answer(upsert, counted_first).await.unwrap_err();
+    assert_eq!(
+        (refused.code(), refused.message()),
+        (tonic::Code::InvalidArgument, "events holds 1001 items; a batch holds at most 1000")
+    );
+    // Three million of them (6 MB on the wire, under the 16 MiB a message
+    // may be), sent with no credential at all.
+    let refused = core.answer(upsert, [0x0a, 0x00].repeat(3_000_000)).await.unwrap_err();
+    assert_eq!(refused.message(), "events holds 3000000 items; a batch holds at most 1000");
+    // A full batch of empty events is decoded, and goes on to the credential check.
+    assert_eq!(core.call(upsert, [0x0a, 0x00].repeat(1000)).await, tonic::Code::Unauthenticated);
     core.process.stop();
 }
 

@@ -840,7 +840,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/GetInbox");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "GetInbox"));
@@ -860,7 +860,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/ListEvents");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "ListEvents"));
@@ -878,7 +878,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/GetEvent");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "GetEvent"));
@@ -897,7 +897,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/CreateEvent",
             );
@@ -919,7 +919,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/UpdateEvent",
             );
@@ -943,7 +943,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/DeleteEvent",
             );
@@ -964,7 +964,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/MarkDone");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "MarkDone"));
@@ -984,7 +984,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/MarkAck");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "MarkAck"));
@@ -1005,7 +1005,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/ReopenEvent",
             );
@@ -1027,7 +1027,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/TakeBackAck",
             );
@@ -1047,7 +1047,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/GetProfile");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "GetProfile"));
@@ -1065,7 +1065,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/UpdateProfile",
             );
@@ -1090,7 +1090,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/GetAgentToken",
             );
@@ -1111,7 +1111,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/IssueAgentToken",
             );
@@ -1135,7 +1135,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/RevokeAgentToken",
             );
@@ -1158,7 +1158,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/ListChannels",
             );
@@ -1180,7 +1180,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/AddWebhook");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "AddWebhook"));
@@ -1203,7 +1203,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/AddEmail");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "AddEmail"));
@@ -1224,7 +1224,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Inbox/AddPush");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Inbox", "AddPush"));
@@ -1243,7 +1243,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/RenameChannel",
             );
@@ -1268,7 +1268,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/TestChannel",
             );
@@ -1288,7 +1288,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/SetChannelEnabled",
             );
@@ -1312,7 +1312,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/RemoveChannel",
             );
@@ -1339,7 +1339,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/GetCalendarFeed",
             );
@@ -1360,7 +1360,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/IssueCalendarFeed",
             );
@@ -1384,7 +1384,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/RevokeCalendarFeed",
             );
@@ -1408,7 +1408,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/CreateTelegramLink",
             );
@@ -1434,7 +1434,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/ListConnectedApps",
             );
@@ -1458,7 +1458,7 @@ pub mod inbox_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Inbox/DisconnectApp",
             );
@@ -1773,7 +1773,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetInboxSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1816,7 +1816,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListEventsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1859,7 +1859,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetEventSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1902,7 +1902,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateEventSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1945,7 +1945,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UpdateEventSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1988,7 +1988,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteEventSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2031,7 +2031,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = MarkDoneSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2074,7 +2074,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = MarkAckSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2117,7 +2117,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ReopenEventSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2160,7 +2160,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = TakeBackAckSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2203,7 +2203,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetProfileSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2248,7 +2248,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UpdateProfileSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2293,7 +2293,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetAgentTokenSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2338,7 +2338,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = IssueAgentTokenSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2383,7 +2383,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RevokeAgentTokenSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2428,7 +2428,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListChannelsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2471,7 +2471,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = AddWebhookSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2514,7 +2514,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = AddEmailSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2557,7 +2557,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = AddPushSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2602,7 +2602,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RenameChannelSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2645,7 +2645,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = TestChannelSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2690,7 +2690,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = SetChannelEnabledSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2733,7 +2733,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RemoveChannelSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2778,7 +2778,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetCalendarFeedSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2823,7 +2823,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = IssueCalendarFeedSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2868,7 +2868,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RevokeCalendarFeedSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2913,7 +2913,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateTelegramLinkSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -2958,7 +2958,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListConnectedAppsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -3001,7 +3001,7 @@ pub mod inbox_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DisconnectAppSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -3285,7 +3285,7 @@ pub mod ingest_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Ingest/UpsertEvents",
             );
@@ -3310,7 +3310,7 @@ pub mod ingest_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Ingest/WithdrawEvents",
             );
@@ -3332,7 +3332,7 @@ pub mod ingest_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Ingest/ListEvents",
             );
@@ -3354,7 +3354,7 @@ pub mod ingest_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Ingest/WhoAmI");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Ingest", "WhoAmI"));
@@ -3513,7 +3513,7 @@ pub mod ingest_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UpsertEventsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -3558,7 +3558,7 @@ pub mod ingest_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = WithdrawEventsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -3601,7 +3601,7 @@ pub mod ingest_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListEventsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -3644,7 +3644,7 @@ pub mod ingest_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = WhoAmISvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -3886,7 +3886,7 @@ pub mod admin_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Admin/CreateSource",
             );
@@ -3909,7 +3909,7 @@ pub mod admin_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Admin/RotateSourceToken",
             );
@@ -3930,7 +3930,7 @@ pub mod admin_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Admin/ListSources",
             );
@@ -3954,7 +3954,7 @@ pub mod admin_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Admin/DeleteSource",
             );
@@ -3977,7 +3977,7 @@ pub mod admin_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Admin/IssueAgentToken",
             );
@@ -3998,7 +3998,7 @@ pub mod admin_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Admin/RevokeAgentToken",
             );
@@ -4019,7 +4019,7 @@ pub mod admin_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.Admin/ListUsers");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.Admin", "ListUsers"));
@@ -4183,7 +4183,7 @@ pub mod admin_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateSourceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4226,7 +4226,7 @@ pub mod admin_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RotateSourceTokenSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4269,7 +4269,7 @@ pub mod admin_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListSourcesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4312,7 +4312,7 @@ pub mod admin_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteSourceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4355,7 +4355,7 @@ pub mod admin_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = IssueAgentTokenSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4398,7 +4398,7 @@ pub mod admin_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RevokeAgentTokenSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4441,7 +4441,7 @@ pub mod admin_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListUsersSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4741,7 +4741,7 @@ pub mod links_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Links/InspectActionLink",
             );
@@ -4769,7 +4769,7 @@ pub mod links_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Links/UseActionLink",
             );
@@ -4795,7 +4795,7 @@ pub mod links_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Links/InspectChannelLink",
             );
@@ -4821,7 +4821,7 @@ pub mod links_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Links/UseChannelLink",
             );
@@ -4847,7 +4847,7 @@ pub mod links_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Links/CalendarFeed",
             );
@@ -4873,7 +4873,7 @@ pub mod links_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.Links/TelegramUpdate",
             );
@@ -5056,7 +5056,7 @@ pub mod links_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = InspectActionLinkSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5099,7 +5099,7 @@ pub mod links_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UseActionLinkSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5142,7 +5142,7 @@ pub mod links_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = InspectChannelLinkSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5185,7 +5185,7 @@ pub mod links_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UseChannelLinkSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5230,7 +5230,7 @@ pub mod links_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CalendarFeedSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5275,7 +5275,7 @@ pub mod links_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = TelegramUpdateSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5641,7 +5641,7 @@ pub mod o_auth_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.OAuth/RegisterClient",
             );
@@ -5669,7 +5669,7 @@ pub mod o_auth_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/hado.v1.OAuth/CheckAuthorization",
             );
@@ -5695,7 +5695,7 @@ pub mod o_auth_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.OAuth/Approve");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.OAuth", "Approve"));
@@ -5718,7 +5718,7 @@ pub mod o_auth_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.OAuth/Deny");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.OAuth", "Deny"));
@@ -5737,7 +5737,7 @@ pub mod o_auth_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Bounded::default();
             let path = http::uri::PathAndQuery::from_static("/hado.v1.OAuth/Token");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("hado.v1.OAuth", "Token"));
@@ -5922,7 +5922,7 @@ pub mod o_auth_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RegisterClientSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5967,7 +5967,7 @@ pub mod o_auth_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CheckAuthorizationSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6012,7 +6012,7 @@ pub mod o_auth_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ApproveSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6057,7 +6057,7 @@ pub mod o_auth_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DenySvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6100,7 +6100,7 @@ pub mod o_auth_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = TokenSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Bounded::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
