@@ -609,8 +609,10 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
         pages.chunks(2).all(|pair| pair == [StatusCode::OK, StatusCode::FORBIDDEN]),
         "{pages:?}"
     );
+    // The allowance refills as the minute passes, so on a slow machine a
+    // few more than 30 may be answered before the first refusal.
     let mut answers = Vec::new();
-    for _ in 0..32 {
+    while answers.last() != Some(&StatusCode::TOO_MANY_REQUESTS) && answers.len() < 64 {
         let mut form = authorization(&client_id, &[]);
         form.push(("decision".into(), "deny".into()));
         answers.push(
@@ -624,9 +626,9 @@ async fn each_bad_request_is_refused_with_the_rfcs_code_and_changes_nothing(back
                 .status(),
         );
     }
-    assert_eq!(
-        (answers[0].is_redirection(), answers.last()),
-        (true, Some(&StatusCode::TOO_MANY_REQUESTS)),
+    let answered = answers.iter().take_while(|status| status.is_redirection()).count();
+    assert!(
+        (30..64).contains(&answered) && answers.last() == Some(&StatusCode::TOO_MANY_REQUESTS),
         "{answers:?}"
     );
 
