@@ -80,19 +80,22 @@ fn hado_up(folder: &Path) -> (Up, String, String) {
             break;
         }
     }
-    (Up(up, lines), address, http_address)
+    (Up { process: up, _output: lines }, address, http_address)
 }
 
 /// A running `hado up`, stopped by SIGTERM when dropped, also when an
 /// assertion fails first. It keeps the reading end of `hado up`'s output
 /// open, so that its later lines do not meet a closed pipe.
-struct Up(Child, std::io::Lines<BufReader<std::process::ChildStdout>>);
+struct Up {
+    process: Child,
+    _output: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
 
 impl Drop for Up {
     fn drop(&mut self) {
-        common::signal(self.0.id(), common::Signal::SIGTERM);
+        common::signal(self.process.id(), common::Signal::SIGTERM);
         for _ in 0..200 {
-            if self.0.try_wait().unwrap().is_some() {
+            if self.process.try_wait().unwrap().is_some() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
