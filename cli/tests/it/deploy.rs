@@ -1,5 +1,5 @@
 //! The deployment files hold together: compose.yaml parses (with PyYAML;
-//! no Docker engine is needed) and runs the services the README names, only
+//! no Docker engine is needed) and runs the services the operators' guide names, only
 //! Caddy publishes ports, every setting it needs is in .env.example, Caddy
 //! gets every setting the Caddyfile reads, and the Dockerfile builds in
 //! stages, its first stage loads the workspace from the manifests alone,
@@ -16,7 +16,7 @@ const COMPOSE: &str = include_str!("../../../compose.yaml");
 const ENV_EXAMPLE: &str = include_str!("../../../.env.example");
 const CADDYFILE: &str = include_str!("../../../Caddyfile");
 const DOCKERFILE: &str = include_str!("../../../Dockerfile");
-const README: &str = include_str!("../../../README.md");
+const OPERATORS: &str = include_str!("../../../docs/operators.md");
 
 /// compose.yaml as JSON, through PyYAML (merge keys and all); `None`
 /// (said on stderr, and a failure under CI) when python3 or PyYAML is not
@@ -70,7 +70,10 @@ fn compose_runs_the_documented_services_with_documented_settings() {
     let names: BTreeSet<&str> = services.keys().map(String::as_str).collect();
     assert_eq!(names, BTreeSet::from(["caddy", "core", "gateway-http", "gateway-mcp", "postgres"]));
     for name in &names {
-        assert!(README.contains(&format!("`{name}`")), "the README names the {name} service");
+        assert!(
+            OPERATORS.contains(&format!("`{name}`")),
+            "the operators' guide names the {name} service"
+        );
     }
     for (name, service) in services {
         assert_eq!(

@@ -10,6 +10,7 @@ mod calls;
 #[path = "../common/mod.rs"]
 mod common;
 mod deploy;
+mod docs;
 mod exposure;
 mod failover;
 mod kubernetes;

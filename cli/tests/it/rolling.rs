@@ -1,7 +1,7 @@
 //! What a rolling update does to Hado's processes, with real processes:
 //! Kubernetes takes a pod out of its Service and sends it SIGTERM at about
 //! the same moment, so a process told to stop must take no new work at
-//! once, finish what it has, and exit within its bound (README.md,
+//! once, finish what it has, and exit within its bound (docs/operators.md,
 //! "Kubernetes"). One of three cores is sent SIGTERM under a steady writer
 //! going through the gateways' own channel: it must say NOT_SERVING or
 //! close its port at once. Then one of two gateway-http processes behind a

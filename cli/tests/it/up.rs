@@ -51,10 +51,10 @@ fn hado_up_runs_core_serves_the_admin_commands_and_stops_on_a_signal() {
         printed.iter().any(|line| line.trim() == connect),
         "the connect line names the real address: {printed:#?}"
     );
-    let readme = include_str!("../../../README.md");
+    let agents = include_str!("../../../docs/agents.md");
     assert!(
-        readme.contains(&connect.replace(&port.mcp.to_string(), "8081")),
-        "the README shows the same line for the default address"
+        agents.contains(&connect.replace(&port.mcp.to_string(), "8081")),
+        "the agents' guide shows the same line for the default address"
     );
     // The stdio line names this very binary, so it works without hado on PATH.
     let binary = env!("CARGO_BIN_EXE_hado");

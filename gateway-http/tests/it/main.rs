@@ -14,6 +14,7 @@ mod http;
 mod ics;
 mod push;
 mod schemathesis;
+mod screenshots;
 mod telegram;
 mod trust;
 mod web;

@@ -11,12 +11,12 @@ use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
 
 const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/sdk_scenario.py");
-const README: &str = include_str!("../../../README.md");
+const AGENTS: &str = include_str!("../../../docs/agents.md");
 
-/// The README's JSON client configurations that reach the server over HTTP
+/// The agents' guide's JSON client configurations that reach the server over HTTP
 /// (its `mcpServers` and VS Code `servers` blocks with a `url`).
 fn readme_configurations() -> Vec<String> {
-    let blocks = README
+    let blocks = AGENTS
         .split("```json\n")
         .skip(1)
         .map(|block| block.split("```").next().unwrap_or_default().to_owned());
@@ -39,14 +39,14 @@ async fn the_python_sdk_runs_the_whole_scenario(backend: Backend) {
         return;
     }
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
-    // Each of the README's client configurations, as a person pastes it
+    // Each of the agents' guide's client configurations, as a person pastes it
     // with their address and token: streamable HTTP or the legacy HTTP+SSE
     // transport as its type says, each with a gateway (and so a tool-call
     // allowance) and a person of its own.
     let configurations = readme_configurations();
     assert!(
         configurations.len() >= 4,
-        "the README shows mcpServers and VS Code configurations over both transports"
+        "the agents' guide shows mcpServers and VS Code configurations over both transports"
     );
     for (index, configuration) in configurations.iter().enumerate() {
         let login = format!("person{index}");
