@@ -9,7 +9,9 @@
 //! `super::` path counts, inline ones too), no
 //! source file over 400 lines before its tests, and the map itself true:
 //! every name ARCHITECTURE.md gives in backticks exists, and every `HADO_*`
-//! variable the code reads is in the README, and no other.
+//! variable the code reads is in the README, and no other; and, read as
+//! Rust with `syn`, no production function over 80 lines (route tables
+//! aside) and no glob import of a crate's own modules outside its tests.
 
 use std::path::{Path, PathBuf};
 
@@ -692,5 +694,213 @@ fn every_hado_variable_the_code_reads_is_in_the_readme_and_no_other() {
     assert!(
         undocumented.is_empty() && unread.is_empty(),
         "read but not in README.md: {undocumented:?}\nin README.md but read nowhere: {unread:?}"
+    );
+}
+
+/// What the rules about a file's Rust see of it: each production function
+/// (a `fn` or a method outside `#[cfg(test)]` and `#[test]`) with its
+/// lines, and each glob import of the crate's own modules outside test
+/// modules. Read with `syn`, so that a string or a comment that looks like
+/// code is not taken for it.
+#[derive(Default)]
+struct Shape {
+    /// `path` of the function within its file, and the lines from its
+    /// signature to its closing brace.
+    functions: Vec<(String, usize, usize)>,
+    /// The line of each `use super::*`, `use self::*` or `use crate::*`.
+    globs: Vec<usize>,
+    /// The impl or module the visitor is in, for a function's name.
+    within: Vec<String>,
+}
+
+fn is_test_only(attributes: &[syn::Attribute]) -> bool {
+    attributes.iter().any(|attribute| {
+        let path = attribute.path();
+        path.is_ident("test")
+            || path.segments.last().is_some_and(|segment| segment.ident == "test")
+                && path.segments.len() == 2
+            || path.is_ident("cfg")
+                && attribute.parse_args::<syn::Meta>().is_ok_and(|meta| meta.path().is_ident("test"))
+    })
+}
+
+impl Shape {
+    fn of(text: &str) -> Self {
+        let file = syn::parse_file(text).expect("every source file parses");
+        let mut shape = Self::default();
+        syn::visit::visit_file(&mut shape, &file);
+        shape
+    }
+
+    fn function(&mut self, name: &syn::Ident, spanned: proc_macro2::Span, body: &syn::Block) {
+        use syn::spanned::Spanned;
+        let first = spanned.start().line;
+        let last = body.span().end().line;
+        let mut path = self.within.clone();
+        path.push(name.to_string());
+        self.functions.push((path.join("::"), first, last - first + 1));
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Shape {
+    fn visit_item_mod(&mut self, module: &'ast syn::ItemMod) {
+        if is_test_only(&module.attrs) {
+            return;
+        }
+        self.within.push(module.ident.to_string());
+        syn::visit::visit_item_mod(self, module);
+        self.within.pop();
+    }
+
+    fn visit_item_impl(&mut self, block: &'ast syn::ItemImpl) {
+        if is_test_only(&block.attrs) {
+            return;
+        }
+        let ty = &block.self_ty;
+        self.within.push(quote_type(ty));
+        syn::visit::visit_item_impl(self, block);
+        self.within.pop();
+    }
+
+    fn visit_item_fn(&mut self, function: &'ast syn::ItemFn) {
+        if is_test_only(&function.attrs) {
+            return;
+        }
+        use syn::spanned::Spanned;
+        self.function(&function.sig.ident, function.sig.span(), &function.block);
+        syn::visit::visit_item_fn(self, function);
+    }
+
+    fn visit_impl_item_fn(&mut self, function: &'ast syn::ImplItemFn) {
+        if is_test_only(&function.attrs) {
+            return;
+        }
+        use syn::spanned::Spanned;
+        self.function(&function.sig.ident, function.sig.span(), &function.block);
+        syn::visit::visit_impl_item_fn(self, function);
+    }
+
+    fn visit_trait_item_fn(&mut self, function: &'ast syn::TraitItemFn) {
+        if let Some(body) = &function.default
+            && !is_test_only(&function.attrs)
+        {
+            use syn::spanned::Spanned;
+            self.function(&function.sig.ident, function.sig.span(), body);
+        }
+        syn::visit::visit_trait_item_fn(self, function);
+    }
+
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        if is_test_only(&item.attrs) {
+            return;
+        }
+        let mut tree = &item.tree;
+        let mut first = true;
+        loop {
+            match tree {
+                syn::UseTree::Path(path) => {
+                    if first && !["super", "self", "crate"].contains(&&*path.ident.to_string()) {
+                        return;
+                    }
+                    first = false;
+                    tree = &path.tree;
+                }
+                syn::UseTree::Glob(glob) => {
+                    if !first {
+                        use syn::spanned::Spanned;
+                        self.globs.push(glob.span().start().line);
+                    }
+                    return;
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// A type as its last path segment (`Store` for `crate::storage::Store`).
+fn quote_type(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Path(path) => {
+            path.path.segments.last().map_or_else(String::new, |segment| segment.ident.to_string())
+        }
+        syn::Type::Reference(reference) => quote_type(&reference.elem),
+        _ => String::from("_"),
+    }
+}
+
+/// Every production source file of the workspace (its crates' `src/`, the
+/// generated code aside), as its path from the root and its text.
+fn production_sources() -> Vec<(String, String)> {
+    let root = workspace();
+    members()
+        .into_iter()
+        .flat_map(|krate| sources(&root.join(krate).join("src")))
+        .map(|(path, text)| (path.strip_prefix(&root).unwrap().display().to_string(), text))
+        .filter(|(shown, _)| !shown.starts_with("proto/src/generated"))
+        .collect()
+}
+
+/// A route table: a function that is one router, most of its lines a
+/// `.route(` or a `.nest(`. It is long because the service has many
+/// addresses, and it reads best whole.
+fn is_route_table(text: &str, first: usize, lines: usize) -> bool {
+    let body: Vec<&str> = text.lines().skip(first - 1).take(lines).collect();
+    let routes = body
+        .iter()
+        .filter(|line| {
+            let line = line.trim_start();
+            line.starts_with(".route(") || line.starts_with(".nest(") || line.starts_with("\"/")
+        })
+        .count();
+    routes * 2 >= body.len()
+}
+
+#[test]
+fn no_production_function_is_over_eighty_lines() {
+    const MOST: usize = 80;
+    let mut found = Vec::new();
+    for (shown, text) in production_sources() {
+        for (name, first, lines) in Shape::of(&text).functions {
+            if lines > MOST && !is_route_table(&text, first, lines) {
+                found.push(format!("{shown}:{first}: {name} is {lines} lines"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "over {MOST} lines (split each by what its parts do):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_module_imports_its_neighbours_by_name() {
+    let mut found = Vec::new();
+    for (shown, text) in production_sources() {
+        for line in Shape::of(&text).globs {
+            found.push(format!("{shown}:{line}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a glob import of the crate's own modules outside a test module hides where a name \
+         comes from; name each:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_shape_reader_sees_what_it_is_shown() {
+    let shape = Shape::of(
+        "use super::*;\nuse std::io::*;\nfn short() {}\nimpl Store {\n    fn open() {\n        \
+         let a = 1;\n    }\n}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    \
+         fn long() {}\n}\n",
+    );
+    assert_eq!(shape.globs, [1]);
+    assert_eq!(
+        shape.functions,
+        [("short".to_owned(), 3, 1), ("Store::open".to_owned(), 5, 3)],
+        "test code is not production code"
     );
 }

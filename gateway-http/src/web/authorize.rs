@@ -10,7 +10,31 @@
 //! is guarded against other sites like every form here; a request over its
 //! size or the person's rate is refused before core is asked.
 
-use super::*;
+use std::net::SocketAddr;
+
+use askama::Template;
+use axum::Form;
+use axum::extract::ConnectInfo;
+use axum::extract::Query;
+use axum::extract::Request;
+use axum::extract::State;
+use axum::http::Method;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::IntoResponse;
+use axum::response::Redirect;
+use axum::response::Response;
+
+use hado_proto::v1;
+use hado_words::Words;
+
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::message;
+use crate::web::render::render;
+use crate::web::session::Session;
+use crate::web::session::call;
+
 use crate::auth::{InboxUser, inbox_user};
 
 /// The longest query or form an authorization request may have.

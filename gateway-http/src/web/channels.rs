@@ -2,8 +2,28 @@
 //! linked, a channel tested, turned on or off, renamed or removed, and the calendar
 //! feed issued or revoked. Each answers with the settings page.
 
+use std::collections::HashMap;
+
+use axum::Form;
+use axum::extract::Path;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::response::Redirect;
+use axum::response::Response;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+use hado_proto::v1;
+
+use crate::state::AppState;
+use crate::web::render::message;
+use crate::web::render::refusal;
+use crate::web::session::Session;
+use crate::web::session::call;
+use crate::web::session::call_keeping;
+
 use super::settings::{ChannelNotice, SettingsForm, settings_page_with};
-use super::*;
 
 pub(crate) async fn issue_calendar_feed(
     State(state): State<AppState>,

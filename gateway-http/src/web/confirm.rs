@@ -3,7 +3,22 @@
 //! holds the one button that does it, so that nothing is lost to a stray
 //! click, with or without JavaScript. The button posts to the same address.
 
-use super::*;
+use askama::Template;
+use axum::extract::Path;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::response::Redirect;
+use axum::response::Response;
+
+use hado_proto::v1;
+use hado_words::Words;
+
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::render;
+use crate::web::session::Session;
+use crate::web::session::call;
 
 #[derive(Template)]
 #[template(path = "confirm.html")]

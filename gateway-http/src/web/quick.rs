@@ -5,8 +5,18 @@
 //! filled; with it, the page asks `/new/read?line=…` as the person types.
 //! The reading is `quick_add`'s; core validates what is saved.
 
+use axum::extract::Query;
+use axum::http::HeaderValue;
+use axum::http::StatusCode;
+use axum::http::header::CACHE_CONTROL;
+use axum::response::IntoResponse;
+use axum::response::Response;
+
+use crate::error::ApiError;
+use crate::web::render::render;
+use crate::web::session::Session;
+
 use super::events::{EventForm, FormPage};
-use super::*;
 
 use crate::quick_add::{self, QuickAdd};
 

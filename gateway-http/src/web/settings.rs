@@ -2,7 +2,30 @@
 //! language, the agent token and the apps signed in with OAuth. The
 //! reminder channels' and the calendar feed's forms are `channels`'.
 
-use super::*;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use askama::Template;
+use axum::Form;
+use axum::extract::Path;
+use axum::extract::Query;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::response::Redirect;
+use axum::response::Response;
+use tonic::Code;
+
+use hado_proto::v1;
+use hado_words::Words;
+
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::refusal;
+use crate::web::render::render;
+use crate::web::session::Session;
+use crate::web::session::call;
+use crate::web::session::call_keeping;
 
 /// The zones Settings offers: UTC and the current names in the areas people
 /// live in, never an old alias (`Europe/Kiev`, `US/Eastern`, `Japan`).
