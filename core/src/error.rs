@@ -163,7 +163,9 @@ fn reason_words(reason: Reason, field: &str, words: &Words) -> Option<String> {
         Reason::PrivateAddress => words.refusal_private_address.to_owned(),
         Reason::AddressRefusedMail => words.refusal_address_refused.to_owned(),
         Reason::IdempotencyKeyReused => words.refusal_key_reused.to_owned(),
-        Reason::NotALogin => words.refusal_login.to_owned(),
+        Reason::NotALogin => {
+            words.refusal_login.replace("{max}", &hado_words::fields::USER.max.to_string())
+        }
         Reason::SurroundingSpaces => words.refusal_spaces.to_owned(),
     })
 }

@@ -720,7 +720,9 @@ fn is_test_only(attributes: &[syn::Attribute]) -> bool {
             || path.segments.last().is_some_and(|segment| segment.ident == "test")
                 && path.segments.len() == 2
             || path.is_ident("cfg")
-                && attribute.parse_args::<syn::Meta>().is_ok_and(|meta| meta.path().is_ident("test"))
+                && attribute
+                    .parse_args::<syn::Meta>()
+                    .is_ok_and(|meta| meta.path().is_ident("test"))
     })
 }
 
@@ -903,4 +905,115 @@ fn the_shape_reader_sees_what_it_is_shown() {
         [("short".to_owned(), 3, 1), ("Store::open".to_owned(), 5, 3)],
         "test code is not production code"
     );
+}
+
+/// The numbers inside each `#[schemars(…)]` attribute of a file, with
+/// their lines: a schema's limits, which should be named, not written.
+fn schema_numbers(text: &str) -> Vec<(usize, usize)> {
+    struct Numbers(Vec<(usize, usize)>);
+    fn walk(tokens: proc_macro2::TokenStream, found: &mut Vec<(usize, usize)>) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Group(group) => walk(group.stream(), found),
+                proc_macro2::TokenTree::Literal(literal) => {
+                    if let Ok(number) = literal.to_string().parse::<usize>() {
+                        found.push((literal.span().start().line, number));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Numbers {
+        fn visit_attribute(&mut self, attribute: &'ast syn::Attribute) {
+            if attribute.path().is_ident("schemars")
+                && let syn::Meta::List(list) = &attribute.meta
+            {
+                walk(list.tokens.clone(), &mut self.0);
+            }
+        }
+    }
+    let file = syn::parse_file(text).expect("every source file parses");
+    let mut numbers = Numbers(Vec::new());
+    syn::visit::visit_file(&mut numbers, &file);
+    numbers.0
+}
+
+/// What a file says before its tests, with each line's number.
+fn before_tests(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .take_while(|line| *line != "#[cfg(test)]")
+        .enumerate()
+        .map(|(at, line)| (at + 1, line))
+}
+
+#[test]
+fn each_field_limit_and_description_is_said_once() {
+    use hado_words::fields::ALL;
+    const HOME: &str = "words/src/fields.rs";
+    let root = workspace();
+    let limits: std::collections::BTreeSet<usize> =
+        ALL.iter().map(|field| field.max).filter(|max| *max > 1).collect();
+    let mut found = Vec::new();
+    let mut files = production_sources();
+    for folder in ["gateway-http/templates", "proto/hado/v1"] {
+        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            files.push((path.strip_prefix(&root).unwrap().display().to_string(), text));
+        }
+    }
+    for (shown, text) in files.iter().filter(|(shown, _)| shown != HOME) {
+        if shown.ends_with(".rs") {
+            for (line, number) in schema_numbers(text) {
+                if limits.contains(&number) {
+                    found.push(format!("{shown}:{line}: a schema writes out the limit {number}"));
+                }
+            }
+        }
+        for (line, written) in before_tests(text) {
+            // A description's limit, in a comment or in words: "at most 200
+            // characters", "(1–255 characters)", "≤ 64 characters".
+            for limit in &limits {
+                if [" characters", "-character", " символов"]
+                    .iter()
+                    .any(|unit| written.contains(&format!("{limit}{unit}")))
+                {
+                    found.push(format!(
+                        "{shown}:{line}: a description writes out the limit {limit}"
+                    ));
+                }
+            }
+            // A form's input for a field, with its limit written out.
+            if shown.ends_with(".html")
+                && let Some((_, after)) = written.split_once("maxlength=\"")
+                && after.starts_with(|character: char| character.is_ascii_digit())
+                && ALL.iter().any(|field| written.contains(&format!("name=\"{}\"", field.name)))
+            {
+                found.push(format!("{shown}:{line}: a form writes out a field's maxlength"));
+            }
+        }
+        // A field's meaning, or the opening of it, written out again.
+        let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for field in ALL {
+            let opening: String = field.meaning.chars().take(40).collect();
+            if flat.contains(&opening) {
+                found.push(format!("{shown}: says again what {} means", field.name));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "an event field's limit or description is said in {HOME}; take it from there:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_schema_reader_finds_a_limit_written_in_an_attribute() {
+    let numbers = schema_numbers(
+        "struct A {\n    #[schemars(length(min = 1, max = 200))]\n    a: String,\n    \
+         #[schemars(length(max = TITLE.max))]\n    b: String,\n}\n",
+    );
+    assert_eq!(numbers, [(2, 1), (2, 200)]);
 }
