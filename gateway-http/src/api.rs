@@ -77,7 +77,7 @@ pub(crate) struct PushedEvent {
 
 /// A login as JSON Schema reads it: letters of either case, since logins
 /// are not case sensitive, up to `fields::USER`'s limit.
-static LOGIN_PATTERN: LazyLock<String> =
+pub(crate) static LOGIN_PATTERN: LazyLock<String> =
     LazyLock::new(|| format!(r"^[A-Za-z0-9][A-Za-z0-9._@-]{{0,{}}}$", USER.max - 1));
 
 #[derive(Debug, Deserialize, JsonSchema)]

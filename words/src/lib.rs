@@ -9,6 +9,7 @@ use crate::wording::Lang;
 
 mod en;
 pub mod fields;
+mod phrases;
 mod ru;
 pub mod wording;
 mod zone_links;

@@ -23,7 +23,7 @@ use crate::web::session::Session;
 use crate::web::session::call;
 use crate::web::session::call_keeping;
 
-use super::settings::{ChannelNotice, SettingsForm, settings_page_with};
+use super::settings_page::{ChannelNotice, SettingsForm, settings_page_with};
 
 pub(crate) async fn issue_calendar_feed(
     State(state): State<AppState>,

@@ -6,7 +6,8 @@
 //! One file per page family: `inbox` (the groups and the archive, with
 //! `finder`, their search form), `events` (an event's page, Add and Edit),
 //! `answers` (the card buttons), `quick` (the Add page and its one-line
-//! quick add), `said` (what the inbox says after an answer), `settings`,
+//! quick add), `said` (what the inbox says after an answer), `settings_page`
+//! and `settings` (its forms),
 //! `channels` and `channel_links`, `confirm` (the confirmation pages),
 //! `authorize` (letting an app sign in), `links` (action links) and `nav`
 //! (what tops every page). What they share has a file per job: `session`
@@ -36,6 +37,7 @@ mod render;
 pub(crate) mod said;
 mod session;
 mod settings;
+mod settings_page;
 pub(crate) mod view;
 
 pub(crate) use answers::{delete, done, remember, reopen, take_back_remember};
@@ -60,5 +62,6 @@ pub(crate) use links::{link_page, use_link};
 pub(crate) use not_found::not_found;
 pub(crate) use quick::{new_page, read_line};
 pub(crate) use settings::{
-    disconnect_app, issue_agent_token, revoke_agent_token, save_settings, save_zone, settings_page,
+    disconnect_app, issue_agent_token, revoke_agent_token, save_settings, save_zone,
 };
+pub(crate) use settings_page::settings_page;
