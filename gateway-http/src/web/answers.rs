@@ -3,20 +3,17 @@
 //! which says what happened with the event the call returned: a click and
 //! the page it leads to are two calls.
 
-use axum::extract::Path;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::response::Response;
 
 use hado_proto::v1;
 use hado_proto::v1::EventState;
 
+use crate::quick_add;
 use crate::state::AppState;
-use crate::web::said::Said;
-use crate::web::said::redirect_saying;
+use crate::web::said::{Said, redirect_saying};
 use crate::web::session::Person;
 use crate::web::view::Viewer;
-
-use crate::quick_add;
 
 /// What a card's buttons do.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,28 +14,19 @@ use std::net::SocketAddr;
 
 use askama::Template;
 use axum::Form;
-use axum::extract::ConnectInfo;
-use axum::extract::Query;
-use axum::extract::Request;
-use axum::extract::State;
-use axum::http::Method;
-use axum::http::StatusCode;
+use axum::extract::{ConnectInfo, Query, Request, State};
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::IntoResponse;
-use axum::response::Redirect;
-use axum::response::Response;
+use axum::response::{IntoResponse, Redirect, Response};
 
 use hado_proto::v1;
 use hado_words::Words;
 
+use crate::auth::{InboxUser, inbox_user};
 use crate::state::AppState;
 use crate::web::nav::Nav;
-use crate::web::render::message;
-use crate::web::render::render;
-use crate::web::session::Session;
-use crate::web::session::call;
-
-use crate::auth::{InboxUser, inbox_user};
+use crate::web::render::{message, render};
+use crate::web::session::{Session, call};
 
 /// The longest query or form an authorization request may have.
 pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024;

@@ -5,23 +5,17 @@
 use std::collections::HashMap;
 
 use axum::Form;
-use axum::extract::Path;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use axum::response::Redirect;
-use axum::response::Response;
+use axum::response::{IntoResponse, Redirect, Response};
 use tonic::Code;
 use tonic_types::StatusExt;
 
 use hado_proto::v1;
 
 use crate::state::AppState;
-use crate::web::render::message;
-use crate::web::render::refusal;
-use crate::web::session::Session;
-use crate::web::session::call;
-use crate::web::session::call_keeping;
+use crate::web::render::{message, refusal};
+use crate::web::session::{Session, call, call_keeping};
 
 use super::settings_page::{ChannelNotice, SettingsForm, settings_page_with};
 

@@ -4,12 +4,9 @@
 //! click, with or without JavaScript. The button posts to the same address.
 
 use askama::Template;
-use axum::extract::Path;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use axum::response::Redirect;
-use axum::response::Response;
+use axum::response::{IntoResponse, Redirect, Response};
 
 use hado_proto::v1;
 use hado_words::Words;
@@ -17,8 +14,7 @@ use hado_words::Words;
 use crate::state::AppState;
 use crate::web::nav::Nav;
 use crate::web::render::render;
-use crate::web::session::Session;
-use crate::web::session::call;
+use crate::web::session::{Session, call};
 
 #[derive(Template)]
 #[template(path = "confirm.html")]

@@ -5,30 +5,24 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::Form;
-use axum::extract::Path;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use chrono::NaiveDate;
 use tonic::Code;
 
+use hado_proto::v1::{self, ChannelKind, DeliveryKind, DeliveryStatus};
 use hado_words::Words;
 
+use crate::quick_add;
 use crate::state::AppState;
 use crate::web::nav::Nav;
-use crate::web::render::MessagePage;
-use crate::web::render::refusal;
-use crate::web::render::render;
-use crate::web::said::Said;
-use crate::web::said::redirect_saying;
-use crate::web::session::Session;
-use crate::web::session::call_keeping;
+use crate::web::render::{MessagePage, refusal, render};
+use crate::web::said::{Said, redirect_saying};
+use crate::web::session::{Session, call_keeping};
 use crate::web::view::Card;
 
-use chrono::NaiveDate;
-use hado_proto::v1::{self, ChannelKind, DeliveryKind, DeliveryStatus};
-
 use super::answers::at_card;
-use crate::quick_add;
 
 /// One line of an event's delivery log, as the page shows it.
 pub(super) struct LogLine {

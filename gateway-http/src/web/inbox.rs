@@ -10,10 +10,8 @@
 //! does the filtering and the counting.
 
 use askama::Template;
-use axum::extract::Query;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::http::StatusCode;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use hado_proto::v1;
@@ -26,9 +24,7 @@ use crate::web::nav::Nav;
 use crate::web::render::render;
 use crate::web::said::Said;
 use crate::web::session::Person;
-use crate::web::view::Card;
-use crate::web::view::Groups;
-use crate::web::view::Viewer;
+use crate::web::view::{Card, Groups, Viewer};
 
 use super::finder::{Finder, ListQuery};
 use super::nav;

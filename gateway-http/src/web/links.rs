@@ -3,26 +3,20 @@
 //! work says why and never acts.
 
 use askama::Template;
-use axum::extract::Path;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use tonic::Code;
 use tonic_types::StatusExt;
 
+use hado_proto::v1::{self, LinkAction};
 use hado_words as words;
 use hado_words::Words;
 
 use crate::state::AppState;
 use crate::web::nav::Nav;
-use crate::web::render::MessagePage;
-use crate::web::render::failure_page;
-use crate::web::render::message;
-use crate::web::render::render;
-use crate::web::view::Card;
-use crate::web::view::Viewer;
-
-use hado_proto::v1::{self, LinkAction};
+use crate::web::render::{MessagePage, failure_page, message, render};
+use crate::web::view::{Card, Viewer};
 
 /// A signed link's page: what it is about, what it does or did, and the
 /// one button that does it. Email's channel links show it without a card.

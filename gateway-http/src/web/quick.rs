@@ -6,19 +6,16 @@
 //! The reading is `quick_add`'s; core validates what is saved.
 
 use axum::extract::Query;
-use axum::http::HeaderValue;
-use axum::http::StatusCode;
 use axum::http::header::CACHE_CONTROL;
-use axum::response::IntoResponse;
-use axum::response::Response;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::quick_add::{self, QuickAdd};
 use crate::web::render::render;
 use crate::web::session::Session;
 
 use super::events::{EventForm, FormPage};
-
-use crate::quick_add::{self, QuickAdd};
 
 /// The longest line read, as long as a title may be.
 const MAX_LINE: usize = 200;

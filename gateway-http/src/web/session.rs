@@ -14,7 +14,6 @@ use tonic::Code;
 
 use hado_gateway::client::Failure;
 use hado_proto::v1;
-
 use hado_words::{self as words, Words};
 
 use crate::auth::{InboxUser, NoUser, inbox_user};

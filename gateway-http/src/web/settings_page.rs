@@ -7,8 +7,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use askama::Template;
-use axum::extract::Query;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 
@@ -18,8 +17,7 @@ use hado_words::Words;
 use crate::state::AppState;
 use crate::web::nav::Nav;
 use crate::web::render::render;
-use crate::web::session::Session;
-use crate::web::session::call;
+use crate::web::session::{Session, call};
 
 /// The zones Settings offers: UTC and the current names in the areas people
 /// live in, never an old alias (`Europe/Kiev`, `US/Eastern`, `Japan`).
