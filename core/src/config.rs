@@ -167,36 +167,7 @@ fn smtp(lookup: Lookup<'_>) -> Result<Option<SmtpConfig>, ConfigError> {
         Some(host) => host.to_string(),
         None => return Err(refused(format!("names no host: write it as {SMTP_EXAMPLE}"))),
     };
-    let mut tls = None;
-    for (key, value) in url.query_pairs() {
-        match (key.as_ref(), value.as_ref()) {
-            ("tls", "none" | "required") if tls.is_none() => tls = Some(value.into_owned()),
-            ("tls", _) => {
-                return Err(refused("tls= is none (plain SMTP) or required, once".into()));
-            }
-            (other, _) => {
-                return Err(refused(format!("{other:?} is not a setting it takes; tls=none is")));
-            }
-        }
-    }
-    // smtp:// is not a scheme `url` knows, so an address comes back as a name.
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
-    let (security, port) = match (url.scheme(), tls.as_deref()) {
-        ("smtps", None) => (SmtpSecurity::Tls, 465),
-        ("smtps", Some(_)) => {
-            return Err(refused("smtps:// is TLS from the start; tls= is for smtp://".into()));
-        }
-        ("smtp", Some("none")) => (SmtpSecurity::Plain, 25),
-        ("smtp", Some(_)) => (SmtpSecurity::StartTls, 587),
-        ("smtp", None) if loopback => (SmtpSecurity::Plain, 25),
-        ("smtp", None) => (SmtpSecurity::StartTls, 587),
-        (scheme, _) => {
-            return Err(refused(format!(
-                "{scheme}:// is not smtp:// (STARTTLS) or smtps:// (TLS), as in {SMTP_EXAMPLE}"
-            )));
-        }
-    };
+    let (security, port) = security(&url, &host, refused)?;
     let decoded = |part: &str, what: &str| {
         percent_encoding::percent_decode_str(part)
             .decode_utf8()
@@ -225,6 +196,44 @@ fn smtp(lookup: Lookup<'_>) -> Result<Option<SmtpConfig>, ConfigError> {
     })?;
     let port = url.port().unwrap_or(port);
     Ok(Some(SmtpConfig { host, port, security, credentials, from }))
+}
+
+/// How mail goes to the server of `url` (plain, STARTTLS or TLS) and its
+/// default port, from the scheme and the `tls=` setting: plain to a
+/// loopback address unless told otherwise, encrypted anywhere else.
+fn security(
+    url: &url::Url,
+    host: &str,
+    refused: impl Fn(String) -> ConfigError,
+) -> Result<(SmtpSecurity, u16), ConfigError> {
+    let mut tls = None;
+    for (key, value) in url.query_pairs() {
+        match (key.as_ref(), value.as_ref()) {
+            ("tls", "none" | "required") if tls.is_none() => tls = Some(value.into_owned()),
+            ("tls", _) => {
+                return Err(refused("tls= is none (plain SMTP) or required, once".into()));
+            }
+            (other, _) => {
+                return Err(refused(format!("{other:?} is not a setting it takes; tls=none is")));
+            }
+        }
+    }
+    // smtp:// is not a scheme `url` knows, so an address comes back as a name.
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
+    match (url.scheme(), tls.as_deref()) {
+        ("smtps", None) => Ok((SmtpSecurity::Tls, 465)),
+        ("smtps", Some(_)) => {
+            Err(refused("smtps:// is TLS from the start; tls= is for smtp://".into()))
+        }
+        ("smtp", Some("none")) => Ok((SmtpSecurity::Plain, 25)),
+        ("smtp", Some(_)) => Ok((SmtpSecurity::StartTls, 587)),
+        ("smtp", None) if loopback => Ok((SmtpSecurity::Plain, 25)),
+        ("smtp", None) => Ok((SmtpSecurity::StartTls, 587)),
+        (scheme, _) => Err(refused(format!(
+            "{scheme}:// is not smtp:// (STARTTLS) or smtps:// (TLS), as in {SMTP_EXAMPLE}"
+        ))),
+    }
 }
 
 /// The Telegram bot's settings.

@@ -163,7 +163,9 @@ fn reason_words(reason: Reason, field: &str, words: &Words) -> Option<String> {
         Reason::PrivateAddress => words.refusal_private_address.to_owned(),
         Reason::AddressRefusedMail => words.refusal_address_refused.to_owned(),
         Reason::IdempotencyKeyReused => words.refusal_key_reused.to_owned(),
-        Reason::NotALogin => words.refusal_login.to_owned(),
+        Reason::NotALogin => {
+            words.refusal_login.replace("{max}", &hado_words::fields::USER.max.to_string())
+        }
         Reason::SurroundingSpaces => words.refusal_spaces.to_owned(),
     })
 }
@@ -197,24 +199,8 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             }
             Status::with_error_details(code, format!("event {id} not found"), details)
         }
-        CoreError::Invalid(violations) => {
-            let field_violations: Vec<FieldViolation> = violations
-                .iter()
-                .map(|violation| FieldViolation {
-                    field: violation.field.clone(),
-                    description: violation.message.clone(),
-                    reason: violation.reason.code().to_owned(),
-                    localized_message: language.as_ref().and_then(|(lang, words)| {
-                        reason_words(violation.reason, &violation.field, words)
-                            .map(|message| LocalizedMessage { locale: lang.clone(), message })
-                    }),
-                })
-                .collect();
-            let details = ErrorDetails::with_bad_request(field_violations);
-            Status::with_error_details(code, violations.to_string(), details)
-        }
+        CoreError::Invalid(violations) => bad_request(code, &violations, language.as_ref()),
         CoreError::Withdrawn { id, by: ref source, deleted } => {
-            let message = error.to_string();
             let metadata =
                 [("id".to_owned(), id.to_string()), ("source".to_owned(), source.clone())];
             let mut details = ErrorDetails::with_error_info("EVENT_WITHDRAWN", "hado", metadata);
@@ -226,7 +212,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
                 };
                 details.set_localized_message(lang, words);
             }
-            Status::with_error_details(code, message, details)
+            Status::with_error_details(code, error.to_string(), details)
         }
         CoreError::SourceOwned(ref source) => {
             let message = error.to_string();
@@ -243,33 +229,7 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             }
             Status::with_error_details(code, message, details)
         }
-        CoreError::Link { problem, locale } => {
-            use crate::links::LinkProblem;
-            let (reason, pick): (&str, fn(&Words) -> &'static str) = match problem {
-                LinkProblem::Forged => ("LINK_NOT_VALID", |words| words.link_not_valid),
-                LinkProblem::Expired { .. } | LinkProblem::Gone { .. } => {
-                    ("LINK_EXPIRED", |words| words.link_expired)
-                }
-                LinkProblem::Outdated => ("LINK_OUTDATED", |words| words.link_outdated),
-            };
-            let metadata: Vec<(String, String)> = match problem {
-                LinkProblem::Expired { at, .. } => vec![("expired_at".to_owned(), at.to_rfc3339())],
-                _ => Vec::new(),
-            };
-            let mut details = ErrorDetails::with_error_info(
-                reason,
-                "hado",
-                metadata.into_iter().collect::<std::collections::HashMap<_, _>>(),
-            );
-            // The words are for the person the link was for, whoever asks.
-            if let Some(locale) = locale {
-                details.set_localized_message(
-                    locale.as_str(),
-                    pick(words::for_locale(locale.as_str())),
-                );
-            }
-            Status::with_error_details(code, problem.to_string(), details)
-        }
+        CoreError::Link { problem, locale } => link_status(code, &problem, locale),
         CoreError::NotFound(message)
         | CoreError::FailedPrecondition(message)
         | CoreError::PermissionDenied(message)
@@ -288,25 +248,84 @@ fn status(error: CoreError, locale: Option<Locale>) -> Status {
             said.put_in(&mut details);
             Status::with_error_details(code, message, details)
         }
-        CoreError::Store(error) if error.is_unavailable() => {
-            tracing::warn!(%error, "storage is unavailable");
-            let mut details = ErrorDetails::with_error_info(
-                STORAGE_UNAVAILABLE,
-                "hado",
-                std::collections::HashMap::<String, String>::new(),
-            );
-            details.set_retry_info(Some(STORAGE_RETRY));
-            let message = format!(
-                "core's storage cannot be reached or written right now; nothing was changed, retry in {} s",
-                STORAGE_RETRY.as_secs()
-            );
-            Status::with_error_details(code, message, details)
-        }
-        CoreError::Store(error) => {
-            tracing::error!(%error, "storage failed");
-            Status::new(code, "core could not reach its storage; see core's log")
-        }
+        CoreError::Store(error) => storage_status(code, &error),
     }
+}
+
+/// The status of invalid input: each field's violation, with its reason
+/// and, for a person whose language is known, the reason's words.
+fn bad_request(
+    code: tonic::Code,
+    violations: &Violations,
+    language: Option<&(String, &'static Words)>,
+) -> Status {
+    let field_violations: Vec<FieldViolation> = violations
+        .iter()
+        .map(|violation| FieldViolation {
+            field: violation.field.clone(),
+            description: violation.message.clone(),
+            reason: violation.reason.code().to_owned(),
+            localized_message: language.and_then(|(lang, words)| {
+                reason_words(violation.reason, &violation.field, words)
+                    .map(|message| LocalizedMessage { locale: lang.clone(), message })
+            }),
+        })
+        .collect();
+    let details = ErrorDetails::with_bad_request(field_violations);
+    Status::with_error_details(code, violations.to_string(), details)
+}
+
+/// The status of an action link that cannot be used, in the words of the
+/// person the link was for.
+fn link_status(
+    code: tonic::Code,
+    problem: &crate::links::LinkProblem,
+    locale: Option<Locale>,
+) -> Status {
+    use crate::links::LinkProblem;
+    let (reason, pick): (&str, fn(&Words) -> &'static str) = match problem {
+        LinkProblem::Forged => ("LINK_NOT_VALID", |words| words.link_not_valid),
+        LinkProblem::Expired { .. } | LinkProblem::Gone { .. } => {
+            ("LINK_EXPIRED", |words| words.link_expired)
+        }
+        LinkProblem::Outdated => ("LINK_OUTDATED", |words| words.link_outdated),
+    };
+    let metadata: Vec<(String, String)> = match problem {
+        LinkProblem::Expired { at, .. } => vec![("expired_at".to_owned(), at.to_rfc3339())],
+        _ => Vec::new(),
+    };
+    let mut details = ErrorDetails::with_error_info(
+        reason,
+        "hado",
+        metadata.into_iter().collect::<std::collections::HashMap<_, _>>(),
+    );
+    // The words are for the person the link was for, whoever asks.
+    if let Some(locale) = locale {
+        details.set_localized_message(locale.as_str(), pick(words::for_locale(locale.as_str())));
+    }
+    Status::with_error_details(code, problem.to_string(), details)
+}
+
+/// The status of a failed storage: unavailable with a time to retry while
+/// the database is away, internal (with the cause in the log only)
+/// otherwise.
+fn storage_status(code: tonic::Code, error: &StoreError) -> Status {
+    if !error.is_unavailable() {
+        tracing::error!(%error, "storage failed");
+        return Status::new(code, "core could not reach its storage; see core's log");
+    }
+    tracing::warn!(%error, "storage is unavailable");
+    let mut details = ErrorDetails::with_error_info(
+        STORAGE_UNAVAILABLE,
+        "hado",
+        std::collections::HashMap::<String, String>::new(),
+    );
+    details.set_retry_info(Some(STORAGE_RETRY));
+    let message = format!(
+        "core's storage cannot be reached or written right now; nothing was changed, retry in {} s",
+        STORAGE_RETRY.as_secs()
+    );
+    Status::with_error_details(code, message, details)
 }
 
 impl CoreError {

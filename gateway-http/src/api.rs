@@ -7,10 +7,16 @@ use axum::http::StatusCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use std::sync::LazyLock;
+
 use hado_proto::v1;
 use hado_views::ClientEvent;
+use hado_words::fields::{
+    AFTER_DUE, DEEP_LINK, DONE_LABEL, DUE_AT, FIRE_AT, REF, SUBTITLE, TITLE, TOPIC, USER,
+};
 
 use crate::auth::SourceCredential;
+use crate::bodies::MAX_BATCH;
 use crate::error::{ApiError, ApiJson};
 use crate::state::AppState;
 
@@ -21,57 +27,64 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 #[schemars(extend("required" = ["user", "ref", "title", "due_at"]))]
 pub(crate) struct PushedEvent {
-    /// The login of the person the event is for; created on first sight.
-    /// Logins are not case sensitive: `Anna` is the user `anna`.
     #[serde(default)]
-    #[schemars(pattern(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"))]
+    #[schemars(pattern(LOGIN_PATTERN.as_str()), description = USER.description())]
     pub user: String,
-    /// The source's own key for the event (1–255 characters).
     #[serde(rename = "ref")]
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255), pattern(r"\S"))]
+    #[schemars(length(min = REF.min, max = REF.max), pattern(r"\S"), description = REF.description())]
     pub source_ref: String,
-    /// A second part of the key (≤ 64 characters), for several events per ref.
     #[serde(default)]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = TOPIC.max), description = TOPIC.description())]
     pub topic: Option<String>,
-    /// 1–200 characters, not all blank.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 200), pattern(r"\S"))]
+    #[schemars(
+        length(min = TITLE.min, max = TITLE.max),
+        pattern(r"\S"),
+        description = TITLE.description()
+    )]
     pub title: String,
-    /// ≤ 200 characters.
     #[serde(default)]
-    #[schemars(length(max = 200))]
+    #[schemars(length(max = SUBTITLE.max), description = SUBTITLE.description())]
     pub subtitle: Option<String>,
-    /// `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` (local time) or with an offset (a fixed instant).
     #[serde(default)]
-    #[schemars(pattern(
-        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})?)?$"
-    ))]
+    #[schemars(
+        pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})?)?$"),
+        description = DUE_AT.description()
+    )]
     pub due_at: String,
-    /// `YYYY-MM-DD`, not after the due day; default 30 days before it.
     #[serde(default)]
-    #[schemars(pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+    #[schemars(pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), description = FIRE_AT.description())]
     pub fire_at: Option<String>,
-    /// `keep` (default) or `expire`.
     #[serde(default)]
-    #[schemars(pattern(r"^(keep|expire)$"))]
+    #[schemars(pattern(r"^(keep|expire)$"), description = AFTER_DUE.description())]
     pub after_due: Option<String>,
-    /// The Done button's label, 1–64 characters, not all blank.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 64), pattern(r"\S"))]
+    #[schemars(
+        length(min = 1, max = DONE_LABEL.max),
+        pattern(r"\S"),
+        description = DONE_LABEL.description()
+    )]
     pub done_label: Option<String>,
-    /// An absolute http(s) URL with a host and no user name or password, at most 2048 characters.
     #[serde(default)]
-    #[schemars(length(max = 2048), pattern(r"^https?://[^\s/?#@\\]+[^\s\\]*$"))]
+    #[schemars(
+        length(max = DEEP_LINK.max),
+        pattern(r"^https?://[^\s/?#@\\]+[^\s\\]*$"),
+        description = DEEP_LINK.description()
+    )]
     pub deep_link: Option<String>,
 }
+
+/// A login as JSON Schema reads it: letters of either case, since logins
+/// are not case sensitive, up to `fields::USER`'s limit.
+pub(crate) static LOGIN_PATTERN: LazyLock<String> =
+    LazyLock::new(|| format!(r"^[A-Za-z0-9][A-Za-z0-9._@-]{{0,{}}}$", USER.max - 1));
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpsertBody {
     /// At most 1000 events, validated whole and written in one transaction.
-    #[schemars(length(max = 1000))]
+    #[schemars(length(max = MAX_BATCH))]
     pub events: Vec<PushedEvent>,
 }
 
@@ -94,14 +107,14 @@ pub(crate) struct UpsertReply {
 #[schemars(extend("required" = ["user", "ref"]))]
 pub(crate) struct SourceKey {
     #[serde(default)]
-    #[schemars(pattern(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"))]
+    #[schemars(pattern(LOGIN_PATTERN.as_str()), description = USER.description())]
     pub user: String,
     #[serde(rename = "ref")]
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255), pattern(r"\S"))]
+    #[schemars(length(min = REF.min, max = REF.max), pattern(r"\S"), description = REF.description())]
     pub source_ref: String,
     #[serde(default)]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = TOPIC.max), description = TOPIC.description())]
     pub topic: Option<String>,
 }
 
@@ -109,7 +122,7 @@ pub(crate) struct SourceKey {
 #[serde(deny_unknown_fields)]
 pub(crate) struct WithdrawBody {
     /// At most 1000 keys.
-    #[schemars(length(max = 1000))]
+    #[schemars(length(max = MAX_BATCH))]
     pub events: Vec<SourceKey>,
 }
 

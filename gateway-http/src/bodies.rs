@@ -14,6 +14,10 @@
 //! more (2,048-character links written in another script, or every
 //! character escaped as `\uXXXX`) is sent in two.
 
+use hado_words::fields::{
+    AFTER_DUE, DEEP_LINK, DONE_LABEL, DUE_AT, FIRE_AT, REF, SUBTITLE, TITLE, TOPIC, USER,
+};
+
 /// Events in a batch at most (core's limit, which the schema states).
 pub(crate) const MAX_BATCH: usize = 1000;
 
@@ -31,17 +35,16 @@ const fn field(key: &'static str, characters: usize, bytes_each: usize) -> Batch
 
 /// Every field of `api::PushedEvent`, at its longest.
 pub(crate) const BATCH_FIELDS: [BatchField; 10] = [
-    field("user", 64, 1),
-    field("ref", 255, 4),
-    field("topic", 64, 4),
-    field("title", 200, 4),
-    field("subtitle", 200, 4),
-    // YYYY-MM-DDTHH:MM+HH:MM
-    field("due_at", 22, 1),
-    field("fire_at", 10, 1),
-    field("after_due", "expire".len(), 1),
-    field("done_label", 64, 4),
-    field("deep_link", 2048, 1),
+    field(USER.name, USER.max, 1),
+    field(REF.name, REF.max, 4),
+    field(TOPIC.name, TOPIC.max, 4),
+    field(TITLE.name, TITLE.max, 4),
+    field(SUBTITLE.name, SUBTITLE.max, 4),
+    field(DUE_AT.name, DUE_AT.max, 1),
+    field(FIRE_AT.name, FIRE_AT.max, 1),
+    field(AFTER_DUE.name, AFTER_DUE.max, 1),
+    field(DONE_LABEL.name, DONE_LABEL.max, 4),
+    field(DEEP_LINK.name, DEEP_LINK.max, 1),
 ];
 
 /// The bytes of `{"events":[…]}` holding [`MAX_BATCH`] events with every

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use hado_proto::v1;
 use hado_views::{Deleted, Profile, UserEvent};
+use hado_words::fields::AFTER;
 
 use crate::auth::InboxUser;
 use crate::error::{ApiError, ApiJson};
@@ -37,8 +38,7 @@ pub(crate) struct EventsQuery {
     /// At most this many events, the most urgent first: 1 to 1000, 100 when unset.
     #[schemars(range(min = 1, max = LARGEST_PAGE))]
     pub limit: Option<u32>,
-    /// Go on just after this place in the list, as a previous reply's `next` gave it.
-    #[schemars(length(max = 200))]
+    #[schemars(length(max = AFTER.max), description = AFTER.description())]
     pub after: Option<String>,
 }
 

@@ -7,7 +7,9 @@ use schemars::JsonSchema;
 use schemars::generate::{Contract, SchemaSettings};
 use serde_json::{Map, Value, json};
 
-use crate::api::{ClientEventList, UpsertBody, UpsertReply, WithdrawBody, WithdrawReply};
+use crate::api::{
+    ClientEventList, LOGIN_PATTERN, UpsertBody, UpsertReply, WithdrawBody, WithdrawReply,
+};
 use crate::error::ErrorBody;
 use crate::me::{EventPage, EventsQuery, NewEventBody};
 use hado_views::UserEvent;
@@ -108,7 +110,32 @@ impl Schemas {
 /// The whole document.
 pub(crate) fn document() -> Value {
     let mut schemas = Schemas::new();
+    let mut paths = source_paths(&mut schemas);
+    paths.extend(person_paths(&mut schemas));
+    let mut components = schemas.requests.take_definitions(true);
+    components.extend(schemas.responses.take_definitions(true));
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Hado source API",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "How a service pushes dated events into people's Hado inboxes, withdraws them, and reads them back. Every call under /api carries the source's token: `Authorization: Bearer hado_src_…` (`hado source create NAME` prints one). `/me/events` is the signed-in person's own: their list, a page at a time, and a new event of theirs.",
+        },
+        "security": [{ "sourceToken": [] }],
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "sourceToken": { "type": "http", "scheme": "bearer", "description": "A source token, hado_src_…" },
+                "signedInPerson": { "type": "apiKey", "in": "header", "name": "X-Remote-User", "description": "The person, named by the sign-in proxy in front of Hado (forward_auth) and believed only from an address in HADO_TRUSTED_PROXIES; `hado up`'s local user needs none." },
+            },
+        },
+    })
+}
 
+/// The source API's paths: the batch upsert, the read back and the
+/// batch withdraw, each with the source's token.
+fn source_paths(schemas: &mut Schemas) -> Map<String, Value> {
     let mut upsert_responses = Map::new();
     upsert_responses.insert(
         "200".into(),
@@ -134,6 +161,50 @@ pub(crate) fn document() -> Value {
     );
     schemas.errors(false, &mut list_responses);
 
+    Map::from_iter([
+        (
+            "/api/events".to_owned(),
+            json!({
+                "post": {
+                    "operationId": "upsertEvents",
+                    "summary": "Create or update up to 1000 events",
+                    "description": "Each event is keyed by (source, user, ref, topic). A new key is created; a known key with a different due_at is rescheduled (reopened even when done or expired); the same due_at updates the other fields. The batch is validated whole and written in one transaction.",
+                    "requestBody": upsert_body,
+                    "responses": upsert_responses,
+                },
+                "get": {
+                    "operationId": "listEvents",
+                    "summary": "Read back the source's events for one user",
+                    "parameters": [
+                        { "name": "user", "in": "query", "required": true, "description": "The user's login (not case sensitive).", "schema": { "type": "string", "pattern": LOGIN_PATTERN.as_str() } },
+                        {
+                            "name": "ref", "in": "query", "required": false, "style": "form", "explode": true,
+                            "description": "Only these refs; repeat the parameter for several.",
+                            "schema": { "type": "array", "items": { "type": "string" } },
+                        },
+                    ],
+                    "responses": list_responses,
+                },
+            }),
+        ),
+        (
+            "/api/events/withdraw".to_owned(),
+            json!({
+                "post": {
+                    "operationId": "withdrawEvents",
+                    "summary": "Withdraw up to 1000 events by key",
+                    "description": "A withdrawn event leaves the inbox; an unknown key is reported with found=false, not as an error.",
+                    "requestBody": withdraw_body,
+                    "responses": withdraw_responses,
+                },
+            }),
+        ),
+    ])
+}
+
+/// The signed-in person's paths: their events, a page at a time, and a new
+/// one of theirs.
+fn person_paths(schemas: &mut Schemas) -> Map<String, Value> {
     let mut person_responses = Map::new();
     person_responses.insert(
         "200".into(),
@@ -165,76 +236,27 @@ pub(crate) fn document() -> Value {
     }
     let create_body = schemas.request::<NewEventBody>();
 
-    let mut components = schemas.requests.take_definitions(true);
-    components.extend(schemas.responses.take_definitions(true));
-
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Hado source API",
-            "version": env!("CARGO_PKG_VERSION"),
-            "description": "How a service pushes dated events into people's Hado inboxes, withdraws them, and reads them back. Every call under /api carries the source's token: `Authorization: Bearer hado_src_…` (`hado source create NAME` prints one). `/me/events` is the signed-in person's own: their list, a page at a time, and a new event of theirs.",
-        },
-        "security": [{ "sourceToken": [] }],
-        "paths": {
-            "/api/events": {
-                "post": {
-                    "operationId": "upsertEvents",
-                    "summary": "Create or update up to 1000 events",
-                    "description": "Each event is keyed by (source, user, ref, topic). A new key is created; a known key with a different due_at is rescheduled (reopened even when done or expired); the same due_at updates the other fields. The batch is validated whole and written in one transaction.",
-                    "requestBody": upsert_body,
-                    "responses": upsert_responses,
-                },
-                "get": {
-                    "operationId": "listEvents",
-                    "summary": "Read back the source's events for one user",
-                    "parameters": [
-                        { "name": "user", "in": "query", "required": true, "description": "The user's login (not case sensitive).", "schema": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$" } },
-                        {
-                            "name": "ref", "in": "query", "required": false, "style": "form", "explode": true,
-                            "description": "Only these refs; repeat the parameter for several.",
-                            "schema": { "type": "array", "items": { "type": "string" } },
-                        },
-                    ],
-                    "responses": list_responses,
-                },
+    Map::from_iter([(
+        "/me/events".to_owned(),
+        json!({
+            "get": {
+                "operationId": "listMyEvents",
+                "summary": "Read the signed-in person's active events, a page at a time",
+                "description": "Active events (overdue, today, preparing, scheduled) in the order of their due moments, at most `limit` of them (100 unless said); `next` says where the following page begins, as `after`. Each page costs what it returns, however many events the person has.",
+                "security": [{ "signedInPerson": [] }],
+                "parameters": person_parameters,
+                "responses": person_responses,
             },
-            "/me/events": {
-                "get": {
-                    "operationId": "listMyEvents",
-                    "summary": "Read the signed-in person's active events, a page at a time",
-                    "description": "Active events (overdue, today, preparing, scheduled) in the order of their due moments, at most `limit` of them (100 unless said); `next` says where the following page begins, as `after`. Each page costs what it returns, however many events the person has.",
-                    "security": [{ "signedInPerson": [] }],
-                    "parameters": person_parameters,
-                    "responses": person_responses,
-                },
-                "post": {
-                    "operationId": "createMyEvent",
-                    "summary": "Add an event of the signed-in person's own",
-                    "description": "An event of the person's own (source `manual`), which they may later edit and delete.",
-                    "security": [{ "signedInPerson": [] }],
-                    "requestBody": create_body,
-                    "responses": create_responses,
-                },
+            "post": {
+                "operationId": "createMyEvent",
+                "summary": "Add an event of the signed-in person's own",
+                "description": "An event of the person's own (source `manual`), which they may later edit and delete.",
+                "security": [{ "signedInPerson": [] }],
+                "requestBody": create_body,
+                "responses": create_responses,
             },
-            "/api/events/withdraw": {
-                "post": {
-                    "operationId": "withdrawEvents",
-                    "summary": "Withdraw up to 1000 events by key",
-                    "description": "A withdrawn event leaves the inbox; an unknown key is reported with found=false, not as an error.",
-                    "requestBody": withdraw_body,
-                    "responses": withdraw_responses,
-                },
-            },
-        },
-        "components": {
-            "schemas": components,
-            "securitySchemes": {
-                "sourceToken": { "type": "http", "scheme": "bearer", "description": "A source token, hado_src_…" },
-                "signedInPerson": { "type": "apiKey", "in": "header", "name": "X-Remote-User", "description": "The person, named by the sign-in proxy in front of Hado (forward_auth) and believed only from an address in HADO_TRUSTED_PROXIES; `hado up`'s local user needs none." },
-            },
-        },
-    })
+        }),
+    )])
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use hado_proto::v1;
 use hado_proto::v1::EventState;
 use hado_views::UserEvent;
-
-/// The field descriptions `create_event` and `update_event` share.
-const DUE_AT: &str = "When it is due. YYYY-MM-DD for a whole day; YYYY-MM-DDTHH:MM for a local time that follows the user's time zone; YYYY-MM-DDTHH:MM+HH:MM (with an offset) for a fixed instant. Give an offset only when the event is tied to a place (a flight, an appointment in another city).";
+use hado_words::fields::{
+    AFTER, AFTER_DUE, DEEP_LINK, DONE_LABEL, DUE_AT, FIRE_AT, SEARCH, SOURCE, SUBTITLE, TITLE,
+};
 
 /// The active states `list_events` can filter by.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -34,7 +34,8 @@ impl From<ActiveState> for EventState {
     }
 }
 
-/// What happens after the due day.
+/// What happens after the due day (its description is the field's:
+/// `fields::AFTER_DUE`).
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[schemars(inline)]
 #[serde(rename_all = "lowercase")]
@@ -79,21 +80,18 @@ pub(crate) struct ListEventsArgs {
     /// true for the archive instead: the 100 events that most recently closed or were deleted (done, expired, withdrawn). Default false.
     #[serde(default)]
     pub archive: bool,
-    /// Only events whose title or subtitle holds this text, in any letter case.
     #[serde(default)]
-    #[schemars(length(max = 200))]
+    #[schemars(length(max = SEARCH.max), description = SEARCH.description())]
     pub text: Option<String>,
-    /// Only events of this source, such as docs; manual for the user's own.
     #[serde(default)]
-    #[schemars(length(max = 50))]
+    #[schemars(length(max = SOURCE.max), description = SOURCE.description())]
     pub source: Option<String>,
     /// At most this many events (1 to 1000, default 100): active ones, the most urgent first, with next saying where to go on when more follow; or in the archive, the most recently closed of its latest 100.
     #[serde(default, deserialize_with = "page_size")]
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = LARGEST_PAGE))]
     pub limit: Option<u32>,
-    /// Active events only: go on just after a previous result's next.
     #[serde(default)]
-    #[schemars(length(max = 200))]
+    #[schemars(length(max = AFTER.max), description = AFTER.description())]
     pub after: Option<String>,
 }
 
@@ -140,62 +138,56 @@ pub(crate) struct MarkAckArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CreateEventArgs {
-    /// What is due, at most 200 characters.
-    #[schemars(length(min = 1, max = 200))]
+    #[schemars(length(min = TITLE.min, max = TITLE.max), description = TITLE.description())]
     pub title: String,
-    #[schemars(description = DUE_AT)]
+    #[schemars(description = DUE_AT.description())]
     pub due_at: String,
-    /// A second line of detail, at most 200 characters.
     #[serde(default)]
-    #[schemars(length(max = 200))]
+    #[schemars(length(max = SUBTITLE.max), description = SUBTITLE.description())]
     pub subtitle: Option<String>,
-    /// The day preparing starts, YYYY-MM-DD, no later than the due day. Default: 30 days before the due day.
     #[serde(default)]
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = FIRE_AT.max), description = FIRE_AT.description())]
     pub fire_at: Option<String>,
-    /// keep: the event stays overdue until done (default). expire: it closes as expired after the due day.
     #[serde(default)]
+    #[schemars(description = AFTER_DUE.description())]
     pub after_due: Option<AfterDue>,
-    /// The label of the Done button, at most 64 characters. Default: Done, in the user's language.
     #[serde(default)]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = DONE_LABEL.max), description = DONE_LABEL.description())]
     pub done_label: Option<String>,
-    /// A link the reminder opens, such as the page where the thing gets done: an absolute http or https URL.
     #[serde(default)]
-    #[schemars(length(max = 2048))]
+    #[schemars(length(max = DEEP_LINK.max), description = DEEP_LINK.description())]
     pub deep_link: Option<String>,
 }
 
+/// Each field as in `create_event`, and left out to keep the event's.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpdateEventArgs {
     /// The id of an editable (manual) event.
     pub id: i64,
-    /// A new title, at most 200 characters.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 200))]
+    #[schemars(
+        length(min = TITLE.min, max = TITLE.max),
+        description = TITLE.edit_description()
+    )]
     pub title: Option<String>,
-    /// A new due moment, in the forms of create_event: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or with an offset only for an event tied to a place. A different due_at is a reschedule: it reopens a done or expired event and clears Remember. The same due_at changes only the other fields.
     #[serde(default)]
+    #[schemars(description = DUE_AT.edit_description())]
     pub due_at: Option<String>,
-    /// A new second line, at most 200 characters; an empty string removes it.
     #[serde(default)]
-    #[schemars(length(max = 200))]
+    #[schemars(length(max = SUBTITLE.max), description = SUBTITLE.edit_description())]
     pub subtitle: Option<String>,
-    /// A new preparation start day, YYYY-MM-DD, no later than the due day; an empty string returns to the default (30 days before).
     #[serde(default)]
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = FIRE_AT.max), description = FIRE_AT.edit_description())]
     pub fire_at: Option<String>,
-    /// keep or expire, as in create_event.
     #[serde(default)]
+    #[schemars(description = AFTER_DUE.edit_description())]
     pub after_due: Option<AfterDue>,
-    /// A new Done button label, at most 64 characters; an empty string returns to the default.
     #[serde(default)]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = DONE_LABEL.max), description = DONE_LABEL.edit_description())]
     pub done_label: Option<String>,
-    /// A new link, an absolute http or https URL; an empty string removes it.
     #[serde(default)]
-    #[schemars(length(max = 2048))]
+    #[schemars(length(max = DEEP_LINK.max), description = DEEP_LINK.edit_description())]
     pub deep_link: Option<String>,
 }
 

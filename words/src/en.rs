@@ -27,7 +27,7 @@ pub const EN: Words = Words {
     refusal_bidi: "Remove the invisible character that changes the direction of the text.",
     refusal_invisible: "Remove the invisible characters, and write something that shows.",
     refusal_url: "Give a web address that starts with https:// or http://.",
-    refusal_login: "Use 1 to 64 characters: a–z, 0–9 and . _ @ -, starting with a letter or digit.",
+    refusal_login: "Use 1 to {max} characters: a–z, 0–9 and . _ @ -, starting with a letter or digit.",
     refusal_spaces: "Remove the spaces at the start and the end.",
     refusal_private_address: "Hado does not send to this machine or a private network: give an address reachable from the internet.",
     refusal_due: "Pick a due date, and a time if you like.",

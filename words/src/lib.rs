@@ -1,14 +1,15 @@
 //! Owns every word a person reads from Hado, in its two languages: the web
 //! inbox's, and core's Telegram replies and test messages. One struct per
 //! language, so a missing translation is a compile error. How a due moment
-//! reads is `wording`'s; old zone names are `zone_links`'. Nothing here
+//! reads is `wording`'s; old zone names are `zone_links`'; what each of an
+//! event's fields is (its name, limit and meaning) is `fields`'. Nothing here
 //! speaks a protocol, so core and the web inbox share it cheaply.
-
-use chrono::{NaiveDate, NaiveTime};
 
 use crate::wording::Lang;
 
 mod en;
+pub mod fields;
+mod phrases;
 mod ru;
 pub mod wording;
 mod zone_links;
@@ -337,64 +338,4 @@ pub fn for_lang(lang: Lang) -> &'static Words {
 /// (a Telegram chat that is not linked).
 pub fn both(line: impl Fn(&Words) -> &'static str) -> String {
     format!("{} / {}", line(&EN), line(&RU))
-}
-
-impl Words {
-    fn language(&self) -> Lang {
-        Lang::from_locale(self.lang)
-    }
-
-    /// The due moment relative to the person's today, in words.
-    pub fn due_in_words(
-        &self,
-        today: NaiveDate,
-        due_date: NaiveDate,
-        due_time: Option<NaiveTime>,
-        overdue: bool,
-    ) -> String {
-        wording::due_in_words(self.language(), today, due_date, due_time, overdue)
-    }
-
-    /// A day (with its year when not this year's) and a time, as the person
-    /// reads them: "Mon 14 Dec 09:00".
-    pub fn day_and_time(
-        &self,
-        today: NaiveDate,
-        date: NaiveDate,
-        time: Option<NaiveTime>,
-    ) -> String {
-        let at = time.map(|time| time.format(" %H:%M").to_string()).unwrap_or_default();
-        format!("{}{at}", wording::short_date(self.language(), date, today))
-    }
-
-    /// The inbox's one line about what is overdue: "8 overdue — oldest 12
-    /// days", "Просрочено: 8, самое давнее — 12 дней".
-    /// The count comes as the inbox shows it ("8", "1000+").
-    pub fn overdue_line(&self, count: &str, oldest_days: i64) -> String {
-        self.overdue_summary
-            .replace("{count}", count)
-            .replace("{age}", &wording::day_count(self.language(), oldest_days.max(1)))
-    }
-
-    /// A day as a date field shows it: "14 Mar 2027", "14.03.2027".
-    pub fn field_date(&self, date: NaiveDate) -> String {
-        wording::field_date(self.language(), date)
-    }
-
-    /// A moment that has been or will be, in words: "yesterday, 14:05",
-    /// "3 Dec, 14:05", "вчера в 14:05".
-    pub fn moment(&self, today: NaiveDate, date: NaiveDate, time: NaiveTime) -> String {
-        wording::moment(self.language(), today, date, time)
-    }
-
-    /// The due moment of a closed event: the day (with its year when not
-    /// this year's) and the time, after the word for "due".
-    pub fn due_on(
-        &self,
-        today: NaiveDate,
-        due_date: NaiveDate,
-        due_time: Option<NaiveTime>,
-    ) -> String {
-        format!("{} {}", self.due, self.day_and_time(today, due_date, due_time))
-    }
 }

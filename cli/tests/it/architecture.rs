@@ -10,7 +10,9 @@
 //! source file over 400 lines before its tests, and the map itself true:
 //! every name ARCHITECTURE.md gives in backticks exists, and every `HADO_*`
 //! variable the code reads is in the README or a guide under `docs/`, and no
-//! other.
+//! other; and, read as Rust with `syn`, no production function over 80
+//! lines (route tables aside) and no glob import of a crate's own modules
+//! outside its tests.
 
 use std::path::{Path, PathBuf};
 
@@ -702,4 +704,325 @@ fn every_hado_variable_the_code_reads_is_in_the_docs_and_no_other() {
         undocumented.is_empty() && unread.is_empty(),
         "read but not in README.md or docs/: {undocumented:?}\nin the docs but read nowhere: {unread:?}"
     );
+}
+
+/// What the rules about a file's Rust see of it: each production function
+/// (a `fn` or a method outside `#[cfg(test)]` and `#[test]`) with its
+/// lines, and each glob import of the crate's own modules outside test
+/// modules. Read with `syn`, so that a string or a comment that looks like
+/// code is not taken for it.
+#[derive(Default)]
+struct Shape {
+    /// `path` of the function within its file, and the lines from its
+    /// signature to its closing brace.
+    functions: Vec<(String, usize, usize)>,
+    /// The line of each `use super::*`, `use self::*` or `use crate::*`.
+    globs: Vec<usize>,
+    /// The impl or module the visitor is in, for a function's name.
+    within: Vec<String>,
+}
+
+fn is_test_only(attributes: &[syn::Attribute]) -> bool {
+    attributes.iter().any(|attribute| {
+        let path = attribute.path();
+        path.is_ident("test")
+            || path.segments.last().is_some_and(|segment| segment.ident == "test")
+                && path.segments.len() == 2
+            || path.is_ident("cfg")
+                && attribute
+                    .parse_args::<syn::Meta>()
+                    .is_ok_and(|meta| meta.path().is_ident("test"))
+    })
+}
+
+impl Shape {
+    fn of(text: &str) -> Self {
+        let file = syn::parse_file(text).expect("every source file parses");
+        let mut shape = Self::default();
+        syn::visit::visit_file(&mut shape, &file);
+        shape
+    }
+
+    fn function(&mut self, name: &syn::Ident, spanned: proc_macro2::Span, body: &syn::Block) {
+        use syn::spanned::Spanned;
+        let first = spanned.start().line;
+        let last = body.span().end().line;
+        let mut path = self.within.clone();
+        path.push(name.to_string());
+        self.functions.push((path.join("::"), first, last - first + 1));
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Shape {
+    fn visit_item_mod(&mut self, module: &'ast syn::ItemMod) {
+        if is_test_only(&module.attrs) {
+            return;
+        }
+        self.within.push(module.ident.to_string());
+        syn::visit::visit_item_mod(self, module);
+        self.within.pop();
+    }
+
+    fn visit_item_impl(&mut self, block: &'ast syn::ItemImpl) {
+        if is_test_only(&block.attrs) {
+            return;
+        }
+        let ty = &block.self_ty;
+        self.within.push(quote_type(ty));
+        syn::visit::visit_item_impl(self, block);
+        self.within.pop();
+    }
+
+    fn visit_item_fn(&mut self, function: &'ast syn::ItemFn) {
+        if is_test_only(&function.attrs) {
+            return;
+        }
+        use syn::spanned::Spanned;
+        self.function(&function.sig.ident, function.sig.span(), &function.block);
+        syn::visit::visit_item_fn(self, function);
+    }
+
+    fn visit_impl_item_fn(&mut self, function: &'ast syn::ImplItemFn) {
+        if is_test_only(&function.attrs) {
+            return;
+        }
+        use syn::spanned::Spanned;
+        self.function(&function.sig.ident, function.sig.span(), &function.block);
+        syn::visit::visit_impl_item_fn(self, function);
+    }
+
+    fn visit_trait_item_fn(&mut self, function: &'ast syn::TraitItemFn) {
+        if let Some(body) = &function.default
+            && !is_test_only(&function.attrs)
+        {
+            use syn::spanned::Spanned;
+            self.function(&function.sig.ident, function.sig.span(), body);
+        }
+        syn::visit::visit_trait_item_fn(self, function);
+    }
+
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        if is_test_only(&item.attrs) {
+            return;
+        }
+        let mut tree = &item.tree;
+        let mut first = true;
+        loop {
+            match tree {
+                syn::UseTree::Path(path) => {
+                    if first && !["super", "self", "crate"].contains(&&*path.ident.to_string()) {
+                        return;
+                    }
+                    first = false;
+                    tree = &path.tree;
+                }
+                syn::UseTree::Glob(glob) => {
+                    if !first {
+                        use syn::spanned::Spanned;
+                        self.globs.push(glob.span().start().line);
+                    }
+                    return;
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// A type as its last path segment (`Store` for `crate::storage::Store`).
+fn quote_type(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Path(path) => {
+            path.path.segments.last().map_or_else(String::new, |segment| segment.ident.to_string())
+        }
+        syn::Type::Reference(reference) => quote_type(&reference.elem),
+        _ => String::from("_"),
+    }
+}
+
+/// Every production source file of the workspace (its crates' `src/`, the
+/// generated code aside), as its path from the root and its text.
+fn production_sources() -> Vec<(String, String)> {
+    let root = workspace();
+    members()
+        .into_iter()
+        .flat_map(|krate| sources(&root.join(krate).join("src")))
+        .map(|(path, text)| (path.strip_prefix(&root).unwrap().display().to_string(), text))
+        .filter(|(shown, _)| !shown.starts_with("proto/src/generated"))
+        .collect()
+}
+
+/// A route table: a function that is one router, most of its lines a
+/// `.route(` or a `.nest(`. It is long because the service has many
+/// addresses, and it reads best whole.
+fn is_route_table(text: &str, first: usize, lines: usize) -> bool {
+    let body: Vec<&str> = text.lines().skip(first - 1).take(lines).collect();
+    let routes = body
+        .iter()
+        .filter(|line| {
+            let line = line.trim_start();
+            line.starts_with(".route(") || line.starts_with(".nest(") || line.starts_with("\"/")
+        })
+        .count();
+    routes * 2 >= body.len()
+}
+
+#[test]
+fn no_production_function_is_over_eighty_lines() {
+    const MOST: usize = 80;
+    let mut found = Vec::new();
+    for (shown, text) in production_sources() {
+        for (name, first, lines) in Shape::of(&text).functions {
+            if lines > MOST && !is_route_table(&text, first, lines) {
+                found.push(format!("{shown}:{first}: {name} is {lines} lines"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "over {MOST} lines (split each by what its parts do):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_module_imports_its_neighbours_by_name() {
+    let mut found = Vec::new();
+    for (shown, text) in production_sources() {
+        for line in Shape::of(&text).globs {
+            found.push(format!("{shown}:{line}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a glob import of the crate's own modules outside a test module hides where a name \
+         comes from; name each:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_shape_reader_sees_what_it_is_shown() {
+    let shape = Shape::of(
+        "use super::*;\nuse std::io::*;\nfn short() {}\nimpl Store {\n    fn open() {\n        \
+         let a = 1;\n    }\n}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    \
+         fn long() {}\n}\n",
+    );
+    assert_eq!(shape.globs, [1]);
+    assert_eq!(
+        shape.functions,
+        [("short".to_owned(), 3, 1), ("Store::open".to_owned(), 5, 3)],
+        "test code is not production code"
+    );
+}
+
+/// The numbers inside each `#[schemars(…)]` attribute of a file, with
+/// their lines: a schema's limits, which should be named, not written.
+fn schema_numbers(text: &str) -> Vec<(usize, usize)> {
+    struct Numbers(Vec<(usize, usize)>);
+    fn walk(tokens: proc_macro2::TokenStream, found: &mut Vec<(usize, usize)>) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Group(group) => walk(group.stream(), found),
+                proc_macro2::TokenTree::Literal(literal) => {
+                    if let Ok(number) = literal.to_string().parse::<usize>() {
+                        found.push((literal.span().start().line, number));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Numbers {
+        fn visit_attribute(&mut self, attribute: &'ast syn::Attribute) {
+            if attribute.path().is_ident("schemars")
+                && let syn::Meta::List(list) = &attribute.meta
+            {
+                walk(list.tokens.clone(), &mut self.0);
+            }
+        }
+    }
+    let file = syn::parse_file(text).expect("every source file parses");
+    let mut numbers = Numbers(Vec::new());
+    syn::visit::visit_file(&mut numbers, &file);
+    numbers.0
+}
+
+/// What a file says before its tests, with each line's number.
+fn before_tests(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .take_while(|line| *line != "#[cfg(test)]")
+        .enumerate()
+        .map(|(at, line)| (at + 1, line))
+}
+
+#[test]
+fn each_field_limit_and_description_is_said_once() {
+    use hado_words::fields::ALL;
+    const HOME: &str = "words/src/fields.rs";
+    let root = workspace();
+    let limits: std::collections::BTreeSet<usize> =
+        ALL.iter().map(|field| field.max).filter(|max| *max > 1).collect();
+    let mut found = Vec::new();
+    let mut files = production_sources();
+    for folder in ["gateway-http/templates", "proto/hado/v1"] {
+        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            files.push((path.strip_prefix(&root).unwrap().display().to_string(), text));
+        }
+    }
+    for (shown, text) in files.iter().filter(|(shown, _)| shown != HOME) {
+        if shown.ends_with(".rs") {
+            for (line, number) in schema_numbers(text) {
+                if limits.contains(&number) {
+                    found.push(format!("{shown}:{line}: a schema writes out the limit {number}"));
+                }
+            }
+        }
+        for (line, written) in before_tests(text) {
+            // A description's limit, in a comment or in words: "at most 200
+            // characters", "(1–255 characters)", "≤ 64 characters".
+            for limit in &limits {
+                if [" characters", "-character", " символов"]
+                    .iter()
+                    .any(|unit| written.contains(&format!("{limit}{unit}")))
+                {
+                    found.push(format!(
+                        "{shown}:{line}: a description writes out the limit {limit}"
+                    ));
+                }
+            }
+            // A form's input for a field, with its limit written out.
+            if shown.ends_with(".html")
+                && let Some((_, after)) = written.split_once("maxlength=\"")
+                && after.starts_with(|character: char| character.is_ascii_digit())
+                && ALL.iter().any(|field| written.contains(&format!("name=\"{}\"", field.name)))
+            {
+                found.push(format!("{shown}:{line}: a form writes out a field's maxlength"));
+            }
+        }
+        // A field's meaning, or the opening of it, written out again.
+        let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for field in ALL {
+            let opening: String = field.meaning.chars().take(40).collect();
+            if flat.contains(&opening) {
+                found.push(format!("{shown}: says again what {} means", field.name));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "an event field's limit or description is said in {HOME}; take it from there:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_schema_reader_finds_a_limit_written_in_an_attribute() {
+    let numbers = schema_numbers(
+        "struct A {\n    #[schemars(length(min = 1, max = 200))]\n    a: String,\n    \
+         #[schemars(length(max = TITLE.max))]\n    b: String,\n}\n",
+    );
+    assert_eq!(numbers, [(2, 1), (2, 200)]);
 }

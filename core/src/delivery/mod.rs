@@ -16,14 +16,13 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
 
-use crate::domain::channel::ChannelKind;
 use crate::domain::delivery::{ClaimedDelivery, DeliveryKind};
 use crate::domain::event_record::EventRecord;
-use crate::engine::{Attempt, Engine, Strain};
+use crate::engine::{Attempt, Engine};
 use crate::outbound_tls::OutboundClient;
-use crate::targets::RefusedTarget;
 use crate::telegram::{self, BotError};
 
+mod attempt;
 mod email;
 mod mail;
 mod push;
@@ -31,8 +30,6 @@ mod retries;
 mod webhook;
 
 pub use email::Mailer;
-
-use retries::next_attempt;
 
 /// How long a receiver has to answer.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(15);
@@ -85,120 +82,6 @@ impl Deliverer {
             .check_written(&parsed)
             .map_err(|problem| format!("the URL {url:?}: {problem}"))?;
         Ok(parsed)
-    }
-
-    /// One attempt at one delivery.
-    pub(crate) async fn attempt(
-        &self,
-        delivery: &ClaimedDelivery,
-        event: Option<&EventRecord>,
-    ) -> Attempt {
-        let now = self.engine.now();
-        let attempts = delivery.attempts + 1;
-        let retry_or_fail =
-            |error: String, retry_after: Option<Duration>, strain: Option<Strain>| {
-                match next_attempt(now, attempts, retry_after) {
-                    Some(at) => Attempt::Retry { at, error, strain },
-                    None => Attempt::Failed {
-                        error: format!("{error} (gave up after {attempts} attempts)"),
-                    },
-                }
-            };
-        let asked = |retry_after: Option<Duration>| Strain {
-            asked: retry_after.and_then(|wait| chrono::Duration::from_std(wait).ok()),
-        };
-        let channel = &delivery.channel;
-        if channel.kind == ChannelKind::Telegram {
-            return match self.send_telegram(delivery, event).await {
-                Ok(()) => Attempt::Sent,
-                Err(error) if error.forbidden => Attempt::Gone {
-                    error: format!(
-                        "{}; the bot may no longer write to this chat, so the channel was turned off",
-                        error.message
-                    ),
-                },
-                Err(error) => {
-                    // Telegram's 429 asks for a wait that holds for the whole bot.
-                    let retry_after = error.retry_after.map(Duration::from_secs);
-                    retry_or_fail(
-                        error.message,
-                        retry_after,
-                        retry_after.map(|_| asked(retry_after)),
-                    )
-                }
-            };
-        }
-        if channel.kind == ChannelKind::Email {
-            return match self.send_email(delivery, event).await {
-                Ok(email::Sent::Accepted) => Attempt::Sent,
-                Ok(email::Sent::Refused(error)) => Attempt::Gone {
-                    error: format!("{error}; so emails to this address were paused"),
-                },
-                Ok(email::Sent::Later { error, strain }) => {
-                    retry_or_fail(error, None, strain.then(|| asked(None)))
-                }
-                Err(error) => Attempt::Failed { error },
-            };
-        }
-        let target = match self.check_target(&channel.target) {
-            Ok(target) => target,
-            Err(error) => return Attempt::Failed { error },
-        };
-        let post = match self.http.post(target.clone()) {
-            Ok(post) => post,
-            // Kept for retries: the fix is the operator's, with a restart.
-            Err(error) => return retry_or_fail(error, None, None),
-        };
-        let request = match channel.kind {
-            ChannelKind::Push => push::request(self, delivery, event, &target, post),
-            _ => webhook::request(self, delivery, event, post),
-        };
-        let sent = match request {
-            Ok(request) => request.send().await,
-            Err(error) => return Attempt::Failed { error },
-        };
-        if let Ok(response) = &sent
-            && channel.kind == ChannelKind::Push
-            && let Some(settled) = push::final_answer(response.status())
-        {
-            return settled;
-        }
-        match sent {
-            Ok(response) if response.status().is_success() => Attempt::Sent,
-            Ok(response) if response.status() == reqwest::StatusCode::GONE => Attempt::Gone {
-                error: "the receiver answered 410 Gone, so this webhook was turned off".into(),
-            },
-            Ok(response) => {
-                let status = response.status();
-                let retry_after = response
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|value| value.to_str().ok())
-                    .and_then(|value| retries::retry_after(value, now));
-                // A push service limits each subscription: one device's 429
-                // holds that device, not every device at the service.
-                let per_device = channel.kind == ChannelKind::Push && status.as_u16() == 429;
-                let overloaded = matches!(status.as_u16(), 429 | 502 | 503 | 504) && !per_device;
-                retry_or_fail(
-                    format!("the receiver answered {status}"),
-                    retry_after,
-                    overloaded.then(|| asked(retry_after)),
-                )
-            }
-            Err(error) if error.is_timeout() => retry_or_fail(
-                format!("the receiver did not answer within {} s", TIMEOUT.as_secs()),
-                None,
-                Some(asked(None)),
-            ),
-            Err(error) => match RefusedTarget::behind(&error) {
-                Some(refused) => Attempt::Failed { error: refused.to_string() },
-                None => retry_or_fail(
-                    format!("the receiver could not be reached: {}", error.without_url()),
-                    None,
-                    Some(asked(None)),
-                ),
-            },
-        }
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use hado_words::fields::{DEEP_LINK, DONE_LABEL, REF, SOURCE, SUBTITLE, TITLE, TOPIC, USER};
+
 use crate::domain::text::{
     char_count, optional_text, quoted, refuse_hidden_characters, required_text,
 };
@@ -36,49 +38,51 @@ macro_rules! text_value {
 }
 
 text_value!(
-    /// An event's title: 1 to 200 characters after trimming.
+    /// An event's title: `fields::TITLE`'s characters, counted after trimming.
     Title
 );
 text_value!(
-    /// A label for the Done button: 1 to 64 characters.
+    /// A label for the Done button: `fields::DONE_LABEL`'s characters.
     DoneLabel
 );
 text_value!(
-    /// An absolute `http` or `https` URL of at most 2048 characters.
+    /// An absolute `http` or `https` URL of `fields::DEEP_LINK`'s characters.
     DeepLink
 );
 text_value!(
-    /// A source's own key for an event: 1 to 255 characters.
+    /// A source's own key for an event: `fields::REF`'s characters.
     SourceRef
 );
 text_value!(
-    /// A second part of an event's key: at most 64 characters, often empty.
+    /// A second part of an event's key: `fields::TOPIC`'s characters, often empty.
     Topic
 );
 text_value!(
-    /// A user's login: `[a-z0-9][a-z0-9._@-]{0,63}`. Logins are not case
+    /// A user's login: a letter or digit, then letters, digits and `._@-`,
+    /// `fields::USER`'s characters at most. Logins are not case
     /// sensitive: `Anna` (as a sign-in provider may send it) is read as
     /// `anna`, so one person is always one user.
     Login
 );
 text_value!(
-    /// A source's name: `[a-z0-9][a-z0-9_-]{0,49}`.
+    /// A source's name: a letter or digit, then letters, digits, `_` and `-`,
+    /// `fields::SOURCE`'s characters at most.
     SourceName
 );
 
 impl Title {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        required_text(field, raw, 200, violations).map(Self)
+        required_text(field, raw, TITLE.max, violations).map(Self)
     }
 }
 
-/// An optional subtitle of at most 200 characters; blank means none.
+/// An optional subtitle of `fields::SUBTITLE`'s characters; blank means none.
 pub(crate) fn parse_subtitle(
     field: &str,
     raw: Option<&str>,
     violations: &mut Violations,
 ) -> Option<String> {
-    optional_text(field, raw, 200, violations)
+    optional_text(field, raw, SUBTITLE.max, violations)
 }
 
 impl DoneLabel {
@@ -89,7 +93,7 @@ impl DoneLabel {
         raw: Option<&str>,
         violations: &mut Violations,
     ) -> Option<Self> {
-        optional_text(field, raw, 64, violations).map(Self)
+        optional_text(field, raw, DONE_LABEL.max, violations).map(Self)
     }
 }
 
@@ -103,11 +107,12 @@ impl DeepLink {
     ) -> Option<Self> {
         let text = raw.map(str::trim).filter(|text| !text.is_empty())?;
         let count = char_count(text);
-        if count > 2048 {
+        let max = DEEP_LINK.max;
+        if count > max {
             violations.refuse(
                 field,
-                Reason::TooLong { max: 2048 },
-                format!("{field} is {count} characters long; at most 2048 are allowed"),
+                Reason::TooLong { max },
+                format!("{field} is {count} characters long; at most {max} are allowed"),
             );
             return None;
         }
@@ -143,7 +148,7 @@ impl DeepLink {
 
 impl SourceRef {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        key_part(field, raw, 255, true, violations).map(Self)
+        key_part(field, raw, REF.max, true, violations).map(Self)
     }
 
     /// The key of a new event of the `manual` source.
@@ -184,7 +189,7 @@ impl SourceRef {
 
 impl Topic {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        key_part(field, raw, 64, false, violations).map(Self)
+        key_part(field, raw, TOPIC.max, false, violations).map(Self)
     }
 
     pub(crate) fn empty() -> Self {
@@ -238,13 +243,13 @@ fn matches_name(text: &str, max: usize, extra: &[char]) -> bool {
 impl Login {
     pub fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
         let login = raw.to_ascii_lowercase();
-        if matches_name(&login, 64, &['.', '_', '@', '-']) {
+        if matches_name(&login, USER.max, &['.', '_', '@', '-']) {
             Some(Self(login))
         } else {
             violations.refuse(
                 field,
                 Reason::NotALogin,
-                format!("{field} {} is not a valid login: use 1 to 64 characters of a-z, 0-9 and . _ @ -, starting with a letter or digit", quoted(raw)),
+                format!("{field} {} is not a valid login: use 1 to {} characters of a-z, 0-9 and . _ @ -, starting with a letter or digit", quoted(raw), USER.max),
             );
             None
         }
@@ -256,12 +261,12 @@ impl SourceName {
     pub(crate) const MANUAL: &'static str = "manual";
 
     pub(crate) fn parse(field: &str, raw: &str, violations: &mut Violations) -> Option<Self> {
-        if matches_name(raw, 50, &['_', '-']) {
+        if matches_name(raw, SOURCE.max, &['_', '-']) {
             Some(Self(raw.to_owned()))
         } else {
             violations.add(
                 field,
-                format!("{field} {} is not a valid source name: use 1 to 50 characters of a-z, 0-9, _ and -, starting with a letter or digit", quoted(raw)),
+                format!("{field} {} is not a valid source name: use 1 to {} characters of a-z, 0-9, _ and -, starting with a letter or digit", quoted(raw), SOURCE.max),
             );
             None
         }

@@ -56,7 +56,7 @@ pub struct EventFilter {
 }
 
 /// The longest text a list may be searched for.
-const MAX_SEARCH_CHARS: usize = 200;
+const MAX_SEARCH_CHARS: usize = hado_words::fields::SEARCH.max;
 
 /// An [`EventFilter`], checked: the text in lower case.
 pub(super) struct Matches {

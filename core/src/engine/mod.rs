@@ -28,6 +28,7 @@ mod oauth;
 mod oauth_tokens;
 mod operator;
 mod outbox;
+mod outcomes;
 mod own_events;
 mod profile;
 mod push;
@@ -69,7 +70,7 @@ pub use inputs::{EventFilter, EventPatch, ProfilePatch, RawKey, SourceCaller, So
 pub(crate) use oauth::{OAuthFailure, Verdict};
 pub(crate) use oauth_tokens::TokenParams;
 pub use outbox::AddedWebhook;
-pub(crate) use outbox::{Attempt, Strain};
+pub(crate) use outcomes::{Attempt, Strain};
 pub(crate) use push::NewPush;
 pub use sources::WithdrawReport;
 pub use upsert::UpsertReport;

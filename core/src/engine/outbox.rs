@@ -13,6 +13,7 @@ use crate::domain::text::quoted;
 use crate::domain::user::UserRecord;
 use crate::domain::violations::{Reason, Violations};
 use crate::engine::caps::TESTS;
+use crate::engine::outcomes::{Attempt, ChannelOutcome, Strain, Tally};
 use crate::engine::{Engine, Outbound};
 use crate::error::{CoreError, Said};
 use crate::links::LinkAction;
@@ -20,36 +21,6 @@ use crate::storage::deliveries::{self, NewDelivery};
 use crate::storage::{channels, delivery_log, events, send_requests};
 use crate::tokens;
 use std::collections::HashMap;
-
-/// How one attempt went.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Attempt {
-    Sent,
-    Retry {
-        at: DateTime<Utc>,
-        error: String,
-        /// Whether the receiver seems overloaded (it timed out, could not
-        /// be reached, or answered 429, 502, 503 or 504), and the wait it
-        /// asked for, if any: it is then paused for all its posts.
-        strain: Option<Strain>,
-    },
-    Failed {
-        error: String,
-    },
-    /// The receiver wants no more (a webhook's 410, a chat that blocked
-    /// the bot, a mail server refusing the address for good): the channel
-    /// is paused, showing why.
-    Gone {
-        error: String,
-    },
-}
-
-/// A receiver's sign of being overloaded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Strain {
-    /// The wait it asked for (`Retry-After`).
-    pub(crate) asked: Option<chrono::Duration>,
-}
 
 impl Engine {
     pub(crate) fn outbound(&self) -> &Outbound {
@@ -282,54 +253,7 @@ impl Engine {
         if outcomes.is_empty() {
             return Ok(());
         }
-        let mut finished = Vec::with_capacity(outcomes.len());
-        let mut channel_states: Vec<ChannelOutcome> = Vec::new();
-        // Each receiver's strain in this group: the longest wait asked, or
-        // `None` when every answer came at ease.
-        let mut receivers: HashMap<&str, Option<Strain>> = HashMap::new();
-        for (delivery, outcome) in outcomes {
-            let strain = receivers.entry(delivery.channel.receiver.as_str()).or_insert(None);
-            if let Attempt::Retry { strain: Some(this), .. } = outcome {
-                let asked = strain.and_then(|known| known.asked).max(this.asked);
-                *strain = Some(Strain { asked });
-            }
-            let attempts = delivery.attempts + 1;
-            let (status, next_attempt_at, error) = match outcome {
-                Attempt::Sent => (DeliveryStatus::Sent, None, None),
-                Attempt::Retry { at, error, .. } => {
-                    (DeliveryStatus::Pending, Some(*at), Some(error.as_str()))
-                }
-                Attempt::Failed { error } | Attempt::Gone { error } => {
-                    (DeliveryStatus::Failed, None, Some(error.as_str()))
-                }
-            };
-            finished.push(deliveries::Finished {
-                id: delivery.id,
-                status,
-                attempts,
-                next_attempt_at,
-                error,
-            });
-            // A failed attempt shows on its channel at once, while it is
-            // retried: the person learns why reminders are not arriving.
-            let index =
-                match channel_states.iter().position(|state| state.id == delivery.channel.id) {
-                    Some(index) => index,
-                    None => {
-                        channel_states.push(ChannelOutcome {
-                            id: delivery.channel.id,
-                            gone: None,
-                            last_error: None,
-                        });
-                        channel_states.len() - 1
-                    }
-                };
-            let state = &mut channel_states[index];
-            if let Attempt::Gone { error } = outcome {
-                state.gone = Some(error.as_str());
-            }
-            state.last_error = Some(error);
-        }
+        let Tally { finished, channels: channel_states, receivers } = Tally::of(outcomes);
         deliveries::finish(&mut *transaction, &finished, now).await?;
         // Channels whose last send went through are cleared in one statement.
         let mut cleared = Vec::new();
@@ -381,15 +305,6 @@ impl Engine {
         let mut connection = self.store.reader().acquire().await?;
         Ok(deliveries::earliest_pending(&mut connection).await?)
     }
-}
-
-/// What a group of sends leaves on one channel.
-struct ChannelOutcome<'a> {
-    id: i64,
-    /// The error of a 410, which turns the channel off.
-    gone: Option<&'a str>,
-    /// The last attempt's error (`Some(None)` after a success).
-    last_error: Option<Option<&'a str>>,
 }
 
 /// A webhook channel just added, with its signing secret (shown this once).

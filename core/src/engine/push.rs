@@ -51,36 +51,8 @@ impl Engine {
                 "push is not set up on this Hado: the operator sets HADO_VAPID_SUBJECT".into(),
             ));
         }
-        let raw = new.endpoint.trim();
-        // Push services are reached over https; plain http is for tests,
-        // with the operator's leave. Checked before any name is resolved.
-        let plain = url::Url::parse(raw).is_ok_and(|url| url.scheme() != "https");
-        if plain && !self.outbound.allow_private {
-            return Err(CoreError::invalid_because(
-                "endpoint",
-                Reason::NotAUrl,
-                format!(
-                    "endpoint {} is not https: push services are reached over https",
-                    quoted(raw)
-                ),
-            ));
-        }
-        // The same rules as a webhook's URL: a push endpoint is where Hado
-        // posts, whoever says it is a push service.
-        let endpoint = self.reachable_url("endpoint", raw).await?;
-        let keys = SubscriptionKeys::parse(&new.p256dh, &new.auth)
-            .map_err(|(field, message)| CoreError::invalid(field, message))?;
         let now = self.now();
-        if let Some(expires) = new.expiration_time
-            && expires <= now.timestamp_millis()
-        {
-            return Err(CoreError::invalid(
-                "expirationTime",
-                format!(
-                    "expirationTime {expires} has passed: subscribe again for a new subscription"
-                ),
-            ));
-        }
+        let (endpoint, keys) = self.checked_subscription(&new, now).await?;
         let target = endpoint.as_str();
         let mut transaction = self.store.begin_write().await?;
         // On Postgres, a person's devices are counted and added one request
@@ -130,6 +102,45 @@ impl Engine {
         let channel = self.own_channel(&mut transaction, user, id).await?;
         transaction.commit().await?;
         Ok(channel)
+    }
+
+    /// A subscription's endpoint, checked as a webhook's URL is (and https
+    /// unless the operator allows otherwise), and its keys, read once.
+    async fn checked_subscription(
+        &self,
+        new: &NewPush,
+        now: DateTime<Utc>,
+    ) -> Result<(url::Url, SubscriptionKeys), CoreError> {
+        let raw = new.endpoint.trim();
+        // Push services are reached over https; plain http is for tests,
+        // with the operator's leave. Checked before any name is resolved.
+        let plain = url::Url::parse(raw).is_ok_and(|url| url.scheme() != "https");
+        if plain && !self.outbound.allow_private {
+            return Err(CoreError::invalid_because(
+                "endpoint",
+                Reason::NotAUrl,
+                format!(
+                    "endpoint {} is not https: push services are reached over https",
+                    quoted(raw)
+                ),
+            ));
+        }
+        // The same rules as a webhook's URL: a push endpoint is where Hado
+        // posts, whoever says it is a push service.
+        let endpoint = self.reachable_url("endpoint", raw).await?;
+        let keys = SubscriptionKeys::parse(&new.p256dh, &new.auth)
+            .map_err(|(field, message)| CoreError::invalid(field, message))?;
+        if let Some(expires) = new.expiration_time
+            && expires <= now.timestamp_millis()
+        {
+            return Err(CoreError::invalid(
+                "expirationTime",
+                format!(
+                    "expirationTime {expires} has passed: subscribe again for a new subscription"
+                ),
+            ));
+        }
+        Ok((endpoint, keys))
     }
 
     /// Gives one of the person's channels the name they chose.

@@ -83,6 +83,40 @@ async fn follow_storage(
 /// for a too-long field to reach validation and get a precise error.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
+/// What reflection describes: Hado's services, gRPC health, and
+/// google.rpc.BadRequest and friends, so that grpcurl can show the details.
+fn reflection() -> tonic_reflection::server::Builder<'static> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
+}
+
+/// Waits for `shutdown`, then says NOT_SERVING for the server and every
+/// service, stops following the storage, and tells `stop_began`.
+async fn stop_serving(
+    shutdown: impl Future<Output = ()>,
+    following: tokio::task::JoinHandle<()>,
+    reporter: tonic_health::server::HealthReporter,
+    stop_began: tokio::sync::oneshot::Sender<()>,
+) {
+    shutdown.await;
+    following.abort();
+    for service in SERVED {
+        reporter.set_service_status(*service, tonic_health::ServingStatus::NotServing).await;
+    }
+    tracing::info!("core stops taking calls; finishing the calls in flight");
+    let _ = stop_began.send(());
+}
+
+/// Resolves [`CALLS_GRACE`] after stopping began; never, if it never does.
+async fn out_of_time(began: tokio::sync::oneshot::Receiver<()>) {
+    match began.await {
+        Ok(()) => tokio::time::sleep(CALLS_GRACE).await,
+        Err(_) => std::future::pending().await,
+    }
+}
+
 /// Serves every service on `listener` until `shutdown` resolves; in-flight
 /// calls finish first.
 pub(crate) async fn serve(
@@ -111,30 +145,10 @@ pub(crate) async fn serve(
     // CALLS_GRACE to finish (their connections are sent GOAWAY), and
     // whatever is still running after it is dropped.
     let (stop_began, began) = tokio::sync::oneshot::channel::<()>();
-    let shutdown = async move {
-        shutdown.await;
-        following.abort();
-        for service in SERVED {
-            health_reporter
-                .set_service_status(*service, tonic_health::ServingStatus::NotServing)
-                .await;
-        }
-        tracing::info!("core stops taking calls; finishing the calls in flight");
-        let _ = stop_began.send(());
-    };
-    let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        // google.rpc.BadRequest and friends, so grpcurl can show the details.
-        .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-        .expect("the compiled-in descriptor sets are valid");
-    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(hado_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()
-        .expect("the compiled-in descriptor sets are valid");
+    let shutdown = stop_serving(shutdown, following, health_reporter, stop_began);
+    let reflection_v1 = reflection().build_v1().expect("the compiled-in descriptor sets are valid");
+    let reflection_v1alpha =
+        reflection().build_v1alpha().expect("the compiled-in descriptor sets are valid");
     let inbox = inbox::InboxService {
         engine: engine.clone(),
         credentials: credentials.clone(),
@@ -164,15 +178,9 @@ pub(crate) async fn serve(
             shutdown,
         );
     tokio::pin!(server);
-    let out_of_time = async move {
-        match began.await {
-            Ok(()) => tokio::time::sleep(CALLS_GRACE).await,
-            Err(_) => std::future::pending().await,
-        }
-    };
     tokio::select! {
         served = &mut server => served,
-        () = out_of_time => {
+        () = out_of_time(began) => {
             tracing::warn!(grace = ?CALLS_GRACE, "calls still in flight after the grace; stopping anyway");
             Ok(())
         }

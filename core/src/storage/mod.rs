@@ -209,44 +209,13 @@ impl Store {
             Backend::Sqlite => Duration::from_secs(10),
             Backend::Postgres => Duration::from_secs(2),
         };
-        let pool_options =
-            || discard_broken_transactions(AnyPoolOptions::new().acquire_timeout(acquire_timeout));
         let (reader, writer, wal) = match backend {
             Backend::Sqlite => {
-                // A SQLite connection is a file in this process and cannot
-                // drop away; pinging it on every acquire cost a round trip
-                // to its worker thread (the pool still pings on release).
-                let pool_options = || pool_options().test_before_acquire(false);
-                let writer = pool_options()
-                    .max_connections(1)
-                    .after_connect(|connection, _| {
-                        Box::pin(async move {
-                            connection.execute(SQLITE_SETUP).await?;
-                            connection.execute(wal::WRITER_SETUP).await.map(|_| ())
-                        })
-                    })
-                    .connect_with(options.clone())
-                    .await
-                    .map_err(StoreError::Connect)?;
-                // The writer made the file WAL first, so readers open it as one.
-                let reader = pool_options()
-                    .max_connections(SQLITE_READERS)
-                    .after_connect(|connection, _| {
-                        Box::pin(async move {
-                            connection
-                                .execute("PRAGMA query_only = ON; PRAGMA busy_timeout = 10000;")
-                                .await
-                                .map(|_| ())
-                        })
-                    })
-                    .connect_with(options.clone())
-                    .await
-                    .map_err(StoreError::Connect)?;
-                let wal = wal::WalCheckpoints::start(options.clone(), writer.clone());
+                let (reader, writer, wal) = sqlite_pools(&options, acquire_timeout).await?;
                 (reader, writer, Some(std::sync::Arc::new(wal)))
             }
             Backend::Postgres => {
-                let pool = pool_options()
+                let pool = pooled(acquire_timeout)
                     .max_connections(POSTGRES_CONNECTIONS)
                     .connect_with(options.clone())
                     .await
@@ -307,6 +276,51 @@ impl Store {
         self.writer.close().await;
         self.reader.close().await;
     }
+}
+
+/// A pool's options: waits for a connection at most `acquire_timeout`,
+/// and drops a connection handed back inside a broken transaction.
+fn pooled(acquire_timeout: Duration) -> AnyPoolOptions {
+    discard_broken_transactions(AnyPoolOptions::new().acquire_timeout(acquire_timeout))
+}
+
+/// SQLite's pools: one writer, which makes the file WAL, then readers that
+/// only read, and the WAL's checkpoints on the writer.
+async fn sqlite_pools(
+    options: &AnyConnectOptions,
+    acquire_timeout: Duration,
+) -> Result<(AnyPool, AnyPool, wal::WalCheckpoints), StoreError> {
+    // A SQLite connection is a file in this process and cannot drop away;
+    // pinging it on every acquire cost a round trip to its worker thread
+    // (the pool still pings on release).
+    let pool_options = || pooled(acquire_timeout).test_before_acquire(false);
+    let writer = pool_options()
+        .max_connections(1)
+        .after_connect(|connection, _| {
+            Box::pin(async move {
+                connection.execute(SQLITE_SETUP).await?;
+                connection.execute(wal::WRITER_SETUP).await.map(|_| ())
+            })
+        })
+        .connect_with(options.clone())
+        .await
+        .map_err(StoreError::Connect)?;
+    // The writer made the file WAL first, so readers open it as one.
+    let reader = pool_options()
+        .max_connections(SQLITE_READERS)
+        .after_connect(|connection, _| {
+            Box::pin(async move {
+                connection
+                    .execute("PRAGMA query_only = ON; PRAGMA busy_timeout = 10000;")
+                    .await
+                    .map(|_| ())
+            })
+        })
+        .connect_with(options.clone())
+        .await
+        .map_err(StoreError::Connect)?;
+    let wal = wal::WalCheckpoints::start(options.clone(), writer.clone());
+    Ok((reader, writer, wal))
 }
 
 /// Closes a connection that comes back to its pool still inside a

@@ -3,9 +3,17 @@
 //! which says what happened with the event the call returned: a click and
 //! the page it leads to are two calls.
 
-use crate::quick_add;
+use axum::extract::{Path, State};
+use axum::response::Response;
 
-use super::*;
+use hado_proto::v1;
+use hado_proto::v1::EventState;
+
+use crate::quick_add;
+use crate::state::AppState;
+use crate::web::said::{Said, redirect_saying};
+use crate::web::session::Person;
+use crate::web::view::Viewer;
 
 /// What a card's buttons do.
 #[derive(Clone, Debug, PartialEq, Eq)]

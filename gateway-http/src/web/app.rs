@@ -10,7 +10,10 @@ use axum::http::StatusCode;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 
-use super::{assets, message, words};
+use hado_words as words;
+
+use crate::web::assets::assets;
+use crate::web::render::message;
 
 const SERVICE_WORKER: &str = include_str!("../../static/sw.js");
 const ICON_192: &[u8] = include_bytes!("../../static/icons/icon-192.png");

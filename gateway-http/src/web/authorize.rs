@@ -10,8 +10,23 @@
 //! is guarded against other sites like every form here; a request over its
 //! size or the person's rate is refused before core is asked.
 
-use super::*;
+use std::net::SocketAddr;
+
+use askama::Template;
+use axum::Form;
+use axum::extract::{ConnectInfo, Query, Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use hado_proto::v1;
+use hado_words::Words;
+
 use crate::auth::{InboxUser, inbox_user};
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::{message, render};
+use crate::web::session::{Session, call};
 
 /// The longest query or form an authorization request may have.
 pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024;

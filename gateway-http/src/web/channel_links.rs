@@ -5,10 +5,19 @@
 //! unsubscribe (RFC 8058) is that POST, with `List-Unsubscribe=One-Click`
 //! as its body, which is not read.
 
-use hado_proto::v1::ChannelLinkAction;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use hado_proto::v1::{self, ChannelLinkAction};
+use hado_words as words;
+use hado_words::Words;
+
+use crate::state::AppState;
+use crate::web::render::render;
+use crate::web::view::Viewer;
 
 use super::links::LinkPage;
-use super::*;
 
 fn page(
     reply: &v1::ChannelLinkReply,

@@ -2,8 +2,22 @@
 //! linked, a channel tested, turned on or off, renamed or removed, and the calendar
 //! feed issued or revoked. Each answers with the settings page.
 
-use super::settings::{ChannelNotice, SettingsForm, settings_page_with};
-use super::*;
+use std::collections::HashMap;
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use tonic::Code;
+use tonic_types::StatusExt;
+
+use hado_proto::v1;
+
+use crate::state::AppState;
+use crate::web::render::{message, refusal};
+use crate::web::session::{Session, call, call_keeping};
+
+use super::settings_page::{ChannelNotice, SettingsForm, settings_page_with};
 
 pub(crate) async fn issue_calendar_feed(
     State(state): State<AppState>,

@@ -3,7 +3,18 @@
 //! holds the one button that does it, so that nothing is lost to a stray
 //! click, with or without JavaScript. The button posts to the same address.
 
-use super::*;
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use hado_proto::v1;
+use hado_words::Words;
+
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::render;
+use crate::web::session::{Session, call};
 
 #[derive(Template)]
 #[template(path = "confirm.html")]

@@ -1,12 +1,28 @@
 //! Owns an event's own page (with its delivery log) and the Add and Edit
 //! form with its errors by field.
 
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
 use chrono::NaiveDate;
-use hado_proto::v1::{ChannelKind, DeliveryKind, DeliveryStatus};
+use tonic::Code;
+
+use hado_proto::v1::{self, ChannelKind, DeliveryKind, DeliveryStatus};
+use hado_words::Words;
+
+use crate::quick_add;
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::{MessagePage, refusal, render};
+use crate::web::said::{Said, redirect_saying};
+use crate::web::session::{Session, call_keeping};
+use crate::web::view::Card;
 
 use super::answers::at_card;
-use super::*;
-use crate::quick_add;
 
 /// One line of an event's delivery log, as the page shows it.
 pub(super) struct LogLine {

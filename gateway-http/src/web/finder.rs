@@ -4,7 +4,7 @@
 
 use hado_proto::v1::{self, EventState};
 
-use super::words::Words;
+use hado_words::Words;
 
 /// The search form and density switch at the top of a list, from the URL.
 pub(super) struct Finder {

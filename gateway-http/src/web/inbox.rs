@@ -9,10 +9,26 @@
 //! comes from the redirect's signed cookie, not from another call. Core
 //! does the filtering and the counting.
 
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use hado_proto::v1;
+use hado_proto::v1::EventState;
+use hado_words as words;
+use hado_words::Words;
+
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::render;
+use crate::web::said::Said;
+use crate::web::session::Person;
+use crate::web::view::{Card, Groups, Viewer};
+
 use super::finder::{Finder, ListQuery};
 use super::nav;
 use super::said::{self, Heard};
-use super::*;
 
 pub(super) struct Section<'a> {
     pub state: &'static str,

@@ -2,9 +2,21 @@
 //! closes nothing), POST performs Done or Remember, and a link that does not
 //! work says why and never acts.
 
-use hado_proto::v1::LinkAction;
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use tonic::Code;
+use tonic_types::StatusExt;
 
-use super::*;
+use hado_proto::v1::{self, LinkAction};
+use hado_words as words;
+use hado_words::Words;
+
+use crate::state::AppState;
+use crate::web::nav::Nav;
+use crate::web::render::{MessagePage, failure_page, message, render};
+use crate::web::view::{Card, Viewer};
 
 /// A signed link's page: what it is about, what it does or did, and the
 /// one button that does it. Email's channel links show it without a card.

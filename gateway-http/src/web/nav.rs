@@ -5,8 +5,6 @@
 
 use hado_proto::v1;
 
-use super::Session;
-
 /// The navigation bar: where the person is, and how many events need them.
 pub(crate) struct Nav {
     pub current: &'static str,
@@ -27,16 +25,9 @@ pub(crate) struct ZoneOffer {
 /// the events that need attention, and the offer while the zone is core's
 /// default: for the pages whose profile came with their one call (the
 /// inbox, the archive).
-pub(super) fn bar(current: &'static str, profile: &v1::Profile, here: Option<&str>) -> Option<Nav> {
+pub(crate) fn bar(current: &'static str, profile: &v1::Profile, here: Option<&str>) -> Option<Nav> {
     let zone_offer = profile
         .tz_is_default
         .then(|| ZoneOffer { zone: profile.tz.clone(), back: here.unwrap_or("/").to_owned() });
     Some(Nav { current, attention: profile.attention as usize, zone_offer })
-}
-
-impl Session {
-    /// The navigation bar of the session's page.
-    pub(super) fn nav(&self, current: &'static str) -> Option<Nav> {
-        bar(current, &self.viewer.profile, self.here.as_deref())
-    }
 }

@@ -5,10 +5,17 @@
 //! filled; with it, the page asks `/new/read?line=…` as the person types.
 //! The reading is `quick_add`'s; core validates what is saved.
 
-use super::events::{EventForm, FormPage};
-use super::*;
+use axum::extract::Query;
+use axum::http::header::CACHE_CONTROL;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 
+use crate::error::ApiError;
 use crate::quick_add::{self, QuickAdd};
+use crate::web::render::render;
+use crate::web::session::Session;
+
+use super::events::{EventForm, FormPage};
 
 /// The longest line read, as long as a title may be.
 const MAX_LINE: usize = 200;

@@ -1,7 +1,8 @@
 //! Owns who a page or a form is for: the signed-in person (`Person`, who
 //! the request names, before any call to core) and their session
 //! (`Session`, with the profile that gives a page its words, zone and
-//! navigation: one call), and the failure page of a call made as them.
+//! navigation: one call), and how a page calls core: a reply, or the
+//! failure page that says why there is none.
 
 use std::net::SocketAddr;
 
@@ -9,15 +10,17 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
+use tonic::Code;
 
 use hado_gateway::client::Failure;
 use hado_proto::v1;
+use hado_words::{self as words, Words};
 
-use super::view::Viewer;
-use super::words::{self, Words};
-use super::{call, failure_page, message};
 use crate::auth::{InboxUser, NoUser, inbox_user};
 use crate::state::{AppState, Inbox};
+use crate::web::nav::{self, Nav};
+use crate::web::render::{failure_page, message};
+use crate::web::view::Viewer;
 
 /// The signed-in person of a request and an Inbox client as them, before
 /// any call to core: what the pages that make one call (the inbox, the
@@ -149,8 +152,41 @@ impl Session {
         self.viewer.when(self.words, instant).unwrap_or_default()
     }
 
+    /// The navigation bar of the session's page.
+    pub(super) fn nav(&self, current: &'static str) -> Option<Nav> {
+        nav::bar(current, &self.viewer.profile, self.here.as_deref())
+    }
+
     /// The person's event `id`, or the page that says why it cannot be shown.
     pub(super) async fn event(&mut self, state: &AppState, id: i64) -> Result<v1::Event, Response> {
         call(state, self.words, self.inbox.get_event(v1::EventId { id })).await
+    }
+}
+/// Core's reply to one of a page's calls, or the page that says why it
+/// failed, in `words`'s words: the step every page takes with a call, as
+/// `AppState::call` is for the JSON routes.
+pub(crate) async fn call<T>(
+    state: &AppState,
+    words: &'static Words,
+    reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<T, Response> {
+    reply
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|status| failure_page(state, words, &status))
+}
+
+/// As [`call`], but a refusal with one of the `kept` codes comes back for
+/// the page to show beside its form; any other failure is its own page.
+pub(crate) async fn call_keeping<T>(
+    state: &AppState,
+    words: &'static Words,
+    kept: &[Code],
+    reply: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<Result<T, tonic::Status>, Response> {
+    match reply.await {
+        Ok(reply) => Ok(Ok(reply.into_inner())),
+        Err(status) if kept.contains(&status.code()) => Ok(Err(status)),
+        Err(status) => Err(failure_page(state, words, &status)),
     }
 }

@@ -10,7 +10,7 @@ use hado_proto::convert;
 use hado_proto::v1::{self, EventState};
 use hado_views::due::due_parts;
 
-use super::words::Words;
+use hado_words::Words;
 
 /// What a page needs to know about its person.
 #[derive(Clone, Debug)]

@@ -80,6 +80,52 @@ impl Streams {
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, OpenStream>> {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    /// Whether `caller` may post to the stream `id`. Another person's
+    /// stream is as unknown as a closed one; a new token of the stream's
+    /// own person (its client refreshed) takes the stream over.
+    async fn owned_by(&self, id: &str, caller: &guard::Caller) -> Result<bool, Response> {
+        let found = self
+            .open()
+            .get(id)
+            .map(|stream| (stream.owner == caller.digest, stream.person.clone()));
+        match found {
+            Some((true, _)) => Ok(true),
+            Some((false, person)) => {
+                if self.guard.person(caller).await? != person {
+                    return Ok(false);
+                }
+                if let Some(stream) = self.open().get_mut(id) {
+                    stream.owner = caller.digest;
+                    stream.token.replace(caller.token.clone());
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// A message of `bytes` counted into the stream `id`'s queue, and where
+    /// to post it; `None` when the stream is gone, why not when it does not
+    /// fit.
+    #[allow(clippy::type_complexity, reason = "a pair, named at its one caller")]
+    fn room_for(
+        &self,
+        id: &str,
+        bytes: usize,
+    ) -> Result<Option<(mpsc::UnboundedSender<Posted>, Arc<Queues>)>, String> {
+        let mut open = self.open();
+        let person_waiting = |person: &str| -> usize {
+            open.values().filter(|stream| stream.person == person).map(|s| s.queues.posted()).sum()
+        };
+        let Some(stream) = open.get(id) else { return Ok(None) };
+        no_room(stream.queues.posted(), person_waiting(&stream.person), bytes)
+            .map_or(Ok(()), Err)?;
+        let Some(stream) = open.get_mut(id) else { return Ok(None) };
+        stream.queues.post(bytes);
+        stream.used = Instant::now();
+        Ok(Some((stream.post.clone(), stream.queues.clone())))
+    }
 }
 
 /// Removes its stream when the client goes away (the response body is
@@ -149,43 +195,55 @@ async fn open_stream(streams: Arc<Streams>, request: Request) -> Response {
         );
     }
 
-    // The tool server of this stream, as over stdio: it ends when the
-    // stream stops, and the stream ends with it (a client whose first
-    // message was not `initialize`).
-    let server = streams.tools.for_session(token.clone());
-    let serving = stop.clone();
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(transport).await {
-            tokio::select! {
-                _ = running.waiting() => {}
-                _ = serving.cancelled() => {}
-            }
-        }
-        serving.cancel();
-    });
-    // A disconnected app or a revoked token ends the stream within
-    // seconds, and so do replies left unread.
-    let (guard, watching) = (streams.guard.clone(), stop.clone());
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                () = watching.cancelled() => return,
-                () = tokio::time::sleep(RECHECK_EVERY) => {}
-            }
-            if queues.stalled(Instant::now()) {
-                tracing::info!("an event stream closed: its replies were not read");
-                watching.cancel();
-                return;
-            }
-            if !guard.still_known(&token.current()).await {
-                watching.cancel();
-                return;
-            }
-        }
-    });
-
-    let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
+    tokio::spawn(serve_tools(streams.tools.for_session(token.clone()), transport, stop.clone()));
+    tokio::spawn(watch(streams.guard.clone(), queues, token, stop.clone()));
     let closing = Closing { streams: streams.clone(), id, stop: stop.clone() };
+    event_stream(closing, replies, stop)
+}
+
+/// The tool server of a stream, as over stdio: it ends when the stream
+/// stops, and the stream ends with it (a client whose first message was
+/// not `initialize`).
+async fn serve_tools(server: HadoMcp, transport: queues::Tools, serving: CancellationToken) {
+    if let Ok(running) = server.serve(transport).await {
+        tokio::select! {
+            _ = running.waiting() => {}
+            _ = serving.cancelled() => {}
+        }
+    }
+    serving.cancel();
+}
+
+/// Ends a stream within seconds of its app's disconnection or its token's
+/// revocation, or once its replies are left unread.
+async fn watch(
+    guard: Arc<Guard>,
+    queues: Arc<Queues>,
+    token: SessionToken,
+    watching: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = watching.cancelled() => return,
+            () = tokio::time::sleep(RECHECK_EVERY) => {}
+        }
+        if queues.stalled(Instant::now()) {
+            tracing::info!("an event stream closed: its replies were not read");
+            watching.cancel();
+            return;
+        }
+        if !guard.still_known(&token.current()).await {
+            watching.cancel();
+            return;
+        }
+    }
+}
+
+/// The stream's events: first the endpoint its messages are posted to,
+/// then each reply, until it stops.
+fn event_stream(closing: Closing, replies: queues::Replies, stop: CancellationToken) -> Response {
+    let endpoint =
+        Event::default().event("endpoint").data(format!("/messages?sessionId={}", closing.id));
     let messages = futures::stream::unfold(replies, |mut replies| async move {
         let reply = replies.next().await?;
         Some((reply, replies))
@@ -238,26 +296,9 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
             id,
         );
     };
-    // Another person's stream is as unknown as a closed one. A new token of
-    // the stream's own person (its client refreshed) takes the stream over.
-    let found = streams
-        .open()
-        .get(&session.session_id)
-        .map(|stream| (stream.owner == caller.digest, stream.person.clone()));
-    let owned = match found {
-        Some((true, _)) => true,
-        Some((false, person)) => match streams.guard.person(&caller).await {
-            Ok(caller_person) if caller_person == person => {
-                if let Some(stream) = streams.open().get_mut(&session.session_id) {
-                    stream.owner = caller.digest;
-                    stream.token.replace(caller.token.clone());
-                }
-                true
-            }
-            Ok(_) => false,
-            Err(refused) => return refused,
-        },
-        None => false,
+    let owned = match streams.owned_by(&session.session_id, &caller).await {
+        Ok(owned) => owned,
+        Err(refused) => return refused,
     };
     let gone = || {
         guard::refusal(
@@ -282,22 +323,10 @@ async fn take_message(streams: Arc<Streams>, request: Request) -> Response {
         }
     };
     let bytes = message.body.len();
-    let (post, queues) = {
-        let mut open = streams.open();
-        let person_waiting = |person: &str| -> usize {
-            open.values().filter(|stream| stream.person == person).map(|s| s.queues.posted()).sum()
-        };
-        let Some(stream) = open.get(&session.session_id) else { return gone() };
-        if let Some(refused) =
-            no_room(stream.queues.posted(), person_waiting(&stream.person), bytes)
-        {
-            drop(open);
-            return too_many(&refused, id);
-        }
-        let Some(stream) = open.get_mut(&session.session_id) else { return gone() };
-        stream.queues.post(bytes);
-        stream.used = Instant::now();
-        (stream.post.clone(), stream.queues.clone())
+    let (post, queues) = match streams.room_for(&session.session_id, bytes) {
+        Ok(Some(room)) => room,
+        Ok(None) => return gone(),
+        Err(refused) => return too_many(&refused, id),
     };
     let budget = parts.extensions.get::<Share>().and_then(Share::take);
     match post.send(Posted { message: parsed, bytes, budget }) {

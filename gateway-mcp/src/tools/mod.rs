@@ -415,7 +415,10 @@ mod tests {
             }
         }
         let create = tools().into_iter().find(|tool| tool.name == "create_event").unwrap();
-        assert_eq!(create.input_schema["properties"]["title"]["maxLength"], 200);
+        assert_eq!(
+            create.input_schema["properties"]["title"]["maxLength"],
+            hado_words::fields::TITLE.max
+        );
     }
 
     #[test]

@@ -12,9 +12,8 @@
 //! written here on hyper-util's connection builder, as axum's "serve with
 //! hyper" example does.
 
-use std::convert::Infallible;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -25,23 +24,24 @@ use hado_runtime::settings::{ConfigError, Lookup, positive_number};
 mod bodies;
 mod caps;
 mod linger;
+mod requests;
+
+pub use requests::ClientAddress;
+use requests::{AT_LIMIT, Requests};
 
 use axum::Router;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::header::CONNECTION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use bodies::{OpenRequest, ReadToEnd, ReplyBody};
 use caps::{Entry, Registry};
-use hyper::body::{Body as _, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tower::ServiceExt;
 
 /// How long a client may take and how many may be connected at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,12 +138,6 @@ fn drain_seconds(lookup: Lookup<'_>) -> Result<Duration, ConfigError> {
     }
 }
 
-/// The client a request comes from: the peer, or behind a trusted proxy
-/// the address it forwarded for. Every request carries it as an extension,
-/// so that the gateways' per-address limits count clients, not the proxy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ClientAddress(pub IpAddr);
-
 /// Serves `router` on `listener` within `limits` until `shutdown`
 /// resolves; then, for `limits.drain`, answers `/up` with 503 while it
 /// serves everything else (HTTP/1 replies close their connections); then
@@ -226,8 +220,6 @@ pub async fn serve(
     Ok(())
 }
 
-const AT_LIMIT: &str = "this server is at its connection limit; try again in a moment";
-
 /// Answers a connection over the cap with 503 and closes it.
 async fn shed(mut stream: TcpStream) {
     let body = serde_json::json!({ "error": AT_LIMIT }).to_string();
@@ -246,73 +238,8 @@ async fn shed(mut stream: TcpStream) {
     .await;
 }
 
-async fn connection(
-    stream: TcpStream,
-    peer: SocketAddr,
-    router: Router,
-    limits: Limits,
-    stopping: CancellationToken,
-    draining: Arc<AtomicBool>,
-    entry: Entry,
-) {
-    let activity = entry.activity.clone();
-    let watched = activity.clone();
-    let registry = entry.registry.clone();
-    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-        let client = registry.proxies.client(peer.ip(), request.headers());
-        request.extensions_mut().insert(ConnectInfo(peer));
-        request.extensions_mut().insert(ClientAddress(client));
-        let router = router.clone();
-        let activity = watched.clone();
-        activity.begin_request();
-        let proxied = registry.proxies.trusts(peer.ip()).then(|| registry.proxied_request(client));
-        let http1 = request.version() < axum::http::Version::HTTP_2;
-        let draining = draining.load(Ordering::Acquire);
-        let health = request.uri().path() == "/up";
-        let read = Arc::new(AtomicBool::new(request.body().is_end_stream()));
-        let request =
-            request.map(|body| axum::body::Body::new(ReadToEnd { body, read: read.clone() }));
-        async move {
-            if draining && health {
-                drop(OpenRequest { activity, _proxied: proxied.flatten() });
-                let mut response = (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    axum::Json(serde_json::json!({ "status": "stopping" })),
-                )
-                    .into_response();
-                response
-                    .headers_mut()
-                    .insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-                if http1 {
-                    response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-                }
-                return Ok::<_, Infallible>(response);
-            }
-            let open = match proxied {
-                Some(None) => {
-                    drop(OpenRequest { activity, _proxied: None });
-                    let mut response = (
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        axum::Json(serde_json::json!({ "error": AT_LIMIT })),
-                    )
-                        .into_response();
-                    response
-                        .headers_mut()
-                        .insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-                    return Ok::<_, Infallible>(response);
-                }
-                Some(Some(counted)) => OpenRequest { activity, _proxied: Some(counted) },
-                None => OpenRequest { activity, _proxied: None },
-            };
-            let mut response = router.oneshot(request).await.unwrap_or_else(|never| match never {});
-            if http1 && (draining || !read.load(Ordering::Acquire)) {
-                response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-            }
-            Ok::<_, Infallible>(
-                response.map(|body| axum::body::Body::new(ReplyBody { body, _open: open })),
-            )
-        }
-    });
+/// hyper's connection builder, for HTTP/1 and HTTP/2, within `limits`.
+fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -326,6 +253,30 @@ async fn connection(
         .max_header_list_size(64 * 1024)
         .keep_alive_interval(Some(limits.idle_timeout / 2))
         .keep_alive_timeout(Duration::from_secs(20));
+    builder
+}
+
+/// Serves one connection until it ends, is evicted, or its deadlines
+/// close it.
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    limits: Limits,
+    stopping: CancellationToken,
+    draining: Arc<AtomicBool>,
+    entry: Entry,
+) {
+    let activity = entry.activity.clone();
+    let requests = Requests {
+        peer,
+        router,
+        draining,
+        registry: entry.registry.clone(),
+        activity: activity.clone(),
+    };
+    let service = hyper::service::service_fn(move |request| requests.answer(request));
+    let builder = builder(&limits);
     let connection = builder
         .serve_connection_with_upgrades(TokioIo::new(linger::Lingering::new(stream)), service);
     tokio::pin!(connection);

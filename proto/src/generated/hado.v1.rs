@@ -88,9 +88,10 @@ pub struct Event {
     #[prost(message, optional, tag = "36")]
     pub next_reminder_at: ::core::option::Option<::prost_types::Timestamp>,
 }
-/// The fields a writer sets on an event. Unset optional fields take their
-/// defaults: fire_at = due day - 30 days, after_due = keep, done_label = the
-/// user's word for "Done".
+/// The fields a writer sets on an event. What each means, its default and
+/// how many characters it may hold are said once, in `hado_words::fields`
+/// (words/src/fields.rs), which core validates against and every schema
+/// states.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct EventFields {
     #[prost(string, tag = "1")]
@@ -548,8 +549,8 @@ pub struct ListEventsRequest {
     /// each page costs what it returns.
     #[prost(string, optional, tag = "4")]
     pub after: ::core::option::Option<::prost::alloc::string::String>,
-    /// Only events whose title or subtitle holds this text, in any letter
-    /// case (at most 200 characters).
+    /// The search text: `hado_words::fields::SEARCH` says what it finds and
+    /// how long it may be.
     #[prost(string, optional, tag = "5")]
     pub text: ::core::option::Option<::prost::alloc::string::String>,
     /// Only events of this source (`manual` for the person's own).
@@ -601,8 +602,8 @@ pub struct GetInboxRequest {
     /// counts only, and `pages` must be empty.
     #[prost(bool, tag = "2")]
     pub archive: bool,
-    /// Only events whose title or subtitle holds this text, in any letter
-    /// case (at most 200 characters): the pages, the archive and the counts.
+    /// The search text (`hado_words::fields::SEARCH`): it narrows the pages,
+    /// the archive and the counts.
     #[prost(string, optional, tag = "3")]
     pub text: ::core::option::Option<::prost::alloc::string::String>,
     /// Only events of this source (`manual` for the person's own): the
