@@ -233,7 +233,10 @@ async fn create_calls(database: &Database) {
         concurrent_calls(database, &running, "Inbox.GetProfile", clients, move |mut inbox, _| {
             let token = token_for_profile.clone();
             async move {
-                inbox.get_profile(with_bearer(GetProfileRequest {}, &token, None)).await.unwrap();
+                inbox
+                    .get_profile(with_bearer(GetProfileRequest::default(), &token, None))
+                    .await
+                    .unwrap();
             }
         })
         .await;

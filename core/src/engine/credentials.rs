@@ -33,18 +33,18 @@ impl Engine {
     }
 
     pub async fn user_for_agent_token(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {
-        Ok(self.agent_token_user(token).await?.map(|(user, _)| user))
+        self.agent_token_user(token).await
     }
 
-    /// Who an agent token names, with their attention count, in one read
-    /// (as [`Engine::access_token_user`] answers for an access token).
+    /// Who an agent token names, in one read (as
+    /// [`Engine::access_token_user`] answers for an access token).
     /// The token's last use is kept to the minute: when the stored time is a
     /// minute old, it is written after the call, off its path, once however
     /// many calls arrive meanwhile.
     pub(crate) async fn agent_token_user(
         &self,
         token: &str,
-    ) -> Result<Option<(UserRecord, i64)>, CoreError> {
+    ) -> Result<Option<UserRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         let found = users::user_by_agent_token(&mut connection, &tokens::hash(token)).await?;
         drop(connection);
@@ -54,7 +54,7 @@ impl Engine {
         {
             self.mark_token_used(found.user.id, now);
         }
-        Ok(found.map(|found| (found.user, found.attention)))
+        Ok(found.map(|found| found.user))
     }
 
     fn mark_token_used(&self, user_id: i64, now: DateTime<Utc>) {

@@ -661,7 +661,14 @@ pub struct InboxGroup {
     pub next: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct GetProfileRequest {}
+pub struct GetProfileRequest {
+    /// Leave the attention count out (it reads 0): for a caller that only
+    /// checks that its credential still names the person, such as an MCP
+    /// gateway answering a ping. Without the count the call is one read,
+    /// whatever the person stores.
+    #[prost(bool, tag = "1")]
+    pub without_attention: bool,
+}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Profile {
     #[prost(string, tag = "1")]
