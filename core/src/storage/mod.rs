@@ -277,6 +277,17 @@ impl Store {
         self.backend
     }
 
+    /// The options of a Postgres connection of core's own, beside the
+    /// pool's; none on SQLite.
+    pub(crate) fn postgres_options(
+        &self,
+    ) -> Option<Result<sqlx::postgres::PgConnectOptions, StoreError>> {
+        (self.backend == Backend::Postgres).then(|| {
+            sqlx::postgres::PgConnectOptions::try_from(&self.options)
+                .map_err(|error| StoreError::BadUrl(error.to_string()))
+        })
+    }
+
     /// Starts a transaction that will write, on the writer.
     pub(crate) async fn begin_write(&self) -> Result<Tx, StoreError> {
         self.refuse_on_a_full_disk()?;

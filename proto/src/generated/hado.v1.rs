@@ -3903,7 +3903,7 @@ pub mod admin_client {
             self.inner.unary(req, path, codec).await
         }
         /// Replaces a source's token; the old one stops working at once on this
-        /// core, and within two seconds on every other core of the same database.
+        /// core, and within a second on every other core of the same database.
         pub async fn rotate_source_token(
             &mut self,
             request: impl tonic::IntoRequest<super::SourceName>,
@@ -4053,7 +4053,7 @@ pub mod admin_server {
             request: tonic::Request<super::SourceName>,
         ) -> std::result::Result<tonic::Response<super::SourceToken>, tonic::Status>;
         /// Replaces a source's token; the old one stops working at once on this
-        /// core, and within two seconds on every other core of the same database.
+        /// core, and within a second on every other core of the same database.
         async fn rotate_source_token(
             &self,
             request: tonic::Request<super::SourceName>,
