@@ -154,7 +154,7 @@ impl Kept {
 
     pub(super) fn keep_login(&self, began: Reading, user: UserRecord) {
         if let Some(mut known) = self.may_keep(began) {
-            insert(&mut known.logins, user.login.to_string(), user, began.at);
+            insert(&mut known.logins, user.login.as_str().to_owned(), user, began.at);
         }
     }
 
