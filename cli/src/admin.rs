@@ -110,7 +110,7 @@ pub(crate) async fn rotate_source(settings: &Settings, name: &str) -> anyhow::Re
         .map_err(failed)?
         .into_inner();
     println!(
-        "New token for source {} (the old one stops working within two seconds), shown this once:\n\n  {}\n",
+        "New token for source {} (the old one stops working within a second), shown this once:\n\n  {}\n",
         reply.name, reply.token
     );
     Ok(ExitCode::SUCCESS)

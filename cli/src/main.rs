@@ -88,7 +88,7 @@ enum Command {
 enum SourceCommand {
     /// Create a source and print its token (shown this once).
     Create { name: String },
-    /// Give a source a new token; the old one stops working within two seconds.
+    /// Give a source a new token; the old one stops working within a second.
     Rotate { name: String },
     /// List the sources.
     List,

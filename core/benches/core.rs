@@ -5,7 +5,9 @@
 //! scheduler's pass with 1,000 or 10,000 due checkpoints among 10,000 and
 //! 1,000,000 stored events, and signed webhook deliveries per second; and,
 //! when asked for by name (`-- burst`), the morning burst: 100,000
-//! checkpoints due at once, one core against three on one Postgres.
+//! checkpoints due at once, one core against three on one Postgres; and
+//! `-- growth`: each call an agent or a source makes, alone, on an empty
+//! inbox and after 20,000 and 100,000 stored events of the same person.
 //!
 //! `cargo bench -p hado-core --bench core` runs them on SQLite; with
 //! `HADO_BENCH_POSTGRES_URL` set (a server whose user may create databases)
@@ -233,7 +235,10 @@ async fn create_calls(database: &Database) {
         concurrent_calls(database, &running, "Inbox.GetProfile", clients, move |mut inbox, _| {
             let token = token_for_profile.clone();
             async move {
-                inbox.get_profile(with_bearer(GetProfileRequest {}, &token, None)).await.unwrap();
+                inbox
+                    .get_profile(with_bearer(GetProfileRequest::default(), &token, None))
+                    .await
+                    .unwrap();
             }
         })
         .await;
@@ -257,6 +262,137 @@ async fn create_calls(database: &Database) {
         )
         .await;
     }
+    let _ = running.stop.send(());
+    let _ = running.task.await;
+}
+
+/// How long each call of the growth benchmark is repeated, alone.
+const GROWTH_CALLS_FOR: Duration = Duration::from_secs(3);
+
+/// The p50 of `operation` called again and again, one call at a time.
+async fn p50_alone<F, Fut>(operation: F) -> Duration
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut latencies = Vec::new();
+    let began = Instant::now();
+    while began.elapsed() < GROWTH_CALLS_FOR {
+        let call_started = Instant::now();
+        operation(latencies.len()).await;
+        latencies.push(call_started.elapsed());
+    }
+    latencies.sort();
+    percentile(&latencies, 0.5)
+}
+
+/// Every call a person's agent or a source makes, alone (one client), on an
+/// empty inbox and then after 20,000 and 100,000 stored events of the same
+/// person: half of them waiting for 2027, a quarter done and a quarter
+/// expired, as a source's years of pushes leave them. The rows are written
+/// straight into the table and the table is not analysed afterwards, as a
+/// database that just grew would be. DESIGN asks that a call cost what is
+/// due, not what is stored: each p50 is printed beside the empty inbox's.
+async fn growth(database: &Database) {
+    let running = start(database).await;
+    let user = running.engine.user_for_login("agent").await.unwrap();
+    let agent = running.engine.issue_agent_token(&user).await.unwrap();
+    let (_, source) = running.engine.create_source("feed").await.unwrap();
+    let inbox = InboxClient::new(running.channel.clone());
+    let ingest = IngestClient::new(running.channel.clone());
+    let pool = database.pool().await;
+    let source_id: i64 = sqlx::query_scalar("SELECT id FROM sources WHERE name = 'feed'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let calls = [
+        "token check (GetProfile, no count)",
+        "GetProfile",
+        "CreateEvent",
+        "UpsertEvents, one event",
+    ];
+    let mut rows: Vec<(i64, Vec<Duration>)> = Vec::new();
+    let mut stored = 0;
+    for target in [0_i64, 20_000, 100_000] {
+        if target > stored {
+            sqlx::query(
+                "WITH RECURSIVE n(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM n WHERE i < $2 - 1) \
+                 INSERT INTO events (user_id, source_id, source_ref, topic, title, due_at, due_date, due_ms, fire_date, after_due, \
+                 state, closed_at, next_check_at, created_at, updated_at) \
+                 SELECT $3, $4, 'history-' || i, '', 'Seeded', '2027-06-01', '2027-06-01', 0, '2027-05-02', 'keep', \
+                 CASE i % 4 WHEN 0 THEN 'done' WHEN 1 THEN 'expired' ELSE 'scheduled' END, \
+                 CASE WHEN i % 4 < 2 THEN i END, \
+                 CASE WHEN i % 4 < 2 THEN NULL ELSE $5 END, 0, 0 FROM n",
+            )
+            .bind(stored)
+            .bind(target)
+            .bind(user.id)
+            .bind(source_id)
+            .bind(utc("2027-05-01T22:00:00Z").timestamp_millis())
+            .execute(&pool)
+            .await
+            .unwrap();
+            stored = target;
+        }
+        let mut p50s = Vec::new();
+        p50s.push(
+            p50_alone(|_| {
+                let (mut inbox, agent) = (inbox.clone(), agent.clone());
+                async move {
+                    let request = GetProfileRequest { without_attention: true };
+                    inbox.get_profile(with_bearer(request, &agent, None)).await.unwrap();
+                }
+            })
+            .await,
+        );
+        p50s.push(
+            p50_alone(|_| {
+                let (mut inbox, agent) = (inbox.clone(), agent.clone());
+                async move {
+                    let request = GetProfileRequest::default();
+                    inbox.get_profile(with_bearer(request, &agent, None)).await.unwrap();
+                }
+            })
+            .await,
+        );
+        p50s.push(
+            p50_alone(|index| {
+                let (mut inbox, agent) = (inbox.clone(), agent.clone());
+                async move {
+                    let fields = EventFields {
+                        title: format!("Call {stored}-{index}"),
+                        due_at: "2027-03-01T09:00".into(),
+                        ..EventFields::default()
+                    };
+                    inbox.create_event(with_bearer(fields, &agent, None)).await.unwrap();
+                }
+            })
+            .await,
+        );
+        p50s.push(
+            p50_alone(|index| {
+                let (mut ingest, source) = (ingest.clone(), source.clone());
+                async move {
+                    let one = batch("agent", &format!("push-{stored}"), index, 1);
+                    ingest.upsert_events(with_bearer(one, &source, None)).await.unwrap();
+                }
+            })
+            .await,
+        );
+        rows.push((stored, p50s));
+    }
+    let empty = rows[0].1.clone();
+    for (stored, p50s) in &rows {
+        for ((call, p50), alone) in calls.iter().zip(p50s).zip(&empty) {
+            println!(
+                "[{}] growth: {call:<36} {stored:>7} stored: p50 {:.3} ms, {:.2}× the empty inbox's",
+                database.label,
+                millis(*p50),
+                p50.as_secs_f64() / alone.as_secs_f64()
+            );
+        }
+    }
+    pool.close().await;
     let _ = running.stop.send(());
     let _ = running.task.await;
 }
@@ -811,6 +947,12 @@ fn main() {
                     delivery_throughput(&database, count).await;
                     database.remove().await;
                 }
+            }
+            // Only named, as it stores 100,000 events: `cargo bench … -- growth`.
+            if only.as_deref() == Some("growth") {
+                let database = database(label, url).await;
+                growth(&database).await;
+                database.remove().await;
             }
             // Only named, as it takes minutes: `cargo bench … -- burst`.
             if only.as_deref() == Some("burst") {

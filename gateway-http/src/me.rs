@@ -115,7 +115,8 @@ pub(crate) async fn profile(
     State(state): State<AppState>,
     InboxUser(login): InboxUser,
 ) -> Reply<Profile> {
-    let profile = state.call(state.inbox(&login)?.get_profile(v1::GetProfileRequest {})).await?;
+    let profile =
+        state.call(state.inbox(&login)?.get_profile(v1::GetProfileRequest::default())).await?;
     Ok(axum::Json(Profile::from(&profile)))
 }
 

@@ -198,7 +198,10 @@ pub async fn run_stdio(core_url: &str, token: &str) -> Result<(), RunError> {
         problem: "is not an agent token (hado_agent_…); issue one with `hado agent-token LOGIN`"
             .into(),
     })?;
-    match core_link::inbox(&core, &token).get_profile(hado_proto::v1::GetProfileRequest {}).await {
+    match core_link::inbox(&core, &token)
+        .get_profile(hado_proto::v1::GetProfileRequest { without_attention: true })
+        .await
+    {
         Ok(_) => {}
         Err(status) => match core.explain(&status) {
             Failure::Unauthenticated(_) => {

@@ -180,8 +180,8 @@ fn mcp_limits(backend: &Backend) -> Limits {
 /// no database). Alone, an upsert sends three statements: its person
 /// read, its key looked for, its row inserted; Postgres's `COMMIT` is a
 /// fourth (sqlx reports no `BEGIN`, nor SQLite's `COMMIT`). Its source's
-/// token is read once in two seconds, not by every call
-/// (`engine::source_tokens`). Upserts arriving together share one
+/// token is kept by core, not read by every call
+/// (`engine::kept`). Upserts arriving together share one
 /// transaction (`upsert_group`), so at 16 connections an upsert sends
 /// about one statement (1.03–1.08 measured on SQLite, 0.66–0.71 on
 /// Postgres). Reading the token on every call again (2.0–2.4 measured

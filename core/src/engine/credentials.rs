@@ -10,51 +10,64 @@ use crate::domain::fields::Login;
 use crate::domain::user::UserRecord;
 use crate::engine::Engine;
 use crate::engine::inputs::{EventFilter, SourceCaller, parse_one};
+use crate::engine::kept::AgentTokenUser;
 use crate::error::CoreError;
 use crate::links::{ActionLink, LinkAction, LinkProblem, LinkedEvent};
 use crate::storage::users;
 use crate::tokens;
 
 impl Engine {
-    /// The source a token names: from what this core read within the last
-    /// two seconds, or else from the database (`engine::source_tokens`).
+    /// The source a token names: from what this core keeps (`engine::kept`),
+    /// or else from the database.
     pub async fn source_for_token(&self, token: &str) -> Result<Option<SourceCaller>, CoreError> {
         let hash = tokens::hash(token);
-        if let Some(source) = self.source_tokens.get(&hash) {
+        if let Some(source) = self.kept.source(&hash) {
             return Ok(Some(source));
         }
-        let began = self.source_tokens.reading();
+        let began = self.kept.reading();
         let found = self.store.source_by_token(&hash).await?;
         let source = found.map(|(id, name)| SourceCaller { id, name });
         if let Some(source) = &source {
-            self.source_tokens.keep(began, hash, source.clone());
+            self.kept.keep_source(began, hash, source.clone());
         }
         Ok(source)
     }
 
     pub async fn user_for_agent_token(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {
-        Ok(self.agent_token_user(token).await?.map(|(user, _)| user))
+        self.agent_token_user(token).await
     }
 
-    /// Who an agent token names, with their attention count, in one read
-    /// (as [`Engine::access_token_user`] answers for an access token).
+    /// Who an agent token names: from what this core keeps
+    /// (`engine::kept`), or else in one read (as
+    /// [`Engine::access_token_user`] answers for an access token).
     /// The token's last use is kept to the minute: when the stored time is a
     /// minute old, it is written after the call, off its path, once however
     /// many calls arrive meanwhile.
     pub(crate) async fn agent_token_user(
         &self,
         token: &str,
-    ) -> Result<Option<(UserRecord, i64)>, CoreError> {
-        let mut connection = self.store.reader().acquire().await?;
-        let found = users::user_by_agent_token(&mut connection, &tokens::hash(token)).await?;
-        drop(connection);
+    ) -> Result<Option<UserRecord>, CoreError> {
+        let hash = tokens::hash(token);
+        let found = match self.kept.agent_token(&hash) {
+            Some(found) => found,
+            None => {
+                let began = self.kept.reading();
+                let mut connection = self.store.reader().acquire().await?;
+                let Some(found) = users::user_by_agent_token(&mut connection, &hash).await? else {
+                    return Ok(None);
+                };
+                drop(connection);
+                let found = AgentTokenUser { user: found.user, last_used_at: found.last_used_at };
+                self.kept.keep_agent_token(began, hash.clone(), found.clone());
+                found
+            }
+        };
         let now = self.now();
-        if let Some(found) = &found
-            && found.last_used_at.is_none_or(|used| now - used >= chrono::Duration::minutes(1))
-        {
+        if found.last_used_at.is_none_or(|used| now - used >= chrono::Duration::minutes(1)) {
             self.mark_token_used(found.user.id, now);
+            self.kept.agent_token_used(&hash, now);
         }
-        Ok(found.map(|found| (found.user, found.attention)))
+        Ok(Some(found.user))
     }
 
     fn mark_token_used(&self, user_id: i64, now: DateTime<Utc>) {
@@ -78,8 +91,13 @@ impl Engine {
     /// The user a gateway names, created on first sight.
     pub async fn user_for_login(&self, raw_login: &str) -> Result<UserRecord, CoreError> {
         let login = parse_one(|violations| Login::parse("user", raw_login, violations))?;
+        if let Some(user) = self.kept.login(login.as_str()) {
+            return Ok(user);
+        }
+        let began = self.kept.reading();
         let mut connection = self.store.reader().acquire().await?;
         if let Some(user) = users::find_user(&mut connection, &login).await? {
+            self.kept.keep_login(began, user.clone());
             return Ok(user);
         }
         drop(connection);
@@ -198,6 +216,7 @@ impl Engine {
         let mut transaction = self.store.begin_write().await?;
         users::replace_agent_token(&mut transaction, user.id, &hash, self.now()).await?;
         transaction.commit().await?;
+        self.kept.forget_all();
         Ok(token)
     }
 
@@ -205,6 +224,7 @@ impl Engine {
         let mut transaction = self.store.begin_write().await?;
         let revoked = users::delete_agent_token(&mut transaction, user.id).await?;
         transaction.commit().await?;
+        self.kept.forget_all();
         Ok(revoked)
     }
 

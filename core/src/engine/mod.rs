@@ -24,6 +24,7 @@ mod email;
 mod inbox;
 mod inbox_view;
 mod inputs;
+mod kept;
 mod oauth;
 mod oauth_tokens;
 mod operator;
@@ -33,7 +34,6 @@ mod own_events;
 mod profile;
 mod push;
 mod schedule;
-mod source_tokens;
 mod sources;
 /// What one look at storage found, for core's probe (`storage_watch`).
 #[derive(Debug)]
@@ -114,8 +114,8 @@ pub struct Engine {
     upserts: upsert_group::UpsertGroups,
     /// Users whose agent token's use is being recorded right now.
     token_marks: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
-    /// Which source a token names, as read within the last two seconds.
-    source_tokens: source_tokens::SourceTokens,
+    /// Who the credentials name, kept until something changes (`kept`).
+    kept: Arc<kept::Kept>,
 }
 
 /// Where reminders may go and what their links point at.
@@ -148,6 +148,14 @@ impl Engine {
         let manual_source_id = store.source_id(SourceName::MANUAL).await?.ok_or_else(|| {
             crate::storage::StoreError::Corrupt("the manual source is missing".into())
         })?;
+        let kept = match store.postgres_options() {
+            Some(options) => {
+                let kept = Arc::new(kept::Kept::default());
+                kept::listen(options?, &kept);
+                kept
+            }
+            None => Arc::new(kept::Kept::keeping()),
+        };
         let alarm = Arc::<Alarm>::default();
         let upserts = upsert_group::start(
             store.clone(),
@@ -168,7 +176,7 @@ impl Engine {
             upserts,
             deliveries_queued: Arc::new(Notify::new()),
             token_marks: Arc::default(),
-            source_tokens: source_tokens::SourceTokens::default(),
+            kept,
         })
     }
 

@@ -222,12 +222,11 @@ impl Engine {
         }
     }
 
-    /// The person an OAuth access token acts for, with their attention
-    /// count, in one read and no write.
+    /// The person an OAuth access token acts for, in one read and no write.
     pub(crate) async fn access_token_user(
         &self,
         token: &str,
-    ) -> Result<Option<(UserRecord, i64)>, CoreError> {
+    ) -> Result<Option<UserRecord>, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
         Ok(store::user_by_access_token(&mut connection, &tokens::hash(token), self.now()).await?)
     }

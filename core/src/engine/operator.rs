@@ -45,7 +45,7 @@ impl Engine {
         Self::refuse_manual(&name, "given one")?;
         let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
         if self.store.set_source_token(&name, &hash, self.now()).await? {
-            self.source_tokens.forget_all();
+            self.kept.forget_all();
             Ok((name, token))
         } else {
             Err(CoreError::NotFound(format!("source {name} not found")))
@@ -62,7 +62,7 @@ impl Engine {
         Self::refuse_manual(&name, "deleted")?;
         match self.store.delete_source(&name).await? {
             Some(deleted) => {
-                self.source_tokens.forget_all();
+                self.kept.forget_all();
                 self.written();
                 Ok((name, deleted))
             }

@@ -75,6 +75,7 @@ impl Engine {
         }
         let updated = users::user_by_id(&mut transaction, user.id).await?;
         transaction.commit().await?;
+        self.kept.forget_all();
         self.written();
         Ok(updated)
     }

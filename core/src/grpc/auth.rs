@@ -38,9 +38,6 @@ pub(crate) enum Via {
 pub(crate) struct UserCaller {
     pub(crate) user: UserRecord,
     pub(crate) via: Via,
-    /// How many of their open events need attention, when the check of the
-    /// caller's credential read it anyway (an agent token's).
-    pub(crate) attention: Option<u32>,
 }
 
 fn bearer(metadata: &MetadataMap) -> Result<&str, CoreError> {
@@ -96,24 +93,19 @@ pub(crate) async fn user(
 ) -> Result<UserCaller, CoreError> {
     let token = bearer(metadata)?;
     if token.starts_with(AGENT_PREFIX) {
-        let (user, attention) = engine
+        let user = engine
             .agent_token_user(token)
             .await?
             .ok_or_else(|| CoreError::Unauthenticated("unknown agent token".into()))?;
-        let attention = Some(u32::try_from(attention).unwrap_or(u32::MAX));
-        return Ok(UserCaller { user, via: Via::Agent, attention });
+        return Ok(UserCaller { user, via: Via::Agent });
     }
     if token.starts_with(ACCESS_PREFIX) {
-        let (user, attention) = engine.access_token_user(token).await?.ok_or_else(|| {
+        let user = engine.access_token_user(token).await?.ok_or_else(|| {
             CoreError::Unauthenticated(
                 "unknown or expired access token; refresh it or sign in again".into(),
             )
         })?;
-        return Ok(UserCaller {
-            user,
-            via: Via::Agent,
-            attention: Some(u32::try_from(attention).unwrap_or(u32::MAX)),
-        });
+        return Ok(UserCaller { user, via: Via::Agent });
     }
     if tokens::same_secret(token, &credentials.gateway_token) {
         let login = metadata.get(USER).and_then(|value| value.to_str().ok()).ok_or_else(|| {
@@ -122,7 +114,7 @@ pub(crate) async fn user(
             ))
         })?;
         let user = engine.user_for_login(login).await?;
-        return Ok(UserCaller { user, via: Via::Gateway, attention: None });
+        return Ok(UserCaller { user, via: Via::Gateway });
     }
     Err(CoreError::Unauthenticated("the Inbox service takes an agent token (hado_agent_…), an access token (hado_at_…) or the gateway credential".into()))
 }

@@ -262,16 +262,25 @@ pub(crate) async fn claim_due(
     decode_all(sqlx::query(query).bind(millis(now)).bind(limit).fetch(&mut *connection)).await
 }
 
-/// How many of the user's open events need attention.
+/// The attention count of the user `$1`.
+pub(super) static ATTENTION_COUNT_QUERY: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {} AS count FROM users u WHERE u.id = $1",
+            super::records::attention_count()
+        )
+    });
+
+/// How many of the user's open events need attention: read only where the
+/// count is shown (a profile, an inbox), never to authenticate a call.
 pub(crate) async fn attention_count(
     connection: &mut AnyConnection,
     user_id: i64,
 ) -> Result<i64, StoreError> {
-    let row =
-        sqlx::query(with_states!("SELECT {attention_count} AS count FROM users u WHERE u.id = $1"))
-            .bind(user_id)
-            .fetch_one(&mut *connection)
-            .await?;
+    let row = sqlx::query(ATTENTION_COUNT_QUERY.as_str())
+        .bind(user_id)
+        .fetch_one(&mut *connection)
+        .await?;
     Ok(row.try_get("count")?)
 }
 

@@ -43,6 +43,7 @@ migrations![
     "20261207000015_refresh_grace",
     "20261208000016_push",
     "20261209000017_zone_chosen",
+    "20261210000018_kept",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

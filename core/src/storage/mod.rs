@@ -217,6 +217,11 @@ impl Store {
             Backend::Postgres => {
                 let pool = pooled(acquire_timeout)
                     .max_connections(POSTGRES_CONNECTIONS)
+                    .after_connect(|connection, _| {
+                        Box::pin(
+                            async move { connection.execute(POSTGRES_SETUP).await.map(|_| ()) },
+                        )
+                    })
                     .connect_with(options.clone())
                     .await
                     .map_err(StoreError::Connect)?;
@@ -239,6 +244,17 @@ impl Store {
 
     pub(crate) fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The options of a Postgres connection of core's own, beside the
+    /// pool's; none on SQLite.
+    pub(crate) fn postgres_options(
+        &self,
+    ) -> Option<Result<sqlx::postgres::PgConnectOptions, StoreError>> {
+        (self.backend == Backend::Postgres).then(|| {
+            sqlx::postgres::PgConnectOptions::try_from(&self.options)
+                .map_err(|error| StoreError::BadUrl(error.to_string()))
+        })
     }
 
     /// Starts a transaction that will write, on the writer.
@@ -323,6 +339,15 @@ async fn sqlite_pools(
     Ok((reader, writer, wal))
 }
 
+/// Every statement is planned for the values it is given and the table as
+/// it is now. sqlx keeps each statement prepared on its connection, and
+/// after five runs Postgres may settle on one generic plan for it; made
+/// while the table was nearly empty (a fresh install), that plan scanned
+/// every event, and kept doing so as the table grew: an agent's token read
+/// went from 0.5 to 8 ms after 20,000 stored events (BENCHMARKS.md, issue
+/// 51). Planning a statement afresh costs tens of microseconds.
+const POSTGRES_SETUP: &str = "SET plan_cache_mode = force_custom_plan";
+
 /// Closes a connection that comes back to its pool still inside a
 /// transaction instead of handing it out again. A `COMMIT` that fails (a
 /// full disk) can leave SQLite's connection with no transaction open while
@@ -364,28 +389,50 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_agent_call_reads_one_row_per_event_that_needs_attention() {
+    async fn the_attention_count_reads_one_row_per_event_that_needs_attention() {
         let folder = tempfile::tempdir().unwrap();
         let store =
             Store::connect(&format!("sqlite://{}/plan.db", folder.path().display())).await.unwrap();
         let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
             "EXPLAIN QUERY PLAN {}",
-            users::agent_token_query()
+            events::ATTENTION_COUNT_QUERY.as_str()
         )))
-        .bind("hash")
+        .bind(1)
         .fetch_all(store.reader())
         .await
         .unwrap()
         .iter()
         .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
         .collect();
-        assert!(plan.iter().any(|step| step.contains("token_hash=?")), "{plan:?}");
         assert!(plan.iter().any(|step| step.contains("USING INDEX events_attention")), "{plan:?}");
         assert!(
             plan.iter().any(|step| step.contains("USING INDEX events_by_user_state_due")),
             "today's and overdue events are counted from their own index: {plan:?}"
         );
         assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{plan:?}");
+    }
+
+    #[tokio::test]
+    async fn postgres_plans_every_statement_for_its_values() {
+        use crate::testing::{Backend as TestBackend, TestDatabase};
+        let Some(backend) = TestBackend::postgres("postgres_plans_every_statement_for_its_values")
+        else {
+            return;
+        };
+        let database = TestDatabase::create(&backend).await;
+        let store = Store::connect(&database.url).await.unwrap();
+        // Every connection of the pool, not only the first one made.
+        let held: Vec<_> =
+            futures::future::try_join_all((0..3).map(|_| store.reader().acquire())).await.unwrap();
+        for mut connection in held {
+            let mode: String = sqlx::query_scalar("SHOW plan_cache_mode")
+                .fetch_one(&mut *connection)
+                .await
+                .unwrap();
+            assert_eq!(mode, "force_custom_plan");
+        }
+        store.close().await;
+        database.drop_now().await;
     }
 
     #[tokio::test]

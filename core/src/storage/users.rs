@@ -124,39 +124,32 @@ pub(crate) async fn save_profile(
     Ok(())
 }
 
-/// The user an agent token belongs to, with how many of their open events
-/// need attention and when the token was last marked as used: one read.
+/// The user an agent token belongs to, and when the token was last marked
+/// as used: one read by the token's unique index, which costs the same
+/// however many events the person stores.
 pub(crate) async fn user_by_agent_token(
     connection: &mut AnyConnection,
     token_hash: &str,
 ) -> Result<Option<AgentTokenUser>, StoreError> {
     let row =
-        sqlx::query(agent_token_query()).bind(token_hash).fetch_optional(&mut *connection).await?;
+        sqlx::query(AGENT_TOKEN_QUERY).bind(token_hash).fetch_optional(&mut *connection).await?;
     let Some(row) = row else { return Ok(None) };
     let last_used: Option<i64> = row.try_get("last_used_at")?;
     Ok(Some(AgentTokenUser {
         user: UserRecord::from_row(&row)?,
-        attention: row.try_get("attention")?,
         last_used_at: last_used.map(instant).transpose()?,
     }))
 }
 
-/// The one read behind every agent call. The count walks the attention
-/// index, so it costs what needs attention, not what is stored.
-pub(super) fn agent_token_query() -> &'static str {
-    with_states!(
-        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, t.last_used_at, \
-         {attention_count} AS attention \
-         FROM agent_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1"
-    )
-}
+/// The one read behind every agent call: the token and its person, nothing
+/// of their events (the attention count is read only where it is shown).
+pub(super) const AGENT_TOKEN_QUERY: &str = "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, t.last_used_at \
+     FROM agent_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1";
 
 /// Who an agent token names, as one read finds them.
 #[derive(Clone, Debug)]
 pub(crate) struct AgentTokenUser {
     pub(crate) user: UserRecord,
-    /// How many of the user's open events need attention.
-    pub(crate) attention: i64,
     pub(crate) last_used_at: Option<DateTime<Utc>>,
 }
 

@@ -190,6 +190,11 @@ impl TestCore {
         wait_until_serving(self.channel.clone(), STARTING).await;
     }
 
+    /// The URL of the database this core keeps its data in.
+    pub fn database_url(&self) -> &str {
+        &self.config.database_url
+    }
+
     /// The URL gateways use to reach this core.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)

@@ -174,7 +174,7 @@ async fn the_badge_counts_every_unanswered_event_due_today_or_overdue(backend: B
     .await
     .unwrap();
     let attention = |mut inbox: v1::inbox_client::InboxClient<_>| async move {
-        inbox.get_profile(v1::GetProfileRequest {}).await.unwrap().into_inner().attention
+        inbox.get_profile(v1::GetProfileRequest::default()).await.unwrap().into_inner().attention
     };
     assert_eq!(attention(anna.clone()).await, 13);
     let listed = anna

@@ -98,7 +98,7 @@ async fn the_inbox_view_is_one_call(backend: Backend) {
     let profile = view.profile.clone().expect("the person");
     assert_eq!((profile.login.as_str(), profile.tz.as_str()), ("anna", "Europe/Berlin"));
     assert!(profile.attention >= 5, "the overdue and today's events need anna: {profile:?}");
-    let alone = inbox.get_profile(GetProfileRequest {}).await.unwrap().into_inner();
+    let alone = inbox.get_profile(GetProfileRequest::default()).await.unwrap().into_inner();
     assert_eq!(profile, alone);
 
     // Remember quiets one: the view counts it at once, for an agent too.

@@ -8,6 +8,7 @@ mod faults;
 mod grpc;
 mod harness;
 mod inbox_view;
+mod kept;
 mod oauth;
 mod parsers;
 mod push;

@@ -125,7 +125,7 @@ async fn refresh(
 
 /// Whether `access_token` is accepted as its person.
 async fn works(core: &TestCore, access_token: &str) -> bool {
-    core.agent(access_token).get_profile(v1::GetProfileRequest {}).await.is_ok()
+    core.agent(access_token).get_profile(v1::GetProfileRequest::default()).await.is_ok()
 }
 
 async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
@@ -138,7 +138,7 @@ async fn tokens_rotate_expire_and_stop_at_disconnect(backend: Backend) {
     assert!(works(&core, &first.access_token).await);
     let profile = core
         .agent(&first.access_token)
-        .get_profile(v1::GetProfileRequest {})
+        .get_profile(v1::GetProfileRequest::default())
         .await
         .unwrap()
         .into_inner();

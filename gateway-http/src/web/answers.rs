@@ -104,7 +104,8 @@ pub(crate) async fn remember(
         .filter(|value| !value.is_empty());
     let until = match until {
         Some(typed) if !core_reads(&typed) => {
-            let reply = person.inbox.get_profile(v1::GetProfileRequest {}).await;
+            let reply =
+                person.inbox.get_profile(v1::GetProfileRequest { without_attention: true }).await;
             let today = Viewer::new(person.reply(&state, reply).await?).today;
             Some(
                 quick_add::read_date(&typed, today)

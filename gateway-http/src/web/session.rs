@@ -96,7 +96,11 @@ impl Person {
         };
         let words = match state.core.explain(&status) {
             Failure::Unreachable(_) => &words::EN,
-            _ => match self.inbox.get_profile(v1::GetProfileRequest {}).await {
+            _ => match self
+                .inbox
+                .get_profile(v1::GetProfileRequest { without_attention: true })
+                .await
+            {
                 Ok(profile) => words::for_locale(&profile.get_ref().locale),
                 Err(_) => &words::EN,
             },
@@ -132,7 +136,8 @@ impl Session {
     /// The person's session: their profile asked of core.
     async fn of(state: &AppState, person: Person) -> Result<Self, Response> {
         let Person { login, here, mut inbox } = person;
-        let profile = call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest {})).await?;
+        let profile =
+            call(state, &words::EN, inbox.get_profile(v1::GetProfileRequest::default())).await?;
         let words = words::for_locale(&profile.locale);
         Ok(Self { login, here, viewer: Viewer::new(profile), words, inbox })
     }

@@ -26,7 +26,7 @@ async fn calls_as(core: &Core, login: &str, calls: usize) {
         Credential::gateway(GATEWAY_TOKEN, login).unwrap(),
     );
     for _ in 0..calls {
-        inbox.get_profile(GetProfileRequest {}).await.expect("a core answers");
+        inbox.get_profile(GetProfileRequest::default()).await.expect("a core answers");
     }
 }
 
@@ -90,10 +90,12 @@ async fn calls_spread_over_every_core_a_name_resolves_to_as_cores_join_and_leave
         core.channel(),
         Credential::gateway(GATEWAY_TOKEN, "dan").unwrap(),
     );
-    let failed =
-        tokio::time::timeout(Duration::from_secs(10), inbox.get_profile(GetProfileRequest {}))
-            .await
-            .expect("the call does not hang");
+    let failed = tokio::time::timeout(
+        Duration::from_secs(10),
+        inbox.get_profile(GetProfileRequest::default()),
+    )
+    .await
+    .expect("the call does not hang");
     assert_eq!(failed.unwrap_err().code(), tonic::Code::Unavailable);
 
     drop(core);

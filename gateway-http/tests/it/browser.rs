@@ -236,7 +236,8 @@ async fn every_page_offers_the_browsers_time_zone_until_it_is_answered() {
     for (login, zone, still_default) in
         [("anna", "America/New_York", false), ("boris", "UTC", false), ("carla", "UTC", true)]
     {
-        let profile = core.inbox_as(login).get_profile(v1::GetProfileRequest {}).await.unwrap();
+        let profile =
+            core.inbox_as(login).get_profile(v1::GetProfileRequest::default()).await.unwrap();
         let profile = profile.into_inner();
         assert_eq!((profile.tz.as_str(), profile.tz_is_default), (zone, still_default), "{login}");
     }

@@ -693,7 +693,7 @@ async fn the_inbox_json_api_works(backend: Backend) {
     let old = stack
         .core
         .agent(&token)
-        .get_profile(hado_proto::v1::GetProfileRequest {})
+        .get_profile(hado_proto::v1::GetProfileRequest::default())
         .await
         .unwrap_err();
     assert_eq!(old.code(), tonic::Code::Unauthenticated);

@@ -588,7 +588,7 @@ async fn the_web_inbox_works_without_javascript(backend: Backend) {
         stack
             .core
             .inbox_as("anna")
-            .get_profile(v1::GetProfileRequest {})
+            .get_profile(v1::GetProfileRequest::default())
             .await
             .unwrap()
             .into_inner()
@@ -1604,7 +1604,7 @@ async fn the_time_zone_offer_answers_once_and_only_for_this_site(backend: Backen
         stack
             .core
             .inbox_as("anna")
-            .get_profile(v1::GetProfileRequest {})
+            .get_profile(v1::GetProfileRequest::default())
             .await
             .unwrap()
             .into_inner()

@@ -91,7 +91,9 @@ impl Guard {
         token: &AgentToken,
         digest: Option<TokenDigest>,
     ) -> Result<hado_proto::v1::Profile, Failure> {
-        let answer = core_link::inbox(&self.core, token).get_profile(GetProfileRequest {}).await;
+        let answer = core_link::inbox(&self.core, token)
+            .get_profile(GetProfileRequest { without_attention: true })
+            .await;
         let answer =
             answer.map(tonic::Response::into_inner).map_err(|status| self.core.explain(&status));
         match (&answer, digest) {

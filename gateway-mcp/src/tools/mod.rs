@@ -332,7 +332,7 @@ impl HadoMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<Json<Profile>, ToolFailure> {
         let profile = self
-            .call(&context, self.inbox(&context)?.get_profile(v1::GetProfileRequest {}))
+            .call(&context, self.inbox(&context)?.get_profile(v1::GetProfileRequest::default()))
             .await?;
         Ok(Json(Profile::from(&profile)))
     }

@@ -286,7 +286,7 @@ async fn the_official_host_shows_the_inbox_and_acts_through_it() {
     assert!(event(seeded[1].0).await.quiet_until.is_some(), "Remember");
     assert!(event(seeded[3].0).await.quiet_until.is_some(), "Remember until tomorrow");
     assert_eq!(event(plants).await.state(), v1::EventState::Withdrawn);
-    let profile = anna.get_profile(v1::GetProfileRequest {}).await.unwrap().into_inner();
+    let profile = anna.get_profile(v1::GetProfileRequest::default()).await.unwrap().into_inner();
     assert_eq!((profile.tz.as_str(), profile.tz_is_default), ("Asia/Tokyo", false));
     for shot in ["view-dark.png", "view-light.png", "view-russian.png"] {
         assert!(shots.join(shot).exists(), "{shot} was saved");

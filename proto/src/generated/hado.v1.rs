@@ -662,7 +662,14 @@ pub struct InboxGroup {
     pub next: ::core::option::Option<::prost::alloc::string::String>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct GetProfileRequest {}
+pub struct GetProfileRequest {
+    /// Leave the attention count out (it reads 0): for a caller that only
+    /// checks that its credential still names the person, such as an MCP
+    /// gateway answering a ping. Without the count the call is one read,
+    /// whatever the person stores.
+    #[prost(bool, tag = "1")]
+    pub without_attention: bool,
+}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Profile {
     #[prost(string, tag = "1")]
@@ -3897,7 +3904,7 @@ pub mod admin_client {
             self.inner.unary(req, path, codec).await
         }
         /// Replaces a source's token; the old one stops working at once on this
-        /// core, and within two seconds on every other core of the same database.
+        /// core, and within a second on every other core of the same database.
         pub async fn rotate_source_token(
             &mut self,
             request: impl tonic::IntoRequest<super::SourceName>,
@@ -4047,7 +4054,7 @@ pub mod admin_server {
             request: tonic::Request<super::SourceName>,
         ) -> std::result::Result<tonic::Response<super::SourceToken>, tonic::Status>;
         /// Replaces a source's token; the old one stops working at once on this
-        /// core, and within two seconds on every other core of the same database.
+        /// core, and within a second on every other core of the same database.
         async fn rotate_source_token(
             &self,
             request: tonic::Request<super::SourceName>,

@@ -12,14 +12,12 @@ use crate::wire;
 pub(super) async fn get(
     inbox: &InboxService,
     caller: UserCaller,
-    _: v1::GetProfileRequest,
+    body: v1::GetProfileRequest,
 ) -> Result<v1::Profile, CoreError> {
-    Ok(match caller.attention {
-        Some(attention) => {
-            wire::profile(&caller.user, inbox.engine.now(), attention, inbox.engine.default_zone())
-        }
-        None => crate::grpc::profile(&inbox.engine, &caller.user).await?,
-    })
+    if body.without_attention {
+        return Ok(wire::profile(&caller.user, inbox.engine.now(), 0, inbox.engine.default_zone()));
+    }
+    crate::grpc::profile(&inbox.engine, &caller.user).await
 }
 
 pub(super) async fn update(

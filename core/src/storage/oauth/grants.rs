@@ -8,7 +8,7 @@ use sqlx::{AnyConnection, Row};
 use crate::domain::oauth::ConnectedApp;
 use crate::domain::user::UserRecord;
 use crate::storage::StoreError;
-use crate::storage::records::{instant, millis, with_states};
+use crate::storage::records::{instant, millis};
 
 pub(crate) async fn insert_grant(
     connection: &mut AnyConnection,
@@ -187,25 +187,23 @@ pub(crate) async fn touch_grant(
     Ok(())
 }
 
-/// The person an unexpired access token acts for, with their attention
-/// count: the one read behind every call of an app signed in with OAuth.
+/// The person an unexpired access token acts for: the one read behind
+/// every call of an app signed in with OAuth, by the token's unique index.
 pub(crate) async fn user_by_access_token(
     connection: &mut AnyConnection,
     token_hash: &str,
     now: DateTime<Utc>,
-) -> Result<Option<(UserRecord, i64)>, StoreError> {
-    let query = with_states!(
-        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, \
-         {attention_count} AS attention \
+) -> Result<Option<UserRecord>, StoreError> {
+    let row = sqlx::query(
+        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale \
          FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id \
-         WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2"
-    );
-    let row = sqlx::query(query)
-        .bind(token_hash)
-        .bind(millis(now))
-        .fetch_optional(&mut *connection)
-        .await?;
-    row.map(|row| Ok((UserRecord::from_row(&row)?, row.try_get("attention")?))).transpose()
+         WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2",
+    )
+    .bind(token_hash)
+    .bind(millis(now))
+    .fetch_optional(&mut *connection)
+    .await?;
+    row.map(|row| UserRecord::from_row(&row)).transpose()
 }
 
 pub(crate) async fn connected_apps(

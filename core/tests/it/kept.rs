@@ -1,0 +1,203 @@
+//! Each core keeps who a token, a source and a person are in memory
+//! (`engine::kept`). On Postgres, where several cores share one database,
+//! a change made through any core reaches every other within a second, and
+//! a core whose listening connection dropped forgets everything it kept.
+
+use std::time::{Duration, Instant};
+
+use sqlx::{Connection, PgConnection};
+use tonic::Code;
+
+use hado_core::testing::{Backend, TestCore};
+use hado_proto::v1::{GetProfileRequest, UpdateProfileRequest, UserLogin};
+
+const NOW: &str = "2026-12-01T10:00:00Z";
+
+/// How long a change may take to reach another core.
+const WITHIN: Duration = Duration::from_secs(1);
+
+/// Whether `core` takes the agent token, or the code it refuses it with.
+async fn answer(core: &TestCore, token: &str) -> Result<(), Code> {
+    core.agent(token)
+        .get_profile(GetProfileRequest::default())
+        .await
+        .map(|_| ())
+        .map_err(|status| status.code())
+}
+
+/// Waits until `check` holds, for at most [`WITHIN`]; fails naming `what`.
+async fn within_a_second<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < WITHIN, "{what}: not after {:?}", started.elapsed());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A connection of the test's own to the cores' database.
+async fn database(core: &TestCore) -> PgConnection {
+    PgConnection::connect(core.database_url()).await.expect("the test reaches the database")
+}
+
+/// Deletes every agent token behind the cores' backs: with the triggers
+/// off, as a change made by hand past them would be, so no core hears of
+/// it. A core that answers as before kept what it had read.
+async fn delete_tokens_unheard(connection: &mut PgConnection) {
+    sqlx::raw_sql(
+        "SET session_replication_role = replica; DELETE FROM agent_tokens; \
+         SET session_replication_role = DEFAULT;",
+    )
+    .execute(&mut *connection)
+    .await
+    .unwrap();
+}
+
+/// The server process of the core's listening connection, once there is one.
+async fn listener_pid(connection: &mut PgConnection) -> Option<i32> {
+    sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hado-core-kept'",
+    )
+    .fetch_optional(&mut *connection)
+    .await
+    .unwrap()
+}
+
+/// Issues `login`'s agent token on `core`, and waits for the change's
+/// notice to reach every core listening (the issuing one forgot at once;
+/// each forgets again when the notice arrives), so that what a core reads
+/// next stays kept.
+async fn issue(core: &TestCore, login: &str) -> String {
+    let token = core
+        .admin()
+        .issue_agent_token(UserLogin { login: login.into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .token;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    token
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_on_one_core_reaches_every_other_within_a_second() {
+    let Some(backend) =
+        Backend::postgres("a_change_on_one_core_reaches_every_other_within_a_second")
+    else {
+        return;
+    };
+    let first = TestCore::start(&backend, NOW).await;
+    let (second, third) = (first.replica().await, first.replica().await);
+    let mut connection = database(&first).await;
+    let cores = [&first, &second, &third];
+
+    // Every core keeps the token once it has read it: deleted behind their
+    // backs, it still works on each.
+    let token = issue(&first, "anna").await;
+    for core in cores {
+        assert_eq!(answer(core, &token).await, Ok(()));
+    }
+    delete_tokens_unheard(&mut connection).await;
+    for core in cores {
+        assert_eq!(answer(core, &token).await, Ok(()), "each core kept the token");
+    }
+
+    // Revoked on the first core while an agent calls the others.
+    let token = issue(&first, "anna").await;
+    for core in cores {
+        assert_eq!(answer(core, &token).await, Ok(()));
+    }
+    first.admin().revoke_agent_token(UserLogin { login: "anna".into() }).await.unwrap();
+    assert_eq!(answer(&first, &token).await, Err(Code::Unauthenticated), "at once where revoked");
+    for core in [&second, &third] {
+        within_a_second("a revoked token stops on another core", || async {
+            answer(core, &token).await == Err(Code::Unauthenticated)
+        })
+        .await;
+    }
+
+    // A new zone chosen through the first core: the agent's profile shows it
+    // on every core, and so does the web's (the person kept by login).
+    let token = issue(&first, "anna").await;
+    for core in cores {
+        assert_eq!(answer(core, &token).await, Ok(()));
+        core.inbox_as("anna").get_profile(GetProfileRequest::default()).await.unwrap();
+    }
+    let zone = UpdateProfileRequest { tz: Some("Asia/Tokyo".into()), ..Default::default() };
+    first.inbox_as("anna").update_profile(zone).await.unwrap();
+    for core in [&second, &third] {
+        within_a_second("a new zone reaches another core", || async {
+            let agent = core.agent(&token).get_profile(GetProfileRequest::default()).await;
+            let web = core.inbox_as("anna").get_profile(GetProfileRequest::default()).await;
+            agent.unwrap().into_inner().tz == "Asia/Tokyo"
+                && web.unwrap().into_inner().tz == "Asia/Tokyo"
+        })
+        .await;
+    }
+
+    third.stop().await;
+    second.stop().await;
+    first.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_core_whose_listener_dropped_forgets_everything_it_kept() {
+    let Some(backend) =
+        Backend::postgres("a_core_whose_listener_dropped_forgets_everything_it_kept")
+    else {
+        return;
+    };
+    let core = TestCore::start(&backend, NOW).await;
+    let mut connection = database(&core).await;
+    let started = Instant::now();
+    let old_listener = loop {
+        if let Some(pid) = listener_pid(&mut connection).await {
+            break pid;
+        }
+        assert!(started.elapsed() < WITHIN, "the core listens for changes");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+
+    let token = issue(&core, "anna").await;
+    assert_eq!(answer(&core, &token).await, Ok(()));
+    delete_tokens_unheard(&mut connection).await;
+    assert_eq!(answer(&core, &token).await, Ok(()), "the core kept the token");
+
+    // The listening connection is cut: the core cannot know what changed
+    // while it was down, so it forgets the token and reads it again.
+    let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+        .bind(old_listener)
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert!(ended);
+    within_a_second("a core whose listener dropped forgets what it kept", || async {
+        answer(&core, &token).await == Err(Code::Unauthenticated)
+    })
+    .await;
+
+    // It listens again on a connection of its own, and hears changes.
+    let started = Instant::now();
+    loop {
+        match listener_pid(&mut connection).await {
+            Some(pid) if pid != old_listener => break,
+            _ => {
+                assert!(started.elapsed() < Duration::from_secs(5), "the core listens again");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    let token = issue(&core, "anna").await;
+    assert_eq!(answer(&core, &token).await, Ok(()));
+    sqlx::query("DELETE FROM agent_tokens").execute(&mut connection).await.unwrap();
+    within_a_second("a token deleted in the database stops", || async {
+        answer(&core, &token).await == Err(Code::Unauthenticated)
+    })
+    .await;
+
+    drop(connection);
+    core.stop().await;
+}
