@@ -51,3 +51,23 @@ impl Gateway {
         let _ = (&mut self.task).await;
     }
 }
+
+/// Runs `python3` with `arguments` (a script and what it takes): whether it
+/// succeeded, and all it printed, its output then its errors.
+pub(crate) async fn python3<I, S>(arguments: I) -> (bool, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let output = tokio::process::Command::new("python3")
+        .args(arguments)
+        .output()
+        .await
+        .expect("python3 runs");
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), report)
+}

@@ -46,20 +46,8 @@ fn artifacts(backend: &Backend) -> PathBuf {
 
 /// Runs one of the browser scenarios against `base`, keeping its
 /// screenshots in `shots`: how it ended, and all it printed.
-async fn run_script(script: &str, base: &str, shots: &Path) -> (std::process::Output, String) {
-    let output = tokio::process::Command::new("python3")
-        .arg(script)
-        .arg(base)
-        .arg(shots)
-        .output()
-        .await
-        .expect("python3 runs");
-    let report = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output, report)
+async fn run_script(script: &str, base: &str, shots: &Path) -> (bool, String) {
+    common::python3([script.as_ref(), base.as_ref(), shots.as_os_str()]).await
 }
 
 async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
@@ -83,9 +71,9 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     );
     let shots = artifacts(&backend);
     let _ = std::fs::remove_dir_all(&shots);
-    let (output, report) = run_script(SCRIPT, &gateway.base, &shots).await;
+    let (succeeded, report) = run_script(SCRIPT, &gateway.base, &shots).await;
     assert!(
-        output.status.success(),
+        succeeded,
         "the browser scenario failed (screenshots in {}):\n{report}",
         shots.display()
     );
@@ -103,12 +91,8 @@ async fn a_person_uses_the_inbox_in_a_browser(backend: Backend) {
     // The everyday flows at 1280 and 390 px, in both languages, with
     // JavaScript on and off.
     let flows = shots.join("flows");
-    let (output, report) = run_script(FLOWS, &gateway.base, &flows).await;
-    assert!(
-        output.status.success(),
-        "the browser flows failed (screenshots in {}):\n{report}",
-        flows.display()
-    );
+    let (succeeded, report) = run_script(FLOWS, &gateway.base, &flows).await;
+    assert!(succeeded, "the browser flows failed (screenshots in {}):\n{report}", flows.display());
     assert!(report.contains("8 runs") && report.contains("all as expected"), "{report}");
     let saved = std::fs::read_dir(&flows).unwrap().count();
     let audited: usize = report
@@ -183,9 +167,9 @@ async fn a_full_inbox_reads_at_a_glance() {
     let gateway = Gateway::start(config).await;
     let shots = artifacts(&Backend::Sqlite).with_file_name("glance");
     let _ = std::fs::remove_dir_all(&shots);
-    let (output, report) = run_script(GLANCE, &gateway.base, &shots).await;
+    let (succeeded, report) = run_script(GLANCE, &gateway.base, &shots).await;
     assert!(
-        output.status.success() && report.contains("all as expected"),
+        succeeded && report.contains("all as expected"),
         "the at-a-glance scenario failed (screenshots in {}):\n{report}",
         shots.display()
     );
@@ -215,20 +199,12 @@ async fn every_page_offers_the_browsers_time_zone_until_it_is_answered() {
     }
     let shots = artifacts(&Backend::Sqlite).with_file_name("zone");
     let _ = std::fs::remove_dir_all(&shots);
-    let output = tokio::process::Command::new("python3")
-        .arg(ZONE)
-        .args(gateways.iter().map(|gateway| gateway.base.as_str()))
-        .arg(&shots)
-        .output()
-        .await
-        .expect("python3 runs");
-    let report = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let mut arguments = vec![std::ffi::OsString::from(ZONE)];
+    arguments.extend(gateways.iter().map(|gateway| gateway.base.clone().into()));
+    arguments.push(shots.clone().into());
+    let (succeeded, report) = common::python3(arguments).await;
     assert!(
-        output.status.success() && report.contains("all as expected"),
+        succeeded && report.contains("all as expected"),
         "the time-zone offer scenario failed (screenshots in {}):\n{report}",
         shots.display()
     );

@@ -189,20 +189,15 @@ async fn a_device_subscribes_and_its_notification_closes_an_event(backend: Backe
     if browser_available() {
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), &payload).unwrap();
-        let output = tokio::process::Command::new("python3")
-            .arg(SCRIPT)
-            .arg(&gateway.base)
-            .arg(file.path())
-            .arg(visa.id.to_string())
-            .output()
-            .await
-            .expect("python3 runs");
-        let report = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(output.status.success() && report.contains("all as expected"), "{report}");
+        let id = visa.id.to_string();
+        let (succeeded, report) = common::python3([
+            SCRIPT.as_ref(),
+            gateway.base.as_ref(),
+            file.path().as_os_str(),
+            id.as_ref(),
+        ])
+        .await;
+        assert!(succeeded && report.contains("all as expected"), "{report}");
         let event = core.inbox_as("anna").get_event(v1::EventId { id: visa.id }).await.unwrap();
         assert_eq!(event.into_inner().state(), v1::EventState::Done);
     }

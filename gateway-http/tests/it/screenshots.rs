@@ -263,21 +263,11 @@ async fn the_docs_pictures_are_made_from_a_seeded_inbox() {
     if !writing {
         let _ = std::fs::remove_dir_all(&folder);
     }
-    let output = tokio::process::Command::new("python3")
-        .arg(SCRIPT)
-        .arg(&gateway.base)
-        .arg(&folder)
-        .output()
-        .await
-        .expect("python3 runs");
-    let report = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (succeeded, report) =
+        common::python3([SCRIPT.as_ref(), gateway.base.as_ref(), folder.as_os_str()]).await;
     gateway.stop().await;
     core.stop().await;
-    assert!(output.status.success() && report.contains("all as expected"), "{report}");
+    assert!(succeeded && report.contains("all as expected"), "{report}");
 
     let docs = docs_text();
     for picture in PICTURES {
