@@ -180,11 +180,29 @@ impl Kept {
         self.lock().forget_all();
     }
 
+    /// Forgets everything when the returned guard is dropped. A write that
+    /// changes a token, a source or a person holds it, so that its change
+    /// is forgotten even when the call is given up (its future dropped, as
+    /// when the caller goes away) after the write committed but before the
+    /// call went on: on SQLite nothing else would tell this core.
+    pub(super) fn forgetting(&self) -> Forgetting<'_> {
+        Forgetting(self)
+    }
+
     /// Forgets everything, and keeps from now on only if `keeping`.
     fn set_keeping(&self, keeping: bool) {
         let mut known = self.lock();
         known.forget_all();
         known.keeping = keeping;
+    }
+}
+
+/// Forgets everything kept when dropped (`Kept::forgetting`).
+pub(super) struct Forgetting<'a>(&'a Kept);
+
+impl Drop for Forgetting<'_> {
+    fn drop(&mut self) {
+        self.0.forget_all();
     }
 }
 
@@ -288,6 +306,23 @@ mod tests {
         assert_eq!(kept.source("hash").map(|source| source.id), Some(2));
         kept.forget_all();
         assert!(kept.source("hash").is_none());
+    }
+
+    #[test]
+    fn a_write_given_up_halfway_still_forgets() {
+        let kept = Kept::keeping();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        let write = async {
+            let _forget = kept.forgetting();
+            std::future::pending::<()>().await;
+        };
+        let mut write = Box::pin(write);
+        let waker = std::task::Waker::noop();
+        let polled = write.as_mut().poll(&mut std::task::Context::from_waker(waker));
+        assert!(polled.is_pending());
+        assert!(kept.source("hash").is_some(), "kept while the write is under way");
+        drop(write);
+        assert!(kept.source("hash").is_none(), "forgotten once the write is given up");
     }
 
     #[test]
