@@ -213,18 +213,18 @@ impl Engine {
     /// Issues the user's agent token, replacing any earlier one at once.
     pub async fn issue_agent_token(&self, user: &UserRecord) -> Result<String, CoreError> {
         let (token, hash) = tokens::generate(tokens::AGENT_PREFIX);
+        let _forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         users::replace_agent_token(&mut transaction, user.id, &hash, self.now()).await?;
         transaction.commit().await?;
-        self.kept.forget_all();
         Ok(token)
     }
 
     pub(crate) async fn revoke_agent_token(&self, user: &UserRecord) -> Result<bool, CoreError> {
+        let _forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let revoked = users::delete_agent_token(&mut transaction, user.id).await?;
         transaction.commit().await?;
-        self.kept.forget_all();
         Ok(revoked)
     }
 

@@ -46,6 +46,10 @@ pub(crate) const CHANNEL: &str = "hado_kept";
 /// operator (and a test) can tell it among the database's sessions.
 pub(crate) const LISTENER_NAME: &str = "hado-core-kept";
 
+/// How long `follow` waits on its listener before it looks whether the
+/// memory is still there.
+const WAKE: Duration = Duration::from_secs(5);
+
 /// How long a core waits before it tries to listen again.
 const RETRY: Duration = Duration::from_millis(250);
 
@@ -176,11 +180,29 @@ impl Kept {
         self.lock().forget_all();
     }
 
+    /// Forgets everything when the returned guard is dropped. A write that
+    /// changes a token, a source or a person holds it, so that its change
+    /// is forgotten even when the call is given up (its future dropped, as
+    /// when the caller goes away) after the write committed but before the
+    /// call went on: on SQLite nothing else would tell this core.
+    pub(super) fn forgetting(&self) -> Forgetting<'_> {
+        Forgetting(self)
+    }
+
     /// Forgets everything, and keeps from now on only if `keeping`.
     fn set_keeping(&self, keeping: bool) {
         let mut known = self.lock();
         known.forget_all();
         known.keeping = keeping;
+    }
+}
+
+/// Forgets everything kept when dropped (`Kept::forgetting`).
+pub(super) struct Forgetting<'a>(&'a Kept);
+
+impl Drop for Forgetting<'_> {
+    fn drop(&mut self) {
+        self.0.forget_all();
     }
 }
 
@@ -212,6 +234,12 @@ async fn connected(pool: &sqlx::PgPool, kept: &Weak<Kept>) -> Option<PgListener>
     loop {
         let listening = async {
             let mut listener = PgListener::connect_with(pool).await?;
+            // A lost connection is answered at once (`follow`), never mended
+            // inside `try_recv`: `follow` stops waiting on `try_recv` every
+            // few seconds, and a reconnection stopped there halfway would be
+            // finished by the next call without a word, so what changed
+            // meanwhile would go unheard and stay kept.
+            listener.eager_reconnect(false);
             listener.listen(CHANNEL).await?;
             Ok::<_, sqlx::Error>(listener)
         };
@@ -236,19 +264,20 @@ async fn connected(pool: &sqlx::PgPool, kept: &Weak<Kept>) -> Option<PgListener>
 async fn follow(mut listener: PgListener, kept: &Weak<Kept>) {
     loop {
         // Wakes now and then to see whether the engine is gone.
-        let heard = tokio::time::timeout(Duration::from_secs(5), listener.try_recv()).await;
+        let heard = tokio::time::timeout(WAKE, listener.try_recv()).await;
         let Some(kept) = kept.upgrade() else { return };
         match heard {
             Err(_) => {}
             Ok(Ok(Some(_))) => kept.forget_all(),
-            // The connection was lost: what changed meanwhile was not heard.
-            // The listener listens again on a new connection before it
-            // answers this (or fails, below), so keep from a clean slate.
+            // The connection was lost: what changes meanwhile is not heard,
+            // so keep nothing until `connected` listens anew (and forgets
+            // everything then).
             Ok(Ok(None)) => {
                 tracing::warn!(
-                    "the connection listening for changes was lost; forgot every kept credential"
+                    "lost the connection listening for changes; keeping none until it is back"
                 );
-                kept.set_keeping(true);
+                kept.set_keeping(false);
+                return;
             }
             Ok(Err(error)) => {
                 tracing::warn!(%error, "lost the connection listening for changes; keeping none until it is back");
@@ -277,6 +306,23 @@ mod tests {
         assert_eq!(kept.source("hash").map(|source| source.id), Some(2));
         kept.forget_all();
         assert!(kept.source("hash").is_none());
+    }
+
+    #[test]
+    fn a_write_given_up_halfway_still_forgets() {
+        let kept = Kept::keeping();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        let write = async {
+            let _forget = kept.forgetting();
+            std::future::pending::<()>().await;
+        };
+        let mut write = Box::pin(write);
+        let waker = std::task::Waker::noop();
+        let polled = write.as_mut().poll(&mut std::task::Context::from_waker(waker));
+        assert!(polled.is_pending());
+        assert!(kept.source("hash").is_some(), "kept while the write is under way");
+        drop(write);
+        assert!(kept.source("hash").is_none(), "forgotten once the write is given up");
     }
 
     #[test]
@@ -309,6 +355,105 @@ mod tests {
         let read = Instant::now().checked_sub(KEPT).expect("the clock has run longer than KEPT");
         kept.lock().sources.get_mut("hash").unwrap().1 = read;
         assert!(kept.source("hash").is_none());
+    }
+
+    /// A way to Postgres that a test can slow: each connection it takes
+    /// waits `delay` before it is passed on.
+    struct SlowWay {
+        port: u16,
+        delay: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl SlowWay {
+        async fn to(host: String, port: u16) -> Self {
+            let way = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let delay = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let slow = Self { port: way.local_addr().unwrap().port(), delay: delay.clone() };
+            tokio::spawn(async move {
+                while let Ok((mut client, _)) = way.accept().await {
+                    let (host, delay) = (host.clone(), delay.clone());
+                    tokio::spawn(async move {
+                        let wait = delay.load(std::sync::atomic::Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(wait)).await;
+                        let mut server = tokio::net::TcpStream::connect((host, port)).await?;
+                        tokio::io::copy_bidirectional(&mut client, &mut server).await
+                    });
+                }
+            });
+            slow
+        }
+
+        fn slow_down(&self, by: Duration) {
+            let millis = u64::try_from(by.as_millis()).unwrap();
+            self.delay.store(millis, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    async fn until(what: &str, within: Duration, check: impl Fn() -> bool) {
+        let started = Instant::now();
+        while !check() {
+            assert!(started.elapsed() < within, "{what}: not after {:?}", started.elapsed());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The connection drops just before `follow` stops waiting on it, and
+    /// listening again takes longer than what is left of the wait: the
+    /// core must still forget what it kept, since what changed while it
+    /// was down went unheard.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept() {
+        use sqlx::Connection;
+
+        use crate::testing::{Backend, TestDatabase};
+        let Some(backend) =
+            Backend::postgres("a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept")
+        else {
+            return;
+        };
+        let database = TestDatabase::create(&backend).await;
+        let direct: PgConnectOptions = database.url.parse().unwrap();
+        let way = SlowWay::to(direct.get_host().to_owned(), direct.get_port()).await;
+        let kept = Arc::new(Kept::default());
+        listen(direct.clone().host("127.0.0.1").port(way.port), &kept);
+        until("the memory listens", Duration::from_secs(5), || kept.lock().keeping).await;
+
+        // A change heard starts `follow`'s wait afresh.
+        let mut connection = sqlx::PgConnection::connect_with(&direct).await.unwrap();
+        let forgotten = kept.lock().forgotten;
+        sqlx::query("SELECT pg_notify($1, 'test')")
+            .bind(CHANNEL)
+            .execute(&mut connection)
+            .await
+            .unwrap();
+        until("the change is heard", Duration::from_secs(1), || kept.lock().forgotten > forgotten)
+            .await;
+        let heard = Instant::now();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_some());
+
+        // Half a second before the wait ends, the listening connection is
+        // cut, and a new connection takes a second to open.
+        tokio::time::sleep_until((heard + WAKE - Duration::from_millis(500)).into()).await;
+        way.slow_down(Duration::from_secs(1));
+        let ended: bool = sqlx::query_scalar(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND application_name = $1",
+        )
+        .bind(LISTENER_NAME)
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+        assert!(ended);
+        until("a core that lost its listener forgets", Duration::from_secs(3), || {
+            kept.source("hash").is_none()
+        })
+        .await;
+        until("it listens again", Duration::from_secs(5), || kept.lock().keeping).await;
+
+        drop(kept);
+        connection.close().await.unwrap();
+        database.drop_now().await;
     }
 
     #[test]

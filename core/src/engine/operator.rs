@@ -44,8 +44,8 @@ impl Engine {
         let name = Self::parse_source_name(raw_name)?;
         Self::refuse_manual(&name, "given one")?;
         let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
+        let _forget = self.kept.forgetting();
         if self.store.set_source_token(&name, &hash, self.now()).await? {
-            self.kept.forget_all();
             Ok((name, token))
         } else {
             Err(CoreError::NotFound(format!("source {name} not found")))
@@ -60,9 +60,10 @@ impl Engine {
     pub async fn delete_source(&self, raw_name: &str) -> Result<(SourceName, u64), CoreError> {
         let name = Self::parse_source_name(raw_name)?;
         Self::refuse_manual(&name, "deleted")?;
+        let forget = self.kept.forgetting();
         match self.store.delete_source(&name).await? {
             Some(deleted) => {
-                self.kept.forget_all();
+                drop(forget);
                 self.written();
                 Ok((name, deleted))
             }

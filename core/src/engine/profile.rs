@@ -36,6 +36,7 @@ impl Engine {
             return Err(CoreError::Invalid(violations));
         }
         let now = self.now();
+        let forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let current = users::user_by_id(&mut transaction, user.id).await?;
         // A zone given, even the one already set, is the person's choice.
@@ -75,7 +76,7 @@ impl Engine {
         }
         let updated = users::user_by_id(&mut transaction, user.id).await?;
         transaction.commit().await?;
-        self.kept.forget_all();
+        drop(forget);
         self.written();
         Ok(updated)
     }
