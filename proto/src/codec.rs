@@ -103,27 +103,32 @@ impl<U: Message + Default> Decoder for BoundedDecoder<U> {
 
 /// Refuses `message` if one of its `lists` holds too many items.
 fn check(lists: Option<&HashMap<u32, String>>, message: &[u8]) -> Result<(), Status> {
-    match lists.filter(|lists| !lists.is_empty()).and_then(|lists| longest_list(message, lists)) {
-        Some((field, items)) => Err(too_many(field, items)),
+    let Some(lists) = lists.filter(|lists| !lists.is_empty()) else { return Ok(()) };
+    let mut counts: HashMap<u32, usize> = HashMap::new();
+    for number in field_numbers(message) {
+        // A packed list of numbers is one field on the wire, and costs its
+        // bytes decoded; only repeated fields, each item its own, count.
+        if lists.contains_key(&number) {
+            *counts.entry(number).or_default() += 1;
+        }
+    }
+    match counts.into_iter().find(|(_, items)| *items > MAX_LIST_ITEMS) {
+        Some((number, items)) => Err(too_many(&lists[&number], items)),
         None => Ok(()),
     }
 }
 
-/// The first list field of `message` holding more than
-/// [`MAX_LIST_ITEMS`] items, with its count; `None` when every list fits
-/// (or the bytes are malformed, which prost then reports as it decodes).
-fn longest_list<'a>(
-    mut message: &[u8],
-    lists: &'a HashMap<u32, String>,
-) -> Option<(&'a str, usize)> {
-    let mut counts: HashMap<u32, usize> = HashMap::new();
-    while message.has_remaining() {
+/// The number of each top-level field of `message`, in order, each item's
+/// bytes skipped, up to the end or to the first malformed field (which
+/// prost then reports as it decodes).
+fn field_numbers(mut message: &[u8]) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        if !message.has_remaining() {
+            return None;
+        }
         let (number, wire_type) = decode_key(&mut message).ok()?;
         let length = match wire_type {
-            WireType::Varint => {
-                decode_varint(&mut message).ok()?;
-                0
-            }
+            WireType::Varint => decode_varint(&mut message).map(|_| 0).ok()?,
             WireType::SixtyFourBit => 8,
             WireType::ThirtyTwoBit => 4,
             WireType::LengthDelimited => usize::try_from(decode_varint(&mut message).ok()?).ok()?,
@@ -134,49 +139,8 @@ fn longest_list<'a>(
             return None;
         }
         message.advance(length);
-        // A packed list of numbers is one field on the wire, and costs its
-        // bytes decoded; only repeated fields, each item its own, are
-        // counted here.
-        if let Some(name) = lists.get(&number) {
-            let count = counts.entry(number).or_default();
-            *count += 1;
-            if *count > MAX_LIST_ITEMS {
-                let total = *count + count_rest(message, number);
-                return Some((name, total));
-            }
-        }
-    }
-    None
-}
-
-/// How many more times field `number` occurs in the rest of `message`, to
-/// name the whole count in the refusal.
-fn count_rest(mut message: &[u8], number: u32) -> usize {
-    let mut count = 0;
-    while message.has_remaining() {
-        let Ok((field, wire_type)) = decode_key(&mut message) else { break };
-        let length = match wire_type {
-            WireType::Varint => {
-                if decode_varint(&mut message).is_err() {
-                    break;
-                }
-                0
-            }
-            WireType::SixtyFourBit => 8,
-            WireType::ThirtyTwoBit => 4,
-            WireType::LengthDelimited => match decode_varint(&mut message) {
-                Ok(length) => usize::try_from(length).unwrap_or(usize::MAX),
-                Err(_) => break,
-            },
-            WireType::StartGroup | WireType::EndGroup => break,
-        };
-        if length > message.remaining() {
-            break;
-        }
-        message.advance(length);
-        count += usize::from(field == number);
-    }
-    count
+        Some(number)
+    })
 }
 
 /// The refusal of a list too long, in core's words for a batch, with the
