@@ -1,6 +1,7 @@
 //! Hado's wire contract: the `hado.v1` gRPC types and services generated from
 //! `proto/hado/v1`, the descriptor set for server reflection, the metadata
-//! keys every call carries, what each code of a failed call means at every
+//! keys every call carries, the codec that counts a request's lists
+//! before decoding it (`codec`), what each code of a failed call means at every
 //! edge (`errors`) and the conversions between the wire's types and
 //! Rust's. Nothing else: no HTTP, no MCP, no view of an event; how a process
 //! runs, and what its edges show, is `hado-runtime`'s, `hado-views`' and
