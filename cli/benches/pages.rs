@@ -30,11 +30,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hado_core::testing::{
-    ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, wait_until_serving,
-};
 use hado_proto::v1::SourceName;
 use hado_proto::v1::admin_client::AdminClient;
+use hado_testing::{
+    ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, wait_until_serving,
+};
 use reqwest::redirect::Policy;
 use serde_json::{Value, json};
 

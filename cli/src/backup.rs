@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use hado_core::storage::{Backend, Store};
+use hado_storage::{Backend, Store};
 
 use crate::settings::Settings;
 
@@ -93,7 +93,7 @@ pub(crate) async fn restore(
             if !Store::is_hado_sqlite(file).await {
                 bail!("{} is not a Hado database", file.display());
             }
-            let target = hado_core::storage::sqlite_file(&url);
+            let target = hado_storage::sqlite_file(&url);
             if let Some(folder) = target.parent().filter(|folder| !folder.as_os_str().is_empty()) {
                 std::fs::create_dir_all(folder)?;
             }

@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use common::{HADO, Running, Signal, free_port, signal, spawn};
-use hado_core::links::{LinkAction, LinkSigner};
-use hado_core::testing::{Backend, TestDatabase};
+use hado_engine::links::{LinkAction, LinkSigner};
+use hado_testing::{Backend, TestDatabase};
 
 const ADMIN_TOKEN: &str = "admin-secret-for-the-fault-check-0123456789";
 const GATEWAY_TOKEN: &str = "gateway-secret-for-the-fault-check-0123456789";
@@ -195,7 +195,7 @@ async fn load_and_faults(backend: Backend) {
                 };
                 acknowledged.mcp_ids.lock().await.push(id);
                 if call % 2 == 0 {
-                    let event = hado_core::testing::linked_event(&database_url, id).await;
+                    let event = hado_testing::linked_event(&database_url, id).await;
                     let link = signer.issue(event, LinkAction::Done, Utc::now());
                     let page = match client.post(format!("{base}/a/{link}")).send().await {
                         Ok(response) if response.status().is_success() => response.text().await.unwrap_or_default(),
@@ -318,4 +318,4 @@ async fn load_and_faults(backend: Backend) {
     database.drop_now().await;
 }
 
-hado_core::on_both_backends!(load_and_faults);
+hado_testing::on_both_backends!(load_and_faults);

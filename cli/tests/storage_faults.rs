@@ -29,9 +29,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use common::{HADO, Running, STARTING, alive, core_on, free_port, spawn};
-use hado_core::testing::wait_until_serving;
-use hado_core::testing::{Backend, TestDatabase, source_event, tool_available};
 use hado_proto::v1;
+use hado_testing::wait_until_serving;
+use hado_testing::{Backend, TestDatabase, source_event, tool_available};
 
 const ADMIN_TOKEN: &str = "admin-secret-for-the-storage-drills-0123456789";
 const GATEWAY_TOKEN: &str = "gateway-secret-for-the-storage-drills-0123456789";

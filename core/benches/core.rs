@@ -22,9 +22,9 @@ use tokio::net::TcpListener;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 
-use hado_core::clock::ManualClock;
 use hado_core::config::CoreConfig;
-use hado_core::engine::Engine;
+use hado_engine::Engine;
+use hado_engine::clock::ManualClock;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{
@@ -98,7 +98,7 @@ fn config(database: &Database) -> CoreConfig {
         gateway_token: SECRET.into(),
         secret: SECRET.into(),
         default_zone: chrono_tz::Europe::Berlin,
-        default_locale: hado_core::domain::profile::Locale::En,
+        default_locale: hado_domain::profile::Locale::En,
         public_url: "http://127.0.0.1:8080".into(),
         webhook_allow_private: true,
         telegram: None,
@@ -646,7 +646,7 @@ async fn seed(database: &Database, engine: &Engine, prefix: &str, count: i64, du
 /// A webhook for the seeded user, so that every fired checkpoint writes a delivery.
 async fn webhook(engine: &Engine, url: &str) {
     let user = engine.user_for_login("load").await.unwrap();
-    let quiet_none = hado_core::engine::ProfilePatch {
+    let quiet_none = hado_engine::ProfilePatch {
         quiet_start: Some("00:00".into()),
         quiet_end: Some("00:00".into()),
         ..Default::default()
@@ -722,7 +722,7 @@ async fn delivery_throughput(database: &Database, count: i64) {
 /// The wall clock, for cores that run on their own as in production.
 struct Wall;
 
-impl hado_core::clock::Clock for Wall {
+impl hado_engine::clock::Clock for Wall {
     fn now(&self) -> DateTime<Utc> {
         Utc::now()
     }
@@ -809,7 +809,7 @@ async fn burst(
     let mut config = config(database);
     config.delivery_concurrency = per_receiver;
     let setup = hado_core::open(&config, Arc::new(Wall)).await.unwrap();
-    let quiet_none = hado_core::engine::ProfilePatch {
+    let quiet_none = hado_engine::ProfilePatch {
         quiet_start: Some("00:00".into()),
         quiet_end: Some("00:00".into()),
         ..Default::default()

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use chrono_tz::Tz;
 
-use crate::domain::profile::Locale;
+use hado_domain::profile::Locale;
 
 #[derive(Clone)]
 pub struct CoreConfig {
@@ -86,7 +86,7 @@ fn push(lookup: Lookup<'_>) -> Result<Option<PushConfig>, ConfigError> {
         });
     }
     if let Some(key) = &private_key {
-        crate::push::Vapid::new(&subject, key)
+        hado_engine::web_push::Vapid::new(&subject, key)
             .map_err(|problem| ConfigError { variable: "HADO_VAPID_PRIVATE_KEY", problem })?;
     }
     Ok(Some(PushConfig { subject, private_key }))
@@ -323,7 +323,7 @@ impl CoreConfig {
     pub(crate) fn from_lookup(lookup: Lookup<'_>) -> Result<Self, ConfigError> {
         let database_url =
             read(lookup, "HADO_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        crate::storage::Backend::from_url(&database_url).map_err(|error| ConfigError {
+        hado_storage::Backend::from_url(&database_url).map_err(|error| ConfigError {
             variable: "HADO_DATABASE_URL",
             problem: error.to_string(),
         })?;

@@ -1,26 +1,14 @@
 //! Hado's core: the one home of event logic and storage, served over gRPC.
 //! See ARCHITECTURE.md for the map.
 
-pub mod clock;
 pub mod config;
 pub mod delivery;
-pub mod domain;
-pub mod engine;
-pub mod error;
+
 mod grpc;
-pub mod links;
-mod loops;
-pub mod network;
-mod outbound_tls;
-mod push;
 pub mod scheduler;
-pub mod storage;
+mod status;
 mod storage_watch;
-mod targets;
 pub mod telegram;
-#[cfg(feature = "testing")]
-pub mod testing;
-mod tokens;
 mod wire;
 
 use std::future::Future;
@@ -29,10 +17,12 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use hado_engine::{self as engine, clock, error, links, loops, network, targets, web_push as push};
+use hado_storage::{self as storage, Store};
+
 use clock::Clock;
 use config::CoreConfig;
 use engine::Engine;
-use storage::Store;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -42,13 +32,6 @@ pub enum RunError {
     Engine(#[from] error::CoreError),
     #[error("gRPC server failed: {0}")]
     Serve(#[from] tonic::transport::Error),
-}
-
-/// A damaged key in the database is damage like any other stored value.
-impl From<push::DamagedKey> for storage::StoreError {
-    fn from(damaged: push::DamagedKey) -> Self {
-        Self::Corrupt(damaged.to_string())
-    }
 }
 
 /// Opens the database (running migrations) and builds the engine, which
@@ -166,7 +149,7 @@ pub async fn run(
 
 pub use hado_runtime::process::shutdown_signal;
 
-pub use outbound_tls::install_tls_provider;
+pub use hado_engine::outbound_tls::install_tls_provider;
 
 /// Opens the database, waiting while a Postgres server cannot be reached
 /// yet: it may be starting beside core (compose starts both at once), or

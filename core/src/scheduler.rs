@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::engine::Engine;
+use hado_engine::Engine;
 
 /// Events advanced per transaction; a larger backlog takes several.
 pub(crate) const CLAIM_BATCH: i64 = 500;
@@ -63,7 +63,7 @@ async fn pass(engine: &Engine) -> Duration {
 const BUSY_ELSEWHERE: Duration = Duration::from_millis(100);
 
 /// Advances everything that is due now; returns how many events moved.
-pub async fn drain(engine: &Engine) -> Result<usize, crate::error::CoreError> {
+pub async fn drain(engine: &Engine) -> Result<usize, hado_engine::error::CoreError> {
     let mut total = 0;
     loop {
         let advanced = engine.advance_due(CLAIM_BATCH).await?;
@@ -106,7 +106,7 @@ pub(crate) async fn run(engine: Arc<Engine>, mut stop: watch::Receiver<bool>) {
                 RETRY_AFTER_FAILURE
             }
         };
-        if !crate::loops::rest(pause, alarm.bell(), &mut stop).await {
+        if !hado_engine::loops::rest(pause, alarm.bell(), &mut stop).await {
             return;
         }
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 
-use crate::engine::{Engine, StorageLook};
+use hado_engine::{Engine, StorageLook};
 
 /// How often storage is probed while it can be written.
 pub(crate) const PROBE_EVERY: Duration = Duration::from_secs(1);

@@ -8,22 +8,22 @@ use chrono_tz::Tz;
 use hado_proto::v1;
 use prost_types::Timestamp;
 
-use crate::domain::channel::{ChannelKind, ChannelRecord};
-use crate::domain::delivery::DeliveryRecord;
-use crate::domain::delivery::{DeliveryKind, DeliveryStatus};
-use crate::domain::event::{Outcome, RawFields, RememberFor};
-use crate::domain::event_record::EventRecord;
-use crate::domain::fields::AfterDue;
-use crate::domain::oauth::Problem;
-use crate::domain::profile::format_clock_time;
-use crate::domain::reminders;
-use crate::domain::state::State;
-use crate::domain::time::format_date;
-use crate::domain::user::UserRecord;
-use crate::domain::violations::Violations;
-use crate::engine::InboxView;
-use crate::error::CoreError;
-use crate::links::LinkAction;
+use hado_domain::channel::{ChannelKind, ChannelRecord};
+use hado_domain::delivery::DeliveryRecord;
+use hado_domain::delivery::{DeliveryKind, DeliveryStatus};
+use hado_domain::event::{Outcome, RawFields, RememberFor};
+use hado_domain::event_record::EventRecord;
+use hado_domain::fields::AfterDue;
+use hado_domain::oauth::Problem;
+use hado_domain::profile::format_clock_time;
+use hado_domain::reminders;
+use hado_domain::state::State;
+use hado_domain::time::format_date;
+use hado_domain::user::UserRecord;
+use hado_domain::violations::Violations;
+use hado_engine::InboxView;
+use hado_engine::error::CoreError;
+use hado_engine::links::LinkAction;
 
 /// An instant as the wire carries it.
 pub(crate) fn timestamp(instant: DateTime<Utc>) -> Timestamp {
@@ -120,7 +120,7 @@ pub(crate) fn event(record: &EventRecord) -> v1::Event {
         .as_ref()
         .map(|label| label.as_str().to_owned())
         .unwrap_or_else(|| record.locale.default_done_label().to_owned());
-    let manual = record.source == crate::domain::fields::SourceName::MANUAL;
+    let manual = record.source == hado_domain::fields::SourceName::MANUAL;
     let closed_as = match record.lifecycle.state {
         State::Done => Some(done_label.clone()),
         State::Expired => Some(record.locale.expired_label().to_owned()),
@@ -250,12 +250,12 @@ pub(crate) fn delivery(record: &DeliveryRecord) -> v1::Delivery {
 }
 
 /// An app the person signed in with, as Settings lists it.
-pub(crate) fn connected_app(app: &crate::domain::oauth::ConnectedApp) -> v1::ConnectedApp {
+pub(crate) fn connected_app(app: &hado_domain::oauth::ConnectedApp) -> v1::ConnectedApp {
     let first_redirect = app.redirect_uris.lines().next().unwrap_or("");
     v1::ConnectedApp {
         id: app.id,
         name: app.name.clone(),
-        redirect_host: crate::domain::oauth::host_of(first_redirect),
+        redirect_host: hado_domain::oauth::host_of(first_redirect),
         connected_at: Some(timestamp(app.connected_at)),
         last_used_at: Some(timestamp(app.last_used_at)),
     }

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
 use hado_proto::v1::{EventFields, SourceEvent, UpsertEventsRequest};
+use hado_testing::{Backend, GATEWAY_TOKEN, TestCore};
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_hado-gateway-http");
 const BATCH: usize = 500;

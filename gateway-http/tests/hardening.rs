@@ -16,10 +16,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use common::Gateway;
-use hado_core::testing::{Backend, TestCore};
 use hado_gateway::Limits;
 use hado_gateway::TrustedProxies;
 use hado_gateway_http::config::{HttpConfig, Secret};
+use hado_testing::{Backend, TestCore};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
 

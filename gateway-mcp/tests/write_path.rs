@@ -31,10 +31,10 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
 use tokio::net::TcpListener;
 
-use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
 use hado_gateway_http::config::HttpConfig;
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
+use hado_testing::{Backend, GATEWAY_TOKEN, TestCore};
 
 type Client = Arc<RunningService<RoleClient, ()>>;
 

@@ -219,7 +219,7 @@ pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -
 pub(crate) const STARTING: Duration = Duration::from_secs(60);
 
 /// A channel to the core listening on `port` on loopback, connected when
-/// first used: what `hado_core::testing::wait_until_serving` asks.
+/// first used: what `hado_testing::wait_until_serving` asks.
 pub(crate) fn core_on(port: u16) -> tonic::transport::Channel {
     tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
         .unwrap()

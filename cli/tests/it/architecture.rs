@@ -836,7 +836,7 @@ impl<'ast> syn::visit::Visit<'ast> for Shape {
     }
 }
 
-/// A type as its last path segment (`Store` for `crate::storage::Store`).
+/// A type as its last path segment (`Store` for `hado_storage::Store`).
 fn quote_type(ty: &syn::Type) -> String {
     match ty {
         syn::Type::Path(path) => {

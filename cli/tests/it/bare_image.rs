@@ -6,13 +6,13 @@
 
 use std::time::{Duration, Instant};
 
-use hado_core::testing::{ADMIN_TOKEN, GATEWAY_TOKEN, LINK_SECRET};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::{AddWebhookRequest, ChannelId, ListChannelsRequest};
+use hado_testing::{ADMIN_TOKEN, GATEWAY_TOKEN, LINK_SECRET};
 
 use crate::common::{STARTING, core_on, free_port, spawn};
-use hado_core::testing::wait_until_serving;
+use hado_testing::wait_until_serving;
 
 // Two threads: `stop` blocks one while the client's connection closes on the other.
 /// How long one call may take: a hang fails the test instead of holding it.

@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hado_core::testing::{
-    ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, wait_until_serving,
-};
 use hado_proto::v1::admin_client::AdminClient;
 use hado_proto::v1::{SourceName, UserLogin};
+use hado_testing::{
+    ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, wait_until_serving,
+};
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 use serde_json::json;
@@ -223,4 +223,4 @@ async fn each_road_costs_core_what_it_must(backend: Backend) {
     assert_eq!(shown, BTreeMap::from([("Inbox/GetInbox".to_owned(), 1)]), "the agent's inbox view");
 }
 
-hado_core::on_both_backends!(each_road_costs_core_what_it_must);
+hado_testing::on_both_backends!(each_road_costs_core_what_it_must);

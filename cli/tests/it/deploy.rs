@@ -22,8 +22,8 @@ const OPERATORS: &str = include_str!("../../../docs/operators.md");
 /// (said on stderr, and a failure under CI) when python3 or PyYAML is not
 /// here.
 fn compose(test: &str) -> Option<Value> {
-    let here = hado_core::testing::runs("python3", &["-c", "import yaml"]);
-    if !hado_core::testing::tool_available(test, here, "python3 with PyYAML (pip install pyyaml)") {
+    let here = hado_testing::runs("python3", &["-c", "import yaml"]);
+    if !hado_testing::tool_available(test, here, "python3 with PyYAML (pip install pyyaml)") {
         return None;
     }
     let script = "import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))";

@@ -11,16 +11,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hado_core::testing::{
-    ADMIN_TOKEN, Backend, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, source_event,
-};
 use hado_gateway::client::{Core, Resolve};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
+use hado_testing::{ADMIN_TOKEN, Backend, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, source_event};
 
 use crate::common::{HADO, Running, STARTING, Signal, core_on, free_port, signal, spawn};
-use hado_core::testing::wait_until_serving;
+use hado_testing::wait_until_serving;
 
 /// How often the writer pushes one event.
 const EVERY: Duration = Duration::from_millis(20);

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use hado_core::testing::{runs, tool_available};
+use hado_testing::{runs, tool_available};
 
 #[test]
 fn every_overlay_renders_validates_and_keeps_the_policy() {

@@ -1,6 +1,6 @@
 //! Every test that runs a program from outside the workspace (a Python
 //! module, a browser, a checker, a proxy) skips visibly when it is absent:
-//! `hado_core::testing::tool_available` says `SKIPPED … needs …` on a line
+//! `hado_testing::tool_available` says `SKIPPED … needs …` on a line
 //! of its own, and fails under CI, where everything must be here. A test
 //! that called `python3` with no such check failed on a fresh machine
 //! instead, for want of a module its siblings skip without.
@@ -229,7 +229,7 @@ fn every_test_that_runs_an_outside_program_skips_visibly_without_it() {
     assert!(
         unguarded.is_empty(),
         "tests that run an outside program with no visible skip when it is absent \
-         (hado_core::testing::tool_available):\n{}",
+         (hado_testing::tool_available):\n{}",
         unguarded.join("\n")
     );
 }

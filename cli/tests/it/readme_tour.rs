@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use hado_core::testing;
+use hado_testing as testing;
 
 const HADO: &str = env!("CARGO_BIN_EXE_hado");
 const README: &str = include_str!("../../../README.md");

@@ -16,19 +16,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hado_core::testing::{
-    ADMIN_TOKEN, Backend, GATEWAY_TOKEN, TestDatabase, runs, source_event, tool_available,
-};
 use hado_gateway::client::{Core, Resolve};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
+use hado_testing::{
+    ADMIN_TOKEN, Backend, GATEWAY_TOKEN, TestDatabase, runs, source_event, tool_available,
+};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 use crate::common::{HADO, Running, STARTING, Signal, core_on, free_port, signal, spawn};
 use crate::failover::start_core;
-use hado_core::testing::wait_until_serving;
+use hado_testing::wait_until_serving;
 
 /// A core's bound from SIGTERM to its exit: calls in flight 10 s, its loops
 /// 3 s, the database's close 2 s.
@@ -359,7 +359,7 @@ async fn a_gateway_sent_sigterm_drops_no_write(backend: Backend) {
     database.drop_now().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     a_core_sent_sigterm_drops_no_write,
     a_gateway_sent_sigterm_drops_no_write
 );

@@ -9,11 +9,11 @@ use chrono::{DateTime, Utc};
 
 use crate::delivery::retries::{self, next_attempt};
 use crate::delivery::{Deliverer, TIMEOUT, email, push, webhook};
-use crate::domain::channel::ChannelKind;
-use crate::domain::delivery::ClaimedDelivery;
-use crate::domain::event_record::EventRecord;
-use crate::engine::{Attempt, Strain};
-use crate::targets::RefusedTarget;
+use hado_domain::channel::ChannelKind;
+use hado_domain::delivery::ClaimedDelivery;
+use hado_domain::event_record::EventRecord;
+use hado_engine::targets::RefusedTarget;
+use hado_engine::{Attempt, Strain};
 
 /// What a failed attempt becomes: another try on the schedule, or a
 /// failure once the schedule is spent.

@@ -49,7 +49,7 @@ impl Mailer {
             );
             return None;
         };
-        crate::outbound_tls::install_tls_provider();
+        hado_engine::outbound_tls::install_tls_provider();
         let domain = smtp.from.email.domain().to_owned();
         let tls = |host: &str| TlsParameters::new(host.to_owned());
         let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&smtp.host)

@@ -18,12 +18,12 @@ use lettre::message::{Mailbox, MultiPart};
 use hado_words::Words;
 
 use super::email::Mailer;
-use crate::domain::channel::ChannelRecord;
-use crate::domain::event_record::EventRecord;
-use crate::domain::user::UserRecord;
-use crate::engine::Engine;
-use crate::links::{ChannelLinkAction, LinkAction};
 use crate::telegram::{done_label, due_words, words_for};
+use hado_domain::channel::ChannelRecord;
+use hado_domain::event_record::EventRecord;
+use hado_domain::user::UserRecord;
+use hado_engine::Engine;
+use hado_engine::links::{ChannelLinkAction, LinkAction};
 
 /// What a reminder says, which both its parts show.
 struct Reminder<'a> {
@@ -187,8 +187,8 @@ pub(crate) fn reminder(
     let stop_url = engine.channel_link_url(channel, ChannelLinkAction::Pause);
     let footer = words.email_footer.replace("{address}", &channel.target);
     let subtitle = event.spec.subtitle.as_deref();
-    let source = (event.source != crate::domain::fields::SourceName::MANUAL)
-        .then_some(event.source.as_str());
+    let source =
+        (event.source != hado_domain::fields::SourceName::MANUAL).then_some(event.source.as_str());
     let deep_link = event.spec.deep_link.as_ref().map(|link| link.as_str());
     let mut builder = envelope(mailer, channel, &subject, now)?
         .message_id(Some(message_id(mailer, event.id, channel, due_at)));

@@ -16,11 +16,11 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
 
-use crate::domain::delivery::{ClaimedDelivery, DeliveryKind};
-use crate::domain::event_record::EventRecord;
-use crate::engine::{Attempt, Engine};
-use crate::outbound_tls::OutboundClient;
 use crate::telegram::{self, BotError};
+use hado_domain::delivery::{ClaimedDelivery, DeliveryKind};
+use hado_domain::event_record::EventRecord;
+use hado_engine::outbound_tls::OutboundClient;
+use hado_engine::{Attempt, Engine};
 
 mod attempt;
 mod email;
@@ -98,7 +98,7 @@ impl Deliverer {
                 .to_owned()
         })?;
         let channel = &delivery.channel;
-        let later = |error: crate::error::CoreError| email::Sent::Later {
+        let later = |error: hado_engine::error::CoreError| email::Sent::Later {
             error: format!("the email could not be put together: {error}"),
             strain: false,
         };
@@ -176,7 +176,7 @@ impl Deliverer {
 /// its way, or when [`HELD_BACK_RECHECK`] has passed since the last claim:
 /// a slow receiver holds up only its own posts, and the posts on their way
 /// go on while the claim runs.
-pub async fn drain(deliverer: &Deliverer) -> Result<usize, crate::error::CoreError> {
+pub async fn drain(deliverer: &Deliverer) -> Result<usize, hado_engine::error::CoreError> {
     let mut total = 0;
     let mut in_flight = FuturesUnordered::new();
     // Outcomes not yet recorded: they go into the next claim's transaction.
@@ -267,7 +267,7 @@ pub(crate) async fn run(deliverer: Deliverer, mut stop: watch::Receiver<bool>) {
                 RETRY_AFTER_FAILURE
             }
         };
-        if !crate::loops::rest(pause, &queued, &mut stop).await {
+        if !hado_engine::loops::rest(pause, &queued, &mut stop).await {
             return;
         }
     }

@@ -6,14 +6,14 @@
 use serde::Serialize;
 
 use super::Deliverer;
-use crate::domain::delivery::{ClaimedDelivery, DeliveryKind};
-use crate::domain::event_record::EventRecord;
-use crate::domain::state::State;
-use crate::engine::Attempt;
-use crate::engine::Engine;
-use crate::links::LinkAction;
-use crate::push::SubscriptionKeys;
 use crate::telegram::{done_label, due_words, words_for};
+use hado_domain::delivery::{ClaimedDelivery, DeliveryKind};
+use hado_domain::event_record::EventRecord;
+use hado_domain::state::State;
+use hado_engine::Attempt;
+use hado_engine::Engine;
+use hado_engine::links::LinkAction;
+use hado_engine::web_push::SubscriptionKeys;
 
 /// The most a notification's JSON may take: push services take 4 KB of
 /// sealed payload, and the seal adds 86 bytes.
@@ -126,7 +126,7 @@ pub(crate) struct Headers {
     pub(crate) ttl: i64,
     /// `high` for an event due today or overdue, `normal` otherwise.
     pub(crate) urgency: &'static str,
-    /// One per event ([`crate::push::Vapid::topic`]), so that a newer
+    /// One per event ([`hado_engine::web_push::Vapid::topic`]), so that a newer
     /// reminder replaces one not yet handed over.
     pub(crate) topic: String,
 }
@@ -134,7 +134,7 @@ pub(crate) struct Headers {
 impl Headers {
     pub(crate) fn of(
         engine: &Engine,
-        vapid: &crate::push::Vapid,
+        vapid: &hado_engine::web_push::Vapid,
         delivery: &ClaimedDelivery,
         event: Option<&EventRecord>,
     ) -> Self {

@@ -9,11 +9,11 @@ use sha2::Sha256;
 
 use hado_views::ClientEvent;
 
-use crate::domain::delivery::ClaimedDelivery;
-use crate::domain::event_record::EventRecord;
-use crate::engine::Engine;
-use crate::links::LinkAction;
 use crate::wire;
+use hado_domain::delivery::ClaimedDelivery;
+use hado_domain::event_record::EventRecord;
+use hado_engine::Engine;
+use hado_engine::links::LinkAction;
 
 /// The `v1,…` signature of a Standard Webhooks message.
 pub(crate) fn sign(secret: &str, message_id: &str, timestamp: i64, body: &str) -> Option<String> {

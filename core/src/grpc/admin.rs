@@ -7,9 +7,10 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, admin_server::Admin};
 
 use super::auth::{self, Credentials};
-use crate::domain::profile::format_clock_time;
-use crate::engine::Engine;
+use crate::status::OrStatus;
 use crate::wire;
+use hado_domain::profile::format_clock_time;
+use hado_engine::Engine;
 
 pub(crate) struct AdminService {
     pub(crate) engine: Arc<Engine>,
@@ -18,7 +19,7 @@ pub(crate) struct AdminService {
 
 impl AdminService {
     fn admit<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        Ok(auth::admin(&self.credentials, request.metadata())?)
+        auth::admin(&self.credentials, request.metadata()).or_status()
     }
 }
 
@@ -29,7 +30,7 @@ impl Admin for AdminService {
         request: Request<v1::SourceName>,
     ) -> Result<Response<v1::SourceToken>, Status> {
         self.admit(&request)?;
-        let (name, token) = self.engine.create_source(&request.get_ref().name).await?;
+        let (name, token) = self.engine.create_source(&request.get_ref().name).await.or_status()?;
         tracing::info!(source = %name, "source created");
         Ok(Response::new(v1::SourceToken { name: name.to_string(), token }))
     }
@@ -39,7 +40,8 @@ impl Admin for AdminService {
         request: Request<v1::SourceName>,
     ) -> Result<Response<v1::SourceToken>, Status> {
         self.admit(&request)?;
-        let (name, token) = self.engine.rotate_source_token(&request.get_ref().name).await?;
+        let (name, token) =
+            self.engine.rotate_source_token(&request.get_ref().name).await.or_status()?;
         tracing::info!(source = %name, "source token rotated");
         Ok(Response::new(v1::SourceToken { name: name.to_string(), token }))
     }
@@ -52,7 +54,8 @@ impl Admin for AdminService {
         let sources = self
             .engine
             .list_sources()
-            .await?
+            .await
+            .or_status()?
             .into_iter()
             .map(|source| v1::Source {
                 name: source.name,
@@ -69,7 +72,8 @@ impl Admin for AdminService {
         request: Request<v1::SourceName>,
     ) -> Result<Response<v1::DeleteSourceReply>, Status> {
         self.admit(&request)?;
-        let (name, deleted) = self.engine.delete_source(&request.get_ref().name).await?;
+        let (name, deleted) =
+            self.engine.delete_source(&request.get_ref().name).await.or_status()?;
         tracing::info!(source = %name, deleted_events = deleted, "source deleted");
         Ok(Response::new(v1::DeleteSourceReply {
             name: name.to_string(),
@@ -82,7 +86,8 @@ impl Admin for AdminService {
         request: Request<v1::UserLogin>,
     ) -> Result<Response<v1::AgentToken>, Status> {
         self.admit(&request)?;
-        let (user, token) = self.engine.admin_issue_agent_token(&request.get_ref().login).await?;
+        let (user, token) =
+            self.engine.admin_issue_agent_token(&request.get_ref().login).await.or_status()?;
         tracing::info!(user = %user.login, "agent token issued");
         Ok(Response::new(v1::AgentToken { login: user.login.to_string(), token }))
     }
@@ -92,7 +97,8 @@ impl Admin for AdminService {
         request: Request<v1::UserLogin>,
     ) -> Result<Response<v1::RevokeReply>, Status> {
         self.admit(&request)?;
-        let revoked = self.engine.admin_revoke_agent_token(&request.get_ref().login).await?;
+        let revoked =
+            self.engine.admin_revoke_agent_token(&request.get_ref().login).await.or_status()?;
         Ok(Response::new(v1::RevokeReply { revoked }))
     }
 
@@ -104,7 +110,8 @@ impl Admin for AdminService {
         let users = self
             .engine
             .list_users()
-            .await?
+            .await
+            .or_status()?
             .into_iter()
             .map(|summary| v1::User {
                 login: summary.user.login.to_string(),

@@ -5,10 +5,10 @@ use tonic::metadata::MetadataMap;
 
 use hado_proto::metadata::{AUTHORIZATION, USER};
 
-use crate::domain::user::UserRecord;
-use crate::engine::{Engine, SourceCaller};
-use crate::error::CoreError;
-use crate::tokens::{self, ACCESS_PREFIX, AGENT_PREFIX, SOURCE_PREFIX};
+use hado_domain::user::UserRecord;
+use hado_engine::error::CoreError;
+use hado_engine::tokens::{self, ACCESS_PREFIX, AGENT_PREFIX, SOURCE_PREFIX};
+use hado_engine::{Engine, SourceCaller};
 
 /// The configured secrets that callers present.
 #[derive(Clone)]
@@ -63,7 +63,7 @@ impl UserCaller {
     /// words carry them in their language.
     pub(crate) fn refusal(&self) -> impl Fn(CoreError) -> tonic::Status + use<> {
         let locale = self.user.locale;
-        move |error| error.status_in(locale)
+        move |error| crate::status::status_in(error, locale)
     }
 }
 

@@ -21,8 +21,8 @@ use tonic::codegen::http;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::error::CoreError;
 use crate::storage_watch::StorageWatch;
+use hado_engine::error::CoreError;
 
 /// Every `/package.Service/Method` path core serves: Hado's services,
 /// health and both reflections, read from their descriptor sets.
@@ -100,7 +100,7 @@ where
         let path = request.uri().path().to_owned();
         let storage_down = self.storage.as_ref().is_some_and(|storage| !*storage.borrow());
         if storage_down && path.starts_with("/hado.v1.") {
-            let mut status: tonic::Status = CoreError::storage_down().into();
+            let mut status = crate::status::status(CoreError::storage_down());
             status.metadata_mut().insert(
                 hado_proto::metadata::NOT_STARTED,
                 tonic::metadata::MetadataValue::from_static("storage"),

@@ -8,9 +8,10 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, ingest_server::Ingest};
 
 use super::auth;
-use crate::engine::{Engine, RawKey, SourceItem};
+use crate::status::OrStatus;
 use crate::wire;
 use crate::wire::raw_fields;
+use hado_engine::{Engine, RawKey, SourceItem};
 
 pub(crate) struct IngestService {
     pub(crate) engine: Arc<Engine>,
@@ -22,7 +23,7 @@ impl Ingest for IngestService {
         &self,
         request: Request<v1::UpsertEventsRequest>,
     ) -> Result<Response<v1::UpsertEventsReply>, Status> {
-        let source = auth::source(&self.engine, request.metadata()).await?;
+        let source = auth::source(&self.engine, request.metadata()).await.or_status()?;
         let items: Vec<SourceItem> = request
             .into_inner()
             .events
@@ -34,7 +35,7 @@ impl Ingest for IngestService {
                 fields: raw_fields(item.fields.unwrap_or_default()),
             })
             .collect();
-        let reports = self.engine.upsert_batch(&source, &items).await?;
+        let reports = self.engine.upsert_batch(&source, &items).await.or_status()?;
         let results = reports
             .into_iter()
             .map(|report| v1::UpsertResult {
@@ -50,14 +51,14 @@ impl Ingest for IngestService {
         &self,
         request: Request<v1::WithdrawEventsRequest>,
     ) -> Result<Response<v1::WithdrawEventsReply>, Status> {
-        let source = auth::source(&self.engine, request.metadata()).await?;
+        let source = auth::source(&self.engine, request.metadata()).await.or_status()?;
         let keys: Vec<RawKey> = request
             .into_inner()
             .keys
             .into_iter()
             .map(|key| RawKey { user: key.user, source_ref: key.r#ref, topic: key.topic })
             .collect();
-        let reports = self.engine.withdraw_batch(&source, &keys).await?;
+        let reports = self.engine.withdraw_batch(&source, &keys).await.or_status()?;
         let results = reports
             .into_iter()
             .map(|report| match report.found {
@@ -78,7 +79,7 @@ impl Ingest for IngestService {
         &self,
         request: Request<v1::WhoAmIRequest>,
     ) -> Result<Response<v1::WhoAmIReply>, Status> {
-        let source = auth::source(&self.engine, request.metadata()).await?;
+        let source = auth::source(&self.engine, request.metadata()).await.or_status()?;
         Ok(Response::new(v1::WhoAmIReply { source: source.name.to_string() }))
     }
 
@@ -86,9 +87,10 @@ impl Ingest for IngestService {
         &self,
         request: Request<v1::IngestListRequest>,
     ) -> Result<Response<v1::EventList>, Status> {
-        let source = auth::source(&self.engine, request.metadata()).await?;
+        let source = auth::source(&self.engine, request.metadata()).await.or_status()?;
         let body = request.into_inner();
-        let records = self.engine.list_for_source(&source, &body.user, &body.refs).await?;
+        let records =
+            self.engine.list_for_source(&source, &body.user, &body.refs).await.or_status()?;
         Ok(Response::new(wire::events(records)))
     }
 }

@@ -25,15 +25,15 @@ use hado_proto::v1::ingest_server::IngestServer;
 use hado_proto::v1::links_server::LinksServer;
 use hado_proto::v1::o_auth_server::OAuthServer;
 
-use crate::engine::Engine;
 pub(crate) use auth::Credentials;
+use hado_engine::Engine;
 
 /// A user's profile as every reply carries it: settings, local time, and
 /// how many events need attention.
 async fn profile(
     engine: &Engine,
-    user: &crate::domain::user::UserRecord,
-) -> Result<hado_proto::v1::Profile, crate::error::CoreError> {
+    user: &hado_domain::user::UserRecord,
+) -> Result<hado_proto::v1::Profile, hado_engine::error::CoreError> {
     let attention = engine.attention_count(user).await?;
     Ok(wire::profile(user, engine.now(), attention, engine.default_zone()))
 }

@@ -11,9 +11,10 @@ use tonic::{Request, Response, Status};
 use hado_proto::v1::{self, o_auth_server::OAuth};
 
 use super::auth::{self, Credentials};
-use crate::domain::oauth::{AuthorizationParams, Refusal};
-use crate::engine::{Engine, OAuthFailure, TokenParams, Verdict};
+use crate::status::OrStatus;
 use crate::wire;
+use hado_domain::oauth::{AuthorizationParams, Refusal};
+use hado_engine::{Engine, OAuthFailure, TokenParams, Verdict};
 
 pub(crate) struct OAuthService {
     pub(crate) engine: Arc<Engine>,
@@ -44,7 +45,7 @@ fn check(verdict: Verdict) -> v1::AuthorizationCheck {
             redirect_to: String::new(),
             error: None,
             client_name: asking.client.metadata.name.clone(),
-            redirect_host: crate::domain::oauth::host_of(&asking.redirect_uri),
+            redirect_host: hado_domain::oauth::host_of(&asking.redirect_uri),
             ..Default::default()
         },
         Verdict::Redirect { to, refusal } => v1::AuthorizationCheck {
@@ -71,7 +72,7 @@ impl OAuth for OAuthService {
             Err(OAuthFailure::Refused(refusal)) => {
                 v1::register_client_reply::Outcome::Error(error(refusal))
             }
-            Err(OAuthFailure::Core(failure)) => return Err(failure.into()),
+            Err(OAuthFailure::Core(failure)) => return Err(crate::status::status(failure)),
         };
         Ok(Response::new(v1::RegisterClientReply { outcome: Some(outcome) }))
     }
@@ -80,24 +81,29 @@ impl OAuth for OAuthService {
         &self,
         request: Request<v1::AuthorizationRequest>,
     ) -> Result<Response<v1::AuthorizationCheck>, Status> {
-        auth::gateway(&self.credentials, request.metadata())?;
-        Ok(Response::new(check(self.engine.check_authorization(&params(request.get_ref())).await?)))
+        auth::gateway(&self.credentials, request.metadata()).or_status()?;
+        Ok(Response::new(check(
+            self.engine.check_authorization(&params(request.get_ref())).await.or_status()?,
+        )))
     }
 
     async fn approve(
         &self,
         request: Request<v1::AuthorizationRequest>,
     ) -> Result<Response<v1::AuthorizationCheck>, Status> {
-        let user = auth::person(&self.engine, &self.credentials, request.metadata()).await?;
-        Ok(Response::new(check(self.engine.approve(&user, &params(request.get_ref())).await?)))
+        let user =
+            auth::person(&self.engine, &self.credentials, request.metadata()).await.or_status()?;
+        Ok(Response::new(check(
+            self.engine.approve(&user, &params(request.get_ref())).await.or_status()?,
+        )))
     }
 
     async fn deny(
         &self,
         request: Request<v1::AuthorizationRequest>,
     ) -> Result<Response<v1::AuthorizationCheck>, Status> {
-        auth::person(&self.engine, &self.credentials, request.metadata()).await?;
-        Ok(Response::new(check(self.engine.deny(&params(request.get_ref())).await?)))
+        auth::person(&self.engine, &self.credentials, request.metadata()).await.or_status()?;
+        Ok(Response::new(check(self.engine.deny(&params(request.get_ref())).await.or_status()?)))
     }
 
     async fn token(
@@ -123,7 +129,7 @@ impl OAuth for OAuthService {
                 scope: issued.scope.to_owned(),
             }),
             Err(OAuthFailure::Refused(refusal)) => v1::token_reply::Outcome::Error(error(refusal)),
-            Err(OAuthFailure::Core(failure)) => return Err(failure.into()),
+            Err(OAuthFailure::Core(failure)) => return Err(crate::status::status(failure)),
         };
         Ok(Response::new(v1::TokenReply { outcome: Some(outcome) }))
     }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use crate::config::{CoreConfig, TelegramConfig};
-use crate::outbound_tls::OutboundClient;
+use hado_engine::outbound_tls::OutboundClient;
 
 /// How long `getUpdates` waits for an update before it answers empty.
 pub(super) const POLL_TIMEOUT_SECONDS: u64 = 25;
@@ -103,7 +103,7 @@ impl Bot {
     /// The bot of the configuration, when one is set up: the delivery loop,
     /// the polling loop and the gRPC edge each talk to Telegram through it;
     /// the engine never does.
-    pub(crate) fn of(config: &CoreConfig) -> Option<Self> {
+    pub fn of(config: &CoreConfig) -> Option<Self> {
         config.telegram.as_ref().map(Self::new)
     }
 

@@ -6,11 +6,11 @@ use chrono::{DateTime, Utc};
 
 use hado_words as words;
 
-use crate::domain::event_record::EventRecord;
-use crate::domain::state::State;
-use crate::domain::user::UserRecord;
-use crate::engine::Engine;
-use crate::error::CoreError;
+use hado_domain::event_record::EventRecord;
+use hado_domain::state::State;
+use hado_domain::user::UserRecord;
+use hado_engine::Engine;
+use hado_engine::error::CoreError;
 
 use crate::telegram::bot::{Bot, CallbackQuery, Update};
 use crate::telegram::messages::{due_words, local, words_for};
@@ -21,7 +21,7 @@ pub(crate) const LINK_LIFETIME: chrono::Duration = chrono::Duration::hours(1);
 /// The stored id a button's `callback_data` carries (`b:<id>`), when the
 /// data has that shape; anything else a client sends is no button of ours.
 pub fn button_id(callback_data: &str) -> Option<&str> {
-    use crate::engine::BUTTON_ID_LENGTH;
+    use hado_engine::BUTTON_ID_LENGTH;
     let id = callback_data.strip_prefix("b:")?;
     (id.len() == BUTTON_ID_LENGTH
         && id.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit()))

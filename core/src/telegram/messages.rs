@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use hado_words::wording::{self, Lang};
 use hado_words::{self as words, Words};
 
-use crate::domain::event_record::EventRecord;
-use crate::domain::profile::Locale;
-use crate::domain::state::State;
-use crate::engine::Engine;
-use crate::error::CoreError;
+use hado_domain::event_record::EventRecord;
+use hado_domain::profile::Locale;
+use hado_domain::state::State;
+use hado_engine::Engine;
+use hado_engine::error::CoreError;
 
 /// The language of a person's replies, from their profile.
 pub(super) fn lang(locale: Locale) -> Lang {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::engine::Engine;
+use hado_engine::Engine;
 
 use crate::telegram::bot::{Bot, POLL_TIMEOUT_SECONDS, Update};
 use crate::telegram::chats::handle_update;

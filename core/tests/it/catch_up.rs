@@ -9,9 +9,9 @@ use chrono::Duration as Span;
 use serde_json::Value;
 
 use hado_core::delivery;
-use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::convert::rfc3339;
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore, utc};
 
 use super::webhooks::Receiver;
 
@@ -194,7 +194,7 @@ async fn the_badge_counts_every_unanswered_event_due_today_or_overdue(backend: B
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     the_badge_counts_every_unanswered_event_due_today_or_overdue,
     late_arrivals_are_reminded_at_once_and_every_deadline_at_its_moment,
     a_late_arrival_in_quiet_hours_waits_for_their_end

@@ -1,5 +1,5 @@
 //! Reminders by email, end to end: a real SMTP server on loopback
-//! (`hado_core::testing::MailSink`, on PyPI's `aiosmtpd`) receives what
+//! (`hado_testing::MailSink`, on PyPI's `aiosmtpd`) receives what
 //! core sends, and every message is parsed by Python's email package. An
 //! address gets nothing but its confirmation until the link in it is
 //! followed; a reminder keeps quiet hours, speaks the person's language,
@@ -14,8 +14,8 @@ use tonic::Code;
 use tonic_types::StatusExt;
 
 use hado_core::delivery;
-use hado_core::testing::{self, Backend, Mail, MailSink, TestCore, utc};
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, Mail, MailSink, TestCore, utc};
 
 async fn email_reminders_are_confirmed_threaded_and_paused_by_a_refusal(backend: Backend) {
     let Some(sink) = MailSink::start("reminders by email").await else { return };
@@ -284,7 +284,7 @@ async fn an_international_domain_is_mailed_in_its_ascii_form(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     email_reminders_are_confirmed_threaded_and_paused_by_a_refusal,
     a_title_holding_an_encoded_word_is_mailed_as_exactly_itself,
     an_international_domain_is_mailed_in_its_ascii_form,

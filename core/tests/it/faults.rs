@@ -18,13 +18,13 @@ use axum::http::HeaderMap;
 use chrono::{DurationRound, Utc};
 use tokio::process::{Child, Command};
 
-use hado_core::testing::{
-    self, ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase,
-};
 use hado_proto::v1;
 use hado_proto::v1::admin_client::AdminClient;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::ingest_client::IngestClient;
+use hado_testing::{
+    self as testing, ADMIN_TOKEN, Backend, Bearer, GATEWAY_TOKEN, LINK_SECRET, TestDatabase,
+};
 
 const CORE: &str = env!("CARGO_BIN_EXE_hado-core");
 
@@ -231,4 +231,4 @@ async fn two_cores_on_one_postgres_send_each_reminder_once() {
     database.drop_now().await;
 }
 
-hado_core::on_both_backends!(a_core_killed_mid_send_loses_no_reminder);
+hado_testing::on_both_backends!(a_core_killed_mid_send_loses_no_reminder);

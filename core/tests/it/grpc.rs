@@ -4,12 +4,12 @@
 use tonic::Code;
 use tonic_types::StatusExt;
 
-use hado_core::testing::{self, Backend, TestCore, source_event};
 use hado_proto::v1::{
     self, EventFields, EventId, EventKey, GetProfileRequest, IngestListRequest, ListEventsRequest,
     MarkAckRequest, SourceEvent, UpdateEventRequest, UpdateProfileRequest, UpsertEventsRequest,
     UserLogin, WithdrawEventsRequest,
 };
+use hado_testing::{self as testing, Backend, TestCore, source_event};
 
 fn fields(title: &str, due_at: &str) -> EventFields {
     EventFields { title: title.into(), due_at: due_at.into(), ..EventFields::default() }
@@ -833,7 +833,7 @@ async fn reflection_and_health_answer(backend: Backend) {
 }
 
 async fn action_links_act_once_as_the_events_user(backend: Backend) {
-    use hado_core::links::LinkAction;
+    use hado_engine::links::LinkAction;
     use v1::links_client::LinksClient;
 
     let core = TestCore::start(&backend, "2026-12-01T10:00:00Z").await;
@@ -1115,7 +1115,7 @@ async fn a_long_list_is_read_page_by_page(backend: Backend) {
 
 async fn new_people_start_in_the_default_language(backend: Backend) {
     let core = TestCore::start_configured(&backend, "2026-12-01T10:00:00Z", |config| {
-        config.default_locale = hado_core::domain::profile::Locale::Ru;
+        config.default_locale = hado_domain::profile::Locale::Ru;
     })
     .await;
     // Seen first through the inbox, and first through a source's push.
@@ -1377,7 +1377,7 @@ async fn a_rotated_or_deleted_source_token_stops_on_every_core(backend: Backend)
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     the_zone_is_the_default_until_the_person_chooses_one,
     a_rotated_or_deleted_source_token_stops_on_every_core,
     a_create_sent_twice_with_one_key_makes_one_event,

@@ -3,7 +3,7 @@
 
 use sqlx::Connection;
 
-use hado_core::testing::{Backend, TestDatabase};
+use hado_testing::{Backend, TestDatabase};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_that_panics_leaves_no_database_behind() {

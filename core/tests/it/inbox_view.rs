@@ -6,11 +6,11 @@
 use tonic::Code;
 use tonic_types::StatusExt;
 
-use hado_core::testing::{Backend, TestCore, source_event};
 use hado_proto::v1::{
     self, EventState, GetInboxRequest, GetProfileRequest, InboxPage, InboxView, MarkAckRequest,
     UpsertEventsRequest, UserLogin,
 };
+use hado_testing::{Backend, TestCore, source_event};
 
 fn page(state: &str, limit: Option<u32>, after: Option<&str>) -> InboxPage {
     InboxPage { state: state.into(), limit, after: after.map(str::to_owned) }
@@ -164,7 +164,7 @@ async fn the_inbox_view_is_one_call(backend: Backend) {
     // The archive instead: its latest hundred, most recently closed first,
     // with the groups still counted.
     let done = view.groups[0].events[0].id;
-    core.clock.set(hado_core::testing::utc("2026-12-11T10:00:00Z"));
+    core.clock.set(hado_testing::utc("2026-12-11T10:00:00Z"));
     inbox.mark_done(v1::EventId { id: done }).await.unwrap();
     let archive = inbox
         .get_inbox(GetInboxRequest { archive: true, ..Default::default() })
@@ -271,4 +271,4 @@ async fn a_group_is_counted_up_to_a_thousand(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(the_inbox_view_is_one_call, a_group_is_counted_up_to_a_thousand);
+hado_testing::on_both_backends!(the_inbox_view_is_one_call, a_group_is_counted_up_to_a_thousand);

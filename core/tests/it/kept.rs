@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use sqlx::{Connection, PgConnection};
 use tonic::Code;
 
-use hado_core::testing::{Backend, TestCore};
 use hado_proto::v1::{GetProfileRequest, UpdateProfileRequest, UserLogin};
+use hado_testing::{Backend, TestCore};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
 

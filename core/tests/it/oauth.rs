@@ -14,9 +14,9 @@ use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use hado_core::testing::{Backend, Bearer, GATEWAY_TOKEN, TestCore};
 use hado_proto::v1::o_auth_client::OAuthClient;
 use hado_proto::v1::{self, register_client_reply, token_reply};
+use hado_testing::{Backend, Bearer, GATEWAY_TOKEN, TestCore};
 
 type OAuth = OAuthClient<InterceptedService<Channel, Bearer>>;
 
@@ -534,7 +534,7 @@ async fn a_document_on_a_private_address_is_refused_when_private_targets_are(bac
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     tokens_rotate_expire_and_stop_at_disconnect,
     every_answer_names_the_issuer_and_only_an_answer_goes_back,
     a_refresh_sent_twice_at_once_gets_one_answer,

@@ -9,12 +9,12 @@
 use chrono::{DateTime, Duration, Utc};
 use proptest::prelude::*;
 
-use hado_core::domain::fields::{DeepLink, Login, SourceRef, Title, Topic};
-use hado_core::domain::profile::{format_clock_time, parse_clock_time, parse_time_zone};
-use hado_core::domain::time::{Due, format_date, parse_date};
-use hado_core::domain::violations::Violations;
-use hado_core::links::{LinkAction, LinkSigner, LinkedEvent};
 use hado_core::telegram::button_id;
+use hado_domain::fields::{DeepLink, Login, SourceRef, Title, Topic};
+use hado_domain::profile::{format_clock_time, parse_clock_time, parse_time_zone};
+use hado_domain::time::{Due, format_date, parse_date};
+use hado_domain::violations::Violations;
+use hado_engine::links::{LinkAction, LinkSigner, LinkedEvent};
 
 fn config() -> ProptestConfig {
     let cases = std::env::var("HADO_PROPTEST_CASES")
@@ -53,7 +53,7 @@ proptest! {
             let again = accepted(|violations| Due::parse("due_at", &due.text, violations)).expect("its own text is accepted");
             prop_assert_eq!(&again, &due);
             let stored = due.at.to_stored();
-            prop_assert_eq!(hado_core::domain::time::DueAt::from_stored(&stored), Some(due.at));
+            prop_assert_eq!(hado_domain::time::DueAt::from_stored(&stored), Some(due.at));
         }
     }
 

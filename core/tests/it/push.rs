@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 use tonic::Code;
 
 use hado_core::delivery;
-use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore, utc};
 
 const VERIFY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/push/verify.py");
 const SUBJECT: &str = "mailto:ops@example.com";
@@ -506,7 +506,7 @@ async fn a_burst_of_subscriptions_stays_within_the_device_cap(backend: Backend) 
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     push_reminders_are_sealed_signed_paced_and_quiet_at_night,
     an_endpoint_or_keys_that_are_not_a_push_services_are_refused,
     a_burst_of_subscriptions_stays_within_the_device_cap,

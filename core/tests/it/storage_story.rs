@@ -3,12 +3,12 @@
 
 use chrono::Duration;
 
-use hado_core::clock::Clock;
-use hado_core::domain::event::{Outcome, RawFields, RememberFor};
-use hado_core::domain::state::State;
-use hado_core::engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
-use hado_core::error::CoreError;
-use hado_core::testing::{Backend, TestEngine, utc};
+use hado_domain::event::{Outcome, RawFields, RememberFor};
+use hado_domain::state::State;
+use hado_engine::clock::Clock;
+use hado_engine::error::CoreError;
+use hado_engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
+use hado_testing::{Backend, TestEngine, utc};
 
 fn item(user: &str, source_ref: &str, title: &str, due_at: &str) -> SourceItem {
     SourceItem {
@@ -425,7 +425,7 @@ async fn the_scheduler_claims_only_due_rows_in_batches(backend: Backend) {
     test.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     sources_tokens_and_batches,
     manual_events_profiles_and_agent_tokens,
     the_scheduler_claims_only_due_rows_in_batches

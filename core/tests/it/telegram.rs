@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use hado_core::config::TelegramConfig;
 use hado_core::delivery;
-use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore, utc};
 
 const CHAT: i64 = 5550001;
 
@@ -298,4 +298,4 @@ async fn a_chat_links_gets_a_reminder_and_answers_it(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(a_chat_links_gets_a_reminder_and_answers_it);
+hado_testing::on_both_backends!(a_chat_links_gets_a_reminder_and_answers_it);

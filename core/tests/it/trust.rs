@@ -12,9 +12,9 @@ use tonic::Code;
 use tonic_types::StatusExt;
 
 use hado_core::delivery;
-use hado_core::links::LinkAction;
-use hado_core::testing::{Backend, MailSink, TestCore, utc};
+use hado_engine::links::LinkAction;
 use hado_proto::v1;
+use hado_testing::{Backend, MailSink, TestCore, utc};
 
 fn fields(title: &str, due_at: &str) -> v1::EventFields {
     v1::EventFields { title: title.into(), due_at: due_at.into(), ..Default::default() }
@@ -373,7 +373,7 @@ async fn an_idempotency_key_names_one_creation(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     an_old_link_never_acts_on_a_newer_row,
     a_deleted_newest_id_is_not_reused,
     a_confirmation_confirms_only_the_address_it_was_sent_to,

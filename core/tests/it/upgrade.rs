@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use sqlx::Connection;
 
-use hado_core::clock::ManualClock;
-use hado_core::storage::Store;
-use hado_core::testing::{self, Backend, TestDatabase, utc};
+use hado_engine::clock::ManualClock;
+use hado_storage::Store;
+use hado_testing::{self as testing, Backend, TestDatabase, utc};
 
 /// The first release's only migration.
 const FIRST_RELEASE: i64 = 20261130000001;
@@ -112,7 +112,7 @@ async fn channels_made_before_pacing_get_their_receiver(backend: Backend) {
     database.drop_now().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     a_first_release_database_upgrades_keeping_every_row,
     channels_made_before_pacing_get_their_receiver
 );

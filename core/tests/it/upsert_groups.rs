@@ -5,10 +5,10 @@
 
 use futures::future::join_all;
 
-use hado_core::domain::event::{Outcome, RawFields};
-use hado_core::engine::SourceItem;
-use hado_core::error::CoreError;
-use hado_core::testing::{Backend, TestEngine};
+use hado_domain::event::{Outcome, RawFields};
+use hado_engine::SourceItem;
+use hado_engine::error::CoreError;
+use hado_testing::{Backend, TestEngine};
 
 fn item(user: &str, source_ref: &str, title: &str) -> SourceItem {
     SourceItem {
@@ -187,7 +187,7 @@ async fn a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call(ba
     // While writes are held, docs's first full batch waits in the
     // database; three more, and then bank's one event, wait in the queue.
     let held = test.hold_writes().await;
-    let call = |source: &hado_core::engine::SourceCaller, items: Vec<SourceItem>| {
+    let call = |source: &hado_engine::SourceCaller, items: Vec<SourceItem>| {
         let (engine, source) = (test.engine.clone(), source.clone());
         tokio::spawn(async move { engine.upsert_batch(&source, &items).await.unwrap() })
     };
@@ -220,7 +220,7 @@ async fn a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call(ba
     test.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call,
     calls_arriving_together_each_get_their_own_reports,
     a_call_the_database_refuses_fails_alone,

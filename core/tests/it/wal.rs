@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use hado_core::clock::ManualClock;
-use hado_core::domain::event::RawFields;
-use hado_core::testing::{Backend, TestDatabase, config, utc};
+use hado_domain::event::RawFields;
+use hado_engine::clock::ManualClock;
+use hado_testing::{Backend, TestDatabase, config, utc};
 
 /// Writers at once, and events each writes one at a time: each event is a
 /// commit of its own (or shares one with the others waiting), about 96 MiB
@@ -34,7 +34,7 @@ async fn the_write_ahead_log_stays_bounded_and_reaches_the_file_under_steady_wri
     )
     .await
     .unwrap();
-    let file = hado_core::storage::sqlite_file(&database.url);
+    let file = hado_storage::sqlite_file(&database.url);
     let log = file.with_extension("db-wal");
     let file_before = size(&file);
 

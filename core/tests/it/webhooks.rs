@@ -16,8 +16,8 @@ use tonic::Code;
 use tonic_types::StatusExt;
 
 use hado_core::delivery;
-use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore, utc};
 
 const VERIFY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/webhooks/verify.py");
 
@@ -539,7 +539,7 @@ async fn a_slow_receiver_holds_up_only_its_own_posts(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     webhooks_are_signed_retried_and_turned_off_by_410,
     private_targets_are_refused_unless_allowed,
     a_strained_receiver_is_paused_and_the_others_are_not,

@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use hado_core::testing::{GATEWAY_TOKEN, TestCore};
 use hado_gateway_http::config::HttpConfig;
+use hado_testing::{GATEWAY_TOKEN, TestCore};
 
 /// A configuration for `core` that trusts no proxy and has no local user;
 /// tests change what they are about.

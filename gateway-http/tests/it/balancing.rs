@@ -9,11 +9,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hado_core::testing::{Backend, GATEWAY_TOKEN, TestCore};
 use hado_gateway::client::{Core, Resolve};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::{GetProfileRequest, ListUsersRequest};
+use hado_testing::{Backend, GATEWAY_TOKEN, TestCore};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
 /// How often the test's resolver is asked again.

@@ -11,8 +11,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::common::{self, Gateway};
-use hado_core::testing::{Backend, TestCore};
 use hado_gateway_http::MAX_BODY_BYTES;
+use hado_testing::{Backend, TestCore};
 
 /// A character that takes four bytes, the widest UTF-8 has.
 const WIDE: char = '\u{1F600}';

@@ -14,8 +14,8 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::Gateway;
-use hado_core::testing::{self, Backend, TestCore};
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/inbox.py");
 const FLOWS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/flows.py");
@@ -223,4 +223,4 @@ async fn every_page_offers_the_browsers_time_zone_until_it_is_answered() {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(a_person_uses_the_inbox_in_a_browser);
+hado_testing::on_both_backends!(a_person_uses_the_inbox_in_a_browser);

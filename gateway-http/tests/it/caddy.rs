@@ -14,8 +14,8 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use common::Gateway;
-use hado_core::testing::{self, Backend, TestCore};
 use hado_gateway::TrustedProxies;
+use hado_testing::{self as testing, Backend, TestCore};
 
 const CADDYFILE: &str = include_str!("../../../Caddyfile");
 const PASSWORD: &str = "correct horse battery staple";
@@ -258,4 +258,4 @@ async fn caddy_with_basic_auth_strips_a_spoofed_user(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(caddy_with_basic_auth_strips_a_spoofed_user);
+hado_testing::on_both_backends!(caddy_with_basic_auth_strips_a_spoofed_user);

@@ -9,8 +9,8 @@ use reqwest::StatusCode;
 
 use crate::web::Stack;
 use hado_core::delivery;
-use hado_core::testing::{Backend, Mail, MailSink, utc};
 use hado_proto::v1;
+use hado_testing::{Backend, Mail, MailSink, utc};
 
 /// The path of a link core wrote with its public address.
 fn path_of(link: &str) -> String {
@@ -195,4 +195,4 @@ async fn an_address_added_in_settings_is_confirmed_reminded_and_answered(backend
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(an_address_added_in_settings_is_confirmed_reminded_and_answered);
+hado_testing::on_both_backends!(an_address_added_in_settings_is_confirmed_reminded_and_answered);

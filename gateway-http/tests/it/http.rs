@@ -8,8 +8,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use common::Gateway;
-use hado_core::testing::{Backend, TestCore};
 use hado_gateway::TrustedProxies;
+use hado_testing::{Backend, TestCore};
 
 /// How the gateway under test decides who the inbox's person is.
 #[derive(Clone, Copy)]
@@ -864,7 +864,7 @@ async fn a_list_of_tens_of_thousands_of_events_is_served(backend: Backend) {
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     a_list_of_tens_of_thousands_of_events_is_served,
     the_rest_contract_holds,
     the_inbox_user_comes_only_from_a_trusted_proxy_or_local_mode,

@@ -10,8 +10,8 @@ use reqwest::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use serde_json::{Value, json};
 
 use common::Gateway;
-use hado_core::testing::{self, Backend, TestCore, source_event};
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore, source_event};
 
 const PARSE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ics/parse.py");
 
@@ -172,4 +172,4 @@ async fn the_calendar_feed_parses_and_follows_a_zone_change(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(the_calendar_feed_parses_and_follows_a_zone_change);
+hado_testing::on_both_backends!(the_calendar_feed_parses_and_follows_a_zone_change);

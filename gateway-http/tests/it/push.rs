@@ -18,8 +18,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use common::Gateway;
-use hado_core::testing::{self, Backend, TestCore, utc};
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore, utc};
 
 const VERIFY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../core/tests/push/verify.py");
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/push.py");
@@ -237,7 +237,7 @@ async fn without_a_vapid_subject_settings_offers_no_push(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     a_device_subscribes_and_its_notification_closes_an_event,
     without_a_vapid_subject_settings_offers_no_push,
 );

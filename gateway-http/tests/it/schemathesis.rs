@@ -5,9 +5,9 @@
 use crate::common;
 
 use common::Gateway;
-use hado_core::testing::{self, Backend, TestCore, source_event};
 use hado_gateway::TrustedProxies;
 use hado_proto::v1::UpsertEventsRequest;
+use hado_testing::{self as testing, Backend, TestCore, source_event};
 
 const SETTINGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schemathesis.toml");
 
@@ -60,4 +60,4 @@ async fn the_openapi_document_matches_the_running_api(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(the_openapi_document_matches_the_running_api);
+hado_testing::on_both_backends!(the_openapi_document_matches_the_running_api);

@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 
 use common::Gateway;
 use hado_core::config::{PushConfig, TelegramConfig};
-use hado_core::testing::{self, Backend, MailSink, TestCore};
 use hado_gateway_http::config::Secret;
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, MailSink, TestCore};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/screenshots.py");
 const TELEGRAM_SECRET: &str = "telegram-hook-secret-0123456789abcdef";

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use common::Gateway;
 use hado_core::config::TelegramConfig;
-use hado_core::testing::{Backend, TestCore};
 use hado_gateway_http::config::Secret;
+use hado_testing::{Backend, TestCore};
 
 const SECRET: &str = "telegram-hook-secret-0123456789abcdef";
 
@@ -145,4 +145,4 @@ async fn updates_posted_with_the_secret_reach_core(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(updates_posted_with_the_secret_reach_core);
+hado_testing::on_both_backends!(updates_posted_with_the_secret_reach_core);

@@ -7,9 +7,9 @@
 use reqwest::StatusCode;
 
 use crate::web::Stack;
-use hado_core::links::LinkAction;
-use hado_core::testing::Backend;
+use hado_engine::links::LinkAction;
 use hado_proto::v1;
+use hado_testing::Backend;
 
 fn fields(title: &str, due_at: &str) -> v1::EventFields {
     v1::EventFields { title: title.into(), due_at: due_at.into(), ..Default::default() }
@@ -69,4 +69,6 @@ async fn an_old_link_is_the_expired_link_page_and_a_burst_of_tests_is_capped(bac
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(an_old_link_is_the_expired_link_page_and_a_burst_of_tests_is_capped);
+hado_testing::on_both_backends!(
+    an_old_link_is_the_expired_link_page_and_a_burst_of_tests_is_capped
+);

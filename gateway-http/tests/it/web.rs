@@ -7,9 +7,9 @@ use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 
 use common::Gateway;
-use hado_core::links::LinkAction;
-use hado_core::testing::{Backend, TestCore, source_event, utc};
+use hado_engine::links::LinkAction;
 use hado_proto::v1;
+use hado_testing::{Backend, TestCore, source_event, utc};
 
 /// Core and gateway-http in local mode, and a browser without JavaScript;
 /// the email test shares it.
@@ -1619,7 +1619,7 @@ async fn the_time_zone_offer_answers_once_and_only_for_this_site(backend: Backen
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     the_inbox_leads_with_what_is_late_and_counts_each_group,
     the_time_zone_offer_answers_once_and_only_for_this_site,
     the_inbox_round_two_without_javascript,

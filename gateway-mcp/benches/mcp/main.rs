@@ -32,9 +32,9 @@ use serde_json::{Value, json};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use hado_core::testing::{Backend, Bearer, TestCore};
 use hado_proto::v1::inbox_client::InboxClient;
 use hado_proto::v1::{self, EventFields, ListEventsRequest};
+use hado_testing::{Backend, Bearer, TestCore};
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_hado-gateway-mcp");
 const LISTED_EVENTS: usize = 200;

@@ -23,9 +23,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-use hado_core::testing::{self, Backend, TestCore};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore};
 
 const HOST_FILES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/app_host");
 const INSTALL: &str = "apt-get install chromium chromium-driver, pip install selenium, and npm install --prefix DIR @modelcontextprotocol/ext-apps@2.0.4 @modelcontextprotocol/client@2.4.0 @modelcontextprotocol/core@2.4.0 zod@4.6.7 esbuild@0.28.2 with HADO_EXT_APPS=DIR";

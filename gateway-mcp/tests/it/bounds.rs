@@ -12,7 +12,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::mcp::{INITIALIZE, Stack, error_body};
-use hado_core::testing::Backend;
+use hado_testing::Backend;
 
 /// A `tools/call` of `create_event` whose arguments hold `pad`.
 fn call_with(pad: &Value) -> String {

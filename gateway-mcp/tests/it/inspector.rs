@@ -8,9 +8,9 @@
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use hado_core::testing::{self, Backend, TestCore};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore};
 
 const INSTALL: &str = "npm install @modelcontextprotocol/inspector@2 and set HADO_MCP_INSPECTOR to its node_modules/.bin/mcp-inspector";
 
@@ -72,4 +72,4 @@ async fn the_inspector_finds_every_schema_portable(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(the_inspector_finds_every_schema_portable);
+hado_testing::on_both_backends!(the_inspector_finds_every_schema_portable);

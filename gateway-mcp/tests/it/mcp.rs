@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use hado_core::testing::{Backend, TestCore, source_event};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
+use hado_testing::{Backend, TestCore, source_event};
 
 pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
 
@@ -1257,7 +1257,7 @@ async fn an_agent_undoes_its_answers_and_hears_when_a_source_withdrew(backend: B
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     an_agent_undoes_its_answers_and_hears_when_a_source_withdrew,
     list_events_reads_a_page_at_a_time,
     the_legacy_event_stream_has_the_same_guard,

@@ -13,11 +13,11 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use hado_core::testing::{self, Backend, GATEWAY_TOKEN, TestCore};
 use hado_gateway::TrustedProxies;
 use hado_gateway_http::config::HttpConfig;
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, GATEWAY_TOKEN, TestCore};
 
 const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/sdk_oauth.py");
 
@@ -914,7 +914,7 @@ async fn a_persons_streams_are_capped_and_end_with_their_token(backend: Backend)
     stack.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     every_answer_names_the_issuer_of_the_metadata,
     two_refreshes_at_once_get_one_pair_that_works,
     a_refused_request_is_a_page_in_the_persons_language,

@@ -6,9 +6,9 @@
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use hado_core::testing::{self, Backend, TestCore};
 use hado_gateway_mcp::config::McpConfig;
 use hado_proto::v1;
+use hado_testing::{self as testing, Backend, TestCore};
 
 const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/sdk_scenario.py");
 const AGENTS: &str = include_str!("../../../docs/agents.md");
@@ -111,4 +111,4 @@ async fn the_python_sdk_runs_the_whole_scenario(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(the_python_sdk_runs_the_whole_scenario);
+hado_testing::on_both_backends!(the_python_sdk_runs_the_whole_scenario);

@@ -7,8 +7,8 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
-use hado_core::testing::{Backend, TestCore};
 use hado_proto::v1;
+use hado_testing::{Backend, TestCore};
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_hado-gateway-mcp");
 
@@ -100,4 +100,4 @@ async fn stdio_serves_the_tokens_user(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(stdio_serves_the_tokens_user);
+hado_testing::on_both_backends!(stdio_serves_the_tokens_user);

@@ -11,8 +11,8 @@ use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use hado_core::testing::{Backend, TestCore};
 use hado_proto::v1;
+use hado_testing::{Backend, TestCore};
 
 use crate::mcp::{INITIALIZE, Stack, call};
 
@@ -285,7 +285,7 @@ async fn the_view_is_served_over_stdio(backend: Backend) {
     core.stop().await;
 }
 
-hado_core::on_both_backends!(
+hado_testing::on_both_backends!(
     the_view_is_declared_and_served_over_streamable_http,
     the_view_is_served_statelessly_as_2026_07_28_speaks,
     the_view_is_served_over_the_legacy_event_stream,

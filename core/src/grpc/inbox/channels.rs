@@ -5,10 +5,10 @@
 use hado_proto::v1;
 
 use super::InboxService;
-use crate::engine::NewPush;
-use crate::error::CoreError;
 use crate::grpc::auth::UserCaller;
 use crate::wire;
+use hado_engine::NewPush;
+use hado_engine::error::CoreError;
 
 pub(super) async fn list(
     inbox: &InboxService,

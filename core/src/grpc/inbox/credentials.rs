@@ -5,9 +5,9 @@
 use hado_proto::v1;
 
 use super::InboxService;
-use crate::error::CoreError;
 use crate::grpc::auth::UserCaller;
 use crate::wire;
+use hado_engine::error::CoreError;
 
 pub(super) async fn agent_token(
     inbox: &InboxService,

@@ -4,10 +4,10 @@
 use hado_proto::v1;
 
 use super::InboxService;
-use crate::engine::{EventFilter, EventPatch, InboxAsk, PageAsk};
-use crate::error::CoreError;
 use crate::grpc::auth::UserCaller;
 use crate::wire::{self, raw_fields};
+use hado_engine::error::CoreError;
+use hado_engine::{EventFilter, EventPatch, InboxAsk, PageAsk};
 
 /// What an inbox shows; its attention count is the view's own, read with
 /// its groups' counts, whoever the caller is.

@@ -18,8 +18,9 @@ use hado_proto::metadata::IDEMPOTENCY_KEY;
 use hado_proto::v1::{self, inbox_server::Inbox};
 
 use super::auth::{self, Credentials, UserCaller};
-use crate::engine::Engine;
-use crate::error::CoreError;
+use crate::status::OrStatus;
+use hado_engine::Engine;
+use hado_engine::error::CoreError;
 
 pub(crate) struct InboxService {
     pub(crate) engine: Arc<Engine>,
@@ -51,10 +52,11 @@ impl InboxService {
     where
         F: Future<Output = Result<R, CoreError>>,
     {
-        let caller = auth::user(&self.engine, &self.credentials, request.metadata()).await?;
+        let caller =
+            auth::user(&self.engine, &self.credentials, request.metadata()).await.or_status()?;
         let caller = match who {
             Who::Anyone => caller,
-            Who::Person => auth::person_at_inbox(caller)?,
+            Who::Person => auth::person_at_inbox(caller).or_status()?,
         };
         let refusal = caller.refusal();
         handler(self, caller, request.into_inner()).await.map(Response::new).map_err(refusal)

@@ -4,10 +4,10 @@
 use hado_proto::v1;
 
 use super::InboxService;
-use crate::engine::ProfilePatch;
-use crate::error::CoreError;
 use crate::grpc::auth::UserCaller;
 use crate::wire;
+use hado_engine::ProfilePatch;
+use hado_engine::error::CoreError;
 
 pub(super) async fn get(
     inbox: &InboxService,

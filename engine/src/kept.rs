@@ -1,0 +1,431 @@
+//! Owns what core keeps in memory of who a credential names, so that a
+//! call does not read it from the database every time: which person an
+//! agent token names, which person a gateway's login is, and which source
+//! a source token names. On Postgres that read cost three round trips (the
+//! pool pings a connection as it hands it out and as it takes it back),
+//! and on SQLite two hand-offs to a reader's thread.
+//!
+//! What is kept is forgotten, all of it at once, whenever a token, a
+//! source or a person changes:
+//! - on the core that made the change, at once;
+//! - on Postgres, on every core: the database's triggers `NOTIFY` the
+//!   change in the writing transaction (`migrations/postgres/…_kept.sql`),
+//!   and each core `LISTEN`s on a connection of its own, named
+//!   `hado_storage::changes::LISTENER_NAME` among the database's sessions. A core keeps nothing
+//!   while that connection is down, and forgets everything when it is back,
+//!   since changes made meanwhile were not heard;
+//! - on SQLite one core owns the file, so the first way is all there is.
+//!
+//! A read that began before a change is not kept, and nothing is kept
+//! longer than [`KEPT`], a bound for a change made past the triggers (by
+//! hand in the database). A credential that names no one is never kept,
+//! so a caller trying tokens cannot fill this memory, and a new token
+//! works at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use hado_storage::changes::{ChangeFeed, Heard, Listening};
+
+use crate::inputs::SourceCaller;
+use hado_domain::user::UserRecord;
+
+/// The longest anything is kept without reading it again.
+const KEPT: Duration = Duration::from_secs(60);
+
+/// Entries kept at most in each map; past it, the expired ones go, and if
+/// none had, all.
+const MOST: usize = 4096;
+
+/// How long `follow` waits on its listener before it looks whether the
+/// memory is still there.
+const WAKE: Duration = Duration::from_secs(5);
+
+/// How long a core waits before it tries to listen again.
+const RETRY: Duration = Duration::from_millis(250);
+
+/// When a read from the database began, as the `keep_*` methods need it.
+#[derive(Clone, Copy)]
+pub(super) struct Reading {
+    forgotten: u64,
+    at: Instant,
+}
+
+/// A person an agent token names, and when the token's use was last written.
+#[derive(Clone, Debug)]
+pub(super) struct AgentTokenUser {
+    pub(super) user: UserRecord,
+    pub(super) last_used_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Default)]
+pub(crate) struct Kept {
+    known: Mutex<Known>,
+}
+
+#[derive(Default)]
+struct Known {
+    /// Whether anything may be kept: always on SQLite; on Postgres only
+    /// while this core is listening for changes.
+    keeping: bool,
+    /// By the token's hash.
+    agent_tokens: HashMap<String, (AgentTokenUser, Instant)>,
+    /// By the login.
+    logins: HashMap<String, (UserRecord, Instant)>,
+    /// By the token's hash.
+    sources: HashMap<String, (SourceCaller, Instant)>,
+    /// Counts the times everything was forgotten, so that a read that
+    /// began before the last time is not kept.
+    forgotten: u64,
+}
+
+impl Known {
+    fn forget_all(&mut self) {
+        self.agent_tokens.clear();
+        self.logins.clear();
+        self.sources.clear();
+        self.forgotten += 1;
+    }
+}
+
+fn fresh<T: Clone>(entry: Option<&(T, Instant)>) -> Option<T> {
+    let (value, read) = entry?;
+    (read.elapsed() < KEPT).then(|| value.clone())
+}
+
+fn insert<T>(map: &mut HashMap<String, (T, Instant)>, key: String, value: T, at: Instant) {
+    if map.len() >= MOST {
+        map.retain(|_, (_, read)| read.elapsed() < KEPT);
+        if map.len() >= MOST {
+            map.clear();
+        }
+    }
+    map.insert(key, (value, at));
+}
+
+impl Kept {
+    /// Memory that keeps from the start: one core owns the database.
+    pub(super) fn keeping() -> Self {
+        let kept = Self::default();
+        kept.lock().keeping = true;
+        kept
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
+        self.known.lock().expect("the kept credentials' lock is never poisoned")
+    }
+
+    pub(super) fn agent_token(&self, hash: &str) -> Option<AgentTokenUser> {
+        fresh(self.lock().agent_tokens.get(hash))
+    }
+
+    pub(super) fn login(&self, login: &str) -> Option<UserRecord> {
+        fresh(self.lock().logins.get(login))
+    }
+
+    pub(super) fn source(&self, hash: &str) -> Option<SourceCaller> {
+        fresh(self.lock().sources.get(hash))
+    }
+
+    /// Marks the start of a read from the database, for the `keep_*` methods.
+    pub(super) fn reading(&self) -> Reading {
+        Reading { forgotten: self.lock().forgotten, at: Instant::now() }
+    }
+
+    /// The memory, if what a read that began at `began` found may be kept:
+    /// nothing was forgotten since (a change may have ended it meanwhile).
+    /// It counts as read when the read began, so a slow read does not
+    /// lengthen [`KEPT`].
+    fn may_keep(&self, began: Reading) -> Option<std::sync::MutexGuard<'_, Known>> {
+        let known = self.lock();
+        (known.keeping && known.forgotten == began.forgotten).then_some(known)
+    }
+
+    pub(super) fn keep_agent_token(&self, began: Reading, hash: String, found: AgentTokenUser) {
+        if let Some(mut known) = self.may_keep(began) {
+            insert(&mut known.agent_tokens, hash, found, began.at);
+        }
+    }
+
+    pub(super) fn keep_login(&self, began: Reading, user: UserRecord) {
+        if let Some(mut known) = self.may_keep(began) {
+            insert(&mut known.logins, user.login.as_str().to_owned(), user, began.at);
+        }
+    }
+
+    pub(super) fn keep_source(&self, began: Reading, hash: String, source: SourceCaller) {
+        if let Some(mut known) = self.may_keep(began) {
+            insert(&mut known.sources, hash, source, began.at);
+        }
+    }
+
+    /// Notes that a kept token's use was just written at `now`.
+    pub(super) fn agent_token_used(&self, hash: &str, now: DateTime<Utc>) {
+        if let Some((found, _)) = self.lock().agent_tokens.get_mut(hash) {
+            found.last_used_at = Some(now);
+        }
+    }
+
+    /// Forgets everything: a token, a source or a person changed.
+    pub(crate) fn forget_all(&self) {
+        self.lock().forget_all();
+    }
+
+    /// Forgets everything when the returned guard is dropped. A write that
+    /// changes a token, a source or a person holds it, so that its change
+    /// is forgotten even when the call is given up (its future dropped, as
+    /// when the caller goes away) after the write committed but before the
+    /// call went on: on SQLite nothing else would tell this core.
+    pub(super) fn forgetting(&self) -> Forgetting<'_> {
+        Forgetting(self)
+    }
+
+    /// Forgets everything, and keeps from now on only if `keeping`.
+    fn set_keeping(&self, keeping: bool) {
+        let mut known = self.lock();
+        known.forget_all();
+        known.keeping = keeping;
+    }
+}
+
+/// Forgets everything kept when dropped (`Kept::forgetting`).
+pub(super) struct Forgetting<'a>(&'a Kept);
+
+impl Drop for Forgetting<'_> {
+    fn drop(&mut self) {
+        self.0.forget_all();
+    }
+}
+
+/// Listens for changes on Postgres for as long as `kept` lives: keeps
+/// nothing until it listens, forgets everything on each change, and keeps
+/// nothing again from the moment its connection is lost until it listens
+/// anew.
+pub(super) fn listen(feed: ChangeFeed, kept: &Arc<Kept>) {
+    let kept = Arc::downgrade(kept);
+    tokio::spawn(async move {
+        while let Some(listening) = connected(&feed, &kept).await {
+            follow(listening, &kept).await;
+        }
+        feed.close().await;
+    });
+}
+
+/// A connection listening for changes, tried until one listens; none once
+/// the memory is gone (its engine was dropped). Memory starts keeping once
+/// it listens.
+async fn connected(feed: &ChangeFeed, kept: &Weak<Kept>) -> Option<Listening> {
+    loop {
+        let result = feed.listen().await;
+        let kept = kept.upgrade()?;
+        match result {
+            Ok(listening) => {
+                kept.set_keeping(true);
+                return Some(listening);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for changes to credentials; keeping none");
+                drop(kept);
+                tokio::time::sleep(RETRY).await;
+            }
+        }
+    }
+}
+
+/// Forgets everything on each change heard, until the connection is lost
+/// (then keeps nothing, and returns) or the memory is gone.
+async fn follow(mut listening: Listening, kept: &Weak<Kept>) {
+    loop {
+        // Wakes now and then to see whether the engine is gone.
+        let heard = tokio::time::timeout(WAKE, listening.next()).await;
+        let Some(kept) = kept.upgrade() else { return };
+        match heard {
+            Err(_) => {}
+            Ok(Heard::Change) => kept.forget_all(),
+            // The connection was lost: what changes meanwhile is not heard,
+            // so keep nothing until `connected` listens anew (and forgets
+            // everything then).
+            Ok(Heard::Lost(error)) => {
+                let error = error.map(|error| error.to_string()).unwrap_or_default();
+                tracing::warn!(%error, "lost the connection listening for changes; keeping none until it is back");
+                kept.set_keeping(false);
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hado_domain::fields::SourceName;
+
+    fn docs() -> SourceCaller {
+        SourceCaller { id: 2, name: SourceName::from_stored("docs".to_owned()) }
+    }
+
+    #[test]
+    fn a_token_is_kept_until_everything_is_forgotten() {
+        let kept = Kept::keeping();
+        assert!(kept.source("hash").is_none());
+        let began = kept.reading();
+        kept.keep_source(began, "hash".into(), docs());
+        assert_eq!(kept.source("hash").map(|source| source.id), Some(2));
+        kept.forget_all();
+        assert!(kept.source("hash").is_none());
+    }
+
+    #[test]
+    fn a_write_given_up_halfway_still_forgets() {
+        let kept = Kept::keeping();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        let write = async {
+            let _forget = kept.forgetting();
+            std::future::pending::<()>().await;
+        };
+        let mut write = Box::pin(write);
+        let waker = std::task::Waker::noop();
+        let polled = write.as_mut().poll(&mut std::task::Context::from_waker(waker));
+        assert!(polled.is_pending());
+        assert!(kept.source("hash").is_some(), "kept while the write is under way");
+        drop(write);
+        assert!(kept.source("hash").is_none(), "forgotten once the write is given up");
+    }
+
+    #[test]
+    fn a_read_that_began_before_a_change_is_not_kept() {
+        let kept = Kept::keeping();
+        let began = kept.reading();
+        kept.forget_all();
+        kept.keep_source(began, "old".into(), docs());
+        assert!(kept.source("old").is_none());
+    }
+
+    #[test]
+    fn nothing_is_kept_while_not_listening() {
+        let kept = Kept::default();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_none());
+        kept.set_keeping(true);
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_some());
+        kept.set_keeping(false);
+        assert!(kept.source("hash").is_none(), "a lost listener forgets what was kept");
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_none());
+    }
+
+    #[test]
+    fn a_token_read_longer_ago_than_kept_is_read_again() {
+        let kept = Kept::keeping();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        let read = Instant::now().checked_sub(KEPT).expect("the clock has run longer than KEPT");
+        kept.lock().sources.get_mut("hash").unwrap().1 = read;
+        assert!(kept.source("hash").is_none());
+    }
+
+    /// A way to Postgres that a test can slow: each connection it takes
+    /// waits `delay` before it is passed on.
+    struct SlowWay {
+        port: u16,
+        delay: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl SlowWay {
+        async fn to(host: String, port: u16) -> Self {
+            let way = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let delay = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let slow = Self { port: way.local_addr().unwrap().port(), delay: delay.clone() };
+            tokio::spawn(async move {
+                while let Ok((mut client, _)) = way.accept().await {
+                    let (host, delay) = (host.clone(), delay.clone());
+                    tokio::spawn(async move {
+                        let wait = delay.load(std::sync::atomic::Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(wait)).await;
+                        let mut server = tokio::net::TcpStream::connect((host, port)).await?;
+                        tokio::io::copy_bidirectional(&mut client, &mut server).await
+                    });
+                }
+            });
+            slow
+        }
+
+        fn slow_down(&self, by: Duration) {
+            let millis = u64::try_from(by.as_millis()).unwrap();
+            self.delay.store(millis, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    async fn until(what: &str, within: Duration, check: impl Fn() -> bool) {
+        let started = Instant::now();
+        while !check() {
+            assert!(started.elapsed() < within, "{what}: not after {:?}", started.elapsed());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The connection drops just before `follow` stops waiting on it, and
+    /// listening again takes longer than what is left of the wait: the
+    /// core must still forget what it kept, since what changed while it
+    /// was down went unheard.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept() {
+        use hado_storage::changes::{CHANNEL, LISTENER_NAME};
+        use hado_testing::{Backend, TestDatabase};
+        let Some(backend) =
+            Backend::postgres("a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept")
+        else {
+            return;
+        };
+        let database = TestDatabase::create(&backend).await;
+        let direct = url::Url::parse(&database.url).unwrap();
+        let way =
+            SlowWay::to(direct.host_str().unwrap().to_owned(), direct.port().unwrap_or(5432)).await;
+        let mut slow = direct.clone();
+        slow.set_host(Some("127.0.0.1")).unwrap();
+        slow.set_port(Some(way.port)).unwrap();
+        let kept = Arc::new(Kept::default());
+        listen(ChangeFeed::at(slow.as_str()).unwrap(), &kept);
+        until("the memory listens", Duration::from_secs(5), || kept.lock().keeping).await;
+
+        // A change heard starts `follow`'s wait afresh.
+        let forgotten = kept.lock().forgotten;
+        database.postgres_text(&format!("pg_notify('{CHANNEL}', 'test')")).await;
+        until("the change is heard", Duration::from_secs(1), || kept.lock().forgotten > forgotten)
+            .await;
+        let heard = Instant::now();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_some());
+
+        // Half a second before the wait ends, the listening connection is
+        // cut, and a new connection takes a second to open.
+        tokio::time::sleep_until((heard + WAKE - Duration::from_millis(500)).into()).await;
+        way.slow_down(Duration::from_secs(1));
+        let ended = database
+            .postgres_text(&format!(
+                "SELECT bool_or(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND application_name = '{LISTENER_NAME}'"
+            ))
+            .await;
+        assert_eq!(ended, "true", "the listening connection was there to end");
+        until("a core that lost its listener forgets", Duration::from_secs(3), || {
+            kept.source("hash").is_none()
+        })
+        .await;
+        until("it listens again", Duration::from_secs(5), || kept.lock().keeping).await;
+
+        drop(kept);
+        database.drop_now().await;
+    }
+
+    #[test]
+    fn the_memory_stays_bounded() {
+        let kept = Kept::keeping();
+        for index in 0..MOST * 3 {
+            kept.keep_source(kept.reading(), format!("hash-{index}"), docs());
+        }
+        assert!(kept.lock().sources.len() <= MOST);
+    }
+}

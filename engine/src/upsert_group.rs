@@ -1,0 +1,170 @@
+//! Owns what a group of sources' upserts (REST `POST /api/events`, gRPC
+//! `UpsertEvents`) does in its one transaction: their people read in one
+//! statement, their stored events in one per source, their new rows in one
+//! `INSERT`, and one commit, with each call answered with its own reports.
+//! Forming the groups, and their guards, are `storage::group_commit`'s:
+//! a source is a lane, and a call weighs its items.
+//!
+//! A call that arrives alone costs what it did before grouping; calls that
+//! arrive together (up to 64 calls and 1000 items) share the writer's
+//! statements and its commit, so the writer's cost grows with the groups,
+//! not with the callers.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use crate::clock::Clock;
+use crate::loops::Alarm;
+use crate::upsert::{self, UpsertReport};
+use hado_domain::event::EventSpec;
+use hado_domain::fields::{Login, SourceRef, Topic};
+use hado_domain::profile::Locale;
+use hado_domain::reminders;
+use hado_domain::user::UserRecord;
+use hado_storage::group_commit::{Apply, GroupCommit, Limits};
+use hado_storage::{EventWrite, RowKey, Store, StoreError, events, users};
+
+/// How big a group may grow: a call that would pass the items waits for
+/// the next group (a call is never split), so that one transaction holds
+/// the writer about as long as one full batch does. A source's calls wait
+/// 64 at a time, a group's worth; its next waits for room.
+const LIMITS: Limits = Limits { calls: 64, weight: 1000, per_lane: 64, what: "sources' upserts" };
+
+/// One validated item of a source's call.
+pub(super) struct Item {
+    pub(super) source_id: i64,
+    pub(super) login: Login,
+    pub(super) source_ref: SourceRef,
+    pub(super) topic: Topic,
+    pub(super) spec: EventSpec,
+}
+
+/// What applying a group needs of the engine.
+pub(super) struct Applier {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    defaults: (Tz, Locale),
+    alarm: Arc<Alarm>,
+}
+
+/// The queue in front of the grouping task; each `submit` applies one
+/// call's items and returns their reports once committed.
+pub(super) type UpsertGroups = GroupCommit<Applier>;
+
+/// Starts the grouping task; it ends when the engine is dropped.
+pub(super) fn start(
+    store: Store,
+    clock: Arc<dyn Clock>,
+    defaults: (Tz, Locale),
+    alarm: Arc<Alarm>,
+) -> UpsertGroups {
+    GroupCommit::start(Applier { store, clock, defaults, alarm }, LIMITS)
+}
+
+impl Apply for Applier {
+    type Call = Vec<Item>;
+    type Answer = Vec<UpsertReport>;
+
+    async fn apply(&self, calls: &[Vec<Item>]) -> Result<Vec<Vec<UpsertReport>>, StoreError> {
+        let mut reports = self.apply_all(calls).await?.into_iter();
+        Ok(calls.iter().map(|call| reports.by_ref().take(call.len()).collect()).collect())
+    }
+
+    fn weight(call: &Vec<Item>) -> usize {
+        call.len()
+    }
+
+    fn lane(call: &Vec<Item>) -> i64 {
+        call.first().map_or(0, |item| item.source_id)
+    }
+}
+
+impl Applier {
+    /// Applies the calls' items, in order, in one transaction; the reports
+    /// come back in the same order.
+    async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
+        let items: Vec<&Item> = calls.iter().flatten().collect();
+        let now = self.clock.now();
+        let mut transaction = self.store.begin_write().await?;
+        let people = self.people(&mut transaction, &items, now).await?;
+        let keys: Vec<RowKey<'_>> = items
+            .iter()
+            .map(|item| RowKey {
+                user_id: people[item.login.as_str()].id,
+                source_id: item.source_id,
+                source_ref: item.source_ref.as_str(),
+                topic: item.topic.as_str(),
+            })
+            .collect();
+        // Every stored event the group names, in one query per source.
+        let mut stored = events::find_taken(&mut transaction, &keys).await?;
+        let mut reports = Vec::with_capacity(items.len());
+        // New events wait here and go in together, a few hundred rows to a
+        // statement; their reports wait for their ids.
+        let mut inserts: Vec<(RowKey<'_>, EventWrite<'_>, usize)> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut earliest_check = None;
+        for (item, key) in items.iter().zip(&keys) {
+            let user = &people[item.login.as_str()];
+            let existing = if seen.insert(key.owned()) {
+                stored.remove(&key.owned())
+            } else {
+                // A key named twice (in one call or two) meets its first write.
+                upsert::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
+                events::find_by_key(&mut transaction, *key).await?
+            };
+            let decision = upsert::decide(user, existing.as_ref(), &item.spec, now);
+            earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
+            match existing {
+                None => {
+                    inserts.push((*key, decision.write(&item.spec), reports.len()));
+                    reports.push(UpsertReport {
+                        id: 0,
+                        outcome: decision.outcome,
+                        state: decision.lifecycle.state,
+                    });
+                }
+                Some(record) => reports.push(
+                    upsert::write_decision(
+                        &mut transaction,
+                        *key,
+                        Some(&record),
+                        &item.spec,
+                        &decision,
+                        now,
+                    )
+                    .await?,
+                ),
+            }
+        }
+        upsert::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
+        transaction.commit().await?;
+        self.alarm.checks_written(earliest_check, now);
+        Ok(reports)
+    }
+
+    /// The group's people, by login: the known ones read together, and a
+    /// newcomer (a source may write for someone who has never opened the
+    /// inbox) made with the default settings.
+    async fn people(
+        &self,
+        connection: &mut impl hado_storage::Connection,
+        items: &[&Item],
+        now: DateTime<Utc>,
+    ) -> Result<HashMap<String, UserRecord>, StoreError> {
+        let mut logins: Vec<&str> = items.iter().map(|item| item.login.as_str()).collect();
+        logins.sort_unstable();
+        logins.dedup();
+        let mut people = users::find_users(connection, &logins).await?;
+        for item in items {
+            if !people.contains_key(item.login.as_str()) {
+                let user = users::ensure_user(connection, &item.login, self.defaults, now).await?;
+                people.insert(item.login.as_str().to_owned(), user);
+            }
+        }
+        Ok(people)
+    }
+}

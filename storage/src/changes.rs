@@ -1,0 +1,84 @@
+//! Owns how a core hears that another changed what it may keep in memory:
+//! the database's triggers `NOTIFY` [`CHANNEL`] inside the writing
+//! transaction (`migrations/postgres/…_kept.sql`), and each core `LISTEN`s
+//! on a connection of its own, named [`LISTENER_NAME`] among the
+//! database's sessions. Postgres only; one SQLite file has one core.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+
+use crate::{QueryError, StoreError};
+
+/// The channel the triggers notify on.
+pub const CHANNEL: &str = "hado_kept";
+
+/// The name the listening connection goes by in `pg_stat_activity`.
+pub const LISTENER_NAME: &str = "hado-core-kept";
+
+/// Where a core listens from: a pool of one connection, only to hand the
+/// listener its connection (again).
+pub struct ChangeFeed {
+    pool: PgPool,
+}
+
+/// What a listening connection heard.
+#[derive(Debug)]
+pub enum Heard {
+    /// A change was announced.
+    Change,
+    /// The connection was lost, with the error when there was one; what
+    /// changes until a new listener listens is not heard.
+    Lost(Option<QueryError>),
+}
+
+impl ChangeFeed {
+    /// A feed from the Postgres at `url`; it connects when first listened to.
+    pub fn at(url: &str) -> Result<Self, StoreError> {
+        let options: PgConnectOptions =
+            url.parse().map_err(|error: QueryError| StoreError::BadUrl(error.to_string()))?;
+        Ok(Self::with(options))
+    }
+
+    pub fn with(options: PgConnectOptions) -> Self {
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(2))
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .connect_lazy_with(options.application_name(LISTENER_NAME));
+        Self { pool }
+    }
+
+    /// A connection listening on [`CHANNEL`].
+    pub async fn listen(&self) -> Result<Listening, QueryError> {
+        let mut listener = PgListener::connect_with(&self.pool).await?;
+        // A lost connection is answered at once, never mended inside
+        // `try_recv`: a caller that stops waiting on `next` now and then
+        // would otherwise leave a reconnection halfway, and the next call
+        // would finish it without a word, so what changed meanwhile would
+        // go unheard.
+        listener.eager_reconnect(false);
+        listener.listen(CHANNEL).await?;
+        Ok(Listening(listener))
+    }
+
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}
+
+/// A connection listening for changes.
+pub struct Listening(PgListener);
+
+impl Listening {
+    /// The next thing heard; waits until there is one.
+    pub async fn next(&mut self) -> Heard {
+        match self.0.try_recv().await {
+            Ok(Some(_)) => Heard::Change,
+            Ok(None) => Heard::Lost(None),
+            Err(error) => Heard::Lost(Some(error)),
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Owns the SQL for events: lookups by key and by id, writes (`write`),
+//! what an inbox reads (`lists`), and the scheduler's claim of due rows.
+
+use chrono::{DateTime, Utc};
+use futures::TryStreamExt;
+use futures::stream::BoxStream;
+use sqlx::Row;
+
+use super::arrays::ArrayText;
+use super::records::{millis, select_events, with_states};
+use super::{Backend, Placeholders, Store, StoreError};
+use crate::Connection;
+use crate::records::FromRow;
+use hado_domain::event::{EventSpec, Lifecycle};
+use hado_domain::event_record::EventRecord;
+use hado_domain::reminders::Reminders;
+
+/// An event's unique key: a source's ref and topic for one user.
+#[derive(Clone, Copy, Debug)]
+pub struct RowKey<'a> {
+    pub user_id: i64,
+    pub source_id: i64,
+    pub source_ref: &'a str,
+    pub topic: &'a str,
+}
+
+/// A [`RowKey`] that owns its words: (source, user, ref, topic).
+pub type OwnedKey = (i64, i64, String, String);
+
+impl RowKey<'_> {
+    pub fn owned(&self) -> OwnedKey {
+        (self.source_id, self.user_id, self.source_ref.to_owned(), self.topic.to_owned())
+    }
+}
+
+/// Everything written when an event's fields change.
+#[derive(Clone, Copy, Debug)]
+pub struct EventWrite<'a> {
+    pub spec: &'a EventSpec,
+    pub lifecycle: Lifecycle,
+    /// The due moment in the user's current zone, which orders the inbox.
+    pub due_at: DateTime<Utc>,
+    pub reminders: Reminders,
+    pub next_check_at: Option<DateTime<Utc>>,
+}
+
+fn optional_millis(instant: Option<DateTime<Utc>>) -> Option<i64> {
+    instant.map(millis)
+}
+
+/// Decodes each row as it arrives: a long list never holds its rows (each
+/// carries its 31 columns' names and types) and its records at once.
+async fn decode_all(
+    mut rows: BoxStream<'_, Result<sqlx::any::AnyRow, sqlx::Error>>,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let mut records = Vec::new();
+    while let Some(row) = rows.try_next().await? {
+        records.push(EventRecord::from_row(&row)?);
+    }
+    Ok(records)
+}
+
+pub async fn find_by_key(
+    connection: &mut impl Connection,
+    key: RowKey<'_>,
+) -> Result<Option<EventRecord>, StoreError> {
+    let connection = connection.sql();
+    let row = sqlx::query(select_events!(
+        "WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref = $3 AND e.topic = $4"
+    ))
+    .bind(key.source_id)
+    .bind(key.user_id)
+    .bind(key.source_ref)
+    .bind(key.topic)
+    .fetch_optional(&mut *connection)
+    .await?;
+    row.as_ref().map(EventRecord::from_row).transpose()
+}
+
+/// The events that hold keys an insert found taken, by key: one lookup
+/// per source among them (a group of the person's own events is of one).
+pub async fn find_taken(
+    connection: &mut impl Connection,
+    keys: &[RowKey<'_>],
+) -> Result<std::collections::HashMap<OwnedKey, EventRecord>, StoreError> {
+    let connection = connection.sql();
+    let mut by_source: std::collections::BTreeMap<i64, Vec<(i64, &str, &str)>> =
+        std::collections::BTreeMap::new();
+    for key in keys {
+        by_source.entry(key.source_id).or_default().push((key.user_id, key.source_ref, key.topic));
+    }
+    let mut found = std::collections::HashMap::with_capacity(keys.len());
+    for (source_id, keys) in by_source {
+        for ((user_id, source_ref, topic), record) in
+            find_by_keys(connection, source_id, &keys).await?
+        {
+            found.insert((source_id, user_id, source_ref, topic), record);
+        }
+    }
+    Ok(found)
+}
+
+/// How many keys one lookup carries (three parameters each).
+const KEYS_PER_QUERY: usize = 300;
+
+/// The existing events of one source under the given (user, ref, topic)
+/// keys, in one query per few hundred keys.
+async fn find_by_keys(
+    connection: &mut impl Connection,
+    source_id: i64,
+    keys: &[(i64, &str, &str)],
+) -> Result<std::collections::HashMap<(i64, String, String), EventRecord>, StoreError> {
+    let connection = connection.sql();
+    let mut found = std::collections::HashMap::with_capacity(keys.len());
+    let mut keep = |records: Vec<EventRecord>| {
+        for record in records {
+            found.insert((record.user_id, record.source_ref.clone(), record.topic.clone()), record);
+        }
+    };
+    match Backend::of(connection) {
+        // Each planner walks the unique key's index once per key when asked
+        // its own way. SQLite: a row-value `IN` list, a few hundred keys to a
+        // query. Postgres: one probe of the index per key (a `LATERAL`
+        // subquery with `LIMIT 1`, which the planner cannot turn into a join
+        // of its own choosing), the keys spread from three arrays, and only
+        // the ids come back; the whole rows are read by id, and only when
+        // some keys were found (for a batch of new events, none are). Joined
+        // as a whole, `unnest`'s guess of ten rows let Postgres, before its
+        // statistics caught up with a growing table, join the keys to the
+        // users first and walk every event of a user for each key, a
+        // thousand times slower; an `IN` list was five times slower.
+        // On Postgres the statement is also planned afresh each time (not
+        // kept prepared): a connection's cached plan, made while the table
+        // was nearly empty, chose the person's `closed_at` index (the two
+        // cost the same on an empty table) and kept walking all of their
+        // events per key as the table grew. On a fresh database the
+        // benchmark's one-event upserts fell from 3,950/s to 550/s over
+        // thirty rounds of 3,200 events (BENCHMARKS.md, "The write path").
+        Backend::Sqlite => {
+            for chunk in keys.chunks(KEYS_PER_QUERY) {
+                let mut placeholders = Placeholders::for_connection(connection);
+                let query = format!(
+                    concat!(
+                        select_events!(),
+                        "WHERE (e.user_id, e.source_ref, e.topic) IN ({}) AND e.source_id = ?"
+                    ),
+                    placeholders.rows(chunk.len(), 3)
+                );
+                let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+                for (user_id, source_ref, topic) in chunk {
+                    statement = statement
+                        .bind(*user_id)
+                        .bind(source_ref.to_string())
+                        .bind(topic.to_string());
+                }
+                keep(decode_all(statement.bind(source_id).fetch(&mut *connection)).await?);
+            }
+        }
+        Backend::Postgres => {
+            let (mut user_ids, mut source_refs, mut topics) =
+                (ArrayText::new(), ArrayText::new(), ArrayText::new());
+            for &(user_id, source_ref, topic) in keys {
+                user_ids.number(Some(user_id));
+                source_refs.text(Some(source_ref));
+                topics.text(Some(topic));
+            }
+            let ids: Vec<i64> = sqlx::query_scalar(
+                "SELECT e.id FROM unnest($1::bigint[], $2::text[], $3::text[]) AS k (user_id, source_ref, topic) \
+                 CROSS JOIN LATERAL (SELECT id FROM events \
+                   WHERE source_id = $4 AND user_id = k.user_id AND source_ref = k.source_ref AND topic = k.topic LIMIT 1) AS e",
+            )
+            .persistent(false)
+            .bind(user_ids.finish())
+            .bind(source_refs.finish())
+            .bind(topics.finish())
+            .bind(source_id)
+            .fetch_all(&mut *connection)
+            .await?;
+            keep(find_by_ids(connection, &ids).await?);
+        }
+    }
+    Ok(found)
+}
+
+/// Events by id, in one query: on Postgres the ids travel as one array,
+/// however many there are (a batch's found keys can be hundreds).
+pub async fn find_by_ids(
+    connection: &mut impl Connection,
+    ids: &[i64],
+) -> Result<Vec<EventRecord>, StoreError> {
+    let connection = connection.sql();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    if Backend::of(connection) == Backend::Postgres {
+        let mut array = ArrayText::new();
+        ids.iter().for_each(|&id| array.number(Some(id)));
+        return decode_all(
+            sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])"))
+                .bind(array.finish())
+                .fetch(&mut *connection),
+        )
+        .await;
+    }
+    let mut placeholders = Placeholders::for_connection(connection);
+    let query = format!(concat!(select_events!(), "WHERE e.id IN {}"), placeholders.row(ids.len()));
+    let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+    for id in ids {
+        statement = statement.bind(*id);
+    }
+    decode_all(statement.fetch(&mut *connection)).await
+}
+
+/// One of the user's events by id; another user's id finds nothing.
+pub async fn find_for_user(
+    connection: &mut impl Connection,
+    id: i64,
+    user_id: i64,
+) -> Result<Option<EventRecord>, StoreError> {
+    let connection = connection.sql();
+    let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2"))
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(&mut *connection)
+        .await?;
+    row.as_ref().map(EventRecord::from_row).transpose()
+}
+
+mod lists;
+mod write;
+
+pub use lists::{After, active_page, archive, inbox_counts};
+pub use write::{
+    LifecycleWrite, insert, insert_many, insert_new, save_lifecycle, save_lifecycles, update,
+};
+
+/// A user's open events, for recomputing them after a zone change.
+pub async fn open_for_user(
+    connection: &mut impl Connection,
+    user_id: i64,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let connection = connection.sql();
+    decode_all(
+        sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})")))
+            .bind(user_id)
+            .fetch(&mut *connection),
+    )
+    .await
+}
+
+/// Claims up to `limit` events whose next check is due. On Postgres the rows
+/// stay locked until the transaction ends and other replicas skip them, so
+/// that several cores share the work without doing any of it twice.
+pub async fn claim_due(
+    connection: &mut impl Connection,
+    backend: Backend,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let connection = connection.sql();
+    let query = match backend {
+        Backend::Sqlite => {
+            select_events!("WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2")
+        }
+        Backend::Postgres => {
+            select_events!(
+                "WHERE e.next_check_at <= $1 ORDER BY e.next_check_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED"
+            )
+        }
+    };
+    decode_all(sqlx::query(query).bind(millis(now)).bind(limit).fetch(&mut *connection)).await
+}
+
+/// The attention count of the user `$1`.
+pub(super) static ATTENTION_COUNT_QUERY: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {} AS count FROM users u WHERE u.id = $1",
+            super::records::attention_count()
+        )
+    });
+
+/// How many of the user's open events need attention: read only where the
+/// count is shown (a profile, an inbox), never to authenticate a call.
+pub async fn attention_count(
+    connection: &mut impl Connection,
+    user_id: i64,
+) -> Result<i64, StoreError> {
+    let connection = connection.sql();
+    let row = sqlx::query(ATTENTION_COUNT_QUERY.as_str())
+        .bind(user_id)
+        .fetch_one(&mut *connection)
+        .await?;
+    Ok(row.try_get("count")?)
+}
+
+impl Store {
+    /// A source's events for one user, all of them or only the given refs.
+    pub async fn list_for_source(
+        &self,
+        source_id: i64,
+        user_id: i64,
+        refs: &[String],
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = if refs.is_empty() {
+            sqlx::query(select_events!(
+                "WHERE e.source_id = $1 AND e.user_id = $2 ORDER BY e.due_ms, e.id"
+            ))
+            .bind(source_id)
+            .bind(user_id)
+            .fetch(self.reader())
+        } else {
+            let placeholders: Vec<String> =
+                (0..refs.len()).map(|index| format!("${}", index + 3)).collect();
+            let sql = format!(
+                "{} WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref IN ({}) ORDER BY e.due_ms, e.id",
+                select_events!(),
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(source_id).bind(user_id);
+            for source_ref in refs {
+                query = query.bind(source_ref.as_str());
+            }
+            query.fetch(self.reader())
+        };
+        decode_all(rows).await
+    }
+
+    /// The earliest pending check, so that the scheduler knows how long it
+    /// may sleep.
+    pub async fn earliest_check(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let row = sqlx::query(
+            "SELECT MIN(next_check_at) AS next FROM events WHERE next_check_at IS NOT NULL",
+        )
+        .fetch_one(self.reader())
+        .await?;
+        let next: Option<i64> = row.try_get("next")?;
+        next.map(super::records::instant).transpose()
+    }
+}

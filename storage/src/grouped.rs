@@ -1,0 +1,133 @@
+//! Owns group commit for new events written one at a time (the person's and
+//! their agent's `CreateEvent`, with an idempotency key or without). Each
+//! call queues its row and waits; one task takes every row waiting, writes
+//! them in one multi-row `INSERT … ON CONFLICT DO NOTHING` on the writer (a
+//! single statement, so a single commit) and answers each call with its id
+//! once that statement has committed. A row whose key was taken (a keyed
+//! call sent again, say by a gateway after a core stopped) is answered with
+//! the event that holds the key, all such rows read back in one query.
+//! Alone, a call costs one statement, one round trip; when many arrive
+//! together they share it, so the writer's cost grows with the statements,
+//! not with the callers.
+//!
+//! Forming the groups, and their guards, are `storage::group_commit`'s: a
+//! person is a lane, and a row weighs one. Nothing is acknowledged before
+//! it is committed: a crash loses only calls that were never answered.
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyPool;
+
+use super::StoreError;
+use super::events::{self, EventWrite, RowKey};
+use super::group_commit::{Apply, GroupCommit, Limits};
+use hado_domain::event::{EventSpec, Lifecycle};
+use hado_domain::event_record::EventRecord;
+use hado_domain::reminders::Reminders;
+
+/// Rows one statement carries at most, and one person's calls that may
+/// wait at once.
+const LIMITS: Limits = Limits { calls: 256, weight: 256, per_lane: 256, what: "new events" };
+
+/// One new event, owned, as it waits for its statement.
+#[derive(Debug)]
+pub struct NewEventRow {
+    pub user_id: i64,
+    pub source_id: i64,
+    pub source_ref: String,
+    pub topic: String,
+    pub spec: EventSpec,
+    pub lifecycle: Lifecycle,
+    pub due_at: DateTime<Utc>,
+    pub reminders: Reminders,
+    pub next_check_at: Option<DateTime<Utc>>,
+    pub now: DateTime<Utc>,
+}
+
+impl NewEventRow {
+    fn key(&self) -> RowKey<'_> {
+        RowKey {
+            user_id: self.user_id,
+            source_id: self.source_id,
+            source_ref: &self.source_ref,
+            topic: &self.topic,
+        }
+    }
+
+    fn write(&self) -> EventWrite<'_> {
+        EventWrite {
+            spec: &self.spec,
+            lifecycle: self.lifecycle,
+            due_at: self.due_at,
+            reminders: self.reminders,
+            next_check_at: self.next_check_at,
+        }
+    }
+}
+
+/// What became of one queued row.
+#[derive(Debug)]
+pub enum Inserted {
+    /// The row was written, with this id.
+    New(i64),
+    /// Its key was taken: the event that holds it, as stored.
+    Taken(Box<EventRecord>),
+}
+
+/// The queue in front of the grouping task.
+pub(crate) type GroupedInserts = GroupCommit<Writer>;
+
+/// Starts the grouping task on `writer`; it ends when the last handle is
+/// dropped. Each `submit` inserts one event and returns its id once it is
+/// committed, or the event that already holds its key.
+pub(crate) fn start(writer: AnyPool) -> GroupedInserts {
+    GroupCommit::start(Writer(writer), LIMITS)
+}
+
+/// The writer the rows go in through.
+pub(crate) struct Writer(AnyPool);
+
+impl Apply for Writer {
+    type Call = NewEventRow;
+    type Answer = Inserted;
+
+    async fn apply(&self, group: &[NewEventRow]) -> Result<Vec<Inserted>, StoreError> {
+        write(&self.0, group).await
+    }
+
+    fn weight(_: &NewEventRow) -> usize {
+        1
+    }
+
+    fn lane(event: &NewEventRow) -> i64 {
+        event.user_id
+    }
+}
+
+/// One statement for the whole group, committed on its own, and one read
+/// of the events whose keys were taken, if any were.
+async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>, StoreError> {
+    let rows: Vec<_> = group.iter().map(|event| (event.key(), event.write(), event.now)).collect();
+    let mut connection = writer.acquire().await?;
+    let ids = events::insert_new(&mut connection, &rows).await?;
+    let taken: Vec<RowKey<'_>> =
+        group.iter().zip(&ids).filter(|(_, id)| id.is_none()).map(|(row, _)| row.key()).collect();
+    let holders = events::find_taken(&mut connection, &taken).await?;
+    group
+        .iter()
+        .zip(ids)
+        .map(|(row, id)| match id {
+            Some(id) => Ok(Inserted::New(id)),
+            None => {
+                let key = row.key();
+                // A key given twice in the group is answered twice.
+                let holder = holders.get(&key.owned()).cloned().ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "the key of {} was taken, and no event holds it",
+                        key.source_ref
+                    ))
+                })?;
+                Ok(Inserted::Taken(Box::new(holder)))
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,459 @@
+//! Owns Hado's storage: the connection to SQLite or Postgres (chosen by the
+//! URL's scheme), the migrations, and every SQL statement core runs. No other
+//! module — and no other crate — knows SQL.
+//!
+//! One set of `$1`-style queries runs on both backends through sqlx's `Any`
+//! driver; the few places where the dialects differ (how a write transaction
+//! starts, how rows are claimed, how placeholders are written, how a batch's
+//! keys are looked up and its new rows sent) each decide by [`Backend`], and
+//! ARCHITECTURE.md lists them.
+//!
+//! Reads and writes use separate pools. On SQLite, which allows one writer
+//! at a time, the write pool holds a single connection: concurrent writers
+//! wait their turn in memory, in order, instead of sleeping on the file's
+//! lock (`busy_timeout`) and retrying; and the read pool's connections are
+//! `query_only`, so a write sent down the wrong path fails in every test.
+//! On Postgres, which takes concurrent writers, both are one pool.
+
+mod arrays;
+mod backend;
+pub mod changes;
+pub mod channels;
+pub mod deliveries;
+pub mod delivery_log;
+pub mod events;
+pub mod group_commit;
+mod grouped;
+mod health;
+mod migrations;
+pub mod oauth;
+pub mod push;
+pub mod records;
+pub mod send_requests;
+pub mod sources;
+mod sqlite_files;
+pub mod telegram;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod users;
+mod wal;
+
+pub use backend::Backend;
+pub(crate) use backend::Placeholders;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::migrate::Migrator;
+use sqlx::{AnyConnection, AnyPool, Connection as _, Executor, Transaction};
+
+use hado_domain::cases::UnknownWord;
+
+pub use events::EventWrite;
+pub use events::RowKey;
+pub use grouped::{Inserted, NewEventRow};
+pub use records::inserted_event;
+use sqlite_files::prepare_sqlite_url;
+pub use sqlite_files::sqlite_file;
+
+/// sqlx's error, which storage's functions answer with. Above storage it is
+/// only passed on, as `StoreError::Query`, never looked into.
+pub use sqlx::Error as QueryError;
+
+/// What the engine holds while it reads or writes: one of the read pool's
+/// connections or a write transaction, handed to storage's functions and
+/// otherwise opaque. The engine names this and never the SQL connection
+/// inside, which only storage reaches.
+pub trait Connection: Send {
+    /// The SQL connection inside, for storage's own statements.
+    #[doc(hidden)]
+    fn sql(&mut self) -> &mut AnyConnection;
+}
+
+impl Connection for AnyConnection {
+    fn sql(&mut self) -> &mut AnyConnection {
+        self
+    }
+}
+
+impl Connection for sqlx::pool::PoolConnection<sqlx::Any> {
+    fn sql(&mut self) -> &mut AnyConnection {
+        self
+    }
+}
+
+impl Connection for Transaction<'_, sqlx::Any> {
+    fn sql(&mut self) -> &mut AnyConnection {
+        self
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}")]
+    BadUrl(String),
+    #[error("cannot open the database: {0}")]
+    Connect(sqlx::Error),
+    #[error("cannot migrate the database: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error(transparent)]
+    Query(#[from] sqlx::Error),
+    /// The store was closed while a write waited.
+    #[error("the database is closing")]
+    Closed,
+    /// The database did not answer in time.
+    #[error("the database did not answer in time")]
+    TimedOut,
+    /// The SQLite database's disk has (almost) no space left; writes are
+    /// refused until space is freed.
+    #[error("the database's disk is full{}; writes resume once space is freed", free.map(|free| format!(" ({free} bytes free)")).unwrap_or_default())]
+    DiskFull { free: Option<u64> },
+    /// A write that failed inside core, not in the database (a bug): the
+    /// log says more.
+    #[error("{0}; see core's log")]
+    Failed(String),
+    /// A stored value that validation would never have let in.
+    #[error("stored data is damaged: {0}")]
+    Corrupt(String),
+}
+
+impl From<UnknownWord> for StoreError {
+    fn from(unknown: UnknownWord) -> Self {
+        StoreError::Corrupt(unknown.to_string())
+    }
+}
+
+/// Connections to Hado's database: a pool for reads, and the writer.
+#[derive(Clone, Debug)]
+pub struct Store {
+    reader: AnyPool,
+    writer: AnyPool,
+    /// New events written one at a time share statements on the writer.
+    grouped: grouped::GroupedInserts,
+    backend: Backend,
+    options: AnyConnectOptions,
+    /// SQLite's write-ahead log, copied into the file beside the writer.
+    wal: Option<std::sync::Arc<wal::WalCheckpoints>>,
+    /// The SQLite database's file, whose file system the probe watches.
+    sqlite_file: Option<std::path::PathBuf>,
+    /// False while the probe finds the SQLite database's disk full: writes
+    /// are then refused at once, rather than some failing and some (small
+    /// enough to fit in pages SQLite holds) going through.
+    disk_has_room: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Connections the SQLite read pool holds; reads in WAL mode run beside the
+/// one writer.
+const SQLITE_READERS: u32 = 8;
+const POSTGRES_CONNECTIONS: u32 = 16;
+/// Every SQLite connection: write-ahead logging, so that readers never wait
+/// for the writer; `synchronous = NORMAL`, which in WAL mode keeps every
+/// committed transaction across a crash of the process (a power loss may
+/// lose the last ones, never corrupt the file); foreign keys; and a busy
+/// timeout for another process's lock (a backup, the `hado` CLI).
+const SQLITE_SETUP: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;";
+
+pub type Tx = Transaction<'static, sqlx::Any>;
+
+impl Store {
+    /// Connects, creating a SQLite file (and its folder) when missing, and
+    /// applies the migrations.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let store = Self::open(url).await?;
+        Self::migrator(store.backend).run(&store.writer).await?;
+        // What a migration cannot write in SQL: the receiver of channels
+        // made before deliveries were paced by receiver.
+        let mut connection = store.writer.acquire().await?;
+        channels::fill_receivers(&mut connection).await?;
+        drop(connection);
+        Ok(store)
+    }
+
+    /// Brings the database at `url` up to migration `version` and no further:
+    /// what an earlier release of Hado left behind, for testing upgrades.
+    pub async fn migrate_to(url: &str, version: i64) -> Result<(), StoreError> {
+        let store = Self::open(url).await?;
+        Self::migrator(store.backend).run_to(version, &store.writer).await?;
+        store.close().await;
+        Ok(())
+    }
+
+    fn migrator(backend: Backend) -> &'static Migrator {
+        migrations::of(backend)
+    }
+
+    /// Writes a consistent copy of a SQLite database to `file` while it is
+    /// in use (`VACUUM INTO`). Postgres is backed up with `pg_dump`.
+    pub async fn backup_sqlite(&self, file: &std::path::Path) -> Result<(), StoreError> {
+        let target = file
+            .to_str()
+            .ok_or_else(|| StoreError::BadUrl(format!("{} is not a UTF-8 path", file.display())))?;
+        // A connection of its own: the copy reads a snapshot while the writer
+        // and the readers go on.
+        let mut connection =
+            sqlx::AnyConnection::connect_with(&self.options).await.map_err(StoreError::Connect)?;
+        connection.execute(SQLITE_SETUP).await?;
+        sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&mut connection).await?;
+        connection.close().await?;
+        // A backup holds what the database holds: its owner's alone.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600)).map_err(
+            |error| StoreError::BadUrl(format!("cannot make {} private: {error}", file.display())),
+        )?;
+        Ok(())
+    }
+
+    /// Whether `file` is a SQLite database that Hado's migrations made.
+    pub async fn is_hado_sqlite(file: &std::path::Path) -> bool {
+        sqlx::any::install_default_drivers();
+        let Some(path) = file.to_str() else { return false };
+        let Ok(mut connection) =
+            sqlx::AnyConnection::connect(&format!("sqlite://{path}?mode=ro")).await
+        else {
+            return false;
+        };
+        let count: Result<i64, _> = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+            .fetch_one(&mut connection)
+            .await;
+        let _ = connection.close().await;
+        count.is_ok_and(|count| count > 0)
+    }
+
+    async fn open(url: &str) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::from_url(url)?;
+        let url = match backend {
+            Backend::Sqlite => prepare_sqlite_url(url)?,
+            Backend::Postgres => url.to_owned(),
+        };
+        let options = AnyConnectOptions::from_str(&url)
+            .map_err(|error| StoreError::BadUrl(error.to_string()))?;
+        // One direct connection first: a pool would only report that it
+        // timed out, where this names the cause (refused, unknown host, auth).
+        sqlx::AnyConnection::connect_with(&options)
+            .await
+            .map_err(StoreError::Connect)?
+            .close()
+            .await
+            .map_err(StoreError::Connect)?;
+        // A connection is waited for at most this long: on Postgres, one
+        // that cannot be had within two seconds means the database is down
+        // (or swamped), and the caller is better told so and to retry than
+        // kept waiting; SQLite's one writer is shared by a queue of calls.
+        let acquire_timeout = match backend {
+            Backend::Sqlite => Duration::from_secs(10),
+            Backend::Postgres => Duration::from_secs(2),
+        };
+        let (reader, writer, wal) = match backend {
+            Backend::Sqlite => {
+                let (reader, writer, wal) = sqlite_pools(&options, acquire_timeout).await?;
+                (reader, writer, Some(std::sync::Arc::new(wal)))
+            }
+            Backend::Postgres => {
+                let pool = pooled(acquire_timeout)
+                    .max_connections(POSTGRES_CONNECTIONS)
+                    .after_connect(|connection, _| {
+                        Box::pin(
+                            async move { connection.execute(POSTGRES_SETUP).await.map(|_| ()) },
+                        )
+                    })
+                    .connect_with(options.clone())
+                    .await
+                    .map_err(StoreError::Connect)?;
+                (pool.clone(), pool, None)
+            }
+        };
+        let sqlite_file = (backend == Backend::Sqlite).then(|| sqlite_file(&url));
+        let disk_has_room = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        Ok(Self {
+            grouped: grouped::start(writer.clone()),
+            reader,
+            writer,
+            backend,
+            options,
+            wal,
+            sqlite_file,
+            disk_has_room,
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Where this core hears of other cores' changes; none on SQLite.
+    pub fn change_feed(&self) -> Option<Result<changes::ChangeFeed, StoreError>> {
+        (self.backend == Backend::Postgres).then(|| {
+            sqlx::postgres::PgConnectOptions::try_from(&self.options)
+                .map(changes::ChangeFeed::with)
+                .map_err(|error| StoreError::BadUrl(error.to_string()))
+        })
+    }
+
+    /// Starts a transaction that will write, on the writer.
+    pub async fn begin_write(&self) -> Result<Tx, StoreError> {
+        self.refuse_on_a_full_disk()?;
+        Ok(match self.backend.begin_write_statement() {
+            Some(statement) => self.writer.begin_with(statement).await?,
+            None => self.writer.begin().await?,
+        })
+    }
+
+    /// The pool for reads; on SQLite its connections refuse to write.
+    pub fn reader(&self) -> &AnyPool {
+        &self.reader
+    }
+
+    /// Inserts one new event, sharing the statement with any others that
+    /// arrive meanwhile (group commit); the id comes back once committed, or
+    /// the event that holds its key already.
+    pub async fn insert_event(&self, event: NewEventRow) -> Result<Inserted, StoreError> {
+        self.refuse_on_a_full_disk()?;
+        self.grouped.submit(event).await
+    }
+
+    /// The writer, for a single write statement that needs no transaction
+    /// (it commits on its own).
+    pub fn writer(&self) -> &AnyPool {
+        &self.writer
+    }
+
+    pub async fn close(&self) {
+        if let Some(wal) = &self.wal {
+            wal.stop().await;
+        }
+        self.writer.close().await;
+        self.reader.close().await;
+    }
+}
+
+/// A pool's options: waits for a connection at most `acquire_timeout`,
+/// and drops a connection handed back inside a broken transaction.
+fn pooled(acquire_timeout: Duration) -> AnyPoolOptions {
+    discard_broken_transactions(AnyPoolOptions::new().acquire_timeout(acquire_timeout))
+}
+
+/// SQLite's pools: one writer, which makes the file WAL, then readers that
+/// only read, and the WAL's checkpoints on the writer.
+async fn sqlite_pools(
+    options: &AnyConnectOptions,
+    acquire_timeout: Duration,
+) -> Result<(AnyPool, AnyPool, wal::WalCheckpoints), StoreError> {
+    // A SQLite connection is a file in this process and cannot drop away;
+    // pinging it on every acquire cost a round trip to its worker thread
+    // (the pool still pings on release).
+    let pool_options = || pooled(acquire_timeout).test_before_acquire(false);
+    let writer = pool_options()
+        .max_connections(1)
+        .after_connect(|connection, _| {
+            Box::pin(async move {
+                connection.execute(SQLITE_SETUP).await?;
+                connection.execute(wal::WRITER_SETUP).await.map(|_| ())
+            })
+        })
+        .connect_with(options.clone())
+        .await
+        .map_err(StoreError::Connect)?;
+    // The writer made the file WAL first, so readers open it as one.
+    let reader = pool_options()
+        .max_connections(SQLITE_READERS)
+        .after_connect(|connection, _| {
+            Box::pin(async move {
+                connection
+                    .execute("PRAGMA query_only = ON; PRAGMA busy_timeout = 10000;")
+                    .await
+                    .map(|_| ())
+            })
+        })
+        .connect_with(options.clone())
+        .await
+        .map_err(StoreError::Connect)?;
+    let wal = wal::WalCheckpoints::start(options.clone(), writer.clone());
+    Ok((reader, writer, wal))
+}
+
+/// Every statement is planned for the values it is given and the table as
+/// it is now. sqlx keeps each statement prepared on its connection, and
+/// after five runs Postgres may settle on one generic plan for it; made
+/// while the table was nearly empty (a fresh install), that plan scanned
+/// every event, and kept doing so as the table grew: an agent's token read
+/// went from 0.5 to 8 ms after 20,000 stored events (BENCHMARKS.md, issue
+/// 51). Planning a statement afresh costs tens of microseconds.
+const POSTGRES_SETUP: &str = "SET plan_cache_mode = force_custom_plan";
+
+/// Closes a connection that comes back to its pool still inside a
+/// transaction instead of handing it out again. A `COMMIT` that fails (a
+/// full disk) can leave SQLite's connection with no transaction open while
+/// sqlx still counts one, and then every later `BEGIN` on it fails: the
+/// writer was wedged until a restart. A fresh connection starts clean.
+///
+/// Only a connection that still counts a transaction is pinged here: the
+/// rollback a dropped transaction queued runs first, and then it is asked
+/// again. One that counts none (every statement outside a transaction, and
+/// every transaction that ended) goes back without this round trip; the
+/// pool's own ping on release, which sqlx always makes, follows either way
+/// and flushes any rollback Postgres queued.
+fn discard_broken_transactions(options: AnyPoolOptions) -> AnyPoolOptions {
+    options.after_release(|connection, _| {
+        Box::pin(async move {
+            if !connection.is_in_transaction() {
+                return Ok(true);
+            }
+            connection.ping().await?;
+            Ok(!connection.is_in_transaction())
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_unreachable_postgres_is_named_at_start() {
+        let closed_port =
+            std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let error = Store::connect(&format!("postgres://postgres@127.0.0.1:{closed_port}/hado"))
+            .await
+            .unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("cannot open the database:"), "{message}");
+        assert!(message.to_lowercase().contains("refused"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn the_attention_count_reads_one_row_per_event_that_needs_attention() {
+        let folder = tempfile::tempdir().unwrap();
+        let store =
+            Store::connect(&format!("sqlite://{}/plan.db", folder.path().display())).await.unwrap();
+        let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {}",
+            events::ATTENTION_COUNT_QUERY.as_str()
+        )))
+        .bind(1)
+        .fetch_all(store.reader())
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
+        .collect();
+        assert!(plan.iter().any(|step| step.contains("USING INDEX events_attention")), "{plan:?}");
+        assert!(
+            plan.iter().any(|step| step.contains("USING INDEX events_by_user_state_due")),
+            "today's and overdue events are counted from their own index: {plan:?}"
+        );
+        assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{plan:?}");
+    }
+
+    #[tokio::test]
+    async fn sqlite_reads_cannot_write() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::connect(&format!("sqlite://{}/reader.db", folder.path().display()))
+            .await
+            .unwrap();
+        let refused = sqlx::query("DELETE FROM users").execute(store.reader()).await.unwrap_err();
+        assert!(refused.to_string().contains("readonly"), "{refused}");
+        sqlx::query("DELETE FROM users").execute(store.writer()).await.unwrap();
+    }
+}
