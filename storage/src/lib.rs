@@ -19,6 +19,7 @@ mod arrays;
 mod backend;
 pub mod changes;
 pub mod channels;
+mod connection;
 pub mod deliveries;
 pub mod delivery_log;
 pub mod events;
@@ -40,13 +41,14 @@ mod wal;
 
 pub use backend::Backend;
 pub(crate) use backend::Placeholders;
+pub use connection::{Connection, QueryError};
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
-use sqlx::{AnyConnection, AnyPool, Connection as _, Executor, Transaction};
+use sqlx::{AnyPool, Connection as _, Executor, Transaction};
 
 use hado_domain::cases::UnknownWord;
 
@@ -56,38 +58,6 @@ pub use grouped::{Inserted, NewEventRow};
 pub use records::inserted_event;
 use sqlite_files::prepare_sqlite_url;
 pub use sqlite_files::sqlite_file;
-
-/// sqlx's error, which storage's functions answer with. Above storage it is
-/// only passed on, as `StoreError::Query`, never looked into.
-pub use sqlx::Error as QueryError;
-
-/// What the engine holds while it reads or writes: one of the read pool's
-/// connections or a write transaction, handed to storage's functions and
-/// otherwise opaque. The engine names this and never the SQL connection
-/// inside, which only storage reaches.
-pub trait Connection: Send {
-    /// The SQL connection inside, for storage's own statements.
-    #[doc(hidden)]
-    fn sql(&mut self) -> &mut AnyConnection;
-}
-
-impl Connection for AnyConnection {
-    fn sql(&mut self) -> &mut AnyConnection {
-        self
-    }
-}
-
-impl Connection for sqlx::pool::PoolConnection<sqlx::Any> {
-    fn sql(&mut self) -> &mut AnyConnection {
-        self
-    }
-}
-
-impl Connection for Transaction<'_, sqlx::Any> {
-    fn sql(&mut self) -> &mut AnyConnection {
-        self
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

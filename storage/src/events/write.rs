@@ -6,10 +6,9 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use super::{EventWrite, RowKey, optional_millis};
-use crate::Connection;
 use crate::arrays::ArrayText;
 use crate::records::millis;
-use crate::{Backend, Placeholders, StoreError};
+use crate::{Backend, Connection, Placeholders, StoreError};
 use hado_domain::event::Lifecycle;
 use hado_domain::reminders::Reminders;
 use hado_domain::time::format_date;
@@ -216,7 +215,6 @@ pub async fn insert(
     write: EventWrite<'_>,
     now: DateTime<Utc>,
 ) -> Result<i64, StoreError> {
-    let connection = connection.sql();
     let ids = insert_many(connection, &[(key, write, now)]).await?;
     ids.into_iter().next().ok_or_else(|| StoreError::Corrupt("an insert returned no id".into()))
 }
@@ -228,7 +226,6 @@ pub async fn insert_many(
     connection: &mut impl Connection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
 ) -> Result<Vec<i64>, StoreError> {
-    let connection = connection.sql();
     let ids = insert_rows(connection, rows, "").await?;
     ids.into_iter()
         .zip(rows)
@@ -248,7 +245,6 @@ pub async fn insert_new(
     connection: &mut impl Connection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
 ) -> Result<Vec<Option<i64>>, StoreError> {
-    let connection = connection.sql();
     insert_rows(connection, rows, "ON CONFLICT (source_id, user_id, source_ref, topic) DO NOTHING")
         .await
 }
@@ -326,7 +322,6 @@ pub async fn update(
     write: EventWrite<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let connection = connection.sql();
     let query = sqlx::query(
         "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
          due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
@@ -334,7 +329,7 @@ pub async fn update(
          next_check_at = $20, updated_at = $21, revision = revision + 1 WHERE id = $1",
     )
     .bind(id);
-    Columns::of(write, now).bind(query).execute(&mut *connection).await?;
+    Columns::of(write, now).bind(query).execute(connection.sql()).await?;
     Ok(())
 }
 
@@ -360,7 +355,6 @@ pub async fn save_lifecycle(
     write: LifecycleWrite,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let connection = connection.sql();
     save_lifecycles(connection, &[(id, write)], now).await
 }
 
