@@ -14,11 +14,15 @@ COPY words/Cargo.toml words/
 COPY views/Cargo.toml views/
 COPY runtime/Cargo.toml runtime/
 COPY gateway/Cargo.toml gateway/
+COPY domain/Cargo.toml domain/
+COPY storage/Cargo.toml storage/
+COPY engine/Cargo.toml engine/
 COPY core/Cargo.toml core/
+COPY testing/Cargo.toml testing/
 COPY gateway-http/Cargo.toml gateway-http/
 COPY gateway-mcp/Cargo.toml gateway-mcp/
 COPY cli/Cargo.toml cli/
-RUN for crate in words views runtime gateway core gateway-http gateway-mcp cli; do \
+RUN for crate in words views runtime gateway domain storage engine core testing gateway-http gateway-mcp cli; do \
         mkdir -p $crate/src $crate/benches && echo "fn main() {}" > $crate/src/main.rs && touch $crate/src/lib.rs; \
     done \
  && echo "fn main() {}" > core/benches/core.rs \
@@ -29,11 +33,11 @@ RUN for crate in words views runtime gateway core gateway-http gateway-mcp cli; 
  && echo "fn main() {}" > cli/benches/peaks.rs \
  && echo "fn main() {}" > cli/benches/pages.rs \
  && cargo build --release --locked -p hado \
- && rm -rf words/src views/src runtime/src gateway/src core/src gateway-http/src gateway-mcp/src cli/src
+ && rm -rf words/src views/src runtime/src gateway/src domain/src storage/src engine/src core/src testing/src gateway-http/src gateway-mcp/src cli/src
 
 # Then Hado itself.
 COPY . .
-RUN touch words/src/lib.rs views/src/lib.rs runtime/src/lib.rs gateway/src/lib.rs core/src/lib.rs gateway-http/src/lib.rs gateway-mcp/src/lib.rs cli/src/main.rs \
+RUN touch words/src/lib.rs views/src/lib.rs runtime/src/lib.rs gateway/src/lib.rs domain/src/lib.rs storage/src/lib.rs engine/src/lib.rs core/src/lib.rs testing/src/lib.rs gateway-http/src/lib.rs gateway-mcp/src/lib.rs cli/src/main.rs \
  && cargo build --release --locked -p hado
 
 FROM debian:bookworm-slim
