@@ -1,5 +1,5 @@
 //! Owns the tests' mail server: a real SMTP server on loopback
-//! (`tests/email/sink.py`, on PyPI's `aiosmtpd`) that keeps every message
+//! (`testing/mail_sink.py`, on PyPI's `aiosmtpd`) that keeps every message
 //! it accepts, parsed by Python's email package, for a test to read.
 
 use std::process::Stdio;
@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use crate::{eventually, runs, tool_available};
 use hado_core::config::SmtpConfig;
 
-const SINK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/email/sink.py");
+const SINK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/mail_sink.py");
 
 /// The SMTP server, and every message it accepted, in order.
 pub struct MailSink {
