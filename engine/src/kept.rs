@@ -235,25 +235,46 @@ async fn connected(feed: &ChangeFeed, kept: &Weak<Kept>) -> Option<Listening> {
 }
 
 /// Forgets everything on each change heard, until the connection is lost
-/// (then keeps nothing, and returns) or the memory is gone.
+/// (then keeps nothing, and returns) or the memory is gone. After [`WAKE`]
+/// of quiet it sends a heartbeat through the connection, and a heartbeat
+/// not heard back within another [`WAKE`] counts as a lost connection: one
+/// that dies without a word would otherwise be trusted for ever.
 async fn follow(mut listening: Listening, kept: &Weak<Kept>) {
+    let mut awaited: Option<String> = None;
     loop {
         // Wakes now and then to see whether the engine is gone.
         let heard = tokio::time::timeout(WAKE, listening.next()).await;
         let Some(kept) = kept.upgrade() else { return };
-        match heard {
-            Err(_) => {}
-            Ok(Heard::Change) => kept.forget_all(),
-            // The connection was lost: what changes meanwhile is not heard,
-            // so keep nothing until `connected` listens anew (and forgets
-            // everything then).
-            Ok(Heard::Lost(error)) => {
-                let error = error.map(|error| error.to_string()).unwrap_or_default();
-                tracing::warn!(%error, "lost the connection listening for changes; keeping none until it is back");
-                kept.set_keeping(false);
-                return;
+        let lost = match heard {
+            Ok(Heard::Change(_)) => {
+                kept.forget_all();
+                continue;
             }
-        }
+            Ok(Heard::Beat(name)) => {
+                if awaited.as_ref() == Some(&name) {
+                    awaited = None;
+                }
+                continue;
+            }
+            Ok(Heard::Lost(error)) => error.map(|error| error.to_string()).unwrap_or_default(),
+            Err(_) if awaited.is_some() => "its heartbeat did not come back".to_owned(),
+            Err(_) => {
+                let name = ulid::Ulid::new().to_string();
+                match tokio::time::timeout(WAKE, listening.beat(&name)).await {
+                    Ok(Ok(())) => {
+                        awaited = Some(name);
+                        continue;
+                    }
+                    Ok(Err(error)) => error.to_string(),
+                    Err(_) => "its heartbeat could not be sent".to_owned(),
+                }
+            }
+        };
+        // What changes meanwhile is not heard, so keep nothing until
+        // `connected` listens anew (and forgets everything then).
+        tracing::warn!(error = %lost, "lost the connection listening for changes; keeping none until it is back");
+        kept.set_keeping(false);
+        return;
     }
 }
 
@@ -327,25 +348,57 @@ mod tests {
     }
 
     /// A way to Postgres that a test can slow: each connection it takes
-    /// waits `delay` before it is passed on.
+    /// waits `delay` before it is passed on. Frozen, it passes nothing on
+    /// and closes nothing, as a connection that died without a word.
     struct SlowWay {
         port: u16,
         delay: Arc<std::sync::atomic::AtomicU64>,
+        frozen: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    /// Copies `from` into `to` until either ends, throwing the bytes away
+    /// while `frozen`.
+    async fn pass_on(
+        mut from: tokio::net::tcp::OwnedReadHalf,
+        mut to: tokio::net::tcp::OwnedWriteHalf,
+        frozen: Arc<std::sync::atomic::AtomicBool>,
+    ) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut buffer = vec![0; 16 * 1024];
+        while let Ok(read @ 1..) = from.read(&mut buffer).await {
+            if frozen.load(std::sync::atomic::Ordering::SeqCst) {
+                continue;
+            }
+            if to.write_all(&buffer[..read]).await.is_err() {
+                return;
+            }
+        }
     }
 
     impl SlowWay {
         async fn to(host: String, port: u16) -> Self {
             let way = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let delay = Arc::new(std::sync::atomic::AtomicU64::new(0));
-            let slow = Self { port: way.local_addr().unwrap().port(), delay: delay.clone() };
+            let frozen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let slow = Self {
+                port: way.local_addr().unwrap().port(),
+                delay: delay.clone(),
+                frozen: frozen.clone(),
+            };
             tokio::spawn(async move {
-                while let Ok((mut client, _)) = way.accept().await {
-                    let (host, delay) = (host.clone(), delay.clone());
+                while let Ok((client, _)) = way.accept().await {
+                    let (host, delay, frozen) = (host.clone(), delay.clone(), frozen.clone());
                     tokio::spawn(async move {
                         let wait = delay.load(std::sync::atomic::Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(wait)).await;
-                        let mut server = tokio::net::TcpStream::connect((host, port)).await?;
-                        tokio::io::copy_bidirectional(&mut client, &mut server).await
+                        let server = tokio::net::TcpStream::connect((host, port)).await?;
+                        let (client_in, client_out) = client.into_split();
+                        let (server_in, server_out) = server.into_split();
+                        tokio::join!(
+                            pass_on(client_in, server_out, frozen.clone()),
+                            pass_on(server_in, client_out, frozen),
+                        );
+                        std::io::Result::Ok(())
                     });
                 }
             });
@@ -355,6 +408,10 @@ mod tests {
         fn slow_down(&self, by: Duration) {
             let millis = u64::try_from(by.as_millis()).unwrap();
             self.delay.store(millis, std::sync::atomic::Ordering::SeqCst);
+        }
+
+        fn freeze(&self, frozen: bool) {
+            self.frozen.store(frozen, std::sync::atomic::Ordering::SeqCst);
         }
     }
 
@@ -415,6 +472,44 @@ mod tests {
         })
         .await;
         until("it listens again", Duration::from_secs(5), || kept.lock().keeping).await;
+
+        drop(kept);
+        database.drop_now().await;
+    }
+
+    /// The listening connection stops carrying anything and is never
+    /// closed (a half-open connection, a NAT that forgot it, a pooler that
+    /// delivers no notice): the unanswered heartbeat gives it away, and the
+    /// core keeps nothing until it listens again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_that_dies_without_a_word_is_noticed_by_its_heartbeat() {
+        use hado_testing::{Backend, TestDatabase};
+        let Some(backend) =
+            Backend::postgres("a_connection_that_dies_without_a_word_is_noticed_by_its_heartbeat")
+        else {
+            return;
+        };
+        let database = TestDatabase::create(&backend).await;
+        let direct = url::Url::parse(&database.url).unwrap();
+        let way =
+            SlowWay::to(direct.host_str().unwrap().to_owned(), direct.port().unwrap_or(5432)).await;
+        let mut slow = direct.clone();
+        slow.set_host(Some("127.0.0.1")).unwrap();
+        slow.set_port(Some(way.port)).unwrap();
+        let kept = Arc::new(Kept::default());
+        listen(ChangeFeed::at(slow.as_str()).unwrap(), &kept);
+        until("the memory listens", Duration::from_secs(5), || kept.lock().keeping).await;
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+
+        // A heartbeat goes out after a quiet wake and must come back within
+        // the next, so a silent death is noticed within three wakes.
+        way.freeze(true);
+        until("a core whose listener went silent keeps nothing", WAKE * 3, || {
+            !kept.lock().keeping && kept.source("hash").is_none()
+        })
+        .await;
+        way.freeze(false);
+        until("it listens again", WAKE * 2, || kept.lock().keeping).await;
 
         drop(kept);
         database.drop_now().await;

@@ -26,8 +26,10 @@ pub struct ChangeFeed {
 /// What a listening connection heard.
 #[derive(Debug)]
 pub enum Heard {
-    /// A change was announced.
-    Change,
+    /// A change was announced, with the table that changed.
+    Change(String),
+    /// A heartbeat sent with [`Listening::beat`], by this core or another.
+    Beat(String),
     /// The connection was lost, with the error when there was one; what
     /// changes until a new listener listens is not heard.
     Lost(Option<QueryError>),
@@ -69,6 +71,9 @@ impl ChangeFeed {
     }
 }
 
+/// What a heartbeat's notice starts with; no table is named so.
+const BEAT: &str = "beat:";
+
 /// A connection listening for changes.
 pub struct Listening(PgListener);
 
@@ -76,9 +81,26 @@ impl Listening {
     /// The next thing heard; waits until there is one.
     pub async fn next(&mut self) -> Heard {
         match self.0.try_recv().await {
-            Ok(Some(_)) => Heard::Change,
+            Ok(Some(notice)) => match notice.payload().strip_prefix(BEAT) {
+                Some(beat) => Heard::Beat(beat.to_owned()),
+                None => Heard::Change(notice.payload().to_owned()),
+            },
             Ok(None) => Heard::Lost(None),
             Err(error) => Heard::Lost(Some(error)),
         }
+    }
+
+    /// Sends a heartbeat named `name` on [`CHANNEL`] through this very
+    /// connection. Hearing it back from [`Listening::next`] shows that the
+    /// connection still carries notices both ways: one that died without a
+    /// word (a half-open TCP connection, a NAT that forgot it, a pooler that
+    /// took LISTEN and delivers nothing) never brings it back.
+    pub async fn beat(&mut self, name: &str) -> Result<(), QueryError> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CHANNEL)
+            .bind(format!("{BEAT}{name}"))
+            .execute(&mut self.0)
+            .await?;
+        Ok(())
     }
 }

@@ -44,6 +44,7 @@ migrations![
     "20261208000016_push",
     "20261209000017_zone_chosen",
     "20261210000018_kept",
+    "20261211000019_kept_rows",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

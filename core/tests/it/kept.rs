@@ -201,3 +201,37 @@ async fn a_core_whose_listener_dropped_forgets_everything_it_kept() {
     drop(connection);
     core.stop().await;
 }
+
+/// A save that changes nothing a core keeps tells no core to forget: a
+/// person saving the same profile again and again cannot empty every
+/// core's memory. The notices are read in order, so the first heard after
+/// an unchanged save must be the real change that follows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_real_change_tells_the_cores_to_forget() {
+    use hado_proto::v1::SourceName;
+    use hado_storage::changes::{ChangeFeed, Heard};
+    let Some(backend) = Backend::postgres("only_a_real_change_tells_the_cores_to_forget") else {
+        return;
+    };
+    let core = TestCore::start(&backend, NOW).await;
+    core.admin().create_source(SourceName { name: "docs".into() }).await.unwrap();
+    let profile = || UpdateProfileRequest { tz: Some("Asia/Tokyo".into()), ..Default::default() };
+    core.inbox_as("anna").update_profile(profile()).await.unwrap();
+    let feed = ChangeFeed::at(core.database_url()).unwrap();
+    let mut listening = feed.listen().await.unwrap();
+
+    core.inbox_as("anna").update_profile(profile()).await.unwrap();
+    core.admin().rotate_source_token(SourceName { name: "docs".into() }).await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(5), listening.next()).await.unwrap();
+    assert!(matches!(&heard, Heard::Change(table) if table == "sources"), "{heard:?}");
+
+    // A real change of the person still tells every core.
+    let zone = UpdateProfileRequest { tz: Some("Europe/Paris".into()), ..Default::default() };
+    core.inbox_as("anna").update_profile(zone).await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(5), listening.next()).await.unwrap();
+    assert!(matches!(&heard, Heard::Change(table) if table == "users"), "{heard:?}");
+
+    drop(listening);
+    feed.close().await;
+    core.stop().await;
+}
