@@ -209,7 +209,6 @@ pub(super) fn listen(feed: ChangeFeed, kept: &Arc<Kept>) {
         while let Some(listening) = connected(&feed, &kept).await {
             follow(listening, &kept).await;
         }
-        feed.close().await;
     });
 }
 

@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 
 use crate::{QueryError, StoreError};
@@ -17,10 +16,9 @@ pub const CHANNEL: &str = "hado_kept";
 /// The name the listening connection goes by in `pg_stat_activity`.
 pub const LISTENER_NAME: &str = "hado-core-kept";
 
-/// Where a core listens from: a pool of one connection, only to hand the
-/// listener its connection (again).
+/// Where a core listens from.
 pub struct ChangeFeed {
-    pool: PgPool,
+    options: PgConnectOptions,
 }
 
 /// What a listening connection heard.
@@ -43,19 +41,22 @@ impl ChangeFeed {
         Ok(Self::with(options))
     }
 
-    pub fn with(options: PgConnectOptions) -> Self {
+    pub(crate) fn with(options: PgConnectOptions) -> Self {
+        Self { options: options.application_name(LISTENER_NAME) }
+    }
+
+    /// A connection listening on [`CHANNEL`]. Each comes from a pool of one
+    /// of its own: a connection lost without a word may stay stuck in the
+    /// listener's last words (its `UNLISTEN`) until the system gives up on
+    /// it, and a shared pool would wait for it.
+    pub async fn listen(&self) -> Result<Listening, QueryError> {
         let pool = PgPoolOptions::new()
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(2))
             .max_lifetime(None)
             .idle_timeout(None)
-            .connect_lazy_with(options.application_name(LISTENER_NAME));
-        Self { pool }
-    }
-
-    /// A connection listening on [`CHANNEL`].
-    pub async fn listen(&self) -> Result<Listening, QueryError> {
-        let mut listener = PgListener::connect_with(&self.pool).await?;
+            .connect_lazy_with(self.options.clone());
+        let mut listener = PgListener::connect_with(&pool).await?;
         // A lost connection is answered at once, never mended inside
         // `try_recv`: a caller that stops waiting on `next` now and then
         // would otherwise leave a reconnection halfway, and the next call
@@ -64,10 +65,6 @@ impl ChangeFeed {
         listener.eager_reconnect(false);
         listener.listen(CHANNEL).await?;
         Ok(Listening(listener))
-    }
-
-    pub async fn close(self) {
-        self.pool.close().await;
     }
 }
 

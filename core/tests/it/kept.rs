@@ -232,6 +232,5 @@ async fn only_a_real_change_tells_the_cores_to_forget() {
     assert!(matches!(&heard, Heard::Change(table) if table == "users"), "{heard:?}");
 
     drop(listening);
-    feed.close().await;
     core.stop().await;
 }
