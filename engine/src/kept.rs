@@ -422,20 +422,12 @@ mod tests {
         }
     }
 
-    /// The connection drops just before `follow` stops waiting on it, and
-    /// listening again takes longer than what is left of the wait: the
-    /// core must still forget what it kept, since what changed while it
-    /// was down went unheard.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept() {
-        use hado_storage::changes::{CHANNEL, LISTENER_NAME};
-        use hado_testing::{Backend, TestDatabase};
-        let Some(backend) =
-            Backend::postgres("a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept")
-        else {
-            return;
-        };
-        let database = TestDatabase::create(&backend).await;
+    /// A fresh database, a way to it that the test can slow or freeze, and
+    /// a memory listening through that way.
+    async fn listening_through_a_way(
+        backend: &hado_testing::Backend,
+    ) -> (hado_testing::TestDatabase, SlowWay, Arc<Kept>) {
+        let database = hado_testing::TestDatabase::create(backend).await;
         let direct = url::Url::parse(&database.url).unwrap();
         let way =
             SlowWay::to(direct.host_str().unwrap().to_owned(), direct.port().unwrap_or(5432)).await;
@@ -445,6 +437,23 @@ mod tests {
         let kept = Arc::new(Kept::default());
         listen(ChangeFeed::at(slow.as_str()).unwrap(), &kept);
         until("the memory listens", Duration::from_secs(5), || kept.lock().keeping).await;
+        (database, way, kept)
+    }
+
+    /// The connection drops just before `follow` stops waiting on it, and
+    /// listening again takes longer than what is left of the wait: the
+    /// core must still forget what it kept, since what changed while it
+    /// was down went unheard.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept() {
+        use hado_storage::changes::{CHANNEL, LISTENER_NAME};
+        use hado_testing::Backend;
+        let Some(backend) =
+            Backend::postgres("a_connection_lost_as_the_wait_ends_still_forgets_what_was_kept")
+        else {
+            return;
+        };
+        let (database, way, kept) = listening_through_a_way(&backend).await;
 
         // A change heard starts `follow`'s wait afresh.
         let forgotten = kept.lock().forgotten;
@@ -482,22 +491,13 @@ mod tests {
     /// core keeps nothing until it listens again.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_connection_that_dies_without_a_word_is_noticed_by_its_heartbeat() {
-        use hado_testing::{Backend, TestDatabase};
+        use hado_testing::Backend;
         let Some(backend) =
             Backend::postgres("a_connection_that_dies_without_a_word_is_noticed_by_its_heartbeat")
         else {
             return;
         };
-        let database = TestDatabase::create(&backend).await;
-        let direct = url::Url::parse(&database.url).unwrap();
-        let way =
-            SlowWay::to(direct.host_str().unwrap().to_owned(), direct.port().unwrap_or(5432)).await;
-        let mut slow = direct.clone();
-        slow.set_host(Some("127.0.0.1")).unwrap();
-        slow.set_port(Some(way.port)).unwrap();
-        let kept = Arc::new(Kept::default());
-        listen(ChangeFeed::at(slow.as_str()).unwrap(), &kept);
-        until("the memory listens", Duration::from_secs(5), || kept.lock().keeping).await;
+        let (database, way, kept) = listening_through_a_way(&backend).await;
         kept.keep_source(kept.reading(), "hash".into(), docs());
 
         // A heartbeat goes out after a quiet wake and must come back within
