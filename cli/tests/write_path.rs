@@ -306,7 +306,7 @@ fn measure(target: &Target, backend: &str, moment: &str) -> Measured {
 fn floors(backend: &Backend) -> [f64; 2] {
     match backend {
         Backend::Sqlite => [0.3, 0.1],
-        Backend::Postgres(_) => [0.25, 0.08],
+        Backend::Postgres(_) => [0.15, 0.08],
     }
 }
 
