@@ -192,12 +192,23 @@ impl Drop for Running {
 /// `folder` with only `environment` of Hado's settings; its log goes to
 /// `folder/ROLE.log`.
 pub(crate) fn spawn(role: &str, folder: &Path, environment: &[(&str, String)]) -> Running {
+    spawn_at(Path::new(HADO), role, folder, environment)
+}
+
+/// Starts one process of Hado's as [`spawn`] does, from `program`: another
+/// build of `hado`, such as the release build the write-path guard measures.
+pub(crate) fn spawn_at(
+    program: &Path,
+    role: &str,
+    folder: &Path,
+    environment: &[(&str, String)],
+) -> Running {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(folder.join(format!("{role}.log")))
         .unwrap();
-    let mut command = Command::new(HADO);
+    let mut command = Command::new(program);
     command.arg(role).current_dir(folder).stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
     for variable in [
         "HADO_LOCAL_USER",
