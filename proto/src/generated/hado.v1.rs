@@ -3072,6 +3072,9 @@ pub struct WhoAmIReply {
     #[prost(string, tag = "1")]
     pub source: ::prost::alloc::string::String,
 }
+/// One item of a push. What `user`, `ref` and `topic` hold, and how many
+/// characters each may, are said once, in `hado_words::fields` (`USER`,
+/// `REF`, `TOPIC`), which core validates against.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct SourceEvent {
     /// The login of the user the event is for; created on first sight.
