@@ -22,7 +22,7 @@ const COMMON_ERRORS: [(&str, &str); 2] = [
 
 const BODY_ERRORS: [(&str, &str); 4] = [
     ("400", "The body is not valid JSON."),
-    ("413", "The body is larger than 8 MiB."),
+    ("413", "The body is larger than 8 MiB, or holds more JSON values than any request needs."),
     ("415", "The body is not sent as application/json."),
     (
         "422",
