@@ -88,7 +88,7 @@ impl Applier {
     async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
         let items: Vec<&Item> = calls.iter().flatten().collect();
         let now = self.clock.now();
-        let mut transaction = self.store.begin_write().await?;
+        let mut transaction = self.store.begin_grouped_write().await?;
         let people = self.people(&mut transaction, &items, now).await?;
         let keys: Vec<RowKey<'_>> = items
             .iter()

@@ -68,6 +68,8 @@ pub async fn find_by_key(
     let row = sqlx::query(select_events!(
         "WHERE e.source_id = $1 AND e.user_id = $2 AND e.source_ref = $3 AND e.topic = $4"
     ))
+    // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
+    .persistent(false)
     .bind(key.source_id)
     .bind(key.user_id)
     .bind(key.source_ref)
@@ -197,6 +199,8 @@ pub async fn find_by_ids(
         ids.iter().for_each(|&id| array.number(Some(id)));
         return decode_all(
             sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])"))
+                // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
+                .persistent(false)
                 .bind(array.finish())
                 .fetch(&mut *connection),
         )

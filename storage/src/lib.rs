@@ -13,7 +13,9 @@
 //! wait their turn in memory, in order, instead of sleeping on the file's
 //! lock (`busy_timeout`) and retrying; and the read pool's connections are
 //! `query_only`, so a write sent down the wrong path fails in every test.
-//! On Postgres, which takes concurrent writers, both are one pool.
+//! On Postgres, which takes concurrent writers, both are one pool, and
+//! group commit (a person's creates, sources' upserts) has two connections
+//! of its own, whose statements keep their plans ([`pools::GROUPED_SETUP`]).
 
 mod arrays;
 mod backend;
@@ -28,6 +30,7 @@ mod grouped;
 mod health;
 mod migrations;
 pub mod oauth;
+pub(crate) mod pools;
 pub mod push;
 pub mod records;
 pub mod send_requests;
@@ -46,7 +49,7 @@ pub use connection::{Connection, QueryError};
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::any::AnyConnectOptions;
 use sqlx::migrate::Migrator;
 use sqlx::{AnyPool, Connection as _, Executor, Transaction};
 
@@ -99,7 +102,10 @@ impl From<UnknownWord> for StoreError {
 pub struct Store {
     reader: AnyPool,
     writer: AnyPool,
-    /// New events written one at a time share statements on the writer.
+    /// Group commit's transactions: the writer on SQLite, its own
+    /// connections on Postgres ([`pools::GROUPED_SETUP`]).
+    grouped_writer: AnyPool,
+    /// New events written one at a time share statements on the grouped writer.
     grouped: grouped::GroupedInserts,
     backend: Backend,
     options: AnyConnectOptions,
@@ -112,17 +118,6 @@ pub struct Store {
     /// enough to fit in pages SQLite holds) going through.
     disk_has_room: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
-
-/// Connections the SQLite read pool holds; reads in WAL mode run beside the
-/// one writer.
-const SQLITE_READERS: u32 = 8;
-const POSTGRES_CONNECTIONS: u32 = 16;
-/// Every SQLite connection: write-ahead logging, so that readers never wait
-/// for the writer; `synchronous = NORMAL`, which in WAL mode keeps every
-/// committed transaction across a crash of the process (a power loss may
-/// lose the last ones, never corrupt the file); foreign keys; and a busy
-/// timeout for another process's lock (a backup, the `hado` CLI).
-const SQLITE_SETUP: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;";
 
 pub type Tx = Transaction<'static, sqlx::Any>;
 
@@ -163,7 +158,7 @@ impl Store {
         // and the readers go on.
         let mut connection =
             sqlx::AnyConnection::connect_with(&self.options).await.map_err(StoreError::Connect)?;
-        connection.execute(SQLITE_SETUP).await?;
+        connection.execute(pools::SQLITE_SETUP).await?;
         sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&mut connection).await?;
         connection.close().await?;
         // A backup holds what the database holds: its owner's alone.
@@ -215,31 +210,23 @@ impl Store {
             Backend::Sqlite => Duration::from_secs(10),
             Backend::Postgres => Duration::from_secs(2),
         };
-        let (reader, writer, wal) = match backend {
+        let (reader, writer, grouped_writer, wal) = match backend {
             Backend::Sqlite => {
-                let (reader, writer, wal) = sqlite_pools(&options, acquire_timeout).await?;
-                (reader, writer, Some(std::sync::Arc::new(wal)))
+                let (reader, writer, wal) = pools::sqlite_pools(&options, acquire_timeout).await?;
+                (reader, writer.clone(), writer, Some(std::sync::Arc::new(wal)))
             }
             Backend::Postgres => {
-                let pool = pooled(acquire_timeout)
-                    .max_connections(POSTGRES_CONNECTIONS)
-                    .after_connect(|connection, _| {
-                        Box::pin(
-                            async move { connection.execute(POSTGRES_SETUP).await.map(|_| ()) },
-                        )
-                    })
-                    .connect_with(options.clone())
-                    .await
-                    .map_err(StoreError::Connect)?;
-                (pool.clone(), pool, None)
+                let (all, grouped) = pools::postgres_pools(&options, acquire_timeout).await?;
+                (all.clone(), all, grouped, None)
             }
         };
         let sqlite_file = (backend == Backend::Sqlite).then(|| sqlite_file(&url));
         let disk_has_room = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
         Ok(Self {
-            grouped: grouped::start(writer.clone()),
+            grouped: grouped::start(grouped_writer.clone()),
             reader,
             writer,
+            grouped_writer,
             backend,
             options,
             wal,
@@ -270,6 +257,17 @@ impl Store {
         })
     }
 
+    /// Starts a transaction of group commit (a group of sources' upserts),
+    /// on its own connections on Postgres: every statement it sends that
+    /// reads a table must be unnamed ([`pools::GROUPED_SETUP`]).
+    pub async fn begin_grouped_write(&self) -> Result<Tx, StoreError> {
+        self.refuse_on_a_full_disk()?;
+        Ok(match self.backend.begin_write_statement() {
+            Some(statement) => self.grouped_writer.begin_with(statement).await?,
+            None => self.grouped_writer.begin().await?,
+        })
+    }
+
     /// The pool for reads; on SQLite its connections refuse to write.
     pub fn reader(&self) -> &AnyPool {
         &self.reader
@@ -293,87 +291,10 @@ impl Store {
         if let Some(wal) = &self.wal {
             wal.stop().await;
         }
+        self.grouped_writer.close().await;
         self.writer.close().await;
         self.reader.close().await;
     }
-}
-
-/// A pool's options: waits for a connection at most `acquire_timeout`,
-/// and drops a connection handed back inside a broken transaction.
-fn pooled(acquire_timeout: Duration) -> AnyPoolOptions {
-    discard_broken_transactions(AnyPoolOptions::new().acquire_timeout(acquire_timeout))
-}
-
-/// SQLite's pools: one writer, which makes the file WAL, then readers that
-/// only read, and the WAL's checkpoints on the writer.
-async fn sqlite_pools(
-    options: &AnyConnectOptions,
-    acquire_timeout: Duration,
-) -> Result<(AnyPool, AnyPool, wal::WalCheckpoints), StoreError> {
-    // A SQLite connection is a file in this process and cannot drop away;
-    // pinging it on every acquire cost a round trip to its worker thread
-    // (the pool still pings on release).
-    let pool_options = || pooled(acquire_timeout).test_before_acquire(false);
-    let writer = pool_options()
-        .max_connections(1)
-        .after_connect(|connection, _| {
-            Box::pin(async move {
-                connection.execute(SQLITE_SETUP).await?;
-                connection.execute(wal::WRITER_SETUP).await.map(|_| ())
-            })
-        })
-        .connect_with(options.clone())
-        .await
-        .map_err(StoreError::Connect)?;
-    // The writer made the file WAL first, so readers open it as one.
-    let reader = pool_options()
-        .max_connections(SQLITE_READERS)
-        .after_connect(|connection, _| {
-            Box::pin(async move {
-                connection
-                    .execute("PRAGMA query_only = ON; PRAGMA busy_timeout = 10000;")
-                    .await
-                    .map(|_| ())
-            })
-        })
-        .connect_with(options.clone())
-        .await
-        .map_err(StoreError::Connect)?;
-    let wal = wal::WalCheckpoints::start(options.clone(), writer.clone());
-    Ok((reader, writer, wal))
-}
-
-/// Every statement is planned for the values it is given and the table as
-/// it is now. sqlx keeps each statement prepared on its connection, and
-/// after five runs Postgres may settle on one generic plan for it; made
-/// while the table was nearly empty (a fresh install), that plan scanned
-/// every event, and kept doing so as the table grew: an agent's token read
-/// went from 0.5 to 8 ms after 20,000 stored events (BENCHMARKS.md, issue
-/// 51). Planning a statement afresh costs tens of microseconds.
-const POSTGRES_SETUP: &str = "SET plan_cache_mode = force_custom_plan";
-
-/// Closes a connection that comes back to its pool still inside a
-/// transaction instead of handing it out again. A `COMMIT` that fails (a
-/// full disk) can leave SQLite's connection with no transaction open while
-/// sqlx still counts one, and then every later `BEGIN` on it fails: the
-/// writer was wedged until a restart. A fresh connection starts clean.
-///
-/// Only a connection that still counts a transaction is pinged here: the
-/// rollback a dropped transaction queued runs first, and then it is asked
-/// again. One that counts none (every statement outside a transaction, and
-/// every transaction that ended) goes back without this round trip; the
-/// pool's own ping on release, which sqlx always makes, follows either way
-/// and flushes any rollback Postgres queued.
-fn discard_broken_transactions(options: AnyPoolOptions) -> AnyPoolOptions {
-    options.after_release(|connection, _| {
-        Box::pin(async move {
-            if !connection.is_in_transaction() {
-                return Ok(true);
-            }
-            connection.ping().await?;
-            Ok(!connection.is_in_transaction())
-        })
-    })
 }
 
 #[cfg(test)]

@@ -104,3 +104,33 @@ pub async fn event_binding(url: &str, event_id: i64) -> (i64, i64, i64) {
     let _ = connection.close().await;
     (row.get("user_id"), row.get("revision"), row.get("created_at"))
 }
+
+/// What group commit's connections hold on Postgres: each one's
+/// `plan_cache_mode`, and the statements it keeps prepared (named), by
+/// their text. Every connection the pool may hold is taken at once, so
+/// none is missed.
+pub async fn grouped_connections(store: &Store) -> (Vec<String>, Vec<String>) {
+    let mut held = Vec::new();
+    for _ in 0..crate::pools::POSTGRES_GROUPED_CONNECTIONS {
+        held.push(store.grouped_writer.acquire().await.expect("a grouped connection"));
+    }
+    let (mut modes, mut statements) = (Vec::new(), Vec::new());
+    for connection in &mut held {
+        modes.push(
+            sqlx::query_scalar("SHOW plan_cache_mode")
+                .persistent(false)
+                .fetch_one(&mut **connection)
+                .await
+                .expect("the mode is read"),
+        );
+        // Named statements only: sqlx names every statement it keeps.
+        let kept: Vec<String> =
+            sqlx::query_scalar("SELECT statement FROM pg_prepared_statements WHERE name <> ''")
+                .persistent(false)
+                .fetch_all(&mut **connection)
+                .await
+                .expect("the kept statements are read");
+        statements.extend(kept);
+    }
+    (modes, statements)
+}

@@ -38,6 +38,8 @@ pub async fn ensure_user(
         .execute(&mut *connection)
         .await?;
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
+        // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
+        .persistent(false)
         .bind(login.as_str())
         .fetch_one(&mut *connection)
         .await?;
@@ -50,6 +52,8 @@ pub async fn find_user(
 ) -> Result<Option<UserRecord>, StoreError> {
     let connection = connection.sql();
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE login = $1")))
+        // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
+        .persistent(false)
         .bind(login.as_str())
         .fetch_optional(&mut *connection)
         .await?;
@@ -74,6 +78,8 @@ pub async fn find_users(
         rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "{SELECT_USER} WHERE login = ANY($1::text[])"
         )))
+        // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
+        .persistent(false)
         .bind(array.finish())
         .fetch_all(&mut *connection)
         .await?;

@@ -68,6 +68,12 @@ impl TestEngine {
         hado_storage::testing::hold_writes(self.engine.store()).await
     }
 
+    /// Group commit's connections on Postgres: each one's plan mode, and
+    /// the statements they keep prepared.
+    pub async fn grouped_connections(&self) -> (Vec<String>, Vec<String>) {
+        hado_storage::testing::grouped_connections(self.engine.store()).await
+    }
+
     pub async fn stop(self) {
         self.engine.store().close().await;
         self.database.drop_now().await;

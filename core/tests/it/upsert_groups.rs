@@ -226,3 +226,60 @@ hado_testing::on_both_backends!(
     a_call_the_database_refuses_fails_alone,
     a_call_whose_caller_has_gone_is_not_applied
 );
+
+/// Group commit's connections on Postgres keep their plans (Postgres's
+/// default, not the other connections' plan for every call), which is
+/// safe only while every statement they keep names a row by its key or
+/// writes: a read kept there, planned once while the table was empty,
+/// could walk every event of a person ever after (BENCHMARKS.md, "Flat
+/// in stored history"). Each path through group commit is taken here: a
+/// create, a keyed create sent again, a newcomer's upsert, a stored
+/// event's update, a key named twice in one call and a call that fails
+/// alone; then every statement they keep must be an insert or an update.
+#[tokio::test]
+async fn grouped_statements_that_read_are_planned_per_call() {
+    let Some(backend) =
+        Backend::postgres("upsert_groups::grouped_statements_that_read_are_planned_per_call")
+    else {
+        return;
+    };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let fields =
+        RawFields { title: "Dentist".into(), due_at: "2026-12-10".into(), ..RawFields::default() };
+    for _ in 0..8 {
+        engine.create_manual(&anna, &fields).await.unwrap();
+        engine.create_manual_once(&anna, &fields, "dentist").await.unwrap();
+    }
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    test.refuse_events_titled("Refused").await;
+    for round in 0..8 {
+        let calls = [
+            vec![item(&format!("newcomer{round}"), "visa", "Visa")],
+            vec![item("anna", "visa", &format!("Visa, round {round}"))],
+            vec![item("anna", "twice", "Once"), item("anna", "twice", &format!("Twice {round}"))],
+            vec![item("anna", &format!("refused-{round}"), "Refused")],
+        ];
+        let answers = join_all(calls.iter().map(|items| engine.upsert_batch(&docs, items))).await;
+        assert!(answers[..3].iter().all(Result::is_ok), "{answers:?}");
+        assert!(answers[3].is_err(), "the refused call fails: {:?}", answers[3]);
+    }
+
+    let (modes, statements) = test.grouped_connections().await;
+    assert!(modes.iter().all(|mode| mode == "auto"), "{modes:?}");
+    assert!(
+        statements.iter().any(|statement| statement.starts_with("INSERT INTO events")),
+        "the creates' insert is kept: {statements:#?}"
+    );
+    let reads: Vec<&String> = statements
+        .iter()
+        .filter(|statement| !statement.starts_with("INSERT") && !statement.starts_with("UPDATE"))
+        .collect();
+    assert!(
+        reads.is_empty(),
+        "group commit's connections keep a plan for a read; send it unnamed (`.persistent(false)`): {reads:#?}"
+    );
+    test.stop().await;
+}
