@@ -20,6 +20,7 @@ mod backend;
 pub mod changes;
 pub mod channels;
 mod connection;
+mod core_lock;
 pub mod deliveries;
 pub mod delivery_log;
 pub mod events;
@@ -42,6 +43,7 @@ mod wal;
 pub use backend::Backend;
 pub(crate) use backend::Placeholders;
 pub use connection::{Connection, QueryError};
+pub use core_lock::{CoreLock, lock_file};
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -86,6 +88,9 @@ pub enum StoreError {
     /// A stored value that validation would never have let in.
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
+    /// Another core holds this SQLite file's lock ([`CoreLock`]).
+    #[error("another core is serving the SQLite file {}; stop that core first, or use Postgres to run several cores", .0.display())]
+    ServedByAnotherCore(std::path::PathBuf),
 }
 
 impl From<UnknownWord> for StoreError {
