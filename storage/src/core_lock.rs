@@ -64,7 +64,7 @@ impl CoreLock {
 }
 
 /// The lock file beside the database `file`.
-pub fn lock_file(file: &Path) -> PathBuf {
+fn lock_file(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_owned();
     name.push(".core.lock");
     PathBuf::from(name)

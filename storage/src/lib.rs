@@ -43,7 +43,7 @@ mod wal;
 pub use backend::Backend;
 pub(crate) use backend::Placeholders;
 pub use connection::{Connection, QueryError};
-pub use core_lock::{CoreLock, lock_file};
+pub use core_lock::CoreLock;
 
 use std::str::FromStr;
 use std::time::Duration;
