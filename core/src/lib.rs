@@ -36,7 +36,9 @@ pub enum RunError {
 
 /// Opens the database (running migrations) and builds the engine, which
 /// reaches the network (webhook checks, agents' metadata documents) through
-/// [`network::Internet`].
+/// [`network::Internet`]. A SQLite file is locked first, for as long as the
+/// engine is open: another core serving it is refused here, before this one
+/// migrates, serves or sends anything.
 pub async fn open(config: &CoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<Engine>, RunError> {
     let policy = targets::TargetPolicy { allow_private: config.webhook_allow_private };
     open_with_network(config, clock, Arc::new(network::Internet::new(policy))).await
@@ -49,6 +51,7 @@ pub async fn open_with_network(
     clock: Arc<dyn Clock>,
     network: Arc<dyn network::Network>,
 ) -> Result<Arc<Engine>, RunError> {
+    let core_lock = storage::CoreLock::take(&config.database_url)?;
     let store = Store::connect(&config.database_url).await?;
     let (subject, given_key) = match &config.push {
         Some(push) => (Some(push.subject.as_str()), push.private_key.as_deref()),
@@ -73,7 +76,8 @@ pub async fn open_with_network(
             outbound,
             network,
         )
-        .await?,
+        .await?
+        .holding(core_lock),
     ))
 }
 

@@ -14,7 +14,8 @@
 //!   `hado_storage::changes::LISTENER_NAME` among the database's sessions. A core keeps nothing
 //!   while that connection is down, and forgets everything when it is back,
 //!   since changes made meanwhile were not heard;
-//! - on SQLite one core owns the file, so the first way is all there is.
+//! - on SQLite one core owns the file (it holds `hado_storage::CoreLock`),
+//!   so the first way is all there is.
 //!
 //! A read that began before a change is not kept, and nothing is kept
 //! longer than [`KEPT`], a bound for a change made past the triggers (by

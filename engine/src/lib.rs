@@ -123,6 +123,9 @@ pub struct Engine {
     token_marks: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
     /// Who the credentials name, kept until something changes (`kept`).
     kept: Arc<kept::Kept>,
+    /// The SQLite file's lock, which makes this core its only one, held
+    /// until the engine closes: what lets `kept` keep without a change feed.
+    core_lock: std::sync::Mutex<Option<hado_storage::CoreLock>>,
 }
 
 /// Where reminders may go and what their links point at.
@@ -184,7 +187,15 @@ impl Engine {
             deliveries_queued: Arc::new(Notify::new()),
             token_marks: Arc::default(),
             kept,
+            core_lock: std::sync::Mutex::default(),
         })
+    }
+
+    /// Holds `core_lock`, taken before the store was opened, until the
+    /// engine closes.
+    pub fn holding(mut self, core_lock: Option<hado_storage::CoreLock>) -> Self {
+        self.core_lock = std::sync::Mutex::new(core_lock);
+        self
     }
 
     /// The store, for the test harness; no caller outside core reaches
@@ -222,8 +233,12 @@ impl Engine {
         self.store.backend().is_a_server()
     }
 
-    /// Closes the database's connections; the engine is done.
+    /// Closes the database's connections; the engine is done. The SQLite
+    /// file's lock goes once they are closed, or once the caller gives up
+    /// waiting (dropping this future): the next core may then open it.
     pub async fn close(&self) {
+        let _core_lock =
+            self.core_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         self.store.close().await;
     }
 

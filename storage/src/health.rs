@@ -98,7 +98,11 @@ impl StoreError {
         match self {
             Self::TimedOut | Self::Closed | Self::Connect(_) | Self::DiskFull { .. } => true,
             Self::Query(error) => unavailable(error),
-            Self::BadUrl(_) | Self::Migrate(_) | Self::Corrupt(_) | Self::Failed(_) => false,
+            Self::BadUrl(_)
+            | Self::Migrate(_)
+            | Self::Corrupt(_)
+            | Self::Failed(_)
+            | Self::ServedByAnotherCore(_) => false,
         }
     }
 }

@@ -22,6 +22,7 @@ mod backend;
 pub mod changes;
 pub mod channels;
 mod connection;
+mod core_lock;
 pub mod deliveries;
 pub mod delivery_log;
 pub mod events;
@@ -45,6 +46,7 @@ mod wal;
 pub use backend::Backend;
 pub(crate) use backend::Placeholders;
 pub use connection::{Connection, QueryError};
+pub use core_lock::CoreLock;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -89,6 +91,9 @@ pub enum StoreError {
     /// A stored value that validation would never have let in.
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
+    /// Another core holds this SQLite file's lock ([`CoreLock`]).
+    #[error("another core is serving the SQLite file {}; stop that core first, or use Postgres to run several cores", .0.display())]
+    ServedByAnotherCore(std::path::PathBuf),
 }
 
 impl From<UnknownWord> for StoreError {

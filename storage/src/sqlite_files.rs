@@ -51,22 +51,12 @@ pub(super) fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
 /// is the operator's and is left as it is, with a warning when others can
 /// read it.
 fn make_private(file: &Path) -> Result<(), StoreError> {
-    let cannot = |what: &str, path: &Path, error: std::io::Error| {
-        StoreError::BadUrl(format!("cannot {what} {}: {error}", path.display()))
-    };
-    if let Some(folder) = file.parent().filter(|folder| !folder.as_os_str().is_empty()) {
-        if folder.is_dir() {
-            if folder.metadata().is_ok_and(|metadata| metadata.permissions().mode() & 0o077 != 0) {
-                tracing::warn!(folder = %folder.display(), "the database's folder can be read by others; `chmod 700` it");
-            }
-        } else {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(folder)
-                .map_err(|error| cannot("create the database folder", folder, error))?;
-        }
+    if let Some(folder) = file.parent().filter(|folder| folder.is_dir())
+        && folder.metadata().is_ok_and(|metadata| metadata.permissions().mode() & 0o077 != 0)
+    {
+        tracing::warn!(folder = %folder.display(), "the database's folder can be read by others; `chmod 700` it");
     }
+    make_folder(file)?;
     OpenOptions::new()
         .create(true)
         .append(true)
@@ -84,6 +74,22 @@ fn make_private(file: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Creates the folder of the database `file` (700) when missing.
+pub(super) fn make_folder(file: &Path) -> Result<(), StoreError> {
+    match file.parent().filter(|folder| !folder.as_os_str().is_empty() && !folder.is_dir()) {
+        Some(folder) => DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(folder)
+            .map_err(|error| cannot("create the database folder", folder, error)),
+        None => Ok(()),
+    }
+}
+
+fn cannot(what: &str, path: &Path, error: std::io::Error) -> StoreError {
+    StoreError::BadUrl(format!("cannot {what} {}: {error}", path.display()))
 }
 
 #[cfg(test)]

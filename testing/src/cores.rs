@@ -115,9 +115,16 @@ impl TestCore {
 
     /// Another core over this one's database and clock, on a port of its
     /// own: a second replica, as behind a load balancer. Only on Postgres,
-    /// where several cores share one database (a SQLite file is one
-    /// process's). Stop it before the core it replicates.
+    /// where several cores share one database (a SQLite file is one core's,
+    /// and a second is refused). Stop it before the core it replicates.
     pub async fn replica(&self) -> Self {
+        assert!(
+            matches!(
+                hado_storage::Backend::from_url(&self.config.database_url),
+                Ok(hado_storage::Backend::Postgres)
+            ),
+            "a replica needs Postgres: a SQLite file is served by one core"
+        );
         let engine = hado_core::open(&self.config, self.clock.clone())
             .await
             .expect("a replica opens the shared database");

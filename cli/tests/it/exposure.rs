@@ -194,8 +194,8 @@ async fn core_alone_keeps_its_database_files_private() {
     seen.sort();
     assert_eq!(
         seen,
-        ["hado.db", "hado.db-shm", "hado.db-wal"],
-        "every file of the database was checked"
+        ["hado.db", "hado.db-shm", "hado.db-wal", "hado.db.core.lock"],
+        "every file of the database, and core's lock on it, was checked"
     );
     core.process.stop();
 }

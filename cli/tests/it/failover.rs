@@ -1,8 +1,9 @@
-//! Three `hado core` processes on one database behind one name, as
+//! Three `hado core` processes on one Postgres database behind one name, as
 //! `compose up --scale core=3` runs them, and a writer going through the
 //! gateways' own channel (`hado_gateway::client::Core`) at a steady rate.
 //! One core is killed with SIGKILL mid-load and started again, then another
-//! is stopped: no write fails, and every acknowledged event is stored.
+//! is stopped: no write fails, and every acknowledged event is stored. A
+//! SQLite file is one core's: a second `hado core` on it exits at once.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -17,7 +18,9 @@ use hado_proto::v1::ingest_client::IngestClient;
 use hado_proto::v1::{IngestListRequest, UpsertEventsRequest};
 use hado_testing::{ADMIN_TOKEN, Backend, GATEWAY_TOKEN, LINK_SECRET, TestDatabase, source_event};
 
-use crate::common::{HADO, Running, STARTING, Signal, core_on, free_port, signal, spawn};
+use crate::common::{
+    HADO, Running, STARTING, Signal, core_on, free_port, signal, spawn, wait_with_timeout,
+};
 use hado_testing::wait_until_serving;
 
 /// How often the writer pushes one event.
@@ -152,8 +155,35 @@ async fn failover(backend: Backend) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn writes_through_three_cores_survive_one_killed_and_one_stopped_on_sqlite() {
-    failover(Backend::Sqlite).await;
+async fn a_second_core_on_a_sqlite_file_exits_at_once_until_the_first_is_gone() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("data").join("hado.db");
+    let database = format!("sqlite://{}", file.display());
+    let ports = [free_port(), free_port()];
+    let first = start_core(folder.path(), &database, ports[0]);
+    wait_until_serving(core_on(ports[0]), STARTING).await;
+
+    let mut second = start_core(folder.path(), &database, ports[1]);
+    let status = wait_with_timeout(&mut second.0);
+    let said =
+        std::fs::read_to_string(folder.path().join(format!("core-{}/core.log", ports[1]))).unwrap();
+    assert!(!status.success(), "the second core exits with a failure: {status}; it said {said}");
+    for words in [
+        &format!("another core is serving the SQLite file {}", file.display()),
+        "stop that core first, or use Postgres to run several cores",
+    ] {
+        assert!(said.contains(words), "the second core says {words:?}; it said {said}");
+    }
+
+    // Stopped, the first leaves the file to the next; killed, so does that one.
+    first.stop();
+    let next = start_core(folder.path(), &database, ports[1]);
+    wait_until_serving(core_on(ports[1]), STARTING).await;
+    signal(next.id(), Signal::SIGKILL);
+    drop(next);
+    let last = start_core(folder.path(), &database, ports[0]);
+    wait_until_serving(core_on(ports[0]), STARTING).await;
+    last.stop();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -359,7 +359,13 @@ async fn a_gateway_sent_sigterm_drops_no_write(backend: Backend) {
     database.drop_now().await;
 }
 
-hado_testing::on_both_backends!(
-    a_core_sent_sigterm_drops_no_write,
-    a_gateway_sent_sigterm_drops_no_write
-);
+hado_testing::on_both_backends!(a_gateway_sent_sigterm_drops_no_write);
+
+/// Several cores share a database only on Postgres: a SQLite file is one
+/// core's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_core_sent_sigterm_drops_no_write_on_postgres() {
+    if let Some(backend) = Backend::postgres("rolling::a_core_sent_sigterm_drops_no_write") {
+        a_core_sent_sigterm_drops_no_write(backend).await;
+    }
+}

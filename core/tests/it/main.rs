@@ -10,6 +10,7 @@ mod harness;
 mod inbox_view;
 mod kept;
 mod oauth;
+mod one_core;
 mod parsers;
 mod push;
 mod storage_story;

@@ -1,0 +1,94 @@
+//! Owns the lock that makes a SQLite file one core's. Each core keeps in
+//! memory who a credential names and forgets it when it makes a change
+//! (`hado_engine`'s `kept`); on Postgres the database tells every core of
+//! every change, but a SQLite file tells no one. A second core on the file
+//! would go on honouring a token revoked, or a source deleted, through the
+//! first for up to a minute, and the two would fight over the file's one
+//! writer. So core takes this lock before it opens the file and holds it
+//! while it serves; a second core is refused at once.
+//!
+//! The lock is the operating system's (`flock`, through std's
+//! [`File::try_lock`]) on a file beside the database, `<file>.core.lock`:
+//! it goes with the process, so a core that crashes or is killed leaves no
+//! stale lock behind, and the file itself, left in place, means nothing.
+//! It is taken on its own open of the file, so two cores in one process
+//! (as tests run them) exclude each other too. It costs one open file. It
+//! binds only cores: the `hado` commands that read or back up the file
+//! take no lock, and SQLite's own locks keep them safe.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::{Backend, StoreError, sqlite_files};
+
+/// The held lock on a SQLite file: the file is this core's until dropped.
+#[derive(Debug)]
+pub struct CoreLock {
+    /// Open for as long as the lock is held; closing it lets go.
+    _held: File,
+}
+
+impl CoreLock {
+    /// Takes the lock of the SQLite file `url` names, creating its folder
+    /// (700) when missing. `None` for Postgres, which several cores share,
+    /// and for a database in memory, which no other core can open.
+    pub fn take(url: &str) -> Result<Option<Self>, StoreError> {
+        if Backend::from_url(url)? != Backend::Sqlite {
+            return Ok(None);
+        }
+        let file = sqlite_files::sqlite_file(url);
+        if file.as_os_str().is_empty() || file == Path::new(":memory:") {
+            return Ok(None);
+        }
+        sqlite_files::make_folder(&file)?;
+        let path = lock_file(&file);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|error| {
+                StoreError::BadUrl(format!("cannot open the lock file {}: {error}", path.display()))
+            })?;
+        match lock.try_lock() {
+            Ok(()) => Ok(Some(Self { _held: lock })),
+            Err(TryLockError::WouldBlock) => Err(StoreError::ServedByAnotherCore(file)),
+            Err(TryLockError::Error(error)) => Err(StoreError::BadUrl(format!(
+                "cannot lock {} (a SQLite file needs a file system with locks): {error}",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The lock file beside the database `file`.
+fn lock_file(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".core.lock");
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sqlite_file_is_locked_for_one_core_until_it_lets_go() {
+        let folder = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/new/hado.db", folder.path().display());
+        let first = CoreLock::take(&url).unwrap().expect("a SQLite file is locked");
+        let refused = CoreLock::take(&url).unwrap_err();
+        assert!(matches!(refused, StoreError::ServedByAnotherCore(_)), "{refused:?}");
+        drop(first);
+        CoreLock::take(&url).unwrap().expect("the file is free again");
+        assert!(folder.path().join("new/hado.db.core.lock").exists());
+    }
+
+    #[test]
+    fn postgres_and_memory_take_no_lock() {
+        assert!(CoreLock::take("postgres://localhost/hado").unwrap().is_none());
+        assert!(CoreLock::take("sqlite::memory:").unwrap().is_none());
+    }
+}
