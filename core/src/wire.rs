@@ -196,7 +196,7 @@ pub(crate) fn inbox_view(
 pub(crate) fn profile(
     user: &UserRecord,
     now: DateTime<Utc>,
-    attention: u32,
+    attention: hado_engine::Attention,
     default_zone: Tz,
 ) -> v1::Profile {
     v1::Profile {
@@ -206,7 +206,8 @@ pub(crate) fn profile(
         quiet_end: format_clock_time(user.quiet.end),
         locale: user.locale.as_str().to_owned(),
         local_time: now.with_timezone(&user.zone).format("%Y-%m-%dT%H:%M (%A)").to_string(),
-        attention,
+        attention: attention.count,
+        attention_more: attention.more,
         tz_is_default: user.zone_is_default(default_zone),
     }
 }

@@ -128,10 +128,9 @@ impl Engine {
     }
 
     /// How many of the user's open events need attention (the inbox badge).
-    pub async fn attention_count(&self, user: &UserRecord) -> Result<u32, CoreError> {
+    pub async fn attention_count(&self, user: &UserRecord) -> Result<Attention, CoreError> {
         let mut connection = self.store.reader().acquire().await?;
-        let count = events::attention_count(&mut connection, user.id).await?;
-        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+        Ok(Attention::of(events::attention_count(&mut connection, user.id).await?))
     }
 
     pub async fn get_event(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
@@ -173,5 +172,23 @@ pub(super) async fn matching_page(
         if !more {
             return Ok(found);
         }
+    }
+}
+
+/// How many of a person's open events need attention, counted up to
+/// [`hado_storage::ATTENTION_CAP`], as a group's events are: a count costs
+/// at most that, however many are overdue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Attention {
+    pub count: u32,
+    /// More than `count` (the cap) need attention.
+    pub more: bool,
+}
+
+impl Attention {
+    /// What storage counted: the cap's worth, and whether it went past.
+    pub(crate) fn of(counted: i64) -> Self {
+        let cap = hado_storage::ATTENTION_CAP;
+        Self { count: u32::try_from(counted.clamp(0, cap)).unwrap_or(0), more: counted > cap }
     }
 }

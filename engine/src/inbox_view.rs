@@ -66,7 +66,7 @@ pub struct GroupView {
 /// What an inbox shows.
 #[derive(Debug)]
 pub struct InboxView {
-    pub attention: u32,
+    pub attention: crate::inbox::Attention,
     /// The four groups, in [`State::INBOX`]'s order.
     pub groups: Vec<GroupView>,
     pub archive: Vec<EventRecord>,
@@ -184,7 +184,7 @@ impl Engine {
         } else {
             Vec::new()
         };
-        let attention = u32::try_from(counts.attention).unwrap_or(u32::MAX);
+        let attention = crate::inbox::Attention::of(counts.attention);
         Ok(InboxView { attention, groups, archive })
     }
 }

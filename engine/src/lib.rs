@@ -72,6 +72,7 @@ pub use chats::BUTTON_ID_LENGTH;
 pub use credentials::AgentTokenStatus;
 pub use email::AddedEmail;
 pub use email::UsedChannelLink;
+pub use inbox::Attention;
 pub use inbox_view::{GroupView, InboxAsk, InboxView, PageAsk};
 pub use inputs::{EventFilter, EventPatch, ProfilePatch, RawKey, SourceCaller, SourceItem};
 pub use oauth::{OAuthFailure, Verdict};

@@ -60,7 +60,7 @@ use hado_domain::cases::UnknownWord;
 pub use events::EventWrite;
 pub use events::RowKey;
 pub use grouped::{Inserted, NewEventRow};
-pub use records::inserted_event;
+pub use records::{ATTENTION_CAP, inserted_event};
 use sqlite_files::prepare_sqlite_url;
 pub use sqlite_files::sqlite_file;
 

@@ -89,15 +89,23 @@ pub(super) fn state_list(states: &[State]) -> String {
     states.iter().map(|state| format!("'{}'", state.as_str())).collect::<Vec<_>>().join(", ")
 }
 
+/// How far the attention count goes: past it, a count says only "more",
+/// as a group's count does, so that it reads at most this many rows
+/// however many events are overdue.
+pub const ATTENTION_CAP: i64 = 1000;
+
 /// How many open events of the user `u` need their attention, as
 /// `reminders::needs_attention` decides it: those with an unanswered
 /// reminder, plus those due today or overdue that have neither one nor a
-/// Remember. Each half walks its own index, so the count costs what is due,
-/// not what is stored.
+/// Remember. Each half walks its own index and stops one row past
+/// [`ATTENTION_CAP`], so the count costs what is due up to the cap, not
+/// what is stored: a sum past the cap means more than it (each half alone
+/// is exact below its stop).
 pub(super) fn attention_count() -> String {
+    let stop = ATTENTION_CAP + 1;
     format!(
-        "((SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.attention_since IS NOT NULL AND e.state IN ({})) \
-         + (SELECT COUNT(*) FROM events e WHERE e.user_id = u.id AND e.state IN ({}) AND e.attention_since IS NULL AND e.quiet_until IS NULL))",
+        "((SELECT COUNT(*) FROM (SELECT 1 FROM events e WHERE e.user_id = u.id AND e.attention_since IS NOT NULL AND e.state IN ({}) LIMIT {stop}) AS reminded) \
+         + (SELECT COUNT(*) FROM (SELECT 1 FROM events e WHERE e.user_id = u.id AND e.state IN ({}) AND e.attention_since IS NULL AND e.quiet_until IS NULL LIMIT {stop}) AS due))",
         state_list(&State::ACTIVE),
         state_list(&[State::Today, State::Overdue])
     )

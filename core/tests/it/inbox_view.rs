@@ -271,4 +271,53 @@ async fn a_group_is_counted_up_to_a_thousand(backend: Backend) {
     core.stop().await;
 }
 
-hado_testing::on_both_backends!(the_inbox_view_is_one_call, a_group_is_counted_up_to_a_thousand);
+/// The attention count stops past 1,000, as a group's does, so that a
+/// person whose sources left thousands of events overdue is not read in
+/// full by every profile and page: 1,000 exactly says 1,000; one more says
+/// "more", in `GetProfile` and `GetInbox` alike.
+async fn the_attention_count_stops_past_a_thousand(backend: Backend) {
+    let core = TestCore::start(&backend, "2026-12-11T09:00:00Z").await;
+    let docs = core.source_token("docs").await;
+    let overdue = |from: usize, to: usize| -> Vec<v1::SourceEvent> {
+        (from..to)
+            .map(|index| source_event("anna", &format!("late-{index}"), "Late", "2026-11-20"))
+            .collect()
+    };
+    let attention = |core: &TestCore| {
+        let mut inbox = core.inbox_as("anna");
+        async move {
+            let profile =
+                inbox.get_profile(GetProfileRequest::default()).await.unwrap().into_inner();
+            let view = inbox.get_inbox(GetInboxRequest::default()).await.unwrap().into_inner();
+            let shown = view.profile.expect("the view's profile");
+            assert_eq!(
+                (shown.attention, shown.attention_more),
+                (profile.attention, profile.attention_more),
+                "the page and the profile agree"
+            );
+            (profile.attention, profile.attention_more)
+        }
+    };
+    core.ingest(&docs)
+        .upsert_events(UpsertEventsRequest { events: overdue(0, 1000) })
+        .await
+        .unwrap();
+    assert_eq!(attention(&core).await, (1000, false), "a thousand, counted exactly");
+    core.ingest(&docs)
+        .upsert_events(UpsertEventsRequest { events: overdue(1000, 1001) })
+        .await
+        .unwrap();
+    assert_eq!(attention(&core).await, (1000, true), "one more: counted to 1,000, and more");
+    core.ingest(&docs)
+        .upsert_events(UpsertEventsRequest { events: overdue(1001, 2000) })
+        .await
+        .unwrap();
+    assert_eq!(attention(&core).await, (1000, true));
+    core.stop().await;
+}
+
+hado_testing::on_both_backends!(
+    the_inbox_view_is_one_call,
+    a_group_is_counted_up_to_a_thousand,
+    the_attention_count_stops_past_a_thousand
+);

@@ -9,6 +9,8 @@ use hado_proto::v1;
 pub(crate) struct Nav {
     pub current: &'static str,
     pub attention: usize,
+    /// More than `attention` (core's cap) need them: the badge says `1000+`.
+    pub attention_more: bool,
     /// While the person's zone is still the deployment's default: the offer
     /// on every page to set it.
     pub zone_offer: Option<ZoneOffer>,
@@ -29,5 +31,10 @@ pub(crate) fn bar(current: &'static str, profile: &v1::Profile, here: Option<&st
     let zone_offer = profile
         .tz_is_default
         .then(|| ZoneOffer { zone: profile.tz.clone(), back: here.unwrap_or("/").to_owned() });
-    Some(Nav { current, attention: profile.attention as usize, zone_offer })
+    Some(Nav {
+        current,
+        attention: profile.attention as usize,
+        attention_more: profile.attention_more,
+        zone_offer,
+    })
 }

@@ -15,7 +15,12 @@ pub(super) async fn get(
     body: v1::GetProfileRequest,
 ) -> Result<v1::Profile, CoreError> {
     if body.without_attention {
-        return Ok(wire::profile(&caller.user, inbox.engine.now(), 0, inbox.engine.default_zone()));
+        return Ok(wire::profile(
+            &caller.user,
+            inbox.engine.now(),
+            hado_engine::Attention::default(),
+            inbox.engine.default_zone(),
+        ));
     }
     crate::grpc::profile(&inbox.engine, &caller.user).await
 }
