@@ -45,6 +45,7 @@ migrations![
     "20261209000017_zone_chosen",
     "20261210000018_kept",
     "20261211000019_kept_rows",
+    "20261212000020_attention_due",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));
