@@ -20,6 +20,8 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::OFlag;
+
 use super::{Backend, StoreError, sqlite_files};
 
 /// The held lock on a SQLite file: the file is this core's until dropped.
@@ -43,15 +45,23 @@ impl CoreLock {
         }
         sqlite_files::make_folder(&file)?;
         let path = lock_file(&file);
+        let cannot = |error: &dyn std::fmt::Display| {
+            StoreError::BadUrl(format!("cannot open the lock file {}: {error}", path.display()))
+        };
+        // Whoever can write the folder could leave a link or a pipe where
+        // the lock goes: a link is not followed (core would make the file it
+        // points to), and a pipe is not waited on.
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .mode(0o600)
+            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
             .open(&path)
-            .map_err(|error| {
-                StoreError::BadUrl(format!("cannot open the lock file {}: {error}", path.display()))
-            })?;
+            .map_err(|error| cannot(&error))?;
+        if !lock.metadata().map_err(|error| cannot(&error))?.file_type().is_file() {
+            return Err(cannot(&"it is not a plain file"));
+        }
         match lock.try_lock() {
             Ok(()) => Ok(Some(Self { _held: lock })),
             Err(TryLockError::WouldBlock) => Err(StoreError::ServedByAnotherCore(file)),
@@ -84,6 +94,28 @@ mod tests {
         drop(first);
         CoreLock::take(&url).unwrap().expect("the file is free again");
         assert!(folder.path().join("new/hado.db.core.lock").exists());
+    }
+
+    #[test]
+    fn a_link_or_a_pipe_left_where_the_lock_goes_is_refused_not_followed() {
+        let folder = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/hado.db", folder.path().display());
+        let lock = folder.path().join("hado.db.core.lock");
+        let target = folder.path().join("made-by-core");
+        std::os::unix::fs::symlink(&target, &lock).unwrap();
+        let refused = CoreLock::take(&url).unwrap_err().to_string();
+        assert!(refused.contains("cannot open the lock file"), "{refused}");
+        assert!(!target.exists(), "the link was followed");
+        std::fs::remove_file(&lock).unwrap();
+        // A pipe with no reader is refused as it is opened, not waited on.
+        nix::unistd::mkfifo(&lock, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let refused = CoreLock::take(&url).unwrap_err().to_string();
+        assert!(refused.contains("cannot open the lock file"), "{refused}");
+        // A folder (or any file that is not plain) is named as such.
+        std::fs::remove_file(&lock).unwrap();
+        std::fs::create_dir(&lock).unwrap();
+        let refused = CoreLock::take(&url).unwrap_err().to_string();
+        assert!(refused.contains("cannot open the lock file"), "{refused}");
     }
 
     #[test]

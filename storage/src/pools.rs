@@ -102,14 +102,16 @@ const POSTGRES_SETUP: &str = "SET plan_cache_mode = force_custom_plan";
 /// every call, and so was each foreign-key check Postgres runs for every
 /// row inserted (the person's, the source's): a one-row insert took 0.32
 /// ms of the database's time against 0.22 ms with kept plans, about half
-/// of the difference the two checks' (`pgbench`, BENCHMARKS.md "Where the
-/// time goes"). Keeping them is safe because what these connections keep
-/// has one plan whatever the table holds: inserts (rows from `unnest`,
-/// the conflict's target named), updates by id, and those checks by
-/// primary key. Every statement of theirs that reads events or people is
-/// sent unnamed, so planned for its values on every call, as on the other
-/// connections; `grouped_statements_that_read_are_planned_per_call` holds
-/// this.
+/// of the difference the two checks' (`pgbench`, BENCHMARKS.md "Postgres,
+/// profiled again"). Keeping them is safe because what these connections
+/// keep reads no range of rows: inserts (rows from `unnest`, the
+/// conflict's target named), updates by id, and those checks by primary
+/// key. At worst a plan made while a table was nearly empty scans it until
+/// Postgres analyses the table, which it does as the table grows, and the
+/// plan is made again. Every statement of theirs that reads events or
+/// people is sent unnamed, so planned for its values on every call, as on
+/// the other connections; `grouped_statements_that_read_are_planned_per_call`
+/// holds this.
 pub(crate) const GROUPED_SETUP: &str = "SET plan_cache_mode = auto";
 
 /// Closes a connection that comes back to its pool still inside a
