@@ -94,9 +94,16 @@ pub(crate) async fn restore(
                 bail!("{} is not a Hado database", file.display());
             }
             let target = hado_storage::sqlite_file(&url);
-            if let Some(folder) = target.parent().filter(|folder| !folder.as_os_str().is_empty()) {
-                std::fs::create_dir_all(folder)?;
-            }
+            // A core that answers at another address still holds its file:
+            // held here until the restored file is migrated, so that none
+            // starts on it meanwhile either.
+            let _held = hado_storage::CoreLock::take(&url).map_err(|error| match error {
+                hado_storage::StoreError::ServedByAnotherCore(_) => anyhow::anyhow!(
+                    "Hado is running on {} (a core holds it); stop it first, then restore",
+                    target.display()
+                ),
+                other => other.into(),
+            })?;
             for suffix in ["-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", target.display()));
             }

@@ -57,6 +57,16 @@ fn round_trip(database: Option<&str>, fresh: Option<&str>) {
             !refused && output.contains("stop it first"),
             "no restore under a running Hado: {output}"
         );
+        if database.is_none() {
+            // Asked of another address, where no core answers: the file
+            // is still held by the core serving it.
+            let (refused, output) =
+                run(folder.path(), free_ports(), database, &["restore", &backup_text, "--yes"]);
+            assert!(
+                !refused && output.contains("a core holds it"),
+                "no restore under a core that answers elsewhere: {output}"
+            );
+        }
     });
 
     // The data is lost: a new SQLite file, or a fresh Postgres database.
