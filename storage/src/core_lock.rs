@@ -46,7 +46,7 @@ impl CoreLock {
         sqlite_files::make_folder(&file)?;
         let path = lock_file(&file);
         let cannot = |error: &dyn std::fmt::Display| {
-            StoreError::BadUrl(format!("cannot open the lock file {}: {error}", path.display()))
+            sqlite_files::cannot("open the lock file", &path, error)
         };
         // Whoever can write the folder could leave a link or a pipe where
         // the lock goes: a link is not followed (core would make the file it

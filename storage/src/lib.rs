@@ -255,21 +255,22 @@ impl Store {
 
     /// Starts a transaction that will write, on the writer.
     pub async fn begin_write(&self) -> Result<Tx, StoreError> {
-        self.refuse_on_a_full_disk()?;
-        Ok(match self.backend.begin_write_statement() {
-            Some(statement) => self.writer.begin_with(statement).await?,
-            None => self.writer.begin().await?,
-        })
+        self.begin_on(&self.writer).await
     }
 
     /// Starts a transaction of group commit (a group of sources' upserts),
     /// on its own connections on Postgres: every statement it sends that
     /// reads a table must be unnamed ([`pools::GROUPED_SETUP`]).
     pub async fn begin_grouped_write(&self) -> Result<Tx, StoreError> {
+        self.begin_on(&self.grouped_writer).await
+    }
+
+    /// A write transaction on `pool`, started as the backend's writes start.
+    async fn begin_on(&self, pool: &AnyPool) -> Result<Tx, StoreError> {
         self.refuse_on_a_full_disk()?;
         Ok(match self.backend.begin_write_statement() {
-            Some(statement) => self.grouped_writer.begin_with(statement).await?,
-            None => self.grouped_writer.begin().await?,
+            Some(statement) => pool.begin_with(statement).await?,
+            None => pool.begin().await?,
         })
     }
 

@@ -88,7 +88,7 @@ pub(super) fn make_folder(file: &Path) -> Result<(), StoreError> {
     }
 }
 
-fn cannot(what: &str, path: &Path, error: std::io::Error) -> StoreError {
+pub(super) fn cannot(what: &str, path: &Path, error: impl std::fmt::Display) -> StoreError {
     StoreError::BadUrl(format!("cannot {what} {}: {error}", path.display()))
 }
 
