@@ -1,8 +1,9 @@
 //! Owns `hado backup` and `hado restore`. SQLite: a consistent copy taken
 //! while Hado runs (`VACUUM INTO`), and a restore that replaces the database
 //! file while Hado is stopped. Postgres: `pg_dump` and `pg_restore` (the
-//! client tools of the server's major version). Either way the restored
-//! database is then brought up to this release's migrations.
+//! client tools of the server's major version). A backup leaves the
+//! database as it finds it (a newer `hado` never migrates an older core's
+//! file); the restored database is brought up to this release's migrations.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -38,9 +39,7 @@ pub(crate) async fn backup(settings: &Settings, file: &Path) -> anyhow::Result<E
     let url = settings.database_url();
     match Backend::from_url(&url)? {
         Backend::Sqlite => {
-            let store = Store::connect(&url).await.context("cannot open the database")?;
-            store.backup_sqlite(file).await.context("the backup failed")?;
-            store.close().await;
+            Store::backup_sqlite(&url, file).await.context("the backup failed")?;
         }
         Backend::Postgres => run_tool(
             "pg_dump",

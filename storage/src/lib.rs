@@ -60,6 +60,7 @@ use hado_domain::cases::UnknownWord;
 pub use events::EventWrite;
 pub use events::RowKey;
 pub use grouped::{Inserted, NewEventRow};
+pub use pools::GROUPED_NAME;
 pub use records::{ATTENTION_CAP, inserted_event};
 use sqlite_files::prepare_sqlite_url;
 pub use sqlite_files::sqlite_file;
@@ -153,17 +154,39 @@ impl Store {
         migrations::of(backend)
     }
 
-    /// Writes a consistent copy of a SQLite database to `file` while it is
-    /// in use (`VACUUM INTO`). Postgres is backed up with `pg_dump`.
-    pub async fn backup_sqlite(&self, file: &std::path::Path) -> Result<(), StoreError> {
+    /// Writes a consistent copy of the SQLite database `url` names to `file`
+    /// while it is in use (`VACUUM INTO`). Postgres is backed up with
+    /// `pg_dump`. The database is opened as it is: never created, and never
+    /// migrated, so that a newer `hado` backing up an older core's file
+    /// does not change the file under it.
+    pub async fn backup_sqlite(url: &str, file: &std::path::Path) -> Result<(), StoreError> {
+        sqlx::any::install_default_drivers();
         let target = file
             .to_str()
             .ok_or_else(|| StoreError::BadUrl(format!("{} is not a UTF-8 path", file.display())))?;
-        // A connection of its own: the copy reads a snapshot while the writer
-        // and the readers go on.
+        let database = sqlite_file(url);
+        if !database.is_file() {
+            return Err(StoreError::BadUrl(format!(
+                "there is no database at {}",
+                database.display()
+            )));
+        }
+        if !Self::is_hado_sqlite(&database).await {
+            return Err(StoreError::BadUrl(format!(
+                "{} is not a Hado database",
+                database.display()
+            )));
+        }
+        // A connection of its own, which may write (a read-only one cannot
+        // read a WAL file whose shared memory it may not map), but creates
+        // nothing: the copy reads a snapshot while a core's writer and
+        // readers go on.
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&database)
+            .create_if_missing(false)
+            .busy_timeout(pools::SQLITE_BUSY_TIMEOUT);
         let mut connection =
-            sqlx::AnyConnection::connect_with(&self.options).await.map_err(StoreError::Connect)?;
-        connection.execute(pools::SQLITE_SETUP).await?;
+            sqlx::SqliteConnection::connect_with(&options).await.map_err(StoreError::Connect)?;
         sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&mut connection).await?;
         connection.close().await?;
         // A backup holds what the database holds: its owner's alone.

@@ -23,6 +23,9 @@ pub(crate) const POSTGRES_GROUPED_CONNECTIONS: u32 = 2;
 /// lose the last ones, never corrupt the file); foreign keys; and a busy
 /// timeout for another process's lock (a backup, the `hado` CLI).
 pub(crate) const SQLITE_SETUP: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;";
+/// How long a connection that only copies the file (a backup) waits for
+/// another's lock, as core's connections do.
+pub(crate) const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Postgres's pools: the one for reads and writes, and group commit's.
 pub(crate) async fn postgres_pools(
@@ -111,8 +114,13 @@ const POSTGRES_SETUP: &str = "SET plan_cache_mode = force_custom_plan";
 /// plan is made again. Every statement of theirs that reads events or
 /// people is sent unnamed, so planned for its values on every call, as on
 /// the other connections; `grouped_statements_that_read_are_planned_per_call`
-/// holds this.
-pub(crate) const GROUPED_SETUP: &str = "SET plan_cache_mode = auto";
+/// holds this. They are named [`GROUPED_NAME`] among the database's
+/// sessions, so an operator (and a test) can tell them from the others.
+pub(crate) const GROUPED_SETUP: &str =
+    "SET plan_cache_mode = auto; SET application_name = 'hado-core-grouped'";
+
+/// Group commit's connections' `application_name` on Postgres.
+pub const GROUPED_NAME: &str = "hado-core-grouped";
 
 /// Closes a connection that comes back to its pool still inside a
 /// transaction instead of handing it out again. A `COMMIT` that fails (a

@@ -98,6 +98,37 @@ fn a_sqlite_backup_restores_after_the_data_is_lost() {
     round_trip(None, None);
 }
 
+/// The first release's only migration: a file an older core left behind.
+const FIRST_RELEASE: i64 = 20261130000001;
+
+/// A newer `hado` backing up an older core's file copies it and changes
+/// nothing in it: migrating it would change the tables under that core.
+/// A backup where there is no database says so and creates none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_leaves_the_database_as_it_found_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let ports = free_ports();
+    let file = folder.path().join("older").join("hado.db");
+    let url = format!("sqlite://{}", file.display());
+    hado_storage::Store::migrate_to(&url, FIRST_RELEASE).await.unwrap();
+    let before = std::fs::read(&file).unwrap();
+
+    let backup = folder.path().join("older.bin");
+    let (backed_up, output) =
+        run(folder.path(), ports, Some(&url), &["backup", backup.to_str().unwrap()]);
+    assert!(backed_up, "{output}");
+    assert!(std::fs::read(&file).unwrap() == before, "the backup changed the file it copied");
+    assert!(!Path::new(&format!("{}-wal", file.display())).exists(), "nothing is left to write");
+
+    let missing = folder.path().join("nowhere").join("hado.db");
+    let missing_url = format!("sqlite://{}", missing.display());
+    let elsewhere = folder.path().join("nowhere.bin");
+    let (refused, output) =
+        run(folder.path(), ports, Some(&missing_url), &["backup", elsewhere.to_str().unwrap()]);
+    assert!(!refused && output.contains("there is no database at"), "{output}");
+    assert!(!missing.exists() && !elsewhere.exists(), "a backup of nothing creates nothing");
+}
+
 #[test]
 fn a_postgres_backup_restores_into_a_fresh_database() {
     let Ok(admin) = std::env::var("HADO_TEST_POSTGRES_URL")
