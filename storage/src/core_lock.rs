@@ -13,8 +13,9 @@
 //! stale lock behind, and the file itself, left in place, means nothing.
 //! It is taken on its own open of the file, so two cores in one process
 //! (as tests run them) exclude each other too. It costs one open file. It
-//! binds only cores: the `hado` commands that read or back up the file
-//! take no lock, and SQLite's own locks keep them safe.
+//! binds cores and `hado restore`, which replaces the file: the `hado`
+//! commands that read or back up the file take no lock, and SQLite's own
+//! locks keep them safe.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::OpenOptionsExt;
@@ -44,6 +45,7 @@ impl CoreLock {
             return Ok(None);
         }
         sqlite_files::make_folder(&file)?;
+        let file = one_name(&file);
         let path = lock_file(&file);
         let cannot = |error: &dyn std::fmt::Display| {
             sqlite_files::cannot("open the lock file", &path, error)
@@ -70,6 +72,22 @@ impl CoreLock {
                 path.display()
             ))),
         }
+    }
+}
+
+/// The one name of the database `file`, whatever name it was given: its
+/// folder's links followed, and the file's own when it is a link, so that
+/// a core given a linked name takes the same lock as one given the file's.
+/// A hard link is two names of one file that nothing can tell apart, and
+/// SQLite's own locks do not survive one either: it says not to make them.
+fn one_name(file: &Path) -> PathBuf {
+    if let Ok(canonical) = file.canonicalize() {
+        return canonical;
+    }
+    let folder = file.parent().filter(|folder| !folder.as_os_str().is_empty());
+    match (folder.unwrap_or(Path::new(".")).canonicalize(), file.file_name()) {
+        (Ok(folder), Some(name)) => folder.join(name),
+        _ => file.to_owned(),
     }
 }
 
@@ -116,6 +134,29 @@ mod tests {
         std::fs::create_dir(&lock).unwrap();
         let refused = CoreLock::take(&url).unwrap_err().to_string();
         assert!(refused.contains("cannot open the lock file"), "{refused}");
+    }
+
+    #[test]
+    fn a_linked_name_of_the_file_or_its_folder_takes_the_same_lock() {
+        let folder = tempfile::tempdir().unwrap();
+        let data = folder.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        std::fs::write(data.join("hado.db"), b"").unwrap();
+        std::os::unix::fs::symlink(&data, folder.path().join("linked-folder")).unwrap();
+        std::os::unix::fs::symlink(data.join("hado.db"), folder.path().join("linked.db")).unwrap();
+        let held = CoreLock::take(&format!("sqlite://{}/hado.db", data.display())).unwrap();
+        for name in ["linked-folder/hado.db", "linked.db", "data/../data/hado.db"] {
+            let url = format!("sqlite://{}/{name}", folder.path().display());
+            let refused = CoreLock::take(&url).unwrap_err();
+            assert!(matches!(refused, StoreError::ServedByAnotherCore(_)), "{name}: {refused:?}");
+        }
+        drop(held);
+        // A file not made yet, in a linked folder, is named by the folder's link followed.
+        let url = format!("sqlite://{}/linked-folder/new.db", folder.path().display());
+        let _new = CoreLock::take(&url).unwrap();
+        assert!(data.join("new.db.core.lock").exists());
+        let refused = CoreLock::take(&format!("sqlite://{}/new.db", data.display())).unwrap_err();
+        assert!(matches!(refused, StoreError::ServedByAnotherCore(_)), "{refused:?}");
     }
 
     #[test]
