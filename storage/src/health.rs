@@ -1,5 +1,5 @@
 //! Owns whether core's storage can be reached and written right now: the
-//! liveness row written (`Store::probe`), and a connection of its own
+//! liveness row written (`Store::probe`) through each pool that writes, and a connection of its own
 //! opened past the pool (`Store::answers`). Core's probe (`storage_watch`)
 //! asks both, and its gRPC health follows the answer, so `/up` says 503
 //! while Postgres is down or the disk is full and 200 again once it
@@ -31,15 +31,27 @@ impl Store {
             }
         }
         let write = async {
-            let mut transaction = self.begin_write().await?;
-            sqlx::query("UPDATE liveness SET checked_at = $1 WHERE id = 1")
-                .bind(now_ms)
-                .execute(&mut *transaction)
-                .await?;
-            transaction.commit().await?;
+            self.write_liveness(&self.writer, now_ms).await?;
+            // Group commit writes creates and pushes through connections of
+            // its own on a server: a pool that cannot open one (the server
+            // at its connection limit after they were closed) fails every
+            // create while the writer still writes.
+            if self.backend.is_a_server() {
+                self.write_liveness(&self.grouped_writer, now_ms).await?;
+            }
             Ok(())
         };
         tokio::time::timeout(PROBE_TIMEOUT, write).await.unwrap_or(Err(StoreError::TimedOut))
+    }
+
+    async fn write_liveness(&self, pool: &sqlx::AnyPool, now_ms: i64) -> Result<(), StoreError> {
+        let mut transaction = self.begin_on(pool).await?;
+        sqlx::query("UPDATE liveness SET checked_at = $1 WHERE id = 1")
+            .bind(now_ms)
+            .execute(&mut *transaction)
+            .await?;
+        transaction.commit().await?;
+        Ok(())
     }
 }
 

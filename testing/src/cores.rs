@@ -74,6 +74,11 @@ impl TestEngine {
         hado_storage::testing::grouped_connections(self.engine.store()).await
     }
 
+    /// The value of a SQL expression in this engine's Postgres database.
+    pub async fn postgres_text(&self, expression: &str) -> String {
+        self.database.postgres_text(expression).await
+    }
+
     pub async fn stop(self) {
         self.engine.store().close().await;
         self.database.drop_now().await;

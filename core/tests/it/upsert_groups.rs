@@ -287,3 +287,124 @@ async fn grouped_statements_that_read_are_planned_per_call() {
     );
     test.stop().await;
 }
+
+/// Group commit's connections are a pool of their own on Postgres. When
+/// they are gone and the server lets no new one open (its connection limit
+/// reached), every create and push fails while the other pool still
+/// writes: the probe must write through both, so that `/up` says 503 then,
+/// and 200 again once a connection can be had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_probe_fails_while_group_commit_cannot_connect() {
+    use sqlx::Connection as _;
+    let Some(backend) =
+        Backend::postgres("upsert_groups::the_probe_fails_while_group_commit_cannot_connect")
+    else {
+        return;
+    };
+    sqlx::any::install_default_drivers();
+    let Backend::Postgres(admin_url) = &backend else { unreachable!() };
+    // A role of its own, allowed three connections, owning the database;
+    // dropped after the database, even when the test fails.
+    let role = format!("hado_limited_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let _dropped_after_the_database = DropRole(admin_url.clone(), role.clone());
+    let database = hado_testing::TestDatabase::create(&backend).await;
+    let name = database.url.rsplit_once('/').unwrap().1.to_owned();
+    let mut admin = sqlx::AnyConnection::connect(&database.url).await.unwrap();
+    for statement in [
+        format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 3"),
+        format!("ALTER DATABASE {name} OWNER TO {role}"),
+        format!("ALTER SCHEMA public OWNER TO {role}"),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(statement)).execute(&mut admin).await.unwrap();
+    }
+    let limited = database.url.replacen("postgres://postgres@", &format!("postgres://{role}@"), 1);
+    assert_ne!(limited, database.url, "the test URL names the postgres user");
+
+    let store = hado_storage::Store::connect(&limited).await.unwrap();
+    store.probe(1).await.expect("both pools write");
+
+    // Group commit's connection is cut, and the role's other slots taken.
+    let ended = database
+        .postgres_text(&format!(
+            "SELECT bool_or(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity \
+             WHERE usename = '{role}' AND application_name = '{}'",
+            hado_storage::GROUPED_NAME
+        ))
+        .await;
+    assert_eq!(ended, "true", "group commit's connection was there to end");
+    let mut others = Vec::new();
+    while let Ok(connection) = sqlx::AnyConnection::connect(&limited).await {
+        others.push(connection);
+        assert!(others.len() <= 3, "the role's connection limit holds");
+    }
+    let refused = store.probe(2).await.expect_err("group commit cannot connect");
+    assert!(refused.is_unavailable(), "{refused:?}");
+
+    drop(others);
+    hado_testing::eventually("the probe writes again", || async { store.probe(3).await.ok() })
+        .await;
+
+    store.close().await;
+    drop(admin);
+    database.drop_now().await;
+}
+
+/// A Postgres role a test made, dropped when this is (its database first).
+struct DropRole(String, String);
+
+impl Drop for DropRole {
+    fn drop(&mut self) {
+        use sqlx::Connection as _;
+        let (admin_url, role) = (self.0.clone(), self.1.clone());
+        // On a thread of its own: the test's runtime cannot be blocked on.
+        let dropping = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            runtime.expect("a runtime to drop the role").block_on(async {
+                let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
+                let statement = format!("DROP ROLE IF EXISTS {role}");
+                sqlx::query(sqlx::AssertSqlSafe(statement)).execute(&mut admin).await.unwrap();
+            });
+        });
+        let _ = dropping.join();
+    }
+}
+
+/// Group commit's connections cut behind its back (a Postgres that
+/// restarted, a proxy that dropped them): the next create and the next
+/// push go through on new ones, with nothing refused and nothing written
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commit_goes_on_past_connections_that_died() {
+    let Some(backend) =
+        Backend::postgres("upsert_groups::group_commit_goes_on_past_connections_that_died")
+    else {
+        return;
+    };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    let fields =
+        RawFields { title: "Dentist".into(), due_at: "2026-12-10".into(), ..RawFields::default() };
+    let cut = || async {
+        // Both of the pool's connections open, then cut.
+        let _ = test.grouped_connections().await;
+        test.postgres_text(&format!(
+            "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND application_name = '{}'",
+            hado_storage::GROUPED_NAME
+        ))
+        .await
+    };
+    for round in 0..3 {
+        assert_eq!(cut().await, "2", "round {round}: both connections were there to cut");
+        engine.create_manual(&anna, &fields).await.expect("a create after the cut");
+        assert_eq!(cut().await, "2", "round {round}");
+        let items = [item("anna", &format!("visa-{round}"), "Visa")];
+        engine.upsert_batch(&docs, &items).await.expect("a push after the cut");
+    }
+    let stored = test.postgres_text("(SELECT count(*) FROM events)").await;
+    assert_eq!(stored, "6", "each call wrote its one event");
+    test.stop().await;
+}
