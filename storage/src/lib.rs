@@ -53,7 +53,7 @@ use std::time::Duration;
 
 use sqlx::any::AnyConnectOptions;
 use sqlx::migrate::Migrator;
-use sqlx::{AnyPool, Connection as _, Executor, Transaction};
+use sqlx::{AnyPool, Connection as _, Transaction};
 
 use hado_domain::cases::UnknownWord;
 
