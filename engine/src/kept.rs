@@ -1,7 +1,8 @@
 //! Owns what core keeps in memory of who a credential names, so that a
 //! call does not read it from the database every time: which person an
-//! agent token names, which person a gateway's login is, and which source
-//! a source token names. On Postgres that read cost three round trips (the
+//! agent token or an OAuth access token names (the latter never past its
+//! expiry), which person a gateway's login is, and which source a source
+//! token names. On Postgres that read cost three round trips (the
 //! pool pings a connection as it hands it out and as it takes it back),
 //! and on SQLite two hand-offs to a reader's thread.
 //!
@@ -73,6 +74,8 @@ struct Known {
     keeping: bool,
     /// By the token's hash.
     agent_tokens: HashMap<String, (AgentTokenUser, Instant)>,
+    /// By the token's hash: the person, and when the token expires.
+    access_tokens: HashMap<String, ((UserRecord, DateTime<Utc>), Instant)>,
     /// By the login.
     logins: HashMap<String, (UserRecord, Instant)>,
     /// By the token's hash.
@@ -85,6 +88,7 @@ struct Known {
 impl Known {
     fn forget_all(&mut self) {
         self.agent_tokens.clear();
+        self.access_tokens.clear();
         self.logins.clear();
         self.sources.clear();
         self.forgotten += 1;
@@ -122,6 +126,12 @@ impl Kept {
         fresh(self.lock().agent_tokens.get(hash))
     }
 
+    /// The person an OAuth access token names, while it has not expired at `now`.
+    pub(super) fn access_token(&self, hash: &str, now: DateTime<Utc>) -> Option<UserRecord> {
+        let (user, expires_at) = fresh(self.lock().access_tokens.get(hash))?;
+        (now < expires_at).then_some(user)
+    }
+
     pub(super) fn login(&self, login: &str) -> Option<UserRecord> {
         fresh(self.lock().logins.get(login))
     }
@@ -147,6 +157,18 @@ impl Kept {
     pub(super) fn keep_agent_token(&self, began: Reading, hash: String, found: AgentTokenUser) {
         if let Some(mut known) = self.may_keep(began) {
             insert(&mut known.agent_tokens, hash, found, began.at);
+        }
+    }
+
+    pub(super) fn keep_access_token(
+        &self,
+        began: Reading,
+        hash: String,
+        user: UserRecord,
+        expires_at: DateTime<Utc>,
+    ) {
+        if let Some(mut known) = self.may_keep(began) {
+            insert(&mut known.access_tokens, hash, (user, expires_at), began.at);
         }
     }
 
@@ -296,6 +318,29 @@ mod tests {
         assert_eq!(kept.source("hash").map(|source| source.id), Some(2));
         kept.forget_all();
         assert!(kept.source("hash").is_none());
+    }
+
+    #[test]
+    fn an_access_token_is_kept_only_until_it_expires() {
+        let kept = Kept::keeping();
+        let anna = UserRecord {
+            id: 1,
+            login: hado_domain::fields::Login::from_stored("anna".into()),
+            zone: chrono_tz::UTC,
+            zone_chosen: false,
+            quiet: hado_domain::checkpoints::QuietHours {
+                start: chrono::NaiveTime::MIN,
+                end: chrono::NaiveTime::MIN,
+            },
+            locale: hado_domain::profile::Locale::En,
+        };
+        let expires = DateTime::<Utc>::from_timestamp(3_600, 0).unwrap();
+        kept.keep_access_token(kept.reading(), "hash".into(), anna, expires);
+        let before = expires - chrono::Duration::seconds(1);
+        assert_eq!(kept.access_token("hash", before).map(|user| user.id), Some(1));
+        assert!(kept.access_token("hash", expires).is_none(), "not at its expiry");
+        kept.forget_all();
+        assert!(kept.access_token("hash", before).is_none());
     }
 
     #[test]

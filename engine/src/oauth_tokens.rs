@@ -109,6 +109,8 @@ impl Engine {
         }
         let now = self.now();
         let code_hash = tokens::hash(&params.code);
+        // A code used again revokes what it gave (`store::delete_grant`).
+        let _forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let Some(code) = store::code(&mut transaction, &code_hash).await? else {
             return Err(Refusal::invalid_grant(
@@ -177,6 +179,8 @@ impl Engine {
         }
         let now = self.now();
         let token_hash = tokens::hash(&params.refresh_token);
+        // A refresh revokes the grant's access tokens, or the whole grant.
+        let _forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let unknown = || {
             Refusal::invalid_grant(
@@ -222,10 +226,23 @@ impl Engine {
         }
     }
 
-    /// The person an OAuth access token acts for, in one read and no write.
+    /// The person an OAuth access token acts for: from what this core keeps
+    /// (`engine::kept`, never past the token's expiry), or else in one read
+    /// and no write.
     pub async fn access_token_user(&self, token: &str) -> Result<Option<UserRecord>, CoreError> {
+        let (hash, now) = (tokens::hash(token), self.now());
+        if let Some(user) = self.kept.access_token(&hash, now) {
+            return Ok(Some(user));
+        }
+        let began = self.kept.reading();
         let mut connection = self.store.reader().acquire().await?;
-        Ok(store::user_by_access_token(&mut connection, &tokens::hash(token), self.now()).await?)
+        let Some((user, expires_at)) =
+            store::user_by_access_token(&mut connection, &hash, now).await?
+        else {
+            return Ok(None);
+        };
+        self.kept.keep_access_token(began, hash, user.clone(), expires_at);
+        Ok(Some(user))
     }
 }
 

@@ -46,6 +46,7 @@ migrations![
     "20261210000018_kept",
     "20261211000019_kept_rows",
     "20261212000020_attention_due",
+    "20261213000021_kept_access_tokens",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -143,6 +143,90 @@ async fn a_change_on_one_core_reaches_every_other_within_a_second() {
     first.stop().await;
 }
 
+/// An app's OAuth access token, kept by every core as an agent token is,
+/// stops on every core within a second when it ends on one: replaced by a
+/// refresh, or its app disconnected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_access_token_ended_on_one_core_stops_on_every_other_within_a_second() {
+    use crate::oauth::{REDIRECT, code, exchange, refresh, register, works};
+    let Some(backend) =
+        Backend::postgres("an_access_token_ended_on_one_core_stops_on_every_other_within_a_second")
+    else {
+        return;
+    };
+    let first = TestCore::start(&backend, NOW).await;
+    let (second, third) = (first.replica().await, first.replica().await);
+    let mut connection = database(&first).await;
+    let cores = [&first, &second, &third];
+    let metadata = format!(r#"{{"client_name":"Probe","redirect_uris":["{REDIRECT}"]}}"#);
+    let client_id = register(&first, &metadata).await.unwrap();
+    let sign_in = || async {
+        let tokens = exchange(&first, &client_id, &code(&first, &client_id).await).await.unwrap();
+        // The sign-in's own forgetting reaches every core first.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokens
+    };
+
+    // Every core keeps the token once it has read it: deleted behind their
+    // backs, it still works on each.
+    let kept = sign_in().await;
+    for core in cores {
+        assert!(works(core, &kept.access_token).await);
+    }
+    sqlx::raw_sql(
+        "SET session_replication_role = replica; DELETE FROM oauth_tokens WHERE kind = 'access'; \
+         SET session_replication_role = DEFAULT;",
+    )
+    .execute(&mut connection)
+    .await
+    .unwrap();
+    for core in cores {
+        assert!(works(core, &kept.access_token).await, "each core kept the access token");
+    }
+
+    // Replaced by a refresh on the first core while the app calls the others.
+    let signed_in = sign_in().await;
+    for core in cores {
+        assert!(works(core, &signed_in.access_token).await);
+    }
+    let refreshed = refresh(&first, &client_id, &signed_in.refresh_token).await.unwrap();
+    assert!(!works(&first, &signed_in.access_token).await, "at once where refreshed");
+    for core in [&second, &third] {
+        within_a_second("a replaced access token stops on another core", || async {
+            !works(core, &signed_in.access_token).await
+        })
+        .await;
+    }
+
+    // The app disconnected on the first core.
+    for core in cores {
+        assert!(works(core, &refreshed.access_token).await);
+    }
+    let inbox = first.inbox_as("anna");
+    let apps = inbox
+        .clone()
+        .list_connected_apps(hado_proto::v1::ListConnectedAppsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .apps;
+    for app in apps {
+        let id = hado_proto::v1::ConnectedAppId { id: app.id };
+        assert!(inbox.clone().disconnect_app(id).await.unwrap().into_inner().disconnected);
+    }
+    assert!(!works(&first, &refreshed.access_token).await, "at once where disconnected");
+    for core in [&second, &third] {
+        within_a_second("a disconnected app's token stops on another core", || async {
+            !works(core, &refreshed.access_token).await
+        })
+        .await;
+    }
+
+    third.stop().await;
+    second.stop().await;
+    first.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_core_whose_listener_dropped_forgets_everything_it_kept() {
     let Some(backend) =

@@ -22,7 +22,7 @@ type OAuth = OAuthClient<InterceptedService<Channel, Bearer>>;
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-const REDIRECT: &str = "http://127.0.0.1:9/callback";
+pub(crate) const REDIRECT: &str = "http://127.0.0.1:9/callback";
 const SERVED: &str = "http://127.0.0.1:8081/mcp";
 /// The issuer gateway-mcp's metadata names when its MCP endpoint is `SERVED`.
 const ISSUER: &str = "http://127.0.0.1:8081";
@@ -35,7 +35,7 @@ fn person(core: &TestCore, login: &str) -> OAuth {
     OAuthClient::with_interceptor(core.channel(), Bearer::new(GATEWAY_TOKEN, Some(login)))
 }
 
-async fn register(core: &TestCore, metadata: &str) -> Result<String, v1::OAuthError> {
+pub(crate) async fn register(core: &TestCore, metadata: &str) -> Result<String, v1::OAuthError> {
     let reply = gateway(core)
         .register_client(v1::RegisterClientRequest { metadata_json: metadata.into() })
         .await
@@ -72,7 +72,7 @@ fn landed(check: &v1::AuthorizationCheck) -> std::collections::HashMap<String, S
 }
 
 /// Anna allows `client_id`; the code.
-async fn code(core: &TestCore, client_id: &str) -> String {
+pub(crate) async fn code(core: &TestCore, client_id: &str) -> String {
     let check = person(core, "anna").approve(request(client_id)).await.unwrap().into_inner();
     assert!(check.error.is_none(), "{:?}", check.error);
     let url = reqwest::Url::parse(&check.redirect_to).unwrap();
@@ -90,7 +90,7 @@ async fn token(
     }
 }
 
-async fn exchange(
+pub(crate) async fn exchange(
     core: &TestCore,
     client_id: &str,
     code: &str,
@@ -106,7 +106,7 @@ async fn exchange(
     token(core, request).await
 }
 
-async fn refresh(
+pub(crate) async fn refresh(
     core: &TestCore,
     client_id: &str,
     refresh_token: &str,
@@ -124,7 +124,7 @@ async fn refresh(
 }
 
 /// Whether `access_token` is accepted as its person.
-async fn works(core: &TestCore, access_token: &str) -> bool {
+pub(crate) async fn works(core: &TestCore, access_token: &str) -> bool {
     core.agent(access_token).get_profile(v1::GetProfileRequest::default()).await.is_ok()
 }
 

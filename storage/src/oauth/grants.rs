@@ -197,14 +197,15 @@ pub async fn touch_grant(
 
 /// The person an unexpired access token acts for: the one read behind
 /// every call of an app signed in with OAuth, by the token's unique index.
+/// The person an unexpired access token acts for, and when it expires.
 pub async fn user_by_access_token(
     connection: &mut impl Connection,
     token_hash: &str,
     now: DateTime<Utc>,
-) -> Result<Option<UserRecord>, StoreError> {
+) -> Result<Option<(UserRecord, DateTime<Utc>)>, StoreError> {
     let connection = connection.sql();
     let row = sqlx::query(
-        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale \
+        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, t.expires_at \
          FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id \
          WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2",
     )
@@ -212,7 +213,8 @@ pub async fn user_by_access_token(
     .bind(millis(now))
     .fetch_optional(&mut *connection)
     .await?;
-    row.map(|row| UserRecord::from_row(&row)).transpose()
+    row.map(|row| Ok((UserRecord::from_row(&row)?, instant(row.try_get("expires_at")?)?)))
+        .transpose()
 }
 
 pub async fn connected_apps(
