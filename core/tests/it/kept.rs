@@ -82,16 +82,29 @@ async fn issue(core: &TestCore, login: &str) -> String {
     token
 }
 
+/// Three cores on one Postgres database, the last two replicas of the
+/// first, and a connection of the test's own; none without Postgres.
+async fn three_cores(test: &str) -> Option<(TestCore, TestCore, TestCore, PgConnection)> {
+    let backend = Backend::postgres(test)?;
+    let first = TestCore::start(&backend, NOW).await;
+    let (second, third) = (first.replica().await, first.replica().await);
+    let connection = database(&first).await;
+    Some((first, second, third, connection))
+}
+
+async fn stop(cores: [TestCore; 3]) {
+    for core in cores.into_iter().rev() {
+        core.stop().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_on_one_core_reaches_every_other_within_a_second() {
-    let Some(backend) =
-        Backend::postgres("a_change_on_one_core_reaches_every_other_within_a_second")
+    let Some((first, second, third, mut connection)) =
+        three_cores("a_change_on_one_core_reaches_every_other_within_a_second").await
     else {
         return;
     };
-    let first = TestCore::start(&backend, NOW).await;
-    let (second, third) = (first.replica().await, first.replica().await);
-    let mut connection = database(&first).await;
     let cores = [&first, &second, &third];
 
     // Every core keeps the token once it has read it: deleted behind their
@@ -138,9 +151,7 @@ async fn a_change_on_one_core_reaches_every_other_within_a_second() {
         .await;
     }
 
-    third.stop().await;
-    second.stop().await;
-    first.stop().await;
+    stop([first, second, third]).await;
 }
 
 /// An app's OAuth access token, kept by every core as an agent token is,
@@ -149,14 +160,11 @@ async fn a_change_on_one_core_reaches_every_other_within_a_second() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_access_token_ended_on_one_core_stops_on_every_other_within_a_second() {
     use crate::oauth::{REDIRECT, code, exchange, refresh, register, works};
-    let Some(backend) =
-        Backend::postgres("an_access_token_ended_on_one_core_stops_on_every_other_within_a_second")
+    let Some((first, second, third, mut connection)) =
+        three_cores("an_access_token_ended_on_one_core_stops_on_every_other_within_a_second").await
     else {
         return;
     };
-    let first = TestCore::start(&backend, NOW).await;
-    let (second, third) = (first.replica().await, first.replica().await);
-    let mut connection = database(&first).await;
     let cores = [&first, &second, &third];
     let metadata = format!(r#"{{"client_name":"Probe","redirect_uris":["{REDIRECT}"]}}"#);
     let client_id = register(&first, &metadata).await.unwrap();
@@ -222,9 +230,7 @@ async fn an_access_token_ended_on_one_core_stops_on_every_other_within_a_second(
         .await;
     }
 
-    third.stop().await;
-    second.stop().await;
-    first.stop().await;
+    stop([first, second, third]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
