@@ -109,8 +109,6 @@ impl Engine {
         }
         let now = self.now();
         let code_hash = tokens::hash(&params.code);
-        // A code used again revokes what it gave (`store::delete_grant`).
-        let _forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let Some(code) = store::code(&mut transaction, &code_hash).await? else {
             return Err(Refusal::invalid_grant(
@@ -120,6 +118,10 @@ impl Engine {
         };
         if let Some(grant) = code.used {
             if let Some(grant) = grant {
+                // Forgotten only once something was revoked: a code or a
+                // token that names nothing changes nothing, so whoever sends
+                // made-up ones cannot empty this core's memory.
+                let _forget = self.kept.forgetting();
                 store::delete_grant(&mut transaction, grant).await?;
                 transaction.commit().await?;
             }
@@ -179,8 +181,6 @@ impl Engine {
         }
         let now = self.now();
         let token_hash = tokens::hash(&params.refresh_token);
-        // A refresh revokes the grant's access tokens, or the whole grant.
-        let _forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let unknown = || {
             Refusal::invalid_grant(
@@ -201,6 +201,7 @@ impl Engine {
                 // The new access token replaces the grant's old ones: they
                 // stop now rather than live out their hour, so a client that
                 // refreshes often holds one working token, not dozens.
+                let _forget = self.kept.forgetting();
                 store::revoke_access_tokens(&mut transaction, refresh.grant).await?;
                 store::forget_answers(&mut transaction, refresh.grant, now - REFRESH_GRACE).await?;
                 write_pair(&mut transaction, refresh.grant, &hashes, now).await?;
@@ -216,6 +217,7 @@ impl Engine {
         match answered_again(&refresh, params, served, now) {
             Some(answer) => Ok(answer?),
             None => {
+                let _forget = self.kept.forgetting();
                 store::delete_grant(&mut transaction, refresh.grant).await?;
                 transaction.commit().await?;
                 Err(Refusal::invalid_grant(

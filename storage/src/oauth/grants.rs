@@ -195,9 +195,9 @@ pub async fn touch_grant(
     Ok(())
 }
 
-/// The person an unexpired access token acts for: the one read behind
-/// every call of an app signed in with OAuth, by the token's unique index.
-/// The person an unexpired access token acts for, and when it expires.
+/// The person an unexpired access token acts for, and when it expires: the
+/// read behind a call of an app signed in with OAuth that core does not
+/// keep, by the token's unique index.
 pub async fn user_by_access_token(
     connection: &mut impl Connection,
     token_hash: &str,
