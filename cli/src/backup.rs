@@ -86,23 +86,28 @@ pub(crate) async fn restore(
             settings.core_url()
         );
     }
+    // The SQLite file's lock, held until the restored file is migrated.
+    let mut held = None;
     match Backend::from_url(&url)? {
         Backend::Sqlite => {
             // Check that the file is a Hado database before anything is replaced.
             if !Store::is_hado_sqlite(file).await {
                 bail!("{} is not a Hado database", file.display());
             }
-            let target = hado_storage::sqlite_file(&url);
+            let named = hado_storage::sqlite_file(&url);
             // A core that answers at another address still holds its file:
             // held here until the restored file is migrated, so that none
             // starts on it meanwhile either.
-            let _held = hado_storage::CoreLock::take(&url).map_err(|error| match error {
+            held = hado_storage::CoreLock::take(&url).map_err(|error| match error {
                 hado_storage::StoreError::ServedByAnotherCore(_) => anyhow::anyhow!(
                     "Hado is running on {} (a core holds it); stop it first, then restore",
-                    target.display()
+                    named.display()
                 ),
                 other => other.into(),
             })?;
+            // The file itself, every link followed: SQLite keeps its log
+            // beside it, not beside a link.
+            let target = held.as_ref().map_or(named, |held| held.file().to_owned());
             for suffix in ["-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", target.display()));
             }
@@ -116,6 +121,7 @@ pub(crate) async fn restore(
     }
     // A backup from an earlier release is brought up to this one.
     Store::connect(&url).await.context("the restored database cannot be opened")?.close().await;
+    drop(held);
     println!("Restored {} into the database; start Hado again.", file.display());
     Ok(ExitCode::SUCCESS)
 }

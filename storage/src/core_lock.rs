@@ -30,6 +30,8 @@ use super::{Backend, StoreError, sqlite_files};
 pub struct CoreLock {
     /// Open for as long as the lock is held; closing it lets go.
     _held: File,
+    /// The database file's one name ([`one_name`]).
+    file: PathBuf,
 }
 
 impl CoreLock {
@@ -45,6 +47,14 @@ impl CoreLock {
             return Ok(None);
         }
         sqlite_files::make_folder(&file)?;
+        // Made now if missing (core makes it next anyway), so that a link to
+        // a file not made yet is followed to where SQLite will make it.
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&file)
+            .map_err(|error| sqlite_files::cannot("create the database", &file, error))?;
         let file = one_name(&file);
         let path = lock_file(&file);
         let cannot = |error: &dyn std::fmt::Display| {
@@ -65,13 +75,21 @@ impl CoreLock {
             return Err(cannot(&"it is not a plain file"));
         }
         match lock.try_lock() {
-            Ok(()) => Ok(Some(Self { _held: lock })),
+            Ok(()) => Ok(Some(Self { _held: lock, file })),
             Err(TryLockError::WouldBlock) => Err(StoreError::ServedByAnotherCore(file)),
             Err(TryLockError::Error(error)) => Err(StoreError::BadUrl(format!(
                 "cannot lock {} (a SQLite file needs a file system with locks): {error}",
                 path.display()
             ))),
         }
+    }
+}
+
+impl CoreLock {
+    /// The database file this lock holds, by its one name: every link
+    /// followed, so that SQLite's `-wal` and `-shm` files sit beside it.
+    pub fn file(&self) -> &Path {
+        &self.file
     }
 }
 
@@ -153,9 +171,16 @@ mod tests {
         drop(held);
         // A file not made yet, in a linked folder, is named by the folder's link followed.
         let url = format!("sqlite://{}/linked-folder/new.db", folder.path().display());
-        let _new = CoreLock::take(&url).unwrap();
+        let new = CoreLock::take(&url).unwrap().unwrap();
+        assert_eq!(new.file(), data.canonicalize().unwrap().join("new.db"));
         assert!(data.join("new.db.core.lock").exists());
         let refused = CoreLock::take(&format!("sqlite://{}/new.db", data.display())).unwrap_err();
+        assert!(matches!(refused, StoreError::ServedByAnotherCore(_)), "{refused:?}");
+        // A link to a file not made yet is followed to where it will be.
+        std::os::unix::fs::symlink(data.join("later.db"), folder.path().join("dangling.db"))
+            .unwrap();
+        let _later = CoreLock::take(&format!("sqlite://{}/dangling.db", folder.path().display()));
+        let refused = CoreLock::take(&format!("sqlite://{}/later.db", data.display())).unwrap_err();
         assert!(matches!(refused, StoreError::ServedByAnotherCore(_)), "{refused:?}");
     }
 

@@ -187,23 +187,32 @@ impl Store {
             .busy_timeout(pools::SQLITE_BUSY_TIMEOUT);
         let mut connection =
             sqlx::SqliteConnection::connect_with(&options).await.map_err(StoreError::Connect)?;
+        // A backup holds what the database holds: its owner's alone from the
+        // first byte (made empty and private here, which `VACUUM INTO` takes),
+        // and never a file that was there.
+        let cannot = |what: &str, error: std::io::Error| {
+            StoreError::BadUrl(format!("cannot {what} {}: {error}", file.display()))
+        };
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(file)
+            .map_err(|error| cannot("create", error))?;
         sqlx::query("VACUUM INTO $1").bind(target.to_owned()).execute(&mut connection).await?;
         connection.close().await?;
-        // A backup holds what the database holds: its owner's alone.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600)).map_err(
-            |error| StoreError::BadUrl(format!("cannot make {} private: {error}", file.display())),
-        )?;
+        // On disk before it is reported written.
+        std::fs::File::open(file)
+            .and_then(|written| written.sync_all())
+            .map_err(|error| cannot("write", error))?;
         Ok(())
     }
 
     /// Whether `file` is a SQLite database that Hado's migrations made.
     pub async fn is_hado_sqlite(file: &std::path::Path) -> bool {
-        sqlx::any::install_default_drivers();
-        let Some(path) = file.to_str() else { return false };
-        let Ok(mut connection) =
-            sqlx::AnyConnection::connect(&format!("sqlite://{path}?mode=ro")).await
-        else {
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(file).read_only(true);
+        let Ok(mut connection) = sqlx::SqliteConnection::connect_with(&options).await else {
             return false;
         };
         let count: Result<i64, _> = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")

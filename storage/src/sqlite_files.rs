@@ -9,17 +9,23 @@ use std::fs::{DirBuilder, OpenOptions, Permissions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
+use percent_encoding::percent_decode_str;
+
 use super::StoreError;
 
-/// The file and the query of a `sqlite://FILE?…` URL.
+/// The file, as written (percent-encoded), and the query of a
+/// `sqlite://FILE?…` URL, split as sqlx splits it.
 fn sqlite_parts(url: &str) -> (&str, &str) {
-    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    let rest = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
     rest.split_once('?').unwrap_or((rest, ""))
 }
 
-/// The database file a `sqlite://` URL names.
+/// The database file a `sqlite://` URL names, decoded as sqlx decodes it
+/// (`%20` a space, `%3F` a `?`): the file core opens is the file its lock,
+/// its permissions and a backup name.
 pub fn sqlite_file(url: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(sqlite_parts(url).0)
+    let written = sqlite_parts(url).0;
+    std::path::PathBuf::from(percent_decode_str(written).decode_utf8_lossy().into_owned())
 }
 
 /// Adds `mode=rwc` (create when missing) to a SQLite URL, and for a URL
@@ -35,7 +41,7 @@ pub(super) fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
     }
     let mode = query.split('&').find_map(|pair| pair.strip_prefix("mode="));
     if path != ":memory:" && mode.is_none_or(|mode| mode == "rwc") {
-        make_private(Path::new(path))?;
+        make_private(&sqlite_file(url))?;
     }
     let query = match (mode, query.is_empty()) {
         (Some(_), _) => query.to_owned(),
@@ -110,6 +116,24 @@ mod tests {
         );
         assert_eq!(prepare_sqlite_url("sqlite://x.db?mode=ro").unwrap(), "sqlite://x.db?mode=ro");
         assert!(!Path::new("x.db").exists(), "a read-only URL creates nothing");
+    }
+
+    #[test]
+    fn the_file_is_the_one_sqlx_opens() {
+        assert_eq!(sqlite_file("sqlite://hado-data/hado.db"), Path::new("hado-data/hado.db"));
+        assert_eq!(sqlite_file("sqlite:hado.db?mode=rwc"), Path::new("hado.db"));
+        assert_eq!(sqlite_file("sqlite:///srv/hado.db"), Path::new("/srv/hado.db"));
+        assert_eq!(sqlite_file("sqlite:////srv/hado.db"), Path::new("//srv/hado.db"));
+        assert_eq!(
+            sqlite_file("sqlite://my%20data/h%3Fdo.db?mode=rwc"),
+            Path::new("my data/h?do.db")
+        );
+        // The folder and the file made are the decoded ones.
+        let folder = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/my%20data/hado.db", folder.path().display());
+        prepare_sqlite_url(&url).unwrap();
+        assert!(folder.path().join("my data/hado.db").is_file());
+        assert!(!folder.path().join("my%20data").exists());
     }
 
     #[test]

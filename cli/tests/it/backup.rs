@@ -108,8 +108,9 @@ const FIRST_RELEASE: i64 = 20261130000001;
 async fn a_backup_leaves_the_database_as_it_found_it() {
     let folder = tempfile::tempdir().unwrap();
     let ports = free_ports();
-    let file = folder.path().join("older").join("hado.db");
-    let url = format!("sqlite://{}", file.display());
+    // The URL names its folder as sqlx reads it, percent-encoded.
+    let file = folder.path().join("older data").join("hado.db");
+    let url = format!("sqlite://{}/older%20data/hado.db", folder.path().display());
     hado_storage::Store::migrate_to(&url, FIRST_RELEASE).await.unwrap();
     let before = std::fs::read(&file).unwrap();
 
@@ -119,6 +120,14 @@ async fn a_backup_leaves_the_database_as_it_found_it() {
     assert!(backed_up, "{output}");
     assert!(std::fs::read(&file).unwrap() == before, "the backup changed the file it copied");
     assert!(!Path::new(&format!("{}-wal", file.display())).exists(), "nothing is left to write");
+    let copy = std::fs::read(&backup).unwrap();
+    assert!(
+        copy.windows(16).any(|window| window == b"_sqlx_migrations"),
+        "the backup holds the database's tables ({} bytes)",
+        copy.len()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(backup.metadata().unwrap().permissions().mode() & 0o777, 0o600);
 
     let missing = folder.path().join("nowhere").join("hado.db");
     let missing_url = format!("sqlite://{}", missing.display());
@@ -127,6 +136,54 @@ async fn a_backup_leaves_the_database_as_it_found_it() {
         run(folder.path(), ports, Some(&missing_url), &["backup", elsewhere.to_str().unwrap()]);
     assert!(!refused && output.contains("there is no database at"), "{output}");
     assert!(!missing.exists() && !elsewhere.exists(), "a backup of nothing creates nothing");
+}
+
+/// A restore through a linked name replaces the file the link names, and
+/// removes that file's write-ahead log: SQLite keeps the log beside the
+/// file, and an old log left there would be replayed onto the backup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_through_a_link_replaces_the_file_and_its_log() {
+    let folder = tempfile::tempdir().unwrap();
+    let ports = free_ports();
+    let data = folder.path().join("data");
+    let real = format!("sqlite://{}/hado.db", data.display());
+    hado_storage::Store::migrate_to(&real, FIRST_RELEASE).await.unwrap();
+    let backup = folder.path().join("first.bin");
+    let (backed_up, output) =
+        run(folder.path(), ports, Some(&real), &["backup", backup.to_str().unwrap()]);
+    assert!(backed_up, "{output}");
+
+    // A source written after the backup, and its log kept as a core killed
+    // before a checkpoint leaves it (Python's sqlite3, a SQLite of its own).
+    let database = data.join("hado.db");
+    let stale_log = folder.path().join("stale-wal");
+    let sqlite = |script: &str| {
+        let output = Command::new("python3")
+            .args(["-c", script, database.to_str().unwrap(), stale_log.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    };
+    sqlite(
+        "import shutil, sqlite3, sys; db = sqlite3.connect(sys.argv[1]); \
+         db.execute('PRAGMA wal_autocheckpoint = 0'); \
+         db.execute(\"INSERT INTO sources (name, token_hash, created_at, updated_at) VALUES ('stale', 'x', 0, 0)\"); \
+         db.commit(); shutil.copy(sys.argv[1] + '-wal', sys.argv[2]); db.close()",
+    );
+    std::fs::copy(&stale_log, data.join("hado.db-wal")).unwrap();
+
+    std::os::unix::fs::symlink(&database, folder.path().join("linked.db")).unwrap();
+    let linked = format!("sqlite://{}/linked.db", folder.path().display());
+    let (restored, output) =
+        run(folder.path(), ports, Some(&linked), &["restore", backup.to_str().unwrap(), "--yes"]);
+    assert!(restored, "{output}");
+    let stale = sqlite(
+        "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); \
+         print(db.execute(\"SELECT count(*) FROM sources WHERE name = 'stale'\").fetchone()[0])",
+    );
+    assert_eq!(stale, "0", "the old log was replayed onto the restored file");
+    assert!(folder.path().join("linked.db").is_symlink(), "the link stays a link");
 }
 
 #[test]

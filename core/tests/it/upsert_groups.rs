@@ -360,9 +360,17 @@ impl Drop for DropRole {
         let dropping = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             runtime.expect("a runtime to drop the role").block_on(async {
-                let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
                 let statement = format!("DROP ROLE IF EXISTS {role}");
-                sqlx::query(sqlx::AssertSqlSafe(statement)).execute(&mut admin).await.unwrap();
+                let dropped = match sqlx::AnyConnection::connect(&admin_url).await {
+                    Ok(mut admin) => sqlx::query(sqlx::AssertSqlSafe(statement))
+                        .execute(&mut admin)
+                        .await
+                        .map(|_| ()),
+                    Err(error) => Err(error),
+                };
+                if let Err(error) = dropped {
+                    eprintln!("the test's role {role} was left behind: {error}");
+                }
             });
         });
         let _ = dropping.join();
