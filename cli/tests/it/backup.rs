@@ -143,6 +143,11 @@ async fn a_backup_leaves_the_database_as_it_found_it() {
 /// file, and an old log left there would be replayed onto the backup.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restore_through_a_link_replaces_the_file_and_its_log() {
+    const TEST: &str = "backup::a_restore_through_a_link_replaces_the_file_and_its_log";
+    let here = hado_testing::runs("python3", &["-c", "import sqlite3"]);
+    if !hado_testing::tool_available(TEST, here, "python3 with its sqlite3 module") {
+        return;
+    }
     let folder = tempfile::tempdir().unwrap();
     let ports = free_ports();
     let data = folder.path().join("data");
