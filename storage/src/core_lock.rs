@@ -98,15 +98,9 @@ impl CoreLock {
 /// a core given a linked name takes the same lock as one given the file's.
 /// A hard link is two names of one file that nothing can tell apart, and
 /// SQLite's own locks do not survive one either: it says not to make them.
+/// The file exists when this is asked (`take` makes it first).
 fn one_name(file: &Path) -> PathBuf {
-    if let Ok(canonical) = file.canonicalize() {
-        return canonical;
-    }
-    let folder = file.parent().filter(|folder| !folder.as_os_str().is_empty());
-    match (folder.unwrap_or(Path::new(".")).canonicalize(), file.file_name()) {
-        (Ok(folder), Some(name)) => folder.join(name),
-        _ => file.to_owned(),
-    }
+    file.canonicalize().unwrap_or_else(|_| file.to_owned())
 }
 
 /// The lock file beside the database `file`.

@@ -1,6 +1,6 @@
 //! Owns whether core's storage can be reached and written right now: the
-//! liveness row written (`Store::probe`) through each pool that writes, and a connection of its own
-//! opened past the pool (`Store::answers`). Core's probe (`storage_watch`)
+//! liveness row written (`Store::probe`) through each pool that writes,
+//! and a connection of its own opened past the pool (`Store::answers`). Core's probe (`storage_watch`)
 //! asks both, and its gRPC health follows the answer, so `/up` says 503
 //! while Postgres is down or the disk is full and 200 again once it
 //! recovers, with no restart. What a failed statement
