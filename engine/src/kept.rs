@@ -1,8 +1,8 @@
 //! Owns what core keeps in memory of who a credential names, so that a
 //! call does not read it from the database every time: which person an
 //! agent token or an OAuth access token names (the latter never past its
-//! expiry), which person a gateway's login is, and which source a source
-//! token names. On Postgres that read cost three round trips (the
+//! expiry), which person a login is (a gateway's, or the person a source
+//! writes for, `upsert_group`), and which source a source token names. On Postgres that read cost three round trips (the
 //! pool pings a connection as it hands it out and as it takes it back),
 //! and on SQLite two hand-offs to a reader's thread.
 //!

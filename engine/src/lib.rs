@@ -173,6 +173,7 @@ impl Engine {
             clock.clone(),
             (default_zone, default_locale),
             alarm.clone(),
+            kept.clone(),
         );
         Ok(Self {
             store,

@@ -76,24 +76,6 @@ pub(super) fn parse_item(
     }
 }
 
-/// Inserts the waiting new events and fills in their reports' ids.
-pub(super) async fn insert_waiting(
-    connection: &mut impl Connection,
-    inserts: &mut Vec<(RowKey<'_>, EventWrite<'_>, usize)>,
-    reports: &mut [UpsertReport],
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    if inserts.is_empty() {
-        return Ok(());
-    }
-    let rows: Vec<_> = inserts.iter().map(|(key, write, _)| (*key, *write, now)).collect();
-    let ids = events::insert_many(connection, &rows).await?;
-    for ((_, _, report), id) in inserts.drain(..).zip(ids) {
-        reports[report].id = id;
-    }
-    Ok(())
-}
-
 /// The one upsert decision, shared by sources and the user's own events:
 /// what the item does to the stored event (if any), its new lifecycle, its
 /// place on the reminder ladder and its next check. Writes nothing.

@@ -1,14 +1,17 @@
 //! Owns what a group of sources' upserts (REST `POST /api/events`, gRPC
-//! `UpsertEvents`) does in its one transaction: their people read in one
-//! statement, their stored events in one per source, their new rows in one
-//! `INSERT`, and one commit, with each call answered with its own reports.
-//! Forming the groups, and their guards, are `storage::group_commit`'s:
-//! a source is a lane, and a call weighs its items.
+//! `UpsertEvents`) does in its one transaction: their people taken from
+//! what core keeps (read in one statement when it keeps none), their new
+//! rows in one `INSERT` that passes over keys already taken, those events
+//! read in one statement per source and written one by one, and one
+//! commit, with each call answered with its own reports. Forming the
+//! groups, and their guards, are `storage::group_commit`'s: a source is a
+//! lane, and a call weighs its items.
 //!
 //! A call that arrives alone costs what it did before grouping; calls that
 //! arrive together (up to 64 calls and 1000 items) share the writer's
 //! statements and its commit, so the writer's cost grows with the groups,
-//! not with the callers.
+//! not with the callers. A group of new events for known people is three
+//! round trips: `BEGIN`, the `INSERT` and `COMMIT`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -17,15 +20,16 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::clock::Clock;
+use crate::kept::Kept;
 use crate::loops::Alarm;
-use crate::upsert::{self, UpsertReport};
+use crate::upsert::{self, Decision, UpsertReport};
 use hado_domain::event::EventSpec;
 use hado_domain::fields::{Login, SourceRef, Topic};
 use hado_domain::profile::Locale;
 use hado_domain::reminders;
 use hado_domain::user::UserRecord;
 use hado_storage::group_commit::{Apply, GroupCommit, Limits};
-use hado_storage::{EventWrite, RowKey, Store, StoreError, events, users};
+use hado_storage::{RowKey, Store, StoreError, events, users};
 
 /// How big a group may grow: a call that would pass the items waits for
 /// the next group (a call is never split), so that one transaction holds
@@ -48,6 +52,8 @@ pub(super) struct Applier {
     clock: Arc<dyn Clock>,
     defaults: (Tz, Locale),
     alarm: Arc<Alarm>,
+    /// Who a login is, as this core keeps it.
+    kept: Arc<Kept>,
 }
 
 /// The queue in front of the grouping task; each `submit` applies one
@@ -60,8 +66,9 @@ pub(super) fn start(
     clock: Arc<dyn Clock>,
     defaults: (Tz, Locale),
     alarm: Arc<Alarm>,
+    kept: Arc<Kept>,
 ) -> UpsertGroups {
-    GroupCommit::start(Applier { store, clock, defaults, alarm }, LIMITS)
+    GroupCommit::start(Applier { store, clock, defaults, alarm, kept }, LIMITS)
 }
 
 impl Apply for Applier {
@@ -85,70 +92,89 @@ impl Apply for Applier {
 impl Applier {
     /// Applies the calls' items, in order, in one transaction; the reports
     /// come back in the same order.
+    ///
+    /// Each key's first item is tried as a new event, all of them in one
+    /// `INSERT` that passes over the keys already taken. Only those are
+    /// read, and only they and a key's repeats (which meet its first
+    /// write) are written one by one. A group of new events for people this
+    /// core knows costs one statement between `BEGIN` and `COMMIT`.
     async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
         let items: Vec<&Item> = calls.iter().flatten().collect();
         let now = self.clock.now();
         let mut transaction = self.store.begin_grouped_write().await?;
         let people = self.people(&mut transaction, &items, now).await?;
+        let user = |item: &Item| &people[item.login.as_str()];
         let keys: Vec<RowKey<'_>> = items
             .iter()
             .map(|item| RowKey {
-                user_id: people[item.login.as_str()].id,
+                user_id: user(item).id,
                 source_id: item.source_id,
                 source_ref: item.source_ref.as_str(),
                 topic: item.topic.as_str(),
             })
             .collect();
-        // Every stored event the group names, in one query per source.
-        let mut stored = events::find_taken(&mut transaction, &keys).await?;
-        let mut reports = Vec::with_capacity(items.len());
-        // New events wait here and go in together, a few hundred rows to a
-        // statement; their reports wait for their ids.
-        let mut inserts: Vec<(RowKey<'_>, EventWrite<'_>, usize)> = Vec::new();
         let mut seen = HashSet::new();
+        let first: Vec<bool> = keys.iter().map(|key| seen.insert(key.owned())).collect();
+        let new: Vec<(usize, Decision)> = (0..items.len())
+            .filter(|&at| first[at])
+            .map(|at| (at, upsert::decide(user(items[at]), None, &items[at].spec, now)))
+            .collect();
+        let rows: Vec<_> = new
+            .iter()
+            .map(|(at, decision)| (keys[*at], decision.write(&items[*at].spec), now))
+            .collect();
+        let ids = events::insert_new(&mut transaction, &rows).await?;
+        let mut reports: Vec<Option<UpsertReport>> = vec![None; items.len()];
         let mut earliest_check = None;
-        for (item, key) in items.iter().zip(&keys) {
-            let user = &people[item.login.as_str()];
-            let existing = if seen.insert(key.owned()) {
-                stored.remove(&key.owned())
-            } else {
-                // A key named twice (in one call or two) meets its first write.
-                upsert::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
-                events::find_by_key(&mut transaction, *key).await?
-            };
-            let decision = upsert::decide(user, existing.as_ref(), &item.spec, now);
-            earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
-            match existing {
-                None => {
-                    inserts.push((*key, decision.write(&item.spec), reports.len()));
-                    reports.push(UpsertReport {
-                        id: 0,
+        let mut taken = Vec::new();
+        for ((at, decision), id) in new.iter().zip(ids) {
+            match id {
+                Some(id) => {
+                    earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
+                    reports[*at] = Some(UpsertReport {
+                        id,
                         outcome: decision.outcome,
                         state: decision.lifecycle.state,
                     });
                 }
-                Some(record) => reports.push(
-                    upsert::write_decision(
-                        &mut transaction,
-                        *key,
-                        Some(&record),
-                        &item.spec,
-                        &decision,
-                        now,
-                    )
-                    .await?,
-                ),
+                None => taken.push(keys[*at]),
             }
         }
-        upsert::insert_waiting(&mut transaction, &mut inserts, &mut reports, now).await?;
+        // The stored events whose keys were taken, in one query per source.
+        let mut stored = events::find_taken(&mut transaction, &taken).await?;
+        for (at, (item, key)) in items.iter().zip(&keys).enumerate() {
+            if reports[at].is_some() {
+                continue;
+            }
+            let existing = if first[at] {
+                stored.remove(&key.owned())
+            } else {
+                // A key named twice (in one call or two) meets its first write.
+                events::find_by_key(&mut transaction, *key).await?
+            };
+            let decision = upsert::decide(user(item), existing.as_ref(), &item.spec, now);
+            earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
+            reports[at] = Some(
+                upsert::write_decision(
+                    &mut transaction,
+                    *key,
+                    existing.as_ref(),
+                    &item.spec,
+                    &decision,
+                    now,
+                )
+                .await?,
+            );
+        }
         transaction.commit().await?;
         self.alarm.checks_written(earliest_check, now);
-        Ok(reports)
+        Ok(reports.into_iter().map(|report| report.expect("every item was written")).collect())
     }
 
-    /// The group's people, by login: the known ones read together, and a
-    /// newcomer (a source may write for someone who has never opened the
-    /// inbox) made with the default settings.
+    /// The group's people, by login: those this core keeps taken from its
+    /// memory, the other known ones read together, and a newcomer (a
+    /// source may write for someone who has never opened the inbox) made
+    /// with the default settings.
     async fn people(
         &self,
         connection: &mut impl hado_storage::Connection,
@@ -158,7 +184,22 @@ impl Applier {
         let mut logins: Vec<&str> = items.iter().map(|item| item.login.as_str()).collect();
         logins.sort_unstable();
         logins.dedup();
-        let mut people = users::find_users(connection, &logins).await?;
+        let mut people = HashMap::with_capacity(logins.len());
+        logins.retain(|login| match self.kept.login(login) {
+            Some(user) => {
+                people.insert((*login).to_owned(), user);
+                false
+            }
+            None => true,
+        });
+        if logins.is_empty() {
+            return Ok(people);
+        }
+        let began = self.kept.reading();
+        for (login, user) in users::find_users(connection, &logins).await? {
+            self.kept.keep_login(began, user.clone());
+            people.insert(login, user);
+        }
         for item in items {
             if !people.contains_key(item.login.as_str()) {
                 let user = users::ensure_user(connection, &item.login, self.defaults, now).await?;

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use sqlx::{Connection, PgConnection};
 use tonic::Code;
 
-use hado_proto::v1::{GetProfileRequest, UpdateProfileRequest, UserLogin};
+use hado_proto::v1::{
+    EventState, GetProfileRequest, UpdateProfileRequest, UpsertEventsRequest, UserLogin,
+};
 use hado_testing::{Backend, TestCore};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
@@ -324,4 +326,70 @@ async fn only_a_real_change_tells_the_cores_to_forget() {
 
     drop(listening);
     core.stop().await;
+}
+
+/// The state a push on `core` gives anna's new event due on the 1st (a
+/// date): today where her day is the 1st, not yet where it is the 30th.
+async fn pushed_state(core: &TestCore, source: &str, source_ref: &str) -> EventState {
+    let event = hado_testing::source_event("anna", source_ref, "Visa", "2026-12-01");
+    let mut ingest = core.ingest(source);
+    let reply = ingest.upsert_events(UpsertEventsRequest { events: vec![event] }).await;
+    let result = reply.expect("the push goes through").into_inner().results[0];
+    EventState::try_from(result.state).expect("a known state")
+}
+
+/// A source's push takes the person from what its core keeps, as a token
+/// check does (a group of new events for known people reads no one), and a
+/// new zone chosen through one core reaches the next push on every other
+/// within a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_takes_the_person_its_core_keeps_until_a_new_zone_is_heard() {
+    let Some((first, second, third, mut connection)) =
+        three_cores("a_push_takes_the_person_its_core_keeps_until_a_new_zone_is_heard").await
+    else {
+        return;
+    };
+    let cores = [&first, &second, &third];
+    let source = first.source_token("docs").await;
+    // At 10:00 UTC on the 1st, an event due on the 1st is today's. The
+    // first push makes anna; each core keeps her from its next.
+    for (n, core) in cores.iter().enumerate() {
+        for push in ["first", "again"] {
+            let state = pushed_state(core, &source, &format!("{push}-{n}")).await;
+            assert_eq!(state, EventState::Today);
+        }
+    }
+
+    // Moved behind the cores' backs to Pago Pago (UTC−11), where it is
+    // still the 30th: each core pushes for the person it kept.
+    sqlx::raw_sql(
+        "SET session_replication_role = replica; \
+         UPDATE users SET tz = 'Pacific/Pago_Pago', tz_chosen = 1 WHERE login = 'anna'; \
+         SET session_replication_role = DEFAULT;",
+    )
+    .execute(&mut connection)
+    .await
+    .unwrap();
+    for (n, core) in cores.iter().enumerate() {
+        let state = pushed_state(core, &source, &format!("kept-{n}")).await;
+        assert_eq!(state, EventState::Today, "core {n} kept anna as it read her");
+    }
+
+    // Niue (UTC−11 too) chosen through the first core: at once there, and
+    // within a second on the others.
+    let zone = UpdateProfileRequest { tz: Some("Pacific/Niue".into()), ..Default::default() };
+    first.inbox_as("anna").update_profile(zone).await.unwrap();
+    assert_ne!(pushed_state(&first, &source, "heard-0").await, EventState::Today);
+    for (n, core) in [(1, &second), (2, &third)] {
+        let mut tries = 0;
+        within_a_second("a new zone reaches another core's push", || {
+            tries += 1;
+            let source_ref = format!("heard-{n}-{tries}");
+            let source = &source;
+            async move { pushed_state(core, source, &source_ref).await != EventState::Today }
+        })
+        .await;
+    }
+
+    stop([first, second, third]).await;
 }
