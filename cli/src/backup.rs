@@ -91,7 +91,10 @@ pub(crate) async fn restore(
     match Backend::from_url(&url)? {
         Backend::Sqlite => {
             // Check that the file is a Hado database before anything is replaced.
-            if !Store::is_hado_sqlite(file).await {
+            if !Store::is_hado_sqlite(file)
+                .await
+                .with_context(|| format!("cannot read {}", file.display()))?
+            {
                 bail!("{} is not a Hado database", file.display());
             }
             let named = hado_storage::sqlite_file(&url);

@@ -171,7 +171,7 @@ impl Store {
                 database.display()
             )));
         }
-        if !Self::is_hado_sqlite(&database).await {
+        if !Self::is_hado_sqlite(&database).await? {
             return Err(StoreError::BadUrl(format!(
                 "{} is not a Hado database",
                 database.display()
@@ -209,17 +209,31 @@ impl Store {
         Ok(())
     }
 
-    /// Whether `file` is a SQLite database that Hado's migrations made.
-    pub async fn is_hado_sqlite(file: &std::path::Path) -> bool {
+    /// Whether `file` is a SQLite database that Hado's migrations made:
+    /// `false` for a file SQLite does not take for a database, or one
+    /// without Hado's migrations; an error naming its cause when the file
+    /// cannot be opened or read (locked past the wait, say), so that a
+    /// database is never called "not Hado's" for a reason it does not show.
+    pub async fn is_hado_sqlite(file: &std::path::Path) -> Result<bool, StoreError> {
+        // SQLITE_ERROR (here: no such table) and SQLITE_NOTADB.
+        let not_hado = |error: sqlx::Error| match &error {
+            sqlx::Error::Database(database)
+                if matches!(database.code().as_deref(), Some("1" | "26")) =>
+            {
+                Ok(false)
+            }
+            _ => Err(StoreError::Connect(error)),
+        };
         let options = sqlx::sqlite::SqliteConnectOptions::new().filename(file).read_only(true);
-        let Ok(mut connection) = sqlx::SqliteConnection::connect_with(&options).await else {
-            return false;
+        let mut connection = match sqlx::SqliteConnection::connect_with(&options).await {
+            Ok(connection) => connection,
+            Err(error) => return not_hado(error),
         };
         let count: Result<i64, _> = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
             .fetch_one(&mut connection)
             .await;
         let _ = connection.close().await;
-        count.is_ok_and(|count| count > 0)
+        count.map(|count| count > 0).or_else(not_hado)
     }
 
     async fn open(url: &str) -> Result<Self, StoreError> {
@@ -374,6 +388,39 @@ mod tests {
         );
         // Each half's rows are counted from its co-routine; no table is scanned.
         assert!(!plan.iter().any(|step| step.starts_with("SCAN e")), "{plan:?}");
+    }
+
+    #[tokio::test]
+    async fn a_file_is_hados_or_not_and_one_that_cannot_be_read_says_why() {
+        let folder = tempfile::tempdir().unwrap();
+        let text = folder.path().join("notes.txt");
+        std::fs::write(
+            &text,
+            "not a database, and long enough to have a header of its own\n".repeat(20),
+        )
+        .unwrap();
+        assert!(!Store::is_hado_sqlite(&text).await.unwrap(), "a text file");
+        let other = folder.path().join("other.db");
+        let url = format!("sqlite://{}?mode=rwc", other.display());
+        let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query("CREATE TABLE things (id INTEGER)").execute(&mut connection).await.unwrap();
+        connection.close().await.unwrap();
+        assert!(!Store::is_hado_sqlite(&other).await.unwrap(), "another program's database");
+
+        let hado = folder.path().join("hado.db");
+        Store::connect(&format!("sqlite://{}", hado.display())).await.unwrap().close().await;
+        assert!(Store::is_hado_sqlite(&hado).await.unwrap());
+        // Held by another connection past the wait: an error that says so,
+        // not "not a Hado database".
+        let mut holder =
+            sqlx::SqliteConnection::connect(&format!("sqlite://{}", hado.display())).await.unwrap();
+        sqlx::raw_sql("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; DELETE FROM users;")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let error = Store::is_hado_sqlite(&hado).await.unwrap_err();
+        assert!(error.to_string().contains("locked"), "{error}");
+        holder.close().await.unwrap();
     }
 
     #[tokio::test]
