@@ -20,9 +20,14 @@
 //!
 //! A read that began before a change is not kept, and nothing is kept
 //! longer than [`KEPT`], a bound for a change made past the triggers (by
-//! hand in the database). A credential that names no one is never kept,
-//! so a caller trying tokens cannot fill this memory, and a new token
-//! works at once.
+//! hand in the database). While a change is being written on this core,
+//! nothing kept is used: a call then reads what it needs, so that a write
+//! that follows the change (a source's new event for a person whose zone
+//! just changed) never uses what the change ends. A credential that names
+//! no one is never kept, so a caller trying tokens cannot fill this memory,
+//! and a new token works at once. The people sources write for are kept
+//! apart from the logins gateways call with, so that a source writing for
+//! thousands of people cannot push the callers out.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -76,13 +81,18 @@ struct Known {
     agent_tokens: HashMap<String, (AgentTokenUser, Instant)>,
     /// By the token's hash: the person, and when the token expires.
     access_tokens: HashMap<String, ((UserRecord, DateTime<Utc>), Instant)>,
-    /// By the login.
+    /// By the login: the people gateways call for.
     logins: HashMap<String, (UserRecord, Instant)>,
+    /// By the login: the people sources write for.
+    people: HashMap<String, (UserRecord, Instant)>,
     /// By the token's hash.
     sources: HashMap<String, (SourceCaller, Instant)>,
     /// Counts the times everything was forgotten, so that a read that
     /// began before the last time is not kept.
     forgotten: u64,
+    /// Changes being written on this core ([`Kept::forgetting`]): while
+    /// there are any, nothing is used or kept.
+    changing: usize,
 }
 
 impl Known {
@@ -90,14 +100,19 @@ impl Known {
         self.agent_tokens.clear();
         self.access_tokens.clear();
         self.logins.clear();
+        self.people.clear();
         self.sources.clear();
         self.forgotten += 1;
     }
 }
 
-fn fresh<T: Clone>(entry: Option<&(T, Instant)>) -> Option<T> {
-    let (value, read) = entry?;
-    (read.elapsed() < KEPT).then(|| value.clone())
+impl Known {
+    /// What is kept in `map` under `key`, if it may be used: read less
+    /// than [`KEPT`] ago, and no change is being written.
+    fn fresh<T: Clone>(&self, map: &HashMap<String, (T, Instant)>, key: &str) -> Option<T> {
+        let (value, read) = map.get(key)?;
+        (self.changing == 0 && read.elapsed() < KEPT).then(|| value.clone())
+    }
 }
 
 fn insert<T>(map: &mut HashMap<String, (T, Instant)>, key: String, value: T, at: Instant) {
@@ -123,21 +138,31 @@ impl Kept {
     }
 
     pub(super) fn agent_token(&self, hash: &str) -> Option<AgentTokenUser> {
-        fresh(self.lock().agent_tokens.get(hash))
+        let known = self.lock();
+        known.fresh(&known.agent_tokens, hash)
     }
 
     /// The person an OAuth access token names, while it has not expired at `now`.
     pub(super) fn access_token(&self, hash: &str, now: DateTime<Utc>) -> Option<UserRecord> {
-        let (user, expires_at) = fresh(self.lock().access_tokens.get(hash))?;
+        let known = self.lock();
+        let (user, expires_at) = known.fresh(&known.access_tokens, hash)?;
         (now < expires_at).then_some(user)
     }
 
     pub(super) fn login(&self, login: &str) -> Option<UserRecord> {
-        fresh(self.lock().logins.get(login))
+        let known = self.lock();
+        known.fresh(&known.logins, login)
+    }
+
+    /// A person a source writes for: as a gateway's login or as a source's.
+    pub(super) fn person(&self, login: &str) -> Option<UserRecord> {
+        let known = self.lock();
+        known.fresh(&known.logins, login).or_else(|| known.fresh(&known.people, login))
     }
 
     pub(super) fn source(&self, hash: &str) -> Option<SourceCaller> {
-        fresh(self.lock().sources.get(hash))
+        let known = self.lock();
+        known.fresh(&known.sources, hash)
     }
 
     /// Marks the start of a read from the database, for the `keep_*` methods.
@@ -151,7 +176,8 @@ impl Kept {
     /// lengthen [`KEPT`].
     fn may_keep(&self, began: Reading) -> Option<std::sync::MutexGuard<'_, Known>> {
         let known = self.lock();
-        (known.keeping && known.forgotten == began.forgotten).then_some(known)
+        (known.keeping && known.changing == 0 && known.forgotten == began.forgotten)
+            .then_some(known)
     }
 
     pub(super) fn keep_agent_token(&self, began: Reading, hash: String, found: AgentTokenUser) {
@@ -178,6 +204,12 @@ impl Kept {
         }
     }
 
+    pub(super) fn keep_person(&self, began: Reading, user: UserRecord) {
+        if let Some(mut known) = self.may_keep(began) {
+            insert(&mut known.people, user.login.as_str().to_owned(), user, began.at);
+        }
+    }
+
     pub(super) fn keep_source(&self, began: Reading, hash: String, source: SourceCaller) {
         if let Some(mut known) = self.may_keep(began) {
             insert(&mut known.sources, hash, source, began.at);
@@ -196,12 +228,15 @@ impl Kept {
         self.lock().forget_all();
     }
 
-    /// Forgets everything when the returned guard is dropped. A write that
-    /// changes a token, a source or a person holds it, so that its change
-    /// is forgotten even when the call is given up (its future dropped, as
-    /// when the caller goes away) after the write committed but before the
-    /// call went on: on SQLite nothing else would tell this core.
+    /// Forgets everything when the returned guard is dropped, and uses and
+    /// keeps nothing until then. A write that changes a token, a source or
+    /// a person holds it from before it begins until after it commits, so
+    /// that no call on this core uses what it is ending meanwhile, and its
+    /// change is forgotten even when the call is given up (its future
+    /// dropped, as when the caller goes away) after the write committed but
+    /// before the call went on: on SQLite nothing else would tell this core.
     pub(super) fn forgetting(&self) -> Forgetting<'_> {
+        self.lock().changing += 1;
         Forgetting(self)
     }
 
@@ -218,7 +253,9 @@ pub(super) struct Forgetting<'a>(&'a Kept);
 
 impl Drop for Forgetting<'_> {
     fn drop(&mut self) {
-        self.0.forget_all();
+        let mut known = self.0.lock();
+        known.forget_all();
+        known.changing -= 1;
     }
 }
 
@@ -323,17 +360,7 @@ mod tests {
     #[test]
     fn an_access_token_is_kept_only_until_it_expires() {
         let kept = Kept::keeping();
-        let anna = UserRecord {
-            id: 1,
-            login: hado_domain::fields::Login::from_stored("anna".into()),
-            zone: chrono_tz::UTC,
-            zone_chosen: false,
-            quiet: hado_domain::checkpoints::QuietHours {
-                start: chrono::NaiveTime::MIN,
-                end: chrono::NaiveTime::MIN,
-            },
-            locale: hado_domain::profile::Locale::En,
-        };
+        let anna = person(1, "anna");
         let expires = DateTime::<Utc>::from_timestamp(3_600, 0).unwrap();
         kept.keep_access_token(kept.reading(), "hash".into(), anna, expires);
         let before = expires - chrono::Duration::seconds(1);
@@ -355,9 +382,39 @@ mod tests {
         let waker = std::task::Waker::noop();
         let polled = write.as_mut().poll(&mut std::task::Context::from_waker(waker));
         assert!(polled.is_pending());
-        assert!(kept.source("hash").is_some(), "kept while the write is under way");
+        assert!(kept.source("hash").is_none(), "not used while the write is under way");
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_none(), "nor kept");
         drop(write);
         assert!(kept.source("hash").is_none(), "forgotten once the write is given up");
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_some(), "kept again after it");
+    }
+
+    fn person(id: i64, login: &str) -> UserRecord {
+        UserRecord {
+            id,
+            login: hado_domain::fields::Login::from_stored(login.into()),
+            zone: chrono_tz::UTC,
+            zone_chosen: false,
+            quiet: hado_domain::checkpoints::QuietHours {
+                start: chrono::NaiveTime::MIN,
+                end: chrono::NaiveTime::MIN,
+            },
+            locale: hado_domain::profile::Locale::En,
+        }
+    }
+
+    #[test]
+    fn a_source_writing_for_thousands_does_not_push_out_the_callers() {
+        let kept = Kept::keeping();
+        kept.keep_login(kept.reading(), person(1, "anna"));
+        for id in 2..=(2 * MOST as i64) {
+            kept.keep_person(kept.reading(), person(id, &format!("person{id}")));
+        }
+        assert_eq!(kept.login("anna").map(|user| user.id), Some(1), "the caller is still kept");
+        assert_eq!(kept.person("anna").map(|user| user.id), Some(1), "and found for a source");
+        assert!(kept.login("person5").is_none(), "a source's people are not callers");
     }
 
     #[test]

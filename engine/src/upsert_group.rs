@@ -1,6 +1,6 @@
 //! Owns what a group of sources' upserts (REST `POST /api/events`, gRPC
 //! `UpsertEvents`) does in its one transaction: their people taken from
-//! what core keeps (read in one statement when it keeps none), their new
+//! what core keeps (those it does not keep read in one statement), their new
 //! rows in one `INSERT` that passes over keys already taken, those events
 //! read in one statement per source and written one by one, and one
 //! commit, with each call answered with its own reports. Forming the
@@ -10,8 +10,9 @@
 //! A call that arrives alone costs what it did before grouping; calls that
 //! arrive together (up to 64 calls and 1000 items) share the writer's
 //! statements and its commit, so the writer's cost grows with the groups,
-//! not with the callers. A group of new events for known people is three
-//! round trips: `BEGIN`, the `INSERT` and `COMMIT`.
+//! not with the callers. A group of new events for people core keeps is
+//! `BEGIN`, the `INSERT` and `COMMIT` (and, on Postgres, the pool's ping as
+//! it hands out the connection).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -97,7 +98,7 @@ impl Applier {
     /// `INSERT` that passes over the keys already taken. Only those are
     /// read, and only they and a key's repeats (which meet its first
     /// write) are written one by one. A group of new events for people this
-    /// core knows costs one statement between `BEGIN` and `COMMIT`.
+    /// core keeps costs one statement between `BEGIN` and `COMMIT`.
     async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
         let items: Vec<&Item> = calls.iter().flatten().collect();
         let now = self.clock.now();
@@ -185,7 +186,7 @@ impl Applier {
         logins.sort_unstable();
         logins.dedup();
         let mut people = HashMap::with_capacity(logins.len());
-        logins.retain(|login| match self.kept.login(login) {
+        logins.retain(|login| match self.kept.person(login) {
             Some(user) => {
                 people.insert((*login).to_owned(), user);
                 false
@@ -197,7 +198,7 @@ impl Applier {
         }
         let began = self.kept.reading();
         for (login, user) in users::find_users(connection, &logins).await? {
-            self.kept.keep_login(began, user.clone());
+            self.kept.keep_person(began, user.clone());
             people.insert(login, user);
         }
         for item in items {

@@ -14,8 +14,19 @@ use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
 pub(crate) const HADO: &str = env!("CARGO_BIN_EXE_hado");
 
+/// A free port on loopback, never one handed out before in this test
+/// process. A port let go at once may be handed out again by the next bind:
+/// two tests running side by side then start two processes on one port, the
+/// second fails to listen, and the first answers in its place until it stops.
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static HANDED_OUT: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if HANDED_OUT.lock().unwrap().insert(port) {
+            return port;
+        }
+    }
 }
 
 /// The ports one `hado up` listens on.
@@ -28,13 +39,14 @@ pub(crate) struct Ports {
     pub metrics: [u16; 3],
 }
 
-/// Six distinct free ports: each listener is held until all are chosen, since
-/// a port let go at once may be handed out again by the next bind.
+/// Six distinct free ports ([`free_port`]).
 pub(crate) fn free_ports() -> Ports {
-    let listeners: Vec<std::net::TcpListener> =
-        (0..6).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-    let port = |index: usize| listeners[index].local_addr().unwrap().port();
-    Ports { grpc: port(0), mcp: port(1), http: port(2), metrics: [port(3), port(4), port(5)] }
+    Ports {
+        grpc: free_port(),
+        mcp: free_port(),
+        http: free_port(),
+        metrics: [free_port(), free_port(), free_port()],
+    }
 }
 
 pub(crate) fn hado(folder: &Path, ports: Ports) -> Command {

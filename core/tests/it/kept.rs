@@ -68,6 +68,16 @@ async fn listener_pid(connection: &mut PgConnection) -> Option<i32> {
     .unwrap()
 }
 
+/// How many cores listen for changes on the database.
+async fn listeners(connection: &mut PgConnection) -> i64 {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hado-core-kept'",
+    )
+    .fetch_one(&mut *connection)
+    .await
+    .unwrap()
+}
+
 /// Issues `login`'s agent token on `core`, and waits for the change's
 /// notice to reach every core listening (the issuing one forgot at once;
 /// each forgets again when the notice arrives), so that what a core reads
@@ -350,7 +360,17 @@ async fn a_push_takes_the_person_its_core_keeps_until_a_new_zone_is_heard() {
         return;
     };
     let cores = [&first, &second, &third];
+    // Every core listening, and the new source's notice heard by each, so
+    // that what they keep next stays kept.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while listeners(&mut connection).await < 3 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("every core listens for changes");
     let source = first.source_token("docs").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     // At 10:00 UTC on the 1st, an event due on the 1st is today's. The
     // first push makes anna; each core keeps her from its next.
     for (n, core) in cores.iter().enumerate() {
@@ -375,18 +395,19 @@ async fn a_push_takes_the_person_its_core_keeps_until_a_new_zone_is_heard() {
         assert_eq!(state, EventState::Today, "core {n} kept anna as it read her");
     }
 
-    // Niue (UTC−11 too) chosen through the first core: at once there, and
-    // within a second on the others.
-    let zone = UpdateProfileRequest { tz: Some("Pacific/Niue".into()), ..Default::default() };
+    // Kiritimati (UTC+14, already the 2nd, so the event is overdue) chosen
+    // through the first core: at once there, and within a second on the
+    // others.
+    let zone = UpdateProfileRequest { tz: Some("Pacific/Kiritimati".into()), ..Default::default() };
     first.inbox_as("anna").update_profile(zone).await.unwrap();
-    assert_ne!(pushed_state(&first, &source, "heard-0").await, EventState::Today);
+    assert_eq!(pushed_state(&first, &source, "heard-0").await, EventState::Overdue);
     for (n, core) in [(1, &second), (2, &third)] {
         let mut tries = 0;
         within_a_second("a new zone reaches another core's push", || {
             tries += 1;
             let source_ref = format!("heard-{n}-{tries}");
             let source = &source;
-            async move { pushed_state(core, source, &source_ref).await != EventState::Today }
+            async move { pushed_state(core, source, &source_ref).await == EventState::Overdue }
         })
         .await;
     }

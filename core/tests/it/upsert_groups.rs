@@ -6,7 +6,9 @@
 use futures::future::join_all;
 
 use hado_domain::event::{Outcome, RawFields};
-use hado_engine::SourceItem;
+use hado_domain::state::State;
+use hado_engine::{ProfilePatch, SourceItem};
+
 use hado_engine::error::CoreError;
 use hado_testing::{Backend, TestEngine};
 
@@ -220,7 +222,35 @@ async fn a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call(ba
     test.stop().await;
 }
 
+/// A group takes its people from what core keeps; a new zone saved on the
+/// same core reaches the very next push. At 10:00 UTC on the 1st, an event
+/// due on the 1st is today's, and overdue in Kiritimati (UTC+14, the 2nd).
+async fn a_new_zone_reaches_the_next_push_at_once(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    let due_on_the_first = |source_ref: &str| SourceItem {
+        fields: RawFields {
+            due_at: "2026-12-01".into(),
+            ..item("anna", source_ref, "Visa").fields
+        },
+        ..item("anna", source_ref, "Visa")
+    };
+    for source_ref in ["makes-anna", "keeps-anna"] {
+        let reports = engine.upsert_batch(&docs, &[due_on_the_first(source_ref)]).await.unwrap();
+        assert_eq!(reports[0].state, State::Today);
+    }
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    engine.update_profile(&anna, &zone).await.unwrap();
+    let reports = engine.upsert_batch(&docs, &[due_on_the_first("after")]).await.unwrap();
+    assert_eq!(reports[0].state, State::Overdue, "the next push is in the new zone");
+    test.stop().await;
+}
+
 hado_testing::on_both_backends!(
+    a_new_zone_reaches_the_next_push_at_once,
     a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call,
     calls_arriving_together_each_get_their_own_reports,
     a_call_the_database_refuses_fails_alone,
