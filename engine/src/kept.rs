@@ -7,7 +7,8 @@
 //! and on SQLite two hand-offs to a reader's thread.
 //!
 //! What is kept is forgotten, all of it at once, whenever a token, a
-//! source or a person changes:
+//! source or a person changes (an OAuth grant that ends, by a refresh or a
+//! disconnection, forgets only the access tokens issued under it):
 //! - on the core that made the change, at once;
 //! - on Postgres, on every core: the database's triggers `NOTIFY` the
 //!   change in the writing transaction (`migrations/postgres/…_kept.sql`),
@@ -60,6 +61,15 @@ pub(super) struct Reading {
     at: Instant,
 }
 
+/// What an OAuth access token names: its person, its expiry, and the grant
+/// (one app signed in as the person) it was issued under.
+#[derive(Clone, Debug)]
+pub(super) struct AccessToken {
+    pub(super) user: UserRecord,
+    pub(super) expires_at: DateTime<Utc>,
+    pub(super) grant: i64,
+}
+
 /// A person an agent token names, and when the token's use was last written.
 #[derive(Clone, Debug)]
 pub(super) struct AgentTokenUser {
@@ -79,8 +89,9 @@ struct Known {
     keeping: bool,
     /// By the token's hash.
     agent_tokens: HashMap<String, (AgentTokenUser, Instant)>,
-    /// By the token's hash: the person, and when the token expires.
-    access_tokens: HashMap<String, ((UserRecord, DateTime<Utc>), Instant)>,
+    /// By the token's hash: the person, when the token expires, and the
+    /// grant it was issued under.
+    access_tokens: HashMap<String, (AccessToken, Instant)>,
     /// By the login: the people gateways call for.
     logins: HashMap<String, (UserRecord, Instant)>,
     /// By the login: the people sources write for.
@@ -96,6 +107,13 @@ struct Known {
 }
 
 impl Known {
+    /// Forgets the access tokens issued under `grants`, and counts it as a
+    /// forgetting, so that a read under way is not kept.
+    fn forget_grants(&mut self, grants: &[i64]) {
+        self.access_tokens.retain(|_, (token, _)| !grants.contains(&token.grant));
+        self.forgotten += 1;
+    }
+
     fn forget_all(&mut self) {
         self.agent_tokens.clear();
         self.access_tokens.clear();
@@ -145,8 +163,8 @@ impl Kept {
     /// The person an OAuth access token names, while it has not expired at `now`.
     pub(super) fn access_token(&self, hash: &str, now: DateTime<Utc>) -> Option<UserRecord> {
         let known = self.lock();
-        let (user, expires_at) = known.fresh(&known.access_tokens, hash)?;
-        (now < expires_at).then_some(user)
+        let token = known.fresh(&known.access_tokens, hash)?;
+        (now < token.expires_at).then_some(token.user)
     }
 
     pub(super) fn login(&self, login: &str) -> Option<UserRecord> {
@@ -186,15 +204,9 @@ impl Kept {
         }
     }
 
-    pub(super) fn keep_access_token(
-        &self,
-        began: Reading,
-        hash: String,
-        user: UserRecord,
-        expires_at: DateTime<Utc>,
-    ) {
+    pub(super) fn keep_access_token(&self, began: Reading, hash: String, token: AccessToken) {
         if let Some(mut known) = self.may_keep(began) {
-            insert(&mut known.access_tokens, hash, (user, expires_at), began.at);
+            insert(&mut known.access_tokens, hash, token, began.at);
         }
     }
 
@@ -237,7 +249,22 @@ impl Kept {
     /// before the call went on: on SQLite nothing else would tell this core.
     pub(super) fn forgetting(&self) -> Forgetting<'_> {
         self.lock().changing += 1;
-        Forgetting(self)
+        Forgetting { kept: self, grant: None }
+    }
+
+    /// As [`Kept::forgetting`], for a write that ends only what one OAuth
+    /// grant issued (an app's refresh, its disconnection): once dropped,
+    /// only that grant's access tokens are forgotten, and every other
+    /// credential stays kept.
+    pub(super) fn forgetting_grant(&self, grant: i64) -> Forgetting<'_> {
+        self.lock().changing += 1;
+        Forgetting { kept: self, grant: Some(grant) }
+    }
+
+    /// Forgets the access tokens issued under `grants` (a change heard
+    /// from another core).
+    pub(crate) fn forget_grants(&self, grants: &[i64]) {
+        self.lock().forget_grants(grants);
     }
 
     /// Forgets everything, and keeps from now on only if `keeping`.
@@ -248,15 +275,30 @@ impl Kept {
     }
 }
 
-/// Forgets everything kept when dropped (`Kept::forgetting`).
-pub(super) struct Forgetting<'a>(&'a Kept);
+/// Forgets everything kept, or one grant's access tokens, when dropped
+/// (`Kept::forgetting`, `Kept::forgetting_grant`).
+pub(super) struct Forgetting<'a> {
+    kept: &'a Kept,
+    grant: Option<i64>,
+}
 
 impl Drop for Forgetting<'_> {
     fn drop(&mut self) {
-        let mut known = self.0.lock();
-        known.forget_all();
+        let mut known = self.kept.lock();
+        match self.grant {
+            Some(grant) => known.forget_grants(&[grant]),
+            None => known.forget_all(),
+        }
         known.changing -= 1;
     }
+}
+
+/// The grants a change heard names (`oauth_grants:1,2,3`, sent by the
+/// triggers when only access tokens of those grants ended); `None` for any
+/// other change, after which everything is forgotten.
+fn grants_named(change: &str) -> Option<Vec<i64>> {
+    let grants = change.strip_prefix("oauth_grants:")?;
+    grants.split(',').map(|grant| grant.parse().ok()).collect()
 }
 
 /// Listens for changes on Postgres for as long as `kept` lives: keeps
@@ -305,8 +347,11 @@ async fn follow(mut listening: Listening, kept: &Weak<Kept>) {
         let heard = tokio::time::timeout(WAKE, listening.next()).await;
         let Some(kept) = kept.upgrade() else { return };
         let lost = match heard {
-            Ok(Heard::Change(_)) => {
-                kept.forget_all();
+            Ok(Heard::Change(change)) => {
+                match grants_named(&change) {
+                    Some(grants) => kept.forget_grants(&grants),
+                    None => kept.forget_all(),
+                }
                 continue;
             }
             Ok(Heard::Beat(name)) => {
@@ -360,9 +405,9 @@ mod tests {
     #[test]
     fn an_access_token_is_kept_only_until_it_expires() {
         let kept = Kept::keeping();
-        let anna = person(1, "anna");
         let expires = DateTime::<Utc>::from_timestamp(3_600, 0).unwrap();
-        kept.keep_access_token(kept.reading(), "hash".into(), anna, expires);
+        let token = AccessToken { user: person(1, "anna"), expires_at: expires, grant: 7 };
+        kept.keep_access_token(kept.reading(), "hash".into(), token);
         let before = expires - chrono::Duration::seconds(1);
         assert_eq!(kept.access_token("hash", before).map(|user| user.id), Some(1));
         assert!(kept.access_token("hash", expires).is_none(), "not at its expiry");
@@ -403,6 +448,38 @@ mod tests {
             },
             locale: hado_domain::profile::Locale::En,
         }
+    }
+
+    #[test]
+    fn an_ended_grant_forgets_its_access_tokens_alone() {
+        let kept = Kept::keeping();
+        let expires = DateTime::<Utc>::from_timestamp(3_600, 0).unwrap();
+        let before = expires - chrono::Duration::seconds(1);
+        for (hash, grant) in [("first", 1), ("second", 2)] {
+            let token = AccessToken { user: person(1, "anna"), expires_at: expires, grant };
+            kept.keep_access_token(kept.reading(), hash.into(), token);
+        }
+        kept.keep_source(kept.reading(), "source".into(), docs());
+
+        // A refresh under grant 1, written on this core.
+        let began = kept.reading();
+        let refresh = kept.forgetting_grant(1);
+        assert!(kept.access_token("second", before).is_none(), "nothing used while it is written");
+        drop(refresh);
+        assert!(kept.access_token("first", before).is_none(), "grant 1's token is forgotten");
+        assert!(kept.access_token("second", before).is_some(), "grant 2's is kept");
+        assert!(kept.source("source").is_some(), "and so is everything else");
+        let token = AccessToken { user: person(1, "anna"), expires_at: expires, grant: 1 };
+        kept.keep_access_token(began, "first".into(), token);
+        assert!(kept.access_token("first", before).is_none(), "a read from before is not kept");
+
+        // Heard from another core: only the grants named.
+        assert_eq!(grants_named("oauth_grants:2,9"), Some(vec![2, 9]));
+        assert_eq!(grants_named("oauth_grants:2,x"), None, "anything else forgets everything");
+        assert_eq!(grants_named("sources"), None);
+        kept.forget_grants(&[2, 9]);
+        assert!(kept.access_token("second", before).is_none());
+        assert!(kept.source("source").is_some());
     }
 
     #[test]

@@ -255,7 +255,7 @@ impl Engine {
 
     /// Disconnects one of the user's apps: its tokens stop at once.
     pub async fn disconnect_app(&self, user: &UserRecord, id: i64) -> Result<bool, CoreError> {
-        let _forget = self.kept.forgetting();
+        let _forget = self.kept.forgetting_grant(id);
         let mut transaction = self.store.begin_write().await?;
         let disconnected = store::delete_user_grant(&mut transaction, user.id, id).await?;
         transaction.commit().await?;

@@ -28,6 +28,7 @@
 
 use crate::Engine;
 use crate::error::CoreError;
+use crate::kept::AccessToken;
 use crate::tokens;
 use chrono::{DateTime, Utc};
 use hado_domain::oauth::{
@@ -121,7 +122,7 @@ impl Engine {
                 // Forgotten only once something was revoked: a code or a
                 // token that names nothing changes nothing, so whoever sends
                 // made-up ones cannot empty this core's memory.
-                let _forget = self.kept.forgetting();
+                let _forget = self.kept.forgetting_grant(grant);
                 store::delete_grant(&mut transaction, grant).await?;
                 transaction.commit().await?;
             }
@@ -201,7 +202,7 @@ impl Engine {
                 // The new access token replaces the grant's old ones: they
                 // stop now rather than live out their hour, so a client that
                 // refreshes often holds one working token, not dozens.
-                let _forget = self.kept.forgetting();
+                let _forget = self.kept.forgetting_grant(refresh.grant);
                 store::revoke_access_tokens(&mut transaction, refresh.grant).await?;
                 store::forget_answers(&mut transaction, refresh.grant, now - REFRESH_GRACE).await?;
                 write_pair(&mut transaction, refresh.grant, &hashes, now).await?;
@@ -217,7 +218,7 @@ impl Engine {
         match answered_again(&refresh, params, served, now) {
             Some(answer) => Ok(answer?),
             None => {
-                let _forget = self.kept.forgetting();
+                let _forget = self.kept.forgetting_grant(refresh.grant);
                 store::delete_grant(&mut transaction, refresh.grant).await?;
                 transaction.commit().await?;
                 Err(Refusal::invalid_grant(
@@ -238,12 +239,13 @@ impl Engine {
         }
         let began = self.kept.reading();
         let mut connection = self.store.reader().acquire().await?;
-        let Some((user, expires_at)) =
+        let Some((user, expires_at, grant)) =
             store::user_by_access_token(&mut connection, &hash, now).await?
         else {
             return Ok(None);
         };
-        self.kept.keep_access_token(began, hash, user.clone(), expires_at);
+        let token = AccessToken { user: user.clone(), expires_at, grant };
+        self.kept.keep_access_token(began, hash, token);
         Ok(Some(user))
     }
 }

@@ -47,6 +47,7 @@ migrations![
     "20261211000019_kept_rows",
     "20261212000020_attention_due",
     "20261213000021_kept_access_tokens",
+    "20261214000022_kept_grants",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -168,7 +168,8 @@ async fn a_change_on_one_core_reaches_every_other_within_a_second() {
 
 /// An app's OAuth access token, kept by every core as an agent token is,
 /// stops on every core within a second when it ends on one: replaced by a
-/// refresh, or its app disconnected.
+/// refresh, or its app disconnected. A refresh forgets only that app's
+/// tokens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_access_token_ended_on_one_core_stops_on_every_other_within_a_second() {
     use crate::oauth::{REDIRECT, code, exchange, refresh, register, works};
@@ -217,6 +218,11 @@ async fn an_access_token_ended_on_one_core_stops_on_every_other_within_a_second(
             !works(core, &signed_in.access_token).await
         })
         .await;
+    }
+    // Only that app's grant was forgotten: the first sign-in's token,
+    // deleted unheard above, is still kept on every core.
+    for core in cores {
+        assert!(works(core, &kept.access_token).await, "a refresh emptied a core's memory");
     }
 
     // The app disconnected on the first core.

@@ -195,17 +195,18 @@ pub async fn touch_grant(
     Ok(())
 }
 
-/// The person an unexpired access token acts for, and when it expires: the
+/// The person an unexpired access token acts for, when it expires, and the
+/// grant it was issued under: the
 /// read behind a call of an app signed in with OAuth that core does not
 /// keep, by the token's unique index.
 pub async fn user_by_access_token(
     connection: &mut impl Connection,
     token_hash: &str,
     now: DateTime<Utc>,
-) -> Result<Option<(UserRecord, DateTime<Utc>)>, StoreError> {
+) -> Result<Option<(UserRecord, DateTime<Utc>, i64)>, StoreError> {
     let connection = connection.sql();
     let row = sqlx::query(
-        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, t.expires_at \
+        "SELECT u.id, u.login, u.tz, u.tz_chosen, u.quiet_start, u.quiet_end, u.locale, t.expires_at, t.grant_id \
          FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id \
          WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2",
     )
@@ -213,8 +214,14 @@ pub async fn user_by_access_token(
     .bind(millis(now))
     .fetch_optional(&mut *connection)
     .await?;
-    row.map(|row| Ok((UserRecord::from_row(&row)?, instant(row.try_get("expires_at")?)?)))
-        .transpose()
+    row.map(|row| {
+        Ok((
+            UserRecord::from_row(&row)?,
+            instant(row.try_get("expires_at")?)?,
+            row.try_get("grant_id")?,
+        ))
+    })
+    .transpose()
 }
 
 pub async fn connected_apps(
