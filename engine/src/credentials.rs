@@ -218,9 +218,11 @@ impl Engine {
     }
 
     pub async fn revoke_agent_token(&self, user: &UserRecord) -> Result<bool, CoreError> {
-        let _forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let revoked = users::delete_agent_token(&mut transaction, user.id).await?;
+        // Forgotten only once something was revoked, from before the change
+        // is seen until after: a revoke that finds no token empties nothing.
+        let _forget = revoked.then(|| self.kept.forgetting());
         transaction.commit().await?;
         Ok(revoked)
     }

@@ -7,8 +7,8 @@
 //! and on SQLite two hand-offs to a reader's thread.
 //!
 //! What is kept is forgotten, all of it at once, whenever a token, a
-//! source or a person changes (an OAuth grant that ends, by a refresh or a
-//! disconnection, forgets only the access tokens issued under it):
+//! source or a person changes (an OAuth grant's access tokens that end, by
+//! a refresh or a disconnection, forget only that grant's):
 //! - on the core that made the change, at once;
 //! - on Postgres, on every core: the database's triggers `NOTIFY` the
 //!   change in the writing transaction (`migrations/postgres/…_kept.sql`),
@@ -98,8 +98,9 @@ struct Known {
     people: HashMap<String, (UserRecord, Instant)>,
     /// By the token's hash.
     sources: HashMap<String, (SourceCaller, Instant)>,
-    /// Counts the times everything was forgotten, so that a read that
-    /// began before the last time is not kept.
+    /// Counts the times anything was forgotten (everything, or a grant's
+    /// access tokens), so that a read that began before the last time is
+    /// not kept.
     forgotten: u64,
     /// Changes being written on this core ([`Kept::forgetting`]): while
     /// there are any, nothing is used or kept.
@@ -302,7 +303,7 @@ fn grants_named(change: &str) -> Option<Vec<i64>> {
 }
 
 /// Listens for changes on Postgres for as long as `kept` lives: keeps
-/// nothing until it listens, forgets everything on each change, and keeps
+/// nothing until it listens, forgets what each change ends, and keeps
 /// nothing again from the moment its connection is lost until it listens
 /// anew.
 pub(super) fn listen(feed: ChangeFeed, kept: &Arc<Kept>) {
@@ -335,7 +336,8 @@ async fn connected(feed: &ChangeFeed, kept: &Weak<Kept>) -> Option<Listening> {
     }
 }
 
-/// Forgets everything on each change heard, until the connection is lost
+/// Forgets what each change heard ends (everything, or the access tokens
+/// of the grants it names), until the connection is lost
 /// (then keeps nothing, and returns) or the memory is gone. After [`WAKE`]
 /// of quiet it sends a heartbeat through the connection, and a heartbeat
 /// not heard back within another [`WAKE`] counts as a lost connection: one
@@ -491,7 +493,9 @@ mod tests {
         }
         assert_eq!(kept.login("anna").map(|user| user.id), Some(1), "the caller is still kept");
         assert_eq!(kept.person("anna").map(|user| user.id), Some(1), "and found for a source");
-        assert!(kept.login("person5").is_none(), "a source's people are not callers");
+        let last = format!("person{}", 2 * MOST);
+        assert!(kept.person(&last).is_some(), "a source's last person is kept");
+        assert!(kept.login(&last).is_none(), "as a source's, not as a caller");
     }
 
     #[test]

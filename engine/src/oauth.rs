@@ -255,9 +255,11 @@ impl Engine {
 
     /// Disconnects one of the user's apps: its tokens stop at once.
     pub async fn disconnect_app(&self, user: &UserRecord, id: i64) -> Result<bool, CoreError> {
-        let _forget = self.kept.forgetting_grant(id);
         let mut transaction = self.store.begin_write().await?;
         let disconnected = store::delete_user_grant(&mut transaction, user.id, id).await?;
+        // Forgotten only when the grant was the person's, from before the
+        // change is seen until after: another's id changes nothing.
+        let _forget = disconnected.then(|| self.kept.forgetting_grant(id));
         transaction.commit().await?;
         Ok(disconnected)
     }

@@ -311,9 +311,9 @@ async fn a_core_whose_listener_dropped_forgets_everything_it_kept() {
     core.stop().await;
 }
 
-/// A save that changes nothing a core keeps tells no core to forget: a
-/// person saving the same profile again and again cannot empty every
-/// core's memory. The notices are read in order, so the first heard after
+/// A save that changes nothing a core keeps, or a revoke that finds no
+/// token, tells no core to forget: a person saving the same profile or
+/// revoking again and again cannot empty every core's memory. The notices are read in order, so the first heard after
 /// an unchanged save must be the real change that follows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_real_change_tells_the_cores_to_forget() {
@@ -330,6 +330,8 @@ async fn only_a_real_change_tells_the_cores_to_forget() {
     let mut listening = feed.listen().await.unwrap();
 
     core.inbox_as("anna").update_profile(profile()).await.unwrap();
+    // anna has no agent token: revoking it changes nothing.
+    core.admin().revoke_agent_token(UserLogin { login: "anna".into() }).await.unwrap();
     core.admin().rotate_source_token(SourceName { name: "docs".into() }).await.unwrap();
     let heard = tokio::time::timeout(Duration::from_secs(5), listening.next()).await.unwrap();
     assert!(matches!(&heard, Heard::Change(table) if table == "sources"), "{heard:?}");
