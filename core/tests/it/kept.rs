@@ -78,6 +78,17 @@ async fn listeners(connection: &mut PgConnection) -> i64 {
     .unwrap()
 }
 
+/// Waits until `cores` cores listen for changes, for at most ten seconds.
+async fn listening(connection: &mut PgConnection, cores: i64) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while listeners(connection).await < cores {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("every core listens for changes");
+}
+
 /// Issues `login`'s agent token on `core`, and waits for the change's
 /// notice to reach every core listening (the issuing one forgot at once;
 /// each forgets again when the notice arrives), so that what a core reads
@@ -370,13 +381,7 @@ async fn a_push_takes_the_person_its_core_keeps_until_a_new_zone_is_heard() {
     let cores = [&first, &second, &third];
     // Every core listening, and the new source's notice heard by each, so
     // that what they keep next stays kept.
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while listeners(&mut connection).await < 3 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("every core listens for changes");
+    listening(&mut connection, 3).await;
     let source = first.source_token("docs").await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     // At 10:00 UTC on the 1st, an event due on the 1st is today's. The
@@ -421,4 +426,39 @@ async fn a_push_takes_the_person_its_core_keeps_until_a_new_zone_is_heard() {
     }
 
     stop([first, second, third]).await;
+}
+
+/// Disconnecting an app that is not one's own changes nothing and empties
+/// nothing: bob naming anna's grant cannot make a core forget her app's
+/// token (deleted here behind the core's back, so only memory answers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_persons_disconnect_forgets_nothing() {
+    use crate::oauth::{REDIRECT, code, exchange, register, works};
+    let Some(backend) = Backend::postgres("another_persons_disconnect_forgets_nothing") else {
+        return;
+    };
+    let core = TestCore::start(&backend, NOW).await;
+    let mut connection = database(&core).await;
+    listening(&mut connection, 1).await;
+    let metadata = format!(r#"{{"client_name":"Probe","redirect_uris":["{REDIRECT}"]}}"#);
+    let client_id = register(&core, &metadata).await.unwrap();
+    let signed_in = exchange(&core, &client_id, &code(&core, &client_id).await).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(works(&core, &signed_in.access_token).await);
+    let grant: i64 =
+        sqlx::query_scalar("SELECT id FROM oauth_grants").fetch_one(&mut connection).await.unwrap();
+    sqlx::raw_sql(
+        "SET session_replication_role = replica; DELETE FROM oauth_tokens WHERE kind = 'access'; \
+         SET session_replication_role = DEFAULT;",
+    )
+    .execute(&mut connection)
+    .await
+    .unwrap();
+    assert!(works(&core, &signed_in.access_token).await, "the core kept the token");
+
+    let mut bob = core.inbox_as("bob");
+    let reply = bob.disconnect_app(hado_proto::v1::ConnectedAppId { id: grant }).await;
+    assert!(!reply.unwrap().into_inner().disconnected, "anna's app is not bob's");
+    assert!(works(&core, &signed_in.access_token).await, "bob's disconnect emptied the memory");
+    core.stop().await;
 }
