@@ -24,13 +24,17 @@
 //! hand in the database). While a change is being written on this core,
 //! nothing kept is used: a call then reads what it needs, so that a write
 //! that follows the change (a source's new event for a person whose zone
-//! just changed) never uses what the change ends. A credential that names
+//! just changed) never uses what the change ends. A change given up before
+//! its write returned (its caller went away) counts as under way until the
+//! core's writer is free, since its commit may still land. A credential that names
 //! no one is never kept, so a caller trying tokens cannot fill this memory,
 //! and a new token works at once. The people sources write for are kept
 //! apart from the logins gateways call with, so that a source writing for
 //! thousands of people cannot push the callers out.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -244,22 +248,24 @@ impl Kept {
     /// Forgets everything when the returned guard is dropped, and uses and
     /// keeps nothing until then. A write that changes a token, a source or
     /// a person holds it from before it begins until after it commits, so
-    /// that no call on this core uses what it is ending meanwhile, and its
-    /// change is forgotten even when the call is given up (its future
-    /// dropped, as when the caller goes away) after the write committed but
-    /// before the call went on: on SQLite nothing else would tell this core.
-    pub(super) fn forgetting(&self) -> Forgetting<'_> {
+    /// that no call on this core uses what it is ending meanwhile, and then
+    /// says it [`landed`](Forgetting::landed). A call given up before that
+    /// (its future dropped, as when the caller goes away) may have left its
+    /// commit on the way: then nothing is used or kept until `settled`
+    /// (the writer has nothing of it left to land), and everything is
+    /// forgotten again then. On SQLite nothing else would tell this core.
+    pub(super) fn forgetting(self: &Arc<Self>, settled: Settled) -> Forgetting {
         self.lock().changing += 1;
-        Forgetting { kept: self, grant: None }
+        Forgetting { kept: self.clone(), grant: None, settled: Some(settled) }
     }
 
     /// As [`Kept::forgetting`], for a write that ends only what one OAuth
     /// grant issued (an app's refresh, its disconnection): once dropped,
     /// only that grant's access tokens are forgotten, and every other
     /// credential stays kept.
-    pub(super) fn forgetting_grant(&self, grant: i64) -> Forgetting<'_> {
+    pub(super) fn forgetting_grant(self: &Arc<Self>, grant: i64, settled: Settled) -> Forgetting {
         self.lock().changing += 1;
-        Forgetting { kept: self, grant: Some(grant) }
+        Forgetting { kept: self.clone(), grant: Some(grant), settled: Some(settled) }
     }
 
     /// Forgets the access tokens issued under `grants` (a change heard
@@ -276,21 +282,70 @@ impl Kept {
     }
 }
 
-/// Forgets everything kept, or one grant's access tokens, when dropped
-/// (`Kept::forgetting`, `Kept::forgetting_grant`).
-pub(super) struct Forgetting<'a> {
-    kept: &'a Kept,
-    grant: Option<i64>,
+impl crate::Engine {
+    /// [`Kept::forgetting`], settled when this core's writer is.
+    pub(crate) fn forgetting(&self) -> Forgetting {
+        self.kept.forgetting(Box::pin(self.store.writes_settled()))
+    }
+
+    /// [`Kept::forgetting_grant`], settled when this core's writer is.
+    pub(crate) fn forgetting_grant(&self, grant: i64) -> Forgetting {
+        self.kept.forgetting_grant(grant, Box::pin(self.store.writes_settled()))
+    }
 }
 
-impl Drop for Forgetting<'_> {
+/// Resolves once a core's writer has nothing left to land of the writes
+/// sent so far (`hado_storage::Store::writes_settled`).
+pub(super) type Settled = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Forgets everything kept, or one grant's access tokens, when dropped
+/// (`Kept::forgetting`, `Kept::forgetting_grant`).
+pub(super) struct Forgetting {
+    kept: Arc<Kept>,
+    grant: Option<i64>,
+    /// Until the write says it landed: what resolves once it surely has.
+    settled: Option<Settled>,
+}
+
+impl Forgetting {
+    /// Ends the change once its write has returned, committed or failed:
+    /// nothing of it is still on the way.
+    pub(super) fn landed(mut self) {
+        self.settled = None;
+    }
+}
+
+impl Known {
+    fn forget(&mut self, grant: Option<i64>) {
+        match grant {
+            Some(grant) => self.forget_grants(&[grant]),
+            None => self.forget_all(),
+        }
+    }
+}
+
+impl Drop for Forgetting {
     fn drop(&mut self) {
         let mut known = self.kept.lock();
-        match self.grant {
-            Some(grant) => known.forget_grants(&[grant]),
-            None => known.forget_all(),
-        }
-        known.changing -= 1;
+        known.forget(self.grant);
+        let Some(settled) = self.settled.take() else {
+            known.changing -= 1;
+            return;
+        };
+        // Given up with its commit perhaps on the way: a read now could
+        // still find what the commit ends, so nothing is used or kept until
+        // the writer is free, and what was kept meanwhile goes then.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            known.changing -= 1;
+            return;
+        };
+        let (kept, grant) = (self.kept.clone(), self.grant);
+        runtime.spawn(async move {
+            settled.await;
+            let mut known = kept.lock();
+            known.forget(grant);
+            known.changing -= 1;
+        });
     }
 }
 
@@ -417,23 +472,59 @@ mod tests {
         assert!(kept.access_token("hash", before).is_none());
     }
 
+    /// A change's write that has landed at once.
+    fn landed() -> Settled {
+        Box::pin(std::future::ready(()))
+    }
+
     #[test]
-    fn a_write_given_up_halfway_still_forgets() {
-        let kept = Kept::keeping();
+    fn a_write_that_landed_forgets_and_keeps_again_at_once() {
+        let kept = Arc::new(Kept::keeping());
         kept.keep_source(kept.reading(), "hash".into(), docs());
+        let change = kept.forgetting(landed());
+        assert!(kept.source("hash").is_none(), "not used while the write is under way");
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_none(), "nor kept");
+        change.landed();
+        assert!(kept.source("hash").is_none(), "forgotten once it landed");
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_some(), "kept again after it");
+    }
+
+    #[tokio::test]
+    async fn a_write_given_up_keeps_nothing_until_its_commit_has_surely_landed() {
+        let kept = Arc::new(Kept::keeping());
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        let (free, writer_free) = tokio::sync::oneshot::channel::<()>();
+        let settled: Settled = Box::pin(async move {
+            let _ = writer_free.await;
+        });
         let write = async {
-            let _forget = kept.forgetting();
+            let _forget = kept.forgetting(settled);
             std::future::pending::<()>().await;
         };
         let mut write = Box::pin(write);
         let waker = std::task::Waker::noop();
         let polled = write.as_mut().poll(&mut std::task::Context::from_waker(waker));
         assert!(polled.is_pending());
-        assert!(kept.source("hash").is_none(), "not used while the write is under way");
-        kept.keep_source(kept.reading(), "hash".into(), docs());
-        assert!(kept.source("hash").is_none(), "nor kept");
         drop(write);
         assert!(kept.source("hash").is_none(), "forgotten once the write is given up");
+
+        // Its commit may still land: what a read finds now may be what it ends.
+        let began = kept.reading();
+        kept.keep_source(began, "hash".into(), docs());
+        assert!(kept.source("hash").is_none(), "nothing kept until the writer is free");
+
+        free.send(()).unwrap();
+        for _ in 0..1_000 {
+            if kept.lock().changing == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(kept.lock().changing, 0, "the change ends once the writer is free");
+        kept.keep_source(began, "hash".into(), docs());
+        assert!(kept.source("hash").is_none(), "a read from before it is not kept");
         kept.keep_source(kept.reading(), "hash".into(), docs());
         assert!(kept.source("hash").is_some(), "kept again after it");
     }
@@ -454,7 +545,7 @@ mod tests {
 
     #[test]
     fn an_ended_grant_forgets_its_access_tokens_alone() {
-        let kept = Kept::keeping();
+        let kept = Arc::new(Kept::keeping());
         let expires = DateTime::<Utc>::from_timestamp(3_600, 0).unwrap();
         let before = expires - chrono::Duration::seconds(1);
         for (hash, grant) in [("first", 1), ("second", 2)] {
@@ -465,9 +556,9 @@ mod tests {
 
         // A refresh under grant 1, written on this core.
         let began = kept.reading();
-        let refresh = kept.forgetting_grant(1);
+        let refresh = kept.forgetting_grant(1, landed());
         assert!(kept.access_token("second", before).is_none(), "nothing used while it is written");
-        drop(refresh);
+        refresh.landed();
         assert!(kept.access_token("first", before).is_none(), "grant 1's token is forgotten");
         assert!(kept.access_token("second", before).is_some(), "grant 2's is kept");
         assert!(kept.source("source").is_some(), "and so is everything else");

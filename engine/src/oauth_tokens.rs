@@ -122,9 +122,10 @@ impl Engine {
                 // Forgotten only once something was revoked: a code or a
                 // token that names nothing changes nothing, so whoever sends
                 // made-up ones cannot empty this core's memory.
-                let _forget = self.kept.forgetting_grant(grant);
+                let forget = self.forgetting_grant(grant);
                 store::delete_grant(&mut transaction, grant).await?;
                 transaction.commit().await?;
+                forget.landed();
             }
             return Err(Refusal::invalid_grant(
                 "the code was already used; the tokens it gave are revoked",
@@ -202,12 +203,13 @@ impl Engine {
                 // The new access token replaces the grant's old ones: they
                 // stop now rather than live out their hour, so a client that
                 // refreshes often holds one working token, not dozens.
-                let _forget = self.kept.forgetting_grant(refresh.grant);
+                let forget = self.forgetting_grant(refresh.grant);
                 store::revoke_access_tokens(&mut transaction, refresh.grant).await?;
                 store::forget_answers(&mut transaction, refresh.grant, now - REFRESH_GRACE).await?;
                 write_pair(&mut transaction, refresh.grant, &hashes, now).await?;
                 store::touch_grant(&mut transaction, refresh.grant, now).await?;
                 transaction.commit().await?;
+                forget.landed();
                 return Ok(issued);
             }
             // Another exchange of this token committed first: its answer is
@@ -218,9 +220,10 @@ impl Engine {
         match answered_again(&refresh, params, served, now) {
             Some(answer) => Ok(answer?),
             None => {
-                let _forget = self.kept.forgetting_grant(refresh.grant);
+                let forget = self.forgetting_grant(refresh.grant);
                 store::delete_grant(&mut transaction, refresh.grant).await?;
                 transaction.commit().await?;
+                forget.landed();
                 Err(Refusal::invalid_grant(
                     "the refresh token was already used; the app is disconnected and must sign in again",
                 )

@@ -44,8 +44,10 @@ impl Engine {
         let name = Self::parse_source_name(raw_name)?;
         Self::refuse_manual(&name, "given one")?;
         let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
-        let _forget = self.kept.forgetting();
-        if self.store.set_source_token(&name, &hash, self.now()).await? {
+        let forget = self.forgetting();
+        let rotated = self.store.set_source_token(&name, &hash, self.now()).await?;
+        forget.landed();
+        if rotated {
             Ok((name, token))
         } else {
             Err(CoreError::NotFound(format!("source {name} not found")))
@@ -60,10 +62,11 @@ impl Engine {
     pub async fn delete_source(&self, raw_name: &str) -> Result<(SourceName, u64), CoreError> {
         let name = Self::parse_source_name(raw_name)?;
         Self::refuse_manual(&name, "deleted")?;
-        let forget = self.kept.forgetting();
-        match self.store.delete_source(&name).await? {
+        let forget = self.forgetting();
+        let deleted = self.store.delete_source(&name).await?;
+        forget.landed();
+        match deleted {
             Some(deleted) => {
-                drop(forget);
                 self.written();
                 Ok((name, deleted))
             }

@@ -339,6 +339,23 @@ impl Store {
         &self.writer
     }
 
+    /// Resolves once every write this core sent its writer so far has
+    /// landed or been rolled back, even one whose call was given up while
+    /// its commit was on the way. On SQLite that is when the one writer is
+    /// free again: a connection goes back to its pool only after what was
+    /// sent on it ran. On Postgres a write may be on any of the pool's
+    /// connections, so it resolves at once; there the database tells every
+    /// core of what it commits ([`changes`]).
+    pub fn writes_settled(&self) -> impl Future<Output = ()> + Send + 'static {
+        let writer = (self.backend == Backend::Sqlite).then(|| self.writer.clone());
+        async move {
+            let Some(writer) = writer else { return };
+            // Waits on through a busy writer's timeouts; a closed pool has
+            // nothing left to land.
+            while let Err(sqlx::Error::PoolTimedOut) = writer.acquire().await.map(drop) {}
+        }
+    }
+
     pub async fn close(&self) {
         if let Some(wal) = &self.wal {
             wal.stop().await;

@@ -462,3 +462,39 @@ async fn another_persons_disconnect_forgets_nothing() {
     assert!(works(&core, &signed_in.access_token).await, "bob's disconnect emptied the memory");
     core.stop().await;
 }
+
+/// On SQLite nothing tells a core of a change but the core that wrote it.
+/// A change given up while its commit was still on the writer's way (its
+/// caller went away) must keep the core from keeping anything until the
+/// writer is free: a read meanwhile can still find what the commit ends.
+/// The test holds the one writer to stand for that commit, and lands it
+/// by hand.
+#[tokio::test]
+async fn a_change_given_up_on_sqlite_keeps_nothing_until_its_writer_is_free() {
+    let test = hado_testing::TestEngine::start(&Backend::Sqlite, NOW).await;
+    let engine = &test.engine;
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let token = engine.issue_agent_token(&anna).await.unwrap();
+    let held = engine.store().writer().acquire().await.unwrap();
+
+    // A new token asked for, and given up while it waits on the writer.
+    let mut issue = Box::pin(engine.issue_agent_token(&anna));
+    let waker = std::task::Waker::noop();
+    let polled = issue.as_mut().poll(&mut std::task::Context::from_waker(waker));
+    assert!(polled.is_pending(), "the writer is held");
+    drop(issue);
+
+    // Read before the commit lands: the old token still names anna.
+    let found = engine.agent_token_user(&token).await.unwrap();
+    assert_eq!(found.map(|user| user.id), Some(anna.id));
+
+    // The commit lands, and the writer is free again.
+    let mut held = held;
+    sqlx::query("DELETE FROM agent_tokens").execute(&mut *held).await.unwrap();
+    drop(held);
+    within_a_second("the ended token is refused", || async {
+        engine.agent_token_user(&token).await.unwrap().is_none()
+    })
+    .await;
+    test.stop().await;
+}
