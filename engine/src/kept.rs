@@ -84,6 +84,11 @@ pub(super) struct AgentTokenUser {
 #[derive(Default)]
 pub(crate) struct Kept {
     known: Mutex<Known>,
+    /// On the one core that owns its database (SQLite): what resolves once
+    /// its writer has nothing left to land of the writes sent so far
+    /// (`hado_storage::Store::writes_settled`). On Postgres none: the
+    /// database tells every core of what it commits.
+    settled: Option<Box<dyn Fn() -> Settled + Send + Sync>>,
 }
 
 #[derive(Default)]
@@ -109,6 +114,11 @@ struct Known {
     /// Changes being written on this core ([`Kept::forgetting`]): while
     /// there are any, nothing is used or kept.
     changing: usize,
+    /// Changes given up before their write returned, whose commit may
+    /// still land: counted as `changing` is, until the writer is settled.
+    given_up: usize,
+    /// Whether a task waits for the writer to settle the `given_up`.
+    settling: bool,
 }
 
 impl Known {
@@ -134,7 +144,19 @@ impl Known {
     /// than [`KEPT`] ago, and no change is being written.
     fn fresh<T: Clone>(&self, map: &HashMap<String, (T, Instant)>, key: &str) -> Option<T> {
         let (value, read) = map.get(key)?;
-        (self.changing == 0 && read.elapsed() < KEPT).then(|| value.clone())
+        (self.still() && read.elapsed() < KEPT).then(|| value.clone())
+    }
+
+    /// No change is being written, nor may still land.
+    fn still(&self) -> bool {
+        self.changing == 0 && self.given_up == 0
+    }
+
+    fn forget(&mut self, grant: Option<i64>) {
+        match grant {
+            Some(grant) => self.forget_grants(&[grant]),
+            None => self.forget_all(),
+        }
     }
 }
 
@@ -154,6 +176,13 @@ impl Kept {
         let kept = Self::default();
         kept.lock().keeping = true;
         kept
+    }
+
+    /// As [`Kept::keeping`], for a core whose writer is settled when
+    /// `settled` resolves: a change given up before its write returned
+    /// keeps this memory from using or keeping anything until then.
+    pub(super) fn keeping_until(settled: impl Fn() -> Settled + Send + Sync + 'static) -> Self {
+        Self { settled: Some(Box::new(settled)), ..Self::keeping() }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
@@ -199,8 +228,7 @@ impl Kept {
     /// lengthen [`KEPT`].
     fn may_keep(&self, began: Reading) -> Option<std::sync::MutexGuard<'_, Known>> {
         let known = self.lock();
-        (known.keeping && known.changing == 0 && known.forgotten == began.forgotten)
-            .then_some(known)
+        (known.keeping && known.still() && known.forgotten == began.forgotten).then_some(known)
     }
 
     pub(super) fn keep_agent_token(&self, began: Reading, hash: String, found: AgentTokenUser) {
@@ -251,21 +279,21 @@ impl Kept {
     /// that no call on this core uses what it is ending meanwhile, and then
     /// says it [`landed`](Forgetting::landed). A call given up before that
     /// (its future dropped, as when the caller goes away) may have left its
-    /// commit on the way: then nothing is used or kept until `settled`
-    /// (the writer has nothing of it left to land), and everything is
-    /// forgotten again then. On SQLite nothing else would tell this core.
-    pub(super) fn forgetting(self: &Arc<Self>, settled: Settled) -> Forgetting {
+    /// commit on the way: on a core that owns its database, nothing is then
+    /// used or kept until the writer is settled, when everything is
+    /// forgotten again, since nothing else would tell this core.
+    pub(super) fn forgetting(self: &Arc<Self>) -> Forgetting {
         self.lock().changing += 1;
-        Forgetting { kept: self.clone(), grant: None, settled: Some(settled) }
+        Forgetting { kept: self.clone(), grant: None, landed: false }
     }
 
     /// As [`Kept::forgetting`], for a write that ends only what one OAuth
     /// grant issued (an app's refresh, its disconnection): once dropped,
     /// only that grant's access tokens are forgotten, and every other
     /// credential stays kept.
-    pub(super) fn forgetting_grant(self: &Arc<Self>, grant: i64, settled: Settled) -> Forgetting {
+    pub(super) fn forgetting_grant(self: &Arc<Self>, grant: i64) -> Forgetting {
         self.lock().changing += 1;
-        Forgetting { kept: self.clone(), grant: Some(grant), settled: Some(settled) }
+        Forgetting { kept: self.clone(), grant: Some(grant), landed: false }
     }
 
     /// Forgets the access tokens issued under `grants` (a change heard
@@ -282,18 +310,6 @@ impl Kept {
     }
 }
 
-impl crate::Engine {
-    /// [`Kept::forgetting`], settled when this core's writer is.
-    pub(crate) fn forgetting(&self) -> Forgetting {
-        self.kept.forgetting(Box::pin(self.store.writes_settled()))
-    }
-
-    /// [`Kept::forgetting_grant`], settled when this core's writer is.
-    pub(crate) fn forgetting_grant(&self, grant: i64) -> Forgetting {
-        self.kept.forgetting_grant(grant, Box::pin(self.store.writes_settled()))
-    }
-}
-
 /// Resolves once a core's writer has nothing left to land of the writes
 /// sent so far (`hado_storage::Store::writes_settled`).
 pub(super) type Settled = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -303,49 +319,89 @@ pub(super) type Settled = Pin<Box<dyn Future<Output = ()> + Send>>;
 pub(super) struct Forgetting {
     kept: Arc<Kept>,
     grant: Option<i64>,
-    /// Until the write says it landed: what resolves once it surely has.
-    settled: Option<Settled>,
+    /// Whether its write returned, committed or failed.
+    landed: bool,
 }
 
 impl Forgetting {
-    /// Ends the change once its write has returned, committed or failed:
-    /// nothing of it is still on the way.
+    /// Ends the change once its write has returned: nothing of it is still
+    /// on the way.
     pub(super) fn landed(mut self) {
-        self.settled = None;
-    }
-}
-
-impl Known {
-    fn forget(&mut self, grant: Option<i64>) {
-        match grant {
-            Some(grant) => self.forget_grants(&[grant]),
-            None => self.forget_all(),
-        }
+        self.landed = true;
     }
 }
 
 impl Drop for Forgetting {
     fn drop(&mut self) {
-        let mut known = self.kept.lock();
-        known.forget(self.grant);
-        let Some(settled) = self.settled.take() else {
+        let settle = {
+            let mut known = self.kept.lock();
+            known.forget(self.grant);
             known.changing -= 1;
-            return;
+            if self.landed || self.kept.settled.is_none() {
+                return;
+            }
+            // Given up with its commit perhaps on the way: a read now could
+            // still find what the commit ends.
+            known.given_up += 1;
+            !std::mem::replace(&mut known.settling, true)
         };
-        // Given up with its commit perhaps on the way: a read now could
-        // still find what the commit ends, so nothing is used or kept until
-        // the writer is free, and what was kept meanwhile goes then.
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            known.changing -= 1;
-            return;
-        };
-        let (kept, grant) = (self.kept.clone(), self.grant);
-        runtime.spawn(async move {
-            settled.await;
-            let mut known = kept.lock();
-            known.forget(grant);
-            known.changing -= 1;
-        });
+        if settle {
+            settle_given_up(self.kept.clone());
+        }
+    }
+}
+
+/// Waits, in a task of its own, until the writer has settled the changes
+/// given up, then forgets everything once more and lets the memory be used
+/// again. One task serves every change given up meanwhile: a writer settled
+/// after a change was given up has landed it, so each wait settles the
+/// changes counted before it began.
+fn settle_given_up(kept: Arc<Kept>) {
+    let mut settling = Settling { kept, ended: false };
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        // Outside a runtime nothing can wait: dropped, `settling` ends them.
+        return;
+    };
+    runtime.spawn(async move {
+        let Some(settled) = settling.kept.settled.as_ref() else { return };
+        loop {
+            let counted = settling.kept.lock().given_up;
+            settled().await;
+            let mut known = settling.kept.lock();
+            known.forget_all();
+            known.given_up -= counted;
+            if known.given_up == 0 {
+                known.settling = false;
+                drop(known);
+                settling.end();
+                return;
+            }
+        }
+    });
+}
+
+/// Ends the changes given up if their settling task ends without seeing
+/// the writer settled (its runtime shut down), so that the memory is not
+/// left unused for ever.
+struct Settling {
+    kept: Arc<Kept>,
+    ended: bool,
+}
+
+impl Settling {
+    fn end(&mut self) {
+        self.ended = true;
+    }
+}
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        if !self.ended {
+            let mut known = self.kept.lock();
+            known.forget_all();
+            known.given_up = 0;
+            known.settling = false;
+        }
     }
 }
 
@@ -472,61 +528,86 @@ mod tests {
         assert!(kept.access_token("hash", before).is_none());
     }
 
-    /// A change's write that has landed at once.
-    fn landed() -> Settled {
-        Box::pin(std::future::ready(()))
-    }
-
-    #[test]
-    fn a_write_that_landed_forgets_and_keeps_again_at_once() {
-        let kept = Arc::new(Kept::keeping());
-        kept.keep_source(kept.reading(), "hash".into(), docs());
-        let change = kept.forgetting(landed());
-        assert!(kept.source("hash").is_none(), "not used while the write is under way");
-        kept.keep_source(kept.reading(), "hash".into(), docs());
-        assert!(kept.source("hash").is_none(), "nor kept");
-        change.landed();
-        assert!(kept.source("hash").is_none(), "forgotten once it landed");
-        kept.keep_source(kept.reading(), "hash".into(), docs());
-        assert!(kept.source("hash").is_some(), "kept again after it");
-    }
-
-    #[tokio::test]
-    async fn a_write_given_up_keeps_nothing_until_its_commit_has_surely_landed() {
-        let kept = Arc::new(Kept::keeping());
-        kept.keep_source(kept.reading(), "hash".into(), docs());
-        let (free, writer_free) = tokio::sync::oneshot::channel::<()>();
-        let settled: Settled = Box::pin(async move {
-            let _ = writer_free.await;
+    /// Memory whose writer is settled once `free` is sent `true`.
+    fn until_free() -> (Arc<Kept>, tokio::sync::watch::Sender<bool>) {
+        let (free, writer) = tokio::sync::watch::channel(false);
+        let kept = Kept::keeping_until(move || {
+            let mut writer = writer.clone();
+            Box::pin(async move {
+                let _ = writer.wait_for(|free| *free).await;
+            })
         });
+        (Arc::new(kept), free)
+    }
+
+    /// A write of a change under way, given up (its future dropped) before
+    /// it returned.
+    fn give_up(kept: &Arc<Kept>) {
         let write = async {
-            let _forget = kept.forgetting(settled);
+            let _forget = kept.forgetting();
             std::future::pending::<()>().await;
         };
         let mut write = Box::pin(write);
         let waker = std::task::Waker::noop();
         let polled = write.as_mut().poll(&mut std::task::Context::from_waker(waker));
         assert!(polled.is_pending());
+        assert!(kept.source("hash").is_none(), "not used while the write is under way");
         drop(write);
+    }
+
+    #[tokio::test]
+    async fn a_write_that_landed_forgets_and_keeps_again_at_once() {
+        let (kept, _writer_never_free) = until_free();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        let change = kept.forgetting();
+        assert!(kept.source("hash").is_none(), "not used while the write is under way");
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_none(), "nor kept");
+        change.landed();
+        assert!(kept.source("hash").is_none(), "forgotten once it landed");
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_some(), "kept again at once after it");
+    }
+
+    #[tokio::test]
+    async fn a_write_given_up_keeps_nothing_until_its_commit_has_surely_landed() {
+        let (kept, free) = until_free();
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        give_up(&kept);
         assert!(kept.source("hash").is_none(), "forgotten once the write is given up");
 
-        // Its commit may still land: what a read finds now may be what it ends.
+        // Its commit may still land: what a read finds now may be what it
+        // ends. Another given up meanwhile waits on the same task.
         let began = kept.reading();
         kept.keep_source(began, "hash".into(), docs());
         assert!(kept.source("hash").is_none(), "nothing kept until the writer is free");
+        give_up(&kept);
+        tokio::task::yield_now().await;
+        assert_eq!(kept.lock().given_up, 2);
+        assert!(kept.lock().settling, "one task waits for both");
 
-        free.send(()).unwrap();
+        free.send(true).unwrap();
         for _ in 0..1_000 {
-            if kept.lock().changing == 0 {
+            if kept.lock().still() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        assert_eq!(kept.lock().changing, 0, "the change ends once the writer is free");
+        let known = kept.lock();
+        assert!(known.still() && !known.settling, "both end once the writer is free");
+        drop(known);
         kept.keep_source(began, "hash".into(), docs());
         assert!(kept.source("hash").is_none(), "a read from before it is not kept");
         kept.keep_source(kept.reading(), "hash".into(), docs());
         assert!(kept.source("hash").is_some(), "kept again after it");
+    }
+
+    #[test]
+    fn a_write_given_up_outside_a_runtime_ends_at_once() {
+        let (kept, _writer_never_free) = until_free();
+        give_up(&kept);
+        kept.keep_source(kept.reading(), "hash".into(), docs());
+        assert!(kept.source("hash").is_some(), "nothing can wait, so nothing is left waiting");
     }
 
     fn person(id: i64, login: &str) -> UserRecord {
@@ -556,7 +637,7 @@ mod tests {
 
         // A refresh under grant 1, written on this core.
         let began = kept.reading();
-        let refresh = kept.forgetting_grant(1, landed());
+        let refresh = kept.forgetting_grant(1);
         assert!(kept.access_token("second", before).is_none(), "nothing used while it is written");
         refresh.landed();
         assert!(kept.access_token("first", before).is_none(), "grant 1's token is forgotten");

@@ -165,7 +165,10 @@ impl Engine {
                 kept::listen(feed?, &kept);
                 kept
             }
-            None => Arc::new(kept::Kept::keeping()),
+            None => {
+                let writer = store.clone();
+                Arc::new(kept::Kept::keeping_until(move || Box::pin(writer.writes_settled())))
+            }
         };
         let alarm = Arc::<Alarm>::default();
         let upserts = upsert_group::start(

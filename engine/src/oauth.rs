@@ -259,7 +259,7 @@ impl Engine {
         let disconnected = store::delete_user_grant(&mut transaction, user.id, id).await?;
         // Forgotten only when the grant was the person's, from before the
         // change is seen until after: another's id changes nothing.
-        let forget = disconnected.then(|| self.forgetting_grant(id));
+        let forget = disconnected.then(|| self.kept.forgetting_grant(id));
         transaction.commit().await?;
         if let Some(forget) = forget {
             forget.landed();

@@ -122,7 +122,7 @@ impl Engine {
                 // Forgotten only once something was revoked: a code or a
                 // token that names nothing changes nothing, so whoever sends
                 // made-up ones cannot empty this core's memory.
-                let forget = self.forgetting_grant(grant);
+                let forget = self.kept.forgetting_grant(grant);
                 store::delete_grant(&mut transaction, grant).await?;
                 transaction.commit().await?;
                 forget.landed();
@@ -203,7 +203,7 @@ impl Engine {
                 // The new access token replaces the grant's old ones: they
                 // stop now rather than live out their hour, so a client that
                 // refreshes often holds one working token, not dozens.
-                let forget = self.forgetting_grant(refresh.grant);
+                let forget = self.kept.forgetting_grant(refresh.grant);
                 store::revoke_access_tokens(&mut transaction, refresh.grant).await?;
                 store::forget_answers(&mut transaction, refresh.grant, now - REFRESH_GRACE).await?;
                 write_pair(&mut transaction, refresh.grant, &hashes, now).await?;
@@ -220,7 +220,7 @@ impl Engine {
         match answered_again(&refresh, params, served, now) {
             Some(answer) => Ok(answer?),
             None => {
-                let forget = self.forgetting_grant(refresh.grant);
+                let forget = self.kept.forgetting_grant(refresh.grant);
                 store::delete_grant(&mut transaction, refresh.grant).await?;
                 transaction.commit().await?;
                 forget.landed();

@@ -44,7 +44,7 @@ impl Engine {
         let name = Self::parse_source_name(raw_name)?;
         Self::refuse_manual(&name, "given one")?;
         let (token, hash) = tokens::generate(tokens::SOURCE_PREFIX);
-        let forget = self.forgetting();
+        let forget = self.kept.forgetting();
         let rotated = self.store.set_source_token(&name, &hash, self.now()).await?;
         forget.landed();
         if rotated {
@@ -62,7 +62,7 @@ impl Engine {
     pub async fn delete_source(&self, raw_name: &str) -> Result<(SourceName, u64), CoreError> {
         let name = Self::parse_source_name(raw_name)?;
         Self::refuse_manual(&name, "deleted")?;
-        let forget = self.forgetting();
+        let forget = self.kept.forgetting();
         let deleted = self.store.delete_source(&name).await?;
         forget.landed();
         match deleted {

@@ -36,7 +36,7 @@ impl Engine {
             return Err(CoreError::Invalid(violations));
         }
         let now = self.now();
-        let forget = self.forgetting();
+        let forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
         let current = users::user_by_id(&mut transaction, user.id).await?;
         // A zone given, even the one already set, is the person's choice.

@@ -468,7 +468,8 @@ async fn another_persons_disconnect_forgets_nothing() {
 /// caller went away) must keep the core from keeping anything until the
 /// writer is free: a read meanwhile can still find what the commit ends.
 /// The test holds the one writer to stand for that commit, and lands it
-/// by hand.
+/// by hand: the change is given up while it waits for the writer, as a
+/// commit given up on its way to the writer's thread waits behind it.
 #[tokio::test]
 async fn a_change_given_up_on_sqlite_keeps_nothing_until_its_writer_is_free() {
     let test = hado_testing::TestEngine::start(&Backend::Sqlite, NOW).await;
@@ -496,5 +497,13 @@ async fn a_change_given_up_on_sqlite_keeps_nothing_until_its_writer_is_free() {
         engine.agent_token_user(&token).await.unwrap().is_none()
     })
     .await;
+
+    // Once the writer is settled, the memory is used again: a token read
+    // after its change landed is kept, deleted behind the core's back.
+    let token = engine.issue_agent_token(&anna).await.unwrap();
+    assert!(engine.agent_token_user(&token).await.unwrap().is_some());
+    sqlx::query("DELETE FROM agent_tokens").execute(engine.store().writer()).await.unwrap();
+    let kept = engine.agent_token_user(&token).await.unwrap();
+    assert_eq!(kept.map(|user| user.id), Some(anna.id), "answered from memory");
     test.stop().await;
 }
