@@ -446,3 +446,70 @@ async fn group_commit_goes_on_past_connections_that_died() {
     assert_eq!(stored, "6", "each call wrote its one event");
     test.stop().await;
 }
+
+/// Inserts a new event of `docs` for anna on `other`'s transaction, as a
+/// group on another core would: waiting at most half a second for a key
+/// another transaction holds.
+async fn insert_elsewhere(
+    other: &mut sqlx::Transaction<'static, sqlx::Any>,
+    (user, source): (i64, i64),
+    source_ref: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("SET LOCAL lock_timeout = '500ms'").execute(&mut **other).await?;
+    sqlx::query(
+        "INSERT INTO events (user_id, source_id, source_ref, topic, title, due_at, due_date, due_ms, \
+         fire_date, after_due, state, created_at, updated_at) \
+         VALUES ($1, $2, $3, '', 'Elsewhere', '2026-12-14', '2026-12-14', 0, '2026-12-01', 'keep', 'scheduled', 0, 0)",
+    )
+    .bind(user)
+    .bind(source)
+    .bind(source_ref)
+    .execute(&mut **other)
+    .await
+    .map(drop)
+}
+
+/// Two groups naming the same new keys in opposite orders (two cores, each
+/// with its own source's calls) must not each hold a key the other waits
+/// for: Postgres would end the deadlock only after a second, by failing
+/// one. A group takes its keys in one order, whatever order its calls gave.
+#[tokio::test]
+async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
+    let test = "upsert_groups::groups_naming_the_same_new_keys_take_them_in_one_order";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    let names = (anna.id, docs.id);
+
+    // Another writer holds "a", new and not yet committed.
+    let mut other = engine.store().writer().begin().await.unwrap();
+    insert_elsewhere(&mut other, names, "a").await.unwrap();
+    // A group naming "b", then "a", waits for it.
+    let group = tokio::spawn({
+        let engine = engine.clone();
+        async move {
+            engine.upsert_batch(&docs, &[item("anna", "b", "B"), item("anna", "a", "A")]).await
+        }
+    });
+    let waiting = "SELECT COUNT(*) FROM pg_stat_activity \
+                   WHERE application_name = 'hado-core-grouped' AND wait_event_type = 'Lock'";
+    let started = std::time::Instant::now();
+    while sqlx::query_scalar::<_, i64>(waiting).fetch_one(engine.store().reader()).await.unwrap()
+        == 0
+    {
+        assert!(started.elapsed().as_secs() < 10, "the group never waited for the key held");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+
+    // The other writer goes on to "b": the group holds nothing it needs.
+    insert_elsewhere(&mut other, names, "b")
+        .await
+        .expect("the group took \"b\" before it waited for \"a\": each waited on the other");
+    other.commit().await.unwrap();
+    let reports = group.await.unwrap().expect("the group is written once the other commits");
+    assert_eq!(reports.len(), 2);
+    test.stop().await;
+}

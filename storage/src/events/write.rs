@@ -240,7 +240,11 @@ pub async fn insert_many(
 /// Inserts the events whose key is new and skips the others: the id of
 /// each row inserted, none for a key taken (by an earlier write or row). A
 /// key another transaction is writing is waited for, so one skipped here
-/// is committed, and a read after it finds the row.
+/// is committed, and a read after it finds the row. The rows go in sorted
+/// by key, so two transactions that insert the same keys take them in the
+/// same order: neither holds one the other waits for while it waits for
+/// one the other holds (a deadlock, which Postgres would end by failing
+/// one of them after a second).
 pub async fn insert_new(
     connection: &mut impl Connection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
@@ -260,15 +264,22 @@ async fn insert_rows(
     on_conflict: &str,
 ) -> Result<Vec<Option<i64>>, StoreError> {
     let connection = connection.sql();
-    let mut ids = Vec::with_capacity(rows.len());
-    for chunk in rows.chunks(ROWS_PER_INSERT) {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let sort_key = |at: &usize| {
+        let key = rows[*at].0;
+        (key.source_id, key.user_id, key.source_ref, key.topic)
+    };
+    order.sort_by(|one, other| sort_key(one).cmp(&sort_key(other)));
+    let mut returned = std::collections::HashMap::with_capacity(rows.len());
+    for chunk in order.chunks(ROWS_PER_INSERT) {
+        let chunk: Vec<_> = chunk.iter().map(|&at| rows[at]).collect();
         // RETURNING's row order is not promised, so each id comes back with its key.
         const RETURNING: &str = "RETURNING id, source_id, user_id, source_ref, topic";
         let query = match Backend::of(connection) {
             Backend::Postgres => {
                 let mut arrays: [ArrayText; INSERT_PARAMETERS] =
                     std::array::from_fn(|_| ArrayText::new());
-                for (key, write, now) in chunk {
+                for (key, write, now) in &chunk {
                     NewRow::of(*key, *write, *now).append_to(&mut arrays);
                 }
                 let sql = format!(
@@ -297,7 +308,6 @@ async fn insert_rows(
                 query
             }
         };
-        let mut returned = std::collections::HashMap::with_capacity(chunk.len());
         for row in query.fetch_all(&mut *connection).await? {
             let key: (i64, i64, String, String) = (
                 row.try_get("source_id")?,
@@ -307,13 +317,9 @@ async fn insert_rows(
             );
             returned.insert(key, row.try_get::<i64, _>("id")?);
         }
-        // A key given twice has one id, for its first row.
-        for (key, _, _) in chunk {
-            let key = (key.source_id, key.user_id, key.source_ref.to_owned(), key.topic.to_owned());
-            ids.push(returned.remove(&key));
-        }
     }
-    Ok(ids)
+    // A key given twice has one id, for its first row.
+    Ok(rows.iter().map(|(key, _, _)| returned.remove(&key.owned())).collect())
 }
 
 pub async fn update(
