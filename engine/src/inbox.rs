@@ -176,8 +176,8 @@ pub(super) async fn matching_page(
 }
 
 /// How many of a person's open events need attention, counted up to
-/// [`hado_storage::ATTENTION_CAP`], as a group's events are: a count costs
-/// at most that, however many are overdue.
+/// [`hado_storage::ATTENTION_CAP`] (99): a count costs at most that,
+/// however many are overdue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Attention {
     pub count: u32,

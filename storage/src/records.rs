@@ -89,10 +89,13 @@ pub(super) fn state_list(states: &[State]) -> String {
     states.iter().map(|state| format!("'{}'", state.as_str())).collect::<Vec<_>>().join(", ")
 }
 
-/// How far the attention count goes: past it, a count says only "more",
-/// as a group's count does, so that it reads at most this many rows
-/// however many events are overdue.
-pub const ATTENTION_CAP: i64 = 1000;
+/// How far the attention count goes: past it, a count says only "more"
+/// (the inbox's badge reads "99+"), so that it reads at most this many rows
+/// however many events are overdue. A person cannot act on the difference
+/// between a hundred events waiting and a thousand, and every profile and
+/// page pays for each row counted: at 1,000, a person with that many
+/// overdue paid a fifth more for every profile (BENCHMARKS.md, issue 51).
+pub const ATTENTION_CAP: i64 = 99;
 
 /// How many open events of the user `u` need their attention, as
 /// `reminders::needs_attention` decides it: those with an unanswered

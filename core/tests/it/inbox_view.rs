@@ -271,11 +271,11 @@ async fn a_group_is_counted_up_to_a_thousand(backend: Backend) {
     core.stop().await;
 }
 
-/// The attention count stops past 1,000, as a group's does, so that a
-/// person whose sources left thousands of events overdue is not read in
-/// full by every profile and page: 1,000 exactly says 1,000; one more says
+/// The attention count stops past 99, as a badge's does ("99+"), so that
+/// a person whose sources left thousands of events overdue is not read in
+/// full by every profile and page: 99 exactly says 99; one more says
 /// "more", in `GetProfile` and `GetInbox` alike.
-async fn the_attention_count_stops_past_a_thousand(backend: Backend) {
+async fn the_attention_count_stops_past_ninety_nine(backend: Backend) {
     let core = TestCore::start(&backend, "2026-12-11T09:00:00Z").await;
     let docs = core.source_token("docs").await;
     let overdue = |from: usize, to: usize| -> Vec<v1::SourceEvent> {
@@ -298,26 +298,23 @@ async fn the_attention_count_stops_past_a_thousand(backend: Backend) {
             (profile.attention, profile.attention_more)
         }
     };
+    core.ingest(&docs).upsert_events(UpsertEventsRequest { events: overdue(0, 99) }).await.unwrap();
+    assert_eq!(attention(&core).await, (99, false), "99, counted exactly");
     core.ingest(&docs)
-        .upsert_events(UpsertEventsRequest { events: overdue(0, 1000) })
+        .upsert_events(UpsertEventsRequest { events: overdue(99, 100) })
         .await
         .unwrap();
-    assert_eq!(attention(&core).await, (1000, false), "a thousand, counted exactly");
+    assert_eq!(attention(&core).await, (99, true), "one more: counted to 99, and more");
     core.ingest(&docs)
-        .upsert_events(UpsertEventsRequest { events: overdue(1000, 1001) })
+        .upsert_events(UpsertEventsRequest { events: overdue(100, 1100) })
         .await
         .unwrap();
-    assert_eq!(attention(&core).await, (1000, true), "one more: counted to 1,000, and more");
-    core.ingest(&docs)
-        .upsert_events(UpsertEventsRequest { events: overdue(1001, 2000) })
-        .await
-        .unwrap();
-    assert_eq!(attention(&core).await, (1000, true));
+    assert_eq!(attention(&core).await, (99, true));
     core.stop().await;
 }
 
 hado_testing::on_both_backends!(
     the_inbox_view_is_one_call,
     a_group_is_counted_up_to_a_thousand,
-    the_attention_count_stops_past_a_thousand
+    the_attention_count_stops_past_ninety_nine
 );

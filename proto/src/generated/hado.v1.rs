@@ -691,15 +691,15 @@ pub struct Profile {
     pub local_time: ::prost::alloc::string::String,
     /// How many of the user's open events need attention: a reminder reached
     /// them and has not been answered with Remember or Done, or they are due
-    /// today or overdue and not remembered. Counted up to 1000, as a group's
-    /// events are: a count costs at most that, however many are overdue.
+    /// today or overdue and not remembered. Counted up to 99, as a badge
+    /// counts: a count costs at most that, however many are overdue.
     #[prost(uint32, tag = "7")]
     pub attention: u32,
     /// The zone is still the deployment's default (HADO_DEFAULT_TZ), which the
     /// person never chose: a view that knows the device's zone may offer it.
     #[prost(bool, tag = "8")]
     pub tz_is_default: bool,
-    /// More than `attention` (1000) events need attention.
+    /// More than `attention` (99) events need attention.
     #[prost(bool, tag = "9")]
     pub attention_more: bool,
 }
