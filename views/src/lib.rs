@@ -116,9 +116,9 @@ pub struct Profile {
     pub locale: String,
     /// The user's current local date and time with the weekday, such as `2026-12-01T09:30 (Tuesday)`, for resolving "tomorrow".
     pub local_time: String,
-    /// How many open events need attention: reminded and not yet answered, or due and not remembered. Counted up to 1000.
+    /// How many open events need attention: reminded and not yet answered, or due and not remembered. Counted up to 99.
     pub attention: u32,
-    /// More than `attention` (1000) events need attention.
+    /// More than `attention` (99) events need attention.
     pub attention_more: bool,
     /// True while tz is still this Hado's default, which the user never chose: ask them for their zone (or offer the one their device is in) before relying on local times.
     pub tz_is_default: bool,

@@ -486,6 +486,8 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
 
     // Another writer holds "a", new and not yet committed.
     let mut other = engine.store().writer().begin().await.unwrap();
+    let others: i32 =
+        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
     insert_elsewhere(&mut other, names, "a").await.unwrap();
     // A group naming "b", then "a", waits for it.
     let group = tokio::spawn({
@@ -494,12 +496,13 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
             engine.upsert_batch(&docs, &[item("anna", "b", "B"), item("anna", "a", "A")]).await
         }
     });
+    // Waits until a session of this database waits for the other writer.
     let waiting = "SELECT COUNT(*) FROM pg_stat_activity \
-                   WHERE application_name = 'hado-core-grouped' AND wait_event_type = 'Lock'";
+                   WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))";
+    let waits =
+        || sqlx::query_scalar::<_, i64>(waiting).bind(others).fetch_one(engine.store().reader());
     let started = std::time::Instant::now();
-    while sqlx::query_scalar::<_, i64>(waiting).fetch_one(engine.store().reader()).await.unwrap()
-        == 0
-    {
+    while waits().await.unwrap() == 0 {
         assert!(started.elapsed().as_secs() < 10, "the group never waited for the key held");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }

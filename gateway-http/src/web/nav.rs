@@ -9,7 +9,7 @@ use hado_proto::v1;
 pub(crate) struct Nav {
     pub current: &'static str,
     pub attention: usize,
-    /// More than `attention` (core's cap) need them: the badge says `1000+`.
+    /// More than `attention` (core's cap) need them: the badge says `99+`.
     pub attention_more: bool,
     /// While the person's zone is still the deployment's default: the offer
     /// on every page to set it.

@@ -269,6 +269,7 @@ async fn insert_rows(
         let key = rows[*at].0;
         (key.source_id, key.user_id, key.source_ref, key.topic)
     };
+    // Stable: of a key given twice, the first given goes in.
     order.sort_by(|one, other| sort_key(one).cmp(&sort_key(other)));
     let mut returned = std::collections::HashMap::with_capacity(rows.len());
     for chunk in order.chunks(ROWS_PER_INSERT) {
