@@ -210,7 +210,7 @@ impl Engine {
     /// Issues the user's agent token, replacing any earlier one at once.
     pub async fn issue_agent_token(&self, user: &UserRecord) -> Result<String, CoreError> {
         let (token, hash) = tokens::generate(tokens::AGENT_PREFIX);
-        let forget = self.kept.forgetting();
+        let forget = self.kept.forgetting_agent_token(user.id);
         let mut transaction = self.store.begin_write().await?;
         users::replace_agent_token(&mut transaction, user.id, &hash, self.now()).await?;
         transaction.commit().await?;
@@ -223,7 +223,7 @@ impl Engine {
         let revoked = users::delete_agent_token(&mut transaction, user.id).await?;
         // Forgotten only once something was revoked, from before the change
         // is seen until after: a revoke that finds no token empties nothing.
-        let forget = revoked.then(|| self.kept.forgetting());
+        let forget = revoked.then(|| self.kept.forgetting_agent_token(user.id));
         transaction.commit().await?;
         if let Some(forget) = forget {
             forget.landed();

@@ -8,7 +8,8 @@
 //!
 //! What is kept is forgotten, all of it at once, whenever a token, a
 //! source or a person changes (an OAuth grant's access tokens that end, by
-//! a refresh or a disconnection, forget only that grant's):
+//! a refresh or a disconnection, forget only that grant's; an agent token
+//! issued, which replaces the one before, or revoked, only its person's):
 //! - on the core that made the change, at once;
 //! - on Postgres, on every core: the database's triggers `NOTIFY` the
 //!   change in the writing transaction (`migrations/postgres/…_kept.sql`),
@@ -121,12 +122,52 @@ struct Known {
     settling: bool,
 }
 
+/// What a change ends of what a core keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Anything: everything is forgotten.
+    Everything,
+    /// The access tokens issued under these OAuth grants (an app's refresh,
+    /// its disconnection).
+    Grants(Vec<i64>),
+    /// The agent tokens of these people (one issued, which replaces the
+    /// one before, or revoked).
+    AgentTokensOf(Vec<i64>),
+}
+
+impl Ended {
+    /// What a change heard ends: the grants or people its notice names
+    /// (`oauth_grants:1,2,3`, `agent_tokens_of:7`, sent by the triggers),
+    /// and everything for any other notice.
+    fn heard(change: &str) -> Self {
+        let ids =
+            |list: &str| list.split(',').map(|id| id.parse().ok()).collect::<Option<Vec<i64>>>();
+        let named = if let Some(grants) = change.strip_prefix("oauth_grants:") {
+            ids(grants).map(Self::Grants)
+        } else if let Some(people) = change.strip_prefix("agent_tokens_of:") {
+            ids(people).map(Self::AgentTokensOf)
+        } else {
+            None
+        };
+        named.unwrap_or(Self::Everything)
+    }
+}
+
 impl Known {
-    /// Forgets the access tokens issued under `grants`, and counts it as a
-    /// forgetting, so that a read under way is not kept.
-    fn forget_grants(&mut self, grants: &[i64]) {
-        self.access_tokens.retain(|_, (token, _)| !grants.contains(&token.grant));
-        self.forgotten += 1;
+    /// Forgets what `ended` names, and counts it as a forgetting, so that a
+    /// read under way is not kept.
+    fn forget(&mut self, ended: &Ended) {
+        match ended {
+            Ended::Everything => self.forget_all(),
+            Ended::Grants(grants) => {
+                self.access_tokens.retain(|_, (token, _)| !grants.contains(&token.grant));
+                self.forgotten += 1;
+            }
+            Ended::AgentTokensOf(people) => {
+                self.agent_tokens.retain(|_, (token, _)| !people.contains(&token.user.id));
+                self.forgotten += 1;
+            }
+        }
     }
 
     fn forget_all(&mut self) {
@@ -150,13 +191,6 @@ impl Known {
     /// No change is being written, nor may still land.
     fn still(&self) -> bool {
         self.changing == 0 && self.given_up == 0
-    }
-
-    fn forget(&mut self, grant: Option<i64>) {
-        match grant {
-            Some(grant) => self.forget_grants(&[grant]),
-            None => self.forget_all(),
-        }
     }
 }
 
@@ -268,11 +302,6 @@ impl Kept {
         }
     }
 
-    /// Forgets everything: a token, a source or a person changed.
-    pub(crate) fn forget_all(&self) {
-        self.lock().forget_all();
-    }
-
     /// Forgets everything when the returned guard is dropped, and uses and
     /// keeps nothing until then. A write that changes a token, a source or
     /// a person holds it from before it begins until after it commits, so
@@ -283,8 +312,7 @@ impl Kept {
     /// used or kept until the writer is settled, when everything is
     /// forgotten again, since nothing else would tell this core.
     pub(super) fn forgetting(self: &Arc<Self>) -> Forgetting {
-        self.lock().changing += 1;
-        Forgetting { kept: self.clone(), grant: None, landed: false }
+        self.forgetting_only(Ended::Everything)
     }
 
     /// As [`Kept::forgetting`], for a write that ends only what one OAuth
@@ -292,14 +320,23 @@ impl Kept {
     /// only that grant's access tokens are forgotten, and every other
     /// credential stays kept.
     pub(super) fn forgetting_grant(self: &Arc<Self>, grant: i64) -> Forgetting {
-        self.lock().changing += 1;
-        Forgetting { kept: self.clone(), grant: Some(grant), landed: false }
+        self.forgetting_only(Ended::Grants(vec![grant]))
     }
 
-    /// Forgets the access tokens issued under `grants` (a change heard
-    /// from another core).
-    pub(crate) fn forget_grants(&self, grants: &[i64]) {
-        self.lock().forget_grants(grants);
+    /// As [`Kept::forgetting`], for a write that ends only one person's
+    /// agent token (a new one issued, or theirs revoked).
+    pub(super) fn forgetting_agent_token(self: &Arc<Self>, user_id: i64) -> Forgetting {
+        self.forgetting_only(Ended::AgentTokensOf(vec![user_id]))
+    }
+
+    fn forgetting_only(self: &Arc<Self>, ended: Ended) -> Forgetting {
+        self.lock().changing += 1;
+        Forgetting { kept: self.clone(), ended, landed: false }
+    }
+
+    /// Forgets what a change heard from another core ended.
+    pub(crate) fn forget(&self, ended: &Ended) {
+        self.lock().forget(ended);
     }
 
     /// Forgets everything, and keeps from now on only if `keeping`.
@@ -314,11 +351,11 @@ impl Kept {
 /// sent so far (`hado_storage::Store::writes_settled`).
 pub(super) type Settled = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Forgets everything kept, or one grant's access tokens, when dropped
-/// (`Kept::forgetting`, `Kept::forgetting_grant`).
+/// Forgets what its change ends when dropped (`Kept::forgetting`,
+/// `Kept::forgetting_grant`, `Kept::forgetting_agent_token`).
 pub(super) struct Forgetting {
     kept: Arc<Kept>,
-    grant: Option<i64>,
+    ended: Ended,
     /// Whether its write returned, committed or failed.
     landed: bool,
 }
@@ -335,7 +372,7 @@ impl Drop for Forgetting {
     fn drop(&mut self) {
         let settle = {
             let mut known = self.kept.lock();
-            known.forget(self.grant);
+            known.forget(&self.ended);
             known.changing -= 1;
             if self.landed || self.kept.settled.is_none() {
                 return;
@@ -405,14 +442,6 @@ impl Drop for Settling {
     }
 }
 
-/// The grants a change heard names (`oauth_grants:1,2,3`, sent by the
-/// triggers when only access tokens of those grants ended); `None` for any
-/// other change, after which everything is forgotten.
-fn grants_named(change: &str) -> Option<Vec<i64>> {
-    let grants = change.strip_prefix("oauth_grants:")?;
-    grants.split(',').map(|grant| grant.parse().ok()).collect()
-}
-
 /// Listens for changes on Postgres for as long as `kept` lives: keeps
 /// nothing until it listens, forgets what each change ends, and keeps
 /// nothing again from the moment its connection is lost until it listens
@@ -461,10 +490,7 @@ async fn follow(mut listening: Listening, kept: &Weak<Kept>) {
         let Some(kept) = kept.upgrade() else { return };
         let lost = match heard {
             Ok(Heard::Change(change)) => {
-                match grants_named(&change) {
-                    Some(grants) => kept.forget_grants(&grants),
-                    None => kept.forget_all(),
-                }
+                kept.forget(&Ended::heard(&change));
                 continue;
             }
             Ok(Heard::Beat(name)) => {
@@ -511,7 +537,7 @@ mod tests {
         let began = kept.reading();
         kept.keep_source(began, "hash".into(), docs());
         assert_eq!(kept.source("hash").map(|source| source.id), Some(2));
-        kept.forget_all();
+        kept.forget(&Ended::Everything);
         assert!(kept.source("hash").is_none());
     }
 
@@ -524,7 +550,7 @@ mod tests {
         let before = expires - chrono::Duration::seconds(1);
         assert_eq!(kept.access_token("hash", before).map(|user| user.id), Some(1));
         assert!(kept.access_token("hash", expires).is_none(), "not at its expiry");
-        kept.forget_all();
+        kept.forget(&Ended::Everything);
         assert!(kept.access_token("hash", before).is_none());
     }
 
@@ -648,11 +674,39 @@ mod tests {
         assert!(kept.access_token("first", before).is_none(), "a read from before is not kept");
 
         // Heard from another core: only the grants named.
-        assert_eq!(grants_named("oauth_grants:2,9"), Some(vec![2, 9]));
-        assert_eq!(grants_named("oauth_grants:2,x"), None, "anything else forgets everything");
-        assert_eq!(grants_named("sources"), None);
-        kept.forget_grants(&[2, 9]);
+        assert_eq!(Ended::heard("oauth_grants:2,9"), Ended::Grants(vec![2, 9]));
+        assert_eq!(Ended::heard("oauth_grants:2,x"), Ended::Everything, "else everything");
+        assert_eq!(Ended::heard("sources"), Ended::Everything);
+        kept.forget(&Ended::heard("oauth_grants:2,9"));
         assert!(kept.access_token("second", before).is_none());
+        assert!(kept.source("source").is_some());
+    }
+
+    #[test]
+    fn an_agent_token_issued_or_revoked_forgets_its_persons_alone() {
+        let kept = Arc::new(Kept::keeping());
+        let agent = |id, login| AgentTokenUser { user: person(id, login), last_used_at: None };
+        kept.keep_agent_token(kept.reading(), "anna's".into(), agent(1, "anna"));
+        kept.keep_agent_token(kept.reading(), "bob's".into(), agent(2, "bob"));
+        kept.keep_source(kept.reading(), "source".into(), docs());
+
+        // Anna's new token, written on this core.
+        let began = kept.reading();
+        let issue = kept.forgetting_agent_token(1);
+        assert!(kept.agent_token("bob's").is_none(), "nothing used while it is written");
+        issue.landed();
+        assert!(kept.agent_token("anna's").is_none(), "anna's old token is forgotten");
+        assert!(kept.agent_token("bob's").is_some(), "bob's is kept");
+        assert!(kept.source("source").is_some(), "and so is everything else");
+        kept.keep_agent_token(began, "anna's".into(), agent(1, "anna"));
+        assert!(kept.agent_token("anna's").is_none(), "a read from before is not kept");
+
+        // Heard from another core: only the people named.
+        assert_eq!(Ended::heard("agent_tokens_of:2,7"), Ended::AgentTokensOf(vec![2, 7]));
+        assert_eq!(Ended::heard("agent_tokens_of:"), Ended::Everything, "else everything");
+        assert_eq!(Ended::heard("agent_tokens"), Ended::Everything);
+        kept.forget(&Ended::heard("agent_tokens_of:2,7"));
+        assert!(kept.agent_token("bob's").is_none());
         assert!(kept.source("source").is_some());
     }
 
@@ -674,7 +728,7 @@ mod tests {
     fn a_read_that_began_before_a_change_is_not_kept() {
         let kept = Kept::keeping();
         let began = kept.reading();
-        kept.forget_all();
+        kept.forget(&Ended::Everything);
         kept.keep_source(began, "old".into(), docs());
         assert!(kept.source("old").is_none());
     }

@@ -48,6 +48,7 @@ migrations![
     "20261212000020_attention_due",
     "20261213000021_kept_access_tokens",
     "20261214000022_kept_grants",
+    "20261215000023_kept_agent_tokens",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

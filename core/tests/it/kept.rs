@@ -507,3 +507,56 @@ async fn a_change_given_up_on_sqlite_keeps_nothing_until_its_writer_is_free() {
     assert_eq!(kept.map(|user| user.id), Some(anna.id), "answered from memory");
     test.stop().await;
 }
+
+/// Issuing or revoking a person's agent token forgets only that person's
+/// agent tokens, on every core: another person's token, deleted behind the
+/// cores' backs, is still answered from memory afterwards, while the
+/// person's old token stops everywhere within a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_token_issued_or_revoked_forgets_only_its_persons_on_every_core() {
+    let Some((first, second, third, mut connection)) =
+        three_cores("an_agent_token_issued_or_revoked_forgets_only_its_persons_on_every_core")
+            .await
+    else {
+        return;
+    };
+    let cores = [&first, &second, &third];
+    let bobs = issue(&first, "bob").await;
+    let annas = issue(&first, "anna").await;
+    for core in cores {
+        assert_eq!(answer(core, &bobs).await, Ok(()));
+        assert_eq!(answer(core, &annas).await, Ok(()));
+    }
+    sqlx::raw_sql(
+        "SET session_replication_role = replica; \
+         DELETE FROM agent_tokens WHERE user_id = (SELECT id FROM users WHERE login = 'bob'); \
+         SET session_replication_role = DEFAULT;",
+    )
+    .execute(&mut connection)
+    .await
+    .unwrap();
+
+    // Anna's new token replaces hers on the first core; then she revokes it.
+    let new = issue(&first, "anna").await;
+    stops_everywhere(cores, &annas, &bobs, "a replaced token").await;
+    assert_eq!(answer(&second, &new).await, Ok(()));
+    first.admin().revoke_agent_token(UserLogin { login: "anna".into() }).await.unwrap();
+    stops_everywhere(cores, &new, &bobs, "a revoked token").await;
+    stop([first, second, third]).await;
+}
+
+/// `token`, ended on the first of `cores`, is refused there at once and on
+/// the others within a second, and bob's token, deleted behind the cores'
+/// backs, is still answered from every core's memory after it.
+async fn stops_everywhere(cores: [&TestCore; 3], token: &str, bobs: &str, why: &str) {
+    assert_eq!(answer(cores[0], token).await, Err(Code::Unauthenticated), "{why}, at once");
+    for core in &cores[1..] {
+        within_a_second(&format!("{why} stops on another core"), || async {
+            answer(core, token).await == Err(Code::Unauthenticated)
+        })
+        .await;
+    }
+    for core in cores {
+        assert_eq!(answer(core, bobs).await, Ok(()), "{why}: a core forgot bob's token");
+    }
+}
