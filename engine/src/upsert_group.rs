@@ -143,10 +143,13 @@ impl Applier {
         }
         // The stored events whose keys were taken, in one query per source.
         let mut stored = events::find_taken(&mut transaction, &taken).await?;
-        for (at, (item, key)) in items.iter().zip(&keys).enumerate() {
-            if reports[at].is_some() {
-                continue;
-            }
+        // Written in key order, a key's repeats after its first write, as
+        // the new ones went in: two groups that write the same stored
+        // events take their rows in one order.
+        let mut rest: Vec<usize> = (0..items.len()).filter(|&at| reports[at].is_none()).collect();
+        rest.sort_by_key(|&at| keys[at].order());
+        for at in rest {
+            let (item, key) = (items[at], &keys[at]);
             let existing = if first[at] {
                 stored.remove(&key.owned())
             } else {
@@ -201,11 +204,18 @@ impl Applier {
             self.kept.keep_person(began, user.clone());
             people.insert(login, user);
         }
-        for item in items {
-            if !people.contains_key(item.login.as_str()) {
-                let user = users::ensure_user(connection, &item.login, self.defaults, now).await?;
-                people.insert(item.login.as_str().to_owned(), user);
-            }
+        // Newcomers are made in the logins' order, so two groups making
+        // the same ones never each hold one the other waits for.
+        let mut newcomers: Vec<&Login> = items
+            .iter()
+            .map(|item| &item.login)
+            .filter(|login| !people.contains_key(login.as_str()))
+            .collect();
+        newcomers.sort_unstable_by_key(|login| login.as_str());
+        newcomers.dedup_by_key(|login| login.as_str());
+        for login in newcomers {
+            let user = users::ensure_user(connection, login, self.defaults, now).await?;
+            people.insert(login.as_str().to_owned(), user);
         }
         Ok(people)
     }

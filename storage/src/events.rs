@@ -27,9 +27,16 @@ pub struct RowKey<'a> {
 /// A [`RowKey`] that owns its words: (source, user, ref, topic).
 pub type OwnedKey = (i64, i64, String, String);
 
-impl RowKey<'_> {
+impl<'a> RowKey<'a> {
     pub fn owned(&self) -> OwnedKey {
         (self.source_id, self.user_id, self.source_ref.to_owned(), self.topic.to_owned())
+    }
+
+    /// The order writes take keys in, the unique index's: two transactions
+    /// that write the same keys in it never each hold one the other waits
+    /// for (a deadlock, which Postgres ends after a second by failing one).
+    pub fn order(&self) -> (i64, i64, &'a str, &'a str) {
+        (self.source_id, self.user_id, self.source_ref, self.topic)
     }
 }
 

@@ -265,12 +265,8 @@ async fn insert_rows(
 ) -> Result<Vec<Option<i64>>, StoreError> {
     let connection = connection.sql();
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    let sort_key = |at: &usize| {
-        let key = rows[*at].0;
-        (key.source_id, key.user_id, key.source_ref, key.topic)
-    };
     // Stable: of a key given twice, the first given goes in.
-    order.sort_by(|one, other| sort_key(one).cmp(&sort_key(other)));
+    order.sort_by_key(|&at| rows[at].0.order());
     let mut returned = std::collections::HashMap::with_capacity(rows.len());
     for chunk in order.chunks(ROWS_PER_INSERT) {
         let chunk: Vec<_> = chunk.iter().map(|&at| rows[at]).collect();
