@@ -33,7 +33,7 @@
 //! apart from the logins gateways call with, so that a source writing for
 //! thousands of people cannot push the callers out.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
@@ -108,9 +108,9 @@ struct Known {
     people: HashMap<String, (UserRecord, Instant)>,
     /// By the token's hash.
     sources: HashMap<String, (SourceCaller, Instant)>,
-    /// Counts the times anything was forgotten (everything, or a grant's
-    /// access tokens), so that a read that began before the last time is
-    /// not kept.
+    /// Counts the times anything was forgotten (everything, a grant's
+    /// access tokens, a person's agent tokens), so that a read that began
+    /// before the last time is not kept.
     forgotten: u64,
     /// Changes being written on this core ([`Kept::forgetting`]): while
     /// there are any, nothing is used or kept.
@@ -160,10 +160,12 @@ impl Known {
         match ended {
             Ended::Everything => self.forget_all(),
             Ended::Grants(grants) => {
+                let grants: HashSet<&i64> = grants.iter().collect();
                 self.access_tokens.retain(|_, (token, _)| !grants.contains(&token.grant));
                 self.forgotten += 1;
             }
             Ended::AgentTokensOf(people) => {
+                let people: HashSet<&i64> = people.iter().collect();
                 self.agent_tokens.retain(|_, (token, _)| !people.contains(&token.user.id));
                 self.forgotten += 1;
             }
@@ -689,6 +691,12 @@ mod tests {
         kept.keep_agent_token(kept.reading(), "anna's".into(), agent(1, "anna"));
         kept.keep_agent_token(kept.reading(), "bob's".into(), agent(2, "bob"));
         kept.keep_source(kept.reading(), "source".into(), docs());
+        kept.keep_login(kept.reading(), person(1, "anna"));
+        kept.keep_person(kept.reading(), person(2, "bob"));
+        let expires = DateTime::<Utc>::from_timestamp(3_600, 0).unwrap();
+        let app = AccessToken { user: person(1, "anna"), expires_at: expires, grant: 1 };
+        kept.keep_access_token(kept.reading(), "app".into(), app);
+        let before = expires - chrono::Duration::seconds(1);
 
         // Anna's new token, written on this core.
         let began = kept.reading();
@@ -698,12 +706,16 @@ mod tests {
         assert!(kept.agent_token("anna's").is_none(), "anna's old token is forgotten");
         assert!(kept.agent_token("bob's").is_some(), "bob's is kept");
         assert!(kept.source("source").is_some(), "and so is everything else");
+        assert!(kept.login("anna").is_some() && kept.person("bob").is_some());
+        assert!(kept.access_token("app", before).is_some(), "anna's app's token included");
         kept.keep_agent_token(began, "anna's".into(), agent(1, "anna"));
         assert!(kept.agent_token("anna's").is_none(), "a read from before is not kept");
 
         // Heard from another core: only the people named.
         assert_eq!(Ended::heard("agent_tokens_of:2,7"), Ended::AgentTokensOf(vec![2, 7]));
-        assert_eq!(Ended::heard("agent_tokens_of:"), Ended::Everything, "else everything");
+        for garbled in ["agent_tokens_of:", "agent_tokens_of:1,,2", "agent_tokens_of: 1", "x:1"] {
+            assert_eq!(Ended::heard(garbled), Ended::Everything, "{garbled} forgets everything");
+        }
         assert_eq!(Ended::heard("agent_tokens"), Ended::Everything);
         kept.forget(&Ended::heard("agent_tokens_of:2,7"));
         assert!(kept.agent_token("bob's").is_none());

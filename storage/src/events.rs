@@ -32,9 +32,10 @@ impl<'a> RowKey<'a> {
         (self.source_id, self.user_id, self.source_ref.to_owned(), self.topic.to_owned())
     }
 
-    /// The order writes take keys in, the unique index's: two transactions
-    /// that write the same keys in it never each hold one the other waits
-    /// for (a deadlock, which Postgres ends after a second by failing one).
+    /// The order writes take keys in, by the unique index's columns: two
+    /// transactions that write the same keys in it never each hold one the
+    /// other waits for (a deadlock, which Postgres ends after a second by
+    /// failing one).
     pub fn order(&self) -> (i64, i64, &'a str, &'a str) {
         (self.source_id, self.user_id, self.source_ref, self.topic)
     }
