@@ -34,16 +34,19 @@
 //! thousands of people cannot push the callers out.
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use hado_storage::changes::{ChangeFeed, Heard, Listening};
 
 use crate::inputs::SourceCaller;
 use hado_domain::user::UserRecord;
+
+mod forgetting;
+mod listen;
+
+pub(crate) use forgetting::Settled;
+pub(crate) use listen::listen;
 
 /// The longest anything is kept without reading it again.
 const KEPT: Duration = Duration::from_secs(60);
@@ -51,13 +54,6 @@ const KEPT: Duration = Duration::from_secs(60);
 /// Entries kept at most in each map; past it, the expired ones go, and if
 /// none had, all.
 const MOST: usize = 4096;
-
-/// How long `follow` waits on its listener before it looks whether the
-/// memory is still there.
-const WAKE: Duration = Duration::from_secs(5);
-
-/// How long a core waits before it tries to listen again.
-const RETRY: Duration = Duration::from_millis(250);
 
 /// When a read from the database began, as the `keep_*` methods need it.
 #[derive(Clone, Copy)]
@@ -304,38 +300,6 @@ impl Kept {
         }
     }
 
-    /// Forgets everything when the returned guard is dropped, and uses and
-    /// keeps nothing until then. A write that changes a token, a source or
-    /// a person holds it from before it begins until after it commits, so
-    /// that no call on this core uses what it is ending meanwhile, and then
-    /// says it [`landed`](Forgetting::landed). A call given up before that
-    /// (its future dropped, as when the caller goes away) may have left its
-    /// commit on the way: on a core that owns its database, nothing is then
-    /// used or kept until the writer is settled, when everything is
-    /// forgotten again, since nothing else would tell this core.
-    pub(super) fn forgetting(self: &Arc<Self>) -> Forgetting {
-        self.forgetting_only(Ended::Everything)
-    }
-
-    /// As [`Kept::forgetting`], for a write that ends only what one OAuth
-    /// grant issued (an app's refresh, its disconnection): once dropped,
-    /// only that grant's access tokens are forgotten, and every other
-    /// credential stays kept.
-    pub(super) fn forgetting_grant(self: &Arc<Self>, grant: i64) -> Forgetting {
-        self.forgetting_only(Ended::Grants(vec![grant]))
-    }
-
-    /// As [`Kept::forgetting`], for a write that ends only one person's
-    /// agent token (a new one issued, or theirs revoked).
-    pub(super) fn forgetting_agent_token(self: &Arc<Self>, user_id: i64) -> Forgetting {
-        self.forgetting_only(Ended::AgentTokensOf(vec![user_id]))
-    }
-
-    fn forgetting_only(self: &Arc<Self>, ended: Ended) -> Forgetting {
-        self.lock().changing += 1;
-        Forgetting { kept: self.clone(), ended, landed: false }
-    }
-
     /// Forgets what a change heard from another core ended.
     pub(crate) fn forget(&self, ended: &Ended) {
         self.lock().forget(ended);
@@ -349,184 +313,13 @@ impl Kept {
     }
 }
 
-/// Resolves once a core's writer has nothing left to land of the writes
-/// sent so far (`hado_storage::Store::writes_settled`).
-pub(super) type Settled = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// Forgets what its change ends when dropped (`Kept::forgetting`,
-/// `Kept::forgetting_grant`, `Kept::forgetting_agent_token`).
-pub(super) struct Forgetting {
-    kept: Arc<Kept>,
-    ended: Ended,
-    /// Whether its write returned, committed or failed.
-    landed: bool,
-}
-
-impl Forgetting {
-    /// Ends the change once its write has returned: nothing of it is still
-    /// on the way.
-    pub(super) fn landed(mut self) {
-        self.landed = true;
-    }
-}
-
-impl Drop for Forgetting {
-    fn drop(&mut self) {
-        let settle = {
-            let mut known = self.kept.lock();
-            known.forget(&self.ended);
-            known.changing -= 1;
-            if self.landed || self.kept.settled.is_none() {
-                return;
-            }
-            // Given up with its commit perhaps on the way: a read now could
-            // still find what the commit ends.
-            known.given_up += 1;
-            !std::mem::replace(&mut known.settling, true)
-        };
-        if settle {
-            settle_given_up(self.kept.clone());
-        }
-    }
-}
-
-/// Waits, in a task of its own, until the writer has settled the changes
-/// given up, then forgets everything once more and lets the memory be used
-/// again. One task serves every change given up meanwhile: a writer settled
-/// after a change was given up has landed it, so each wait settles the
-/// changes counted before it began.
-fn settle_given_up(kept: Arc<Kept>) {
-    let mut settling = Settling { kept, ended: false };
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        // Outside a runtime nothing can wait: dropped, `settling` ends them.
-        return;
-    };
-    runtime.spawn(async move {
-        let Some(settled) = settling.kept.settled.as_ref() else { return };
-        loop {
-            let counted = settling.kept.lock().given_up;
-            settled().await;
-            let mut known = settling.kept.lock();
-            known.forget_all();
-            known.given_up -= counted;
-            if known.given_up == 0 {
-                known.settling = false;
-                drop(known);
-                settling.end();
-                return;
-            }
-        }
-    });
-}
-
-/// Ends the changes given up if their settling task ends without seeing
-/// the writer settled (its runtime shut down), so that the memory is not
-/// left unused for ever.
-struct Settling {
-    kept: Arc<Kept>,
-    ended: bool,
-}
-
-impl Settling {
-    fn end(&mut self) {
-        self.ended = true;
-    }
-}
-
-impl Drop for Settling {
-    fn drop(&mut self) {
-        if !self.ended {
-            let mut known = self.kept.lock();
-            known.forget_all();
-            known.given_up = 0;
-            known.settling = false;
-        }
-    }
-}
-
-/// Listens for changes on Postgres for as long as `kept` lives: keeps
-/// nothing until it listens, forgets what each change ends, and keeps
-/// nothing again from the moment its connection is lost until it listens
-/// anew.
-pub(super) fn listen(feed: ChangeFeed, kept: &Arc<Kept>) {
-    let kept = Arc::downgrade(kept);
-    tokio::spawn(async move {
-        while let Some(listening) = connected(&feed, &kept).await {
-            follow(listening, &kept).await;
-        }
-    });
-}
-
-/// A connection listening for changes, tried until one listens; none once
-/// the memory is gone (its engine was dropped). Memory starts keeping once
-/// it listens.
-async fn connected(feed: &ChangeFeed, kept: &Weak<Kept>) -> Option<Listening> {
-    loop {
-        let result = feed.listen().await;
-        let kept = kept.upgrade()?;
-        match result {
-            Ok(listening) => {
-                kept.set_keeping(true);
-                return Some(listening);
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for changes to credentials; keeping none");
-                drop(kept);
-                tokio::time::sleep(RETRY).await;
-            }
-        }
-    }
-}
-
-/// Forgets what each change heard ends (everything, or the access tokens
-/// of the grants it names), until the connection is lost
-/// (then keeps nothing, and returns) or the memory is gone. After [`WAKE`]
-/// of quiet it sends a heartbeat through the connection, and a heartbeat
-/// not heard back within another [`WAKE`] counts as a lost connection: one
-/// that dies without a word would otherwise be trusted for ever.
-async fn follow(mut listening: Listening, kept: &Weak<Kept>) {
-    let mut awaited: Option<String> = None;
-    loop {
-        // Wakes now and then to see whether the engine is gone.
-        let heard = tokio::time::timeout(WAKE, listening.next()).await;
-        let Some(kept) = kept.upgrade() else { return };
-        let lost = match heard {
-            Ok(Heard::Change(change)) => {
-                kept.forget(&Ended::heard(&change));
-                continue;
-            }
-            Ok(Heard::Beat(name)) => {
-                if awaited.as_ref() == Some(&name) {
-                    awaited = None;
-                }
-                continue;
-            }
-            Ok(Heard::Lost(error)) => error.map(|error| error.to_string()).unwrap_or_default(),
-            Err(_) if awaited.is_some() => "its heartbeat did not come back".to_owned(),
-            Err(_) => {
-                let name = ulid::Ulid::new().to_string();
-                match tokio::time::timeout(WAKE, listening.beat(&name)).await {
-                    Ok(Ok(())) => {
-                        awaited = Some(name);
-                        continue;
-                    }
-                    Ok(Err(error)) => error.to_string(),
-                    Err(_) => "its heartbeat could not be sent".to_owned(),
-                }
-            }
-        };
-        // What changes meanwhile is not heard, so keep nothing until
-        // `connected` listens anew (and forgets everything then).
-        tracing::warn!(error = %lost, "lost the connection listening for changes; keeping none until it is back");
-        kept.set_keeping(false);
-        return;
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::listen::WAKE;
     use super::*;
     use hado_domain::fields::SourceName;
+    use hado_storage::changes::ChangeFeed;
+    use std::sync::Arc;
 
     fn docs() -> SourceCaller {
         SourceCaller { id: 2, name: SourceName::from_stored("docs".to_owned()) }

@@ -241,10 +241,7 @@ pub async fn insert_many(
 /// each row inserted, none for a key taken (by an earlier write or row). A
 /// key another transaction is writing is waited for, so one skipped here
 /// is committed, and a read after it finds the row. The rows go in sorted
-/// by key, so two transactions that insert the same keys take them in the
-/// same order: neither holds one the other waits for while it waits for
-/// one the other holds (a deadlock, which Postgres would end by failing
-/// one of them after a second).
+/// by key ([`RowKey::order`]), so two such inserts never deadlock.
 pub async fn insert_new(
     connection: &mut impl Connection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
@@ -253,11 +250,10 @@ pub async fn insert_new(
         .await
 }
 
-/// The statements of [`insert_many`] and [`insert_new`], with `on_conflict`
-/// between the rows and `RETURNING`. SQLite gets a multi-row `VALUES` list. Postgres gets each column as one
-/// array, spread into rows by `unnest`: binding 25 texts instead of 12,500
-/// values spares the driver most of its work, and the server reads arrays
-/// faster than the JSON the rows travelled as before (BENCHMARKS.md).
+/// The statements of [`insert_many`] and [`insert_new`], with `on_conflict` between the rows and
+/// `RETURNING`. SQLite gets a multi-row `VALUES` list. Postgres gets each column as one array,
+/// spread into rows by `unnest`: binding 25 texts instead of 12,500 values spares the driver most
+/// of its work, and the server reads arrays faster than the JSON the rows travelled as before.
 async fn insert_rows(
     connection: &mut impl Connection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>)],
