@@ -496,16 +496,7 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
             engine.upsert_batch(&docs, &[item("anna", "b", "B"), item("anna", "a", "A")]).await
         }
     });
-    // Waits until a session of this database waits for the other writer.
-    let waiting = "SELECT COUNT(*) FROM pg_stat_activity \
-                   WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))";
-    let waits =
-        || sqlx::query_scalar::<_, i64>(waiting).bind(others).fetch_one(engine.store().reader());
-    let started = std::time::Instant::now();
-    while waits().await.unwrap() == 0 {
-        assert!(started.elapsed().as_secs() < 10, "the group never waited for the key held");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    blocked_by(&engine, others).await;
 
     // The other writer goes on to "b": the group holds nothing it needs.
     insert_elsewhere(&mut other, names, "b")
@@ -514,5 +505,71 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
     other.commit().await.unwrap();
     let reports = group.await.unwrap().expect("the group is written once the other commits");
     assert_eq!(reports.len(), 2);
+    test.stop().await;
+}
+
+/// Waits until a session of the engine's database waits for the session
+/// `pid` (another writer's).
+async fn blocked_by(engine: &hado_engine::Engine, pid: i32) {
+    let waiting = "SELECT COUNT(*) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))";
+    let waits =
+        || sqlx::query_scalar::<_, i64>(waiting).bind(pid).fetch_one(engine.store().reader());
+    let started = std::time::Instant::now();
+    while waits().await.unwrap() == 0 {
+        assert!(started.elapsed().as_secs() < 10, "the group never waited for the row held");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Locks the row of anna's event `source_ref` on `other`'s transaction, as
+/// a group on another core updating it would: waiting at most half a
+/// second for a row another transaction holds.
+async fn lock_elsewhere(
+    other: &mut sqlx::Transaction<'static, sqlx::Any>,
+    source_ref: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("SET LOCAL lock_timeout = '500ms'").execute(&mut **other).await?;
+    sqlx::query("SELECT id FROM events WHERE source_ref = $1 FOR UPDATE")
+        .bind(source_ref)
+        .execute(&mut **other)
+        .await
+        .map(drop)
+}
+
+/// As with new keys, two groups changing the same stored events in
+/// opposite orders must not each hold a row the other waits for: a group
+/// updates its stored events in one order, whatever order its calls gave.
+#[tokio::test]
+async fn groups_changing_the_same_stored_events_take_them_in_one_order() {
+    let test = "upsert_groups::groups_changing_the_same_stored_events_take_them_in_one_order";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    engine.upsert_batch(&docs, &[item("anna", "a", "A"), item("anna", "b", "B")]).await.unwrap();
+
+    // Another writer holds the row of "a" (locked, not changed, so the
+    // group's insert passes over it without waiting).
+    let mut other = engine.store().writer().begin().await.unwrap();
+    let others: i32 =
+        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    lock_elsewhere(&mut other, "a").await.unwrap();
+    // A group changing "b", then "a", waits for it.
+    let group = tokio::spawn({
+        let engine = engine.clone();
+        let calls = [item("anna", "b", "B, moved"), item("anna", "a", "A, moved")];
+        async move { engine.upsert_batch(&docs, &calls).await }
+    });
+    blocked_by(&engine, others).await;
+
+    // The other writer goes on to "b": the group holds nothing it needs.
+    lock_elsewhere(&mut other, "b")
+        .await
+        .expect("the group changed \"b\" before it waited for \"a\": each waited on the other");
+    other.commit().await.unwrap();
+    let reports = group.await.unwrap().expect("the group is written once the other commits");
+    assert!(reports.iter().all(|report| report.outcome == Outcome::Updated), "{reports:?}");
     test.stop().await;
 }
