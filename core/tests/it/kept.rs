@@ -45,17 +45,19 @@ async fn database(core: &TestCore) -> PgConnection {
     PgConnection::connect(core.database_url()).await.expect("the test reaches the database")
 }
 
-/// Deletes every agent token behind the cores' backs: with the triggers
-/// off, as a change made by hand past them would be, so no core hears of
-/// it. A core that answers as before kept what it had read.
+/// Runs `statement` behind the cores' backs: with the triggers off, as a
+/// change made by hand past them would be, so no core hears of it. A core
+/// that answers as before kept what it had read.
+async fn unheard(connection: &mut PgConnection, statement: &str) {
+    let sql = format!(
+        "SET session_replication_role = replica; {statement}; SET session_replication_role = DEFAULT;"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut *connection).await.unwrap();
+}
+
+/// Deletes every agent token behind the cores' backs ([`unheard`]).
 async fn delete_tokens_unheard(connection: &mut PgConnection) {
-    sqlx::raw_sql(
-        "SET session_replication_role = replica; DELETE FROM agent_tokens; \
-         SET session_replication_role = DEFAULT;",
-    )
-    .execute(&mut *connection)
-    .await
-    .unwrap();
+    unheard(connection, "DELETE FROM agent_tokens").await;
 }
 
 /// The server process of the core's listening connection, once there is one.
@@ -201,13 +203,7 @@ async fn an_access_token_ended_on_one_core_stops_on_every_other_within_a_second(
     for core in cores {
         assert!(works(core, &kept.access_token).await);
     }
-    sqlx::raw_sql(
-        "SET session_replication_role = replica; DELETE FROM oauth_tokens WHERE kind = 'access'; \
-         SET session_replication_role = DEFAULT;",
-    )
-    .execute(&mut connection)
-    .await
-    .unwrap();
+    unheard(&mut connection, "DELETE FROM oauth_tokens WHERE kind = 'access'").await;
     for core in cores {
         assert!(works(core, &kept.access_token).await, "each core kept the access token");
     }
@@ -395,14 +391,11 @@ async fn a_push_takes_the_person_its_core_keeps_until_a_new_zone_is_heard() {
 
     // Moved behind the cores' backs to Pago Pago (UTC−11), where it is
     // still the 30th: each core pushes for the person it kept.
-    sqlx::raw_sql(
-        "SET session_replication_role = replica; \
-         UPDATE users SET tz = 'Pacific/Pago_Pago', tz_chosen = 1 WHERE login = 'anna'; \
-         SET session_replication_role = DEFAULT;",
+    unheard(
+        &mut connection,
+        "UPDATE users SET tz = 'Pacific/Pago_Pago', tz_chosen = 1 WHERE login = 'anna'",
     )
-    .execute(&mut connection)
-    .await
-    .unwrap();
+    .await;
     for (n, core) in cores.iter().enumerate() {
         let state = pushed_state(core, &source, &format!("kept-{n}")).await;
         assert_eq!(state, EventState::Today, "core {n} kept anna as it read her");
@@ -447,13 +440,7 @@ async fn another_persons_disconnect_forgets_nothing() {
     assert!(works(&core, &signed_in.access_token).await);
     let grant: i64 =
         sqlx::query_scalar("SELECT id FROM oauth_grants").fetch_one(&mut connection).await.unwrap();
-    sqlx::raw_sql(
-        "SET session_replication_role = replica; DELETE FROM oauth_tokens WHERE kind = 'access'; \
-         SET session_replication_role = DEFAULT;",
-    )
-    .execute(&mut connection)
-    .await
-    .unwrap();
+    unheard(&mut connection, "DELETE FROM oauth_tokens WHERE kind = 'access'").await;
     assert!(works(&core, &signed_in.access_token).await, "the core kept the token");
 
     let mut bob = core.inbox_as("bob");
@@ -527,14 +514,11 @@ async fn an_agent_token_issued_or_revoked_forgets_only_its_persons_on_every_core
         assert_eq!(answer(core, &bobs).await, Ok(()));
         assert_eq!(answer(core, &annas).await, Ok(()));
     }
-    sqlx::raw_sql(
-        "SET session_replication_role = replica; \
-         DELETE FROM agent_tokens WHERE user_id = (SELECT id FROM users WHERE login = 'bob'); \
-         SET session_replication_role = DEFAULT;",
+    unheard(
+        &mut connection,
+        "DELETE FROM agent_tokens WHERE user_id = (SELECT id FROM users WHERE login = 'bob')",
     )
-    .execute(&mut connection)
-    .await
-    .unwrap();
+    .await;
 
     // Anna's new token replaces hers on the first core; then she revokes it.
     let new = issue(&first, "anna").await;

@@ -447,27 +447,30 @@ async fn group_commit_goes_on_past_connections_that_died() {
     test.stop().await;
 }
 
-/// Inserts a new event of `docs` for anna on `other`'s transaction, as a
-/// group on another core would: waiting at most half a second for a key
-/// another transaction holds.
-async fn insert_elsewhere(
+/// Runs `statement` for anna's event `source_ref` of `docs` on `other`'s
+/// transaction, as a group on another core would: waiting at most half a
+/// second for a key or a row another transaction holds.
+async fn elsewhere(
     other: &mut sqlx::Transaction<'static, sqlx::Any>,
-    (user, source): (i64, i64),
+    statement: &str,
     source_ref: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query("SET LOCAL lock_timeout = '500ms'").execute(&mut **other).await?;
-    sqlx::query(
-        "INSERT INTO events (user_id, source_id, source_ref, topic, title, due_at, due_date, due_ms, \
-         fire_date, after_due, state, created_at, updated_at) \
-         VALUES ($1, $2, $3, '', 'Elsewhere', '2026-12-14', '2026-12-14', 0, '2026-12-01', 'keep', 'scheduled', 0, 0)",
-    )
-    .bind(user)
-    .bind(source)
-    .bind(source_ref)
-    .execute(&mut **other)
-    .await
-    .map(drop)
+    sqlx::query(sqlx::AssertSqlSafe(statement))
+        .bind(source_ref)
+        .execute(&mut **other)
+        .await
+        .map(drop)
 }
+
+/// A new event of `docs` for anna, inserted by [`elsewhere`].
+const INSERT: &str = "INSERT INTO events (user_id, source_id, source_ref, topic, title, due_at, \
+    due_date, due_ms, fire_date, after_due, state, created_at, updated_at) \
+    VALUES ((SELECT id FROM users WHERE login = 'anna'), (SELECT id FROM sources WHERE name = 'docs'), \
+    $1, '', 'Elsewhere', '2026-12-14', '2026-12-14', 0, '2026-12-01', 'keep', 'scheduled', 0, 0)";
+
+/// Anna's stored event, locked by [`elsewhere`] as an update would lock it.
+const LOCK: &str = "SELECT id FROM events WHERE source_ref = $1 FOR UPDATE";
 
 /// Two groups naming the same new keys in opposite orders (two cores, each
 /// with its own source's calls) must not each hold a key the other waits
@@ -479,16 +482,15 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
     let Some(backend) = Backend::postgres(test) else { return };
     let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
     let engine = test.engine.clone();
-    let anna = engine.user_for_login("anna").await.unwrap();
+    engine.user_for_login("anna").await.unwrap();
     let (_, docs) = engine.create_source("docs").await.unwrap();
     let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
-    let names = (anna.id, docs.id);
 
     // Another writer holds "a", new and not yet committed.
     let mut other = engine.store().writer().begin().await.unwrap();
     let others: i32 =
         sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
-    insert_elsewhere(&mut other, names, "a").await.unwrap();
+    elsewhere(&mut other, INSERT, "a").await.unwrap();
     // A group naming "b", then "a", waits for it.
     let group = tokio::spawn({
         let engine = engine.clone();
@@ -499,7 +501,7 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
     blocked_by(&engine, others).await;
 
     // The other writer goes on to "b": the group holds nothing it needs.
-    insert_elsewhere(&mut other, names, "b")
+    elsewhere(&mut other, INSERT, "b")
         .await
         .expect("the group took \"b\" before it waited for \"a\": each waited on the other");
     other.commit().await.unwrap();
@@ -522,21 +524,6 @@ async fn blocked_by(engine: &hado_engine::Engine, pid: i32) {
     }
 }
 
-/// Locks the row of anna's event `source_ref` on `other`'s transaction, as
-/// a group on another core updating it would: waiting at most half a
-/// second for a row another transaction holds.
-async fn lock_elsewhere(
-    other: &mut sqlx::Transaction<'static, sqlx::Any>,
-    source_ref: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("SET LOCAL lock_timeout = '500ms'").execute(&mut **other).await?;
-    sqlx::query("SELECT id FROM events WHERE source_ref = $1 FOR UPDATE")
-        .bind(source_ref)
-        .execute(&mut **other)
-        .await
-        .map(drop)
-}
-
 /// As with new keys, two groups changing the same stored events in
 /// opposite orders must not each hold a row the other waits for: a group
 /// updates its stored events in one order, whatever order its calls gave.
@@ -555,7 +542,7 @@ async fn groups_changing_the_same_stored_events_take_them_in_one_order() {
     let mut other = engine.store().writer().begin().await.unwrap();
     let others: i32 =
         sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
-    lock_elsewhere(&mut other, "a").await.unwrap();
+    elsewhere(&mut other, LOCK, "a").await.unwrap();
     // A group changing "b", then "a", waits for it.
     let group = tokio::spawn({
         let engine = engine.clone();
@@ -565,7 +552,7 @@ async fn groups_changing_the_same_stored_events_take_them_in_one_order() {
     blocked_by(&engine, others).await;
 
     // The other writer goes on to "b": the group holds nothing it needs.
-    lock_elsewhere(&mut other, "b")
+    elsewhere(&mut other, LOCK, "b")
         .await
         .expect("the group changed \"b\" before it waited for \"a\": each waited on the other");
     other.commit().await.unwrap();
