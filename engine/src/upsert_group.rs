@@ -1,6 +1,6 @@
 //! Owns what a group of sources' upserts (REST `POST /api/events`, gRPC
-//! `UpsertEvents`) does in its one transaction: their people taken from
-//! what core keeps (those it does not keep read in one statement), their new
+//! `UpsertEvents`) does in its one transaction: their people read in one
+//! statement (on SQLite those core keeps taken from its memory), their new
 //! rows in one `INSERT` that passes over keys already taken, those events
 //! read in one statement per source and written one by one, and one
 //! commit, with each call answered with its own reports. Forming the
@@ -10,9 +10,10 @@
 //! A call that arrives alone costs what it did before grouping; calls that
 //! arrive together (up to 64 calls and 1000 items) share the writer's
 //! statements and its commit, so the writer's cost grows with the groups,
-//! not with the callers. A group of new events for people core keeps is
-//! `BEGIN`, the `INSERT` and `COMMIT` (and, on Postgres, the pool's ping as
-//! it hands out the connection).
+//! not with the callers. A group of new events is `BEGIN`, the read of its
+//! people (on Postgres; on SQLite none for people core keeps), the `INSERT`
+//! and `COMMIT` (and, on Postgres, the pool's ping as it hands out the
+//! connection).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -97,8 +98,7 @@ impl Applier {
     /// Each key's first item is tried as a new event, all of them in one
     /// `INSERT` that passes over the keys already taken. Only those are
     /// read, and only they and a key's repeats (which meet its first
-    /// write) are written one by one. A group of new events for people this
-    /// core keeps costs one statement between `BEGIN` and `COMMIT`.
+    /// write) are written one by one.
     async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
         let items: Vec<&Item> = calls.iter().flatten().collect();
         let now = self.clock.now();
@@ -175,10 +175,17 @@ impl Applier {
         Ok(reports.into_iter().map(|report| report.expect("every item was written")).collect())
     }
 
-    /// The group's people, by login: those this core keeps taken from its
-    /// memory, the other known ones read together, and a newcomer (a
-    /// source may write for someone who has never opened the inbox) made
-    /// with the default settings.
+    /// The group's people, by login: on SQLite those this core keeps taken
+    /// from its memory; the other known ones read together, and a newcomer
+    /// (a source may write for someone who has never opened the inbox)
+    /// made with the default settings.
+    ///
+    /// On Postgres every one is read, and held until the group commits
+    /// ([`users::find_users`]): another core may be writing a person's new
+    /// zone, which this core hears of only after it commits, and even this
+    /// core would read the old one until then. Written in a zone a
+    /// person has just left, an event would keep the old zone's day and
+    /// checks, as the zone change would not see it to move it.
     async fn people(
         &self,
         connection: &mut impl hado_storage::Connection,
@@ -189,13 +196,15 @@ impl Applier {
         logins.sort_unstable();
         logins.dedup();
         let mut people = HashMap::with_capacity(logins.len());
-        logins.retain(|login| match self.kept.person(login) {
-            Some(user) => {
-                people.insert((*login).to_owned(), user);
-                false
-            }
-            None => true,
-        });
+        if self.store.backend().has_one_writer() {
+            logins.retain(|login| match self.kept.person(login) {
+                Some(user) => {
+                    people.insert((*login).to_owned(), user);
+                    false
+                }
+                None => true,
+            });
+        }
         if logins.is_empty() {
             return Ok(people);
         }

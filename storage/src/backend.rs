@@ -33,6 +33,17 @@ impl Backend {
         }
     }
 
+    /// Whether one writer takes every write in turn (SQLite, one core to a
+    /// file), so that nothing a write reads can change until it commits,
+    /// and what its core keeps is as fresh as the database: a change is
+    /// forgotten on the core that writes it before anything else writes.
+    pub fn has_one_writer(self) -> bool {
+        match self {
+            Self::Sqlite => true,
+            Self::Postgres => false,
+        }
+    }
+
     /// The backend a connection talks to.
     pub fn of(connection: &sqlx::AnyConnection) -> Self {
         if connection.backend_name() == <sqlx::Sqlite as sqlx::Database>::NAME {

@@ -61,7 +61,11 @@ pub async fn find_user(
 }
 
 /// The known users among `logins`, by login, in one query: a group of
-/// sources' upserts reads its people together.
+/// sources' upserts reads its people together. On Postgres their rows stay
+/// locked `FOR SHARE` until the transaction ends: a new zone or new quiet
+/// hours being written for one of them is waited for, and read once it is
+/// committed; one written after waits for this transaction, and then
+/// moves the events it wrote (SQLite's one writer does this by itself).
 pub async fn find_users(
     connection: &mut impl Connection,
     logins: &[&str],
@@ -76,7 +80,7 @@ pub async fn find_users(
         let mut array = super::arrays::ArrayText::new();
         logins.iter().for_each(|login| array.text(Some(login)));
         rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT_USER} WHERE login = ANY($1::text[])"
+            "{SELECT_USER} WHERE login = ANY($1::text[]) FOR SHARE"
         )))
         // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
         .persistent(false)

@@ -249,6 +249,50 @@ async fn a_new_zone_reaches_the_next_push_at_once(backend: Backend) {
     test.stop().await;
 }
 
+/// On Postgres a new zone is written on one core while a push for the same
+/// person is applied on another (or on the same one, reading the person
+/// before the zone commits): the push must wait for the zone and be
+/// written in it, or the zone change must see the push's event and move
+/// it. Here the zone is written behind core's back and held uncommitted;
+/// the push, due on the 1st, must wait for it and come out overdue.
+#[tokio::test]
+async fn a_push_during_a_zone_change_is_written_in_the_new_zone() {
+    let test = "upsert_groups::a_push_during_a_zone_change_is_written_in_the_new_zone";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let (_, docs) = engine.create_source("docs").await.unwrap();
+    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    let due_on_the_first = |source_ref: &str| SourceItem {
+        fields: RawFields {
+            due_at: "2026-12-01".into(),
+            ..item("anna", source_ref, "Visa").fields
+        },
+        ..item("anna", source_ref, "Visa")
+    };
+    let reports = engine.upsert_batch(&docs, &[due_on_the_first("keeps-anna")]).await.unwrap();
+    assert_eq!(reports[0].state, State::Today);
+
+    let mut other = engine.store().writer().begin().await.unwrap();
+    let others: i32 =
+        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    sqlx::query("UPDATE users SET tz = 'Pacific/Kiritimati' WHERE login = 'anna'")
+        .execute(&mut *other)
+        .await
+        .unwrap();
+    let push = tokio::spawn({
+        let (engine, item) = (engine.clone(), due_on_the_first("during"));
+        async move { engine.upsert_batch(&docs, &[item]).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let waited = !push.is_finished() && waiting_for(&engine, others).await == 1;
+    other.commit().await.unwrap();
+    let reports = push.await.unwrap().unwrap();
+    assert_eq!(reports[0].state, State::Overdue, "the push was written in the old zone");
+    assert!(waited, "the push waited for the zone being written");
+    test.stop().await;
+}
+
 hado_testing::on_both_backends!(
     a_new_zone_reaches_the_next_push_at_once,
     a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call,
@@ -510,15 +554,19 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
     test.stop().await;
 }
 
+/// How many sessions of the engine's database wait for the session `pid`
+/// (another writer's).
+async fn waiting_for(engine: &hado_engine::Engine, pid: i32) -> i64 {
+    let waiting = "SELECT COUNT(*) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))";
+    sqlx::query_scalar(waiting).bind(pid).fetch_one(engine.store().reader()).await.unwrap()
+}
+
 /// Waits until a session of the engine's database waits for the session
 /// `pid` (another writer's).
 async fn blocked_by(engine: &hado_engine::Engine, pid: i32) {
-    let waiting = "SELECT COUNT(*) FROM pg_stat_activity \
-                   WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))";
-    let waits =
-        || sqlx::query_scalar::<_, i64>(waiting).bind(pid).fetch_one(engine.store().reader());
     let started = std::time::Instant::now();
-    while waits().await.unwrap() == 0 {
+    while waiting_for(engine, pid).await == 0 {
         assert!(started.elapsed().as_secs() < 10, "the group never waited for the row held");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
