@@ -491,20 +491,16 @@ async fn group_commit_goes_on_past_connections_that_died() {
     test.stop().await;
 }
 
-/// Runs `statement` for anna's event `source_ref` of `docs` on `other`'s
-/// transaction, as a group on another core would: waiting at most half a
-/// second for a key or a row another transaction holds.
+/// Runs `statement`, with `$1` bound to `name`, on `other`'s transaction,
+/// as a group on another core would: waiting at most half a second for a
+/// key or a row another transaction holds.
 async fn elsewhere(
     other: &mut sqlx::Transaction<'static, sqlx::Any>,
     statement: &str,
-    source_ref: &str,
+    name: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query("SET LOCAL lock_timeout = '500ms'").execute(&mut **other).await?;
-    sqlx::query(sqlx::AssertSqlSafe(statement))
-        .bind(source_ref)
-        .execute(&mut **other)
-        .await
-        .map(drop)
+    sqlx::query(sqlx::AssertSqlSafe(statement)).bind(name).execute(&mut **other).await.map(drop)
 }
 
 /// A new event of `docs` for anna, inserted by [`elsewhere`].
@@ -516,40 +512,52 @@ const INSERT: &str = "INSERT INTO events (user_id, source_id, source_ref, topic,
 /// Anna's stored event, locked by [`elsewhere`] as an update would lock it.
 const LOCK: &str = "SELECT id FROM events WHERE source_ref = $1 FOR UPDATE";
 
-/// Two groups naming the same new keys in opposite orders (two cores, each
-/// with its own source's calls) must not each hold a key the other waits
+/// A newcomer, made by [`elsewhere`] as a group on another core makes one.
+const NEWCOMER: &str = "INSERT INTO users (login, tz, locale, created_at, updated_at) \
+    VALUES ($1, 'UTC', 'en', 0, 0)";
+
+/// Two groups taking the same rows in opposite orders (two cores, each
+/// with its own source's calls) must not each hold a row the other waits
 /// for: Postgres would end the deadlock only after a second, by failing
-/// one. A group takes its keys in one order, whatever order its calls gave.
+/// one. Another writer takes `names[0]` by `statement`; `docs`'s group of
+/// `calls`, which names both, the other last, must then wait for it; and
+/// the other writer goes on to `names[1]`, which the group must not hold.
+/// The group's reports, once the other writer commits.
+async fn in_one_order(
+    engine: &std::sync::Arc<hado_engine::Engine>,
+    docs: &hado_engine::SourceCaller,
+    statement: &str,
+    names: [&str; 2],
+    calls: Vec<SourceItem>,
+) -> Vec<hado_engine::UpsertReport> {
+    let mut other = engine.store().writer().begin().await.unwrap();
+    let others: i32 =
+        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    elsewhere(&mut other, statement, names[0]).await.unwrap();
+    let group = tokio::spawn({
+        let (engine, docs) = (engine.clone(), docs.clone());
+        async move { engine.upsert_batch(&docs, &calls).await }
+    });
+    blocked_by(engine, others).await;
+    elsewhere(&mut other, statement, names[1]).await.unwrap_or_else(|error| {
+        panic!("the group took {:?} before it waited for {:?}: {error}", names[1], names[0])
+    });
+    other.commit().await.unwrap();
+    group.await.unwrap().expect("the group is written once the other commits")
+}
+
+/// A group inserts its new keys in one order, whatever order its calls
+/// gave.
 #[tokio::test]
 async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
     let test = "upsert_groups::groups_naming_the_same_new_keys_take_them_in_one_order";
     let Some(backend) = Backend::postgres(test) else { return };
     let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
-    let engine = test.engine.clone();
+    let engine = &test.engine;
     engine.user_for_login("anna").await.unwrap();
-    let (_, docs) = engine.create_source("docs").await.unwrap();
-    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
-
-    // Another writer holds "a", new and not yet committed.
-    let mut other = engine.store().writer().begin().await.unwrap();
-    let others: i32 =
-        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
-    elsewhere(&mut other, INSERT, "a").await.unwrap();
-    // A group naming "b", then "a", waits for it.
-    let group = tokio::spawn({
-        let engine = engine.clone();
-        async move {
-            engine.upsert_batch(&docs, &[item("anna", "b", "B"), item("anna", "a", "A")]).await
-        }
-    });
-    blocked_by(&engine, others).await;
-
-    // The other writer goes on to "b": the group holds nothing it needs.
-    elsewhere(&mut other, INSERT, "b")
-        .await
-        .expect("the group took \"b\" before it waited for \"a\": each waited on the other");
-    other.commit().await.unwrap();
-    let reports = group.await.unwrap().expect("the group is written once the other commits");
+    let docs = source(engine, "docs").await;
+    let calls = vec![item("anna", "b", "B"), item("anna", "a", "A")];
+    let reports = in_one_order(engine, &docs, INSERT, ["a", "b"], calls).await;
     assert_eq!(reports.len(), 2);
     test.stop().await;
 }
@@ -572,39 +580,40 @@ async fn blocked_by(engine: &hado_engine::Engine, pid: i32) {
     }
 }
 
-/// As with new keys, two groups changing the same stored events in
-/// opposite orders must not each hold a row the other waits for: a group
-/// updates its stored events in one order, whatever order its calls gave.
+/// A group updates its stored events in one order, whatever order its
+/// calls gave. The other writer locks the rows without changing them, so
+/// the group's insert passes over them without waiting.
 #[tokio::test]
 async fn groups_changing_the_same_stored_events_take_them_in_one_order() {
     let test = "upsert_groups::groups_changing_the_same_stored_events_take_them_in_one_order";
     let Some(backend) = Backend::postgres(test) else { return };
     let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
-    let engine = test.engine.clone();
-    let (_, docs) = engine.create_source("docs").await.unwrap();
-    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
+    let engine = &test.engine;
+    let docs = source(engine, "docs").await;
     engine.upsert_batch(&docs, &[item("anna", "a", "A"), item("anna", "b", "B")]).await.unwrap();
-
-    // Another writer holds the row of "a" (locked, not changed, so the
-    // group's insert passes over it without waiting).
-    let mut other = engine.store().writer().begin().await.unwrap();
-    let others: i32 =
-        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
-    elsewhere(&mut other, LOCK, "a").await.unwrap();
-    // A group changing "b", then "a", waits for it.
-    let group = tokio::spawn({
-        let engine = engine.clone();
-        let calls = [item("anna", "b", "B, moved"), item("anna", "a", "A, moved")];
-        async move { engine.upsert_batch(&docs, &calls).await }
-    });
-    blocked_by(&engine, others).await;
-
-    // The other writer goes on to "b": the group holds nothing it needs.
-    elsewhere(&mut other, LOCK, "b")
-        .await
-        .expect("the group changed \"b\" before it waited for \"a\": each waited on the other");
-    other.commit().await.unwrap();
-    let reports = group.await.unwrap().expect("the group is written once the other commits");
+    let calls = vec![item("anna", "b", "B, moved"), item("anna", "a", "A, moved")];
+    let reports = in_one_order(engine, &docs, LOCK, ["a", "b"], calls).await;
     assert!(reports.iter().all(|report| report.outcome == Outcome::Updated), "{reports:?}");
     test.stop().await;
+}
+
+/// A group makes its newcomers in the logins' order, whatever order its
+/// calls gave.
+#[tokio::test]
+async fn groups_making_the_same_newcomers_make_them_in_one_order() {
+    let test = "upsert_groups::groups_making_the_same_newcomers_make_them_in_one_order";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let docs = source(engine, "docs").await;
+    let calls = vec![item("carl", "visa", "Visa"), item("bob", "visa", "Visa")];
+    let reports = in_one_order(engine, &docs, NEWCOMER, ["bob", "carl"], calls).await;
+    assert!(reports.iter().all(|report| report.outcome == Outcome::Created), "{reports:?}");
+    test.stop().await;
+}
+
+/// `name`, a source of the engine's, as its calls name it.
+async fn source(engine: &hado_engine::Engine, name: &str) -> hado_engine::SourceCaller {
+    let (_, token) = engine.create_source(name).await.unwrap();
+    engine.source_for_token(&token).await.unwrap().unwrap()
 }
