@@ -12,6 +12,13 @@ use hado_engine::{ProfilePatch, SourceItem};
 use hado_engine::error::CoreError;
 use hado_testing::{Backend, TestEngine};
 
+/// At 10:00 UTC on the 1st, anna's event due on the 1st is today's, and
+/// overdue in Kiritimati (UTC+14, already the 2nd).
+fn due_on_the_first(source_ref: &str) -> SourceItem {
+    let visa = item("anna", source_ref, "Visa");
+    SourceItem { fields: RawFields { due_at: "2026-12-01".into(), ..visa.fields }, ..visa }
+}
+
 fn item(user: &str, source_ref: &str, title: &str) -> SourceItem {
     SourceItem {
         user: user.into(),
@@ -222,21 +229,13 @@ async fn a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call(ba
     test.stop().await;
 }
 
-/// A group takes its people from what core keeps; a new zone saved on the
-/// same core reaches the very next push. At 10:00 UTC on the 1st, an event
-/// due on the 1st is today's, and overdue in Kiritimati (UTC+14, the 2nd).
+/// A new zone saved on a core reaches its very next push (on SQLite, whose
+/// groups take their people from what core keeps, as on Postgres, whose
+/// groups read them).
 async fn a_new_zone_reaches_the_next_push_at_once(backend: Backend) {
     let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
     let engine = &test.engine;
-    let (_, docs) = engine.create_source("docs").await.unwrap();
-    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
-    let due_on_the_first = |source_ref: &str| SourceItem {
-        fields: RawFields {
-            due_at: "2026-12-01".into(),
-            ..item("anna", source_ref, "Visa").fields
-        },
-        ..item("anna", source_ref, "Visa")
-    };
+    let docs = source(engine, "docs").await;
     for source_ref in ["makes-anna", "keeps-anna"] {
         let reports = engine.upsert_batch(&docs, &[due_on_the_first(source_ref)]).await.unwrap();
         assert_eq!(reports[0].state, State::Today);
@@ -261,15 +260,7 @@ async fn a_push_during_a_zone_change_is_written_in_the_new_zone() {
     let Some(backend) = Backend::postgres(test) else { return };
     let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
     let engine = test.engine.clone();
-    let (_, docs) = engine.create_source("docs").await.unwrap();
-    let docs = engine.source_for_token(&docs).await.unwrap().unwrap();
-    let due_on_the_first = |source_ref: &str| SourceItem {
-        fields: RawFields {
-            due_at: "2026-12-01".into(),
-            ..item("anna", source_ref, "Visa").fields
-        },
-        ..item("anna", source_ref, "Visa")
-    };
+    let docs = source(&engine, "docs").await;
     let reports = engine.upsert_batch(&docs, &[due_on_the_first("keeps-anna")]).await.unwrap();
     assert_eq!(reports[0].state, State::Today);
 
