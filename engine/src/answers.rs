@@ -30,7 +30,7 @@ impl Engine {
         remember: RememberFor,
     ) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.store.begin_write().await?;
+        let mut transaction = self.begin_deciding(user).await?;
         let record = self.own_event(&mut transaction, user, id).await?;
         if !record.lifecycle.state.is_active() {
             return Ok(record);
@@ -63,7 +63,7 @@ impl Engine {
     /// source's to undo.
     pub async fn reopen(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.store.begin_write().await?;
+        let mut transaction = self.begin_deciding(user).await?;
         let record = self.own_event_or_deleted(&mut transaction, user, id).await?;
         if record.lifecycle.state == State::Withdrawn && record.source_id != self.manual_source_id {
             return Err(owned_elsewhere(&record));
@@ -116,7 +116,7 @@ impl Engine {
         action: impl FnOnce(&EventRecord, DateTime<Utc>) -> Lifecycle,
     ) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.store.begin_write().await?;
+        let mut transaction = self.begin_deciding(user).await?;
         let record = self.own_event(&mut transaction, user, id).await?;
         let lifecycle = action(&record, now);
         // Remember answers the reminder; Done (or any close) ends the ladder.

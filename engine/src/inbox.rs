@@ -116,6 +116,19 @@ impl Engine {
 
     /// One of the user's events, withdrawn (deleted) ones too: they can be
     /// read, and an edit brings them back, as any upsert does.
+    /// Starts a write that decides from the person's zone and quiet hours
+    /// (the event it reads carries them): through the person's gate, so
+    /// that a change of them is not under way, and none starts before it
+    /// ends ([`hado_storage::users::gate_shared`]).
+    pub(super) async fn begin_deciding(
+        &self,
+        user: &UserRecord,
+    ) -> Result<hado_storage::Tx, CoreError> {
+        let mut transaction = self.store.begin_write().await?;
+        hado_storage::users::gate_shared(&mut transaction, user.id).await?;
+        Ok(transaction)
+    }
+
     pub(super) async fn own_event_or_deleted(
         &self,
         connection: &mut impl Connection,

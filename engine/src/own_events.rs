@@ -14,6 +14,10 @@ use hado_domain::user::UserRecord;
 use hado_domain::violations::{Reason, Violations};
 use hado_storage::{Inserted, NewEventRow, RowKey};
 
+/// How many times a create decides again for a person whose zone or quiet
+/// hours changed as it was written, before it gives up.
+const MOVES: usize = 3;
+
 impl Engine {
     /// Creates one of the user's own events, from the `manual` source.
     pub async fn create_manual(
@@ -60,40 +64,57 @@ impl Engine {
             topic: topic.as_str(),
         };
         let now = self.now();
-        let decision = upsert::decide(user, None, &spec, now);
-        // Keyed or not, calls arriving together share one statement; a key
-        // already taken comes back with the event that holds it.
-        let new_event = NewEventRow {
-            user_id: key.user_id,
-            source_id: key.source_id,
-            source_ref: key.source_ref.to_owned(),
-            topic: key.topic.to_owned(),
-            spec: spec.clone(),
-            lifecycle: decision.lifecycle,
-            due_at: decision.due_at,
-            reminders: decision.reminders,
-            next_check_at: decision.next_check_at,
-            now,
-        };
-        let id = match self.store.insert_event(new_event).await? {
-            Inserted::New(id) => id,
-            Inserted::Taken(made) if made.spec == spec => return Ok(*made),
-            Inserted::Taken(_) if key_given => {
-                return Err(key_reused(source_ref.manual_key().unwrap_or_default()));
-            }
-            Inserted::Taken(made) => {
-                return Err(CoreError::Store(hado_storage::StoreError::Corrupt(format!(
-                    "a new event's ref {} was taken by event {}",
-                    source_ref.as_str(),
-                    made.id
-                ))));
+        // Decided for the person as the call read them, and again as they
+        // are if their zone or quiet hours changed meanwhile.
+        let mut user = std::borrow::Cow::Borrowed(user);
+        let mut tries = 0;
+        let (id, decision) = loop {
+            let decision = upsert::decide(&user, None, &spec, now);
+            // Keyed or not, calls arriving together share one statement; a
+            // key already taken comes back with the event that holds it.
+            let new_event = NewEventRow {
+                user_id: key.user_id,
+                source_id: key.source_id,
+                source_ref: key.source_ref.to_owned(),
+                topic: key.topic.to_owned(),
+                spec: spec.clone(),
+                lifecycle: decision.lifecycle,
+                due_at: decision.due_at,
+                reminders: decision.reminders,
+                next_check_at: decision.next_check_at,
+                now,
+                zone: user.zone,
+                quiet: user.quiet,
+            };
+            match self.store.insert_event(new_event).await? {
+                Inserted::New(id) => break (id, decision),
+                Inserted::Moved(as_now) if tries < MOVES => {
+                    tries += 1;
+                    user = std::borrow::Cow::Owned(*as_now);
+                }
+                Inserted::Moved(_) => {
+                    return Err(CoreError::FailedPrecondition(
+                        "the time zone or quiet hours kept changing while the event was made; send it again".into(),
+                    ));
+                }
+                Inserted::Taken(made) if made.spec == spec => return Ok(*made),
+                Inserted::Taken(_) if key_given => {
+                    return Err(key_reused(source_ref.manual_key().unwrap_or_default()));
+                }
+                Inserted::Taken(made) => {
+                    return Err(CoreError::Store(hado_storage::StoreError::Corrupt(format!(
+                        "a new event's ref {} was taken by event {}",
+                        source_ref.as_str(),
+                        made.id
+                    ))));
+                }
             }
         };
         self.checks_written(decision.next_check_at);
         // What was written is what a re-read would find.
         Ok(hado_storage::inserted_event(
             id,
-            user,
+            &user,
             SourceName::MANUAL,
             key,
             decision.write(&spec),
@@ -111,11 +132,13 @@ impl Engine {
         patch: EventPatch,
     ) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.store.begin_write().await?;
+        let mut transaction = self.begin_deciding(user).await?;
         let record = self.own_event_or_deleted(&mut transaction, user, id).await?;
         if record.source_id != self.manual_source_id {
             return Err(owned_elsewhere(&record));
         }
+        // Decided as the person is now, not as the call read them.
+        let user = &hado_storage::users::user_by_id(&mut transaction, user.id).await?;
         let current = record.spec.to_raw();
         let merged = RawFields {
             title: patch.title.unwrap_or(current.title),

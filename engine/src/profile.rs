@@ -38,6 +38,9 @@ impl Engine {
         let now = self.now();
         let forget = self.kept.forgetting();
         let mut transaction = self.store.begin_write().await?;
+        // Alone through the person's gate: the writes deciding from the
+        // settings end first, and the next read them as saved here.
+        users::gate_alone(&mut transaction, user.id).await?;
         let current = users::user_by_id(&mut transaction, user.id).await?;
         // A zone given, even the one already set, is the person's choice.
         let zone_chosen = current.zone_chosen || patch.tz.is_some();

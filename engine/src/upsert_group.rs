@@ -180,10 +180,11 @@ impl Applier {
     /// (a source may write for someone who has never opened the inbox)
     /// made with the default settings.
     ///
-    /// On Postgres every one is read, and held until the group commits
-    /// ([`users::find_users`]): another core may be writing a person's new
-    /// zone, which this core hears of only after it commits, and even this
-    /// core would read the old one until then. Written in a zone a
+    /// On Postgres every one is read through their gate, held until the
+    /// group commits ([`users::people_for_writing`]), a newcomer another
+    /// transaction made first too: another core may be writing a person's
+    /// new zone, which this core hears of only after it commits, and even
+    /// this core would read the old one until then. Written in a zone a
     /// person has just left, an event would keep the old zone's day and
     /// checks, as the zone change would not see it to move it.
     async fn people(
@@ -209,9 +210,9 @@ impl Applier {
             return Ok(people);
         }
         let began = self.kept.reading();
-        for (login, user) in users::find_users(connection, &logins).await? {
+        for user in users::people_for_writing(connection, &logins, &[]).await? {
             self.kept.keep_person(began, user.clone());
-            people.insert(login, user);
+            people.insert(user.login.as_str().to_owned(), user);
         }
         // Newcomers are made in the logins' order, so two groups making
         // the same ones never each hold one the other waits for.
@@ -223,7 +224,12 @@ impl Applier {
         newcomers.sort_unstable_by_key(|login| login.as_str());
         newcomers.dedup_by_key(|login| login.as_str());
         for login in newcomers {
-            let user = users::ensure_user(connection, login, self.defaults, now).await?;
+            let mut user = users::ensure_user(connection, login, self.defaults, now).await?;
+            if !self.store.backend().has_one_writer() {
+                // Made by another transaction since the read above, maybe.
+                let through = users::people_for_writing(connection, &[], &[user.id]).await?;
+                user = through.into_iter().next().unwrap_or(user);
+            }
             people.insert(login.as_str().to_owned(), user);
         }
         Ok(people)

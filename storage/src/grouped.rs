@@ -6,6 +6,11 @@
 //! once that statement has committed. A row whose key was taken (a keyed
 //! call sent again, say by a gateway after a core stopped) is answered with
 //! the event that holds the key, all such rows read back in one query.
+//! The group reads its people first (on Postgres in its own transaction,
+//! through their gates, `users::people_for_writing`): a row decided in a zone or quiet
+//! hours its person has just left is not written, and its call is told to
+//! decide again, so that a new zone written at the same moment never
+//! misses an event written in the old one.
 //! Alone, a call costs one statement, one round trip; when many arrive
 //! together they share it, so the writer's cost grows with the statements,
 //! not with the callers.
@@ -17,12 +22,15 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyPool;
 
-use super::StoreError;
 use super::events::{self, EventWrite, RowKey};
 use super::group_commit::{Apply, GroupCommit, Limits};
+use super::{Backend, StoreError, users};
+use chrono_tz::Tz;
+use hado_domain::checkpoints::QuietHours;
 use hado_domain::event::{EventSpec, Lifecycle};
 use hado_domain::event_record::EventRecord;
 use hado_domain::reminders::Reminders;
+use hado_domain::user::UserRecord;
 
 /// Rows one statement carries at most, and one person's calls that may
 /// wait at once.
@@ -41,6 +49,9 @@ pub struct NewEventRow {
     pub reminders: Reminders,
     pub next_check_at: Option<DateTime<Utc>>,
     pub now: DateTime<Utc>,
+    /// The person's zone and quiet hours the row was decided in.
+    pub zone: Tz,
+    pub quiet: QuietHours,
 }
 
 impl NewEventRow {
@@ -71,6 +82,9 @@ pub enum Inserted {
     New(i64),
     /// Its key was taken: the event that holds it, as stored.
     Taken(Box<EventRecord>),
+    /// Its person's zone or quiet hours changed since the row was decided:
+    /// nothing was written; decide again for the person as they are now.
+    Moved(Box<UserRecord>),
 }
 
 /// The queue in front of the grouping task.
@@ -103,21 +117,64 @@ impl Apply for Writer {
     }
 }
 
-/// One statement for the whole group, committed on its own, and one read
-/// of the events whose keys were taken, if any were.
+/// The group's people read, then one statement for the rows decided as they
+/// are, and one read of the events whose keys were taken, if any were. On
+/// Postgres the three are one transaction; on SQLite the writer is this
+/// one connection, so nothing else writes between them.
 async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>, StoreError> {
-    let rows: Vec<_> = group.iter().map(|event| (event.key(), event.write(), event.now)).collect();
     let mut connection = writer.acquire().await?;
-    let ids = events::insert_new(&mut connection, &rows).await?;
-    let taken: Vec<RowKey<'_>> =
-        group.iter().zip(&ids).filter(|(_, id)| id.is_none()).map(|(row, _)| row.key()).collect();
-    let holders = events::find_taken(&mut connection, &taken).await?;
+    if Backend::of(&connection).has_one_writer() {
+        return write_on(&mut *connection, group).await;
+    }
+    let mut transaction = sqlx::Connection::begin(&mut *connection).await?;
+    let written = write_on(&mut transaction, group).await?;
+    transaction.commit().await?;
+    Ok(written)
+}
+
+async fn write_on(
+    connection: &mut impl super::Connection,
+    group: &[NewEventRow],
+) -> Result<Vec<Inserted>, StoreError> {
+    let mut ids: Vec<i64> = group.iter().map(|row| row.user_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let people: std::collections::HashMap<i64, UserRecord> =
+        users::people_for_writing(&mut *connection, &[], &ids)
+            .await?
+            .into_iter()
+            .map(|person| (person.id, person))
+            .collect();
+    // A person not found is left to the insert, which refuses the row.
+    let moved = |row: &NewEventRow| {
+        people
+            .get(&row.user_id)
+            .filter(|person| person.zone != row.zone || person.quiet != row.quiet)
+    };
+    let current: Vec<&NewEventRow> = group.iter().filter(|row| moved(row).is_none()).collect();
+    let rows: Vec<_> =
+        current.iter().map(|event| (event.key(), event.write(), event.now)).collect();
+    let mut ids = events::insert_new(&mut *connection, &rows).await?.into_iter();
+    let inserted: Vec<Option<Option<i64>>> = group
+        .iter()
+        .map(|row| if moved(row).is_some() { None } else { Some(ids.next().flatten()) })
+        .collect();
+    let taken: Vec<RowKey<'_>> = group
+        .iter()
+        .zip(&inserted)
+        .filter(|(_, id)| matches!(id, Some(None)))
+        .map(|(row, _)| row.key())
+        .collect();
+    let holders = events::find_taken(&mut *connection, &taken).await?;
     group
         .iter()
-        .zip(ids)
+        .zip(inserted)
         .map(|(row, id)| match id {
-            Some(id) => Ok(Inserted::New(id)),
-            None => {
+            None => Ok(Inserted::Moved(Box::new(
+                moved(row).cloned().expect("a row not inserted for its person moved"),
+            ))),
+            Some(Some(id)) => Ok(Inserted::New(id)),
+            Some(None) => {
                 let key = row.key();
                 // A key given twice in the group is answered twice.
                 let holder = holders.get(&key.owned()).cloned().ok_or_else(|| {

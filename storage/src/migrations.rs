@@ -49,6 +49,7 @@ migrations![
     "20261213000021_kept_access_tokens",
     "20261214000022_kept_grants",
     "20261215000023_kept_agent_tokens",
+    "20261216000024_person_gate",
 ];
 
 static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

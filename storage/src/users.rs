@@ -60,33 +60,35 @@ pub async fn find_user(
     row.as_ref().map(UserRecord::from_row).transpose()
 }
 
-/// The known users among `logins`, by login, in one query: a group of
-/// sources' upserts reads its people together. On Postgres their rows stay
-/// locked `FOR SHARE` until the transaction ends: a new zone or new quiet
-/// hours being written for one of them is waited for, and read once it is
-/// committed; one written after waits for this transaction, and then
-/// moves the events it wrote (SQLite's one writer does this by itself).
-pub async fn find_users(
+/// The known users among `logins` and `ids`, in one query, for a write that
+/// decides from their zone and quiet hours (a group of sources' upserts, of
+/// new events). On Postgres the write passes each one's gate first
+/// (migration 24, `hado_people_through_gate`), and holds it until it ends:
+/// a change of their settings under way is waited for and read as it was
+/// committed; one asked for after waits for this write, and then moves the
+/// events it wrote. SQLite's one writer orders every write by itself.
+pub async fn people_for_writing(
     connection: &mut impl Connection,
     logins: &[&str],
-) -> Result<std::collections::HashMap<String, UserRecord>, StoreError> {
+    ids: &[i64],
+) -> Result<Vec<UserRecord>, StoreError> {
     let connection = connection.sql();
-    let mut found = std::collections::HashMap::with_capacity(logins.len());
-    if logins.is_empty() {
-        return Ok(found);
+    if logins.is_empty() && ids.is_empty() {
+        return Ok(Vec::new());
     }
     let mut rows = Vec::new();
     if super::Backend::of(connection) == super::Backend::Postgres {
-        let mut array = super::arrays::ArrayText::new();
-        logins.iter().for_each(|login| array.text(Some(login)));
-        rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT_USER} WHERE login = ANY($1::text[]) FOR SHARE"
-        )))
-        // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
-        .persistent(false)
-        .bind(array.finish())
-        .fetch_all(&mut *connection)
-        .await?;
+        let (mut names, mut numbers) =
+            (super::arrays::ArrayText::new(), super::arrays::ArrayText::new());
+        logins.iter().for_each(|login| names.text(Some(login)));
+        ids.iter().for_each(|id| numbers.number(Some(*id)));
+        rows = sqlx::query("SELECT * FROM hado_people_through_gate($1::text[], $2::bigint[])")
+            // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
+            .persistent(false)
+            .bind(names.finish())
+            .bind(numbers.finish())
+            .fetch_all(&mut *connection)
+            .await?;
     } else {
         // SQLite takes a bounded number of parameters to a statement.
         for chunk in logins.chunks(500) {
@@ -98,12 +100,46 @@ pub async fn find_users(
             }
             rows.extend(statement.fetch_all(&mut *connection).await?);
         }
+        for chunk in ids.chunks(500) {
+            let mut placeholders = super::Placeholders::for_connection(connection);
+            let query = format!("{SELECT_USER} WHERE id IN {}", placeholders.row(chunk.len()));
+            let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+            for id in chunk {
+                statement = statement.bind(*id);
+            }
+            rows.extend(statement.fetch_all(&mut *connection).await?);
+        }
     }
-    for row in &rows {
-        let user = UserRecord::from_row(row)?;
-        found.insert(user.login.as_str().to_owned(), user);
+    rows.iter().map(UserRecord::from_row).collect()
+}
+
+/// Passes the person's gate shared until the transaction ends, on Postgres,
+/// for a write that decides from the person's zone and quiet hours as the
+/// event it reads after carries them (Remember, Reopen, an edit).
+pub async fn gate_shared(connection: &mut impl Connection, user_id: i64) -> Result<(), StoreError> {
+    let connection = connection.sql();
+    if super::Backend::of(connection) == super::Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_xact_lock_shared(4173, hashtext($1::text))")
+            .bind(user_id.to_string())
+            .execute(&mut *connection)
+            .await?;
     }
-    Ok(found)
+    Ok(())
+}
+
+/// Passes the person's gate alone until the transaction ends, on Postgres,
+/// before their zone or quiet hours change: the writes that decide from
+/// them and hold the gate end first, and the next wait for this one
+/// ([`people_for_writing`]).
+pub async fn gate_alone(connection: &mut impl Connection, user_id: i64) -> Result<(), StoreError> {
+    let connection = connection.sql();
+    if super::Backend::of(connection) == super::Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_xact_lock(4173, hashtext($1::text))")
+            .bind(user_id.to_string())
+            .execute(&mut *connection)
+            .await?;
+    }
+    Ok(())
 }
 
 pub async fn user_by_id(

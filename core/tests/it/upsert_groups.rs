@@ -5,9 +5,9 @@
 
 use futures::future::join_all;
 
-use hado_domain::event::{Outcome, RawFields};
+use hado_domain::event::{Outcome, RawFields, RememberFor};
 use hado_domain::state::State;
-use hado_engine::{ProfilePatch, SourceItem};
+use hado_engine::{EventPatch, ProfilePatch, SourceItem};
 
 use hado_engine::error::CoreError;
 use hado_testing::{Backend, TestEngine};
@@ -251,9 +251,10 @@ async fn a_new_zone_reaches_the_next_push_at_once(backend: Backend) {
 /// On Postgres a new zone is written on one core while a push for the same
 /// person is applied on another (or on the same one, reading the person
 /// before the zone commits): the push must wait for the zone and be
-/// written in it, or the zone change must see the push's event and move
-/// it. Here the zone is written behind core's back and held uncommitted;
-/// the push, due on the 1st, must wait for it and come out overdue.
+/// written in it, or the zone change must wait for the push and move its
+/// event. Here the zone is written behind core's back as core writes one
+/// (alone through the person's gate) and held uncommitted; the push, due
+/// on the 1st, must wait for it and come out overdue.
 #[tokio::test]
 async fn a_push_during_a_zone_change_is_written_in_the_new_zone() {
     let test = "upsert_groups::a_push_during_a_zone_change_is_written_in_the_new_zone";
@@ -264,27 +265,152 @@ async fn a_push_during_a_zone_change_is_written_in_the_new_zone() {
     let reports = engine.upsert_batch(&docs, &[due_on_the_first("keeps-anna")]).await.unwrap();
     assert_eq!(reports[0].state, State::Today);
 
-    let mut other = engine.store().writer().begin().await.unwrap();
-    let others: i32 =
-        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
-    sqlx::query("UPDATE users SET tz = 'Pacific/Kiritimati' WHERE login = 'anna'")
-        .execute(&mut *other)
-        .await
-        .unwrap();
+    let (other, others) = zone_change_held(&engine, "Pacific/Kiritimati").await;
     let push = tokio::spawn({
-        let (engine, item) = (engine.clone(), due_on_the_first("during"));
-        async move { engine.upsert_batch(&docs, &[item]).await }
+        let engine = engine.clone();
+        async move { engine.upsert_batch(&docs, &[due_on_the_first("during")]).await }
     });
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let waited = !push.is_finished() && waiting_for(&engine, others).await == 1;
+    blocked_by(&engine, others).await;
     other.commit().await.unwrap();
     let reports = push.await.unwrap().unwrap();
     assert_eq!(reports[0].state, State::Overdue, "the push was written in the old zone");
-    assert!(waited, "the push waited for the zone being written");
+    test.stop().await;
+}
+
+/// The other order: a push under way (held here by another writer on the
+/// row it changes) when the zone change comes. The push moves the visa to
+/// the 2nd, which in Kiritimati (already the 2nd) is today. The change
+/// must wait for the push's group, not only for the row, and then move
+/// what the push wrote, not the visa it read before.
+#[tokio::test]
+async fn a_zone_change_during_a_push_moves_what_the_push_wrote() {
+    let test = "upsert_groups::a_zone_change_during_a_push_moves_what_the_push_wrote";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let docs = source(&engine, "docs").await;
+    engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
+    let anna = engine.user_for_login("anna").await.unwrap();
+
+    let mut other = engine.store().writer().begin().await.unwrap();
+    let others: i32 =
+        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    elsewhere(&mut other, LOCK, "visa").await.unwrap();
+    let push = tokio::spawn({
+        let (engine, mut visa) = (engine.clone(), due_on_the_first("visa"));
+        visa.fields.title = "Visa, renewed".into();
+        visa.fields.due_at = "2026-12-02".into();
+        async move { engine.upsert_batch(&docs, &[visa]).await }
+    });
+    blocked_by(&engine, others).await;
+    let group: i32 = sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
+         AND $1 = ANY(pg_blocking_pids(pid))",
+    )
+    .bind(others)
+    .fetch_one(engine.store().reader())
+    .await
+    .unwrap();
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    let change = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.update_profile(&anna, &zone).await }
+    });
+    blocked_by(&engine, group).await;
+    other.commit().await.unwrap();
+    assert_eq!(push.await.unwrap().unwrap()[0].outcome, Outcome::Rescheduled);
+    change.await.unwrap().unwrap();
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let stored = engine.list_events(&anna, None, false, None).await.unwrap();
+    assert_eq!(stored[0].spec.title.as_str(), "Visa, renewed");
+    assert_eq!(stored[0].lifecycle.state, State::Today, "the change moved the push's event");
+    test.stop().await;
+}
+
+/// Remember, Reopen and an edit decide from the person's zone as the event
+/// they read carries it: on Postgres they pass the person's gate first, so
+/// a zone change under way is waited for, and read as it was committed.
+#[tokio::test]
+async fn a_remember_waits_for_a_zone_change_under_way() {
+    let test = "upsert_groups::a_remember_waits_for_a_zone_change_under_way";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let visa = engine.create_manual(&anna, &due_on_the_first("visa").fields).await.unwrap();
+
+    let (other, others) = zone_change_held(&engine, "Pacific/Kiritimati").await;
+    let remember = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.remember(&anna, visa.id, RememberFor::TomorrowMorning).await }
+    });
+    blocked_by(&engine, others).await;
+    other.commit().await.unwrap();
+    let remembered = remember.await.unwrap().unwrap();
+    assert_eq!(remembered.zone, chrono_tz::Pacific::Kiritimati, "read as the change committed it");
+    test.stop().await;
+}
+
+/// A transaction of the test's own that changes anna's zone as core does,
+/// alone through her gate, left uncommitted; and its session's pid.
+async fn zone_change_held(engine: &hado_engine::Engine, zone: &str) -> (hado_storage::Tx, i32) {
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let mut other = engine.store().writer().begin().await.unwrap();
+    let pid: i32 =
+        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    hado_storage::users::gate_alone(&mut other, anna.id).await.unwrap();
+    sqlx::query("UPDATE users SET tz = $1 WHERE id = $2")
+        .bind(zone)
+        .bind(anna.id)
+        .execute(&mut *other)
+        .await
+        .unwrap();
+    (other, pid)
+}
+
+/// A person's own create, decided in the zone its call read them in, whose
+/// zone moved before it was written (by a call beside it, or on another
+/// core), is decided again in the new zone, as the zone change could not
+/// see it to move it; the event stored is the one answered.
+async fn a_create_decided_in_a_zone_just_left_is_decided_again(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let read_before = engine.user_for_login("anna").await.unwrap();
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    engine.update_profile(&read_before, &zone).await.unwrap();
+    let fields = due_on_the_first("visa").fields;
+    let made = engine.create_manual(&read_before, &fields).await.unwrap();
+    assert_eq!(
+        made.lifecycle.state,
+        State::Overdue,
+        "the create was written in the zone its call read, not the new one"
+    );
+    assert_eq!(made.zone, chrono_tz::Pacific::Kiritimati);
+    let stored = engine.list_events(&read_before, None, false, None).await.unwrap();
+    assert_eq!(stored[0].lifecycle, made.lifecycle);
+    test.stop().await;
+}
+
+/// The same for an edit of the person's own event: decided as the person
+/// is when it is written, not as its call read them, or it would put back
+/// the old zone's day the zone change had just moved away from.
+async fn an_edit_decided_in_a_zone_just_left_is_decided_again(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let read_before = engine.user_for_login("anna").await.unwrap();
+    let visa = engine.create_manual(&read_before, &due_on_the_first("visa").fields).await.unwrap();
+    assert_eq!(visa.lifecycle.state, State::Today);
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    engine.update_profile(&read_before, &zone).await.unwrap();
+    let patch = EventPatch { title: Some("Visa, renewed".into()), ..EventPatch::default() };
+    let edited = engine.update_manual(&read_before, visa.id, patch).await.unwrap();
+    assert_eq!(edited.lifecycle.state, State::Overdue, "the edit put back the old zone's day");
     test.stop().await;
 }
 
 hado_testing::on_both_backends!(
+    a_create_decided_in_a_zone_just_left_is_decided_again,
+    an_edit_decided_in_a_zone_just_left_is_decided_again,
     a_new_zone_reaches_the_next_push_at_once,
     a_flood_of_full_batches_puts_one_group_ahead_of_another_sources_call,
     calls_arriving_together_each_get_their_own_reports,
@@ -566,7 +692,7 @@ async fn waiting_for(engine: &hado_engine::Engine, pid: i32) -> i64 {
 async fn blocked_by(engine: &hado_engine::Engine, pid: i32) {
     let started = std::time::Instant::now();
     while waiting_for(engine, pid).await == 0 {
-        assert!(started.elapsed().as_secs() < 10, "the group never waited for the row held");
+        assert!(started.elapsed().as_secs() < 10, "nothing waited for the other writer");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }

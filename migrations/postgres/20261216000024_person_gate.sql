@@ -1,0 +1,26 @@
+-- A person's gate: what a write decides from the person's zone and quiet
+-- hours (a new event's day and checks, an edit's, a Remember's next
+-- check) must never be decided in settings that change before it commits,
+-- or the change, which moves only the events it sees, would miss it. So
+-- such a write passes the person's gate shared, and a change of the
+-- settings passes it alone: an advisory lock of the transaction, keyed by
+-- the person (class 4173, beside send_requests' 4171 and 4172). Postgres
+-- queues a lock's waiters in turn, so a steady stream of writes never
+-- keeps a change waiting behind it, and, unlike a lock on the person's
+-- row, the gate is no part of what other writes to the row take.
+--
+-- A write passes the gates of its people, in the order of their ids, and
+-- reads them after: each statement of a function such as this one sees
+-- what was committed before it began, so a change that held the gate is
+-- read as it was committed.
+CREATE FUNCTION hado_people_through_gate(logins text[], ids bigint[])
+RETURNS TABLE (id bigint, login text, tz text, tz_chosen bigint, quiet_start text, quiet_end text, locale text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(4173, hashtext(people.id::text))
+    FROM (SELECT users.id FROM users WHERE users.login = ANY(logins) OR users.id = ANY(ids) ORDER BY users.id) AS people;
+    RETURN QUERY
+        SELECT users.id, users.login, users.tz, users.tz_chosen, users.quiet_start, users.quiet_end, users.locale
+        FROM users WHERE users.login = ANY(logins) OR users.id = ANY(ids);
+END
+$$;
