@@ -117,14 +117,7 @@ pub async fn people_for_writing(
 /// for a write that decides from the person's zone and quiet hours as the
 /// event it reads after carries them (Remember, Reopen, an edit).
 pub async fn gate_shared(connection: &mut impl Connection, user_id: i64) -> Result<(), StoreError> {
-    let connection = connection.sql();
-    if super::Backend::of(connection) == super::Backend::Postgres {
-        sqlx::query("SELECT pg_advisory_xact_lock_shared(4173, hashtext($1::text))")
-            .bind(user_id.to_string())
-            .execute(&mut *connection)
-            .await?;
-    }
-    Ok(())
+    gate(connection, user_id, "SELECT pg_advisory_xact_lock_shared(4173, hashtext($1::text))").await
 }
 
 /// Passes the person's gate alone until the transaction ends, on Postgres,
@@ -132,12 +125,19 @@ pub async fn gate_shared(connection: &mut impl Connection, user_id: i64) -> Resu
 /// them and hold the gate end first, and the next wait for this one
 /// ([`people_for_writing`]).
 pub async fn gate_alone(connection: &mut impl Connection, user_id: i64) -> Result<(), StoreError> {
+    gate(connection, user_id, "SELECT pg_advisory_xact_lock(4173, hashtext($1::text))").await
+}
+
+/// Takes the gate's lock by `statement`; the key is the id as text, as
+/// `hado_people_through_gate` hashes it.
+async fn gate(
+    connection: &mut impl Connection,
+    user_id: i64,
+    statement: &'static str,
+) -> Result<(), StoreError> {
     let connection = connection.sql();
     if super::Backend::of(connection) == super::Backend::Postgres {
-        sqlx::query("SELECT pg_advisory_xact_lock(4173, hashtext($1::text))")
-            .bind(user_id.to_string())
-            .execute(&mut *connection)
-            .await?;
+        sqlx::query(statement).bind(user_id.to_string()).execute(&mut *connection).await?;
     }
     Ok(())
 }
