@@ -114,8 +114,6 @@ impl Engine {
         }
     }
 
-    /// One of the user's events, withdrawn (deleted) ones too: they can be
-    /// read, and an edit brings them back, as any upsert does.
     /// Starts a write that decides from the person's zone and quiet hours
     /// (the event it reads carries them): through the person's gate, so
     /// that a change of them is not under way, and none starts before it
@@ -129,6 +127,8 @@ impl Engine {
         Ok(transaction)
     }
 
+    /// One of the user's events, withdrawn (deleted) ones too: they can be
+    /// read, and an edit brings them back, as any upsert does.
     pub(super) async fn own_event_or_deleted(
         &self,
         connection: &mut impl Connection,

@@ -12,7 +12,7 @@ use hado_domain::reminders;
 use hado_domain::reminders::{Fired, ReminderKind, Reminders};
 use hado_storage::deliveries::NewDelivery;
 use hado_storage::events::LifecycleWrite;
-use hado_storage::{channels, events};
+use hado_storage::{channels, events, users};
 
 use hado_domain::delivery::{DeliveryKind, DeliveryStatus};
 use hado_storage::deliveries;
@@ -24,10 +24,24 @@ impl Engine {
     pub async fn advance_due(&self, limit: i64) -> Result<usize, CoreError> {
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        let due = events::claim_due(&mut transaction, self.store.backend(), now, limit).await?;
+        let mut due = events::claim_due(&mut transaction, self.store.backend(), now, limit).await?;
         let mut users: Vec<i64> = due.iter().map(|record| record.user_id).collect();
         users.sort_unstable();
         users.dedup();
+        // On Postgres, advanced as each person is now: one whose zone or
+        // quiet hours are being changed is left for the next pass (the
+        // change moves their events itself), the others read afresh, as
+        // the claim may have joined an event with its person as they were.
+        if let Some(people) = users::people_through_free_gates(&mut transaction, &users).await? {
+            due.retain_mut(|record| match people.get(&record.user_id) {
+                Some(person) => {
+                    (record.zone, record.quiet) = (person.zone, person.quiet);
+                    true
+                }
+                None => false,
+            });
+            users.retain(|user| people.contains_key(user));
+        }
         let routes = channels::enabled_for_users(&mut transaction, &users).await?;
         // Every row's outcome is decided first, then written in a few
         // statements: the pass costs a handful of round trips, not two per event.

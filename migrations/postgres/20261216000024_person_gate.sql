@@ -12,15 +12,21 @@
 -- A write passes the gates of its people, in the order of their ids, and
 -- reads them after: each statement of a function such as this one sees
 -- what was committed before it began, so a change that held the gate is
--- read as it was committed.
+-- read as it was committed. Only the people whose gates were passed are
+-- read: one made meanwhile by another transaction is left out, and the
+-- write takes it for a newcomer, which passes its gate as it is made.
 CREATE FUNCTION hado_people_through_gate(logins text[], ids bigint[])
 RETURNS TABLE (id bigint, login text, tz text, tz_chosen bigint, quiet_start text, quiet_end text, locale text)
 LANGUAGE plpgsql AS $$
+DECLARE
+    passed bigint[];
 BEGIN
-    PERFORM pg_advisory_xact_lock_shared(4173, hashtext(people.id::text))
-    FROM (SELECT users.id FROM users WHERE users.login = ANY(logins) OR users.id = ANY(ids) ORDER BY users.id) AS people;
+    SELECT array_agg(people.id ORDER BY people.id) INTO passed
+    FROM (SELECT users.id FROM users WHERE users.login = ANY(logins) OR users.id = ANY(ids)) AS people;
+    PERFORM pg_advisory_xact_lock_shared(4173, hashtext(gate.id::text))
+    FROM unnest(passed) WITH ORDINALITY AS gate(id, place) ORDER BY gate.place;
     RETURN QUERY
         SELECT users.id, users.login, users.tz, users.tz_chosen, users.quiet_start, users.quiet_end, users.locale
-        FROM users WHERE users.login = ANY(logins) OR users.id = ANY(ids);
+        FROM users WHERE users.id = ANY(passed);
 END
 $$;

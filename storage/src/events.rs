@@ -246,18 +246,24 @@ pub use write::{
     LifecycleWrite, insert, insert_many, insert_new, save_lifecycle, save_lifecycles, update,
 };
 
-/// A user's open events, for recomputing them after a zone change.
+/// A user's open events, for recomputing them after a zone change. On
+/// Postgres they stay locked until the transaction ends: a write to one
+/// under way (a delete, the scheduler's pass) is waited for and read as it
+/// was committed, so that the recomputed event does not undo it.
 pub async fn open_for_user(
     connection: &mut impl Connection,
     user_id: i64,
 ) -> Result<Vec<EventRecord>, StoreError> {
     let connection = connection.sql();
-    decode_all(
-        sqlx::query(with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})")))
-            .bind(user_id)
-            .fetch(&mut *connection),
-    )
-    .await
+    let lock = match Backend::of(connection) {
+        Backend::Sqlite => "",
+        Backend::Postgres => " FOR UPDATE OF e",
+    };
+    let query = format!(
+        "{}{lock}",
+        with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))
+    );
+    decode_all(sqlx::query(sqlx::AssertSqlSafe(query)).bind(user_id).fetch(&mut *connection)).await
 }
 
 /// Claims up to `limit` events whose next check is due. On Postgres the rows

@@ -1,19 +1,19 @@
 //! Owns group commit for new events written one at a time (the person's and
 //! their agent's `CreateEvent`, with an idempotency key or without). Each
-//! call queues its row and waits; one task takes every row waiting, writes
-//! them in one multi-row `INSERT … ON CONFLICT DO NOTHING` on the writer (a
-//! single statement, so a single commit) and answers each call with its id
-//! once that statement has committed. A row whose key was taken (a keyed
-//! call sent again, say by a gateway after a core stopped) is answered with
-//! the event that holds the key, all such rows read back in one query.
-//! The group reads its people first (on Postgres in its own transaction,
-//! through their gates, `users::people_for_writing`): a row decided in a zone or quiet
-//! hours its person has just left is not written, and its call is told to
-//! decide again, so that a new zone written at the same moment never
-//! misses an event written in the old one.
-//! Alone, a call costs one statement, one round trip; when many arrive
-//! together they share it, so the writer's cost grows with the statements,
-//! not with the callers.
+//! call queues its row and waits; one task takes every row waiting, reads
+//! their people, writes the rows in one multi-row `INSERT … ON CONFLICT DO
+//! NOTHING` on the writer and answers each call with its id once that has
+//! committed. A row whose key was taken (a keyed call sent again, say by a
+//! gateway after a core stopped) is answered with the event that holds the
+//! key, all such rows read back in one query. The people are read first
+//! (on Postgres through their gates, `users::people_for_writing`, in the
+//! group's transaction): a row decided in a zone or quiet hours its person
+//! has just left is not written, and its call is told to decide again
+//! ([`Inserted::Moved`]), so that a new zone written at the same moment
+//! never misses an event written in the old one. Alone, a call costs the
+//! read and the insert (on Postgres, with `BEGIN` and `COMMIT`); when many
+//! arrive together they share them, so the writer's cost grows with the
+//! statements, not with the callers.
 //!
 //! Forming the groups, and their guards, are `storage::group_commit`'s: a
 //! person is a lane, and a row weighs one. Nothing is acknowledged before

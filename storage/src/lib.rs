@@ -327,7 +327,9 @@ impl Store {
 
     /// Inserts one new event, sharing the statement with any others that
     /// arrive meanwhile (group commit); the id comes back once committed, or
-    /// the event that holds its key already.
+    /// the event that holds its key already, or, if the person's zone or
+    /// quiet hours are no longer those the row was decided in, the person as
+    /// they are now and nothing written.
     pub async fn insert_event(&self, event: NewEventRow) -> Result<Inserted, StoreError> {
         self.refuse_on_a_full_disk()?;
         self.grouped.submit(event).await

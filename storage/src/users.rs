@@ -113,6 +113,43 @@ pub async fn people_for_writing(
     rows.iter().map(UserRecord::from_row).collect()
 }
 
+/// On Postgres, those of `ids` whose gates can be passed shared at once,
+/// read after, by id; `None` on SQLite, whose one writer orders every
+/// write. For a write that already holds event rows (the scheduler's
+/// claim): it must not wait for a change of a person's settings, which
+/// waits for those rows, so a person being changed is left for its next
+/// pass.
+pub async fn people_through_free_gates(
+    connection: &mut impl Connection,
+    ids: &[i64],
+) -> Result<Option<std::collections::HashMap<i64, UserRecord>>, StoreError> {
+    let connection = connection.sql();
+    if super::Backend::of(connection) == super::Backend::Sqlite {
+        return Ok(None);
+    }
+    let mut array = super::arrays::ArrayText::new();
+    ids.iter().for_each(|id| array.number(Some(*id)));
+    let passed: Vec<i64> = sqlx::query_scalar(
+        "SELECT gate.id FROM unnest($1::bigint[]) AS gate(id) \
+         WHERE pg_try_advisory_xact_lock_shared(4173, hashtext(gate.id::text))",
+    )
+    .bind(array.finish())
+    .fetch_all(&mut *connection)
+    .await?;
+    // A statement of its own, so that it sees a change committed before
+    // its gate was passed.
+    let mut array = super::arrays::ArrayText::new();
+    passed.iter().for_each(|id| array.number(Some(*id)));
+    let rows =
+        sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_USER} WHERE id = ANY($1::bigint[])")))
+            .bind(array.finish())
+            .fetch_all(&mut *connection)
+            .await?;
+    let people: Result<std::collections::HashMap<i64, UserRecord>, StoreError> =
+        rows.iter().map(|row| UserRecord::from_row(row).map(|user| (user.id, user))).collect();
+    people.map(Some)
+}
+
 /// Passes the person's gate shared until the transaction ends, on Postgres,
 /// for a write that decides from the person's zone and quiet hours as the
 /// event it reads after carries them (Remember, Reopen, an edit).

@@ -347,7 +347,73 @@ async fn a_remember_waits_for_a_zone_change_under_way() {
     blocked_by(&engine, others).await;
     other.commit().await.unwrap();
     let remembered = remember.await.unwrap().unwrap();
-    assert_eq!(remembered.zone, chrono_tz::Pacific::Kiritimati, "read as the change committed it");
+    // Tomorrow morning in Kiritimati, where it is already the 2nd: 08:00
+    // on the 3rd there (in UTC it would be 08:00 on the 2nd).
+    assert_eq!(
+        remembered.lifecycle.quiet_until,
+        Some("2026-12-02T18:00:00Z".parse().unwrap()),
+        "Remember decided in the zone anna was leaving"
+    );
+    test.stop().await;
+}
+
+/// The scheduler's pass claims due events before it can know their
+/// person's zone is being changed: it leaves a person being changed to its
+/// next pass, and then advances their events in the new zone. Due on the
+/// 2nd, checked at 00:30 UTC on the 2nd: today in UTC, but still the 1st in
+/// Pago Pago (UTC−11).
+#[tokio::test]
+async fn the_scheduler_leaves_a_person_whose_zone_is_changing_to_its_next_pass() {
+    let test =
+        "upsert_groups::the_scheduler_leaves_a_person_whose_zone_is_changing_to_its_next_pass";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let mut fields = due_on_the_first("visa").fields;
+    fields.due_at = "2026-12-02".into();
+    let visa = engine.create_manual(&anna, &fields).await.unwrap();
+    test.clock.set("2026-12-02T00:30:00Z".parse().unwrap());
+
+    let (other, _) = zone_change_held(&engine, "Pacific/Pago_Pago").await;
+    assert_eq!(engine.advance_due(500).await.unwrap(), 0, "anna's zone is being changed");
+    other.commit().await.unwrap();
+    assert_eq!(engine.advance_due(500).await.unwrap(), 1);
+    let visa = engine.get_event(&anna, visa.id).await.unwrap();
+    assert_ne!(visa.lifecycle.state, State::Today, "advanced in the zone anna left");
+    test.stop().await;
+}
+
+/// A zone change moves the open events it reads; one closed meanwhile by a
+/// write that takes no gate (a source's withdrawal, a delete) must stay
+/// closed, not be written back open in the new zone.
+#[tokio::test]
+async fn a_zone_change_does_not_reopen_an_event_closed_as_it_ran() {
+    let test = "upsert_groups::a_zone_change_does_not_reopen_an_event_closed_as_it_ran";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let docs = source(&engine, "docs").await;
+    engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
+    let anna = engine.user_for_login("anna").await.unwrap();
+
+    let mut other = engine.store().writer().begin().await.unwrap();
+    let others: i32 =
+        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    elsewhere(&mut other, LOCK, "visa").await.unwrap();
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    let change = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.update_profile(&anna, &zone).await }
+    });
+    blocked_by(&engine, others).await;
+    elsewhere(&mut other, "UPDATE events SET state = 'withdrawn' WHERE source_ref = $1", "visa")
+        .await
+        .unwrap();
+    other.commit().await.unwrap();
+    change.await.unwrap().unwrap();
+    let state = test.postgres_text("(SELECT state FROM events WHERE source_ref = 'visa')").await;
+    assert_eq!(state, "withdrawn", "the zone change wrote the closed event back open");
     test.stop().await;
 }
 
