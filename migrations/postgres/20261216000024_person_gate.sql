@@ -21,10 +21,10 @@ LANGUAGE plpgsql AS $$
 DECLARE
     passed bigint[];
 BEGIN
-    SELECT array_agg(people.id ORDER BY people.id) INTO passed
-    FROM (SELECT users.id FROM users WHERE users.login = ANY(logins) OR users.id = ANY(ids)) AS people;
-    PERFORM pg_advisory_xact_lock_shared(4173, hashtext(gate.id::text))
-    FROM unnest(passed) WITH ORDINALITY AS gate(id, place) ORDER BY gate.place;
+    SELECT array_agg(people.id) INTO passed FROM (
+        SELECT users.id, pg_advisory_xact_lock_shared(4173, hashtext(users.id::text))
+        FROM users WHERE users.login = ANY(logins) OR users.id = ANY(ids) ORDER BY users.id
+    ) AS people;
     RETURN QUERY
         SELECT users.id, users.login, users.tz, users.tz_chosen, users.quiet_start, users.quiet_end, users.locale
         FROM users WHERE users.id = ANY(passed);
