@@ -49,33 +49,38 @@ impl Engine {
         quiet.start = quiet_start.flatten().unwrap_or(quiet.start);
         quiet.end = quiet_end.flatten().unwrap_or(quiet.end);
         let locale = locale.flatten().unwrap_or(current.locale);
+        // A new zone moves local due moments and every checkpoint; new quiet
+        // hours move the checkpoints. The events are locked before the
+        // person's row is written: a change holding the row while it waited
+        // for events the scheduler claimed could close a circle with the
+        // outbox, which holds a channel the scheduler waits for and then
+        // writes the person's row.
+        let moved = if zone != current.zone || quiet != current.quiet {
+            events::open_for_user(&mut transaction, user.id).await?
+        } else {
+            Vec::new()
+        };
         users::save_profile(&mut transaction, user.id, (zone, zone_chosen), quiet, locale, now)
             .await?;
-        // A new zone moves local due moments and every checkpoint; new quiet
-        // hours move the checkpoints.
-        if zone != current.zone || quiet != current.quiet {
-            for record in events::open_for_user(&mut transaction, user.id).await? {
-                let timeline = record.spec.timeline(zone);
-                let ladder = Ladder { zone, quiet, ..record.ladder() };
-                let lifecycle = event::rezoned(record.lifecycle, current.zone, &ladder).advanced(
-                    &timeline,
-                    record.spec.after_due,
-                    now,
-                );
-                let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
-                let next_check_at = reminders::earliest(
-                    lifecycle.next_check(&timeline, now),
-                    reminders.next_check(),
-                );
-                let write = LifecycleWrite {
-                    lifecycle,
-                    revised: false,
-                    reminders,
-                    due_at: timeline.due_moment,
-                    next_check_at,
-                };
-                events::save_lifecycle(&mut transaction, record.id, write, now).await?;
-            }
+        for record in moved {
+            let timeline = record.spec.timeline(zone);
+            let ladder = Ladder { zone, quiet, ..record.ladder() };
+            let lifecycle = event::rezoned(record.lifecycle, current.zone, &ladder).advanced(
+                &timeline,
+                record.spec.after_due,
+                now,
+            );
+            let reminders = record.reminders.rebased(&lifecycle, &ladder, now);
+            let next_check_at =
+                reminders::earliest(lifecycle.next_check(&timeline, now), reminders.next_check());
+            let write = LifecycleWrite {
+                lifecycle,
+                revised: false,
+                reminders,
+                due_at: timeline.due_moment,
+                next_check_at,
+            };
+            events::save_lifecycle(&mut transaction, record.id, write, now).await?;
         }
         let updated = users::user_by_id(&mut transaction, user.id).await?;
         transaction.commit().await?;

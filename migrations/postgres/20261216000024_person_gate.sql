@@ -17,7 +17,10 @@
 -- write takes it for a newcomer, which passes its gate as it is made.
 CREATE FUNCTION hado_people_through_gate(logins text[], ids bigint[])
 RETURNS TABLE (id bigint, login text, tz text, tz_chosen bigint, quiet_start text, quiet_end text, locale text)
-LANGUAGE plpgsql AS $$
+-- Its reads are planned for their values on every call, as every read on
+-- group commit's connections is (storage/src/pools.rs), not kept as one
+-- plan made while the table was small.
+LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     passed bigint[];
 BEGIN
