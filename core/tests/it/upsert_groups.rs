@@ -292,9 +292,7 @@ async fn a_zone_change_during_a_push_moves_what_the_push_wrote() {
     engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
     let anna = engine.user_for_login("anna").await.unwrap();
 
-    let mut other = engine.store().writer().begin().await.unwrap();
-    let others: i32 =
-        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    let (mut other, others) = other_writer(&engine).await;
     elsewhere(&mut other, LOCK, "visa").await.unwrap();
     let push = tokio::spawn({
         let (engine, mut visa) = (engine.clone(), due_on_the_first("visa"));
@@ -397,9 +395,7 @@ async fn a_zone_change_does_not_reopen_an_event_closed_as_it_ran() {
     engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
     let anna = engine.user_for_login("anna").await.unwrap();
 
-    let mut other = engine.store().writer().begin().await.unwrap();
-    let others: i32 =
-        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    let (mut other, others) = other_writer(&engine).await;
     elsewhere(&mut other, LOCK, "visa").await.unwrap();
     let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
     let change = tokio::spawn({
@@ -421,9 +417,7 @@ async fn a_zone_change_does_not_reopen_an_event_closed_as_it_ran() {
 /// alone through her gate, left uncommitted; and its session's pid.
 async fn zone_change_held(engine: &hado_engine::Engine, zone: &str) -> (hado_storage::Tx, i32) {
     let anna = engine.user_for_login("anna").await.unwrap();
-    let mut other = engine.store().writer().begin().await.unwrap();
-    let pid: i32 =
-        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    let (mut other, pid) = other_writer(engine).await;
     hado_storage::users::gate_alone(&mut other, anna.id).await.unwrap();
     sqlx::query("UPDATE users SET tz = $1 WHERE id = $2")
         .bind(zone)
@@ -713,9 +707,7 @@ async fn in_one_order(
     names: [&str; 2],
     calls: Vec<SourceItem>,
 ) -> Vec<hado_engine::UpsertReport> {
-    let mut other = engine.store().writer().begin().await.unwrap();
-    let others: i32 =
-        sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    let (mut other, others) = other_writer(engine).await;
     elsewhere(&mut other, statement, names[0]).await.unwrap();
     let group = tokio::spawn({
         let (engine, docs) = (engine.clone(), docs.clone());
@@ -799,4 +791,12 @@ async fn groups_making_the_same_newcomers_make_them_in_one_order() {
 async fn source(engine: &hado_engine::Engine, name: &str) -> hado_engine::SourceCaller {
     let (_, token) = engine.create_source(name).await.unwrap();
     engine.source_for_token(&token).await.unwrap().unwrap()
+}
+
+/// A transaction of the test's own on the engine's writer, as another core's
+/// would be, and its session's pid.
+async fn other_writer(engine: &hado_engine::Engine) -> (hado_storage::Tx, i32) {
+    let mut other = engine.store().writer().begin().await.unwrap();
+    let pid = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+    (other, pid)
 }
