@@ -413,6 +413,51 @@ async fn a_zone_change_does_not_reopen_an_event_closed_as_it_ran() {
     test.stop().await;
 }
 
+/// A source that pushes without pause for a person must not hold off a
+/// change of their zone: a push that comes while the change waits for a
+/// write under way queues behind the change (the gate is a queue, not a
+/// lock on the person's row, which pushes could pass by turns), and is
+/// written in the new zone.
+#[tokio::test]
+async fn pushes_queue_behind_a_waiting_zone_change() {
+    let test = "upsert_groups::pushes_queue_behind_a_waiting_zone_change";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = test.engine.clone();
+    let docs = source(&engine, "docs").await;
+    engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
+    let anna = engine.user_for_login("anna").await.unwrap();
+
+    // A write under way holds the gate shared; the change waits for it.
+    let (mut other, others) = other_writer(&engine).await;
+    hado_storage::users::gate_shared(&mut other, anna.id).await.unwrap();
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    let change = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.update_profile(&anna, &zone).await }
+    });
+    blocked_by(&engine, others).await;
+    let changing: i32 = sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
+         AND $1 = ANY(pg_blocking_pids(pid))",
+    )
+    .bind(others)
+    .fetch_one(engine.store().reader())
+    .await
+    .unwrap();
+    // The next push waits behind the change, not beside the write.
+    let push = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.upsert_batch(&docs, &[due_on_the_first("next")]).await }
+    });
+    blocked_by(&engine, changing).await;
+    other.commit().await.unwrap();
+    change.await.unwrap().unwrap();
+    let reports = push.await.unwrap().unwrap();
+    assert_eq!(reports[0].state, State::Overdue, "the push passed the waiting change");
+    test.stop().await;
+}
+
 /// A transaction of the test's own that changes anna's zone as core does,
 /// alone through her gate, left uncommitted; and its session's pid.
 async fn zone_change_held(engine: &hado_engine::Engine, zone: &str) -> (hado_storage::Tx, i32) {
