@@ -284,13 +284,12 @@ async fn a_push_during_a_zone_change_is_written_in_the_new_zone() {
 /// what the push wrote, not the visa it read before.
 #[tokio::test]
 async fn a_zone_change_during_a_push_moves_what_the_push_wrote() {
-    let test = "upsert_groups::a_zone_change_during_a_push_moves_what_the_push_wrote";
-    let Some(backend) = Backend::postgres(test) else { return };
-    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let Some((test, docs, anna)) =
+        with_a_visa("upsert_groups::a_zone_change_during_a_push_moves_what_the_push_wrote").await
+    else {
+        return;
+    };
     let engine = test.engine.clone();
-    let docs = source(&engine, "docs").await;
-    engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
-    let anna = engine.user_for_login("anna").await.unwrap();
 
     let (mut other, others) = other_writer(&engine).await;
     elsewhere(&mut other, LOCK, "visa").await.unwrap();
@@ -300,15 +299,7 @@ async fn a_zone_change_during_a_push_moves_what_the_push_wrote() {
         visa.fields.due_at = "2026-12-02".into();
         async move { engine.upsert_batch(&docs, &[visa]).await }
     });
-    blocked_by(&engine, others).await;
-    let group: i32 = sqlx::query_scalar(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
-         AND $1 = ANY(pg_blocking_pids(pid))",
-    )
-    .bind(others)
-    .fetch_one(engine.store().reader())
-    .await
-    .unwrap();
+    let group = blocked_by(&engine, others).await;
     let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
     let change = tokio::spawn({
         let engine = engine.clone();
@@ -387,13 +378,12 @@ async fn the_scheduler_leaves_a_person_whose_zone_is_changing_to_its_next_pass()
 /// closed, not be written back open in the new zone.
 #[tokio::test]
 async fn a_zone_change_does_not_reopen_an_event_closed_as_it_ran() {
-    let test = "upsert_groups::a_zone_change_does_not_reopen_an_event_closed_as_it_ran";
-    let Some(backend) = Backend::postgres(test) else { return };
-    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let Some((test, _, anna)) =
+        with_a_visa("upsert_groups::a_zone_change_does_not_reopen_an_event_closed_as_it_ran").await
+    else {
+        return;
+    };
     let engine = test.engine.clone();
-    let docs = source(&engine, "docs").await;
-    engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
-    let anna = engine.user_for_login("anna").await.unwrap();
 
     let (mut other, others) = other_writer(&engine).await;
     elsewhere(&mut other, LOCK, "visa").await.unwrap();
@@ -420,13 +410,12 @@ async fn a_zone_change_does_not_reopen_an_event_closed_as_it_ran() {
 /// written in the new zone.
 #[tokio::test]
 async fn pushes_queue_behind_a_waiting_zone_change() {
-    let test = "upsert_groups::pushes_queue_behind_a_waiting_zone_change";
-    let Some(backend) = Backend::postgres(test) else { return };
-    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let Some((test, docs, anna)) =
+        with_a_visa("upsert_groups::pushes_queue_behind_a_waiting_zone_change").await
+    else {
+        return;
+    };
     let engine = test.engine.clone();
-    let docs = source(&engine, "docs").await;
-    engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
-    let anna = engine.user_for_login("anna").await.unwrap();
 
     // A write under way holds the gate shared; the change waits for it.
     let (mut other, others) = other_writer(&engine).await;
@@ -436,15 +425,7 @@ async fn pushes_queue_behind_a_waiting_zone_change() {
         let engine = engine.clone();
         async move { engine.update_profile(&anna, &zone).await }
     });
-    blocked_by(&engine, others).await;
-    let changing: i32 = sqlx::query_scalar(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
-         AND $1 = ANY(pg_blocking_pids(pid))",
-    )
-    .bind(others)
-    .fetch_one(engine.store().reader())
-    .await
-    .unwrap();
+    let changing = blocked_by(&engine, others).await;
     // The next push waits behind the change, not beside the write.
     let push = tokio::spawn({
         let engine = engine.clone();
@@ -782,19 +763,22 @@ async fn groups_naming_the_same_new_keys_take_them_in_one_order() {
     test.stop().await;
 }
 
-/// How many sessions of the engine's database wait for the session `pid`
+/// The sessions of the engine's database that wait for the session `pid`
 /// (another writer's).
-async fn waiting_for(engine: &hado_engine::Engine, pid: i32) -> i64 {
-    let waiting = "SELECT COUNT(*) FROM pg_stat_activity \
+async fn waiting_for(engine: &hado_engine::Engine, pid: i32) -> Vec<i32> {
+    let waiting = "SELECT pid FROM pg_stat_activity \
                    WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))";
-    sqlx::query_scalar(waiting).bind(pid).fetch_one(engine.store().reader()).await.unwrap()
+    sqlx::query_scalar(waiting).bind(pid).fetch_all(engine.store().reader()).await.unwrap()
 }
 
 /// Waits until a session of the engine's database waits for the session
-/// `pid` (another writer's).
-async fn blocked_by(engine: &hado_engine::Engine, pid: i32) {
+/// `pid` (another writer's), and returns that session's pid.
+async fn blocked_by(engine: &hado_engine::Engine, pid: i32) -> i32 {
     let started = std::time::Instant::now();
-    while waiting_for(engine, pid).await == 0 {
+    loop {
+        if let Some(waiter) = waiting_for(engine, pid).await.first() {
+            return *waiter;
+        }
         assert!(started.elapsed().as_secs() < 10, "nothing waited for the other writer");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
@@ -844,4 +828,17 @@ async fn other_writer(engine: &hado_engine::Engine) -> (hado_storage::Tx, i32) {
     let mut other = engine.store().writer().begin().await.unwrap();
     let pid = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
     (other, pid)
+}
+
+/// A Postgres test's engine (none without Postgres), with docs's visa for
+/// anna, due on the 1st, pushed: the source, and anna.
+async fn with_a_visa(
+    name: &str,
+) -> Option<(TestEngine, hado_engine::SourceCaller, hado_domain::user::UserRecord)> {
+    let backend = Backend::postgres(name)?;
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let docs = source(&test.engine, "docs").await;
+    test.engine.upsert_batch(&docs, &[due_on_the_first("visa")]).await.unwrap();
+    let anna = test.engine.user_for_login("anna").await.unwrap();
+    Some((test, docs, anna))
 }
