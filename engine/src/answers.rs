@@ -30,8 +30,8 @@ impl Engine {
         remember: RememberFor,
     ) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.begin_deciding(user).await?;
-        let record = self.own_event(&mut transaction, user, id).await?;
+        let (transaction, record) = self.begin_changing(user, id).await?;
+        let record = self.not_withdrawn(record)?;
         if !record.lifecycle.state.is_active() {
             return Ok(record);
         }
@@ -63,8 +63,7 @@ impl Engine {
     /// source's to undo.
     pub async fn reopen(&self, user: &UserRecord, id: i64) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.begin_deciding(user).await?;
-        let record = self.own_event_or_deleted(&mut transaction, user, id).await?;
+        let (transaction, record) = self.begin_changing(user, id).await?;
         if record.lifecycle.state == State::Withdrawn && record.source_id != self.manual_source_id {
             return Err(owned_elsewhere(&record));
         }
@@ -116,8 +115,8 @@ impl Engine {
         action: impl FnOnce(&EventRecord, DateTime<Utc>) -> Lifecycle,
     ) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.begin_deciding(user).await?;
-        let record = self.own_event(&mut transaction, user, id).await?;
+        let (transaction, record) = self.begin_changing(user, id).await?;
+        let record = self.not_withdrawn(record)?;
         let lifecycle = action(&record, now);
         // Remember answers the reminder; Done (or any close) ends the ladder.
         let reminders = if !lifecycle.state.is_active() {

@@ -9,7 +9,7 @@ use crate::inputs::{EventFilter, Matches, SEARCH_CHUNK, parse_one};
 use hado_domain::event_record::EventRecord;
 use hado_domain::state::State;
 use hado_domain::user::UserRecord;
-use hado_storage::events;
+use hado_storage::events::{self, ReadFor};
 
 impl Engine {
     pub async fn list_events(
@@ -95,36 +95,49 @@ impl Engine {
     }
 
     /// One of the user's events that is not withdrawn (deleted): what Done,
-    /// Remember, Delete and action links act on. A withdrawn one is refused
-    /// as such (`EVENT_WITHDRAWN`), the same on every door: it is there,
-    /// get_event shows it, but it cannot be acted on.
+    /// Remember, Delete and action links act on.
     pub(super) async fn own_event(
         &self,
         connection: &mut impl Connection,
         user: &UserRecord,
         id: i64,
     ) -> Result<EventRecord, CoreError> {
-        match self.own_event_or_deleted(connection, user, id).await? {
-            record if record.lifecycle.state != State::Withdrawn => Ok(record),
-            record => Err(CoreError::Withdrawn {
-                id,
-                deleted: record.source_id == self.manual_source_id,
-                by: record.source,
-            }),
-        }
+        self.not_withdrawn(self.own_event_or_deleted(connection, user, id).await?)
     }
 
-    /// Starts a write that decides from the person's zone and quiet hours
-    /// (the event it reads carries them): through the person's gate, so
-    /// that a change of them is not under way, and none starts before it
+    /// A withdrawn event is refused as such (`EVENT_WITHDRAWN`), the same
+    /// on every door: it is there, get_event shows it, but it cannot be
+    /// acted on.
+    pub(super) fn not_withdrawn(&self, record: EventRecord) -> Result<EventRecord, CoreError> {
+        if record.lifecycle.state != State::Withdrawn {
+            return Ok(record);
+        }
+        Err(CoreError::Withdrawn {
+            id: record.id,
+            deleted: record.source_id == self.manual_source_id,
+            by: record.source,
+        })
+    }
+
+    /// Starts a change of one of the person's events that decides from
+    /// what it reads: the event (withdrawn ones too), taken until the
+    /// change commits ([`events::ReadFor::Changing`]), so that a write
+    /// committed meanwhile (a withdrawal, the scheduler's expiry, a Done on
+    /// another core) is read, not written over; and, before it, the
+    /// person's gate, since the event carries their zone and quiet hours:
+    /// a change of them is not under way, and none starts before this one
     /// ends ([`hado_storage::users::gate_shared`]).
-    pub(super) async fn begin_deciding(
+    pub(super) async fn begin_changing(
         &self,
         user: &UserRecord,
-    ) -> Result<hado_storage::Tx, CoreError> {
+        id: i64,
+    ) -> Result<(hado_storage::Tx, EventRecord), CoreError> {
         let mut transaction = self.store.begin_write().await?;
         hado_storage::users::gate_shared(&mut transaction, user.id).await?;
-        Ok(transaction)
+        let record = events::find_for_user(&mut transaction, id, user.id, ReadFor::Changing)
+            .await?
+            .ok_or_else(|| CoreError::event_not_found(id))?;
+        Ok((transaction, record))
     }
 
     /// One of the user's events, withdrawn (deleted) ones too: they can be
@@ -135,7 +148,7 @@ impl Engine {
         user: &UserRecord,
         id: i64,
     ) -> Result<EventRecord, CoreError> {
-        events::find_for_user(connection, id, user.id)
+        events::find_for_user(connection, id, user.id, ReadFor::Answering)
             .await?
             .ok_or_else(|| CoreError::event_not_found(id))
     }

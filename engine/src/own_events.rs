@@ -132,8 +132,7 @@ impl Engine {
         patch: EventPatch,
     ) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.begin_deciding(user).await?;
-        let record = self.own_event_or_deleted(&mut transaction, user, id).await?;
+        let (mut transaction, record) = self.begin_changing(user, id).await?;
         if record.source_id != self.manual_source_id {
             return Err(owned_elsewhere(&record));
         }
@@ -171,8 +170,8 @@ impl Engine {
         id: i64,
     ) -> Result<EventRecord, CoreError> {
         let now = self.now();
-        let mut transaction = self.store.begin_write().await?;
-        let record = self.own_event(&mut transaction, user, id).await?;
+        let (mut transaction, record) = self.begin_changing(user, id).await?;
+        let record = self.not_withdrawn(record)?;
         if record.source_id != self.manual_source_id {
             return Err(owned_elsewhere(&record));
         }

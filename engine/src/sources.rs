@@ -77,13 +77,13 @@ impl Engine {
         }
         let now = self.now();
         let mut transaction = self.store.begin_write().await?;
-        let mut reports = Vec::with_capacity(keys.len());
+        let mut found = Vec::with_capacity(keys.len());
         for (login, source_ref, topic) in parsed {
             let (Some(login), Some(source_ref), Some(topic)) = (login, source_ref, topic) else {
                 continue;
             };
             let Some(user) = users::find_user(&mut transaction, &login).await? else {
-                reports.push(WithdrawReport { found: None });
+                found.push(None);
                 continue;
             };
             let key = RowKey {
@@ -92,14 +92,24 @@ impl Engine {
                 source_ref: source_ref.as_str(),
                 topic: topic.as_str(),
             };
-            let found = match events::find_by_key(&mut transaction, key).await? {
-                Some(record) => {
-                    Some((record.id, self.withdraw(&mut transaction, &record, now).await?))
-                }
-                None => None,
-            };
-            reports.push(WithdrawReport { found });
+            found.push(events::find_by_key(&mut transaction, key).await?);
         }
+        // Written in id order, as every writer that takes several events
+        // takes them, so that a group of pushes beside it never waits for a
+        // row this call holds while holding one it waits for; a key named
+        // twice is written once.
+        let mut order: Vec<&EventRecord> = found.iter().flatten().collect();
+        order.sort_by_key(|record| record.id);
+        order.dedup_by_key(|record| record.id);
+        for record in order {
+            self.withdraw(&mut transaction, record, now).await?;
+        }
+        let reports: Vec<WithdrawReport> = found
+            .iter()
+            .map(|record| WithdrawReport {
+                found: record.as_ref().map(|record| (record.id, State::Withdrawn)),
+            })
+            .collect();
         transaction.commit().await?;
         self.written();
         Ok(reports)
@@ -110,7 +120,7 @@ impl Engine {
         connection: &mut impl Connection,
         record: &EventRecord,
         now: DateTime<Utc>,
-    ) -> Result<State, CoreError> {
+    ) -> Result<(), CoreError> {
         if record.lifecycle.state != State::Withdrawn {
             // It leaves the inbox now: the archive lists it by this moment.
             let lifecycle =
@@ -125,7 +135,7 @@ impl Engine {
             };
             events::save_lifecycle(connection, record.id, write, now).await?;
         }
-        Ok(State::Withdrawn)
+        Ok(())
     }
 
     /// A source's events of one user (all, or only the given refs).

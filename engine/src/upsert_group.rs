@@ -30,6 +30,7 @@ use hado_domain::fields::{Login, SourceRef, Topic};
 use hado_domain::profile::Locale;
 use hado_domain::reminders;
 use hado_domain::user::UserRecord;
+use hado_storage::events::ReadFor;
 use hado_storage::group_commit::{Apply, GroupCommit, Limits};
 use hado_storage::{RowKey, Store, StoreError, events, users};
 
@@ -141,8 +142,10 @@ impl Applier {
                 None => taken.push(keys[*at]),
             }
         }
-        // The stored events whose keys were taken, in one query per source.
-        let mut stored = events::find_taken(&mut transaction, &taken).await?;
+        // The stored events whose keys were taken, in one query per source,
+        // taken until the group commits (in id order, as every writer that
+        // takes several takes them).
+        let mut stored = events::find_taken(&mut transaction, &taken, ReadFor::Changing).await?;
         // Written in key order, a key's repeats after its first write, as
         // the new ones went in: two groups that write the same stored
         // events take their rows in one order.

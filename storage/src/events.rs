@@ -87,11 +87,26 @@ pub async fn find_by_key(
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
+/// What a read of stored events is for. A read that a write in the same
+/// transaction decides from takes its rows on Postgres (`FOR UPDATE`, in
+/// id order, so that two writers never each hold a row the other waits
+/// for): a change committed between the read and the write is waited for
+/// and read, not written over. SQLite's one writer orders every write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadFor {
+    /// The rows are answered, not written.
+    Answering,
+    /// The transaction writes the rows from what it read.
+    Changing,
+}
+
 /// The events that hold keys an insert found taken, by key: one lookup
-/// per source among them (a group of the person's own events is of one).
+/// per source among them (a group of the person's own events is of one),
+/// and on Postgres one read of the rows found.
 pub async fn find_taken(
     connection: &mut impl Connection,
     keys: &[RowKey<'_>],
+    read: ReadFor,
 ) -> Result<std::collections::HashMap<OwnedKey, EventRecord>, StoreError> {
     let connection = connection.sql();
     let mut by_source: std::collections::BTreeMap<i64, Vec<(i64, &str, &str)>> =
@@ -99,97 +114,106 @@ pub async fn find_taken(
     for key in keys {
         by_source.entry(key.source_id).or_default().push((key.user_id, key.source_ref, key.topic));
     }
-    let mut found = std::collections::HashMap::with_capacity(keys.len());
-    for (source_id, keys) in by_source {
-        for ((user_id, source_ref, topic), record) in
-            find_by_keys(connection, source_id, &keys).await?
-        {
-            found.insert((source_id, user_id, source_ref, topic), record);
+    let records = match Backend::of(connection) {
+        Backend::Sqlite => {
+            let mut records = Vec::with_capacity(keys.len());
+            for (source_id, keys) in by_source {
+                records.extend(find_by_keys(connection, source_id, &keys).await?);
+            }
+            records
         }
-    }
-    Ok(found)
+        Backend::Postgres => {
+            let mut ids = Vec::with_capacity(keys.len());
+            for (source_id, keys) in by_source {
+                ids.extend(ids_by_keys(connection, source_id, &keys).await?);
+            }
+            read_by_ids(connection, &ids, read).await?
+        }
+    };
+    Ok(records
+        .into_iter()
+        .map(|record| {
+            let key =
+                (record.source_id, record.user_id, record.source_ref.clone(), record.topic.clone());
+            (key, record)
+        })
+        .collect())
 }
 
 /// How many keys one lookup carries (three parameters each).
 const KEYS_PER_QUERY: usize = 300;
 
-/// The existing events of one source under the given (user, ref, topic)
-/// keys, in one query per few hundred keys.
+// Each planner walks the unique key's index once per key when asked its
+// own way. SQLite: a row-value `IN` list, a few hundred keys to a query.
+// Postgres: one probe of the index per key (a `LATERAL` subquery with
+// `LIMIT 1`, which the planner cannot turn into a join of its own
+// choosing), the keys spread from three arrays, and only the ids come
+// back; the whole rows are read by id, and only when some keys were found
+// (for a batch of new events, none are). Joined as a whole, `unnest`'s
+// guess of ten rows let Postgres, before its statistics caught up with a
+// growing table, join the keys to the users first and walk every event of
+// a user for each key, a thousand times slower; an `IN` list was five
+// times slower. On Postgres the statement is also planned afresh each
+// time (not kept prepared): a connection's cached plan, made while the
+// table was nearly empty, chose the person's `closed_at` index (the two
+// cost the same on an empty table) and kept walking all of their events
+// per key as the table grew. On a fresh database the benchmark's
+// one-event upserts fell from 3,950/s to 550/s over thirty rounds of
+// 3,200 events (BENCHMARKS.md, "The write path").
+
+/// SQLite: the existing events of one source under the given (user, ref,
+/// topic) keys, in one query per few hundred keys.
 async fn find_by_keys(
-    connection: &mut impl Connection,
+    connection: &mut sqlx::AnyConnection,
     source_id: i64,
     keys: &[(i64, &str, &str)],
-) -> Result<std::collections::HashMap<(i64, String, String), EventRecord>, StoreError> {
-    let connection = connection.sql();
-    let mut found = std::collections::HashMap::with_capacity(keys.len());
-    let mut keep = |records: Vec<EventRecord>| {
-        for record in records {
-            found.insert((record.user_id, record.source_ref.clone(), record.topic.clone()), record);
+) -> Result<Vec<EventRecord>, StoreError> {
+    let mut found = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(KEYS_PER_QUERY) {
+        let mut placeholders = Placeholders::for_connection(connection);
+        let query = format!(
+            concat!(
+                select_events!(),
+                "WHERE (e.user_id, e.source_ref, e.topic) IN ({}) AND e.source_id = ?"
+            ),
+            placeholders.rows(chunk.len(), 3)
+        );
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
+        for (user_id, source_ref, topic) in chunk {
+            statement =
+                statement.bind(*user_id).bind(source_ref.to_string()).bind(topic.to_string());
         }
-    };
-    match Backend::of(connection) {
-        // Each planner walks the unique key's index once per key when asked
-        // its own way. SQLite: a row-value `IN` list, a few hundred keys to a
-        // query. Postgres: one probe of the index per key (a `LATERAL`
-        // subquery with `LIMIT 1`, which the planner cannot turn into a join
-        // of its own choosing), the keys spread from three arrays, and only
-        // the ids come back; the whole rows are read by id, and only when
-        // some keys were found (for a batch of new events, none are). Joined
-        // as a whole, `unnest`'s guess of ten rows let Postgres, before its
-        // statistics caught up with a growing table, join the keys to the
-        // users first and walk every event of a user for each key, a
-        // thousand times slower; an `IN` list was five times slower.
-        // On Postgres the statement is also planned afresh each time (not
-        // kept prepared): a connection's cached plan, made while the table
-        // was nearly empty, chose the person's `closed_at` index (the two
-        // cost the same on an empty table) and kept walking all of their
-        // events per key as the table grew. On a fresh database the
-        // benchmark's one-event upserts fell from 3,950/s to 550/s over
-        // thirty rounds of 3,200 events (BENCHMARKS.md, "The write path").
-        Backend::Sqlite => {
-            for chunk in keys.chunks(KEYS_PER_QUERY) {
-                let mut placeholders = Placeholders::for_connection(connection);
-                let query = format!(
-                    concat!(
-                        select_events!(),
-                        "WHERE (e.user_id, e.source_ref, e.topic) IN ({}) AND e.source_id = ?"
-                    ),
-                    placeholders.rows(chunk.len(), 3)
-                );
-                let mut statement = sqlx::query(sqlx::AssertSqlSafe(query));
-                for (user_id, source_ref, topic) in chunk {
-                    statement = statement
-                        .bind(*user_id)
-                        .bind(source_ref.to_string())
-                        .bind(topic.to_string());
-                }
-                keep(decode_all(statement.bind(source_id).fetch(&mut *connection)).await?);
-            }
-        }
-        Backend::Postgres => {
-            let (mut user_ids, mut source_refs, mut topics) =
-                (ArrayText::new(), ArrayText::new(), ArrayText::new());
-            for &(user_id, source_ref, topic) in keys {
-                user_ids.number(Some(user_id));
-                source_refs.text(Some(source_ref));
-                topics.text(Some(topic));
-            }
-            let ids: Vec<i64> = sqlx::query_scalar(
-                "SELECT e.id FROM unnest($1::bigint[], $2::text[], $3::text[]) AS k (user_id, source_ref, topic) \
-                 CROSS JOIN LATERAL (SELECT id FROM events \
-                   WHERE source_id = $4 AND user_id = k.user_id AND source_ref = k.source_ref AND topic = k.topic LIMIT 1) AS e",
-            )
-            .persistent(false)
-            .bind(user_ids.finish())
-            .bind(source_refs.finish())
-            .bind(topics.finish())
-            .bind(source_id)
-            .fetch_all(&mut *connection)
-            .await?;
-            keep(find_by_ids(connection, &ids).await?);
-        }
+        found.extend(decode_all(statement.bind(source_id).fetch(&mut *connection)).await?);
     }
     Ok(found)
+}
+
+/// Postgres: the ids of one source's events under the given (user, ref,
+/// topic) keys, in one statement.
+async fn ids_by_keys(
+    connection: &mut sqlx::AnyConnection,
+    source_id: i64,
+    keys: &[(i64, &str, &str)],
+) -> Result<Vec<i64>, StoreError> {
+    let (mut user_ids, mut source_refs, mut topics) =
+        (ArrayText::new(), ArrayText::new(), ArrayText::new());
+    for &(user_id, source_ref, topic) in keys {
+        user_ids.number(Some(user_id));
+        source_refs.text(Some(source_ref));
+        topics.text(Some(topic));
+    }
+    Ok(sqlx::query_scalar(
+        "SELECT e.id FROM unnest($1::bigint[], $2::text[], $3::text[]) AS k (user_id, source_ref, topic) \
+         CROSS JOIN LATERAL (SELECT id FROM events \
+           WHERE source_id = $4 AND user_id = k.user_id AND source_ref = k.source_ref AND topic = k.topic LIMIT 1) AS e",
+    )
+    .persistent(false)
+    .bind(user_ids.finish())
+    .bind(source_refs.finish())
+    .bind(topics.finish())
+    .bind(source_id)
+    .fetch_all(&mut *connection)
+    .await?)
 }
 
 /// Events by id, in one query: on Postgres the ids travel as one array,
@@ -198,15 +222,28 @@ pub async fn find_by_ids(
     connection: &mut impl Connection,
     ids: &[i64],
 ) -> Result<Vec<EventRecord>, StoreError> {
-    let connection = connection.sql();
+    read_by_ids(connection.sql(), ids, ReadFor::Answering).await
+}
+
+async fn read_by_ids(
+    connection: &mut sqlx::AnyConnection,
+    ids: &[i64],
+    read: ReadFor,
+) -> Result<Vec<EventRecord>, StoreError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     if Backend::of(connection) == Backend::Postgres {
         let mut array = ArrayText::new();
         ids.iter().for_each(|&id| array.number(Some(id)));
+        let query = match read {
+            ReadFor::Answering => select_events!("WHERE e.id = ANY($1::bigint[])"),
+            ReadFor::Changing => {
+                select_events!("WHERE e.id = ANY($1::bigint[]) ORDER BY e.id FOR UPDATE OF e")
+            }
+        };
         return decode_all(
-            sqlx::query(select_events!("WHERE e.id = ANY($1::bigint[])"))
+            sqlx::query(query)
                 // Unnamed: group commit's connections run it (`GROUPED_SETUP`).
                 .persistent(false)
                 .bind(array.finish())
@@ -223,18 +260,23 @@ pub async fn find_by_ids(
     decode_all(statement.fetch(&mut *connection)).await
 }
 
-/// One of the user's events by id; another user's id finds nothing.
+/// One of the user's events by id; another user's id finds nothing. Read
+/// for a change, it is taken on Postgres until the transaction ends
+/// ([`ReadFor`]).
 pub async fn find_for_user(
     connection: &mut impl Connection,
     id: i64,
     user_id: i64,
+    read: ReadFor,
 ) -> Result<Option<EventRecord>, StoreError> {
     let connection = connection.sql();
-    let row = sqlx::query(select_events!("WHERE e.id = $1 AND e.user_id = $2"))
-        .bind(id)
-        .bind(user_id)
-        .fetch_optional(&mut *connection)
-        .await?;
+    let query = match (read, Backend::of(connection)) {
+        (ReadFor::Changing, Backend::Postgres) => {
+            select_events!("WHERE e.id = $1 AND e.user_id = $2 FOR UPDATE OF e")
+        }
+        _ => select_events!("WHERE e.id = $1 AND e.user_id = $2"),
+    };
+    let row = sqlx::query(query).bind(id).bind(user_id).fetch_optional(&mut *connection).await?;
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 

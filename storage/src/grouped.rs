@@ -165,7 +165,7 @@ async fn write_on(
         .filter(|(_, id)| matches!(id, Some(None)))
         .map(|(row, _)| row.key())
         .collect();
-    let holders = events::find_taken(&mut *connection, &taken).await?;
+    let holders = events::find_taken(&mut *connection, &taken, events::ReadFor::Answering).await?;
     group
         .iter()
         .zip(inserted)

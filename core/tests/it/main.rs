@@ -9,6 +9,7 @@ mod grpc;
 mod harness;
 mod inbox_view;
 mod kept;
+mod lost_writes;
 mod oauth;
 mod one_core;
 mod parsers;

@@ -7,14 +7,14 @@ use futures::future::join_all;
 
 use hado_domain::event::{Outcome, RawFields, RememberFor};
 use hado_domain::state::State;
-use hado_engine::{EventPatch, ProfilePatch, SourceItem};
+use hado_engine::{EventPatch, ProfilePatch, RawKey, SourceItem};
 
 use hado_engine::error::CoreError;
 use hado_testing::{Backend, TestEngine};
 
 /// At 10:00 UTC on the 1st, anna's event due on the 1st is today's, and
 /// overdue in Kiritimati (UTC+14, already the 2nd).
-fn due_on_the_first(source_ref: &str) -> SourceItem {
+pub(super) fn due_on_the_first(source_ref: &str) -> SourceItem {
     let visa = item("anna", source_ref, "Visa");
     SourceItem { fields: RawFields { due_at: "2026-12-01".into(), ..visa.fields }, ..visa }
 }
@@ -697,7 +697,7 @@ async fn group_commit_goes_on_past_connections_that_died() {
 /// Runs `statement`, with `$1` bound to `name`, on `other`'s transaction,
 /// as a group on another core would: waiting at most half a second for a
 /// key or a row another transaction holds.
-async fn elsewhere(
+pub(super) async fn elsewhere(
     other: &mut sqlx::Transaction<'static, sqlx::Any>,
     statement: &str,
     name: &str,
@@ -713,7 +713,7 @@ const INSERT: &str = "INSERT INTO events (user_id, source_id, source_ref, topic,
     $1, '', 'Elsewhere', '2026-12-14', '2026-12-14', 0, '2026-12-01', 'keep', 'scheduled', 0, 0)";
 
 /// Anna's stored event, locked by [`elsewhere`] as an update would lock it.
-const LOCK: &str = "SELECT id FROM events WHERE source_ref = $1 FOR UPDATE";
+pub(super) const LOCK: &str = "SELECT id FROM events WHERE source_ref = $1 FOR UPDATE";
 
 /// A newcomer, made by [`elsewhere`] as a group on another core makes one.
 const NEWCOMER: &str = "INSERT INTO users (login, tz, locale, created_at, updated_at) \
@@ -733,18 +733,29 @@ async fn in_one_order(
     names: [&str; 2],
     calls: Vec<SourceItem>,
 ) -> Vec<hado_engine::UpsertReport> {
+    let (engine_, docs) = (engine.clone(), docs.clone());
+    let group = async move { engine_.upsert_batch(&docs, &calls).await };
+    in_one_order_of(engine, statement, names, group)
+        .await
+        .expect("the group is written once the other commits")
+}
+
+/// [`in_one_order`] for any write of the engine's that names both rows.
+async fn in_one_order_of<T: Send + 'static>(
+    engine: &hado_engine::Engine,
+    statement: &str,
+    names: [&str; 2],
+    write: impl std::future::Future<Output = T> + Send + 'static,
+) -> T {
     let (mut other, others) = other_writer(engine).await;
     elsewhere(&mut other, statement, names[0]).await.unwrap();
-    let group = tokio::spawn({
-        let (engine, docs) = (engine.clone(), docs.clone());
-        async move { engine.upsert_batch(&docs, &calls).await }
-    });
+    let write = tokio::spawn(write);
     blocked_by(engine, others).await;
     elsewhere(&mut other, statement, names[1]).await.unwrap_or_else(|error| {
-        panic!("the group took {:?} before it waited for {:?}: {error}", names[1], names[0])
+        panic!("the write took {:?} before it waited for {:?}: {error}", names[1], names[0])
     });
     other.commit().await.unwrap();
-    group.await.unwrap().expect("the group is written once the other commits")
+    write.await.unwrap()
 }
 
 /// A group inserts its new keys in one order, whatever order its calls
@@ -773,7 +784,7 @@ async fn waiting_for(engine: &hado_engine::Engine, pid: i32) -> Vec<i32> {
 
 /// Waits until a session of the engine's database waits for the session
 /// `pid` (another writer's), and returns that session's pid.
-async fn blocked_by(engine: &hado_engine::Engine, pid: i32) -> i32 {
+pub(super) async fn blocked_by(engine: &hado_engine::Engine, pid: i32) -> i32 {
     let started = std::time::Instant::now();
     loop {
         if let Some(waiter) = waiting_for(engine, pid).await.first() {
@@ -801,6 +812,28 @@ async fn groups_changing_the_same_stored_events_take_them_in_one_order() {
     test.stop().await;
 }
 
+/// A source's withdrawal of several events writes them in one order with
+/// the groups' (by id), whatever order its keys gave.
+#[tokio::test]
+async fn a_withdrawal_takes_its_events_in_the_groups_order() {
+    let test = "upsert_groups::a_withdrawal_takes_its_events_in_the_groups_order";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let docs = source(engine, "docs").await;
+    engine.upsert_batch(&docs, &[item("anna", "a", "A"), item("anna", "b", "B")]).await.unwrap();
+    let key =
+        |name: &str| RawKey { user: "anna".into(), source_ref: name.into(), topic: String::new() };
+    let keys = vec![key("b"), key("a")];
+    let withdrawal = {
+        let engine = engine.clone();
+        async move { engine.withdraw_batch(&docs, &keys).await }
+    };
+    let reports = in_one_order_of(engine, LOCK, ["a", "b"], withdrawal).await.unwrap();
+    assert!(reports.iter().all(|report| report.found.is_some()), "{reports:?}");
+    test.stop().await;
+}
+
 /// A group makes its newcomers in the logins' order, whatever order its
 /// calls gave.
 #[tokio::test]
@@ -824,7 +857,7 @@ async fn source(engine: &hado_engine::Engine, name: &str) -> hado_engine::Source
 
 /// A transaction of the test's own on the engine's writer, as another core's
 /// would be, and its session's pid.
-async fn other_writer(engine: &hado_engine::Engine) -> (hado_storage::Tx, i32) {
+pub(super) async fn other_writer(engine: &hado_engine::Engine) -> (hado_storage::Tx, i32) {
     let mut other = engine.store().writer().begin().await.unwrap();
     let pid = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
     (other, pid)
@@ -832,7 +865,7 @@ async fn other_writer(engine: &hado_engine::Engine) -> (hado_storage::Tx, i32) {
 
 /// A Postgres test's engine (none without Postgres), with docs's visa for
 /// anna, due on the 1st, pushed: the source, and anna.
-async fn with_a_visa(
+pub(super) async fn with_a_visa(
     name: &str,
 ) -> Option<(TestEngine, hado_engine::SourceCaller, hado_domain::user::UserRecord)> {
     let backend = Backend::postgres(name)?;
