@@ -143,23 +143,19 @@ pub async fn find_taken(
 /// How many keys one lookup carries (three parameters each).
 const KEYS_PER_QUERY: usize = 300;
 
-// Each planner walks the unique key's index once per key when asked its
-// own way. SQLite: a row-value `IN` list, a few hundred keys to a query.
-// Postgres: one probe of the index per key (a `LATERAL` subquery with
-// `LIMIT 1`, which the planner cannot turn into a join of its own
-// choosing), the keys spread from three arrays, and only the ids come
-// back; the whole rows are read by id, and only when some keys were found
-// (for a batch of new events, none are). Joined as a whole, `unnest`'s
-// guess of ten rows let Postgres, before its statistics caught up with a
-// growing table, join the keys to the users first and walk every event of
-// a user for each key, a thousand times slower; an `IN` list was five
-// times slower. On Postgres the statement is also planned afresh each
-// time (not kept prepared): a connection's cached plan, made while the
-// table was nearly empty, chose the person's `closed_at` index (the two
-// cost the same on an empty table) and kept walking all of their events
-// per key as the table grew. On a fresh database the benchmark's
-// one-event upserts fell from 3,950/s to 550/s over thirty rounds of
-// 3,200 events (BENCHMARKS.md, "The write path").
+// Each planner walks the unique key's index once per key when asked its own way. SQLite: a
+// row-value `IN` list, a few hundred keys to a query. Postgres: one probe of the index per key (a
+// `LATERAL` subquery with `LIMIT 1`, which the planner cannot turn into a join of its own
+// choosing), the keys spread from three arrays, and only the ids come back; the whole rows are
+// read by id, and only when some keys were found (for a batch of new events, none are). Joined as
+// a whole, `unnest`'s guess of ten rows let Postgres, before its statistics caught up with a
+// growing table, join the keys to the users first and walk every event of a user for each key, a
+// thousand times slower; an `IN` list was five times slower. On Postgres the statement is also
+// planned afresh each time (not kept prepared): a connection's cached plan, made while the table
+// was nearly empty, chose the person's `closed_at` index (the two cost the same on an empty table)
+// and kept walking all of their events per key as the table grew. On a fresh database the
+// benchmark's one-event upserts fell from 3,950/s to 550/s over thirty rounds of 3,200 events
+// (BENCHMARKS.md, "The write path").
 
 /// SQLite: the existing events of one source under the given (user, ref,
 /// topic) keys, in one query per few hundred keys.
@@ -280,12 +276,14 @@ pub async fn find_for_user(
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
+mod columns;
 mod lists;
 mod write;
 
 pub use lists::{After, active_page, archive, inbox_counts};
 pub use write::{
-    LifecycleWrite, insert, insert_many, insert_new, save_lifecycle, save_lifecycles, update,
+    DecidedFor, LifecycleWrite, insert, insert_many, insert_new, insert_new_through_gates,
+    save_lifecycle, save_lifecycles, update,
 };
 
 /// A user's open events, for recomputing them after a zone change. On

@@ -5,19 +5,21 @@
 //! NOTHING` on the writer and answers each call with its id once that has
 //! committed. A row whose key was taken (a keyed call sent again, say by a
 //! gateway after a core stopped) is answered with the event that holds the
-//! key, all such rows read back in one query. The people are read first
-//! (on Postgres through their gates, `users::people_for_writing`, in the
-//! group's transaction): a row decided in a zone or quiet hours its person
-//! has just left is not written, and its call is told to decide again
-//! ([`Inserted::Moved`]), so that a new zone written at the same moment
-//! never misses an event written in the old one. Alone, a call costs the
-//! read and the insert (on Postgres, with `BEGIN` and `COMMIT`); when many
-//! arrive together they share them, so the writer's cost grows with the
-//! statements, not with the callers.
+//! key, all such rows read back in one query. The rows' people are read as
+//! they are written (on Postgres through their gates, in the insert's own
+//! statement, `events::insert_new_through_gates`): a row decided in a zone
+//! or quiet hours its person has just left is not written, and its call is
+//! told to decide again ([`Inserted::Moved`]), so that a new zone written
+//! at the same moment never misses an event written in the old one. Alone,
+//! a call costs one statement on Postgres, and on SQLite the people's read
+//! and the insert; when many arrive together they share them, so the
+//! writer's cost grows with the statements, not with the callers.
 //!
 //! Forming the groups, and their guards, are `storage::group_commit`'s: a
 //! person is a lane, and a row weighs one. Nothing is acknowledged before
 //! it is committed: a crash loses only calls that were never answered.
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyPool;
@@ -29,6 +31,7 @@ use chrono_tz::Tz;
 use hado_domain::checkpoints::QuietHours;
 use hado_domain::event::{EventSpec, Lifecycle};
 use hado_domain::event_record::EventRecord;
+use hado_domain::profile::format_clock_time;
 use hado_domain::reminders::Reminders;
 use hado_domain::user::UserRecord;
 
@@ -117,74 +120,103 @@ impl Apply for Writer {
     }
 }
 
-/// The group's people read, then one statement for the rows decided as they
-/// are, and one read of the events whose keys were taken, if any were. On
-/// Postgres the three are one transaction; on SQLite the writer is this
-/// one connection, so nothing else writes between them.
+/// The rows decided in their people's current settings inserted, the
+/// others answered [`Inserted::Moved`], and the events whose keys were
+/// taken read, if any were. On Postgres the people are read and the rows
+/// inserted by one statement, its own transaction
+/// ([`events::insert_new_through_gates`]); on SQLite the people are read
+/// first on the writer, which is this one connection, so nothing else
+/// writes between the read and the insert.
 async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>, StoreError> {
     let mut connection = writer.acquire().await?;
-    if Backend::of(&connection).has_one_writer() {
-        return write_on(&mut *connection, group).await;
-    }
-    let mut transaction = sqlx::Connection::begin(&mut *connection).await?;
-    let written = write_on(&mut transaction, group).await?;
-    transaction.commit().await?;
-    Ok(written)
-}
-
-async fn write_on(
-    connection: &mut impl super::Connection,
-    group: &[NewEventRow],
-) -> Result<Vec<Inserted>, StoreError> {
     let mut ids: Vec<i64> = group.iter().map(|row| row.user_id).collect();
     ids.sort_unstable();
     ids.dedup();
-    let people: std::collections::HashMap<i64, UserRecord> =
-        users::people_for_writing(&mut *connection, &[], &ids)
-            .await?
-            .into_iter()
-            .map(|person| (person.id, person))
+    let (inserted, people) = if Backend::of(&connection).has_one_writer() {
+        let people = by_id(users::people_for_writing(&mut *connection, &[], &ids).await?);
+        let current: Vec<&NewEventRow> =
+            group.iter().filter(|row| moved(&people, row).is_none()).collect();
+        let rows: Vec<_> =
+            current.iter().map(|event| (event.key(), event.write(), event.now)).collect();
+        let mut ids = events::insert_new(&mut *connection, &rows).await?.into_iter();
+        let inserted = group
+            .iter()
+            .map(|row| if moved(&people, row).is_some() { None } else { ids.next().flatten() })
             .collect();
-    // A person not found is left to the insert, which refuses the row.
-    let moved = |row: &NewEventRow| {
-        people
-            .get(&row.user_id)
-            .filter(|person| person.zone != row.zone || person.quiet != row.quiet)
+        (inserted, people)
+    } else {
+        let settings: Vec<(&str, String, String)> = group
+            .iter()
+            .map(|row| {
+                let quiet = (format_clock_time(row.quiet.start), format_clock_time(row.quiet.end));
+                (row.zone.name(), quiet.0, quiet.1)
+            })
+            .collect();
+        let rows: Vec<_> = group
+            .iter()
+            .zip(&settings)
+            .map(|(event, (zone, quiet_start, quiet_end))| {
+                let decided = events::DecidedFor { zone, quiet_start, quiet_end };
+                (event.key(), event.write(), event.now, decided)
+            })
+            .collect();
+        let (inserted, people) = events::insert_new_through_gates(&mut *connection, &rows).await?;
+        (inserted, by_id(people))
     };
-    let current: Vec<&NewEventRow> = group.iter().filter(|row| moved(row).is_none()).collect();
-    let rows: Vec<_> =
-        current.iter().map(|event| (event.key(), event.write(), event.now)).collect();
-    let mut ids = events::insert_new(&mut *connection, &rows).await?.into_iter();
-    let inserted: Vec<Option<Option<i64>>> = group
-        .iter()
-        .map(|row| if moved(row).is_some() { None } else { Some(ids.next().flatten()) })
-        .collect();
+    answer(&mut *connection, group, inserted, &people).await
+}
+
+fn by_id(people: Vec<UserRecord>) -> HashMap<i64, UserRecord> {
+    people.into_iter().map(|person| (person.id, person)).collect()
+}
+
+/// The person `row` was written for, when their zone or quiet hours are no
+/// longer those it was decided in.
+fn moved<'p>(people: &'p HashMap<i64, UserRecord>, row: &NewEventRow) -> Option<&'p UserRecord> {
+    people.get(&row.user_id).filter(|person| person.zone != row.zone || person.quiet != row.quiet)
+}
+
+/// Each row's answer: its id when inserted; otherwise moved, when its
+/// person's settings changed, or else taken, with the event that holds its
+/// key (read in one query for all such rows).
+async fn answer(
+    connection: &mut impl super::Connection,
+    group: &[NewEventRow],
+    inserted: Vec<Option<i64>>,
+    people: &HashMap<i64, UserRecord>,
+) -> Result<Vec<Inserted>, StoreError> {
     let taken: Vec<RowKey<'_>> = group
         .iter()
         .zip(&inserted)
-        .filter(|(_, id)| matches!(id, Some(None)))
+        .filter(|(row, id)| id.is_none() && moved(people, row).is_none())
         .map(|(row, _)| row.key())
         .collect();
     let holders = events::find_taken(&mut *connection, &taken, events::ReadFor::Answering).await?;
     group
         .iter()
         .zip(inserted)
-        .map(|(row, id)| match id {
-            None => Ok(Inserted::Moved(Box::new(
-                moved(row).cloned().expect("a row not inserted for its person moved"),
-            ))),
-            Some(Some(id)) => Ok(Inserted::New(id)),
-            Some(None) => {
-                let key = row.key();
-                // A key given twice in the group is answered twice.
-                let holder = holders.get(&key.owned()).cloned().ok_or_else(|| {
-                    StoreError::Corrupt(format!(
-                        "the key of {} was taken, and no event holds it",
-                        key.source_ref
-                    ))
-                })?;
-                Ok(Inserted::Taken(Box::new(holder)))
+        .map(|(row, id)| {
+            if let Some(id) = id {
+                return Ok(Inserted::New(id));
             }
+            if let Some(person) = moved(people, row) {
+                return Ok(Inserted::Moved(Box::new(person.clone())));
+            }
+            if !people.contains_key(&row.user_id) {
+                return Err(StoreError::Corrupt(format!(
+                    "person {} of a new event was not found",
+                    row.user_id
+                )));
+            }
+            let key = row.key();
+            // A key given twice in the group is answered twice.
+            let holder = holders.get(&key.owned()).cloned().ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "the key of {} was taken, and no event holds it",
+                    key.source_ref
+                ))
+            })?;
+            Ok(Inserted::Taken(Box::new(holder)))
         })
         .collect()
 }

@@ -5,15 +5,15 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+use super::columns::{Columns, INSERT_COLUMNS, INSERT_PARAMETERS, NewRow, UNNEST_ARGUMENTS};
 use super::{EventWrite, RowKey, optional_millis};
 use crate::arrays::ArrayText;
 use crate::records::millis;
 use crate::{Backend, Connection, Placeholders, StoreError};
 use hado_domain::event::Lifecycle;
 use hado_domain::reminders::Reminders;
-use hado_domain::time::format_date;
 
-type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+use super::columns::AnyQuery;
 
 /// Binds where an event stands, as every write of it names the columns:
 /// state, quiet_until, closed_at, checkpoint_at, attention_since, repeat_at,
@@ -34,178 +34,6 @@ fn bind_lifecycle<'q>(
         .bind(optional_millis(next_check_at))
 }
 
-/// An event's written columns, in the order both [`insert_many`] and
-/// [`update`] name them, as they are stored.
-struct Columns {
-    title: String,
-    subtitle: Option<String>,
-    due_at: String,
-    due_date: String,
-    due_time: Option<String>,
-    due_offset_min: Option<i64>,
-    due_ms: i64,
-    fire_at: Option<String>,
-    fire_date: String,
-    after_due: &'static str,
-    done_label: Option<String>,
-    deep_link: Option<String>,
-    state: &'static str,
-    quiet_until: Option<i64>,
-    closed_at: Option<i64>,
-    checkpoint_at: Option<i64>,
-    attention_since: Option<i64>,
-    repeat_at: Option<i64>,
-    next_check_at: Option<i64>,
-    updated_at: i64,
-}
-
-impl Columns {
-    fn of(write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
-        let spec = write.spec;
-        let stored_due = spec.due.at.to_stored();
-        Self {
-            title: spec.title.as_str().to_owned(),
-            subtitle: spec.subtitle.clone(),
-            due_at: spec.due.text.clone(),
-            due_date: stored_due.date,
-            due_time: stored_due.time,
-            due_offset_min: stored_due.offset_minutes.map(i64::from),
-            due_ms: millis(write.due_at),
-            fire_at: spec.preparing_from.map(format_date),
-            fire_date: format_date(spec.preparing_date()),
-            after_due: spec.after_due.as_str(),
-            done_label: spec.done_label.as_ref().map(|label| label.as_str().to_owned()),
-            deep_link: spec.deep_link.as_ref().map(|link| link.as_str().to_owned()),
-            state: write.lifecycle.state.as_str(),
-            quiet_until: optional_millis(write.lifecycle.quiet_until),
-            closed_at: optional_millis(write.lifecycle.closed_at),
-            checkpoint_at: optional_millis(write.reminders.checkpoint),
-            attention_since: optional_millis(write.reminders.attention_since),
-            repeat_at: optional_millis(write.reminders.repeat_at),
-            next_check_at: optional_millis(write.next_check_at),
-            updated_at: millis(now),
-        }
-    }
-
-    fn bind(self, query: AnyQuery<'_>) -> AnyQuery<'_> {
-        query
-            .bind(self.title)
-            .bind(self.subtitle)
-            .bind(self.due_at)
-            .bind(self.due_date)
-            .bind(self.due_time)
-            .bind(self.due_offset_min)
-            .bind(self.due_ms)
-            .bind(self.fire_at)
-            .bind(self.fire_date)
-            .bind(self.after_due)
-            .bind(self.done_label)
-            .bind(self.deep_link)
-            .bind(self.state)
-            .bind(self.quiet_until)
-            .bind(self.closed_at)
-            .bind(self.checkpoint_at)
-            .bind(self.attention_since)
-            .bind(self.repeat_at)
-            .bind(self.next_check_at)
-            .bind(self.updated_at)
-    }
-}
-
-/// A new event's row: its key, its [`Columns`], and when it was made.
-struct NewRow<'a> {
-    user_id: i64,
-    source_id: i64,
-    source_ref: &'a str,
-    topic: &'a str,
-    columns: Columns,
-    created_at: i64,
-}
-
-impl<'a> NewRow<'a> {
-    fn of(key: RowKey<'a>, write: EventWrite<'_>, now: DateTime<Utc>) -> Self {
-        let (user_id, source_id, source_ref, topic) =
-            (key.user_id, key.source_id, key.source_ref, key.topic);
-        Self {
-            user_id,
-            source_id,
-            source_ref,
-            topic,
-            columns: Columns::of(write, now),
-            created_at: millis(now),
-        }
-    }
-
-    /// Appends the row to a batch's arrays, one per column of
-    /// [`INSERT_COLUMNS`], in its order.
-    fn append_to(&self, arrays: &mut [ArrayText; INSERT_PARAMETERS]) {
-        enum Value<'v> {
-            Text(Option<&'v str>),
-            Number(Option<i64>),
-        }
-        use Value::{Number, Text};
-        let columns = &self.columns;
-        let values = [
-            Number(Some(self.user_id)),
-            Number(Some(self.source_id)),
-            Text(Some(self.source_ref)),
-            Text(Some(self.topic)),
-            Text(Some(&columns.title)),
-            Text(columns.subtitle.as_deref()),
-            Text(Some(&columns.due_at)),
-            Text(Some(&columns.due_date)),
-            Text(columns.due_time.as_deref()),
-            Number(columns.due_offset_min),
-            Number(Some(columns.due_ms)),
-            Text(columns.fire_at.as_deref()),
-            Text(Some(&columns.fire_date)),
-            Text(Some(columns.after_due)),
-            Text(columns.done_label.as_deref()),
-            Text(columns.deep_link.as_deref()),
-            Text(Some(columns.state)),
-            Number(columns.quiet_until),
-            Number(columns.closed_at),
-            Number(columns.checkpoint_at),
-            Number(columns.attention_since),
-            Number(columns.repeat_at),
-            Number(columns.next_check_at),
-            Number(Some(columns.updated_at)),
-            Number(Some(self.created_at)),
-        ];
-        for (array, value) in arrays.iter_mut().zip(values) {
-            match value {
-                Text(text) => array.text(text),
-                Number(number) => array.number(number),
-            }
-        }
-    }
-}
-
-/// The columns an insert names, in [`NewRow`]'s order.
-const INSERT_COLUMNS: &str = "user_id, source_id, source_ref, topic, title, subtitle, due_at, due_date, due_time, \
-     due_offset_min, due_ms, fire_at, fire_date, after_due, done_label, deep_link, state, quiet_until, closed_at, \
-     checkpoint_at, attention_since, repeat_at, next_check_at, updated_at, created_at";
-/// [`INSERT_COLUMNS`] with their Postgres types, for the arrays a batch's
-/// rows travel in.
-const INSERT_COLUMN_TYPES: &str = "user_id bigint, source_id bigint, source_ref text, topic text, title text, subtitle text, \
-     due_at text, due_date text, due_time text, due_offset_min bigint, due_ms bigint, fire_at text, fire_date text, after_due text, \
-     done_label text, deep_link text, state text, quiet_until bigint, closed_at bigint, checkpoint_at bigint, attention_since bigint, \
-     repeat_at bigint, next_check_at bigint, updated_at bigint, created_at bigint";
-/// Columns an insert names, and so parameters each row binds on SQLite and
-/// arrays a batch binds on Postgres.
-const INSERT_PARAMETERS: usize = 25;
-/// The arrays a batch's rows travel in on Postgres, cast to their columns'
-/// types for `unnest`: `$1::bigint[], $2::bigint[], $3::text[], …`.
-static UNNEST_ARGUMENTS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let types = INSERT_COLUMN_TYPES
-        .split(", ")
-        .map(|column| column.rsplit(' ').next().expect("a column has a type"));
-    types
-        .enumerate()
-        .map(|(index, kind)| format!("${}::{kind}[]", index + 1))
-        .collect::<Vec<_>>()
-        .join(", ")
-});
 /// Rows one insert statement carries.
 const ROWS_PER_INSERT: usize = 500;
 
@@ -315,6 +143,100 @@ async fn insert_rows(
     Ok(rows.iter().map(|(key, _, _)| returned.remove(&key.owned())).collect())
 }
 
+/// The person a new row was decided for, as it was decided: their id, and
+/// their zone and quiet hours as stored (`tz`, `quiet_start`, `quiet_end`).
+#[derive(Clone, Copy, Debug)]
+pub struct DecidedFor<'a> {
+    pub zone: &'a str,
+    pub quiet_start: &'a str,
+    pub quiet_end: &'a str,
+}
+
+/// Postgres: [`insert_new`] in one statement that first passes the gates
+/// of the rows' people (migration 24, `hado_people_through_gate`) and
+/// inserts only the rows decided in the zone and quiet hours each person
+/// has as the gate is passed; it is its own transaction, so the gates are
+/// held until the rows are committed. Returns each row's id (none for a
+/// key taken, or a row not inserted for its person), and the people as
+/// the gate read them, by which the caller tells a moved row from a taken
+/// one. Instead of `BEGIN`, the people's read, the insert and `COMMIT`,
+/// one round trip. The statement's only read of a table is the gate
+/// function's, planned for its values on every call, so the statement's
+/// own plan is kept.
+pub async fn insert_new_through_gates(
+    connection: &mut impl Connection,
+    rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, DecidedFor<'_>)],
+) -> Result<(Vec<Option<i64>>, Vec<hado_domain::user::UserRecord>), StoreError> {
+    let connection = connection.sql();
+    static STATEMENT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let inserted = INSERT_COLUMNS.split(", ").map(|column| format!("r.{column}"));
+        format!(
+            "WITH gate AS MATERIALIZED (SELECT * FROM hado_people_through_gate('{{}}'::text[], ${ids}::bigint[])), \
+             ins AS (INSERT INTO events ({INSERT_COLUMNS}) SELECT {} \
+               FROM unnest({}, ${zones}::text[], ${starts}::text[], ${ends}::text[]) WITH ORDINALITY \
+                 AS r ({INSERT_COLUMNS}, zone, quiet_start, quiet_end, ord) \
+               JOIN gate g ON g.id = r.user_id AND g.tz = r.zone AND g.quiet_start = r.quiet_start AND g.quiet_end = r.quiet_end \
+               ORDER BY r.ord \
+               ON CONFLICT (source_id, user_id, source_ref, topic) DO NOTHING \
+               RETURNING id, source_id, user_id, source_ref, topic) \
+             SELECT g.id, g.login, g.tz, g.tz_chosen, g.quiet_start, g.quiet_end, g.locale, \
+               NULL::bigint AS event_id, NULL::bigint AS source_id, NULL::text AS source_ref, NULL::text AS topic FROM gate g \
+             UNION ALL SELECT i.user_id, NULL, NULL, NULL, NULL, NULL, NULL, i.id, i.source_id, i.source_ref, i.topic FROM ins i",
+            inserted.collect::<Vec<_>>().join(", "),
+            *UNNEST_ARGUMENTS,
+            ids = INSERT_PARAMETERS + 1,
+            zones = INSERT_PARAMETERS + 2,
+            starts = INSERT_PARAMETERS + 3,
+            ends = INSERT_PARAMETERS + 4,
+        )
+    });
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    // Stable: of a key given twice, the first given goes in.
+    order.sort_by_key(|&at| rows[at].0.order());
+    let mut returned = std::collections::HashMap::with_capacity(rows.len());
+    let mut people = std::collections::HashMap::new();
+    for chunk in order.chunks(ROWS_PER_INSERT) {
+        let mut arrays: [ArrayText; INSERT_PARAMETERS] = std::array::from_fn(|_| ArrayText::new());
+        let (mut ids, mut zones, mut starts, mut ends) =
+            (ArrayText::new(), ArrayText::new(), ArrayText::new(), ArrayText::new());
+        let mut people_ids: Vec<i64> = chunk.iter().map(|&at| rows[at].0.user_id).collect();
+        people_ids.sort_unstable();
+        people_ids.dedup();
+        people_ids.iter().for_each(|&id| ids.number(Some(id)));
+        for &at in chunk {
+            let (key, write, now, decided) = rows[at];
+            NewRow::of(key, write, now).append_to(&mut arrays);
+            zones.text(Some(decided.zone));
+            starts.text(Some(decided.quiet_start));
+            ends.text(Some(decided.quiet_end));
+        }
+        let query = arrays
+            .into_iter()
+            .chain([ids, zones, starts, ends])
+            .fold(sqlx::query(STATEMENT.as_str()), |query, array| query.bind(array.finish()));
+        for row in query.fetch_all(&mut *connection).await? {
+            match row.try_get::<Option<i64>, _>("event_id")? {
+                Some(event_id) => {
+                    let key: (i64, i64, String, String) = (
+                        row.try_get("source_id")?,
+                        row.try_get("id")?,
+                        row.try_get("source_ref")?,
+                        row.try_get("topic")?,
+                    );
+                    returned.insert(key, event_id);
+                }
+                None => {
+                    use crate::records::FromRow;
+                    let person = hado_domain::user::UserRecord::from_row(&row)?;
+                    people.insert(person.id, person);
+                }
+            }
+        }
+    }
+    let ids = rows.iter().map(|(key, ..)| returned.remove(&key.owned())).collect();
+    Ok((ids, people.into_values().collect()))
+}
+
 pub async fn update(
     connection: &mut impl Connection,
     id: i64,
@@ -395,26 +317,4 @@ pub async fn save_lifecycles(
         query.execute(&mut *connection).await?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_typed_columns_are_the_inserted_columns_in_order() {
-        let names: Vec<&str> = INSERT_COLUMNS.split(", ").collect();
-        let typed: Vec<&str> = INSERT_COLUMN_TYPES
-            .split(", ")
-            .map(|column| column.split(' ').next().unwrap())
-            .collect();
-        assert_eq!(names, typed);
-        assert_eq!(names.len(), INSERT_PARAMETERS);
-        assert_eq!(UNNEST_ARGUMENTS.matches("::").count(), INSERT_PARAMETERS);
-        assert!(
-            UNNEST_ARGUMENTS.starts_with("$1::bigint[], $2::bigint[], $3::text[]"),
-            "{}",
-            *UNNEST_ARGUMENTS
-        );
-    }
 }
