@@ -1,19 +1,20 @@
 //! Owns what a group of sources' upserts (REST `POST /api/events`, gRPC
-//! `UpsertEvents`) does in its one transaction: their people read in one
-//! statement (on SQLite those core keeps taken from its memory), their new
-//! rows in one `INSERT` that passes over keys already taken, those events
-//! read in one statement per source and written one by one, and one
-//! commit, with each call answered with its own reports. Forming the
-//! groups, and their guards, are `storage::group_commit`'s: a source is a
-//! lane, and a call weighs its items.
+//! `UpsertEvents`) does in its one transaction: their people taken from
+//! what core keeps (on Postgres checked through their gates by the insert
+//! itself) or read in one statement, their new rows in one `INSERT` that
+//! passes over keys already taken, those events read in one statement per
+//! source and written one by one, and one commit, with each call answered
+//! with its own reports. Forming the groups, and their guards, are
+//! `storage::group_commit`'s: a source is a lane, and a call weighs its
+//! items.
 //!
 //! A call that arrives alone costs what it did before grouping; calls that
 //! arrive together (up to 64 calls and 1000 items) share the writer's
 //! statements and its commit, so the writer's cost grows with the groups,
-//! not with the callers. A group of new events is `BEGIN`, the read of its
-//! people (on Postgres; on SQLite none for people core keeps), the `INSERT`
-//! and `COMMIT` (and, on Postgres, the pool's ping as it hands out the
-//! connection).
+//! not with the callers. A group of new events for people core keeps is
+//! `BEGIN`, the `INSERT` and `COMMIT` (and, on Postgres, the pool's ping
+//! as it hands out the connection); for others, the read of their people
+//! comes before the `INSERT`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -27,7 +28,7 @@ use crate::loops::Alarm;
 use crate::upsert::{self, Decision, UpsertReport};
 use hado_domain::event::EventSpec;
 use hado_domain::fields::{Login, SourceRef, Topic};
-use hado_domain::profile::Locale;
+use hado_domain::profile::{Locale, format_clock_time};
 use hado_domain::reminders;
 use hado_domain::user::UserRecord;
 use hado_storage::events::ReadFor;
@@ -103,29 +104,94 @@ impl Applier {
     async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
         let items: Vec<&Item> = calls.iter().flatten().collect();
         let now = self.clock.now();
+        if !self.store.backend().has_one_writer()
+            && let Some(reports) = self.apply_as_kept(&items, now).await?
+        {
+            return Ok(reports);
+        }
         let mut transaction = self.store.begin_grouped_write().await?;
         let people = self.people(&mut transaction, &items, now).await?;
-        let user = |item: &Item| &people[item.login.as_str()];
-        let keys: Vec<RowKey<'_>> = items
+        let plan = Plan::of(&items, &people, now);
+        let ids = events::insert_new(&mut transaction, &plan.rows(&items, now)).await?;
+        self.finish(transaction, &items, &people, plan, ids, now).await
+    }
+
+    /// Postgres, when this core keeps every person of the group (a source
+    /// pushing for people it pushed for before): the new events decided in
+    /// their settings as kept, and inserted by one statement that passes
+    /// their gates and inserts only the rows decided in the settings each
+    /// person has as it passes ([`events::insert_new_through_gates`]), in
+    /// place of a statement that reads the people through their gates
+    /// first. None, with nothing written, when a person is not kept or
+    /// their settings changed since they were: the people as read are
+    /// kept, and the group is applied as [`Self::people`] reads them.
+    async fn apply_as_kept(
+        &self,
+        items: &[&Item],
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<UpsertReport>>, StoreError> {
+        let mut people = HashMap::new();
+        for item in items {
+            let login = item.login.as_str();
+            if !people.contains_key(login) {
+                let Some(user) = self.kept.person(login) else { return Ok(None) };
+                people.insert(login.to_owned(), user);
+            }
+        }
+        let plan = Plan::of(items, &people, now);
+        let settings: Vec<(&str, String, String)> = plan
+            .new
             .iter()
-            .map(|item| RowKey {
-                user_id: user(item).id,
-                source_id: item.source_id,
-                source_ref: item.source_ref.as_str(),
-                topic: item.topic.as_str(),
+            .map(|(at, _)| {
+                let user = &people[items[*at].login.as_str()];
+                let quiet =
+                    (format_clock_time(user.quiet.start), format_clock_time(user.quiet.end));
+                (user.zone.name(), quiet.0, quiet.1)
             })
             .collect();
-        let mut seen = HashSet::new();
-        let first: Vec<bool> = keys.iter().map(|key| seen.insert(key.owned())).collect();
-        let new: Vec<(usize, Decision)> = (0..items.len())
-            .filter(|&at| first[at])
-            .map(|at| (at, upsert::decide(user(items[at]), None, &items[at].spec, now)))
+        let rows: Vec<_> = plan
+            .rows(items, now)
+            .into_iter()
+            .zip(&settings)
+            .map(|((key, write, now), (zone, quiet_start, quiet_end))| {
+                (key, write, now, events::DecidedFor { zone, quiet_start, quiet_end })
+            })
             .collect();
-        let rows: Vec<_> = new
-            .iter()
-            .map(|(at, decision)| (keys[*at], decision.write(&items[*at].spec), now))
-            .collect();
-        let ids = events::insert_new(&mut transaction, &rows).await?;
+        let mut transaction = self.store.begin_grouped_write().await?;
+        let began = self.kept.reading();
+        let (ids, as_now) = events::insert_new_through_gates(&mut transaction, &rows).await?;
+        let as_now: HashMap<i64, UserRecord> =
+            as_now.into_iter().map(|user| (user.id, user)).collect();
+        let unmoved = people.values().all(|kept| {
+            as_now
+                .get(&kept.id)
+                .is_some_and(|user| user.zone == kept.zone && user.quiet == kept.quiet)
+        });
+        for user in as_now.into_values() {
+            self.kept.keep_person(began, user);
+        }
+        if !unmoved {
+            transaction.rollback().await?;
+            return Ok(None);
+        }
+        self.finish(transaction, items, &people, plan, ids, now).await.map(Some)
+    }
+
+    /// The rest of a group once its new events are inserted (`ids`, in the
+    /// order of `plan.new`; none for a key taken): the stored events whose
+    /// keys were taken read and written, a key's repeats after its first
+    /// write, and the commit.
+    async fn finish(
+        &self,
+        mut transaction: hado_storage::Tx,
+        items: &[&Item],
+        people: &HashMap<String, UserRecord>,
+        plan: Plan<'_>,
+        ids: Vec<Option<i64>>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<UpsertReport>, StoreError> {
+        let user = |item: &Item| &people[item.login.as_str()];
+        let Plan { keys, first, new } = plan;
         let mut reports: Vec<Option<UpsertReport>> = vec![None; items.len()];
         let mut earliest_check = None;
         let mut taken = Vec::new();
@@ -236,5 +302,49 @@ impl Applier {
             people.insert(login.as_str().to_owned(), user);
         }
         Ok(people)
+    }
+}
+
+/// A group's keys, and the decisions for the new events it tries: each
+/// key's first item decided as if new, in the people's settings.
+struct Plan<'a> {
+    keys: Vec<RowKey<'a>>,
+    /// Whether each item is its key's first in the group.
+    first: Vec<bool>,
+    /// The items tried as new events (by index), with their decisions.
+    new: Vec<(usize, Decision)>,
+}
+
+impl<'a> Plan<'a> {
+    fn of(items: &[&'a Item], people: &HashMap<String, UserRecord>, now: DateTime<Utc>) -> Self {
+        let user = |item: &Item| &people[item.login.as_str()];
+        let keys: Vec<RowKey<'a>> = items
+            .iter()
+            .map(|item| RowKey {
+                user_id: user(item).id,
+                source_id: item.source_id,
+                source_ref: item.source_ref.as_str(),
+                topic: item.topic.as_str(),
+            })
+            .collect();
+        let mut seen = HashSet::new();
+        let first: Vec<bool> = keys.iter().map(|key| seen.insert(key.owned())).collect();
+        let new = (0..items.len())
+            .filter(|&at| first[at])
+            .map(|at| (at, upsert::decide(user(items[at]), None, &items[at].spec, now)))
+            .collect();
+        Self { keys, first, new }
+    }
+
+    /// The rows of the new events, in the order of `new`.
+    fn rows(
+        &self,
+        items: &[&'a Item],
+        now: DateTime<Utc>,
+    ) -> Vec<(RowKey<'a>, hado_storage::EventWrite<'a>, DateTime<Utc>)> {
+        self.new
+            .iter()
+            .map(|(at, decision)| (self.keys[*at], decision.write(&items[*at].spec), now))
+            .collect()
     }
 }
