@@ -217,7 +217,9 @@ impl Engine {
                 return Ok(Vec::new());
             }
             let mut reader = self.store.reader().acquire().await?;
-            Ok::<_, CoreError>(events::find_by_ids(&mut reader, &event_ids).await?)
+            Ok::<_, CoreError>(
+                events::find_by_ids(&mut reader, &event_ids, events::ReadFor::Answering).await?,
+            )
         };
         let ((), found) = tokio::try_join!(leasing, reading)?;
         let found: HashMap<i64, EventRecord> =

@@ -17,7 +17,7 @@ use hado_domain::fields::{Login, SourceRef, Topic};
 use hado_domain::reminders::Reminders;
 use hado_domain::state::State;
 use hado_domain::violations::Violations;
-use hado_storage::events::LifecycleWrite;
+use hado_storage::events::{LifecycleWrite, ReadFor};
 use hado_storage::{RowKey, events, users};
 
 impl Engine {
@@ -94,15 +94,16 @@ impl Engine {
             };
             found.push(events::find_by_key(&mut transaction, key).await?);
         }
-        // Written in id order, as every writer that takes several events
-        // takes them, so that a group of pushes beside it never waits for a
-        // row this call holds while holding one it waits for; a key named
-        // twice is written once.
-        let mut order: Vec<&EventRecord> = found.iter().flatten().collect();
-        order.sort_by_key(|record| record.id);
-        order.dedup_by_key(|record| record.id);
-        for record in order {
-            self.withdraw(&mut transaction, record, now).await?;
+        // Read again and taken until the commit, in id order, as every
+        // writer that takes several events takes them: a write committed
+        // meanwhile (a push that moved the event, another withdrawal) is
+        // read, not written over, and a group of pushes beside this call
+        // never waits for a row it holds while holding one it waits for.
+        let mut ids: Vec<i64> = found.iter().flatten().map(|record| record.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for record in events::find_by_ids(&mut transaction, &ids, ReadFor::Changing).await? {
+            self.withdraw(&mut transaction, &record, now).await?;
         }
         let reports: Vec<WithdrawReport> = found
             .iter()

@@ -159,21 +159,21 @@ impl Applier {
             .collect();
         let mut transaction = self.store.begin_grouped_write().await?;
         let began = self.kept.reading();
-        let (ids, as_now) = events::insert_new_through_gates(&mut transaction, &rows).await?;
-        let as_now: HashMap<i64, UserRecord> =
-            as_now.into_iter().map(|user| (user.id, user)).collect();
-        let unmoved = people.values().all(|kept| {
-            as_now
-                .get(&kept.id)
-                .is_some_and(|user| user.zone == kept.zone && user.quiet == kept.quiet)
-        });
-        for user in as_now.into_values() {
+        let (throughs, as_now) = events::insert_new_through_gates(&mut transaction, &rows).await?;
+        for user in as_now {
             self.kept.keep_person(began, user);
         }
-        if !unmoved {
+        if throughs.contains(&events::Through::Moved) {
             transaction.rollback().await?;
             return Ok(None);
         }
+        let ids = throughs
+            .into_iter()
+            .map(|through| match through {
+                events::Through::New(id) => Some(id),
+                _ => None,
+            })
+            .collect();
         self.finish(transaction, items, &people, plan, ids, now).await.map(Some)
     }
 
@@ -249,13 +249,15 @@ impl Applier {
     /// (a source may write for someone who has never opened the inbox)
     /// made with the default settings.
     ///
-    /// On Postgres every one is read through their gate, held until the
-    /// group commits ([`users::people_for_writing`]), a newcomer another
-    /// transaction made first too: another core may be writing a person's
-    /// new zone, which this core hears of only after it commits, and even
-    /// this core would read the old one until then. Written in a zone a
-    /// person has just left, an event would keep the old zone's day and
-    /// checks, as the zone change would not see it to move it.
+    /// On Postgres (a group with someone core does not keep, or whose
+    /// settings moved, [`Self::apply_as_kept`]) every one is read through
+    /// their gate, held until the group commits
+    /// ([`users::people_for_writing`]), a newcomer another transaction made
+    /// first too: another core may be writing a person's new zone, which
+    /// this core hears of only after it commits, and even this core would
+    /// read the old one until then. Written in a zone a person has just
+    /// left, an event would keep the old zone's day and checks, as the zone
+    /// change would not see it to move it.
     async fn people(
         &self,
         connection: &mut impl hado_storage::Connection,

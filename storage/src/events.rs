@@ -87,11 +87,10 @@ pub async fn find_by_key(
     row.as_ref().map(EventRecord::from_row).transpose()
 }
 
-/// What a read of stored events is for. A read that a write in the same
-/// transaction decides from takes its rows on Postgres (`FOR UPDATE`, in
-/// id order, so that two writers never each hold a row the other waits
-/// for): a change committed between the read and the write is waited for
-/// and read, not written over. SQLite's one writer orders every write.
+/// What a read of stored events is for. A read that a write in the same transaction decides
+/// from takes its rows on Postgres (`FOR UPDATE`, in id order, so that two writers never each
+/// hold a row the other waits for): a change committed between the read and the write is
+/// waited for and read, not written over. SQLite's one writer orders every write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadFor {
     /// The rows are answered, not written.
@@ -217,8 +216,9 @@ async fn ids_by_keys(
 pub async fn find_by_ids(
     connection: &mut impl Connection,
     ids: &[i64],
+    read: ReadFor,
 ) -> Result<Vec<EventRecord>, StoreError> {
-    read_by_ids(connection.sql(), ids, ReadFor::Answering).await
+    read_by_ids(connection.sql(), ids, read).await
 }
 
 async fn read_by_ids(
@@ -282,14 +282,14 @@ mod write;
 
 pub use lists::{After, active_page, archive, inbox_counts};
 pub use write::{
-    DecidedFor, LifecycleWrite, insert, insert_many, insert_new, insert_new_through_gates,
+    DecidedFor, LifecycleWrite, Through, insert, insert_many, insert_new, insert_new_through_gates,
     save_lifecycle, save_lifecycles, update,
 };
 
-/// A user's open events, for recomputing them after a zone change. On
-/// Postgres they stay locked until the transaction ends: a write to one
-/// under way (a delete, the scheduler's pass) is waited for and read as it
-/// was committed, so that the recomputed event does not undo it.
+/// A user's open events, for recomputing them after a zone change. On Postgres they stay
+/// locked until the transaction ends, taken in id order as every writer that takes several
+/// takes them: a write to one under way (a withdrawal, the scheduler's pass) is waited for
+/// and read as it was committed, so that the recomputed event does not undo it.
 pub async fn open_for_user(
     connection: &mut impl Connection,
     user_id: i64,
@@ -301,7 +301,9 @@ pub async fn open_for_user(
     };
     let query = format!(
         "{}{lock}",
-        with_states!(select_events!("WHERE e.user_id = $1 AND e.state IN ({active})"))
+        with_states!(select_events!(
+            "WHERE e.user_id = $1 AND e.state IN ({active}) ORDER BY e.id"
+        ))
     );
     decode_all(sqlx::query(sqlx::AssertSqlSafe(query)).bind(user_id).fetch(&mut *connection)).await
 }

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sqlx::AnyPool;
 
-use super::events::{self, EventWrite, RowKey};
+use super::events::{self, EventWrite, RowKey, Through};
 use super::group_commit::{Apply, GroupCommit, Limits};
 use super::{Backend, StoreError, users};
 use chrono_tz::Tz;
@@ -141,7 +141,10 @@ async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>,
         let mut ids = events::insert_new(&mut *connection, &rows).await?.into_iter();
         let inserted = group
             .iter()
-            .map(|row| if moved(&people, row).is_some() { None } else { ids.next().flatten() })
+            .map(|row| match moved(&people, row) {
+                Some(_) => Through::Moved,
+                None => ids.next().flatten().map_or(Through::Taken, Through::New),
+            })
             .collect();
         (inserted, people)
     } else {
@@ -176,47 +179,47 @@ fn moved<'p>(people: &'p HashMap<i64, UserRecord>, row: &NewEventRow) -> Option<
     people.get(&row.user_id).filter(|person| person.zone != row.zone || person.quiet != row.quiet)
 }
 
-/// Each row's answer: its id when inserted; otherwise moved, when its
-/// person's settings changed, or else taken, with the event that holds its
-/// key (read in one query for all such rows).
+/// Each row's answer: its id when inserted; its person as they are now
+/// when moved; the event that holds its key when taken (all such read in
+/// one query).
 async fn answer(
     connection: &mut impl super::Connection,
     group: &[NewEventRow],
-    inserted: Vec<Option<i64>>,
+    inserted: Vec<Through>,
     people: &HashMap<i64, UserRecord>,
 ) -> Result<Vec<Inserted>, StoreError> {
     let taken: Vec<RowKey<'_>> = group
         .iter()
         .zip(&inserted)
-        .filter(|(row, id)| id.is_none() && moved(people, row).is_none())
+        .filter(|(_, through)| **through == Through::Taken)
         .map(|(row, _)| row.key())
         .collect();
     let holders = events::find_taken(&mut *connection, &taken, events::ReadFor::Answering).await?;
     group
         .iter()
         .zip(inserted)
-        .map(|(row, id)| {
-            if let Some(id) = id {
-                return Ok(Inserted::New(id));
+        .map(|(row, through)| match through {
+            Through::New(id) => Ok(Inserted::New(id)),
+            Through::Moved => {
+                let person = people.get(&row.user_id).ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "person {} of a new event was not found",
+                        row.user_id
+                    ))
+                })?;
+                Ok(Inserted::Moved(Box::new(person.clone())))
             }
-            if let Some(person) = moved(people, row) {
-                return Ok(Inserted::Moved(Box::new(person.clone())));
+            Through::Taken => {
+                let key = row.key();
+                // A key given twice in the group is answered twice.
+                let holder = holders.get(&key.owned()).cloned().ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "the key of {} was taken, and no event holds it",
+                        key.source_ref
+                    ))
+                })?;
+                Ok(Inserted::Taken(Box::new(holder)))
             }
-            if !people.contains_key(&row.user_id) {
-                return Err(StoreError::Corrupt(format!(
-                    "person {} of a new event was not found",
-                    row.user_id
-                )));
-            }
-            let key = row.key();
-            // A key given twice in the group is answered twice.
-            let holder = holders.get(&key.owned()).cloned().ok_or_else(|| {
-                StoreError::Corrupt(format!(
-                    "the key of {} was taken, and no event holds it",
-                    key.source_ref
-                ))
-            })?;
-            Ok(Inserted::Taken(Box::new(holder)))
         })
         .collect()
 }

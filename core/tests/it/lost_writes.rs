@@ -11,7 +11,7 @@ use std::future::Future;
 use hado_domain::event::{Outcome, RememberFor};
 use hado_domain::state::State;
 use hado_engine::error::CoreError;
-use hado_engine::{Engine, EventPatch};
+use hado_engine::{Engine, EventPatch, RawKey};
 use hado_testing::TestEngine;
 
 use super::upsert_groups::{
@@ -145,5 +145,31 @@ async fn an_edit_does_not_write_over_a_done_made_as_it_ran() {
     let edited = answered.unwrap();
     assert_eq!(edited.lifecycle.state, State::Done, "the edit answered the state it read before");
     assert_eq!(state, "done", "the edit wrote over the Done");
+    test.stop().await;
+}
+
+/// A source's withdrawal of an event another withdrawal (or the
+/// scheduler's expiry) closed as it ran leaves it as that one closed it:
+/// not closed again, at another moment.
+#[tokio::test]
+async fn a_withdrawal_does_not_close_again_an_event_closed_as_it_ran() {
+    let Some((test, docs, _)) =
+        with_a_visa("lost_writes::a_withdrawal_does_not_close_again_an_event_closed_as_it_ran")
+            .await
+    else {
+        return;
+    };
+    let closed = "UPDATE events SET state = 'withdrawn', closed_at = 12345, next_check_at = NULL \
+                  WHERE source_ref = $1";
+    let key = RawKey { user: "anna".into(), source_ref: "visa".into(), topic: String::new() };
+    let (answered, state) = meeting(&test, "visa", closed, move |engine| async move {
+        engine.withdraw_batch(&docs, &[key]).await
+    })
+    .await;
+    assert!(answered.unwrap()[0].found.is_some());
+    assert_eq!(state, "withdrawn");
+    let closed_at =
+        test.postgres_text("(SELECT closed_at::text FROM events WHERE source_ref = 'visa')").await;
+    assert_eq!(closed_at, "12345", "the withdrawal wrote over the one committed as it ran");
     test.stop().await;
 }

@@ -300,6 +300,49 @@ async fn a_create_during_a_zone_change_is_written_in_the_new_zone() {
     test.stop().await;
 }
 
+/// Two creates with one key in one group (a call sent twice, say), the
+/// first decided in the zone anna just left and the second in her new one:
+/// the row that went in is the second, so the first is answered moved (and
+/// decided again by its call), not given the event the second made.
+#[tokio::test]
+async fn of_a_key_given_twice_the_row_decided_as_its_person_is_gets_the_event() {
+    let test =
+        "upsert_groups::of_a_key_given_twice_the_row_decided_as_its_person_is_gets_the_event";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let before = engine.user_for_login("anna").await.unwrap();
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    let after = engine.update_profile(&before, &zone).await.unwrap();
+    let docs = source(engine, "docs").await;
+    let now: chrono::DateTime<chrono::Utc> = "2026-12-01T10:00:00Z".parse().unwrap();
+    let row = |user: &hado_domain::user::UserRecord| {
+        let spec = hado_domain::event::EventSpec::parse(&due_on_the_first("twice").fields).unwrap();
+        let timeline = spec.timeline(user.zone);
+        hado_storage::NewEventRow {
+            user_id: user.id,
+            source_id: docs.id,
+            source_ref: "twice".into(),
+            topic: String::new(),
+            lifecycle: hado_domain::event::Lifecycle::fresh(&timeline, spec.after_due, now),
+            due_at: timeline.due_moment,
+            reminders: hado_domain::reminders::Reminders::default(),
+            next_check_at: None,
+            now,
+            zone: user.zone,
+            quiet: user.quiet,
+            spec,
+        }
+    };
+    let store = engine.store();
+    let (first, second) =
+        tokio::join!(store.insert_event(row(&before)), store.insert_event(row(&after)));
+    let (first, second) = (first.unwrap(), second.unwrap());
+    assert!(matches!(first, hado_storage::Inserted::Moved(_)), "{first:?}");
+    assert!(matches!(second, hado_storage::Inserted::New(_)), "{second:?}");
+    test.stop().await;
+}
+
 /// The other order: a push under way (held here by another writer on the
 /// row it changes) when the zone change comes. The push moves the visa to
 /// the 2nd, which in Kiritimati (already the 2nd) is today. The change
@@ -397,8 +440,8 @@ async fn the_scheduler_leaves_a_person_whose_zone_is_changing_to_its_next_pass()
 }
 
 /// A zone change moves the open events it reads; one closed meanwhile by a
-/// write that takes no gate (a source's withdrawal, a delete) must stay
-/// closed, not be written back open in the new zone.
+/// write that takes no gate (a source's withdrawal) must stay closed, not
+/// be written back open in the new zone.
 #[tokio::test]
 async fn a_zone_change_does_not_reopen_an_event_closed_as_it_ran() {
     let Some((test, _, anna)) =
@@ -862,6 +905,30 @@ async fn a_withdrawal_takes_its_events_in_the_groups_order() {
     };
     let reports = in_one_order_of(engine, LOCK, ["a", "b"], withdrawal).await.unwrap();
     assert!(reports.iter().all(|report| report.found.is_some()), "{reports:?}");
+    test.stop().await;
+}
+
+/// A zone change takes the open events it moves in id order too, whatever
+/// order its read finds them in: here the first, rescheduled, was written
+/// anew after the second.
+#[tokio::test]
+async fn a_zone_change_takes_its_events_in_the_groups_order() {
+    let test = "upsert_groups::a_zone_change_takes_its_events_in_the_groups_order";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let docs = source(engine, "docs").await;
+    engine.upsert_batch(&docs, &[item("anna", "a", "A"), item("anna", "b", "B")]).await.unwrap();
+    let mut later = item("anna", "a", "A");
+    later.fields.due_at = "2026-12-20".into();
+    engine.upsert_batch(&docs, &[later]).await.unwrap();
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let zone = ProfilePatch { tz: Some("Pacific/Kiritimati".into()), ..ProfilePatch::default() };
+    let change = {
+        let engine = engine.clone();
+        async move { engine.update_profile(&anna, &zone).await }
+    };
+    in_one_order_of(engine, LOCK, ["a", "b"], change).await.unwrap();
     test.stop().await;
 }
 

@@ -152,21 +152,34 @@ pub struct DecidedFor<'a> {
     pub quiet_end: &'a str,
 }
 
+/// What became of a row of [`insert_new_through_gates`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Through {
+    /// Inserted, with this id.
+    New(i64),
+    /// Its key was taken (by an earlier write, or by an earlier row).
+    Taken,
+    /// Not inserted: its person's settings are no longer those it was
+    /// decided in.
+    Moved,
+}
+
 /// Postgres: [`insert_new`] in one statement that first passes the gates
 /// of the rows' people (migration 24, `hado_people_through_gate`) and
 /// inserts only the rows decided in the zone and quiet hours each person
-/// has as the gate is passed; it is its own transaction, so the gates are
-/// held until the rows are committed. Returns each row's id (none for a
-/// key taken, or a row not inserted for its person), and the people as
-/// the gate read them, by which the caller tells a moved row from a taken
-/// one. Instead of `BEGIN`, the people's read, the insert and `COMMIT`,
-/// one round trip. The statement's only read of a table is the gate
-/// function's, planned for its values on every call, so the statement's
-/// own plan is kept.
+/// has as the gate is passed (compared as stored, as the statement compares
+/// them). What became of each row, and the people as the gate read them.
+/// Alone, the statement is its own transaction, and the gates are held
+/// until the rows are committed: instead of `BEGIN`, the people's read, the
+/// insert and `COMMIT`, one round trip. Its only read of a table is the
+/// gate function's, planned for its values on every call, so the
+/// statement's own plan is kept. A group of more rows than one statement
+/// carries passes every person's gate in its first (in the order of their
+/// ids, as every gated write does).
 pub async fn insert_new_through_gates(
     connection: &mut impl Connection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, DecidedFor<'_>)],
-) -> Result<(Vec<Option<i64>>, Vec<hado_domain::user::UserRecord>), StoreError> {
+) -> Result<(Vec<Through>, Vec<hado_domain::user::UserRecord>), StoreError> {
     let connection = connection.sql();
     static STATEMENT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         let inserted = INSERT_COLUMNS.split(", ").map(|column| format!("r.{column}"));
@@ -193,16 +206,18 @@ pub async fn insert_new_through_gates(
     let mut order: Vec<usize> = (0..rows.len()).collect();
     // Stable: of a key given twice, the first given goes in.
     order.sort_by_key(|&at| rows[at].0.order());
+    let mut people_ids: Vec<i64> = rows.iter().map(|row| row.0.user_id).collect();
+    people_ids.sort_unstable();
+    people_ids.dedup();
     let mut returned = std::collections::HashMap::with_capacity(rows.len());
     let mut people = std::collections::HashMap::new();
+    // Each person's settings as stored, which the statement compared.
+    let mut stored: std::collections::HashMap<i64, [String; 3]> = std::collections::HashMap::new();
     for chunk in order.chunks(ROWS_PER_INSERT) {
         let mut arrays: [ArrayText; INSERT_PARAMETERS] = std::array::from_fn(|_| ArrayText::new());
         let (mut ids, mut zones, mut starts, mut ends) =
             (ArrayText::new(), ArrayText::new(), ArrayText::new(), ArrayText::new());
-        let mut people_ids: Vec<i64> = chunk.iter().map(|&at| rows[at].0.user_id).collect();
-        people_ids.sort_unstable();
-        people_ids.dedup();
-        people_ids.iter().for_each(|&id| ids.number(Some(id)));
+        std::mem::take(&mut people_ids).into_iter().for_each(|id| ids.number(Some(id)));
         for &at in chunk {
             let (key, write, now, decided) = rows[at];
             NewRow::of(key, write, now).append_to(&mut arrays);
@@ -228,13 +243,29 @@ pub async fn insert_new_through_gates(
                 None => {
                     use crate::records::FromRow;
                     let person = hado_domain::user::UserRecord::from_row(&row)?;
+                    let settings = ["tz", "quiet_start", "quiet_end"]
+                        .map(|column| row.try_get::<String, _>(column).unwrap_or_default());
+                    stored.insert(person.id, settings);
                     people.insert(person.id, person);
                 }
             }
         }
     }
-    let ids = rows.iter().map(|(key, ..)| returned.remove(&key.owned())).collect();
-    Ok((ids, people.into_values().collect()))
+    // Of a key's rows, the first decided as its person is went in (rows
+    // went in sorted stably by key), and the others found it taken.
+    let throughs = rows
+        .iter()
+        .map(|(key, _, _, decided)| {
+            let settings = stored.get(&key.user_id).ok_or_else(|| {
+                StoreError::Corrupt(format!("person {} of a new event was not found", key.user_id))
+            })?;
+            if *settings != [decided.zone, decided.quiet_start, decided.quiet_end] {
+                return Ok(Through::Moved);
+            }
+            Ok(returned.remove(&key.owned()).map_or(Through::Taken, Through::New))
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok((throughs, people.into_values().collect()))
 }
 
 pub async fn update(
