@@ -126,7 +126,11 @@ impl Engine {
             // It leaves the inbox now: the archive lists it by this moment.
             let lifecycle =
                 Lifecycle { state: State::Withdrawn, closed_at: Some(now), ..record.lifecycle };
-            let due_at = record.spec.due.at.moment_in(record.zone);
+            // Its due moment stays as stored: the person joined to a row read
+            // after waiting for it is as they were before the wait, so a zone
+            // that moved the event meanwhile would be undone.
+            let due_at = DateTime::from_timestamp_millis(record.due_ms)
+                .unwrap_or_else(|| record.spec.due.at.moment_in(record.zone));
             let write = LifecycleWrite {
                 lifecycle,
                 revised: true,

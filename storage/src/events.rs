@@ -88,9 +88,9 @@ pub async fn find_by_key(
 }
 
 /// What a read of stored events is for. A read that a write in the same transaction decides
-/// from takes its rows on Postgres (`FOR UPDATE`, in id order, so that two writers never each
-/// hold a row the other waits for): a change committed between the read and the write is
-/// waited for and read, not written over. SQLite's one writer orders every write.
+/// from takes its rows on Postgres (`FOR NO KEY UPDATE`, the lock its `UPDATE` takes, in id
+/// order): a change committed between the read and the write is waited for and read, not
+/// written over. SQLite's one writer orders every write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadFor {
     /// The rows are answered, not written.
@@ -234,9 +234,9 @@ async fn read_by_ids(
         ids.iter().for_each(|&id| array.number(Some(id)));
         let query = match read {
             ReadFor::Answering => select_events!("WHERE e.id = ANY($1::bigint[])"),
-            ReadFor::Changing => {
-                select_events!("WHERE e.id = ANY($1::bigint[]) ORDER BY e.id FOR UPDATE OF e")
-            }
+            ReadFor::Changing => select_events!(
+                "WHERE e.id = ANY($1::bigint[]) ORDER BY e.id " "FOR NO KEY UPDATE OF e"
+            ),
         };
         return decode_all(
             sqlx::query(query)
@@ -268,7 +268,7 @@ pub async fn find_for_user(
     let connection = connection.sql();
     let query = match (read, Backend::of(connection)) {
         (ReadFor::Changing, Backend::Postgres) => {
-            select_events!("WHERE e.id = $1 AND e.user_id = $2 FOR UPDATE OF e")
+            select_events!("WHERE e.id = $1 AND e.user_id = $2 FOR NO KEY UPDATE OF e")
         }
         _ => select_events!("WHERE e.id = $1 AND e.user_id = $2"),
     };

@@ -343,6 +343,59 @@ async fn of_a_key_given_twice_the_row_decided_as_its_person_is_gets_the_event() 
     test.stop().await;
 }
 
+/// A gated insert of more rows than one statement carries (a full group of
+/// pushes) inserts every row, each statement reading the people its rows
+/// were decided for.
+#[tokio::test]
+async fn a_gated_insert_of_more_rows_than_a_statement_carries_inserts_them_all() {
+    let test =
+        "upsert_groups::a_gated_insert_of_more_rows_than_a_statement_carries_inserts_them_all";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let docs = source(engine, "docs").await;
+    let now: chrono::DateTime<chrono::Utc> = "2026-12-01T10:00:00Z".parse().unwrap();
+    let spec = hado_domain::event::EventSpec::parse(&item("anna", "", "Visa").fields).unwrap();
+    let timeline = spec.timeline(anna.zone);
+    let write = hado_storage::EventWrite {
+        spec: &spec,
+        lifecycle: hado_domain::event::Lifecycle::fresh(&timeline, spec.after_due, now),
+        due_at: timeline.due_moment,
+        reminders: hado_domain::reminders::Reminders::default(),
+        next_check_at: None,
+    };
+    let quiet = [anna.quiet.start, anna.quiet.end].map(hado_domain::profile::format_clock_time);
+    let decided = hado_storage::events::DecidedFor {
+        zone: anna.zone.name(),
+        quiet_start: &quiet[0],
+        quiet_end: &quiet[1],
+    };
+    let refs: Vec<String> = (0..1000).map(|n| format!("visa-{n}")).collect();
+    let rows: Vec<_> = refs
+        .iter()
+        .map(|source_ref| {
+            let key = hado_storage::RowKey {
+                user_id: anna.id,
+                source_id: docs.id,
+                source_ref,
+                topic: "",
+            };
+            (key, write, now, decided)
+        })
+        .collect();
+    let mut connection = engine.store().writer().acquire().await.unwrap();
+    let (throughs, _) =
+        hado_storage::events::insert_new_through_gates(&mut *connection, &rows).await.unwrap();
+    let new = throughs
+        .iter()
+        .filter(|through| matches!(through, hado_storage::events::Through::New(_)))
+        .count();
+    assert_eq!(new, 1000, "{:?}", &throughs[495..505]);
+    drop(connection);
+    test.stop().await;
+}
+
 /// The other order: a push under way (held here by another writer on the
 /// row it changes) when the zone change comes. The push moves the visa to
 /// the 2nd, which in Kiritimati (already the 2nd) is today. The change
@@ -621,18 +674,18 @@ async fn grouped_statements_that_read_are_planned_per_call() {
         "the creates' insert is kept: {statements:#?}"
     );
     // What a kept statement may read rows from: its rows' arrays, a list of
-    // values, the gate function, and its own `WITH` clauses. Any other
-    // name after FROM or JOIN is a table.
-    const OWN: [&str; 3] = ["unnest(", "(VALUES", "hado_people_through_gate("];
+    // values or a subquery (whose own FROM is read in turn), the gate
+    // function, and its own `WITH` clauses. Any other name after FROM, JOIN
+    // or USING, in any case, is a table. (A comma join is not seen.)
+    const OWN: [&str; 5] = ["UNNEST", "(", "HADO_PEOPLE_THROUGH_GATE", "GATE", "INS"];
     let reads: Vec<&String> = statements
         .iter()
         .filter(|statement| {
-            let words: Vec<&str> = statement.split_whitespace().collect();
-            words.windows(2).any(|pair| {
-                let own = matches!(pair[1], "gate" | "ins")
-                    || OWN.iter().any(|own| pair[1].starts_with(own));
-                matches!(pair[0], "FROM" | "JOIN") && !own
-            })
+            let spaced = statement.to_uppercase().replace('(', " ( ").replace(',', " , ");
+            let words: Vec<&str> = spaced.split_whitespace().collect();
+            words
+                .windows(2)
+                .any(|pair| matches!(pair[0], "FROM" | "JOIN" | "USING") && !OWN.contains(&pair[1]))
         })
         .collect();
     assert!(

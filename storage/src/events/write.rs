@@ -174,8 +174,9 @@ pub enum Through {
 /// insert and `COMMIT`, one round trip. Its only read of a table is the
 /// gate function's, planned for its values on every call, so the
 /// statement's own plan is kept. A group of more rows than one statement
-/// carries passes every person's gate in its first (in the order of their
-/// ids, as every gated write does).
+/// carries names all its people in each: the first passes every gate (in
+/// the order of their ids, as every gated write does), and each reads them
+/// all, as its rows' settings are checked against them.
 pub async fn insert_new_through_gates(
     connection: &mut impl Connection,
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, DecidedFor<'_>)],
@@ -209,15 +210,13 @@ pub async fn insert_new_through_gates(
     let mut people_ids: Vec<i64> = rows.iter().map(|row| row.0.user_id).collect();
     people_ids.sort_unstable();
     people_ids.dedup();
-    let mut returned = std::collections::HashMap::with_capacity(rows.len());
     let mut people = std::collections::HashMap::new();
-    // Each person's settings as stored, which the statement compared.
-    let mut stored: std::collections::HashMap<i64, [String; 3]> = std::collections::HashMap::new();
+    let mut throughs = vec![Through::Taken; rows.len()];
     for chunk in order.chunks(ROWS_PER_INSERT) {
         let mut arrays: [ArrayText; INSERT_PARAMETERS] = std::array::from_fn(|_| ArrayText::new());
         let (mut ids, mut zones, mut starts, mut ends) =
             (ArrayText::new(), ArrayText::new(), ArrayText::new(), ArrayText::new());
-        std::mem::take(&mut people_ids).into_iter().for_each(|id| ids.number(Some(id)));
+        people_ids.iter().for_each(|&id| ids.number(Some(id)));
         for &at in chunk {
             let (key, write, now, decided) = rows[at];
             NewRow::of(key, write, now).append_to(&mut arrays);
@@ -229,6 +228,10 @@ pub async fn insert_new_through_gates(
             .into_iter()
             .chain([ids, zones, starts, ends])
             .fold(sqlx::query(STATEMENT.as_str()), |query, array| query.bind(array.finish()));
+        let mut returned = std::collections::HashMap::with_capacity(chunk.len());
+        // Each person's settings as stored, which this statement compared.
+        let mut stored: std::collections::HashMap<i64, [String; 3]> =
+            std::collections::HashMap::new();
         for row in query.fetch_all(&mut *connection).await? {
             match row.try_get::<Option<i64>, _>("event_id")? {
                 Some(event_id) => {
@@ -243,28 +246,30 @@ pub async fn insert_new_through_gates(
                 None => {
                     use crate::records::FromRow;
                     let person = hado_domain::user::UserRecord::from_row(&row)?;
-                    let settings = ["tz", "quiet_start", "quiet_end"]
-                        .map(|column| row.try_get::<String, _>(column).unwrap_or_default());
+                    let settings = [
+                        row.try_get("tz")?,
+                        row.try_get("quiet_start")?,
+                        row.try_get("quiet_end")?,
+                    ];
                     stored.insert(person.id, settings);
                     people.insert(person.id, person);
                 }
             }
         }
-    }
-    // Of a key's rows, the first decided as its person is went in (rows
-    // went in sorted stably by key), and the others found it taken.
-    let throughs = rows
-        .iter()
-        .map(|(key, _, _, decided)| {
+        // Of a key's rows, the first decided as its person is went in (the
+        // rows went in sorted stably by key), and the others found it taken.
+        for &at in chunk {
+            let (key, _, _, decided) = rows[at];
             let settings = stored.get(&key.user_id).ok_or_else(|| {
                 StoreError::Corrupt(format!("person {} of a new event was not found", key.user_id))
             })?;
-            if *settings != [decided.zone, decided.quiet_start, decided.quiet_end] {
-                return Ok(Through::Moved);
-            }
-            Ok(returned.remove(&key.owned()).map_or(Through::Taken, Through::New))
-        })
-        .collect::<Result<_, StoreError>>()?;
+            throughs[at] = if *settings != [decided.zone, decided.quiet_start, decided.quiet_end] {
+                Through::Moved
+            } else {
+                returned.remove(&key.owned()).map_or(Through::Taken, Through::New)
+            };
+        }
+    }
     Ok((throughs, people.into_values().collect()))
 }
 
