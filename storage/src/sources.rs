@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use super::records::{instant, millis};
-use super::{Store, StoreError};
+use super::{Backend, Store, StoreError};
 use hado_domain::fields::SourceName;
 use hado_domain::source::SourceRecord;
 
@@ -97,6 +97,16 @@ impl Store {
             return Ok(None);
         };
         let id: i64 = row.try_get("id")?;
+        if self.backend() == Backend::Postgres {
+            // Taken in id order first, as every writer that takes several
+            // events takes them: the delete's own scan takes them in the
+            // order it finds them, and could hold one a zone change or a
+            // group waits for while waiting for one it holds.
+            sqlx::query("SELECT id FROM events WHERE source_id = $1 ORDER BY id FOR UPDATE")
+                .bind(id)
+                .execute(&mut *transaction)
+                .await?;
+        }
         let events = sqlx::query("DELETE FROM events WHERE source_id = $1")
             .bind(id)
             .execute(&mut *transaction)

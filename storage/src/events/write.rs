@@ -164,6 +164,31 @@ pub enum Through {
     Moved,
 }
 
+/// [`insert_new_through_gates`]'s statement: the arrays of [`insert_new`]'s
+/// rows, the people's ids, and the settings each row was decided in.
+static GATED_INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let inserted = INSERT_COLUMNS.split(", ").map(|column| format!("r.{column}"));
+    format!(
+        "WITH gate AS MATERIALIZED (SELECT * FROM hado_people_through_gate('{{}}'::text[], ${ids}::bigint[])), \
+         ins AS (INSERT INTO events ({INSERT_COLUMNS}) SELECT {} \
+           FROM unnest({}, ${zones}::text[], ${starts}::text[], ${ends}::text[]) WITH ORDINALITY \
+             AS r ({INSERT_COLUMNS}, zone, quiet_start, quiet_end, ord) \
+           JOIN gate g ON g.id = r.user_id AND g.tz = r.zone AND g.quiet_start = r.quiet_start AND g.quiet_end = r.quiet_end \
+           ORDER BY r.ord \
+           ON CONFLICT (source_id, user_id, source_ref, topic) DO NOTHING \
+           RETURNING id, source_id, user_id, source_ref, topic) \
+         SELECT g.id, g.login, g.tz, g.tz_chosen, g.quiet_start, g.quiet_end, g.locale, \
+           NULL::bigint AS event_id, NULL::bigint AS source_id, NULL::text AS source_ref, NULL::text AS topic FROM gate g \
+         UNION ALL SELECT i.user_id, NULL, NULL, NULL, NULL, NULL, NULL, i.id, i.source_id, i.source_ref, i.topic FROM ins i",
+        inserted.collect::<Vec<_>>().join(", "),
+        *UNNEST_ARGUMENTS,
+        ids = INSERT_PARAMETERS + 1,
+        zones = INSERT_PARAMETERS + 2,
+        starts = INSERT_PARAMETERS + 3,
+        ends = INSERT_PARAMETERS + 4,
+    )
+});
+
 /// Postgres: [`insert_new`] in one statement that first passes the gates
 /// of the rows' people (migration 24, `hado_people_through_gate`) and
 /// inserts only the rows decided in the zone and quiet hours each person
@@ -182,28 +207,6 @@ pub async fn insert_new_through_gates(
     rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, DecidedFor<'_>)],
 ) -> Result<(Vec<Through>, Vec<hado_domain::user::UserRecord>), StoreError> {
     let connection = connection.sql();
-    static STATEMENT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let inserted = INSERT_COLUMNS.split(", ").map(|column| format!("r.{column}"));
-        format!(
-            "WITH gate AS MATERIALIZED (SELECT * FROM hado_people_through_gate('{{}}'::text[], ${ids}::bigint[])), \
-             ins AS (INSERT INTO events ({INSERT_COLUMNS}) SELECT {} \
-               FROM unnest({}, ${zones}::text[], ${starts}::text[], ${ends}::text[]) WITH ORDINALITY \
-                 AS r ({INSERT_COLUMNS}, zone, quiet_start, quiet_end, ord) \
-               JOIN gate g ON g.id = r.user_id AND g.tz = r.zone AND g.quiet_start = r.quiet_start AND g.quiet_end = r.quiet_end \
-               ORDER BY r.ord \
-               ON CONFLICT (source_id, user_id, source_ref, topic) DO NOTHING \
-               RETURNING id, source_id, user_id, source_ref, topic) \
-             SELECT g.id, g.login, g.tz, g.tz_chosen, g.quiet_start, g.quiet_end, g.locale, \
-               NULL::bigint AS event_id, NULL::bigint AS source_id, NULL::text AS source_ref, NULL::text AS topic FROM gate g \
-             UNION ALL SELECT i.user_id, NULL, NULL, NULL, NULL, NULL, NULL, i.id, i.source_id, i.source_ref, i.topic FROM ins i",
-            inserted.collect::<Vec<_>>().join(", "),
-            *UNNEST_ARGUMENTS,
-            ids = INSERT_PARAMETERS + 1,
-            zones = INSERT_PARAMETERS + 2,
-            starts = INSERT_PARAMETERS + 3,
-            ends = INSERT_PARAMETERS + 4,
-        )
-    });
     let mut order: Vec<usize> = (0..rows.len()).collect();
     // Stable: of a key given twice, the first given goes in.
     order.sort_by_key(|&at| rows[at].0.order());
@@ -227,7 +230,7 @@ pub async fn insert_new_through_gates(
         let query = arrays
             .into_iter()
             .chain([ids, zones, starts, ends])
-            .fold(sqlx::query(STATEMENT.as_str()), |query, array| query.bind(array.finish()));
+            .fold(sqlx::query(GATED_INSERT.as_str()), |query, array| query.bind(array.finish()));
         let mut returned = std::collections::HashMap::with_capacity(chunk.len());
         // Each person's settings as stored, which this statement compared.
         let mut stored: std::collections::HashMap<i64, [String; 3]> =
