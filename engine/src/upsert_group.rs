@@ -28,7 +28,7 @@ use crate::loops::Alarm;
 use crate::upsert::{self, Decision, UpsertReport};
 use hado_domain::event::EventSpec;
 use hado_domain::fields::{Login, SourceRef, Topic};
-use hado_domain::profile::{Locale, format_clock_time};
+use hado_domain::profile::Locale;
 use hado_domain::reminders;
 use hado_domain::user::UserRecord;
 use hado_storage::events::ReadFor;
@@ -139,23 +139,19 @@ impl Applier {
             }
         }
         let plan = Plan::of(items, &people, now);
-        let settings: Vec<(&str, String, String)> = plan
+        let settings: Vec<events::DecidedFor> = plan
             .new
             .iter()
             .map(|(at, _)| {
                 let user = &people[items[*at].login.as_str()];
-                let quiet =
-                    (format_clock_time(user.quiet.start), format_clock_time(user.quiet.end));
-                (user.zone.name(), quiet.0, quiet.1)
+                events::DecidedFor::of(user.zone, user.quiet)
             })
             .collect();
         let rows: Vec<_> = plan
             .rows(items, now)
             .into_iter()
             .zip(&settings)
-            .map(|((key, write, now), (zone, quiet_start, quiet_end))| {
-                (key, write, now, events::DecidedFor { zone, quiet_start, quiet_end })
-            })
+            .map(|((key, write, now), decided)| (key, write, now, decided))
             .collect();
         let mut transaction = self.store.begin_grouped_write().await?;
         let began = self.kept.reading();

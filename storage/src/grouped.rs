@@ -31,7 +31,6 @@ use chrono_tz::Tz;
 use hado_domain::checkpoints::QuietHours;
 use hado_domain::event::{EventSpec, Lifecycle};
 use hado_domain::event_record::EventRecord;
-use hado_domain::profile::format_clock_time;
 use hado_domain::reminders::Reminders;
 use hado_domain::user::UserRecord;
 
@@ -148,20 +147,12 @@ async fn write(writer: &AnyPool, group: &[NewEventRow]) -> Result<Vec<Inserted>,
             .collect();
         (inserted, people)
     } else {
-        let settings: Vec<(&str, String, String)> = group
-            .iter()
-            .map(|row| {
-                let quiet = (format_clock_time(row.quiet.start), format_clock_time(row.quiet.end));
-                (row.zone.name(), quiet.0, quiet.1)
-            })
-            .collect();
+        let settings: Vec<events::DecidedFor> =
+            group.iter().map(|row| events::DecidedFor::of(row.zone, row.quiet)).collect();
         let rows: Vec<_> = group
             .iter()
             .zip(&settings)
-            .map(|(event, (zone, quiet_start, quiet_end))| {
-                let decided = events::DecidedFor { zone, quiet_start, quiet_end };
-                (event.key(), event.write(), event.now, decided)
-            })
+            .map(|(event, decided)| (event.key(), event.write(), event.now, decided))
             .collect();
         let (inserted, people) = events::insert_new_through_gates(&mut *connection, &rows).await?;
         (inserted, by_id(people))

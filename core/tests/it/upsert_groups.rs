@@ -365,12 +365,7 @@ async fn a_gated_insert_of_more_rows_than_a_statement_carries_inserts_them_all()
         reminders: hado_domain::reminders::Reminders::default(),
         next_check_at: None,
     };
-    let quiet = [anna.quiet.start, anna.quiet.end].map(hado_domain::profile::format_clock_time);
-    let decided = hado_storage::events::DecidedFor {
-        zone: anna.zone.name(),
-        quiet_start: &quiet[0],
-        quiet_end: &quiet[1],
-    };
+    let decided = hado_storage::events::DecidedFor::of(anna.zone, anna.quiet);
     let refs: Vec<String> = (0..1000).map(|n| format!("visa-{n}")).collect();
     let rows: Vec<_> = refs
         .iter()
@@ -381,7 +376,7 @@ async fn a_gated_insert_of_more_rows_than_a_statement_carries_inserts_them_all()
                 source_ref,
                 topic: "",
             };
-            (key, write, now, decided)
+            (key, write, now, &decided)
         })
         .collect();
     let mut connection = engine.store().writer().acquire().await.unwrap();

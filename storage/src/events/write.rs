@@ -143,13 +143,25 @@ async fn insert_rows(
     Ok(rows.iter().map(|(key, _, _)| returned.remove(&key.owned())).collect())
 }
 
-/// The person a new row was decided for, as it was decided: their id, and
-/// their zone and quiet hours as stored (`tz`, `quiet_start`, `quiet_end`).
-#[derive(Clone, Copy, Debug)]
-pub struct DecidedFor<'a> {
-    pub zone: &'a str,
-    pub quiet_start: &'a str,
-    pub quiet_end: &'a str,
+/// The zone and quiet hours a new row was decided in, written as `users`
+/// stores them (`tz`, `quiet_start`, `quiet_end`), so that the gated insert
+/// compares them with what is stored as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecidedFor {
+    zone: &'static str,
+    quiet_start: String,
+    quiet_end: String,
+}
+
+impl DecidedFor {
+    pub fn of(zone: chrono_tz::Tz, quiet: hado_domain::checkpoints::QuietHours) -> Self {
+        use hado_domain::profile::format_clock_time;
+        Self {
+            zone: zone.name(),
+            quiet_start: format_clock_time(quiet.start),
+            quiet_end: format_clock_time(quiet.end),
+        }
+    }
 }
 
 /// What became of a row of [`insert_new_through_gates`].
@@ -204,7 +216,7 @@ static GATED_INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// all, as its rows' settings are checked against them.
 pub async fn insert_new_through_gates(
     connection: &mut impl Connection,
-    rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, DecidedFor<'_>)],
+    rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, &DecidedFor)],
 ) -> Result<(Vec<Through>, Vec<hado_domain::user::UserRecord>), StoreError> {
     let connection = connection.sql();
     let mut order: Vec<usize> = (0..rows.len()).collect();
@@ -224,8 +236,8 @@ pub async fn insert_new_through_gates(
             let (key, write, now, decided) = rows[at];
             NewRow::of(key, write, now).append_to(&mut arrays);
             zones.text(Some(decided.zone));
-            starts.text(Some(decided.quiet_start));
-            ends.text(Some(decided.quiet_end));
+            starts.text(Some(&decided.quiet_start));
+            ends.text(Some(&decided.quiet_end));
         }
         let query = arrays
             .into_iter()
@@ -266,7 +278,8 @@ pub async fn insert_new_through_gates(
             let settings = stored.get(&key.user_id).ok_or_else(|| {
                 StoreError::Corrupt(format!("person {} of a new event was not found", key.user_id))
             })?;
-            throughs[at] = if *settings != [decided.zone, decided.quiet_start, decided.quiet_end] {
+            throughs[at] = if *settings != [decided.zone, &decided.quiet_start, &decided.quiet_end]
+            {
                 Through::Moved
             } else {
                 returned.remove(&key.owned()).map_or(Through::Taken, Through::New)
