@@ -205,7 +205,8 @@ static GATED_INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// of the rows' people (migration 24, `hado_people_through_gate`) and
 /// inserts only the rows decided in the zone and quiet hours each person
 /// has as the gate is passed (compared as stored, as the statement compares
-/// them). What became of each row, and the people as the gate read them.
+/// them). What became of each row, and the people as the gate read them;
+/// the rows of a person the gate did not find are [`Through::Moved`].
 /// Alone, the statement is its own transaction, and the gates are held
 /// until the rows are committed: instead of `BEGIN`, the people's read, the
 /// insert and `COMMIT`, one round trip. Its only read of a table is the
@@ -273,16 +274,17 @@ pub async fn insert_new_through_gates(
         }
         // Of a key's rows, the first decided as its person is went in (the
         // rows went in sorted stably by key), and the others found it taken.
+        // A person the gate did not find (gone since they were read) is
+        // moved too: their rows are decided again as they are read now.
         for &at in chunk {
             let (key, _, _, decided) = rows[at];
-            let settings = stored.get(&key.user_id).ok_or_else(|| {
-                StoreError::Corrupt(format!("person {} of a new event was not found", key.user_id))
-            })?;
-            throughs[at] = if *settings != [decided.zone, &decided.quiet_start, &decided.quiet_end]
-            {
-                Through::Moved
-            } else {
-                returned.remove(&key.owned()).map_or(Through::Taken, Through::New)
+            throughs[at] = match stored.get(&key.user_id) {
+                Some(settings)
+                    if *settings == [decided.zone, &decided.quiet_start, &decided.quiet_end] =>
+                {
+                    returned.remove(&key.owned()).map_or(Through::Taken, Through::New)
+                }
+                _ => Through::Moved,
             };
         }
     }
