@@ -391,6 +391,47 @@ async fn a_gated_insert_of_more_rows_than_a_statement_carries_inserts_them_all()
     test.stop().await;
 }
 
+/// A gated insert for a person who is gone (deleted after a source's
+/// group took them from what core keeps) answers their rows moved, so the
+/// group is applied again through the people as they are read now, and
+/// inserts the rows of the people it found.
+#[tokio::test]
+async fn a_gated_insert_answers_the_rows_of_a_person_gone_moved() {
+    let test = "upsert_groups::a_gated_insert_answers_the_rows_of_a_person_gone_moved";
+    let Some(backend) = Backend::postgres(test) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let anna = engine.user_for_login("anna").await.unwrap();
+    let docs = source(engine, "docs").await;
+    let now: chrono::DateTime<chrono::Utc> = "2026-12-01T10:00:00Z".parse().unwrap();
+    let spec = hado_domain::event::EventSpec::parse(&item("anna", "", "Visa").fields).unwrap();
+    let timeline = spec.timeline(anna.zone);
+    let write = hado_storage::EventWrite {
+        spec: &spec,
+        lifecycle: hado_domain::event::Lifecycle::fresh(&timeline, spec.after_due, now),
+        due_at: timeline.due_moment,
+        reminders: hado_domain::reminders::Reminders::default(),
+        next_check_at: None,
+    };
+    let decided = hado_storage::events::DecidedFor::of(anna.zone, anna.quiet);
+    let gone = anna.id + 1_000;
+    let rows: Vec<_> = [(anna.id, "visa"), (gone, "passport")]
+        .into_iter()
+        .map(|(user_id, source_ref)| {
+            let key = hado_storage::RowKey { user_id, source_id: docs.id, source_ref, topic: "" };
+            (key, write, now, &decided)
+        })
+        .collect();
+    let mut connection = engine.store().writer().acquire().await.unwrap();
+    let (throughs, people) =
+        hado_storage::events::insert_new_through_gates(&mut *connection, &rows).await.unwrap();
+    assert!(matches!(throughs[0], hado_storage::events::Through::New(_)), "{throughs:?}");
+    assert_eq!(throughs[1], hado_storage::events::Through::Moved);
+    assert_eq!(people.iter().map(|person| person.id).collect::<Vec<_>>(), [anna.id]);
+    drop(connection);
+    test.stop().await;
+}
+
 /// The other order: a push under way (held here by another writer on the
 /// row it changes) when the zone change comes. The push moves the visa to
 /// the 2nd, which in Kiritimati (already the 2nd) is today. The change
@@ -668,26 +709,92 @@ async fn grouped_statements_that_read_are_planned_per_call() {
         statements.iter().any(|statement| statement.starts_with(GATED)),
         "the creates' insert is kept: {statements:#?}"
     );
-    // What a kept statement may read rows from: its rows' arrays, a list of
-    // values or a subquery (whose own FROM is read in turn), the gate
-    // function, and its own `WITH` clauses. Any other name after FROM, JOIN
-    // or USING, in any case, is a table. (A comma join is not seen.)
-    const OWN: [&str; 5] = ["unnest", "(", "hado_people_through_gate", "gate", "ins"];
-    let reads: Vec<&String> = statements
-        .iter()
-        .filter(|statement| {
-            let spaced = statement.to_lowercase().replace('(', " ( ").replace(',', " , ");
-            let words: Vec<&str> = spaced.split_whitespace().collect();
-            words
-                .windows(2)
-                .any(|pair| matches!(pair[0], "from" | "join" | "using") && !OWN.contains(&pair[1]))
-        })
-        .collect();
+    let reads: Vec<&String> =
+        statements.iter().filter(|statement| reads_a_table(statement)).collect();
     assert!(
         reads.is_empty(),
         "group commit's connections keep a plan for a read; send it unnamed (`.persistent(false)`): {reads:#?}"
     );
     test.stop().await;
+}
+
+/// What a kept statement may read rows from: its rows' arrays, a list of
+/// values or a subquery (whose own FROM is read in turn), the gate
+/// function, and its own `WITH` clauses.
+const OWN: [&str; 5] = ["unnest", "(", "hado_people_through_gate", "gate", "ins"];
+
+/// Whether `statement` reads a table: any other name after FROM, JOIN or
+/// USING, or after a comma in a FROM list (a comma join), in any case.
+fn reads_a_table(statement: &str) -> bool {
+    const ENDS_A_LIST: [&str; 12] = [
+        "where",
+        "on",
+        "group",
+        "order",
+        "limit",
+        "returning",
+        "union",
+        "having",
+        "window",
+        "for",
+        "set",
+        "values",
+    ];
+    let spaced =
+        statement.to_lowercase().replace('(', " ( ").replace(')', " ) ").replace(',', " , ");
+    let words: Vec<&str> = spaced.split_whitespace().collect();
+    // The depths of parentheses the FROM lists open now were opened at.
+    let (mut depth, mut lists): (usize, Vec<usize>) = (0, Vec::new());
+    for (at, &word) in words.iter().enumerate() {
+        let next = words.get(at + 1).copied().unwrap_or_default();
+        let in_a_list = lists.last() == Some(&depth);
+        match word {
+            "(" => depth += 1,
+            ")" => {
+                depth = depth.saturating_sub(1);
+                lists.retain(|&opened| opened <= depth);
+            }
+            "from" | "join" | "using" => {
+                if !OWN.contains(&next) {
+                    return true;
+                }
+                if !in_a_list {
+                    lists.push(depth);
+                }
+            }
+            "," if in_a_list && !OWN.contains(&next) => return true,
+            _ if in_a_list && ENDS_A_LIST.contains(&word) => {
+                lists.pop();
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+#[test]
+fn a_read_is_seen_after_from_join_using_and_a_comma() {
+    for reads in [
+        "SELECT id FROM events WHERE id = $1",
+        "select 1 from unnest($1) as r join Users u on u.id = r.id",
+        "DELETE FROM x USING users WHERE true",
+        "SELECT * FROM unnest($1::bigint[]) WITH ORDINALITY AS r (id, ord), users u WHERE u.id = r.id",
+        "WITH gate AS (SELECT 1) SELECT * FROM gate g, events e",
+        "SELECT * FROM (SELECT id FROM unnest($1) AS i (id)) AS a, users u WHERE u.id = a.id",
+    ] {
+        assert!(reads_a_table(reads), "{reads}");
+    }
+    for reads_none in [
+        "INSERT INTO events (a, b) SELECT r.a, r.b FROM unnest($1, $2) AS r (a, b) ON CONFLICT DO NOTHING",
+        "UPDATE events SET title = $2, state = $3 WHERE id = $1",
+        "WITH gate AS MATERIALIZED (SELECT * FROM hado_people_through_gate('{}'::text[], $1::bigint[])), \
+         ins AS (INSERT INTO events (a) SELECT r.a FROM unnest($2) WITH ORDINALITY AS r (a, ord) \
+         JOIN gate g ON g.id = r.a ORDER BY r.ord RETURNING id) \
+         SELECT g.id, NULL::bigint FROM gate g UNION ALL SELECT i.id, i.id FROM ins i",
+        "SELECT coalesce(max(a), 0), count(b) FROM (VALUES (1, 2), (3, 4)) AS v (a, b)",
+    ] {
+        assert!(!reads_a_table(reads_none), "{reads_none}");
+    }
 }
 
 /// Group commit's connections are a pool of their own on Postgres. When
