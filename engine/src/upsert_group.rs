@@ -2,9 +2,10 @@
 //! `UpsertEvents`) does in its one transaction: their people taken from
 //! what core keeps (on Postgres checked through their gates by the insert
 //! itself) or read in one statement, their new rows in one `INSERT` that
-//! passes over keys already taken, those events read in one statement per
-//! source and written one by one, and one commit, with each call answered
-//! with its own reports. Forming the groups, and their guards, are
+//! passes over keys already taken, those events read in one statement and
+//! the changed ones written over in one more (a key named twice meets its
+//! first write after), and one commit, with each call answered with its
+//! own reports. Forming the groups, and their guards, are
 //! `storage::group_commit`'s: a source is a lane, and a call weighs its
 //! items.
 //!
@@ -26,7 +27,7 @@ use crate::clock::Clock;
 use crate::kept::Kept;
 use crate::loops::Alarm;
 use crate::upsert::{self, Decision, UpsertReport};
-use hado_domain::event::EventSpec;
+use hado_domain::event::{EventSpec, Outcome};
 use hado_domain::fields::{Login, SourceRef, Topic};
 use hado_domain::profile::Locale;
 use hado_domain::reminders;
@@ -208,32 +209,48 @@ impl Applier {
         // taken until the group commits (in id order, as every writer that
         // takes several takes them).
         let mut stored = events::find_taken(&mut transaction, &taken, ReadFor::Changing).await?;
-        // Written in key order, a key's repeats after its first write, as
-        // the new ones went in: two groups that write the same stored
-        // events take their rows in one order.
+        // The first write of each taken key, in key order, as the new ones
+        // went in: one statement for those that changed. A key's repeats
+        // come after, each meeting the write before it, in the same order.
         let mut rest: Vec<usize> = (0..items.len()).filter(|&at| reports[at].is_none()).collect();
         rest.sort_by_key(|&at| keys[at].order());
-        for at in rest {
-            let (item, key) = (items[at], &keys[at]);
-            let existing = if first[at] {
-                stored.remove(&key.owned())
-            } else {
-                // A key named twice (in one call or two) meets its first write.
-                events::find_by_key(&mut transaction, *key).await?
-            };
-            let decision = upsert::decide(user(item), existing.as_ref(), &item.spec, now);
-            earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
-            reports[at] = Some(
-                upsert::write_decision(
-                    &mut transaction,
-                    *key,
-                    existing.as_ref(),
-                    &item.spec,
-                    &decision,
-                    now,
-                )
-                .await?,
-            );
+        let (firsts, repeats): (Vec<usize>, Vec<usize>) =
+            rest.into_iter().partition(|&at| first[at]);
+        let mut changed = Vec::new();
+        for at in firsts {
+            let (item, key) = (items[at], keys[at]);
+            let existing = stored.remove(&key.owned());
+            match existing {
+                Some(record) => {
+                    let decision = upsert::decide(user(item), Some(&record), &item.spec, now);
+                    earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
+                    let (outcome, state) = (decision.outcome, decision.lifecycle.state);
+                    reports[at] = Some(UpsertReport { id: record.id, outcome, state });
+                    if outcome != Outcome::Unchanged {
+                        changed.push((at, record.id, decision));
+                    }
+                }
+                None => {
+                    let (report, check) =
+                        write_one(&mut transaction, item, key, user(item), None, now).await?;
+                    earliest_check = reminders::earliest(earliest_check, check);
+                    reports[at] = Some(report);
+                }
+            }
+        }
+        let writes: Vec<_> = changed
+            .iter()
+            .map(|(at, id, decision)| (*id, decision.write(&items[*at].spec), now))
+            .collect();
+        events::update_many(&mut transaction, &writes).await?;
+        for at in repeats {
+            // A key named twice (in one call or two) meets its first write.
+            let existing = events::find_by_key(&mut transaction, keys[at]).await?;
+            let (report, check) =
+                write_one(&mut transaction, items[at], keys[at], user(items[at]), existing, now)
+                    .await?;
+            earliest_check = reminders::earliest(earliest_check, check);
+            reports[at] = Some(report);
         }
         transaction.commit().await?;
         self.alarm.checks_written(earliest_check, now);
@@ -301,6 +318,23 @@ impl Applier {
         }
         Ok(people)
     }
+}
+
+/// One item decided against what its key holds (`existing`) and written:
+/// its report, and the check it asks for.
+async fn write_one(
+    transaction: &mut hado_storage::Tx,
+    item: &Item,
+    key: RowKey<'_>,
+    user: &UserRecord,
+    existing: Option<hado_domain::event_record::EventRecord>,
+    now: DateTime<Utc>,
+) -> Result<(UpsertReport, Option<DateTime<Utc>>), StoreError> {
+    let decision = upsert::decide(user, existing.as_ref(), &item.spec, now);
+    let report =
+        upsert::write_decision(transaction, key, existing.as_ref(), &item.spec, &decision, now)
+            .await?;
+    Ok((report, decision.next_check_at))
 }
 
 /// A group's keys, and the decisions for the new events it tries: each

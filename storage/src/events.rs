@@ -278,12 +278,14 @@ pub async fn find_for_user(
 
 mod columns;
 mod lists;
+mod update;
 mod write;
 
 pub use lists::{After, active_page, archive, inbox_counts};
+pub use update::{update, update_many};
 pub use write::{
     DecidedFor, LifecycleWrite, Through, insert, insert_many, insert_new, insert_new_through_gates,
-    save_lifecycle, save_lifecycles, update,
+    save_lifecycle, save_lifecycles,
 };
 
 /// A user's open events, for recomputing them after a zone change. On Postgres they stay

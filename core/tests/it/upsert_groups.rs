@@ -649,7 +649,55 @@ async fn an_edit_decided_in_a_zone_just_left_is_decided_again(backend: Backend) 
     test.stop().await;
 }
 
+/// A source pushing its stored events again in one call: each changed
+/// one is written with its own fields (in one statement on Postgres), the
+/// unchanged one is left as it was, and a key named twice meets its first
+/// write and is written after it.
+async fn stored_events_pushed_again_together_are_each_written_with_their_own_fields(
+    backend: Backend,
+) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let docs = source(engine, "docs").await;
+    let first: Vec<SourceItem> =
+        (0..5).map(|n| item("anna", &format!("visa-{n}"), &format!("Visa {n}"))).collect();
+    let created = engine.upsert_batch(&docs, &first).await.unwrap();
+    let mut again: Vec<SourceItem> = first.clone();
+    for (n, event) in again.iter_mut().enumerate().filter(|(n, _)| *n != 2) {
+        event.fields.title = format!("Visa {n}, renewed");
+        event.fields.due_at = format!("2026-12-2{n}");
+    }
+    let mut twice = item("anna", "visa-3", "Visa 3, twice");
+    twice.fields.due_at = "2026-12-29".into();
+    again.push(twice);
+    let reports = engine.upsert_batch(&docs, &again).await.unwrap();
+
+    let outcomes: Vec<Outcome> = reports.iter().map(|report| report.outcome).collect();
+    use Outcome::{Rescheduled, Unchanged};
+    assert_eq!(
+        outcomes,
+        [Rescheduled, Rescheduled, Unchanged, Rescheduled, Rescheduled, Rescheduled]
+    );
+    assert_eq!(reports[5].id, created[3].id, "the key named twice is the same event");
+    let anna = engine.user_for_login("anna").await.unwrap();
+    for (n, report) in created.iter().enumerate() {
+        let stored = engine.get_event(&anna, report.id).await.unwrap();
+        let (title, due, revision) = match n {
+            2 => ("Visa 2".to_owned(), "2026-12-14".to_owned(), 0),
+            3 => ("Visa 3, twice".to_owned(), "2026-12-29".to_owned(), 2),
+            _ => (format!("Visa {n}, renewed"), format!("2026-12-2{n}"), 1),
+        };
+        assert_eq!(
+            (stored.spec.title.as_str(), stored.spec.due.text.as_str(), stored.revision),
+            (title.as_str(), due.as_str(), revision),
+            "visa-{n}"
+        );
+    }
+    test.stop().await;
+}
+
 hado_testing::on_both_backends!(
+    stored_events_pushed_again_together_are_each_written_with_their_own_fields,
     a_create_decided_in_a_zone_just_left_is_decided_again,
     an_edit_decided_in_a_zone_just_left_is_decided_again,
     a_new_zone_reaches_the_next_push_at_once,

@@ -117,38 +117,50 @@ impl<'a> NewRow<'a> {
     /// Appends the row to a batch's arrays, one per column of
     /// [`INSERT_COLUMNS`], in its order.
     pub(super) fn append_to(&self, arrays: &mut [ArrayText; INSERT_PARAMETERS]) {
+        let (key, rest) = arrays.split_at_mut(4);
+        key[0].number(Some(self.user_id));
+        key[1].number(Some(self.source_id));
+        key[2].text(Some(self.source_ref));
+        key[3].text(Some(self.topic));
+        let (columns, created_at) = rest.split_at_mut(COLUMNS);
+        self.columns.append_to(columns);
+        created_at[0].number(Some(self.created_at));
+    }
+}
+
+/// How many [`Columns`] a write names.
+pub(super) const COLUMNS: usize = 20;
+
+impl Columns {
+    /// Appends the columns to a batch's arrays, one per column, in the
+    /// order [`Columns::bind`] binds them.
+    pub(super) fn append_to(&self, arrays: &mut [ArrayText]) {
         enum Value<'v> {
             Text(Option<&'v str>),
             Number(Option<i64>),
         }
         use Value::{Number, Text};
-        let columns = &self.columns;
-        let values = [
-            Number(Some(self.user_id)),
-            Number(Some(self.source_id)),
-            Text(Some(self.source_ref)),
-            Text(Some(self.topic)),
-            Text(Some(&columns.title)),
-            Text(columns.subtitle.as_deref()),
-            Text(Some(&columns.due_at)),
-            Text(Some(&columns.due_date)),
-            Text(columns.due_time.as_deref()),
-            Number(columns.due_offset_min),
-            Number(Some(columns.due_ms)),
-            Text(columns.fire_at.as_deref()),
-            Text(Some(&columns.fire_date)),
-            Text(Some(columns.after_due)),
-            Text(columns.done_label.as_deref()),
-            Text(columns.deep_link.as_deref()),
-            Text(Some(columns.state)),
-            Number(columns.quiet_until),
-            Number(columns.closed_at),
-            Number(columns.checkpoint_at),
-            Number(columns.attention_since),
-            Number(columns.repeat_at),
-            Number(columns.next_check_at),
-            Number(Some(columns.updated_at)),
-            Number(Some(self.created_at)),
+        let values: [Value<'_>; COLUMNS] = [
+            Text(Some(&self.title)),
+            Text(self.subtitle.as_deref()),
+            Text(Some(&self.due_at)),
+            Text(Some(&self.due_date)),
+            Text(self.due_time.as_deref()),
+            Number(self.due_offset_min),
+            Number(Some(self.due_ms)),
+            Text(self.fire_at.as_deref()),
+            Text(Some(&self.fire_date)),
+            Text(Some(self.after_due)),
+            Text(self.done_label.as_deref()),
+            Text(self.deep_link.as_deref()),
+            Text(Some(self.state)),
+            Number(self.quiet_until),
+            Number(self.closed_at),
+            Number(self.checkpoint_at),
+            Number(self.attention_since),
+            Number(self.repeat_at),
+            Number(self.next_check_at),
+            Number(Some(self.updated_at)),
         ];
         for (array, value) in arrays.iter_mut().zip(values) {
             match value {

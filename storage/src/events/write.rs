@@ -1,11 +1,12 @@
 //! Owns the SQL that writes events: one insert, a batch's multi-row
-//! inserts (on Postgres, its new rows as one array per column), an edit, and
-//! the lifecycle writes of one event or of a scheduler pass's many.
+//! inserts (on Postgres, its new rows as one array per column), and the
+//! lifecycle writes of one event or of a scheduler pass's many. An edit's
+//! write is `update`'s.
 
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::columns::{Columns, INSERT_COLUMNS, INSERT_PARAMETERS, NewRow, UNNEST_ARGUMENTS};
+use super::columns::{INSERT_COLUMNS, INSERT_PARAMETERS, NewRow, UNNEST_ARGUMENTS};
 use super::{EventWrite, RowKey, optional_millis};
 use crate::arrays::ArrayText;
 use crate::records::millis;
@@ -289,23 +290,6 @@ pub async fn insert_new_through_gates(
         }
     }
     Ok((throughs, people.into_values().collect()))
-}
-
-pub async fn update(
-    connection: &mut impl Connection,
-    id: i64,
-    write: EventWrite<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let query = sqlx::query(
-        "UPDATE events SET title = $2, subtitle = $3, due_at = $4, due_date = $5, due_time = $6, due_offset_min = $7, \
-         due_ms = $8, fire_at = $9, fire_date = $10, after_due = $11, done_label = $12, deep_link = $13, state = $14, \
-         quiet_until = $15, closed_at = $16, checkpoint_at = $17, attention_since = $18, repeat_at = $19, \
-         next_check_at = $20, updated_at = $21, revision = revision + 1 WHERE id = $1",
-    )
-    .bind(id);
-    Columns::of(write, now).bind(query).execute(connection.sql()).await?;
-    Ok(())
 }
 
 /// What changes when an event's lifecycle moves without its fields changing.
