@@ -122,19 +122,22 @@ impl<'a> NewRow<'a> {
         key[1].number(Some(self.source_id));
         key[2].text(Some(self.source_ref));
         key[3].text(Some(self.topic));
-        let (columns, created_at) = rest.split_at_mut(COLUMNS);
+        let (columns, created_at) =
+            rest.split_first_chunk_mut::<COLUMNS>().expect("an insert names every column");
         self.columns.append_to(columns);
         created_at[0].number(Some(self.created_at));
     }
 }
 
-/// How many [`Columns`] a write names.
+/// How many [`Columns`] a write names: an insert names them between the
+/// key's four and `created_at`.
 pub(super) const COLUMNS: usize = 20;
+const _: () = assert!(4 + COLUMNS + 1 == INSERT_PARAMETERS);
 
 impl Columns {
     /// Appends the columns to a batch's arrays, one per column, in the
     /// order [`Columns::bind`] binds them.
-    pub(super) fn append_to(&self, arrays: &mut [ArrayText]) {
+    pub(super) fn append_to(&self, arrays: &mut [ArrayText; COLUMNS]) {
         enum Value<'v> {
             Text(Option<&'v str>),
             Number(Option<i64>),

@@ -32,14 +32,19 @@ const ROWS_PER_UPDATE: usize = 500;
 /// statement a few hundred rows, their values one array per column, in
 /// place of a round trip each; sent unnamed, so that it is planned for its
 /// rows on every call, as every statement that reads events on group
-/// commit's connections is (`pools::GROUPED_SETUP`). On SQLite, where a
-/// statement costs no round trip, one at a time.
+/// commit's connections is (`pools::GROUPED_SETUP`). One event alone, and
+/// every event on SQLite, where a statement costs no round trip, goes by
+/// [`update`], whose plan is kept.
 pub async fn update_many(
     connection: &mut impl Connection,
     rows: &[(i64, EventWrite<'_>, DateTime<Utc>)],
 ) -> Result<(), StoreError> {
+    debug_assert!(
+        rows.iter().map(|row| row.0).collect::<std::collections::HashSet<_>>().len() == rows.len(),
+        "an update of many names each event once"
+    );
     let connection = connection.sql();
-    if Backend::of(connection) == Backend::Sqlite {
+    if Backend::of(connection) == Backend::Sqlite || rows.len() == 1 {
         for &(id, write, now) in rows {
             update(&mut *connection, id, write, now).await?;
         }
