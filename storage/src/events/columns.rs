@@ -189,16 +189,20 @@ pub(super) const INSERT_COLUMN_TYPES: &str = "user_id bigint, source_id bigint, 
 pub(super) const INSERT_PARAMETERS: usize = 25;
 /// The arrays a batch's rows travel in on Postgres, cast to their columns'
 /// types for `unnest`: `$1::bigint[], $2::bigint[], $3::text[], …`.
-pub(super) static UNNEST_ARGUMENTS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let types = INSERT_COLUMN_TYPES
-        .split(", ")
-        .map(|column| column.rsplit(' ').next().expect("a column has a type"));
-    types
+pub(super) static UNNEST_ARGUMENTS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| unnest_arguments(INSERT_COLUMN_TYPES.split(", "), 1));
+
+/// The arrays of `columns` (each "name type", as [`INSERT_COLUMN_TYPES`]
+/// writes them), cast for `unnest` and numbered from `first`:
+/// `$first::bigint[], …`.
+pub(super) fn unnest_arguments<'c>(columns: impl Iterator<Item = &'c str>, first: usize) -> String {
+    columns
+        .map(|column| column.rsplit(' ').next().expect("a column has a type"))
         .enumerate()
-        .map(|(index, kind)| format!("${}::{kind}[]", index + 1))
+        .map(|(index, kind)| format!("${}::{kind}[]", first + index))
         .collect::<Vec<_>>()
         .join(", ")
-});
+}
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::EventWrite;
-use super::columns::{COLUMNS, Columns, INSERT_COLUMN_TYPES};
+use super::columns::{COLUMNS, Columns, INSERT_COLUMN_TYPES, unnest_arguments};
 use crate::arrays::ArrayText;
 use crate::{Backend, Connection, StoreError};
 
@@ -68,24 +68,15 @@ pub async fn update_many(
 /// $2::text[], …) AS r (id, title, …) WHERE events.id = r.id`: the columns
 /// [`Columns`] writes, as an insert names them after the key.
 static UPDATE_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let columns: Vec<(&str, &str)> = INSERT_COLUMN_TYPES
-        .split(", ")
-        .skip(4)
-        .take(COLUMNS)
-        .map(|column| column.split_once(' ').expect("a column has a type"))
-        .collect();
-    let sets: Vec<String> = columns.iter().map(|(name, _)| format!("{name} = r.{name}")).collect();
-    let arrays: Vec<String> = columns
-        .iter()
-        .enumerate()
-        .map(|(at, (_, kind))| format!("${}::{kind}[]", at + 2))
-        .collect();
-    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let columns = || INSERT_COLUMN_TYPES.split(", ").skip(4).take(COLUMNS);
+    let names: Vec<&str> =
+        columns().map(|column| column.split(' ').next().expect("a column has a name")).collect();
+    let sets: Vec<String> = names.iter().map(|name| format!("{name} = r.{name}")).collect();
     format!(
         "UPDATE events SET {}, revision = events.revision + 1 FROM unnest($1::bigint[], {}) AS r (id, {}) \
          WHERE events.id = r.id",
         sets.join(", "),
-        arrays.join(", "),
+        unnest_arguments(columns(), 2),
         names.join(", ")
     )
 });
