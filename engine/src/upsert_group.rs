@@ -1,5 +1,6 @@
 //! Owns what a group of sources' upserts (REST `POST /api/events`, gRPC
-//! `UpsertEvents`) does in its one transaction: their people taken from
+//! `UpsertEvents`) does in one transaction (but see below for new events
+//! pushed one to a call): their people taken from
 //! what core keeps (on Postgres checked through their gates by the insert
 //! itself) or read in one statement, their new rows in one `INSERT` that
 //! passes over keys already taken, those events read in one statement and
@@ -12,13 +13,16 @@
 //! A call that arrives alone costs what it did before grouping; calls that
 //! arrive together (up to 64 calls and 1000 items) share the writer's
 //! statements and its commit, so the writer's cost grows with the groups,
-//! not with the callers. A group of new events for people core keeps is
-//! `BEGIN`, the `INSERT` and `COMMIT` (and, on Postgres, the pool's ping
-//! as it hands out the connection); for others, the read of their people
-//! comes before the `INSERT`.
+//! not with the callers. On Postgres, a group of one-event calls that are
+//! new events for people core keeps is its `INSERT` alone, its own
+//! transaction ([`Applier::insert_alone`]); other groups for people core
+//! keeps are `BEGIN`, the `INSERT` and `COMMIT`; for others, the read of
+//! their people comes before the `INSERT`. Each also costs the pool's ping
+//! as it hands out the connection.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -26,7 +30,7 @@ use chrono_tz::Tz;
 use crate::clock::Clock;
 use crate::kept::Kept;
 use crate::loops::Alarm;
-use crate::upsert::{self, Decision, UpsertReport};
+use crate::upsert::{self, UpsertReport};
 use hado_domain::event::{EventSpec, Outcome};
 use hado_domain::fields::{Login, SourceRef, Topic};
 use hado_domain::profile::Locale;
@@ -34,7 +38,12 @@ use hado_domain::reminders;
 use hado_domain::user::UserRecord;
 use hado_storage::events::ReadFor;
 use hado_storage::group_commit::{Apply, GroupCommit, Limits};
-use hado_storage::{RowKey, Store, StoreError, events, users};
+use hado_storage::{RowKey, Store, StoreError, events};
+
+mod people;
+mod plan;
+
+use plan::{Plan, write_one};
 
 /// How big a group may grow: a call that would pass the items waits for
 /// the next group (a call is never split), so that one transaction holds
@@ -59,6 +68,10 @@ pub(super) struct Applier {
     alarm: Arc<Alarm>,
     /// Who a login is, as this core keeps it.
     kept: Arc<Kept>,
+    /// Whether the last group of people core keeps was all new keys, so
+    /// that the next one's insert is bet to need nothing after it
+    /// ([`Self::insert_alone`]).
+    new_keys: AtomicBool,
 }
 
 /// The queue in front of the grouping task; each `submit` applies one
@@ -73,7 +86,8 @@ pub(super) fn start(
     alarm: Arc<Alarm>,
     kept: Arc<Kept>,
 ) -> UpsertGroups {
-    GroupCommit::start(Applier { store, clock, defaults, alarm, kept }, LIMITS)
+    let new_keys = AtomicBool::new(true);
+    GroupCommit::start(Applier { store, clock, defaults, alarm, kept, new_keys }, LIMITS)
 }
 
 impl Apply for Applier {
@@ -105,16 +119,26 @@ impl Applier {
     async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
         let items: Vec<&Item> = calls.iter().flatten().collect();
         let now = self.clock.now();
+        let one_each = calls.iter().all(|call| call.len() == 1);
         if !self.store.backend().has_one_writer()
-            && let Some(reports) = self.apply_as_kept(&items, now).await?
+            && let Some(reports) = self.apply_as_kept(&items, one_each, now).await?
         {
             return Ok(reports);
         }
+        self.apply_in_one_transaction(&items, now).await
+    }
+
+    /// The items applied in one transaction, their people read first.
+    async fn apply_in_one_transaction(
+        &self,
+        items: &[&Item],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<UpsertReport>, StoreError> {
         let mut transaction = self.store.begin_grouped_write().await?;
-        let people = self.people(&mut transaction, &items, now).await?;
-        let plan = Plan::of(&items, &people, now);
-        let ids = events::insert_new(&mut transaction, &plan.rows(&items, now)).await?;
-        self.finish(transaction, &items, &people, plan, ids, now).await
+        let people = self.people(&mut transaction, items, now).await?;
+        let plan = Plan::of(items, &people, now);
+        let ids = events::insert_new(&mut transaction, &plan.rows(items, now)).await?;
+        self.finish(transaction, items, &people, plan, ids, now).await
     }
 
     /// Postgres, when this core keeps every person of the group (a source
@@ -126,9 +150,13 @@ impl Applier {
     /// first. None, with nothing written, when a person is not kept or
     /// their settings changed since they were: the people as read are
     /// kept, and the group is applied as [`Self::people`] reads them.
+    ///
+    /// When each call of the group carries one item (`one_each`), see
+    /// [`Self::insert_alone`].
     async fn apply_as_kept(
         &self,
         items: &[&Item],
+        one_each: bool,
         now: DateTime<Utc>,
     ) -> Result<Option<Vec<UpsertReport>>, StoreError> {
         let mut people = HashMap::new();
@@ -154,6 +182,9 @@ impl Applier {
             .zip(&settings)
             .map(|((key, write, now), decided)| (key, write, now, decided))
             .collect();
+        if one_each && self.new_keys.load(Ordering::Relaxed) {
+            return self.insert_alone(items, plan, &rows, now).await.map(Some);
+        }
         let mut transaction = self.store.begin_grouped_write().await?;
         let began = self.kept.reading();
         let (throughs, as_now) = events::insert_new_through_gates(&mut transaction, &rows).await?;
@@ -164,6 +195,9 @@ impl Applier {
             transaction.rollback().await?;
             return Ok(None);
         }
+        let all_new = plan.new.len() == items.len()
+            && throughs.iter().all(|through| matches!(through, events::Through::New(_)));
+        self.new_keys.store(all_new, Ordering::Relaxed);
         let ids = throughs
             .into_iter()
             .map(|through| match through {
@@ -172,6 +206,64 @@ impl Applier {
             })
             .collect();
         self.finish(transaction, items, &people, plan, ids, now).await.map(Some)
+    }
+
+    /// [`Self::apply_as_kept`] for a group whose calls each carry one item,
+    /// when the last such group was all new keys (a source pushing new
+    /// events): the gated insert is its own transaction, with no `BEGIN` or
+    /// `COMMIT` around it (one round trip where there were three), as a
+    /// person's creates are written. Each such call stands alone, so one
+    /// whose event went in is done whatever becomes of the others.
+    ///
+    /// The rest (a key taken, a key's repeats, a person whose settings
+    /// moved) are then applied as any group is, in one transaction, their
+    /// people read through their gates again, as the insert's gates were
+    /// released with its commit: a repeat meets its first write, which is
+    /// then committed. That costs more than the group in one transaction,
+    /// so a key taken or repeated makes the next groups go that way until
+    /// one is all new keys again. Should that transaction fail, the group
+    /// fails as any does: if the database was away, every call is answered
+    /// with the failure, those whose events went in too; if it refused a
+    /// statement, each call is applied alone, and one whose event went in
+    /// finds it stored, answered `unchanged`. Either way, sent again, a
+    /// call finds its event as it sent it.
+    async fn insert_alone(
+        &self,
+        items: &[&Item],
+        plan: Plan<'_>,
+        rows: &[(RowKey<'_>, hado_storage::EventWrite<'_>, DateTime<Utc>, &events::DecidedFor)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<UpsertReport>, StoreError> {
+        let mut connection = self.store.grouped_writer().await?;
+        let began = self.kept.reading();
+        let (throughs, as_now) = events::insert_new_through_gates(&mut connection, rows).await?;
+        drop(connection);
+        for user in as_now {
+            self.kept.keep_person(began, user);
+        }
+        let taken = throughs.contains(&events::Through::Taken);
+        if taken || plan.new.len() < items.len() {
+            self.new_keys.store(false, Ordering::Relaxed);
+        }
+        let mut reports: Vec<Option<UpsertReport>> = vec![None; items.len()];
+        let mut earliest_check = None;
+        for ((at, decision), through) in plan.new.iter().zip(throughs) {
+            if let events::Through::New(id) = through {
+                earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
+                let (outcome, state) = (decision.outcome, decision.lifecycle.state);
+                reports[*at] = Some(UpsertReport { id, outcome, state });
+            }
+        }
+        self.alarm.checks_written(earliest_check, now);
+        let rest: Vec<usize> = (0..items.len()).filter(|&at| reports[at].is_none()).collect();
+        if !rest.is_empty() {
+            let those: Vec<&Item> = rest.iter().map(|&at| items[at]).collect();
+            let written = self.apply_in_one_transaction(&those, now).await?;
+            for (at, report) in rest.into_iter().zip(written) {
+                reports[at] = Some(report);
+            }
+        }
+        Ok(reports.into_iter().map(|report| report.expect("every item was written")).collect())
     }
 
     /// The rest of a group once its new events are inserted (`ids`, in the
@@ -255,128 +347,5 @@ impl Applier {
         transaction.commit().await?;
         self.alarm.checks_written(earliest_check, now);
         Ok(reports.into_iter().map(|report| report.expect("every item was written")).collect())
-    }
-
-    /// The group's people, by login: on SQLite those this core keeps taken
-    /// from its memory; the other known ones read together, and a newcomer
-    /// (a source may write for someone who has never opened the inbox)
-    /// made with the default settings.
-    ///
-    /// On Postgres (a group with someone core does not keep, or whose
-    /// settings moved, [`Self::apply_as_kept`]) every one is read through
-    /// their gate, held until the group commits
-    /// ([`users::people_for_writing`]), a newcomer another transaction made
-    /// first too: another core may be writing a person's new zone, which
-    /// this core hears of only after it commits, and even this core would
-    /// read the old one until then. Written in a zone a person has just
-    /// left, an event would keep the old zone's day and checks, as the zone
-    /// change would not see it to move it.
-    async fn people(
-        &self,
-        connection: &mut impl hado_storage::Connection,
-        items: &[&Item],
-        now: DateTime<Utc>,
-    ) -> Result<HashMap<String, UserRecord>, StoreError> {
-        let mut logins: Vec<&str> = items.iter().map(|item| item.login.as_str()).collect();
-        logins.sort_unstable();
-        logins.dedup();
-        let mut people = HashMap::with_capacity(logins.len());
-        if self.store.backend().has_one_writer() {
-            logins.retain(|login| match self.kept.person(login) {
-                Some(user) => {
-                    people.insert((*login).to_owned(), user);
-                    false
-                }
-                None => true,
-            });
-        }
-        if logins.is_empty() {
-            return Ok(people);
-        }
-        let began = self.kept.reading();
-        for user in users::people_for_writing(connection, &logins, &[]).await? {
-            self.kept.keep_person(began, user.clone());
-            people.insert(user.login.as_str().to_owned(), user);
-        }
-        // Newcomers are made in the logins' order, so two groups making
-        // the same ones never each hold one the other waits for.
-        let mut newcomers: Vec<&Login> = items
-            .iter()
-            .map(|item| &item.login)
-            .filter(|login| !people.contains_key(login.as_str()))
-            .collect();
-        newcomers.sort_unstable_by_key(|login| login.as_str());
-        newcomers.dedup_by_key(|login| login.as_str());
-        for login in newcomers {
-            let mut user = users::ensure_user(connection, login, self.defaults, now).await?;
-            if !self.store.backend().has_one_writer() {
-                // Made by another transaction since the read above, maybe.
-                let through = users::people_for_writing(connection, &[], &[user.id]).await?;
-                user = through.into_iter().next().unwrap_or(user);
-            }
-            people.insert(login.as_str().to_owned(), user);
-        }
-        Ok(people)
-    }
-}
-
-/// One item decided against what its key holds (`existing`) and written:
-/// its report, and the check it asks for.
-async fn write_one(
-    transaction: &mut hado_storage::Tx,
-    item: &Item,
-    key: RowKey<'_>,
-    user: &UserRecord,
-    existing: Option<hado_domain::event_record::EventRecord>,
-    now: DateTime<Utc>,
-) -> Result<(UpsertReport, Option<DateTime<Utc>>), StoreError> {
-    let decision = upsert::decide(user, existing.as_ref(), &item.spec, now);
-    let report =
-        upsert::write_decision(transaction, key, existing.as_ref(), &item.spec, &decision, now)
-            .await?;
-    Ok((report, decision.next_check_at))
-}
-
-/// A group's keys, and the decisions for the new events it tries: each
-/// key's first item decided as if new, in the people's settings.
-struct Plan<'a> {
-    keys: Vec<RowKey<'a>>,
-    /// Whether each item is its key's first in the group.
-    first: Vec<bool>,
-    /// The items tried as new events (by index), with their decisions.
-    new: Vec<(usize, Decision)>,
-}
-
-impl<'a> Plan<'a> {
-    fn of(items: &[&'a Item], people: &HashMap<String, UserRecord>, now: DateTime<Utc>) -> Self {
-        let user = |item: &Item| &people[item.login.as_str()];
-        let keys: Vec<RowKey<'a>> = items
-            .iter()
-            .map(|item| RowKey {
-                user_id: user(item).id,
-                source_id: item.source_id,
-                source_ref: item.source_ref.as_str(),
-                topic: item.topic.as_str(),
-            })
-            .collect();
-        let mut seen = HashSet::new();
-        let first: Vec<bool> = keys.iter().map(|key| seen.insert(key.owned())).collect();
-        let new = (0..items.len())
-            .filter(|&at| first[at])
-            .map(|at| (at, upsert::decide(user(items[at]), None, &items[at].spec, now)))
-            .collect();
-        Self { keys, first, new }
-    }
-
-    /// The rows of the new events, in the order of `new`.
-    fn rows(
-        &self,
-        items: &[&'a Item],
-        now: DateTime<Utc>,
-    ) -> Vec<(RowKey<'a>, hado_storage::EventWrite<'a>, DateTime<Utc>)> {
-        self.new
-            .iter()
-            .map(|(at, decision)| (self.keys[*at], decision.write(&items[*at].spec), now))
-            .collect()
     }
 }

@@ -311,6 +311,15 @@ impl Store {
         self.begin_on(&self.grouped_writer).await
     }
 
+    /// A connection of group commit's own, for a single write statement
+    /// that is its own transaction (it commits on its own).
+    pub async fn grouped_writer(
+        &self,
+    ) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, StoreError> {
+        self.refuse_on_a_full_disk()?;
+        Ok(self.grouped_writer.acquire().await?)
+    }
+
     /// A write transaction on `pool`, started as the backend's writes start.
     async fn begin_on(&self, pool: &AnyPool) -> Result<Tx, StoreError> {
         self.refuse_on_a_full_disk()?;

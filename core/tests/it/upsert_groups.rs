@@ -108,6 +108,85 @@ async fn calls_arriving_together_each_get_their_own_reports(backend: Backend) {
     test.stop().await;
 }
 
+/// One-event calls of one source arriving together, for people core keeps
+/// (on Postgres their group's insert is its own transaction, and the rest
+/// follow in one more): each call gets its own report, a key named by
+/// several calls ends as one event that each after the first updates, and
+/// stored events pushed again are updated.
+async fn one_event_calls_arriving_together_each_get_their_own_reports(backend: Backend) {
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    let docs = source(engine, "docs").await;
+    for person in ["anna", "bob"] {
+        let stored: Vec<SourceItem> =
+            (0..4).map(|n| item(person, &format!("stored-{n}"), "Stored")).collect();
+        engine.upsert_batch(&docs, &stored).await.unwrap();
+    }
+    // Newcomers until read once more, when core keeps them.
+    let known = [item("anna", "known", "Known"), item("bob", "known", "Known")];
+    engine.upsert_batch(&docs, &known).await.unwrap();
+
+    let calls: Vec<SourceItem> = (0..24)
+        .map(|call| {
+            let person = if call % 2 == 0 { "anna" } else { "bob" };
+            // The first call's key is taken, so the first group has
+            // something left after its insert.
+            match call % 3 {
+                0 => {
+                    item(person, &format!("stored-{}", call % 4), &format!("Changed, call {call}"))
+                }
+                1 => item("anna", "visa", &format!("Visa, call {call}")),
+                _ => item(person, &format!("new-{call}"), "New"),
+            }
+        })
+        .collect();
+    let answers =
+        join_all(calls.iter().map(|call| engine.upsert_batch(&docs, std::slice::from_ref(call))))
+            .await;
+
+    let (mut visa, mut visas_created) = (None, 0);
+    let mut new_ids = Vec::new();
+    for (call, answer) in answers.into_iter().enumerate() {
+        let reports = answer.unwrap_or_else(|error| panic!("call {call}: {error}"));
+        assert_eq!(reports.len(), 1, "call {call} gets a report for its one item");
+        let report = &reports[0];
+        match call % 3 {
+            0 => assert_eq!(report.outcome, Outcome::Updated, "call {call}"),
+            1 => {
+                assert_eq!(report.id, *visa.get_or_insert(report.id), "call {call}: one visa");
+                match report.outcome {
+                    Outcome::Created => visas_created += 1,
+                    outcome => assert_eq!(outcome, Outcome::Updated, "call {call}"),
+                }
+            }
+            _ => {
+                assert_eq!(report.outcome, Outcome::Created, "call {call}");
+                new_ids.push(report.id);
+            }
+        }
+    }
+    assert_eq!(visas_created, 1, "the visa is created once, then updated");
+    new_ids.sort_unstable();
+    new_ids.dedup();
+    assert_eq!(new_ids.len(), 8, "every new event has its own id");
+
+    // What was stored is what the reports say.
+    let counts = [("anna", 4 + 1 + 1 + 4), ("bob", 4 + 1 + 4)];
+    for (login, count) in counts {
+        let user = engine.user_for_login(login).await.unwrap();
+        let events = engine.list_events(&user, None, false, None).await.unwrap();
+        assert_eq!(events.len(), count, "{login}'s events");
+        for event in events.iter().filter(|event| event.source_ref.starts_with("stored-")) {
+            let changed = calls.iter().enumerate().any(|(call, pushed)| {
+                call % 3 == 0 && pushed.user == login && pushed.source_ref == event.source_ref
+            });
+            let title = event.spec.title.as_str();
+            assert_eq!(title.starts_with("Changed, call"), changed, "{login}: {title}");
+        }
+    }
+    test.stop().await;
+}
+
 async fn a_call_the_database_refuses_fails_alone(backend: Backend) {
     let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
     let engine = &test.engine;
@@ -710,6 +789,7 @@ async fn more_changed_events_than_a_statement_carries_are_each_written(backend: 
 }
 
 hado_testing::on_both_backends!(
+    one_event_calls_arriving_together_each_get_their_own_reports,
     more_changed_events_than_a_statement_carries_are_each_written,
     stored_events_pushed_again_together_are_each_written_with_their_own_fields,
     a_create_decided_in_a_zone_just_left_is_decided_again,
