@@ -305,6 +305,12 @@ impl Kept {
         self.lock().forget(ended);
     }
 
+    /// Whether this memory keeps what is read now.
+    #[cfg(feature = "testing")]
+    pub(super) fn is_keeping(&self) -> bool {
+        self.lock().keeping
+    }
+
     /// Forgets everything, and keeps from now on only if `keeping`.
     fn set_keeping(&self, keeping: bool) {
         let mut known = self.lock();

@@ -5,7 +5,7 @@
 //!
 //! One `Engine`, its operations in one file per caller: `sources` (with
 //! `upsert_group`, which applies calls arriving together in one
-//! transaction), `inbox`
+//! transaction, or one-event calls first each by itself), `inbox`
 //! (what the person and their agent read), `inbox_view` (what an inbox
 //! shows, in one call), `own_events` (their own events),
 //! `answers` (Done, Remember, Reopen), `profile` (their settings), `credentials` (tokens and action links),
@@ -208,6 +208,14 @@ impl Engine {
     #[cfg(feature = "testing")]
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Whether this core keeps what it reads of tokens, people and sources
+    /// (on Postgres only while it listens for other cores' changes), for
+    /// the test harness.
+    #[cfg(feature = "testing")]
+    pub fn keeps_what_it_reads(&self) -> bool {
+        self.kept.is_keeping()
     }
 
     /// The zone of a person seen for the first time (`HADO_DEFAULT_TZ`).

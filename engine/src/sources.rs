@@ -1,6 +1,7 @@
 //! Owns what sources do: batches upserted and withdrawn, validated whole and
 //! written in one transaction (an upsert's shared with the other sources'
-//! calls waiting, by `upsert_group`), and a source's events read back.
+//! calls waiting, by `upsert_group`, where a one-event call may also be
+//! its own), and a source's events read back.
 //! Each item's decision is `upsert`'s, which the person's own events share.
 
 use chrono::{DateTime, Utc};
@@ -22,7 +23,8 @@ use hado_storage::{RowKey, events, users};
 
 impl Engine {
     /// Validates the whole batch, then applies it in one transaction, which
-    /// it shares with the other sources' calls waiting (`upsert_group`).
+    /// it shares with the other sources' calls waiting (`upsert_group`;
+    /// one event alone may go in by a statement of its own first).
     pub async fn upsert_batch(
         &self,
         source: &SourceCaller,
@@ -52,7 +54,7 @@ impl Engine {
                 spec,
             })
             .collect();
-        Ok(self.upserts.submit(items).await?)
+        Ok(self.upserts.submit(items).await??)
     }
 
     /// Withdraws events by key; unknown keys are reported as not found.

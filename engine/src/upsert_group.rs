@@ -13,16 +13,16 @@
 //! A call that arrives alone costs what it did before grouping; calls that
 //! arrive together (up to 64 calls and 1000 items) share the writer's
 //! statements and its commit, so the writer's cost grows with the groups,
-//! not with the callers. On Postgres, a group of one-event calls that are
-//! new events for people core keeps is its `INSERT` alone, its own
-//! transaction ([`Applier::insert_alone`]); other groups for people core
-//! keeps are `BEGIN`, the `INSERT` and `COMMIT`; for others, the read of
-//! their people comes before the `INSERT`. Each also costs the pool's ping
-//! as it hands out the connection.
+//! not with the callers. On Postgres, a group of one-event calls for people
+//! core keeps, from sources not found pushing stored keys again, is its
+//! `INSERT` alone, its own transaction, and what that leaves follows in
+//! one more ([`Applier::insert_alone`]); other groups for people core keeps
+//! are `BEGIN`, the `INSERT` and `COMMIT`; for others, the read of their
+//! people comes before the `INSERT`. Each also costs the pool's ping as it
+//! hands out the connection.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -38,8 +38,9 @@ use hado_domain::reminders;
 use hado_domain::user::UserRecord;
 use hado_storage::events::ReadFor;
 use hado_storage::group_commit::{Apply, GroupCommit, Limits};
-use hado_storage::{RowKey, Store, StoreError, events};
+use hado_storage::{Store, StoreError, events};
 
+mod alone;
 mod people;
 mod plan;
 
@@ -50,6 +51,9 @@ use plan::{Plan, write_one};
 /// the writer about as long as one full batch does. A source's calls wait
 /// 64 at a time, a group's worth; its next waits for room.
 const LIMITS: Limits = Limits { calls: 64, weight: 1000, per_lane: 64, what: "sources' upserts" };
+
+/// One item's report, or its own failure ([`Applier::insert_alone`]).
+type Answer = Result<UpsertReport, StoreError>;
 
 /// One validated item of a source's call.
 pub(super) struct Item {
@@ -68,10 +72,10 @@ pub(super) struct Applier {
     alarm: Arc<Alarm>,
     /// Who a login is, as this core keeps it.
     kept: Arc<Kept>,
-    /// Whether the last group of people core keeps was all new keys, so
-    /// that the next one's insert is bet to need nothing after it
+    /// The sources whose last group of one-event calls found a key taken
+    /// or named twice: their groups are not bet to be new keys alone
     /// ([`Self::insert_alone`]).
-    new_keys: AtomicBool,
+    repushing: Mutex<HashSet<i64>>,
 }
 
 /// The queue in front of the grouping task; each `submit` applies one
@@ -86,17 +90,19 @@ pub(super) fn start(
     alarm: Arc<Alarm>,
     kept: Arc<Kept>,
 ) -> UpsertGroups {
-    let new_keys = AtomicBool::new(true);
-    GroupCommit::start(Applier { store, clock, defaults, alarm, kept, new_keys }, LIMITS)
+    let repushing = Mutex::default();
+    GroupCommit::start(Applier { store, clock, defaults, alarm, kept, repushing }, LIMITS)
 }
 
 impl Apply for Applier {
     type Call = Vec<Item>;
-    type Answer = Vec<UpsertReport>;
+    /// A call's reports; or its own failure, when others of its group were
+    /// committed before it failed ([`Applier::insert_alone`]).
+    type Answer = Result<Vec<UpsertReport>, StoreError>;
 
-    async fn apply(&self, calls: &[Vec<Item>]) -> Result<Vec<Vec<UpsertReport>>, StoreError> {
-        let mut reports = self.apply_all(calls).await?.into_iter();
-        Ok(calls.iter().map(|call| reports.by_ref().take(call.len()).collect()).collect())
+    async fn apply(&self, calls: &[Vec<Item>]) -> Result<Vec<Self::Answer>, StoreError> {
+        let mut answers = self.apply_all(calls).await?.into_iter();
+        Ok(calls.iter().map(|call| answers.by_ref().take(call.len()).collect()).collect())
     }
 
     fn weight(call: &Vec<Item>) -> usize {
@@ -109,14 +115,15 @@ impl Apply for Applier {
 }
 
 impl Applier {
-    /// Applies the calls' items, in order, in one transaction; the reports
-    /// come back in the same order.
+    /// Applies the calls' items, in order, in one transaction (but see
+    /// [`Self::insert_alone`]); each item's answer comes back in the same
+    /// order.
     ///
     /// Each key's first item is tried as a new event, all of them in one
     /// `INSERT` that passes over the keys already taken. Only those are
     /// read, and only they and a key's repeats (which meet its first
     /// write) are written one by one.
-    async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<UpsertReport>, StoreError> {
+    async fn apply_all(&self, calls: &[Vec<Item>]) -> Result<Vec<Answer>, StoreError> {
         let items: Vec<&Item> = calls.iter().flatten().collect();
         let now = self.clock.now();
         let one_each = calls.iter().all(|call| call.len() == 1);
@@ -125,7 +132,7 @@ impl Applier {
         {
             return Ok(reports);
         }
-        self.apply_in_one_transaction(&items, now).await
+        Ok(self.apply_in_one_transaction(&items, now).await?.into_iter().map(Ok).collect())
     }
 
     /// The items applied in one transaction, their people read first.
@@ -151,14 +158,16 @@ impl Applier {
     /// their settings changed since they were: the people as read are
     /// kept, and the group is applied as [`Self::people`] reads them.
     ///
-    /// When each call of the group carries one item (`one_each`), see
-    /// [`Self::insert_alone`].
+    /// When each call of the group carries one item (`one_each`) and no
+    /// source of it was found pushing stored keys, the group goes by
+    /// [`Self::insert_alone`], which applies a moved person's items itself,
+    /// after its insert.
     async fn apply_as_kept(
         &self,
         items: &[&Item],
         one_each: bool,
         now: DateTime<Utc>,
-    ) -> Result<Option<Vec<UpsertReport>>, StoreError> {
+    ) -> Result<Option<Vec<Answer>>, StoreError> {
         let mut people = HashMap::new();
         for item in items {
             let login = item.login.as_str();
@@ -182,7 +191,7 @@ impl Applier {
             .zip(&settings)
             .map(|((key, write, now), decided)| (key, write, now, decided))
             .collect();
-        if one_each && self.new_keys.load(Ordering::Relaxed) {
+        if one_each && self.bets_on_new_keys(items) {
             return self.insert_alone(items, plan, &rows, now).await.map(Some);
         }
         let mut transaction = self.store.begin_grouped_write().await?;
@@ -195,9 +204,9 @@ impl Applier {
             transaction.rollback().await?;
             return Ok(None);
         }
-        let all_new = plan.new.len() == items.len()
-            && throughs.iter().all(|through| matches!(through, events::Through::New(_)));
-        self.new_keys.store(all_new, Ordering::Relaxed);
+        if one_each {
+            self.settle_bet(items, &plan, &throughs);
+        }
         let ids = throughs
             .into_iter()
             .map(|through| match through {
@@ -205,65 +214,8 @@ impl Applier {
                 _ => None,
             })
             .collect();
-        self.finish(transaction, items, &people, plan, ids, now).await.map(Some)
-    }
-
-    /// [`Self::apply_as_kept`] for a group whose calls each carry one item,
-    /// when the last such group was all new keys (a source pushing new
-    /// events): the gated insert is its own transaction, with no `BEGIN` or
-    /// `COMMIT` around it (one round trip where there were three), as a
-    /// person's creates are written. Each such call stands alone, so one
-    /// whose event went in is done whatever becomes of the others.
-    ///
-    /// The rest (a key taken, a key's repeats, a person whose settings
-    /// moved) are then applied as any group is, in one transaction, their
-    /// people read through their gates again, as the insert's gates were
-    /// released with its commit: a repeat meets its first write, which is
-    /// then committed. That costs more than the group in one transaction,
-    /// so a key taken or repeated makes the next groups go that way until
-    /// one is all new keys again. Should that transaction fail, the group
-    /// fails as any does: if the database was away, every call is answered
-    /// with the failure, those whose events went in too; if it refused a
-    /// statement, each call is applied alone, and one whose event went in
-    /// finds it stored, answered `unchanged`. Either way, sent again, a
-    /// call finds its event as it sent it.
-    async fn insert_alone(
-        &self,
-        items: &[&Item],
-        plan: Plan<'_>,
-        rows: &[(RowKey<'_>, hado_storage::EventWrite<'_>, DateTime<Utc>, &events::DecidedFor)],
-        now: DateTime<Utc>,
-    ) -> Result<Vec<UpsertReport>, StoreError> {
-        let mut connection = self.store.grouped_writer().await?;
-        let began = self.kept.reading();
-        let (throughs, as_now) = events::insert_new_through_gates(&mut connection, rows).await?;
-        drop(connection);
-        for user in as_now {
-            self.kept.keep_person(began, user);
-        }
-        let taken = throughs.contains(&events::Through::Taken);
-        if taken || plan.new.len() < items.len() {
-            self.new_keys.store(false, Ordering::Relaxed);
-        }
-        let mut reports: Vec<Option<UpsertReport>> = vec![None; items.len()];
-        let mut earliest_check = None;
-        for ((at, decision), through) in plan.new.iter().zip(throughs) {
-            if let events::Through::New(id) = through {
-                earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
-                let (outcome, state) = (decision.outcome, decision.lifecycle.state);
-                reports[*at] = Some(UpsertReport { id, outcome, state });
-            }
-        }
-        self.alarm.checks_written(earliest_check, now);
-        let rest: Vec<usize> = (0..items.len()).filter(|&at| reports[at].is_none()).collect();
-        if !rest.is_empty() {
-            let those: Vec<&Item> = rest.iter().map(|&at| items[at]).collect();
-            let written = self.apply_in_one_transaction(&those, now).await?;
-            for (at, report) in rest.into_iter().zip(written) {
-                reports[at] = Some(report);
-            }
-        }
-        Ok(reports.into_iter().map(|report| report.expect("every item was written")).collect())
+        let reports = self.finish(transaction, items, &people, plan, ids, now).await?;
+        Ok(Some(reports.into_iter().map(Ok).collect()))
     }
 
     /// The rest of a group once its new events are inserted (`ids`, in the

@@ -1,7 +1,8 @@
 //! Owns group commit: calls that arrive together share one transaction.
 //! Each call queues and waits; one task takes the calls waiting, applies
-//! them together in one commit (the work itself is its user's:
-//! [`Apply::apply`]) and answers each call once that commit is done. It
+//! them together, in one commit or, where each call stands alone, as its
+//! user sees fit (the work itself is its user's: [`Apply::apply`]), and
+//! answers each call once what it wrote is committed. It
 //! serves new events written one at a time (`storage::grouped`) and
 //! sources' upserts (`engine::upsert_group`), with the same guards:
 //!
@@ -27,7 +28,8 @@
 //!   fails the whole group at once, without retrying each call into the
 //!   same timeout.
 //! - **A panic fails its group, not the task**: its transaction is rolled
-//!   back as it is dropped, and the calls after it are served.
+//!   back as it is dropped (what a user committed before it, of calls that
+//!   stand alone, stays), and the calls after it are served.
 //!
 //! Nothing is acknowledged before it is committed.
 
@@ -44,8 +46,10 @@ use super::StoreError;
 pub trait Apply: Send + Sync + 'static {
     type Call: Send + Sync + 'static;
     type Answer: Send + 'static;
-    /// Applies the calls, in order, in one commit, with one answer for each
-    /// call, in the same order.
+    /// Applies the calls, in order, with one answer for each call, in the
+    /// same order: in one commit, unless each call stands alone (then an
+    /// answer may carry its call's own failure). An error fails the group:
+    /// nothing of it may have been committed.
     fn apply(
         &self,
         calls: &[Self::Call],

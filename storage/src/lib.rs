@@ -312,7 +312,9 @@ impl Store {
     }
 
     /// A connection of group commit's own, for a single write statement
-    /// that is its own transaction (it commits on its own).
+    /// that is its own transaction (it commits on its own); as in
+    /// [`Self::begin_grouped_write`], a statement it sends that reads a
+    /// table must be unnamed ([`pools::GROUPED_SETUP`]).
     pub async fn grouped_writer(
         &self,
     ) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, StoreError> {

@@ -1,4 +1,5 @@
-//! Sources' calls arriving together share one transaction
+//! Sources' calls arriving together share one transaction, or on Postgres
+//! one-event calls an insert each commits alone first
 //! (`engine::upsert_group`); each caller must still get its own reports,
 //! a key named by several calls must end as one event, and one source's
 //! flood must not keep another source's call waiting behind all of it.
@@ -116,6 +117,7 @@ async fn calls_arriving_together_each_get_their_own_reports(backend: Backend) {
 async fn one_event_calls_arriving_together_each_get_their_own_reports(backend: Backend) {
     let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
     let engine = &test.engine;
+    keeping(engine).await;
     let docs = source(engine, "docs").await;
     for person in ["anna", "bob"] {
         let stored: Vec<SourceItem> =
@@ -145,11 +147,11 @@ async fn one_event_calls_arriving_together_each_get_their_own_reports(backend: B
             .await;
 
     let (mut visa, mut visas_created) = (None, 0);
-    let mut new_ids = Vec::new();
+    let mut reports = Vec::new();
     for (call, answer) in answers.into_iter().enumerate() {
-        let reports = answer.unwrap_or_else(|error| panic!("call {call}: {error}"));
-        assert_eq!(reports.len(), 1, "call {call} gets a report for its one item");
-        let report = &reports[0];
+        let mut answer = answer.unwrap_or_else(|error| panic!("call {call}: {error}"));
+        assert_eq!(answer.len(), 1, "call {call} gets a report for its one item");
+        let report = answer.pop().unwrap();
         match call % 3 {
             0 => assert_eq!(report.outcome, Outcome::Updated, "call {call}"),
             1 => {
@@ -159,31 +161,91 @@ async fn one_event_calls_arriving_together_each_get_their_own_reports(backend: B
                     outcome => assert_eq!(outcome, Outcome::Updated, "call {call}"),
                 }
             }
-            _ => {
-                assert_eq!(report.outcome, Outcome::Created, "call {call}");
-                new_ids.push(report.id);
-            }
+            _ => assert_eq!(report.outcome, Outcome::Created, "call {call}"),
         }
+        reports.push(report);
     }
     assert_eq!(visas_created, 1, "the visa is created once, then updated");
-    new_ids.sort_unstable();
-    new_ids.dedup();
-    assert_eq!(new_ids.len(), 8, "every new event has its own id");
 
-    // What was stored is what the reports say.
-    let counts = [("anna", 4 + 1 + 1 + 4), ("bob", 4 + 1 + 4)];
-    for (login, count) in counts {
-        let user = engine.user_for_login(login).await.unwrap();
-        let events = engine.list_events(&user, None, false, None).await.unwrap();
-        assert_eq!(events.len(), count, "{login}'s events");
-        for event in events.iter().filter(|event| event.source_ref.starts_with("stored-")) {
-            let changed = calls.iter().enumerate().any(|(call, pushed)| {
-                call % 3 == 0 && pushed.user == login && pushed.source_ref == event.source_ref
-            });
-            let title = event.spec.title.as_str();
-            assert_eq!(title.starts_with("Changed, call"), changed, "{login}: {title}");
-        }
+    // What was stored is what the reports say: each names its call's
+    // event, in its state, and a key holds the title of the last call
+    // that named it, as a source's calls are applied in the order sent.
+    for (call, (pushed, report)) in calls.iter().zip(&reports).enumerate() {
+        let person = engine.user_for_login(&pushed.user).await.unwrap();
+        let stored = engine.get_event(&person, report.id).await.unwrap();
+        assert_eq!(stored.source_ref, pushed.source_ref, "call {call}");
+        assert_eq!(stored.lifecycle.state, report.state, "call {call}");
+        let last = calls
+            .iter()
+            .rev()
+            .find(|later| later.user == pushed.user && later.source_ref == pushed.source_ref);
+        assert_eq!(stored.spec.title.as_str(), last.unwrap().fields.title, "call {call}");
     }
+    for (login, count) in [("anna", 4 + 1 + 1 + 4), ("bob", 4 + 1 + 4)] {
+        let person = engine.user_for_login(login).await.unwrap();
+        let events = engine.list_events(&person, None, false, None).await.unwrap();
+        assert_eq!(events.len(), count, "{login}'s events");
+    }
+    test.stop().await;
+}
+
+/// On Postgres, a group of one-event calls whose insert committed some of
+/// them before the rest failed: the calls that went in are answered as
+/// they went in, and of the rest only the call the database refuses
+/// fails. The second call names the first one's key again, so it is left
+/// to the rest, where the database refuses its title.
+#[tokio::test]
+async fn a_call_refused_after_its_group_inserted_others_fails_alone() {
+    let name = "upsert_groups::a_call_refused_after_its_group_inserted_others_fails_alone";
+    let Some(backend) = Backend::postgres(name) else { return };
+    let test = TestEngine::start(&backend, "2026-12-01T10:00:00Z").await;
+    let engine = &test.engine;
+    keeping(engine).await;
+    let docs = source(engine, "docs").await;
+    engine.upsert_batch(&docs, &[item("anna", "stored", "Stored")]).await.unwrap();
+    // A newcomer until read once more, when core keeps her.
+    engine.upsert_batch(&docs, &[item("anna", "known", "Known")]).await.unwrap();
+    test.refuse_events_titled("Refused").await;
+
+    // The three calls wait together behind a group held by the test, so
+    // that they make the next group.
+    let (mut other, pid) = other_writer(engine).await;
+    sqlx::query("LOCK TABLE events IN EXCLUSIVE MODE").execute(&mut *other).await.unwrap();
+    let held = tokio::spawn({
+        let (engine, docs) = (engine.clone(), docs.clone());
+        async move { engine.upsert_batch(&docs, &[item("anna", "held", "Held")]).await }
+    });
+    blocked_by(engine, pid).await;
+    let calls = [
+        item("anna", "first", "Kept"),
+        item("anna", "first", "Refused"),
+        item("anna", "stored", "Changed"),
+    ];
+    let together = tokio::spawn({
+        let (engine, docs, calls) = (engine.clone(), docs.clone(), calls.clone());
+        async move {
+            join_all(
+                calls.iter().map(|call| engine.upsert_batch(&docs, std::slice::from_ref(call))),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    other.commit().await.unwrap();
+    held.await.unwrap().unwrap();
+
+    let answers = together.await.unwrap();
+    let created = answers[0].as_ref().expect("the first call went in");
+    assert_eq!(created[0].outcome, Outcome::Created, "answered as it went in");
+    assert!(matches!(answers[1], Err(CoreError::Store(_))), "{:?}", answers[1]);
+    let updated = answers[2].as_ref().expect("the third call is applied alone");
+    assert_eq!(updated[0].outcome, Outcome::Updated);
+    let anna = engine.user_for_login("anna").await.unwrap();
+    assert_eq!(engine.get_event(&anna, created[0].id).await.unwrap().spec.title.as_str(), "Kept");
+    assert_eq!(
+        engine.get_event(&anna, updated[0].id).await.unwrap().spec.title.as_str(),
+        "Changed"
+    );
     test.stop().await;
 }
 
@@ -1268,6 +1330,17 @@ async fn groups_making_the_same_newcomers_make_them_in_one_order() {
 }
 
 /// `name`, a source of the engine's, as its calls name it.
+/// Waits until `engine` keeps what it reads (on Postgres, once it listens
+/// for other cores' changes), so that its groups take their people from
+/// what it keeps.
+async fn keeping(engine: &hado_engine::Engine) {
+    let started = std::time::Instant::now();
+    while !engine.keeps_what_it_reads() {
+        assert!(started.elapsed().as_secs() < 10, "the engine never listened for changes");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 async fn source(engine: &hado_engine::Engine, name: &str) -> hado_engine::SourceCaller {
     let (_, token) = engine.create_source(name).await.unwrap();
     engine.source_for_token(&token).await.unwrap().unwrap()

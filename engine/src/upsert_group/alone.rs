@@ -1,0 +1,132 @@
+//! On Postgres, a group of one-event calls for people core keeps whose
+//! `INSERT` is its own transaction, and the bet that sends a group that
+//! way: that its keys are new.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+
+use super::plan::Plan;
+use super::{Answer, Applier, Item};
+use crate::upsert::UpsertReport;
+use hado_domain::reminders;
+use hado_storage::events::{self, DecidedFor, Through};
+use hado_storage::{EventWrite, RowKey, StoreError};
+
+impl Applier {
+    /// Whether a group of one-event calls is bet to be new keys alone: no
+    /// source of it was found pushing stored keys in its last such group.
+    pub(super) fn bets_on_new_keys(&self, items: &[&Item]) -> bool {
+        let repushing = self.repushing.lock().expect("the bet's lock is never poisoned");
+        !items.iter().any(|item| repushing.contains(&item.source_id))
+    }
+
+    /// Remembers, of a group of one-event calls, the sources that pushed a
+    /// key already taken or named twice, and forgets those that did not.
+    pub(super) fn settle_bet(&self, items: &[&Item], plan: &Plan<'_>, throughs: &[Through]) {
+        // A key's repeat is not in `plan.new`: it counts as named twice.
+        let mut stored = vec![true; items.len()];
+        for ((at, _), through) in plan.new.iter().zip(throughs) {
+            stored[*at] = *through == Through::Taken;
+        }
+        let found: HashSet<i64> = items
+            .iter()
+            .zip(&stored)
+            .filter(|(_, stored)| **stored)
+            .map(|(item, _)| item.source_id)
+            .collect();
+        let mut repushing = self.repushing.lock().expect("the bet's lock is never poisoned");
+        for item in items {
+            if !found.contains(&item.source_id) {
+                repushing.remove(&item.source_id);
+            }
+        }
+        repushing.extend(found);
+    }
+
+    /// [`Self::apply_as_kept`] for a group whose calls each carry one item,
+    /// bet to be new keys ([`Self::bets_on_new_keys`]): the gated insert is
+    /// its own transaction, with no `BEGIN` or `COMMIT` around it (one
+    /// round trip where there were three), as a person's creates are
+    /// written. Each such call stands alone, so one whose event went in is
+    /// done, and answered so, whatever becomes of the others.
+    ///
+    /// The rest (a key taken, a key's repeats, a person whose settings
+    /// moved) are then applied as any group is, in one transaction, their
+    /// people read through their gates again, as the insert's gates were
+    /// released with its commit: a repeat meets its first write, which is
+    /// then committed. That costs more than the group in one transaction,
+    /// so a source that pushed a key taken or named twice has its next
+    /// groups go that way, until one of them is all new keys again. Should
+    /// the rest's transaction fail, its calls are applied one at a time
+    /// until the database is found away, which answers the others, as
+    /// group commit does for a group ([`hado_storage::group_commit`]).
+    pub(super) async fn insert_alone(
+        &self,
+        items: &[&Item],
+        plan: Plan<'_>,
+        rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, &DecidedFor)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Answer>, StoreError> {
+        let mut connection = self.store.grouped_writer().await?;
+        let began = self.kept.reading();
+        let (throughs, as_now) = events::insert_new_through_gates(&mut connection, rows).await?;
+        drop(connection);
+        for user in as_now {
+            self.kept.keep_person(began, user);
+        }
+        self.settle_bet(items, &plan, &throughs);
+        let mut answers: Vec<Option<Answer>> = items.iter().map(|_| None).collect();
+        let mut earliest_check = None;
+        for ((at, decision), through) in plan.new.iter().zip(throughs) {
+            if let Through::New(id) = through {
+                earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
+                let (outcome, state) = (decision.outcome, decision.lifecycle.state);
+                answers[*at] = Some(Ok(UpsertReport { id, outcome, state }));
+            }
+        }
+        self.alarm.checks_written(earliest_check, now);
+        let rest: Vec<usize> = (0..items.len()).filter(|&at| answers[at].is_none()).collect();
+        if !rest.is_empty() {
+            let those: Vec<&Item> = rest.iter().map(|&at| items[at]).collect();
+            let written = match self.apply_in_one_transaction(&those, now).await {
+                Ok(reports) => reports.into_iter().map(Ok).collect(),
+                // Nothing of the group went in: it fails as any group does.
+                Err(error) if rest.len() == items.len() => return Err(error),
+                Err(error) => self.each_alone(&those, error, now).await,
+            };
+            for (at, answer) in rest.into_iter().zip(written) {
+                answers[at] = Some(answer);
+            }
+        }
+        Ok(answers.into_iter().map(|answer| answer.expect("every item was answered")).collect())
+    }
+
+    /// The rest of [`Self::insert_alone`]'s group after their transaction
+    /// failed with `error`: each applied alone, so that only an item the
+    /// database refuses fails, until the database is found away, which
+    /// answers the items left.
+    async fn each_alone(
+        &self,
+        items: &[&Item],
+        error: StoreError,
+        now: DateTime<Utc>,
+    ) -> Vec<Answer> {
+        let mut away = error.for_another_caller();
+        let mut answers = Vec::with_capacity(items.len());
+        for item in items {
+            let answer = match &away {
+                Some(error) => Err(error.for_another_caller().unwrap_or(StoreError::Closed)),
+                None => self
+                    .apply_in_one_transaction(std::slice::from_ref(item), now)
+                    .await
+                    .map(|mut reports| reports.pop().expect("one report for one item")),
+            };
+            if let Err(error) = &answer {
+                away = away.or_else(|| error.for_another_caller());
+            }
+            answers.push(answer);
+        }
+        answers
+    }
+}
