@@ -871,7 +871,8 @@ hado_testing::on_both_backends!(
 /// in stored history"). Each path through group commit is taken here: a
 /// create, a keyed create sent again, a newcomer's upsert, a stored
 /// event's update, a key named twice in one call and a call that fails
-/// alone; then every statement they keep must be an insert or an update.
+/// alone; then every statement they keep must be an insert, or an update
+/// or a delete of rows named by id.
 #[tokio::test]
 async fn grouped_statements_that_read_are_planned_per_call() {
     let Some(backend) =
@@ -928,7 +929,9 @@ async fn grouped_statements_that_read_are_planned_per_call() {
 const OWN: [&str; 5] = ["unnest", "(", "hado_people_through_gate", "gate", "ins"];
 
 /// Whether `statement` reads a table: any other name after FROM, JOIN or
-/// USING, or after a comma in a FROM list (a comma join), in any case.
+/// USING, or after a comma in a FROM list (a comma join), in any case; or
+/// an `UPDATE` or `DELETE` that finds its rows by anything but their id
+/// (its plan is a read of its own table too).
 fn reads_a_table(statement: &str) -> bool {
     const ENDS_A_LIST: [&str; 11] = [
         "where",
@@ -943,13 +946,23 @@ fn reads_a_table(statement: &str) -> bool {
         "set",
         "values",
     ];
-    let spaced =
-        statement.to_lowercase().replace('(', " ( ").replace(')', " ) ").replace(',', " , ");
+    let spaced = statement
+        .to_lowercase()
+        .replace('(', " ( ")
+        .replace(')', " ) ")
+        .replace(',', " , ")
+        .replace('=', " = ");
     let words: Vec<&str> = spaced.split_whitespace().collect();
+    if matches!(words.first(), Some(&("update" | "delete"))) && !finds_its_rows_by_id(&words) {
+        return true;
+    }
     // The depths of parentheses the FROM lists open now were opened at.
     let (mut depth, mut lists): (usize, Vec<usize>) = (0, Vec::new());
     for (at, &word) in words.iter().enumerate() {
         let next = words.get(at + 1).copied().unwrap_or_default();
+        // A parenthesis that opens a join, not a subquery: its first table.
+        let after = words.get(at + 2).copied().unwrap_or_default();
+        let a_join = next == "(" && !["select", "values", "with", "("].contains(&after);
         let in_a_list = lists.last() == Some(&depth);
         match word {
             "(" => depth += 1,
@@ -957,15 +970,17 @@ fn reads_a_table(statement: &str) -> bool {
                 depth = depth.saturating_sub(1);
                 lists.retain(|&opened| opened <= depth);
             }
+            // A `DELETE`'s own table, which its filter reads.
+            "from" if at == 1 && words[0] == "delete" => {}
             "from" | "join" | "using" => {
-                if !OWN.contains(&next) {
+                if !OWN.contains(&next) || a_join {
                     return true;
                 }
                 if !in_a_list {
                     lists.push(depth);
                 }
             }
-            "," if in_a_list && !OWN.contains(&next) => return true,
+            "," if in_a_list && (!OWN.contains(&next) || a_join) => return true,
             _ if in_a_list && ENDS_A_LIST.contains(&word) => {
                 lists.pop();
             }
@@ -973,6 +988,31 @@ fn reads_a_table(statement: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether an `UPDATE` or `DELETE` (its `words`) names its rows by id: its
+/// top-level `WHERE` compares `id` (or `table.id`) for equality, with no
+/// `OR` beside it.
+fn finds_its_rows_by_id(words: &[&str]) -> bool {
+    let mut depth = 0usize;
+    let mut filter = None;
+    for (at, &word) in words.iter().enumerate() {
+        match word {
+            "(" => depth += 1,
+            ")" => depth = depth.saturating_sub(1),
+            "where" if depth == 0 => filter = Some(at + 1),
+            "returning" if depth == 0 && filter.is_some() => {
+                return by_id(&words[filter.unwrap_or(at)..at]);
+            }
+            _ => {}
+        }
+    }
+    filter.is_some_and(|from| by_id(&words[from..]))
+}
+
+fn by_id(filter: &[&str]) -> bool {
+    let id = |word: &str| word == "id" || word.ends_with(".id");
+    !filter.contains(&"or") && filter.windows(2).any(|pair| id(pair[0]) && pair[1] == "=")
 }
 
 #[test]
@@ -985,12 +1025,24 @@ fn a_read_is_seen_after_from_join_using_and_a_comma() {
         "WITH gate AS (SELECT 1) SELECT * FROM gate g, events e",
         "SELECT * FROM (SELECT id FROM unnest($1) AS i (id)) AS a, users u WHERE u.id = a.id",
         "SELECT 1 FROM unnest($1) r JOIN gate g ON g.id = r.id, events e",
+        "UPDATE events SET title = $1 WHERE user_id = $2",
+        "SELECT 1 FROM (events e JOIN unnest($1) AS r (id) ON e.id = r.id)",
+        "SELECT 1 FROM unnest($1) AS r (id), (users u JOIN gate g ON g.id = u.id)",
+        "UPDATE events SET title = $1",
+        "UPDATE events SET title = $1 WHERE id = $2 OR source_ref = $3",
+        "DELETE FROM events WHERE source_id = $1",
+        "DELETE FROM events WHERE source_id=$1 RETURNING id",
     ] {
         assert!(reads_a_table(reads), "{reads}");
     }
     for reads_none in [
         "INSERT INTO events (a, b) SELECT r.a, r.b FROM unnest($1, $2) AS r (a, b) ON CONFLICT DO NOTHING",
         "UPDATE events SET title = $2, state = $3 WHERE id = $1",
+        "UPDATE events SET revision = revision + 1 WHERE id=$1 AND revision = $2 RETURNING revision",
+        "UPDATE events SET title = r.title FROM unnest($1::bigint[], $2::text[]) AS r (id, title) \
+         WHERE events.id = r.id",
+        "DELETE FROM events WHERE id = $1",
+        "UPDATE events SET title = $1 WHERE (id = $2) RETURNING id",
         "WITH gate AS MATERIALIZED (SELECT * FROM hado_people_through_gate('{}'::text[], $1::bigint[])), \
          ins AS (INSERT INTO events (a) SELECT r.a FROM unnest($2) WITH ORDINALITY AS r (a, ord) \
          JOIN gate g ON g.id = r.a ORDER BY r.ord RETURNING id) \
