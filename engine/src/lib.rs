@@ -120,6 +120,10 @@ pub struct Engine {
     deliveries_queued: Arc<Notify>,
     /// Sources' upserts waiting to share a transaction.
     upserts: upsert_group::UpsertGroups,
+    /// How many groups of sources' one-event calls were inserted alone
+    /// (read by the test harness only).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    upserts_alone: Arc<std::sync::atomic::AtomicU64>,
     /// Users whose agent token's use is being recorded right now.
     token_marks: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
     /// Who the credentials name, kept until something changes (`kept`).
@@ -171,7 +175,7 @@ impl Engine {
             }
         };
         let alarm = Arc::<Alarm>::default();
-        let upserts = upsert_group::start(
+        let (upserts, upserts_alone) = upsert_group::start(
             store.clone(),
             clock.clone(),
             (default_zone, default_locale),
@@ -189,6 +193,7 @@ impl Engine {
             network,
             alarm,
             upserts,
+            upserts_alone,
             deliveries_queued: Arc::new(Notify::new()),
             token_marks: Arc::default(),
             kept,
@@ -216,6 +221,13 @@ impl Engine {
     #[cfg(feature = "testing")]
     pub fn keeps_what_it_reads(&self) -> bool {
         self.kept.is_keeping()
+    }
+
+    /// How many groups of sources' one-event calls were inserted alone,
+    /// each by a statement its own transaction, for the test harness.
+    #[cfg(feature = "testing")]
+    pub fn upsert_groups_inserted_alone(&self) -> u64 {
+        self.upserts_alone.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The zone of a person seen for the first time (`HADO_DEFAULT_TZ`).

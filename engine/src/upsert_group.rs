@@ -22,6 +22,7 @@
 //! hands out the connection.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -76,22 +77,26 @@ pub(super) struct Applier {
     /// or named twice: their groups are not bet to be new keys alone
     /// ([`Self::insert_alone`]).
     repushing: Mutex<HashSet<i64>>,
+    /// How many groups were inserted alone.
+    alone: Arc<AtomicU64>,
 }
 
 /// The queue in front of the grouping task; each `submit` applies one
 /// call's items and returns their reports once committed.
 pub(super) type UpsertGroups = GroupCommit<Applier>;
 
-/// Starts the grouping task; it ends when the engine is dropped.
+/// Starts the grouping task; it ends when the engine is dropped. With it,
+/// how many groups were inserted alone ([`Applier::insert_alone`]).
 pub(super) fn start(
     store: Store,
     clock: Arc<dyn Clock>,
     defaults: (Tz, Locale),
     alarm: Arc<Alarm>,
     kept: Arc<Kept>,
-) -> UpsertGroups {
-    let repushing = Mutex::default();
-    GroupCommit::start(Applier { store, clock, defaults, alarm, kept, repushing }, LIMITS)
+) -> (UpsertGroups, Arc<AtomicU64>) {
+    let (repushing, alone) = (Mutex::default(), Arc::<AtomicU64>::default());
+    let applier = Applier { store, clock, defaults, alarm, kept, repushing, alone: alone.clone() };
+    (GroupCommit::start(applier, LIMITS), alone)
 }
 
 impl Apply for Applier {
@@ -102,7 +107,17 @@ impl Apply for Applier {
 
     async fn apply(&self, calls: &[Vec<Item>]) -> Result<Vec<Self::Answer>, StoreError> {
         let mut answers = self.apply_all(calls).await?.into_iter();
-        Ok(calls.iter().map(|call| answers.by_ref().take(call.len()).collect()).collect())
+        Ok(calls
+            .iter()
+            .map(|call| {
+                let call: Vec<Answer> = answers.by_ref().take(call.len()).collect();
+                call.into_iter().collect()
+            })
+            .collect())
+    }
+
+    fn failed_alone(answer: &Self::Answer) -> bool {
+        answer.as_ref().is_err_and(|error| error.for_another_caller().is_none())
     }
 
     fn weight(call: &Vec<Item>) -> usize {

@@ -26,10 +26,11 @@
 //!   again a call at a time, until the database is found unreachable,
 //!   which then answers every call left; a database that cannot be reached
 //!   fails the whole group at once, without retrying each call into the
-//!   same timeout.
+//!   same timeout. A call of a group whose others were committed without
+//!   it, failed on its own ([`Apply::failed_alone`]), is applied again
+//!   alone the same way.
 //! - **A panic fails its group, not the task**: its transaction is rolled
-//!   back as it is dropped (what a user committed before it, of calls that
-//!   stand alone, stays), and the calls after it are served.
+//!   back as it is dropped, and the calls after it are served.
 //!
 //! Nothing is acknowledged before it is committed.
 
@@ -47,13 +48,20 @@ pub trait Apply: Send + Sync + 'static {
     type Call: Send + Sync + 'static;
     type Answer: Send + 'static;
     /// Applies the calls, in order, with one answer for each call, in the
-    /// same order: in one commit, unless each call stands alone (then an
-    /// answer may carry its call's own failure). An error fails the group:
-    /// nothing of it may have been committed.
+    /// same order: in one commit, unless each call stands alone, when an
+    /// answer may be its call's own failure ([`Apply::failed_alone`]). An
+    /// error fails the group: nothing of it may have been committed.
     fn apply(
         &self,
         calls: &[Self::Call],
     ) -> impl Future<Output = Result<Vec<Self::Answer>, StoreError>> + Send;
+    /// Whether `answer` is its call's own failure, the database not being
+    /// away, in a group whose other calls were committed: the call is then
+    /// applied again alone, as the calls of a group the database refused
+    /// are. None by default.
+    fn failed_alone(_answer: &Self::Answer) -> bool {
+        false
+    }
     /// What a call counts against [`Limits::weight`].
     fn weight(call: &Self::Call) -> usize;
     /// The lane a call waits in: a lane's calls keep their order.
@@ -257,33 +265,23 @@ async fn apply_group<P: Apply>(applier: &P, limits: &Limits, group: Vec<Waiting<
     let (calls, replies): (Vec<P::Call>, Vec<Reply<P::Answer>>) = group.into_iter().unzip();
     let error = match guarded(applier, limits, &calls).await {
         Ok(answers) => {
-            for (reply, answer) in replies.into_iter().zip(answers) {
-                let _ = reply.send(Ok(answer));
+            let mut again = Vec::new();
+            for ((call, reply), answer) in calls.iter().zip(replies).zip(answers) {
+                if calls.len() > 1 && P::failed_alone(&answer) {
+                    again.push((call, reply));
+                } else {
+                    let _ = reply.send(Ok(answer));
+                }
             }
+            each_alone(applier, limits, again).await;
             return;
         }
         Err(error) => error,
     };
     if calls.len() > 1 && error.for_another_caller().is_none() {
         // The database refused a statement: one call may be the cause, so
-        // each is applied alone, until the database is found unavailable,
-        // which then answers every call left.
-        let mut away: Option<StoreError> = None;
-        for (call, reply) in calls.iter().zip(replies) {
-            if reply.is_closed() {
-                continue;
-            }
-            let answer = match &away {
-                Some(error) => Err(error.for_another_caller().unwrap_or(StoreError::Closed)),
-                None => guarded(applier, limits, std::slice::from_ref(call))
-                    .await
-                    .map(|mut answers| answers.pop().expect("one answer for one call")),
-            };
-            if let Err(error) = &answer {
-                away = away.or_else(|| error.for_another_caller());
-            }
-            let _ = reply.send(answer);
-        }
+        // each is applied alone.
+        each_alone(applier, limits, calls.iter().zip(replies)).await;
         return;
     }
     // One call, or a database that cannot be reached: every caller is
@@ -294,6 +292,31 @@ async fn apply_group<P: Apply>(applier: &P, limits: &Limits, group: Vec<Waiting<
     errors.push(error);
     for (reply, error) in replies.into_iter().zip(errors) {
         let _ = reply.send(Err(error));
+    }
+}
+
+/// Applies each call alone, but one whose caller has gone, until the
+/// database is found unavailable, which then answers every call left.
+async fn each_alone<'c, P: Apply>(
+    applier: &P,
+    limits: &Limits,
+    calls: impl IntoIterator<Item = (&'c P::Call, Reply<P::Answer>)>,
+) {
+    let mut away: Option<StoreError> = None;
+    for (call, reply) in calls {
+        if reply.is_closed() {
+            continue;
+        }
+        let answer = match &away {
+            Some(error) => Err(error.for_another_caller().unwrap_or(StoreError::Closed)),
+            None => guarded(applier, limits, std::slice::from_ref(call))
+                .await
+                .map(|mut answers| answers.pop().expect("one answer for one call")),
+        };
+        if let Err(error) = &answer {
+            away = away.or_else(|| error.for_another_caller());
+        }
+        let _ = reply.send(answer);
     }
 }
 
@@ -362,6 +385,10 @@ mod tests {
                 return Err(StoreError::TimedOut);
             }
             Ok(names)
+        }
+
+        fn failed_alone(answer: &&'static str) -> bool {
+            *answer == "fails-alone"
         }
 
         fn weight(call: &Named) -> usize {
@@ -460,6 +487,16 @@ mod tests {
     ) -> Vec<Result<&'static str, StoreError>> {
         let groups = GroupCommit::start(recorder.clone(), SMALL);
         futures::future::join_all(calls.into_iter().map(|call| groups.submit(call))).await
+    }
+
+    #[tokio::test]
+    async fn a_call_failed_alone_in_a_committed_group_is_applied_again_alone() {
+        let recorder = Recorder::default();
+        let calls = vec![Named(1, 1, "a1"), Named(2, 1, "fails-alone"), Named(3, 1, "c1")];
+        let answers = submit_together(&recorder, calls).await;
+        let answers: Vec<&str> = answers.into_iter().map(Result::unwrap).collect();
+        assert_eq!(answers, ["a1", "fails-alone", "c1"]);
+        assert_eq!(recorder.groups(), [vec!["a1", "fails-alone", "c1"], vec!["fails-alone"]]);
     }
 
     #[tokio::test]

@@ -142,9 +142,13 @@ async fn one_event_calls_arriving_together_each_get_their_own_reports(backend: B
             }
         })
         .collect();
+    let alone = engine.upsert_groups_inserted_alone();
     let answers =
         join_all(calls.iter().map(|call| engine.upsert_batch(&docs, std::slice::from_ref(call))))
             .await;
+    if matches!(backend, Backend::Postgres(_)) {
+        assert!(engine.upsert_groups_inserted_alone() > alone, "a group was inserted alone");
+    }
 
     let (mut visa, mut visas_created) = (None, 0);
     let mut reports = Vec::new();
@@ -208,7 +212,8 @@ async fn a_call_refused_after_its_group_inserted_others_fails_alone() {
     test.refuse_events_titled("Refused").await;
 
     // The three calls wait together behind a group held by the test, so
-    // that they make the next group.
+    // that they make the next group, bet to be new keys as the held one was.
+    let alone = engine.upsert_groups_inserted_alone();
     let (mut other, pid) = other_writer(engine).await;
     sqlx::query("LOCK TABLE events IN EXCLUSIVE MODE").execute(&mut *other).await.unwrap();
     let held = tokio::spawn({
@@ -221,20 +226,15 @@ async fn a_call_refused_after_its_group_inserted_others_fails_alone() {
         item("anna", "first", "Refused"),
         item("anna", "stored", "Changed"),
     ];
-    let together = tokio::spawn({
-        let (engine, docs, calls) = (engine.clone(), docs.clone(), calls.clone());
-        async move {
-            join_all(
-                calls.iter().map(|call| engine.upsert_batch(&docs, std::slice::from_ref(call))),
-            )
-            .await
-        }
-    });
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    other.commit().await.unwrap();
+    // The calls are queued as this runtime's one thread first polls them,
+    // before the held group can end.
+    let (answers, ()) = tokio::join!(
+        join_all(calls.iter().map(|call| engine.upsert_batch(&docs, std::slice::from_ref(call)))),
+        async { other.commit().await.unwrap() },
+    );
     held.await.unwrap().unwrap();
+    assert_eq!(engine.upsert_groups_inserted_alone(), alone + 2, "both groups went in alone");
 
-    let answers = together.await.unwrap();
     let created = answers[0].as_ref().expect("the first call went in");
     assert_eq!(created[0].outcome, Outcome::Created, "answered as it went in");
     assert!(matches!(answers[1], Err(CoreError::Store(_))), "{:?}", answers[1]);

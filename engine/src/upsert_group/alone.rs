@@ -3,8 +3,11 @@
 //! way: that its keys are new.
 
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
+use futures::FutureExt;
 
 use super::plan::Plan;
 use super::{Answer, Applier, Item};
@@ -24,10 +27,11 @@ impl Applier {
     /// Remembers, of a group of one-event calls, the sources that pushed a
     /// key already taken or named twice, and forgets those that did not.
     pub(super) fn settle_bet(&self, items: &[&Item], plan: &Plan<'_>, throughs: &[Through]) {
-        // A key's repeat is not in `plan.new`: it counts as named twice.
+        // A key's repeat is not in `plan.new`: it counts as named twice. A
+        // moved row was not tried against its key, so it counts too.
         let mut stored = vec![true; items.len()];
         for ((at, _), through) in plan.new.iter().zip(throughs) {
-            stored[*at] = *through == Through::Taken;
+            stored[*at] = !matches!(through, Through::New(_));
         }
         let found: HashSet<i64> = items
             .iter()
@@ -56,11 +60,12 @@ impl Applier {
     /// people read through their gates again, as the insert's gates were
     /// released with its commit: a repeat meets its first write, which is
     /// then committed. That costs more than the group in one transaction,
-    /// so a source that pushed a key taken or named twice has its next
-    /// groups go that way, until one of them is all new keys again. Should
-    /// the rest's transaction fail, its calls are applied one at a time
-    /// until the database is found away, which answers the others, as
-    /// group commit does for a group ([`hado_storage::group_commit`]).
+    /// so a source that pushed a key taken or named twice (or for a person
+    /// whose settings moved) has its next groups go that way, until one of
+    /// them is all new keys again. Should the rest's transaction fail (or
+    /// panic), each of its calls fails on its own
+    /// ([`hado_storage::group_commit::Apply::failed_alone`]), and group
+    /// commit applies it again alone.
     pub(super) async fn insert_alone(
         &self,
         items: &[&Item],
@@ -68,6 +73,7 @@ impl Applier {
         rows: &[(RowKey<'_>, EventWrite<'_>, DateTime<Utc>, &DecidedFor)],
         now: DateTime<Utc>,
     ) -> Result<Vec<Answer>, StoreError> {
+        self.alone.fetch_add(1, Ordering::Relaxed);
         let mut connection = self.store.grouped_writer().await?;
         let began = self.kept.reading();
         let (throughs, as_now) = events::insert_new_through_gates(&mut connection, rows).await?;
@@ -89,11 +95,19 @@ impl Applier {
         let rest: Vec<usize> = (0..items.len()).filter(|&at| answers[at].is_none()).collect();
         if !rest.is_empty() {
             let those: Vec<&Item> = rest.iter().map(|&at| items[at]).collect();
-            let written = match self.apply_in_one_transaction(&those, now).await {
+            // A panic here fails only the calls not yet committed.
+            let applied = AssertUnwindSafe(self.apply_in_one_transaction(&those, now))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| Err(StoreError::Failed(PANICKED.into())));
+            let written: Vec<Answer> = match applied {
                 Ok(reports) => reports.into_iter().map(Ok).collect(),
                 // Nothing of the group went in: it fails as any group does.
                 Err(error) if rest.len() == items.len() => return Err(error),
-                Err(error) => self.each_alone(&those, error, now).await,
+                // Each call left fails on its own, and group commit applies
+                // it again alone (but one whose caller has gone), or answers
+                // it with a database away.
+                Err(error) => those.iter().map(|_| Err(own_failure(&error))).collect(),
             };
             for (at, answer) in rest.into_iter().zip(written) {
                 answers[at] = Some(answer);
@@ -101,32 +115,14 @@ impl Applier {
         }
         Ok(answers.into_iter().map(|answer| answer.expect("every item was answered")).collect())
     }
-
-    /// The rest of [`Self::insert_alone`]'s group after their transaction
-    /// failed with `error`: each applied alone, so that only an item the
-    /// database refuses fails, until the database is found away, which
-    /// answers the items left.
-    async fn each_alone(
-        &self,
-        items: &[&Item],
-        error: StoreError,
-        now: DateTime<Utc>,
-    ) -> Vec<Answer> {
-        let mut away = error.for_another_caller();
-        let mut answers = Vec::with_capacity(items.len());
-        for item in items {
-            let answer = match &away {
-                Some(error) => Err(error.for_another_caller().unwrap_or(StoreError::Closed)),
-                None => self
-                    .apply_in_one_transaction(std::slice::from_ref(item), now)
-                    .await
-                    .map(|mut reports| reports.pop().expect("one report for one item")),
-            };
-            if let Err(error) = &answer {
-                away = away.or_else(|| error.for_another_caller());
-            }
-            answers.push(answer);
-        }
-        answers
-    }
 }
+
+/// What a call of the rest is answered with when the rest's transaction
+/// failed: the same failure when the database was away, else its own
+/// failure, which group commit applies again alone.
+fn own_failure(error: &StoreError) -> StoreError {
+    error.for_another_caller().unwrap_or_else(|| StoreError::Failed(error.to_string()))
+}
+
+/// The failure of a rest whose transaction panicked.
+const PANICKED: &str = "applying the rest of a group of sources' upserts failed inside core";
