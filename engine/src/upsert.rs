@@ -37,6 +37,11 @@ pub(crate) struct Decision {
 }
 
 impl Decision {
+    /// The report of this decision, written to the event `id`.
+    pub(super) fn report(&self, id: i64) -> UpsertReport {
+        UpsertReport { id, outcome: self.outcome, state: self.lifecycle.state }
+    }
+
     pub(super) fn write<'a>(&self, spec: &'a EventSpec) -> EventWrite<'a> {
         EventWrite {
             spec,
@@ -124,5 +129,5 @@ pub(super) async fn write_decision(
             record.id
         }
     };
-    Ok(UpsertReport { id, outcome: decision.outcome, state: decision.lifecycle.state })
+    Ok(decision.report(id))
 }

@@ -255,11 +255,7 @@ impl Applier {
             match id {
                 Some(id) => {
                     earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
-                    reports[*at] = Some(UpsertReport {
-                        id,
-                        outcome: decision.outcome,
-                        state: decision.lifecycle.state,
-                    });
+                    reports[*at] = Some(decision.report(id));
                 }
                 None => taken.push(keys[*at]),
             }

@@ -11,7 +11,6 @@ use futures::FutureExt;
 
 use super::plan::Plan;
 use super::{Answer, Applier, Item};
-use crate::upsert::UpsertReport;
 use hado_domain::reminders;
 use hado_storage::events::{self, DecidedFor, Through};
 use hado_storage::{EventWrite, RowKey, StoreError};
@@ -87,8 +86,7 @@ impl Applier {
         for ((at, decision), through) in plan.new.iter().zip(throughs) {
             if let Through::New(id) = through {
                 earliest_check = reminders::earliest(earliest_check, decision.next_check_at);
-                let (outcome, state) = (decision.outcome, decision.lifecycle.state);
-                answers[*at] = Some(Ok(UpsertReport { id, outcome, state }));
+                answers[*at] = Some(Ok(decision.report(id)));
             }
         }
         self.alarm.checks_written(earliest_check, now);
