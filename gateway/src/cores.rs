@@ -8,7 +8,10 @@
 //! its key, a state set to a value, or a call that carries an
 //! `idempotency-key`, which core honours). A refusal core gave before
 //! starting the call (`hado-not-started`: its storage looked down) is sent
-//! to another member too.
+//! to another member too, and so, once, is such a repeatable call that core
+//! answered UNAVAILABLE after starting it: its storage failed under it (its
+//! connections to a database that just restarted still hang, where another
+//! core's do not).
 //!
 //! Written here rather than taken from tower's balancer, which tonic's
 //! `balance_channel` wraps: that one neither says which address failed nor
@@ -24,11 +27,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use hado_proto::metadata::{IDEMPOTENCY_KEY, NOT_STARTED};
+use hado_proto::metadata::NOT_STARTED;
 use http_body_util::{BodyExt, Full};
 use tonic::body::Body;
 use tonic::transport::Channel;
 use tower::ServiceExt;
+
+mod again;
+
+pub use again::once;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -52,35 +59,6 @@ pub const PROBE_EVERY: Duration = Duration::from_secs(1);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a call waits for core's name to resolve the first time.
 const FIRST_ADDRESSES: Duration = Duration::from_secs(3);
-
-/// The calls that change nothing more when repeated. Any other call is
-/// repeated only when it never reached a core, or carries an
-/// [`IDEMPOTENCY_KEY`].
-const REPEATABLE: &[&str] = &[
-    "/grpc.health.v1.Health/Check",
-    "/hado.v1.Ingest/UpsertEvents",
-    "/hado.v1.Ingest/WithdrawEvents",
-    "/hado.v1.Ingest/ListEvents",
-    "/hado.v1.Ingest/WhoAmI",
-    "/hado.v1.Inbox/ListEvents",
-    "/hado.v1.Inbox/GetEvent",
-    "/hado.v1.Inbox/UpdateEvent",
-    "/hado.v1.Inbox/MarkDone",
-    "/hado.v1.Inbox/MarkAck",
-    "/hado.v1.Inbox/ReopenEvent",
-    "/hado.v1.Inbox/TakeBackAck",
-    "/hado.v1.Inbox/GetProfile",
-    "/hado.v1.Inbox/UpdateProfile",
-    "/hado.v1.Inbox/GetAgentToken",
-    "/hado.v1.Inbox/ListChannels",
-    "/hado.v1.Inbox/SetChannelEnabled",
-    "/hado.v1.Inbox/GetCalendarFeed",
-    "/hado.v1.Inbox/ListConnectedApps",
-    "/hado.v1.Links/InspectActionLink",
-    "/hado.v1.Links/UseActionLink",
-    "/hado.v1.Links/CalendarFeed",
-    "/hado.v1.OAuth/CheckAuthorization",
-];
 
 /// One core address and its channel.
 #[derive(Debug)]
@@ -252,13 +230,13 @@ impl CoreChannel {
 
     async fn send(self, request: http::Request<Body>) -> Result<http::Response<Body>, BoxError> {
         let (parts, body) = request.into_parts();
-        let repeatable =
-            REPEATABLE.contains(&parts.uri.path()) || parts.headers.contains_key(IDEMPOTENCY_KEY);
+        let repeatable = again::repeatable(&parts);
         // Unary and server-streaming calls send one message: kept, so that
         // it can be sent again.
         let body: Bytes = body.collect().await?.to_bytes();
         self.first_addresses().await;
         let mut tried: Vec<Arc<Member>> = Vec::new();
+        let mut repeated_unavailable = false;
         loop {
             let Some(member) = self.pick(&tried) else {
                 return Err(Box::new(tonic::Status::unavailable(
@@ -280,12 +258,28 @@ impl CoreChannel {
                         return Ok(response);
                     }
                 }
+                // Its storage failed under the call: another core's may not.
+                // Once only, so that a database down for every core costs a
+                // caller at most two of core's waits for a connection.
+                Ok(response)
+                    if repeatable && !repeated_unavailable && again::unavailable(&response) =>
+                {
+                    repeated_unavailable = true;
+                    tried.push(member);
+                    if self.pick(&tried).is_none() {
+                        return Ok(response);
+                    }
+                    tracing::debug!(
+                        path = parts.uri.path(),
+                        "repeating on another core a call core could not store"
+                    );
+                }
                 Ok(response) => return Ok(response),
                 Err(error) => {
                     let error: BoxError = error.into();
                     member.set_aside(&error);
                     tried.push(member);
-                    let sent = !never_sent(&*error);
+                    let sent = !again::never_sent(&*error);
                     if sent && !repeatable {
                         return Err(error);
                     }
@@ -327,19 +321,6 @@ fn set_addresses(
     changed
 }
 
-/// Whether the call failed before any of it was sent: its connection could
-/// not be made.
-fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if error.is::<tonic::ConnectError>() {
-            return true;
-        }
-        current = error.source();
-    }
-    false
-}
-
 /// Whether a core answers its health check at all.
 async fn answers(channel: &Channel) -> bool {
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -370,44 +351,9 @@ impl tower::Service<http::Request<Body>> for CoreChannel {
     }
 }
 
-/// `message` as a call that core does once however often it is sent: with
-/// a fresh [`IDEMPOTENCY_KEY`].
-pub fn once<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    let key = ulid::Ulid::new().to_string();
-    request.metadata_mut().insert(IDEMPOTENCY_KEY, key.parse().expect("a ULID is valid metadata"));
-    request
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_repeatable_call_is_a_method_core_serves() {
-        use prost::Message as _;
-        let mut served = Vec::new();
-        for set in [hado_proto::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET] {
-            let set = prost_types::FileDescriptorSet::decode(set).expect("a descriptor set");
-            for file in set.file {
-                for service in &file.service {
-                    for method in &service.method {
-                        served.push(format!(
-                            "/{}.{}/{}",
-                            file.package(),
-                            service.name(),
-                            method.name()
-                        ));
-                    }
-                }
-            }
-        }
-        let unknown: Vec<&&str> = REPEATABLE
-            .iter()
-            .filter(|path| !served.iter().any(|method| method == **path))
-            .collect();
-        assert!(unknown.is_empty(), "repeatable, but not a method core serves: {unknown:?}");
-    }
 
     #[tokio::test]
     async fn a_first_call_waits_for_the_name_to_resolve_and_no_longer() {

@@ -127,3 +127,76 @@ async fn a_core_that_takes_connections_but_never_answers_costs_seconds_not_the_c
     assert!(has_seen(&core, "anna").await);
     drop(silent);
 }
+
+/// A stand-in for a core whose storage fails every call it starts (its
+/// connections to the database hang while another core's do not, as after
+/// a restart of the database): every call is answered UNAVAILABLE, as
+/// core answers, and counted by its path.
+async fn core_whose_storage_fails() -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let counted = seen.clone();
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        counted.lock().unwrap().push(uri.path().to_owned());
+        async {
+            (
+                [
+                    ("content-type", "application/grpc"),
+                    ("grpc-status", "14"),
+                    ("grpc-message", "storage is unavailable"),
+                ],
+                "",
+            )
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (address, seen)
+}
+
+/// A call core answered UNAVAILABLE after starting it (its storage failed
+/// under it) is repeated on another core when repeating it changes nothing:
+/// a read, an upsert by its key. Any other call is answered as it was, as
+/// it may have been done.
+#[tokio::test]
+async fn a_repeatable_call_a_core_could_not_store_is_repeated_on_another_core() {
+    let core = TestCore::start(&Backend::Sqlite, NOW).await;
+    let (failing, seen) = core_whose_storage_fails().await;
+    let addresses = vec![failing, core.addr];
+    let resolve: Resolve = Arc::new(move |_, _| {
+        let found = addresses.clone();
+        Box::pin(async move { Ok(found) })
+    });
+    let balanced =
+        Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+
+    // Every read is answered, half of them after the failing core's refusal.
+    calls_as(&balanced, "anna", 10).await;
+    let repeated = seen.lock().unwrap().iter().filter(|path| path.ends_with("/GetProfile")).count();
+    assert!(repeated > 0, "no read went to the failing core first");
+
+    // A create without an idempotency key is not repeated: those the
+    // failing core took are answered UNAVAILABLE.
+    let mut inbox = InboxClient::with_interceptor(
+        balanced.channel(),
+        Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
+    );
+    let mut refused = 0;
+    for index in 0..10 {
+        let fields = hado_proto::v1::EventFields {
+            title: format!("Created {index}"),
+            due_at: "2027-03-14".into(),
+            ..Default::default()
+        };
+        match inbox.create_event(fields).await {
+            Ok(_) => {}
+            Err(status) => {
+                assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+                refused += 1;
+            }
+        }
+    }
+    let taken = seen.lock().unwrap().iter().filter(|path| path.ends_with("/CreateEvent")).count();
+    assert!(taken > 0, "no create went to the failing core");
+    assert_eq!(refused, taken, "a create the failing core took was repeated elsewhere");
+}

@@ -1,0 +1,100 @@
+//! Owns which calls a gateway may send to core again: those that change
+//! nothing more when repeated, and those that carry an
+//! [`IDEMPOTENCY_KEY`]; and what a failed attempt says of whether it may.
+
+use hado_proto::metadata::IDEMPOTENCY_KEY;
+use tonic::body::Body;
+
+/// The calls that change nothing more when repeated. Any other call is
+/// repeated only when it never reached a core, or carries an
+/// [`IDEMPOTENCY_KEY`].
+const REPEATABLE: &[&str] = &[
+    "/grpc.health.v1.Health/Check",
+    "/hado.v1.Ingest/UpsertEvents",
+    "/hado.v1.Ingest/WithdrawEvents",
+    "/hado.v1.Ingest/ListEvents",
+    "/hado.v1.Ingest/WhoAmI",
+    "/hado.v1.Inbox/ListEvents",
+    "/hado.v1.Inbox/GetEvent",
+    "/hado.v1.Inbox/UpdateEvent",
+    "/hado.v1.Inbox/MarkDone",
+    "/hado.v1.Inbox/MarkAck",
+    "/hado.v1.Inbox/ReopenEvent",
+    "/hado.v1.Inbox/TakeBackAck",
+    "/hado.v1.Inbox/GetProfile",
+    "/hado.v1.Inbox/UpdateProfile",
+    "/hado.v1.Inbox/GetAgentToken",
+    "/hado.v1.Inbox/ListChannels",
+    "/hado.v1.Inbox/SetChannelEnabled",
+    "/hado.v1.Inbox/GetCalendarFeed",
+    "/hado.v1.Inbox/ListConnectedApps",
+    "/hado.v1.Links/InspectActionLink",
+    "/hado.v1.Links/UseActionLink",
+    "/hado.v1.Links/CalendarFeed",
+    "/hado.v1.OAuth/CheckAuthorization",
+];
+
+/// Whether doing the call twice changes nothing more than doing it once.
+pub(super) fn repeatable(parts: &http::request::Parts) -> bool {
+    REPEATABLE.contains(&parts.uri.path()) || parts.headers.contains_key(IDEMPOTENCY_KEY)
+}
+
+/// Whether the call failed before any of it was sent: its connection could
+/// not be made.
+pub(super) fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if error.is::<tonic::ConnectError>() {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
+/// Whether core answered the call UNAVAILABLE (its storage could not be
+/// reached or written), in the headers of an answer that carries no message.
+pub(super) fn unavailable(response: &http::Response<Body>) -> bool {
+    tonic::Status::from_header_map(response.headers())
+        .is_some_and(|status| status.code() == tonic::Code::Unavailable)
+}
+
+/// `message` as a call that core does once however often it is sent: with
+/// a fresh [`IDEMPOTENCY_KEY`].
+pub fn once<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let key = ulid::Ulid::new().to_string();
+    request.metadata_mut().insert(IDEMPOTENCY_KEY, key.parse().expect("a ULID is valid metadata"));
+    request
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_repeatable_call_is_a_method_core_serves() {
+        use prost::Message as _;
+        let mut served = Vec::new();
+        for set in [hado_proto::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET] {
+            let set = prost_types::FileDescriptorSet::decode(set).expect("a descriptor set");
+            for file in set.file {
+                for service in &file.service {
+                    for method in &service.method {
+                        served.push(format!(
+                            "/{}.{}/{}",
+                            file.package(),
+                            service.name(),
+                            method.name()
+                        ));
+                    }
+                }
+            }
+        }
+        let unknown: Vec<&&str> = REPEATABLE
+            .iter()
+            .filter(|path| !served.iter().any(|method| method == **path))
+            .collect();
+        assert!(unknown.is_empty(), "repeatable, but not a method core serves: {unknown:?}");
+    }
+}
