@@ -11,6 +11,8 @@
 //!   answered within a few seconds, 503 with `Retry-After` over REST,
 //!   UNAVAILABLE over gRPC, a JSON-RPC error that says to retry over MCP;
 //!   health follows; when the database is back, nothing needs a restart.
+//!   The same when the relay goes silent instead: connections hang, as to
+//!   a host gone without a word.
 //!
 //! In both, every write a client saw acknowledged is stored afterwards.
 
@@ -384,6 +386,11 @@ struct Relay {
     port: u16,
     upstream: String,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// While true, nothing is relayed and nothing is closed: what a host
+    /// that went away, or a network that drops packets, looks like.
+    silent: tokio::sync::watch::Sender<bool>,
+    /// The client ends of the connections silenced, kept open.
+    held: Arc<Mutex<Vec<TcpStream>>>,
 }
 
 impl Relay {
@@ -403,7 +410,13 @@ impl Relay {
             .split_once('@')
             .map_or("postgres", |(user, _)| user);
         (
-            Self { port, upstream, tasks: Arc::default() },
+            Self {
+                port,
+                upstream,
+                tasks: Arc::default(),
+                silent: tokio::sync::watch::Sender::new(false),
+                held: Arc::default(),
+            },
             format!("postgres://{user}@127.0.0.1:{port}/{name}"),
         )
     }
@@ -411,18 +424,39 @@ impl Relay {
     async fn restore(&self) {
         let listener = TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
         let (upstream, tasks) = (self.upstream.clone(), self.tasks.clone());
+        let (silent, held) = (self.silent.clone(), self.held.clone());
         let accepting = tokio::spawn(async move {
             while let Ok((mut client, _)) = listener.accept().await {
-                let upstream = upstream.clone();
+                if *silent.borrow() {
+                    held.lock().unwrap().push(client);
+                    continue;
+                }
+                let (upstream, held) = (upstream.clone(), held.clone());
+                let mut silenced = silent.subscribe();
                 let pipe = tokio::spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(&upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    let Ok(mut server) = TcpStream::connect(&upstream).await else { return };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                        _ = silenced.wait_for(|silent| *silent) => held.lock().unwrap().push(client),
                     }
                 });
                 tasks.lock().unwrap().push(pipe);
             }
         });
         self.tasks.lock().unwrap().push(accepting);
+    }
+
+    /// Stops relaying without closing anything: every connection open, and
+    /// every one opened from now, is accepted and never answered.
+    fn silence(&self) {
+        self.silent.send_replace(true);
+    }
+
+    /// Relays again; the connections silenced are closed, as a network that
+    /// comes back finds them reset.
+    fn speak(&self) {
+        self.silent.send_replace(false);
+        self.held.lock().unwrap().clear();
     }
 
     fn cut(&self) {
@@ -560,6 +594,79 @@ async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
     eprintln!(
         "storage-down drill: {} events acknowledged; /up said 503 {down_after:?} after the cut and 200 {up_after:?} after the restore",
         stack.acknowledged.len()
+    );
+    stack.stop();
+    relay.cut();
+    database.drop_now().await;
+}
+
+/// How soon after the first write refused while the database is silent
+/// `/up` says 503: a new connection not answered within its second is a
+/// database gone, not a busy one.
+const SILENT_UP_FOLLOWS: Duration = Duration::from_secs(2);
+
+/// A database that stops answering without a word (its host gone, a
+/// network that drops packets, a container stopped before its address was
+/// forgotten): connections to it hang instead of being refused. `/up` says
+/// 503 within moments of the first write refused, stays so while the
+/// silence lasts, and never says 200 while a write is refused; when the
+/// database answers again, writes succeed with no restart. (That a silent
+/// new connection counts as down, never as a busy writer, is
+/// `silent::a_server_that_leaves_a_new_connection_unanswered_is_down_not_busy`
+/// in core's tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_goes_silent_is_reported_down_within_seconds() {
+    let Some(backend) = Backend::postgres(
+        "storage_faults::a_database_that_goes_silent_is_reported_down_within_seconds",
+    ) else {
+        return;
+    };
+    let database = TestDatabase::create(&backend).await;
+    let (relay, through_relay) = Relay::closed(&database);
+    relay.restore().await;
+    let folder = tempfile::tempdir().unwrap();
+    let mut stack = Stack::start(folder.path(), &through_relay).await;
+    for round in 0..3 {
+        assert_eq!(stack.push(&format!("before{round}"), 20).await.0, StatusCode::OK);
+    }
+
+    relay.silence();
+    let (status, retry_after, took) = stack.push("silent", 5).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "a write while the database is silent");
+    assert!(retry_after.is_some() && took < FAST, "answered 503 with Retry-After in {took:?}");
+    let refused_at = Instant::now();
+    while stack.up_status().await != StatusCode::SERVICE_UNAVAILABLE {
+        assert!(
+            refused_at.elapsed() < SILENT_UP_FOLLOWS,
+            "/up still said 200 {SILENT_UP_FOLLOWS:?} after a write was refused by a silent database"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let followed = refused_at.elapsed();
+    let watched = Instant::now();
+    while watched.elapsed() < Duration::from_secs(3) {
+        assert_eq!(
+            stack.up_status().await,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "/up said 200 while the database was silent"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_fails_fast(&mut stack, "silent").await;
+
+    relay.speak();
+    let up_after = stack.wait_for_up(StatusCode::OK, HEALTH_FOLLOWS).await;
+    let watched = Instant::now();
+    while watched.elapsed() < Duration::from_secs(2) {
+        if stack.up_status().await == StatusCode::OK {
+            let (status, _, _) = stack.push("answering", 1).await;
+            assert_eq!(status, StatusCode::OK, "/up said 200 and a write was refused");
+        }
+    }
+    assert!(stack.mcp_create().await.0["result"]["structuredContent"]["id"].is_number());
+    stack.assert_nothing_lost().await;
+    eprintln!(
+        "silent-database drill: /up said 503 {followed:?} after the first refused write, and 200 {up_after:?} after the database answered again"
     );
     stack.stop();
     relay.cut();
