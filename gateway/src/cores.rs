@@ -32,6 +32,7 @@ use http_body_util::{BodyExt, Full};
 use tonic::body::Body;
 use tonic::transport::Channel;
 use tower::ServiceExt;
+use tower::retry::budget::{Budget as _, TpsBudget};
 
 mod again;
 
@@ -99,6 +100,11 @@ struct Members {
 #[derive(Clone, Debug)]
 pub struct CoreChannel {
     members: Arc<Members>,
+    /// What calls that core started and could not store may be sent again:
+    /// a fifth of the calls, and ten a second besides, so that a database
+    /// that fails every core's calls (or a pool swamped by a flood) is not
+    /// asked twice for each of them.
+    again: Arc<TpsBudget>,
 }
 
 impl CoreChannel {
@@ -115,7 +121,10 @@ impl CoreChannel {
     }
 
     fn empty() -> Self {
-        Self { members: Arc::new(Members::default()) }
+        Self {
+            members: Arc::new(Members::default()),
+            again: Arc::new(TpsBudget::new(Duration::from_secs(10), 10, 0.2)),
+        }
     }
 
     /// The cores `host` resolves to: asked again every `every`, so that new
@@ -237,6 +246,7 @@ impl CoreChannel {
         self.first_addresses().await;
         let mut tried: Vec<Arc<Member>> = Vec::new();
         let mut repeated_unavailable = false;
+        self.again.deposit();
         loop {
             let Some(member) = self.pick(&tried) else {
                 return Err(Box::new(tonic::Status::unavailable(
@@ -260,9 +270,13 @@ impl CoreChannel {
                 }
                 // Its storage failed under the call: another core's may not.
                 // Once only, so that a database down for every core costs a
-                // caller at most two of core's waits for a connection.
+                // caller at most two of core's waits for a connection; and
+                // within the budget.
                 Ok(response)
-                    if repeatable && !repeated_unavailable && again::unavailable(&response) =>
+                    if repeatable
+                        && !repeated_unavailable
+                        && again::unavailable(&response)
+                        && self.again.withdraw() =>
                 {
                     repeated_unavailable = true;
                     tried.push(member);

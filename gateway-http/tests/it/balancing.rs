@@ -200,3 +200,33 @@ async fn a_repeatable_call_a_core_could_not_store_is_repeated_on_another_core() 
     assert!(taken > 0, "no create went to the failing core");
     assert_eq!(refused, taken, "a create the failing core took was repeated elsewhere");
 }
+
+/// When every core fails the calls it starts (a database down for all, a
+/// pool swamped by a flood), the gateway does not ask twice for each call:
+/// what it sends again stays within its budget, a fifth of the calls and
+/// a reserve of a hundred.
+#[tokio::test]
+async fn calls_sent_again_stay_within_a_budget_when_every_core_fails_them() {
+    let (first, first_seen) = core_whose_storage_fails().await;
+    let (second, second_seen) = core_whose_storage_fails().await;
+    let addresses = vec![first, second];
+    let resolve: Resolve = Arc::new(move |_, _| {
+        let found = addresses.clone();
+        Box::pin(async move { Ok(found) })
+    });
+    let balanced =
+        Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+    let mut inbox = InboxClient::with_interceptor(
+        balanced.channel(),
+        Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
+    );
+    const CALLS: usize = 500;
+    for _ in 0..CALLS {
+        let status = inbox.get_profile(GetProfileRequest::default()).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    }
+    let sent = first_seen.lock().unwrap().len() + second_seen.lock().unwrap().len();
+    let again = sent - CALLS;
+    assert!(again > 0, "no call was sent again");
+    assert!(again <= 100 + CALLS / 5, "{again} of {CALLS} calls were sent again");
+}
