@@ -610,10 +610,9 @@ const SILENT_UP_FOLLOWS: Duration = Duration::from_secs(2);
 /// forgotten): connections to it hang instead of being refused. `/up` says
 /// 503 within moments of the first write refused, stays so while the
 /// silence lasts, and never says 200 while a write is refused; when the
-/// database answers again, writes succeed with no restart. (That a silent
-/// new connection counts as down, never as a busy writer, is
-/// `silent::a_server_that_leaves_a_new_connection_unanswered_is_down_not_busy`
-/// in core's tests.)
+/// database answers again, writes succeed with no restart. (The probe's
+/// write finds no connection within the pool's 2 s and fails, as every
+/// call does.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_that_goes_silent_is_reported_down_within_seconds() {
     let Some(backend) = Backend::postgres(

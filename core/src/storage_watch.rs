@@ -3,9 +3,7 @@
 //! storage is down ([`PROBE_WHILE_DOWN`]), and at once when a call has just
 //! failed because storage was unavailable ([`StorageWatch::look_now`], rung
 //! by `grpc::gate`). A probe whose write is slow also opens a connection of
-//! its own, which a stopped or restarting server refuses at once, and a
-//! server gone without a word leaves unanswered for a second: either is
-//! storage down, where a slow write alone may be a busy writer. So `/up`
+//! its own, which a stopped or restarting server refuses at once. So `/up`
 //! and core's health follow storage within a moment either way: NOT_SERVING
 //! from the first write refused, SERVING again within a quarter second of
 //! the database taking writes.
@@ -103,7 +101,7 @@ async fn probe(
 
 /// One probe: the liveness row written through the pool; and, when that
 /// is slow or a call has just failed (`told`), a connection of the probe's
-/// own, whose refusal, or silence for a second, decides at once.
+/// own, whose refusal decides at once.
 async fn probe_once(engine: &Engine, told: bool) -> StorageLook {
     let write = engine.probe_storage();
     tokio::pin!(write);

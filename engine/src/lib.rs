@@ -48,7 +48,7 @@ pub mod tokens;
 pub enum StorageLook {
     /// It answered: the row was written, or the server took a connection.
     Fine,
-    /// The liveness row was not written in time: a busy writer, or a lost one.
+    /// It did not answer in time: a busy writer, or a lost one.
     Slow,
     /// It failed, and why.
     Failed(hado_storage::StoreError),
@@ -241,17 +241,9 @@ impl Engine {
     }
 
     /// Whether the database server answers a connection of its own at all,
-    /// past the pool: a quick, certain "no" while it is down or restarting,
-    /// and "no" too when the connection is not answered within its second.
-    /// That is a server gone without a word (its host away, a network that
-    /// drops packets, an address that outlived its container): connections
-    /// to it hang instead of being refused. A busy server still answers a
-    /// new connection, so this is never taken for one.
+    /// past the pool: a quick, certain "no" while it is down or restarting.
     pub async fn storage_answers(&self) -> StorageLook {
-        match self.store.answers().await {
-            Ok(()) => StorageLook::Fine,
-            Err(error) => StorageLook::Failed(error),
-        }
+        StorageLook::of(self.store.answers().await)
     }
 
     /// Which backend the database is (for core's start-up line).

@@ -14,7 +14,6 @@ mod oauth;
 mod one_core;
 mod parsers;
 mod push;
-mod silent;
 mod storage_story;
 mod telegram;
 mod trust;
