@@ -240,7 +240,12 @@ fn storage_status(code: tonic::Code, error: &StoreError) -> Status {
         "core's storage cannot be reached or written right now; nothing was changed, retry in {} s",
         STORAGE_RETRY.as_secs()
     );
-    Status::with_error_details(code, message, details)
+    let mut status = Status::with_error_details(code, message, details);
+    status.metadata_mut().insert(
+        hado_proto::metadata::STORAGE_FAILED,
+        tonic::metadata::MetadataValue::from_static("unavailable"),
+    );
+    status
 }
 
 /// A refusal's words, in the person's language, as `LocalizedMessage`.
@@ -313,6 +318,19 @@ mod tests {
             let reason = status.get_details_error_info().map(|info| info.reason);
             assert_eq!(ErrorCode::of(status.code(), reason.as_deref()), code, "{shown}");
             assert_ne!(code, ErrorCode::CoreAway, "{shown}: only a channel says core is away");
+        }
+    }
+
+    /// Storage that failed a call is said so where a gateway looks before
+    /// it sends a repeatable call to another core; nothing else is.
+    #[test]
+    fn only_storage_that_failed_marks_its_answer_for_another_core() {
+        for error in one_of_each() {
+            let shown = format!("{error:?}");
+            let storage = code(&error) == ErrorCode::StorageAway;
+            let answer = status(error).into_http::<tonic::body::Body>();
+            let marked = answer.headers().contains_key(hado_proto::metadata::STORAGE_FAILED);
+            assert_eq!(marked, storage, "{shown}");
         }
     }
 }

@@ -100,10 +100,11 @@ struct Members {
 #[derive(Clone, Debug)]
 pub struct CoreChannel {
     members: Arc<Members>,
-    /// What calls that core started and could not store may be sent again:
-    /// a fifth of the calls, and ten a second besides, so that a database
-    /// that fails every core's calls (or a pool swamped by a flood) is not
-    /// asked twice for each of them.
+    /// How many calls that core started and could not store may be sent
+    /// again: a fifth of Hado's calls over the last 10 s, plus a reserve of
+    /// 100 in any 10 s (tower's `TpsBudget`), so that a database that fails
+    /// every core's calls, or a pool swamped by a flood, is not asked twice
+    /// for each of them.
     again: Arc<TpsBudget>,
 }
 
@@ -246,7 +247,11 @@ impl CoreChannel {
         self.first_addresses().await;
         let mut tried: Vec<Arc<Member>> = Vec::new();
         let mut repeated_unavailable = false;
-        self.again.deposit();
+        // Hado's calls count toward what may be sent again; `/up`'s health
+        // checks, which anyone may ask for, do not.
+        if parts.uri.path().starts_with("/hado.v1.") {
+            self.again.deposit();
+        }
         loop {
             let Some(member) = self.pick(&tried) else {
                 return Err(Box::new(tonic::Status::unavailable(
@@ -273,16 +278,13 @@ impl CoreChannel {
                 // caller at most two of core's waits for a connection; and
                 // within the budget.
                 Ok(response)
-                    if repeatable
-                        && !repeated_unavailable
-                        && again::unavailable(&response)
-                        && self.again.withdraw() =>
+                    if repeatable && !repeated_unavailable && again::storage_failed(&response) =>
                 {
-                    repeated_unavailable = true;
                     tried.push(member);
-                    if self.pick(&tried).is_none() {
+                    if self.pick(&tried).is_none() || !self.again.withdraw() {
                         return Ok(response);
                     }
+                    repeated_unavailable = true;
                     tracing::debug!(
                         path = parts.uri.path(),
                         "repeating on another core a call core could not store"

@@ -22,6 +22,12 @@ pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// core, whatever the call is.
 pub const NOT_STARTED: &str = "hado-not-started";
 
+/// Set by core on every answer UNAVAILABLE because its storage could not be
+/// reached or written (`STORAGE_UNAVAILABLE`), started or not: a gateway may
+/// send a call that changes nothing when repeated to another core, whose
+/// connections to the database may work where this one's did not.
+pub const STORAGE_FAILED: &str = "hado-storage-failed";
+
 /// The prefix of an agent token, issued by the person or the operator.
 pub const AGENT_TOKEN_PREFIX: &str = "hado_agent_";
 

@@ -2,7 +2,7 @@
 //! nothing more when repeated, and those that carry an
 //! [`IDEMPOTENCY_KEY`]; and what a failed attempt says of whether it may.
 
-use hado_proto::metadata::IDEMPOTENCY_KEY;
+use hado_proto::metadata::{IDEMPOTENCY_KEY, STORAGE_FAILED};
 use tonic::body::Body;
 
 /// The calls that change nothing more when repeated. Any other call is
@@ -52,11 +52,13 @@ pub(super) fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// Whether core answered the call UNAVAILABLE (its storage could not be
-/// reached or written), in the headers of an answer that carries no message.
-pub(super) fn unavailable(response: &http::Response<Body>) -> bool {
-    tonic::Status::from_header_map(response.headers())
-        .is_some_and(|status| status.code() == tonic::Code::Unavailable)
+/// Whether core answered the call UNAVAILABLE because its storage could
+/// not be reached or written ([`STORAGE_FAILED`]), in the headers of an
+/// answer that carries no message. Read from the headers alone, as sent.
+pub(super) fn storage_failed(response: &http::Response<Body>) -> bool {
+    let headers = response.headers();
+    headers.get("grpc-status").is_some_and(|code| code.as_bytes() == b"14")
+        && headers.contains_key(STORAGE_FAILED)
 }
 
 /// `message` as a call that core does once however often it is sent: with
