@@ -237,7 +237,7 @@ fn storage_status(code: tonic::Code, error: &StoreError) -> Status {
     );
     details.set_retry_info(Some(STORAGE_RETRY));
     let message = format!(
-        "core's storage cannot be reached or written right now; nothing was changed, retry in {} s",
+        "core's storage cannot be reached or written right now; nothing is half-written, retry in {} s",
         STORAGE_RETRY.as_secs()
     );
     let mut status = Status::with_error_details(code, message, details);
