@@ -554,6 +554,23 @@ async fn core_names_a_database_host_that_does_not_resolve_while_it_waits() {
     drop(core);
 }
 
+/// A stack on a database of its own through a relay, and five pushes of
+/// `size` events taken.
+async fn relayed(
+    backend: &Backend,
+    size: usize,
+) -> (TestDatabase, Relay, tempfile::TempDir, Stack) {
+    let database = TestDatabase::create(backend).await;
+    let (relay, through_relay) = Relay::closed(&database);
+    relay.restore().await;
+    let folder = tempfile::tempdir().unwrap();
+    let mut stack = Stack::start(folder.path(), &through_relay).await;
+    for round in 0..5 {
+        assert_eq!(stack.push(&format!("before{round}"), size).await.0, StatusCode::OK);
+    }
+    (database, relay, folder, stack)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
     let Some(backend) = Backend::postgres(
@@ -561,15 +578,7 @@ async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
     ) else {
         return;
     };
-    let database = TestDatabase::create(&backend).await;
-    let (relay, through_relay) = Relay::closed(&database);
-    relay.restore().await;
-
-    let folder = tempfile::tempdir().unwrap();
-    let mut stack = Stack::start(folder.path(), &through_relay).await;
-    for round in 0..5 {
-        assert_eq!(stack.push(&format!("before{round}"), 50).await.0, StatusCode::OK);
-    }
+    let (database, relay, _folder, mut stack) = relayed(&backend, 50).await;
 
     relay.cut();
     assert_fails_fast(&mut stack, "down").await;
@@ -601,8 +610,8 @@ async fn storage_that_goes_away_is_answered_fast_and_needs_no_restart() {
 }
 
 /// How soon after the first write refused while the database is silent
-/// `/up` says 503: a new connection not answered within its second is a
-/// database gone, not a busy one.
+/// `/up` says 503: the probe's write waits for a connection no longer than
+/// the write did.
 const SILENT_UP_FOLLOWS: Duration = Duration::from_secs(2);
 
 /// A database that stops answering without a word (its host gone, a
@@ -620,14 +629,7 @@ async fn a_database_that_goes_silent_is_reported_down_within_seconds() {
     ) else {
         return;
     };
-    let database = TestDatabase::create(&backend).await;
-    let (relay, through_relay) = Relay::closed(&database);
-    relay.restore().await;
-    let folder = tempfile::tempdir().unwrap();
-    let mut stack = Stack::start(folder.path(), &through_relay).await;
-    for round in 0..3 {
-        assert_eq!(stack.push(&format!("before{round}"), 20).await.0, StatusCode::OK);
-    }
+    let (database, relay, _folder, mut stack) = relayed(&backend, 20).await;
 
     relay.silence();
     let (status, retry_after, took) = stack.push("silent", 5).await;
