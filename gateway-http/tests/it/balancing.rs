@@ -273,6 +273,9 @@ async fn calls_sent_again_stay_within_a_budget_when_every_core_fails_them() {
     // The reserve is for each 10 s: a slow machine's run spans more.
     let windows = 1 + started.elapsed().as_secs() as usize / 10;
     let again = hits(&[&first_seen, &second_seen], "/GetProfile") - CALLS;
-    assert!(again >= 100, "the reserve was not used: {again} sent again");
     assert!(again <= 100 * windows + CALLS / 5, "{again} of {CALLS} calls were sent again");
+    // Within one window, the reserve and a fifth of the calls are all spent.
+    if windows == 1 {
+        assert!(again + 1 >= 100 + CALLS / 5, "only {again} of {CALLS} calls were sent again");
+    }
 }
