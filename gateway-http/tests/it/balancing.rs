@@ -279,3 +279,37 @@ async fn calls_sent_again_stay_within_a_budget_when_every_core_fails_them() {
         assert!(again + 1 >= 100 + CALLS / 5, "only {again} of {CALLS} calls were sent again");
     }
 }
+
+/// A failed call with no other core to try spends nothing of the budget:
+/// a lone core failing for a while leaves the gateway its full budget for
+/// when a second core joins.
+#[tokio::test]
+async fn a_call_with_no_other_core_left_spends_nothing_of_the_budget() {
+    let (first, first_seen) = core_answering_unavailable(true).await;
+    let (second, second_seen) = core_answering_unavailable(true).await;
+    let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(vec![first]));
+    let resolver_answer = answer.clone();
+    let resolve: Resolve = Arc::new(move |_, _| {
+        let found = resolver_answer.lock().unwrap().clone();
+        Box::pin(async move { Ok(found) })
+    });
+    let balanced =
+        Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+    let mut inbox = InboxClient::with_interceptor(
+        balanced.channel(),
+        Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
+    );
+    for _ in 0..600 {
+        inbox.get_profile(GetProfileRequest::default()).await.unwrap_err();
+    }
+    assert_eq!(hits(&[&first_seen], "/GetProfile"), 600, "one core, one try a call");
+
+    *answer.lock().unwrap() = vec![first, second];
+    tokio::time::sleep(RESOLVE_EVERY * 6).await;
+    const CALLS: usize = 50;
+    for _ in 0..CALLS {
+        inbox.get_profile(GetProfileRequest::default()).await.unwrap_err();
+    }
+    let tried = hits(&[&first_seen, &second_seen], "/GetProfile") - 600;
+    assert_eq!(tried, 2 * CALLS, "once a second core joined, every call was tried on both");
+}
