@@ -8,10 +8,10 @@
 //! its key, a state set to a value, or a call that carries an
 //! `idempotency-key`, which core honours). A refusal core gave before
 //! starting the call (`hado-not-started`: its storage looked down) is sent
-//! to another member too, and so, once, is such a repeatable call that core
-//! answered UNAVAILABLE after starting it: its storage failed under it (its
-//! connections to a database that just restarted still hang, where another
-//! core's do not).
+//! to another member too, and so, once and within a budget, is a repeatable
+//! call core answered UNAVAILABLE after starting it, marked
+//! `hado-storage-failed`: its storage failed under it (its connections to a
+//! database that just restarted still hang, where another core's do not).
 //!
 //! Written here rather than taken from tower's balancer, which tonic's
 //! `balance_channel` wraps: that one neither says which address failed nor
