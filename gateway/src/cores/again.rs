@@ -1,19 +1,21 @@
 //! Owns which calls a gateway may send to core again: those that change
-//! nothing more when repeated, and those that carry an
-//! [`IDEMPOTENCY_KEY`]; and what a failed attempt says of whether it may.
+//! nothing more when repeated, and those core does once per
+//! [`IDEMPOTENCY_KEY`] when they carry one; and what a failed attempt says
+//! of whether it may.
 
 use hado_proto::metadata::{IDEMPOTENCY_KEY, STORAGE_FAILED};
 use tonic::body::Body;
 
 /// The calls that change nothing more when repeated. Any other call is
-/// repeated only when it never reached a core, or carries an
-/// [`IDEMPOTENCY_KEY`].
+/// repeated only when it never reached a core, or is one of [`KEYED`] and
+/// carries an [`IDEMPOTENCY_KEY`].
 const REPEATABLE: &[&str] = &[
     "/grpc.health.v1.Health/Check",
     "/hado.v1.Ingest/UpsertEvents",
     "/hado.v1.Ingest/WithdrawEvents",
     "/hado.v1.Ingest/ListEvents",
     "/hado.v1.Ingest/WhoAmI",
+    "/hado.v1.Inbox/GetInbox",
     "/hado.v1.Inbox/ListEvents",
     "/hado.v1.Inbox/GetEvent",
     "/hado.v1.Inbox/UpdateEvent",
@@ -29,14 +31,21 @@ const REPEATABLE: &[&str] = &[
     "/hado.v1.Inbox/GetCalendarFeed",
     "/hado.v1.Inbox/ListConnectedApps",
     "/hado.v1.Links/InspectActionLink",
+    "/hado.v1.Links/InspectChannelLink",
     "/hado.v1.Links/UseActionLink",
     "/hado.v1.Links/CalendarFeed",
     "/hado.v1.OAuth/CheckAuthorization",
 ];
 
+/// The calls core does once per [`IDEMPOTENCY_KEY`]. Core reads the key of
+/// no other call, so a key on any other call makes it no safer to repeat.
+const KEYED: &[&str] = &["/hado.v1.Inbox/CreateEvent"];
+
 /// Whether doing the call twice changes nothing more than doing it once.
 pub(super) fn repeatable(parts: &http::request::Parts) -> bool {
-    REPEATABLE.contains(&parts.uri.path()) || parts.headers.contains_key(IDEMPOTENCY_KEY)
+    let path = parts.uri.path();
+    REPEATABLE.contains(&path)
+        || (KEYED.contains(&path) && parts.headers.contains_key(IDEMPOTENCY_KEY))
 }
 
 /// Whether the call failed before any of it was sent: its connection could
@@ -95,8 +104,32 @@ mod tests {
         }
         let unknown: Vec<&&str> = REPEATABLE
             .iter()
+            .chain(KEYED)
             .filter(|path| !served.iter().any(|method| method == **path))
             .collect();
         assert!(unknown.is_empty(), "repeatable, but not a method core serves: {unknown:?}");
+    }
+
+    fn call(path: &str, key: bool) -> http::request::Parts {
+        let mut request = http::Request::post(path);
+        if key {
+            request = request.header(IDEMPOTENCY_KEY, "01JF0000000000000000000000");
+        }
+        request.body(()).expect("a request").into_parts().0
+    }
+
+    #[test]
+    fn a_key_makes_repeatable_only_the_calls_core_does_once_per_key() {
+        assert!(repeatable(&call("/hado.v1.Inbox/CreateEvent", true)));
+        assert!(!repeatable(&call("/hado.v1.Inbox/CreateEvent", false)));
+        // Core reads no key on these: sent twice, they are done twice.
+        for path in [
+            "/hado.v1.Inbox/DeleteEvent",
+            "/hado.v1.Inbox/AddWebhook",
+            "/hado.v1.Admin/CreateSource",
+        ] {
+            assert!(!repeatable(&call(path, true)), "{path} with a key");
+        }
+        assert!(repeatable(&call("/hado.v1.Inbox/GetInbox", false)));
     }
 }
