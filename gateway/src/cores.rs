@@ -204,7 +204,21 @@ impl CoreChannel {
     /// The next member to try: one that answers and was not tried yet,
     /// taking turns; when every untried member is set aside, one of those
     /// (a lone core that restarted answers before its probe says so).
+    /// Only a call's first try takes a turn: one sent on after a failure
+    /// leaves the next call its turn, so a failing member gets its share
+    /// of first tries and no more.
     fn pick(&self, tried: &[Arc<Member>]) -> Option<Arc<Member>> {
+        self.choose(tried, tried.is_empty())
+    }
+
+    /// Whether a member is left to try, without taking a turn: asking does
+    /// not change which member the next call goes to.
+    fn any_left(&self, tried: &[Arc<Member>]) -> bool {
+        self.choose(tried, false).is_some()
+    }
+
+    /// [`Self::pick`], taking the turn only with `take_turn`.
+    fn choose(&self, tried: &[Arc<Member>], take_turn: bool) -> Option<Arc<Member>> {
         let list = self.members.list.read().expect("members lock");
         let untried: Vec<&Arc<Member>> = list
             .iter()
@@ -219,7 +233,11 @@ impl CoreChannel {
         if choices.is_empty() {
             return None;
         }
-        let turn = self.members.turn.fetch_add(1, Ordering::Relaxed);
+        let turn = if take_turn {
+            self.members.turn.fetch_add(1, Ordering::Relaxed)
+        } else {
+            self.members.turn.load(Ordering::Relaxed)
+        };
         Some(Arc::clone(choices[turn % choices.len()]))
     }
 
@@ -269,7 +287,7 @@ impl CoreChannel {
                 // storage is down): another may see it up.
                 Ok(response) if response.headers().contains_key(NOT_STARTED) => {
                     tried.push(member);
-                    if self.pick(&tried).is_none() {
+                    if !self.any_left(&tried) {
                         return Ok(response);
                     }
                 }
@@ -281,7 +299,7 @@ impl CoreChannel {
                     if repeatable && !repeated_unavailable && again::storage_failed(&response) =>
                 {
                     tried.push(member);
-                    if self.pick(&tried).is_none() || !self.again.withdraw() {
+                    if !self.any_left(&tried) || !self.again.withdraw() {
                         return Ok(response);
                     }
                     repeated_unavailable = true;
@@ -299,7 +317,7 @@ impl CoreChannel {
                     if sent && !repeatable {
                         return Err(error);
                     }
-                    if self.pick(&tried).is_none() {
+                    if !self.any_left(&tried) {
                         return Err(error);
                     }
                     tracing::debug!(path = parts.uri.path(), %error, "repeating a call on another core");

@@ -12,7 +12,7 @@ use std::time::Duration;
 use hado_gateway::client::{Core, Resolve};
 use hado_proto::metadata::Credential;
 use hado_proto::v1::inbox_client::InboxClient;
-use hado_proto::v1::{GetProfileRequest, ListUsersRequest};
+use hado_proto::v1::{GetInboxRequest, GetProfileRequest, ListUsersRequest};
 use hado_testing::{Backend, GATEWAY_TOKEN, TestCore};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
@@ -186,13 +186,30 @@ async fn a_repeatable_call_a_core_could_not_store_is_repeated_on_another_core() 
     // Every read is answered, half of them after the failing core's refusal.
     calls_as(&balanced, "anna", 10).await;
     assert!(hits(&[&seen], "/GetProfile") > 0, "no read went to the failing core first");
-
-    // A create without an idempotency key is not repeated: those the
-    // failing core took are answered UNAVAILABLE.
     let mut inbox = InboxClient::with_interceptor(
         balanced.channel(),
         Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
     );
+    for _ in 0..10 {
+        inbox.get_inbox(GetInboxRequest::default()).await.expect("the page is read elsewhere");
+    }
+    assert!(hits(&[&seen], "/GetInbox") > 0, "no page went to the failing core first");
+
+    // A create with an idempotency key, which core does once per key, is
+    // repeated; the key is what the gateways send with every create.
+    for index in 0..10 {
+        let fields = hado_proto::v1::EventFields {
+            title: format!("Keyed {index}"),
+            due_at: "2027-03-14".into(),
+            ..Default::default()
+        };
+        inbox.create_event(hado_gateway::cores::once(fields)).await.expect("created elsewhere");
+    }
+    let keyed = hits(&[&seen], "/CreateEvent");
+    assert!(keyed > 0, "no keyed create went to the failing core first");
+
+    // A create without an idempotency key is not repeated: those the
+    // failing core took are answered UNAVAILABLE.
     let mut refused = 0;
     for index in 0..10 {
         let fields = hado_proto::v1::EventFields {
@@ -208,7 +225,7 @@ async fn a_repeatable_call_a_core_could_not_store_is_repeated_on_another_core() 
             }
         }
     }
-    let taken = hits(&[&seen], "/CreateEvent");
+    let taken = hits(&[&seen], "/CreateEvent") - keyed;
     assert!(taken > 0, "no create went to the failing core");
     assert_eq!(refused, taken, "a create the failing core took was repeated elsewhere");
 
@@ -226,6 +243,26 @@ async fn a_repeatable_call_a_core_could_not_store_is_repeated_on_another_core() 
         }
     }
     assert!(refused > 0 && refused == hits(&[&proxied], "/GetProfile"), "{refused} refused");
+}
+
+/// A core that fails its calls gets no more than its turn of them: looking
+/// for another core to send a failed call to takes no turn, so the next
+/// call still goes to the core after it, not back to the failing one.
+#[tokio::test]
+async fn a_core_that_fails_its_calls_gets_only_its_turn_of_the_next() {
+    let cores = [
+        TestCore::start(&Backend::Sqlite, NOW).await,
+        TestCore::start(&Backend::Sqlite, NOW).await,
+    ];
+    let (failing, seen) = core_answering_unavailable(true).await;
+    let balanced = balanced_over(vec![failing, cores[0].addr, cores[1].addr]);
+    const CALLS: usize = 30;
+    calls_as(&balanced, "anna", CALLS).await;
+    let first_tries = hits(&[&seen], "/GetProfile");
+    assert!(
+        (1..=CALLS / 3 + 1).contains(&first_tries),
+        "{first_tries} of {CALLS} calls went to the failing core first"
+    );
 }
 
 /// A call goes to a second core at most once, however many cores fail it.
