@@ -5,7 +5,7 @@
 //! call that failed at the transport is sent to another member when that
 //! is safe: always when it never reached a core, and after it may have
 //! reached one only when repeating it changes nothing (a read, an upsert by
-//! its key, a state set to a value, or a call that carries an
+//! its key, a state set to a value, or a `CreateEvent` that carries an
 //! `idempotency-key`, which core honours). A refusal core gave before
 //! starting the call (`hado-not-started`: its storage looked down) is sent
 //! to another member too, and so, once and within a budget, is a repeatable
@@ -201,28 +201,27 @@ impl CoreChannel {
         });
     }
 
-    /// The next member to try: one that answers and was not tried yet,
-    /// taking turns; when every untried member is set aside, one of those
-    /// (a lone core that restarted answers before its probe says so).
-    /// Only a call's first try takes a turn: one sent on after a failure
-    /// leaves the next call its turn, so a failing member gets its share
-    /// of first tries and no more.
-    fn pick(&self, tried: &[Arc<Member>]) -> Option<Arc<Member>> {
-        self.choose(tried, tried.is_empty())
+    /// The member a call goes to first, taking its turn.
+    fn first(&self) -> Option<Arc<Member>> {
+        self.choose(&[], true)
     }
 
-    /// Whether a member is left to try, without taking a turn: asking does
-    /// not change which member the next call goes to.
-    fn any_left(&self, tried: &[Arc<Member>]) -> bool {
-        self.choose(tried, false).is_some()
+    /// The member a call goes on to after those it `tried`, without taking
+    /// a turn: a call sent on after a failure leaves the next call its
+    /// turn, so a failing member gets its share of first tries and no more.
+    fn after(&self, tried: &[Arc<Member>]) -> Option<Arc<Member>> {
+        self.choose(tried, false)
     }
 
-    /// [`Self::pick`], taking the turn only with `take_turn`.
+    /// A member that answers and was not tried yet (by address, as one
+    /// that left and came back is a new member), in turn; when every
+    /// untried member is set aside, one of those (a lone core that
+    /// restarted answers before its probe says so).
     fn choose(&self, tried: &[Arc<Member>], take_turn: bool) -> Option<Arc<Member>> {
         let list = self.members.list.read().expect("members lock");
         let untried: Vec<&Arc<Member>> = list
             .iter()
-            .filter(|member| !tried.iter().any(|done| Arc::ptr_eq(done, member)))
+            .filter(|member| !tried.iter().any(|done| done.address == member.address))
             .collect();
         let answering: Vec<&Arc<Member>> = untried
             .iter()
@@ -270,12 +269,14 @@ impl CoreChannel {
         if parts.uri.path().starts_with("/hado.v1.") {
             self.again.deposit();
         }
+        let Some(mut member) = self.first() else {
+            return Err(Box::new(tonic::Status::unavailable(
+                "no address of core is known: its name has not resolved to any",
+            )));
+        };
+        // Each failure that may go on names the member it goes on to, chosen
+        // once: the list may change meanwhile.
         loop {
-            let Some(member) = self.pick(&tried) else {
-                return Err(Box::new(tonic::Status::unavailable(
-                    "no address of core is known: its name has not resolved to any",
-                )));
-            };
             let mut request = http::Request::new(Body::new(Full::new(body.clone())));
             *request.method_mut() = parts.method.clone();
             *request.uri_mut() = parts.uri.clone();
@@ -287,8 +288,9 @@ impl CoreChannel {
                 // storage is down): another may see it up.
                 Ok(response) if response.headers().contains_key(NOT_STARTED) => {
                     tried.push(member);
-                    if !self.any_left(&tried) {
-                        return Ok(response);
+                    match self.after(&tried) {
+                        Some(next) => member = next,
+                        None => return Ok(response),
                     }
                 }
                 // Its storage failed under the call: another core's may not.
@@ -299,9 +301,11 @@ impl CoreChannel {
                     if repeatable && !repeated_unavailable && again::storage_failed(&response) =>
                 {
                     tried.push(member);
-                    if !self.any_left(&tried) || !self.again.withdraw() {
+                    let Some(next) = self.after(&tried) else { return Ok(response) };
+                    if !self.again.withdraw() {
                         return Ok(response);
                     }
+                    member = next;
                     repeated_unavailable = true;
                     tracing::debug!(
                         path = parts.uri.path(),
@@ -317,9 +321,8 @@ impl CoreChannel {
                     if sent && !repeatable {
                         return Err(error);
                     }
-                    if !self.any_left(&tried) {
-                        return Err(error);
-                    }
+                    let Some(next) = self.after(&tried) else { return Err(error) };
+                    member = next;
                     tracing::debug!(path = parts.uri.path(), %error, "repeating a call on another core");
                 }
             }

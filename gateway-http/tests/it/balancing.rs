@@ -265,6 +265,57 @@ async fn a_core_that_fails_its_calls_gets_only_its_turn_of_the_next() {
     );
 }
 
+/// A call is not sent twice to one address, even when that address left
+/// and came back while the call was under way: the gateway then holds a new
+/// member for it, the same core. Here the core refuses each call before
+/// starting it (`hado-not-started`), and drops out of the name's answer and
+/// back in first, as a core that restarts does.
+#[tokio::test]
+async fn a_call_is_not_sent_again_to_an_address_that_left_and_came_back() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let flapping = listener.local_addr().unwrap();
+    let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(vec![flapping]));
+    let seen = Arc::new(Mutex::new(0usize));
+    let (changes, counted) = (answer.clone(), seen.clone());
+    let other = elsewhere.local_addr().unwrap();
+    let app = axum::Router::new().fallback(move || {
+        let (changes, counted) = (changes.clone(), counted.clone());
+        async move {
+            *counted.lock().unwrap() += 1;
+            *changes.lock().unwrap() = vec![other];
+            tokio::time::sleep(RESOLVE_EVERY * 4).await;
+            *changes.lock().unwrap() = vec![flapping];
+            tokio::time::sleep(RESOLVE_EVERY * 4).await;
+            let mut headers = axum::http::HeaderMap::new();
+            headers.insert("content-type", "application/grpc".parse().unwrap());
+            headers.insert("grpc-status", "14".parse().unwrap());
+            headers.insert("grpc-message", "storage is down".parse().unwrap());
+            headers.insert(hado_proto::metadata::NOT_STARTED, "1".parse().unwrap());
+            (headers, "")
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let resolver_answer = answer.clone();
+    let resolve: Resolve = Arc::new(move |_, _| {
+        let found = resolver_answer.lock().unwrap().clone();
+        Box::pin(async move { Ok(found) })
+    });
+    let balanced =
+        Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+    let mut inbox = InboxClient::with_interceptor(
+        balanced.channel(),
+        Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
+    );
+    let call = inbox.get_profile(GetProfileRequest::default());
+    let status = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call ends")
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert_eq!(*seen.lock().unwrap(), 1, "the call went to the same core again");
+}
+
 /// A call goes to a second core at most once, however many cores fail it.
 #[tokio::test]
 async fn a_call_core_could_not_store_is_sent_again_once() {
