@@ -165,6 +165,16 @@ fn balanced_over(addresses: Vec<SocketAddr>) -> Core {
     Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap()
 }
 
+/// A gateway balanced over the addresses `answer` holds, as they change.
+fn balanced_over_what(answer: &Arc<Mutex<Vec<SocketAddr>>>) -> Core {
+    let answer = answer.clone();
+    let resolve: Resolve = Arc::new(move |_, _| {
+        let found = answer.lock().unwrap().clone();
+        Box::pin(async move { Ok(found) })
+    });
+    Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap()
+}
+
 /// Hits on the stand-ins whose paths end with `method`.
 fn hits(seen: &[&Arc<Mutex<Vec<String>>>], method: &str) -> usize {
     seen.iter()
@@ -296,13 +306,7 @@ async fn a_call_is_not_sent_again_to_an_address_that_left_and_came_back() {
         }
     });
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let resolver_answer = answer.clone();
-    let resolve: Resolve = Arc::new(move |_, _| {
-        let found = resolver_answer.lock().unwrap().clone();
-        Box::pin(async move { Ok(found) })
-    });
-    let balanced =
-        Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+    let balanced = balanced_over_what(&answer);
     let mut inbox = InboxClient::with_interceptor(
         balanced.channel(),
         Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
@@ -376,13 +380,7 @@ async fn a_call_with_no_other_core_left_spends_nothing_of_the_budget() {
     let (first, first_seen) = core_answering_unavailable(true).await;
     let (second, second_seen) = core_answering_unavailable(true).await;
     let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(vec![first]));
-    let resolver_answer = answer.clone();
-    let resolve: Resolve = Arc::new(move |_, _| {
-        let found = resolver_answer.lock().unwrap().clone();
-        Box::pin(async move { Ok(found) })
-    });
-    let balanced =
-        Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+    let balanced = balanced_over_what(&answer);
     let mut inbox = InboxClient::with_interceptor(
         balanced.channel(),
         Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
