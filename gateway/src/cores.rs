@@ -214,9 +214,10 @@ impl CoreChannel {
     }
 
     /// A member that answers and was not tried yet (by address, as one
-    /// that left and came back is a new member), in turn; when every
-    /// untried member is set aside, one of those (a lone core that
-    /// restarted answers before its probe says so).
+    /// that left and came back is a new member), by the turn, which it
+    /// moves on only with `take_turn`; when every untried member is set
+    /// aside, one of those (a lone core that restarted answers before its
+    /// probe says so).
     fn choose(&self, tried: &[Arc<Member>], take_turn: bool) -> Option<Arc<Member>> {
         let list = self.members.list.read().expect("members lock");
         let untried: Vec<&Arc<Member>> = list
@@ -264,16 +265,16 @@ impl CoreChannel {
         self.first_addresses().await;
         let mut tried: Vec<Arc<Member>> = Vec::new();
         let mut repeated_unavailable = false;
-        // Hado's calls count toward what may be sent again; `/up`'s health
-        // checks, which anyone may ask for, do not.
-        if parts.uri.path().starts_with("/hado.v1.") {
-            self.again.deposit();
-        }
         let Some(mut member) = self.first() else {
             return Err(Box::new(tonic::Status::unavailable(
                 "no address of core is known: its name has not resolved to any",
             )));
         };
+        // Hado's calls count toward what may be sent again; `/up`'s health
+        // checks, which anyone may ask for, do not.
+        if parts.uri.path().starts_with("/hado.v1.") {
+            self.again.deposit();
+        }
         // Each failure that may go on names the member it goes on to, chosen
         // once: the list may change meanwhile.
         loop {
@@ -392,6 +393,37 @@ impl tower::Service<http::Request<Body>> for CoreChannel {
 mod tests {
     use super::*;
 
+    fn lazy(address: SocketAddr) -> Option<Channel> {
+        Some(Channel::from_shared(format!("http://{address}")).ok()?.connect_lazy())
+    }
+
+    #[tokio::test]
+    async fn a_core_tried_is_not_tried_again_after_it_left_and_came_back() {
+        let (a, b) = (SocketAddr::from(([127, 0, 0, 1], 1)), SocketAddr::from(([127, 0, 0, 1], 2)));
+        let cores = CoreChannel::empty();
+        set_addresses(&cores.members, &[a], lazy);
+        let tried = vec![cores.first().expect("a member")];
+        set_addresses(&cores.members, &[b], lazy);
+        set_addresses(&cores.members, &[a], lazy);
+        assert!(cores.after(&tried).is_none(), "the same core, as a new member, was left to try");
+    }
+
+    #[tokio::test]
+    async fn only_a_calls_first_try_takes_a_turn() {
+        let addresses: Vec<SocketAddr> =
+            (1..=3).map(|port| SocketAddr::from(([127, 0, 0, 1], port))).collect();
+        let cores = CoreChannel::empty();
+        set_addresses(&cores.members, &addresses, lazy);
+        let first = cores.first().expect("a member");
+        let next = cores.after(std::slice::from_ref(&first)).expect("another member");
+        assert_ne!(first.address, next.address);
+        // The call sent on took no turn: the next call goes to the member
+        // after the first one, and the three take turns.
+        let seen: Vec<String> =
+            (0..3).map(|_| cores.first().expect("a member").address.clone()).collect();
+        assert_eq!(seen, ["127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:1"]);
+    }
+
     #[tokio::test]
     async fn a_first_call_waits_for_the_name_to_resolve_and_no_longer() {
         let resolve: Resolve = Arc::new(|_, port| {
@@ -400,16 +432,8 @@ mod tests {
                 Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
             })
         });
-        let connect = |address: SocketAddr| {
-            Some(Channel::from_shared(format!("http://{address}")).ok()?.connect_lazy())
-        };
-        let cores = CoreChannel::resolving(
-            "cores.test".into(),
-            1,
-            resolve,
-            Duration::from_secs(60),
-            connect,
-        );
+        let cores =
+            CoreChannel::resolving("cores.test".into(), 1, resolve, Duration::from_secs(60), lazy);
         let started = tokio::time::Instant::now();
         cores.first_addresses().await;
         assert_eq!(cores.len(), 1, "the address it resolved to");

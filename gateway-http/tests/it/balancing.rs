@@ -6,6 +6,7 @@
 //! test changes, standing in for DNS.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -165,14 +166,36 @@ fn balanced_over(addresses: Vec<SocketAddr>) -> Core {
     Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap()
 }
 
-/// A gateway balanced over the addresses `answer` holds, as they change.
-fn balanced_over_what(answer: &Arc<Mutex<Vec<SocketAddr>>>) -> Core {
-    let answer = answer.clone();
+/// A gateway balanced over the addresses `answer` holds, as they change;
+/// and how many times it has asked for them.
+fn balanced_over_what(answer: &Arc<Mutex<Vec<SocketAddr>>>) -> (Core, Arc<AtomicUsize>) {
+    let (answer, asked) = (answer.clone(), Arc::new(AtomicUsize::new(0)));
+    let counted = asked.clone();
     let resolve: Resolve = Arc::new(move |_, _| {
-        let found = answer.lock().unwrap().clone();
+        // Counted as the answer is read, so that a count taken after a
+        // change names an answer read after it.
+        let addresses = answer.lock().unwrap();
+        counted.fetch_add(1, Ordering::SeqCst);
+        let found = addresses.clone();
         Box::pin(async move { Ok(found) })
     });
-    Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap()
+    let core = Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap();
+    (core, asked)
+}
+
+/// Makes the name resolve to `addresses`, and returns once the gateway
+/// holds them: the answer read after the change has been applied when
+/// the gateway asks once more.
+async fn resolve_to(
+    answer: &Mutex<Vec<SocketAddr>>,
+    asked: &AtomicUsize,
+    addresses: Vec<SocketAddr>,
+) {
+    *answer.lock().unwrap() = addresses;
+    let after = asked.load(Ordering::SeqCst) + 2;
+    while asked.load(Ordering::SeqCst) < after {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// Hits on the stand-ins whose paths end with `method`.
@@ -286,17 +309,16 @@ async fn a_call_is_not_sent_again_to_an_address_that_left_and_came_back() {
     let flapping = listener.local_addr().unwrap();
     let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(vec![flapping]));
+    let (balanced, asked) = balanced_over_what(&answer);
     let seen = Arc::new(Mutex::new(0usize));
     let (changes, counted) = (answer.clone(), seen.clone());
     let other = elsewhere.local_addr().unwrap();
     let app = axum::Router::new().fallback(move || {
-        let (changes, counted) = (changes.clone(), counted.clone());
+        let (changes, counted, asked) = (changes.clone(), counted.clone(), asked.clone());
         async move {
             *counted.lock().unwrap() += 1;
-            *changes.lock().unwrap() = vec![other];
-            tokio::time::sleep(RESOLVE_EVERY * 4).await;
-            *changes.lock().unwrap() = vec![flapping];
-            tokio::time::sleep(RESOLVE_EVERY * 4).await;
+            resolve_to(&changes, &asked, vec![other]).await;
+            resolve_to(&changes, &asked, vec![flapping]).await;
             let mut headers = axum::http::HeaderMap::new();
             headers.insert("content-type", "application/grpc".parse().unwrap());
             headers.insert("grpc-status", "14".parse().unwrap());
@@ -306,7 +328,6 @@ async fn a_call_is_not_sent_again_to_an_address_that_left_and_came_back() {
         }
     });
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let balanced = balanced_over_what(&answer);
     let mut inbox = InboxClient::with_interceptor(
         balanced.channel(),
         Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
@@ -380,7 +401,7 @@ async fn a_call_with_no_other_core_left_spends_nothing_of_the_budget() {
     let (first, first_seen) = core_answering_unavailable(true).await;
     let (second, second_seen) = core_answering_unavailable(true).await;
     let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(vec![first]));
-    let balanced = balanced_over_what(&answer);
+    let (balanced, _) = balanced_over_what(&answer);
     let mut inbox = InboxClient::with_interceptor(
         balanced.channel(),
         Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
