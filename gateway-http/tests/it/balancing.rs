@@ -141,29 +141,28 @@ async fn core_answering_unavailable(storage: bool) -> (SocketAddr, Arc<Mutex<Vec
     let counted = seen.clone();
     let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
         counted.lock().unwrap().push(uri.path().to_owned());
-        async move {
-            let mut headers = axum::http::HeaderMap::new();
-            headers.insert("content-type", "application/grpc".parse().unwrap());
-            headers.insert("grpc-status", "14".parse().unwrap());
-            headers.insert("grpc-message", "unavailable".parse().unwrap());
-            if storage {
-                headers
-                    .insert(hado_proto::metadata::STORAGE_FAILED, "unavailable".parse().unwrap());
-            }
-            (headers, "")
-        }
+        let mark = storage.then_some(hado_proto::metadata::STORAGE_FAILED);
+        async move { (unavailable(mark), "") }
     });
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (address, seen)
 }
 
+/// The headers of a gRPC answer UNAVAILABLE, with core's `mark` if any.
+fn unavailable(mark: Option<&'static str>) -> axum::http::HeaderMap {
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert("content-type", "application/grpc".parse().unwrap());
+    headers.insert("grpc-status", "14".parse().unwrap());
+    headers.insert("grpc-message", "unavailable".parse().unwrap());
+    if let Some(mark) = mark {
+        headers.insert(mark, "unavailable".parse().unwrap());
+    }
+    headers
+}
+
 /// A gateway balanced over these addresses.
 fn balanced_over(addresses: Vec<SocketAddr>) -> Core {
-    let resolve: Resolve = Arc::new(move |_, _| {
-        let found = addresses.clone();
-        Box::pin(async move { Ok(found) })
-    });
-    Core::connect_balanced("http://cores.test:50051", resolve, RESOLVE_EVERY).unwrap()
+    balanced_over_what(&Arc::new(Mutex::new(addresses))).0
 }
 
 /// A gateway balanced over the addresses `answer` holds, as they change;
@@ -319,12 +318,7 @@ async fn a_call_is_not_sent_again_to_an_address_that_left_and_came_back() {
             *counted.lock().unwrap() += 1;
             resolve_to(&changes, &asked, vec![other]).await;
             resolve_to(&changes, &asked, vec![flapping]).await;
-            let mut headers = axum::http::HeaderMap::new();
-            headers.insert("content-type", "application/grpc".parse().unwrap());
-            headers.insert("grpc-status", "14".parse().unwrap());
-            headers.insert("grpc-message", "storage is down".parse().unwrap());
-            headers.insert(hado_proto::metadata::NOT_STARTED, "1".parse().unwrap());
-            (headers, "")
+            (unavailable(Some(hado_proto::metadata::NOT_STARTED)), "")
         }
     });
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -401,7 +395,7 @@ async fn a_call_with_no_other_core_left_spends_nothing_of_the_budget() {
     let (first, first_seen) = core_answering_unavailable(true).await;
     let (second, second_seen) = core_answering_unavailable(true).await;
     let answer: Arc<Mutex<Vec<SocketAddr>>> = Arc::new(Mutex::new(vec![first]));
-    let (balanced, _) = balanced_over_what(&answer);
+    let (balanced, asked) = balanced_over_what(&answer);
     let mut inbox = InboxClient::with_interceptor(
         balanced.channel(),
         Credential::gateway(GATEWAY_TOKEN, "anna").unwrap(),
@@ -411,8 +405,7 @@ async fn a_call_with_no_other_core_left_spends_nothing_of_the_budget() {
     }
     assert_eq!(hits(&[&first_seen], "/GetProfile"), 600, "one core, one try a call");
 
-    *answer.lock().unwrap() = vec![first, second];
-    tokio::time::sleep(RESOLVE_EVERY * 6).await;
+    resolve_to(&answer, &asked, vec![first, second]).await;
     const CALLS: usize = 50;
     for _ in 0..CALLS {
         inbox.get_profile(GetProfileRequest::default()).await.unwrap_err();
